@@ -1,0 +1,60 @@
+# wshub developer / CI entry points. `make test` is what CI runs.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := build
+
+GO       ?= go
+FUZZTIME ?= 4s
+
+# Use $DATABASE_URL if set, else start/reuse the local cluster (scripts/pg.sh).
+# Plain assignment (not `export X=$(...)`) so a pg.sh failure fails the recipe.
+WITH_DB = DATABASE_URL="$${DATABASE_URL:-$$(bash scripts/pg.sh)}"; export DATABASE_URL; \
+	echo "DATABASE_URL=$$DATABASE_URL" >&2;
+
+# Run every Fuzz* target in every package for $(FUZZTIME), discovered with
+# `go test -list`, so new targets are picked up automatically. Kept as a macro
+# (not a recursive $(MAKE) call) so `make -n test` does not execute anything.
+FUZZ_ALL = found=0; \
+	pkgs=$$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...); \
+	for pkg in $$pkgs; do \
+		listing=$$($(GO) test -list '^Fuzz' "$$pkg"); \
+		names=$$(grep -E '^Fuzz[[:alnum:]_]*$$' <<<"$$listing" || true); \
+		for name in $$names; do \
+			found=$$((found + 1)); \
+			echo "==> fuzz $$pkg $$name ($(FUZZTIME))"; \
+			$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$pkg"; \
+		done; \
+	done; \
+	if [[ $$found -eq 0 ]]; then echo "fuzz: no fuzz targets found"; else echo "fuzz: $$found target(s) passed"; fi
+
+.PHONY: build run test fuzz bench pg-stop fmt vet
+
+build:
+	$(GO) build -o bin/wshub ./cmd/wshub
+
+run:
+	$(WITH_DB) \
+	$(GO) run ./cmd/wshub dev
+
+test:
+	$(WITH_DB) \
+	$(GO) vet ./...; \
+	$(GO) test -race -count=1 ./...; \
+	$(FUZZ_ALL)
+
+fuzz:
+	$(WITH_DB) \
+	$(FUZZ_ALL)
+
+bench:
+	$(WITH_DB) \
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+pg-stop:
+	bash scripts/pg.sh stop
+
+fmt:
+	$(GO) fmt ./...
+
+vet:
+	$(GO) vet ./...

@@ -1,0 +1,61 @@
+// Package agents knows the four coding-agent CLIs and which of them this hub's
+// machines can run.
+package agents
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+
+	"github.com/wshub/wshub/core"
+)
+
+// Programs names the CLI program of each agent id, looked up on PATH.
+var Programs = map[string]string{
+	"agent_1": "claude",       // Claude Code
+	"agent_2": "codex",        // Codex
+	"agent_3": "cursor-agent", // Cursor Agent
+	"agent_4": "grok",         // Grok CLI
+}
+
+// Catalog is the core.AgentCatalog of the local machines: an agent is available when
+// a command is bound to its id or its program is on PATH.
+type Catalog struct {
+	commands map[string]string
+	lookPath func(string) (string, error)
+}
+
+var _ core.AgentCatalog = (*Catalog)(nil)
+
+// NewCatalog returns a catalog over commands (agent id -> command, as read by
+// CommandsFromEnv; blank commands and unknown ids are ignored) and lookPath, which
+// finds a program (nil means exec.LookPath). The map is copied.
+func NewCatalog(commands map[string]string, lookPath func(string) (string, error)) *Catalog {
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	c := &Catalog{commands: make(map[string]string), lookPath: lookPath}
+	for id, cmd := range commands {
+		if _, known := Programs[id]; known && strings.TrimSpace(cmd) != "" {
+			c.commands[id] = cmd
+		}
+	}
+	return c
+}
+
+// Available returns the ids that can run, in agent_1..agent_4 order. PATH is searched
+// on every call rather than once: an operator may install a CLI while the hub runs,
+// and a PATH lookup costs a few stat calls.
+func (c *Catalog) Available(context.Context) []string {
+	ids := make([]string, 0, len(core.AgentIDs))
+	for _, id := range core.AgentIDs {
+		if _, bound := c.commands[id]; bound {
+			ids = append(ids, id)
+			continue
+		}
+		if _, err := c.lookPath(Programs[id]); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

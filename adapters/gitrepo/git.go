@@ -1,0 +1,150 @@
+package gitrepo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Error is a git command that did not succeed. Its text, "git <op>: <reason>", is
+// kept as a project's failure reason, so Reason is git's own last line of complaint
+// with the hub's directories and any URL credentials taken out.
+type Error struct {
+	Op     string
+	Reason string
+	// ExitCode is git's exit status, or -1 when git did not run to completion.
+	ExitCode int
+	// Err is the underlying failure (an *exec.ExitError, a context error, ...).
+	Err error
+}
+
+func (e *Error) Error() string { return "git " + e.Op + ": " + e.Reason }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// waitDelay bounds how long a killed git may keep its output pipes open through a
+// child (ssh, a remote helper) before Wait gives up on them.
+const waitDelay = 5 * time.Second
+
+// maxReason caps the failure reason: it is a sentence for a status page, not a log.
+const maxReason = 300
+
+// runner runs git for one Mirror call.
+type runner struct {
+	prog   string
+	redact redactor
+}
+
+// run runs git with args (in dir when dir is not empty) and returns its standard output.
+func (g *runner) run(ctx context.Context, dir string, args ...string) (string, error) {
+	op := args[0]
+	if op == "remote" && len(args) > 1 {
+		op += " " + args[1]
+	}
+	if dir != "" {
+		args = append([]string{"-C", dir}, args...)
+	}
+	cmd := exec.CommandContext(ctx, g.prog, args...)
+	cmd.Env = gitEnv(os.Environ())
+	cmd.WaitDelay = waitDelay
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err == nil {
+		return stdout.String(), nil
+	}
+	e := &Error{Op: op, ExitCode: -1, Err: err}
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		e.Reason, e.Err = ctx.Err().Error(), ctx.Err()
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		e.Reason = "the git program was not found"
+	case errors.As(err, &exit):
+		e.ExitCode = exit.ExitCode()
+		e.Reason = lastLine(stderr.String())
+		if e.Reason == "" {
+			e.Reason = err.Error()
+		}
+		e.Reason = g.redact.apply(e.Reason)
+	default:
+		e.Reason = reasonOf(err, g.redact)
+	}
+	return "", e
+}
+
+// gitEnv is the hub's environment made fit for unattended git: never prompt for a
+// password (a prompt would hang the hub, and nobody is at the terminal), ignore the
+// machine-wide config, speak English so reasons read the same everywhere, and drop
+// variables that would point git at some other repository than the one named by -C.
+func gitEnv(environ []string) []string {
+	env := make([]string, 0, len(environ)+4)
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+			"GIT_CEILING_DIRECTORIES", "LANGUAGE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	// Later entries win over inherited ones (exec dedupes keeping the last).
+	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+}
+
+// lastLine picks the line of git's stderr that says what went wrong: the last
+// "fatal:" or "error:" line (git may follow it with advice), else the last line,
+// without its prefix. git's generic "Could not read from remote repository." gets the
+// line before it (usually ssh's own complaint), which is the useful part.
+func lastLine(stderr string) string {
+	var lines []string
+	for l := range strings.Lines(stderr) {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	i := len(lines) - 1
+	for j := i; j >= 0; j-- {
+		if hasGitPrefix(lines[j]) {
+			i = j
+			break
+		}
+	}
+	line := trimGitPrefix(lines[i])
+	if line == "Could not read from remote repository." && i > 0 {
+		line = "could not read from remote repository: " + trimGitPrefix(lines[i-1])
+	}
+	return line
+}
+
+var gitPrefixes = []string{"fatal: ", "error: ", "warning: "}
+
+func hasGitPrefix(line string) bool {
+	for _, p := range gitPrefixes[:2] {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func trimGitPrefix(line string) string {
+	for _, p := range gitPrefixes {
+		line = strings.TrimPrefix(line, p)
+	}
+	return line
+}
+
+// reasonOf turns a non-git error (a file system error) into a redacted reason.
+func reasonOf(err error, r redactor) string {
+	return r.apply(err.Error())
+}

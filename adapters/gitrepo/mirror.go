@@ -1,0 +1,125 @@
+// Package gitrepo keeps bare mirror clones of project repositories, from which the
+// local provider checks out each workspace's branch.
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/wshub/wshub/core"
+)
+
+// Mirror is a core.RepoMirror that keeps one bare mirror per project at
+// <Dir>/<projectID>.git, using the git command line. The command line rather than a
+// Go git library because it speaks every transport and credential setup the
+// operator's git already does.
+//
+// A Mirror must not be copied after first use. Calls for one project are serialised
+// within the process; the atomic rename of a fresh clone keeps other processes from
+// seeing a half-made mirror.
+type Mirror struct {
+	// Dir holds the mirrors. It is created (mode 0700) on first use.
+	Dir string
+	// Git is the git program; empty means "git" on PATH.
+	Git string
+
+	locks sync.Map // project id -> *sync.Mutex
+}
+
+var _ core.RepoMirror = (*Mirror)(nil)
+
+// Mirror clones repository (a local path or a URL) as the project's mirror, or
+// refreshes the mirror if it exists, and returns the mirror's absolute path and the
+// repository's default branch ("" when the repository is empty or HEAD names no
+// branch). Errors read as a short reason fit to show an operator.
+func (m *Mirror) Mirror(ctx context.Context, projectID, repository string) (path, defaultBranch string, err error) {
+	if err := checkProjectID(projectID); err != nil {
+		return "", "", err
+	}
+	repository, err = normaliseRepository(repository)
+	if err != nil {
+		return "", "", err
+	}
+	dir, err := filepath.Abs(m.dir())
+	if err != nil {
+		return "", "", fmt.Errorf("mirror directory: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("mirror directory: %s", reasonOf(err, redactor{dir: dir}))
+	}
+	path = filepath.Join(dir, projectID+".git")
+
+	mu := m.lock(projectID)
+	mu.Lock()
+	defer mu.Unlock()
+
+	g := m.git(dir, path, repository)
+	switch _, serr := os.Stat(path); {
+	case errors.Is(serr, fs.ErrNotExist):
+		err = g.clone(ctx, dir, projectID, path, repository)
+	case serr != nil:
+		err = fmt.Errorf("mirror directory: %s", reasonOf(serr, g.redact))
+	default:
+		err = g.refresh(ctx, path, repository)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	branch, err := g.defaultBranch(ctx, path)
+	if err != nil {
+		return "", "", err
+	}
+	return path, branch, nil
+}
+
+func (m *Mirror) dir() string {
+	if m.Dir == "" {
+		return "."
+	}
+	return m.Dir
+}
+
+func (m *Mirror) git(dir, path, repository string) *runner {
+	prog := m.Git
+	if prog == "" {
+		prog = "git"
+	}
+	return &runner{prog: prog, redact: redactor{dir: dir, mirror: path, repository: repository}}
+}
+
+func (m *Mirror) lock(projectID string) *sync.Mutex {
+	mu, _ := m.locks.LoadOrStore(projectID, new(sync.Mutex))
+	return mu.(*sync.Mutex)
+}
+
+// checkProjectID keeps the id a single, ordinary path component: it names a directory.
+func checkProjectID(id string) error {
+	if id == "" || strings.ContainsAny(id, `/\`+"\x00") || strings.HasPrefix(id, ".") {
+		return fmt.Errorf("invalid project id %q", id)
+	}
+	return nil
+}
+
+// normaliseRepository refuses what git would read as an option, and makes an existing
+// relative local path absolute: git stores the source in the mirror's config, and a
+// refresh must not depend on the hub's working directory.
+func normaliseRepository(repo string) (string, error) {
+	switch {
+	case repo == "":
+		return "", errors.New("no repository given")
+	case strings.HasPrefix(repo, "-"):
+		return "", fmt.Errorf("invalid repository %q", repo)
+	case strings.Contains(repo, "://") || filepath.IsAbs(repo):
+		return repo, nil
+	}
+	if _, err := os.Stat(repo); err == nil {
+		return filepath.Abs(repo)
+	}
+	return repo, nil
+}

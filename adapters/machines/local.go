@@ -1,0 +1,63 @@
+// Package machines holds the machine providers workspaces run on. The local provider,
+// always present, runs them on the hub's own host.
+package machines
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/wshub/wshub/core"
+)
+
+// LocalSizeID is the one size of the local provider: the whole host.
+const LocalSizeID = "host"
+
+// Local is the core.Providers of a hub configured with only the local provider.
+// The host's size is read once, at construction: the catalog is a description for
+// clients, and re-reading /proc on every request would buy nothing.
+type Local struct {
+	provider core.Provider
+}
+
+var _ core.Providers = (*Local)(nil)
+
+// NewLocal describes this host from runtime.NumCPU and /proc/meminfo. Where meminfo
+// cannot be read (not Linux, a sandbox), the size reports 0 MiB rather than failing:
+// the hub still works, the catalog is only less informative.
+func NewLocal() *Local {
+	return newLocal(runtime.NumCPU(), memTotalMiB(meminfoPath))
+}
+
+func newLocal(vcpus int, memMiB int64) *Local {
+	return &Local{provider: core.Provider{
+		ID:            core.LocalProviderID,
+		DisplayName:   "This host",
+		BillingSource: "service",
+		Sizes: []core.ProviderSize{{
+			ID:          LocalSizeID,
+			DisplayName: sizeName(vcpus, memMiB),
+			VCPUCount:   vcpus,
+			MemoryMiB:   memMiB,
+		}},
+	}}
+}
+
+// sizeName reads like "Host (2 vCPU, 23.4 GiB)"; the memory is left out when unknown.
+func sizeName(vcpus int, memMiB int64) string {
+	if memMiB <= 0 {
+		return fmt.Sprintf("Host (%d vCPU)", vcpus)
+	}
+	return fmt.Sprintf("Host (%d vCPU, %.1f GiB)", vcpus, float64(memMiB)/1024)
+}
+
+// List returns the local provider. The slices are copies, so a caller that edits
+// its result does not change the catalog.
+func (l *Local) List(context.Context) []core.Provider {
+	p := l.provider
+	p.Sizes = append([]core.ProviderSize(nil), l.provider.Sizes...)
+	return []core.Provider{p}
+}
+
+// Default is the local provider: it is the only one.
+func (l *Local) Default() string { return core.LocalProviderID }

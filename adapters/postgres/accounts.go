@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+type accountRow struct {
+	ID               string       `db:"id"`
+	Name             string       `db:"name"`
+	Entitled         bool         `db:"entitled"`
+	BillingHold      bool         `db:"billing_hold"`
+	BillingPeriodEnd sql.NullTime `db:"billing_period_end"`
+	CreatedAt        time.Time    `db:"created_at"`
+}
+
+func (r *accountRow) core() *core.Account {
+	return &core.Account{ID: r.ID, Name: r.Name, Entitled: r.Entitled, BillingHold: r.BillingHold,
+		BillingPeriodEnd: timePtr(r.BillingPeriodEnd), CreatedAt: r.CreatedAt}
+}
+
+const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.billing_period_end, a.created_at`
+
+func (q queries) CreateAccount(ctx context.Context, a *core.Account) error {
+	_, err := q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, billing_period_end, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, a.ID, a.Name, a.Entitled, a.BillingHold, nullTime(a.BillingPeriodEnd), a.CreatedAt)
+	return err
+}
+
+func (q queries) UpdateAccount(ctx context.Context, a *core.Account) error {
+	_, err := q.exec(ctx, `UPDATE accounts SET entitled = $2, billing_hold = $3, billing_period_end = $4 WHERE id = $1`,
+		a.ID, a.Entitled, a.BillingHold, nullTime(a.BillingPeriodEnd))
+	return err
+}
+
+func (q queries) GetAccount(ctx context.Context, id string) (*core.Account, error) {
+	var r accountRow
+	if err := q.get(ctx, &r, `SELECT `+accountColumns+` FROM accounts a WHERE a.id = $1`, id); err != nil {
+		return nil, err
+	}
+	return r.core(), nil
+}
+
+func (q queries) LockAccount(ctx context.Context, id string) error {
+	var got string
+	return q.get(ctx, &got, `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, id)
+}
+
+func (q queries) CreateAPIKey(ctx context.Context, k *core.APIKey) error {
+	_, err := q.exec(ctx, `INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		k.ID, k.AccountID, k.Name, k.Hash, k.CreatedAt)
+	return err
+}
+
+func (q queries) RevokeAPIKey(ctx context.Context, id string, at time.Time) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id, at)
+	return n == 1, err
+}
+
+// AccountByKeyHash uses api_keys_hash.
+func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (*core.Account, error) {
+	var r accountRow
+	err := q.get(ctx, &r, `SELECT `+accountColumns+` FROM api_keys k JOIN accounts a ON a.id = k.account_id
+		WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash)
+	if err != nil {
+		return nil, err
+	}
+	return r.core(), nil
+}

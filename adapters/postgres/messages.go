@@ -1,0 +1,78 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/wshub/wshub/core"
+)
+
+type messageRow struct {
+	ID            string         `db:"id"`
+	WorkspaceID   string         `db:"workspace_id"`
+	Seq           int64          `db:"seq"`
+	Role          string         `db:"role"`
+	TextSealed    []byte         `db:"text_sealed"`
+	Status        string         `db:"status"`
+	TurnID        string         `db:"turn_id"`
+	Outcome       sql.NullString `db:"outcome"`
+	AssetIDs      pq.StringArray `db:"asset_ids"`
+	FailureCode   sql.NullString `db:"failure_code"`
+	FailureAgent  sql.NullString `db:"failure_agent"`
+	FailureSealed []byte         `db:"failure_sealed"`
+	CreatedAt     time.Time      `db:"created_at"`
+	DeliveredAt   sql.NullTime   `db:"delivered_at"`
+}
+
+func (r *messageRow) core() *core.StoredMessage {
+	return &core.StoredMessage{
+		Message: core.Message{
+			ID: r.ID, WorkspaceID: r.WorkspaceID, Seq: r.Seq, Role: r.Role, Status: r.Status, TurnID: r.TurnID,
+			Outcome: r.Outcome.String, CreatedAt: r.CreatedAt, DeliveredAt: timePtr(r.DeliveredAt), AssetIDs: r.AssetIDs,
+		},
+		SealedText: r.TextSealed, FailureCode: r.FailureCode.String, FailureAgent: r.FailureAgent.String,
+		SealedFailure: r.FailureSealed,
+	}
+}
+
+const messageColumns = `id, workspace_id, seq, role, text_sealed, status, turn_id, outcome, asset_ids, failure_code,
+	failure_agent, failure_sealed, created_at, delivered_at`
+
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText []byte) error {
+	assets := m.AssetIDs
+	if assets == nil {
+		assets = []string{}
+	}
+	_, err := q.exec(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
+		asset_ids, created_at, delivered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		m.ID, m.WorkspaceID, m.Seq, m.Role, sealedText, m.Status, m.TurnID, nullString(m.Outcome),
+		pq.StringArray(assets), m.CreatedAt, nullTime(m.DeliveredAt))
+	return err
+}
+
+func (q queries) GetMessage(ctx context.Context, workspaceID, id string) (*core.StoredMessage, error) {
+	var r messageRow
+	if err := q.get(ctx, &r, `SELECT `+messageColumns+` FROM messages WHERE workspace_id = $1 AND id = $2`, workspaceID, id); err != nil {
+		return nil, err
+	}
+	return r.core(), nil
+}
+
+// ListMessages uses the (workspace_id, seq) unique index.
+func (q queries) ListMessages(ctx context.Context, workspaceID string, afterSeq int64, limit int) ([]*core.StoredMessage, error) {
+	var rows []messageRow
+	if err := q.selectAll(ctx, &rows, `SELECT `+messageColumns+` FROM messages WHERE workspace_id = $1 AND seq > $2
+		ORDER BY seq LIMIT $3`, workspaceID, afterSeq, limit); err != nil {
+		return nil, err
+	}
+	out := make([]*core.StoredMessage, len(rows))
+	for i := range rows {
+		out[i] = rows[i].core()
+	}
+	return out, nil
+}

@@ -1,0 +1,177 @@
+// Package postgres implements core.Store on PostgreSQL with sqlx and lib/pq. Every SQL
+// statement of the hub lives in this package, named after what it does.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/wshub/wshub/core"
+)
+
+// Store is core.Store on a connection pool.
+type Store struct {
+	db *sqlx.DB
+	queries
+}
+
+var _ core.Store = (*Store)(nil)
+
+// Options tune the pool.
+type Options struct {
+	MaxOpenConns int
+	// LockTimeout bounds how long a transaction waits for a row lock before the use
+	// case answers "contended" instead of queueing requests behind a slow change.
+	LockTimeout time.Duration
+}
+
+// Open connects to url and checks the connection.
+func Open(ctx context.Context, url string, opt Options) (*Store, error) {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if opt.MaxOpenConns == 0 {
+		opt.MaxOpenConns = 20
+	}
+	if opt.LockTimeout == 0 {
+		opt.LockTimeout = 5 * time.Second
+	}
+	db.SetMaxOpenConns(opt.MaxOpenConns)
+	db.SetMaxIdleConns(opt.MaxOpenConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to database: %w", mapErr(err))
+	}
+	return &Store{db: db, queries: queries{ext: db, lockTimeout: opt.LockTimeout}}, nil
+}
+
+// DB exposes the pool for migrations and the operator tools.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks the database (readiness).
+func (s *Store) Ping(ctx context.Context) error { return mapErr(s.db.PingContext(ctx)) }
+
+// InTx runs fn in one READ COMMITTED transaction. Deadlocks and serialization failures
+// are retried (the transaction did nothing); every other error rolls back and returns.
+func (s *Store) InTx(ctx context.Context, fn func(q core.Queries) error) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = s.inTxOnce(ctx, fn); !retryable(err) {
+			return err
+		}
+	}
+	return err
+}
+
+func (s *Store) inTxOnce(ctx context.Context, fn func(q core.Queries) error) (err error) {
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", mapErr(err))
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if _, err = tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", s.lockTimeout.Milliseconds())); err != nil {
+		return fmt.Errorf("set lock timeout: %w", mapErr(err))
+	}
+	if err = fn(queries{ext: tx, lockTimeout: s.lockTimeout}); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", mapErr(err))
+	}
+	return nil
+}
+
+// queries runs statements on the pool or on a transaction.
+type queries struct {
+	ext         sqlx.ExtContext
+	lockTimeout time.Duration
+}
+
+var _ core.Queries = queries{}
+
+func (q queries) get(ctx context.Context, dest any, query string, args ...any) error {
+	return mapErr(sqlx.GetContext(ctx, q.ext, dest, query, args...))
+}
+
+func (q queries) selectAll(ctx context.Context, dest any, query string, args ...any) error {
+	return mapErr(sqlx.SelectContext(ctx, q.ext, dest, query, args...))
+}
+
+func (q queries) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.ext.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n, mapErr(err)
+}
+
+// mapErr translates driver errors into core's sentinel errors, keeping the original.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.ErrNoRows
+	}
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		switch {
+		case pqErr.Code == "23505":
+			return fmt.Errorf("%w: %s", core.ErrConflict, pqErr.Constraint)
+		case pqErr.Code == "55P03":
+			return fmt.Errorf("%w: %v", core.ErrContended, err)
+		case pqErr.Code.Class() == "08", pqErr.Code == "57P01", pqErr.Code == "57P02", pqErr.Code == "57P03", pqErr.Code == "53300":
+			return fmt.Errorf("%w: %v", core.ErrUnavailable, err)
+		}
+		return err
+	}
+	var netErr net.Error
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.As(err, &netErr) ||
+		strings.Contains(err.Error(), "connection refused") {
+		return fmt.Errorf("%w: %v", core.ErrUnavailable, err)
+	}
+	return err
+}
+
+func retryable(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && (pqErr.Code == "40001" || pqErr.Code == "40P01")
+}
+
+// ms converts a nullable timestamp.
+func nullTime(t *time.Time) sql.NullTime {
+	if t == nil {
+		return sql.NullTime{}
+	}
+	return sql.NullTime{Time: *t, Valid: true}
+}
+
+func timePtr(t sql.NullTime) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	v := t.Time
+	return &v
+}

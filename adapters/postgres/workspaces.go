@@ -1,0 +1,118 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+type workspaceRow struct {
+	ID                  string         `db:"id"`
+	AccountID           string         `db:"account_id"`
+	ProjectID           string         `db:"project_id"`
+	ProviderID          string         `db:"provider_id"`
+	Agent               string         `db:"agent"`
+	Model               string         `db:"model"`
+	RuntimeMode         string         `db:"runtime_mode"`
+	Branch              string         `db:"branch"`
+	BaseRef             string         `db:"base_ref"`
+	Origin              string         `db:"origin"`
+	State               string         `db:"state"`
+	StatusCode          string         `db:"status_code"`
+	StartupPhase        string         `db:"startup_phase"`
+	RuntimeState        string         `db:"runtime_state"`
+	LatestSeq           int64          `db:"latest_seq"`
+	LastTurnID          sql.NullString `db:"last_turn_id"`
+	LastTurnOutcome     sql.NullString `db:"last_turn_outcome"`
+	LastTurnCompletedAt sql.NullTime   `db:"last_turn_completed_at"`
+	OpenMessages        bool           `db:"open_messages"`
+	CreatedAt           time.Time      `db:"created_at"`
+	UpdatedAt           time.Time      `db:"updated_at"`
+}
+
+func (r *workspaceRow) core() *core.Workspace {
+	return &core.Workspace{
+		ID: r.ID, AccountID: r.AccountID, ProjectID: r.ProjectID, ProviderID: r.ProviderID, Agent: r.Agent,
+		Model: r.Model, RuntimeMode: r.RuntimeMode, Branch: r.Branch, BaseRef: r.BaseRef, Origin: r.Origin,
+		State: r.State, StatusCode: r.StatusCode, StartupPhase: r.StartupPhase, RuntimeState: r.RuntimeState,
+		LatestSeq: r.LatestSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: r.LastTurnOutcome.String,
+		LastTurnCompletedAt: timePtr(r.LastTurnCompletedAt), OpenMessages: r.OpenMessages,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+}
+
+// workspaceSelect reads a workspace with its open-message flag in the same query
+// (messages_open index), so listing needs no query per workspace.
+const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id, w.agent, w.model, w.runtime_mode,
+	w.branch, w.base_ref, w.origin, w.state, w.status_code, w.startup_phase, w.runtime_state, w.latest_seq,
+	w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.created_at, w.updated_at,
+	EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'
+	        AND m.status IN ('pending', 'delivered')) AS open_messages
+	FROM workspaces w `
+
+func (q queries) InsertWorkspace(ctx context.Context, w *core.Workspace) error {
+	_, err := q.exec(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode,
+		branch, base_ref, origin, state, status_code, startup_phase, runtime_state, latest_seq, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		w.ID, w.AccountID, w.ProjectID, w.ProviderID, w.Agent, w.Model, w.RuntimeMode, w.Branch, w.BaseRef, w.Origin,
+		w.State, w.StatusCode, w.StartupPhase, w.RuntimeState, w.LatestSeq, w.CreatedAt, w.UpdatedAt)
+	return err
+}
+
+func (q queries) getWorkspace(ctx context.Context, suffix string, args ...any) (*core.Workspace, error) {
+	var r workspaceRow
+	if err := q.get(ctx, &r, workspaceSelect+suffix, args...); err != nil {
+		return nil, err
+	}
+	return r.core(), nil
+}
+
+func (q queries) GetWorkspace(ctx context.Context, accountID, id string) (*core.Workspace, error) {
+	return q.getWorkspace(ctx, `WHERE w.account_id = $1 AND w.id = $2 AND w.state <> 'deleted'`, accountID, id)
+}
+
+func (q queries) LockWorkspace(ctx context.Context, accountID, id string) (*core.Workspace, error) {
+	return q.getWorkspace(ctx, `WHERE w.account_id = $1 AND w.id = $2 AND w.state <> 'deleted' FOR UPDATE OF w`, accountID, id)
+}
+
+// ListWorkspaces uses workspaces_account_live.
+func (q queries) ListWorkspaces(ctx context.Context, accountID string) ([]*core.Workspace, error) {
+	var rows []workspaceRow
+	if err := q.selectAll(ctx, &rows, workspaceSelect+`WHERE w.account_id = $1 AND w.state <> 'deleted'
+		ORDER BY w.created_at, w.id`, accountID); err != nil {
+		return nil, err
+	}
+	out := make([]*core.Workspace, len(rows))
+	for i := range rows {
+		out[i] = rows[i].core()
+	}
+	return out, nil
+}
+
+// WorkspaceUsingBranch uses workspaces_project_branch_live.
+func (q queries) WorkspaceUsingBranch(ctx context.Context, projectID, branch string) (string, error) {
+	var id string
+	err := q.get(ctx, &id, `SELECT id FROM workspaces WHERE project_id = $1 AND branch = $2 AND state <> 'deleted'`, projectID, branch)
+	return id, err
+}
+
+// NewestWorkspace uses workspaces_account_live; deleted workspaces still count as
+// "the most recent workspace" for agent and model defaults.
+func (q queries) NewestWorkspace(ctx context.Context, accountID string) (*core.Workspace, error) {
+	return q.getWorkspace(ctx, `WHERE w.account_id = $1 ORDER BY w.created_at DESC, w.id DESC LIMIT 1`, accountID)
+}
+
+func (q queries) SetWorkspaceState(ctx context.Context, id, from, to, statusCode string, at time.Time) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE workspaces SET state = $3, status_code = $4, updated_at = $5 WHERE id = $1 AND state = $2`,
+		id, from, to, statusCode, at)
+	return n == 1, err
+}
+
+func (q queries) NextSeq(ctx context.Context, workspaceID string, at time.Time) (int64, error) {
+	var seq int64
+	err := q.get(ctx, &seq, `UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $2 WHERE id = $1
+		RETURNING latest_seq`, workspaceID, at)
+	return seq, err
+}

@@ -1,0 +1,155 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/wshub/wshub/core"
+)
+
+func (s *server) createWorkspace(c *fiber.Ctx) error {
+	in, err := decodeCreateWorkspace(c.Body(), optionalHeader(c, "Idempotency-Key"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	ws, created, err := s.svc.CreateWorkspace(c.UserContext(), account(c), in)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	status := fiber.StatusCreated
+	if !created {
+		status = fiber.StatusOK // idempotent replay
+	}
+	return c.Status(status).JSON(fiber.Map{"workspace": toWorkspace(ws)})
+}
+
+func (s *server) listWorkspaces(c *fiber.Ctx) error {
+	list, err := s.svc.ListWorkspaces(c.UserContext(), account(c))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	out := make([]workspaceJSON, len(list))
+	for i, w := range list {
+		out[i] = toWorkspace(w)
+	}
+	return c.JSON(fiber.Map{"workspaces": out})
+}
+
+func (s *server) getWorkspace(c *fiber.Ctx) error {
+	ws, err := s.svc.GetWorkspace(c.UserContext(), account(c), param(c, "workspaceId"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(fiber.Map{"workspace": toWorkspace(ws)})
+}
+
+func (s *server) sendMessage(c *fiber.Ctx) error {
+	in, err := decodeSendMessage(c.Body(), optionalHeader(c, "Idempotency-Key"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	r, err := s.svc.SendMessage(c.UserContext(), account(c), param(c, "workspaceId"), in)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(fiber.Map{"messageId": r.MessageID, "seq": r.Seq, "status": r.Status, "resumeTriggered": r.ResumeTriggered})
+}
+
+func (s *server) listMessages(c *fiber.Ctx) error {
+	after, limit, err := core.ParseMessageQuery(c.Query("afterSeq"), c.Query("limit"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	page, err := s.svc.ListMessages(c.UserContext(), account(c), param(c, "workspaceId"), after, limit)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	msgs := make([]messageJSON, len(page.Messages))
+	for i, m := range page.Messages {
+		msgs[i] = toMessage(m)
+	}
+	body := fiber.Map{"messages": msgs, "latestSeq": page.LatestSeq}
+	if f := page.TurnFailure; f != nil {
+		body["turnFailure"] = turnFailureJSON{TurnID: f.TurnID, Agent: f.Agent, Code: f.Code, Message: f.Message}
+	}
+	return c.JSON(body)
+}
+
+func (s *server) uploadAttachment(c *fiber.Ctx) error {
+	in := core.UploadInput{
+		ContentType: c.Get(fiber.HeaderContentType),
+		FileName:    optionalHeader(c, "X-Service-File-Name"),
+		HeaderKey:   optionalHeader(c, "Idempotency-Key"),
+		Body:        c.Body(), // used only during this call
+	}
+	a, err := s.svc.UploadAttachment(c.UserContext(), account(c), param(c, "workspaceId"), in)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"asset": toAsset(a)})
+}
+
+func (s *server) listProjects(c *fiber.Ctx) error {
+	list, err := s.svc.ListProjects(c.UserContext(), account(c))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	out := make([]projectJSON, len(list))
+	for i, p := range list {
+		out[i] = projectJSON{ProjectID: p.ID, Repository: p.Repository, DisplayName: p.DisplayName,
+			DefaultBranch: p.DefaultBranch, State: p.State}
+	}
+	return c.JSON(fiber.Map{"projects": out})
+}
+
+func (s *server) listAgents(c *fiber.Ctx) error {
+	agents := s.svc.ListAgents(c.UserContext(), account(c))
+	if agents == nil {
+		agents = []string{}
+	}
+	return c.JSON(fiber.Map{"agents": agents})
+}
+
+func (s *server) listProviders(c *fiber.Ctx) error {
+	acct := account(c)
+	list := s.svc.ListProviders(c.UserContext(), acct)
+	out := make([]providerJSON, len(list))
+	for i, p := range list {
+		sizes := make([]sizeJSON, len(p.Sizes))
+		for j, z := range p.Sizes {
+			sizes[j] = sizeJSON{SizeID: z.ID, DisplayName: z.DisplayName, VCPUCount: z.VCPUCount, MemoryMiB: z.MemoryMiB}
+		}
+		out[i] = providerJSON{ProviderID: p.ID, DisplayName: p.DisplayName, Sizes: sizes, BillingSource: p.BillingSource}
+	}
+	return c.JSON(fiber.Map{"providers": out, "entitled": acct.Entitled})
+}
+
+func (s *server) createWebhook(c *fiber.Ctx) error {
+	in, err := decodeCreateWebhook(c.Body())
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	wh, secret, err := s.svc.CreateWebhook(c.UserContext(), account(c), in)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"webhook": toWebhook(wh), "secret": secret})
+}
+
+func (s *server) listWebhooks(c *fiber.Ctx) error {
+	list, err := s.svc.ListWebhooks(c.UserContext(), account(c))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	out := make([]webhookJSON, len(list))
+	for i, w := range list {
+		out[i] = toWebhook(w)
+	}
+	return c.JSON(fiber.Map{"webhooks": out})
+}
+
+func (s *server) deleteWebhook(c *fiber.Ctx) error {
+	if err := s.svc.DeleteWebhook(c.UserContext(), account(c), param(c, "webhookId")); err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(fiber.Map{"ok": true})
+}

@@ -1,0 +1,183 @@
+// Package api is the REST front-end (/v1/api) on Fiber. It decodes requests, calls
+// core's use cases and maps core.Error codes to HTTP statuses in one table.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"regexp"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
+
+	"github.com/wshub/wshub/core"
+)
+
+
+// Pinger reports whether the store is reachable (readiness).
+type Pinger interface{ Ping(ctx context.Context) error }
+
+// Options configure the HTTP front-end.
+type Options struct {
+	Log   *slog.Logger
+	Ready Pinger
+}
+
+type server struct {
+	svc *core.Service
+	log *slog.Logger
+}
+
+const prefix = "/v1/api"
+
+// route is one endpoint; the table also answers 405 for known paths.
+type route struct {
+	method  string
+	pattern string // Fiber path under /v1/api
+	match   *regexp.Regexp
+	handler func(s *server, c *fiber.Ctx) error
+}
+
+var routes = []route{
+	{"POST", "/workspaces", nil, (*server).createWorkspace},
+	{"GET", "/workspaces", nil, (*server).listWorkspaces},
+	{"GET", "/workspaces/:workspaceId", nil, (*server).getWorkspace},
+	{"POST", "/workspaces/:workspaceId/messages", nil, (*server).sendMessage},
+	{"GET", "/workspaces/:workspaceId/messages", nil, (*server).listMessages},
+	{"POST", "/workspaces/:workspaceId/attachments", nil, (*server).uploadAttachment},
+	{"GET", "/projects", nil, (*server).listProjects},
+	{"GET", "/agents", nil, (*server).listAgents},
+	{"GET", "/providers", nil, (*server).listProviders},
+	{"POST", "/webhooks", nil, (*server).createWebhook},
+	{"GET", "/webhooks", nil, (*server).listWebhooks},
+	{"DELETE", "/webhooks/:webhookId", nil, (*server).deleteWebhook},
+}
+
+func init() {
+	for i := range routes {
+		re := regexp.MustCompile(`:[A-Za-z]+`).ReplaceAllString(routes[i].pattern, `[^/]+`)
+		routes[i].match = regexp.MustCompile(`^` + prefix + re + `/?$`)
+	}
+}
+
+// New builds the Fiber app: /v1/api, /healthz and /readyz.
+func New(svc *core.Service, opt Options) *fiber.App {
+	log := opt.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &server{svc: svc, log: log}
+	app := fiber.New(fiber.Config{
+		// Uploads are the largest bodies; a Content-Length over this is refused before
+		// the body is read and reaches errorHandler as 413.
+		BodyLimit:             core.MaxAssetBytes,
+		DisableStartupMessage: true,
+		ErrorHandler:          s.errorHandler,
+		CaseSensitive:         true,
+		StrictRouting:         false,
+	})
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
+	app.Get("/readyz", func(c *fiber.Ctx) error {
+		if opt.Ready != nil {
+			if err := opt.Ready.Ping(c.UserContext()); err != nil {
+				return c.Status(503).JSON(errorBody{Error: core.CodeServiceUnavailable, Detail: "the database is unreachable"})
+			}
+		}
+		return c.JSON(fiber.Map{"ok": true})
+	})
+
+	v1 := app.Group(prefix, s.authenticate)
+	for _, r := range routes {
+		h := r.handler
+		v1.Add(r.method, r.pattern, func(c *fiber.Ctx) error { return h(s, c) })
+	}
+	v1.Use(s.unmatched)
+	return app
+}
+
+// authenticate runs first on every /v1/api request: preflight refusal, then the key
+// (401), then entitlement (403) except for Delete webhook.
+func (s *server) authenticate(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodOptions {
+		return writeError(c, s.log, core.Errorf(core.CodeCrossOriginNotAllowed, "browsers on other sites may not call this API"))
+	}
+	acct, err := s.svc.Authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	if !isDeleteWebhook(c) {
+		if err := s.svc.RequireEntitlement(acct); err != nil {
+			return writeError(c, s.log, err)
+		}
+	}
+	c.Locals(accountKey{}, acct)
+	return c.Next()
+}
+
+var deleteWebhookPath = regexp.MustCompile(`^` + prefix + `/webhooks/[^/]+/?$`)
+
+// isDeleteWebhook marks the one endpoint api.md exempts from the entitlement check.
+func isDeleteWebhook(c *fiber.Ctx) bool {
+	return c.Method() == fiber.MethodDelete && deleteWebhookPath.MatchString(c.Path())
+}
+
+type accountKey struct{}
+
+func account(c *fiber.Ctx) *core.Account { return c.Locals(accountKey{}).(*core.Account) }
+
+// unmatched answers 405 for a known path with another method, else 404.
+func (s *server) unmatched(c *fiber.Ctx) error {
+	for _, r := range routes {
+		if r.match.MatchString(c.Path()) {
+			return writeError(c, s.log, core.Errorf(core.CodeMethodNotAllowed, "%s is not allowed here", c.Method()))
+		}
+	}
+	return writeError(c, s.log, core.Errorf(core.CodeNotFound, "no such endpoint"))
+}
+
+// errorHandler catches what Fiber and fasthttp raise before or around handlers. An
+// oversized body is refused before it is read; the key and entitlement are still
+// checked first, so the order of checks holds for it too.
+func (s *server) errorHandler(c *fiber.Ctx, err error) error {
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		switch fe.Code {
+		case fiber.StatusRequestEntityTooLarge:
+			if strings.HasPrefix(c.Path(), prefix) {
+				acct, aerr := s.svc.Authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
+				if aerr != nil {
+					return writeError(c, s.log, aerr)
+				}
+				if aerr := s.svc.RequireEntitlement(acct); aerr != nil {
+					return writeError(c, s.log, aerr)
+				}
+			}
+			if strings.HasSuffix(strings.TrimSuffix(c.Path(), "/"), "/attachments") {
+				return writeError(c, s.log, core.Errorf(core.CodeInvalidAssetSize, "an attachment is 1 byte to 20 MiB"))
+			}
+			return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "the request body is too large"))
+		case fiber.StatusNotFound:
+			return writeError(c, s.log, core.Errorf(core.CodeNotFound, "no such endpoint"))
+		case fiber.StatusMethodNotAllowed:
+			return writeError(c, s.log, core.Errorf(core.CodeMethodNotAllowed, "method not allowed"))
+		case fiber.StatusBadRequest, fiber.StatusRequestHeaderFieldsTooLarge, fiber.StatusRequestTimeout:
+			return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "the request could not be read"))
+		}
+	}
+	return writeError(c, s.log, err)
+}
+
+// param copies a path parameter: Fiber's values are only valid inside the handler.
+func param(c *fiber.Ctx, name string) string { return utils.CopyString(c.Params(name)) }
+
+// optionalHeader returns a copy of a header, or nil when it is absent.
+func optionalHeader(c *fiber.Ctx, name string) *string {
+	vals := c.Request().Header.PeekAll(name)
+	if len(vals) == 0 {
+		return nil
+	}
+	v := string(vals[0])
+	return &v
+}

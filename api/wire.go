@@ -1,0 +1,123 @@
+package api
+
+import (
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+// Wire shapes of api.md section 2. Timestamps are Unix epoch milliseconds.
+
+type workspaceJSON struct {
+	WorkspaceID  string        `json:"workspaceId"`
+	ProviderID   string        `json:"providerId"`
+	ProjectID    string        `json:"projectId"`
+	Branch       string        `json:"branch"`
+	BaseRef      string        `json:"baseRef"`
+	State        string        `json:"state"`
+	StatusCode   string        `json:"statusCode"`
+	StartupPhase string        `json:"startupPhase"`
+	RuntimeState string        `json:"runtimeState"`
+	AgentStatus  string        `json:"agentStatus"`
+	LatestSeq    int64         `json:"latestSeq"`
+	LastTurn     *lastTurnJSON `json:"lastTurn,omitempty"`
+	CreatedAt    int64         `json:"createdAt"`
+	UpdatedAt    int64         `json:"updatedAt"`
+}
+
+type lastTurnJSON struct {
+	TurnID      string `json:"turnId"`
+	Outcome     string `json:"outcome"`
+	CompletedAt int64  `json:"completedAt"`
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func toWorkspace(w *core.Workspace) workspaceJSON {
+	out := workspaceJSON{
+		WorkspaceID: w.ID, ProviderID: w.ProviderID, ProjectID: w.ProjectID, Branch: w.Branch, BaseRef: w.BaseRef,
+		State: w.State, StatusCode: w.StatusCode, StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
+		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
+	}
+	if lt := w.LastTurnInfo(); lt != nil {
+		out.LastTurn = &lastTurnJSON{TurnID: lt.TurnID, Outcome: lt.Outcome, CompletedAt: ms(lt.CompletedAt)}
+	}
+	return out
+}
+
+type assetJSON struct {
+	AssetID      string `json:"assetId"`
+	MimeType     string `json:"mimeType"`
+	OriginalName string `json:"originalName"`
+	SizeBytes    int64  `json:"sizeBytes"`
+}
+
+func toAsset(a *core.Asset) assetJSON {
+	return assetJSON{AssetID: a.ID, MimeType: a.MimeType, OriginalName: a.OriginalName, SizeBytes: a.SizeBytes}
+}
+
+type messageJSON struct {
+	MessageID   string      `json:"messageId"`
+	Seq         int64       `json:"seq"`
+	Role        string      `json:"role"`
+	Text        string      `json:"text"`
+	Status      string      `json:"status"`
+	TurnID      string      `json:"turnId,omitempty"`
+	Outcome     string      `json:"outcome,omitempty"`
+	CreatedAt   int64       `json:"createdAt"`
+	DeliveredAt *int64      `json:"deliveredAt,omitempty"`
+	Attachments []assetJSON `json:"attachments,omitempty"`
+}
+
+func toMessage(m *core.Message) messageJSON {
+	out := messageJSON{MessageID: m.ID, Seq: m.Seq, Role: m.Role, Text: m.Text, Status: m.Status, TurnID: m.TurnID,
+		Outcome: m.Outcome, CreatedAt: ms(m.CreatedAt)}
+	if m.DeliveredAt != nil {
+		d := ms(*m.DeliveredAt)
+		out.DeliveredAt = &d
+	}
+	for _, a := range m.Assets {
+		out.Attachments = append(out.Attachments, toAsset(a))
+	}
+	return out
+}
+
+type turnFailureJSON struct {
+	TurnID  string `json:"turnId"`
+	Agent   string `json:"agent"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type projectJSON struct {
+	ProjectID     string `json:"projectId"`
+	Repository    string `json:"repository"`
+	DisplayName   string `json:"displayName"`
+	DefaultBranch string `json:"defaultBranch"`
+	State         string `json:"state"`
+}
+
+type providerJSON struct {
+	ProviderID    string     `json:"providerId"`
+	DisplayName   string     `json:"displayName"`
+	Sizes         []sizeJSON `json:"sizes"`
+	BillingSource string     `json:"billingSource"`
+}
+
+type sizeJSON struct {
+	SizeID      string `json:"sizeId"`
+	DisplayName string `json:"displayName"`
+	VCPUCount   int    `json:"vcpuCount"`
+	MemoryMiB   int64  `json:"memoryMib"`
+}
+
+type webhookJSON struct {
+	WebhookID   string `json:"webhookId"`
+	URL         string `json:"url"`
+	Description string `json:"description,omitempty"`
+	CreatedAt   int64  `json:"createdAt"`
+}
+
+func toWebhook(w *core.Webhook) webhookJSON {
+	return webhookJSON{WebhookID: w.ID, URL: w.URL, Description: w.Description, CreatedAt: ms(w.CreatedAt)}
+}

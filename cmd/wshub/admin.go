@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+)
+
+const adminUsage = `usage: wshub admin <command>
+
+  account create --name N [--entitled] [--billing-hold] [--billing-period-end RFC3339]
+  account update --account ID [--entitled=BOOL] [--billing-hold=BOOL] [--billing-period-end RFC3339|none]
+  key create --account ID --name N
+  key revoke --key-id ID
+  project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push]
+  project list --account ID
+
+Output is JSON on stdout; errors go to stderr with a non-zero exit.
+`
+
+// admin runs an operator command. It opens the hub (store and use cases) for the
+// duration of the command only.
+func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) < 2 {
+		fmt.Fprint(stderr, adminUsage)
+		return 2
+	}
+	cmd := args[0] + " " + args[1]
+	cfg, err := hub.LoadConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "wshub admin: %v\n", err)
+		return 1
+	}
+	h, err := hub.Open(ctx, cfg, nil, hub.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "wshub admin: %v\n", err)
+		return 1
+	}
+	defer h.Close()
+	out, err := adminCommand(ctx, h.Service, cmd, args[2:])
+	if errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "wshub admin %s: %v\n", cmd, err)
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "wshub admin: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []string) (any, error) {
+	fs := flag.NewFlagSet("wshub admin "+cmd, flag.ContinueOnError)
+	switch cmd {
+	case "account create":
+		name := fs.String("name", "", "account name")
+		entitled := fs.Bool("entitled", false, "the account has the cloud entitlement")
+		hold := fs.Bool("billing-hold", false, "the account has a billing hold")
+		periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339)")
+		if err := parse(fs, args, "name"); err != nil {
+			return nil, err
+		}
+		a := &core.Account{Name: *name, Entitled: *entitled, BillingHold: *hold}
+		if *periodEnd != "" {
+			t, err := time.Parse(time.RFC3339, *periodEnd)
+			if err != nil {
+				return nil, fmt.Errorf("--billing-period-end: %w", err)
+			}
+			a.BillingPeriodEnd = &t
+		}
+		if err := svc.CreateAccount(ctx, a); err != nil {
+			return nil, err
+		}
+		return map[string]string{"accountId": a.ID}, nil
+
+	case "account update":
+		id := fs.String("account", "", "account id")
+		var entitled, hold optBool
+		fs.Var(&entitled, "entitled", "the account has the cloud entitlement (true|false)")
+		fs.Var(&hold, "billing-hold", "the account has a billing hold (true|false)")
+		periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339), or none")
+		if err := parse(fs, args, "account"); err != nil {
+			return nil, err
+		}
+		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v}
+		switch *periodEnd {
+		case "":
+		case "none":
+			u.ClearBillingPeriod = true
+		default:
+			t, err := time.Parse(time.RFC3339, *periodEnd)
+			if err != nil {
+				return nil, fmt.Errorf("--billing-period-end: %w", err)
+			}
+			u.BillingPeriodEnd = &t
+		}
+		a, err := svc.UpdateAccount(ctx, *id, u)
+		if err != nil {
+			return nil, err
+		}
+		return accountJSON(a), nil
+
+	case "key create":
+		id := fs.String("account", "", "account id")
+		name := fs.String("name", "", "key name")
+		if err := parse(fs, args, "account", "name"); err != nil {
+			return nil, err
+		}
+		k, secret, err := svc.CreateAPIKey(ctx, *id, *name)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"keyId": k.ID, "key": secret}, nil
+
+	case "key revoke":
+		id := fs.String("key-id", "", "key id")
+		if err := parse(fs, args, "key-id"); err != nil {
+			return nil, err
+		}
+		if err := svc.RevokeAPIKey(ctx, *id); err != nil {
+			return nil, err
+		}
+		return map[string]any{"keyId": *id, "revoked": true}, nil
+
+	case "project add":
+		id := fs.String("account", "", "account id")
+		repo := fs.String("repository", "", "repository URL or local path")
+		name := fs.String("name", "", "display name (default: the repository's name)")
+		branch := fs.String("default-branch", "", "default branch (default: detected)")
+		push := fs.Bool("push", false, "push workspace branches after each turn")
+		if err := parse(fs, args, "account", "repository"); err != nil {
+			return nil, err
+		}
+		return addProject(ctx, svc, core.AddProjectInput{AccountID: *id, Repository: localPath(*repo), Name: *name, DefaultBranch: *branch, Push: *push})
+
+	case "project list":
+		id := fs.String("account", "", "account id")
+		if err := parse(fs, args, "account"); err != nil {
+			return nil, err
+		}
+		list, err := svc.AdminListProjects(ctx, *id)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]map[string]any, len(list))
+		for i, p := range list {
+			out[i] = projectAdminJSON(p)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown command\n\n%s", adminUsage)
+}
+
+// addProject records the project and mirrors it now, so the operator sees the outcome.
+func addProject(ctx context.Context, svc *core.Service, in core.AddProjectInput) (any, error) {
+	p, err := svc.AddProject(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := svc.PrepareProject(ctx, p); err != nil {
+		return nil, err
+	}
+	out := map[string]any{"projectId": p.ID, "state": p.State}
+	if p.FailureReason != "" {
+		out["failureReason"] = p.FailureReason
+	}
+	return out, nil
+}
+
+// localPath makes an existing local repository path absolute, so the hub finds it
+// whatever its working directory; URLs pass unchanged.
+func localPath(repo string) string {
+	if st, err := os.Stat(repo); err == nil && st.IsDir() {
+		if abs, err := filepath.Abs(repo); err == nil {
+			return abs
+		}
+	}
+	return repo
+}
+
+func accountJSON(a *core.Account) map[string]any {
+	out := map[string]any{"accountId": a.ID, "name": a.Name, "entitled": a.Entitled, "billingHold": a.BillingHold}
+	if a.BillingPeriodEnd != nil {
+		out["billingPeriodEnd"] = a.BillingPeriodEnd.Format(time.RFC3339)
+	}
+	return out
+}
+
+func projectAdminJSON(p *core.Project) map[string]any {
+	out := map[string]any{
+		"projectId": p.ID, "repository": p.Repository, "displayName": p.DisplayName,
+		"defaultBranch": p.DefaultBranch, "state": p.State, "push": p.Push,
+	}
+	if p.FailureReason != "" {
+		out["failureReason"] = p.FailureReason
+	}
+	return out
+}
+
+// parse parses flags, refuses stray arguments and checks the required ones.
+func parse(fs *flag.FlagSet, args []string, required ...string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, name := range required {
+		if fs.Lookup(name).Value.String() == "" {
+			return fmt.Errorf("--%s is required", name)
+		}
+	}
+	return nil
+}
+
+// optBool is a boolean flag that remembers whether it was given (--flag or --flag=BOOL).
+type optBool struct{ v *bool }
+
+func (o *optBool) String() string {
+	if o == nil || o.v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*o.v)
+}
+
+func (o *optBool) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	o.v = &b
+	return nil
+}
+
+func (o *optBool) IsBoolFlag() bool { return true }

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/wshub/wshub/adapters/postgres"
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+)
+
+// devState is what `wshub dev` creates once and reuses: it lives in the data directory,
+// which is local and ignored by git.
+type devState struct {
+	AccountID  string `json:"accountId"`
+	ProjectID  string `json:"projectId"`
+	Key        string `json:"key"`
+	ContentKey string `json:"contentKey"`
+}
+
+// dev sets up a development hub (content key, account, key, sample project) once,
+// prints how to call it, then serves. Meant for `make run`, never for production.
+func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
+	cfg, err := hub.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
+	statePath := filepath.Join(cfg.DataDir, "dev.json")
+	var st devState
+	if b, err := os.ReadFile(statePath); err == nil {
+		if err := json.Unmarshal(b, &st); err != nil {
+			return fmt.Errorf("read %s: %w", statePath, err)
+		}
+	}
+	if st.ContentKey == "" {
+		k := make([]byte, 32)
+		if _, err := rand.Read(k); err != nil {
+			return err
+		}
+		st.ContentKey = base64.StdEncoding.EncodeToString(k)
+	}
+	if cfg.ContentKey == "" {
+		cfg.ContentKey = st.ContentKey
+	}
+	if !cfg.WebhookAllowInsecure && os.Getenv("WSHUB_WEBHOOK_ALLOW_INSECURE") == "" {
+		cfg.WebhookAllowInsecure = true // development: let webhooks reach a local receiver
+	}
+
+	h, err := hub.Open(ctx, cfg, log, hub.Options{})
+	if err != nil {
+		return err
+	}
+	if err := postgres.Migrate(ctx, h.Store.DB().DB); err != nil {
+		h.Close()
+		return err
+	}
+	created, err := ensureDevAccount(ctx, h, cfg, &st)
+	if err == nil {
+		err = writeDevState(statePath, st)
+	}
+	h.Close()
+	if err != nil {
+		return err
+	}
+	printDevBanner(stdout, cfg, st, created)
+	cfg.MigrateOnStart = false
+	return serveConfig(ctx, cfg, log)
+}
+
+// ensureDevAccount creates the account, key and sample project unless the stored ones
+// still exist (the database may have been reset under an old dev.json).
+func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devState) (bool, error) {
+	if st.AccountID != "" && st.Key != "" {
+		if _, err := h.Service.Authenticate(ctx, "Bearer "+st.Key); err == nil {
+			return false, nil
+		}
+	}
+	acct := &core.Account{Name: "Development", Entitled: true}
+	if err := h.Service.CreateAccount(ctx, acct); err != nil {
+		return false, err
+	}
+	_, key, err := h.Service.CreateAPIKey(ctx, acct.ID, "development")
+	if err != nil {
+		return false, err
+	}
+	repo, err := sampleRepository(ctx, filepath.Join(cfg.DataDir, "sample-repo"))
+	if err != nil {
+		return false, fmt.Errorf("sample repository: %w", err)
+	}
+	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: repo, Name: "sample"})
+	if err != nil {
+		return false, err
+	}
+	if err := h.Service.PrepareProject(ctx, p); err != nil {
+		return false, err
+	}
+	if p.State != core.ProjectReady {
+		return false, fmt.Errorf("sample project is %s: %s", p.State, p.FailureReason)
+	}
+	st.AccountID, st.Key, st.ProjectID = acct.ID, key, p.ID
+	return true, nil
+}
+
+// sampleRepository makes a small git repository to connect as the first project.
+func sampleRepository(ctx context.Context, dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(abs, ".git")); err == nil {
+		return abs, nil
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", err
+	}
+	readme := "# Sample project\n\nA repository created by `wshub dev` so the hub has a project to start workspaces from.\n"
+	if err := os.WriteFile(filepath.Join(abs, "README.md"), []byte(readme), 0o644); err != nil {
+		return "", err
+	}
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "README.md"},
+		{"-c", "user.name=wshub dev", "-c", "user.email=dev@wshub.invalid", "commit", "-q", "-m", "Initial commit"},
+	} {
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = abs
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+		}
+	}
+	return abs, nil
+}
+
+func writeDevState(path string, st devState) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return errors.Join(os.Rename(tmp, path))
+}
+
+func printDevBanner(w io.Writer, cfg hub.Config, st devState, created bool) {
+	base := "http://localhost" + cfg.Addr
+	if !strings.HasPrefix(cfg.Addr, ":") {
+		base = "http://" + cfg.Addr
+	}
+	what := "Development account ready"
+	if created {
+		what = "Created a development account, API key and sample project"
+	}
+	fmt.Fprintf(w, `
+%s (kept in %s/dev.json).
+
+  account   %s
+  project   %s
+  API key   %s
+
+Try it:
+
+  export WSHUB_KEY=%s
+  curl -s -H "Authorization: Bearer $WSHUB_KEY" %s/v1/api/projects
+
+`, what, cfg.DataDir, st.AccountID, st.ProjectID, st.Key, st.Key, base)
+}

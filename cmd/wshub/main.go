@@ -1,0 +1,63 @@
+// Command wshub runs the hub and its operator tools:
+//
+//	wshub serve     API (and later bots and jobs) on WSHUB_ADDR
+//	wshub migrate   apply database migrations to DATABASE_URL
+//	wshub admin     operator commands, JSON on stdout
+//	wshub dev       development: migrate, create a dev account and key once, serve
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: wshub <command> [arguments]
+
+commands:
+  serve     run the hub (API, health) on WSHUB_ADDR
+  migrate   apply database migrations to DATABASE_URL
+  admin     operator commands (run 'wshub admin' for the list)
+  dev       development hub: local setup once, then serve
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, log)
+	case "migrate":
+		err = migrate(ctx)
+	case "admin":
+		return admin(ctx, args[1:], stdout, stderr)
+	case "dev":
+		err = dev(ctx, log, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "wshub: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "wshub %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}

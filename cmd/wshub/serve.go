@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/wshub/wshub/adapters/postgres"
+	"github.com/wshub/wshub/hub"
+)
+
+func migrate(ctx context.Context) error {
+	cfg, err := hub.LoadConfig()
+	if err != nil {
+		return err
+	}
+	store, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{MaxOpenConns: 2})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return postgres.Migrate(ctx, store.DB().DB)
+}
+
+func serve(ctx context.Context, log *slog.Logger) error {
+	cfg, err := hub.LoadConfig()
+	if err != nil {
+		return err
+	}
+	return serveConfig(ctx, cfg, log)
+}
+
+// serveConfig runs the hub until ctx ends, then drains requests for up to 10 seconds.
+func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
+	h, err := hub.Open(ctx, cfg, log, hub.Options{})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if cfg.MigrateOnStart {
+		if err := postgres.Migrate(ctx, h.Store.DB().DB); err != nil {
+			return err
+		}
+	}
+	if cfg.WebhookAllowInsecure {
+		log.Warn("WSHUB_WEBHOOK_ALLOW_INSECURE is on: webhooks may target http and loopback addresses; never use this in production")
+	}
+	if cfg.ContentKey == "" {
+		log.Warn("WSHUB_CONTENT_KEY is not set: sending messages, uploads and webhook creation answer 503")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- h.App.Listen(cfg.Addr) }()
+	log.Info("wshub serving", "addr", cfg.Addr)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
+	case <-ctx.Done():
+	}
+	log.Info("wshub shutting down")
+	if err := h.App.ShutdownWithTimeout(10 * time.Second); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package core
+
+import "time"
+
+// Account is a personal account of the hub: the owner of keys, projects, workspaces and
+// webhooks. Entitlement and billing are operator-set flags (see design.md, admin).
+type Account struct {
+	ID       string
+	Name     string
+	Entitled bool
+	// BillingHold blocks creating workspaces and sending messages.
+	BillingHold bool
+	// BillingPeriodEnd is the end of the account's current billing period. Nil means the
+	// account is not on a metered plan and is never checked; a time in the past means the
+	// period ran out and no new one was recorded: cloud_billing_period_missing.
+	BillingPeriodEnd *time.Time
+	CreatedAt        time.Time
+}
+
+// checkEntitled answers 403 cloud_entitlement_required for accounts without cloud.
+func (a *Account) checkEntitled() error {
+	if !a.Entitled {
+		return Errorf(CodeEntitlementRequired, "this account has no cloud entitlement")
+	}
+	return nil
+}
+
+// checkBilling is run on create workspace and send message, before anything is stored.
+func (a *Account) checkBilling(now time.Time) error {
+	if a.BillingHold {
+		return Errorf(CodeBillingHold, "this account has a billing hold")
+	}
+	if a.BillingPeriodEnd != nil && !now.Before(*a.BillingPeriodEnd) {
+		return Errorf(CodeBillingPeriodMissing, "this account has no current billing period")
+	}
+	return nil
+}
+
+// APIKey is a stored key. Only the SHA-256 hash of the secret is kept.
+type APIKey struct {
+	ID        string
+	AccountID string
+	Name      string
+	Hash      []byte
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}

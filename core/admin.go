@@ -1,0 +1,154 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"path"
+	"strings"
+	"time"
+)
+
+// The operator use cases behind `wshub admin`. They act for the operator, not for an
+// account's key, so they take ids rather than an authenticated account.
+
+// CreateAccount adds an account.
+func (s *Service) CreateAccount(ctx context.Context, a *Account) error {
+	if strings.TrimSpace(a.Name) == "" {
+		return Errorf(CodeInvalidRequest, "an account needs a name")
+	}
+	a.ID = NewID(s.rand, PrefixAccount)
+	a.CreatedAt = s.clock.Now()
+	return s.store.CreateAccount(ctx, a)
+}
+
+// AccountUpdate lists the flags to change; nil leaves a flag as it is.
+type AccountUpdate struct {
+	Entitled    *bool
+	BillingHold *bool
+	// BillingPeriodEnd: set to change; ClearBillingPeriod removes it.
+	BillingPeriodEnd   *time.Time
+	ClearBillingPeriod bool
+}
+
+// UpdateAccount changes entitlement and billing flags.
+func (s *Service) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (*Account, error) {
+	var acct *Account
+	err := s.store.InTx(ctx, func(q Queries) error {
+		if err := q.LockAccount(ctx, id); err != nil {
+			return notFound(err, CodeNotFound, "no such account")
+		}
+		a, err := q.GetAccount(ctx, id)
+		if err != nil {
+			return err
+		}
+		if u.Entitled != nil {
+			a.Entitled = *u.Entitled
+		}
+		if u.BillingHold != nil {
+			a.BillingHold = *u.BillingHold
+		}
+		if u.BillingPeriodEnd != nil {
+			a.BillingPeriodEnd = u.BillingPeriodEnd
+		}
+		if u.ClearBillingPeriod {
+			a.BillingPeriodEnd = nil
+		}
+		acct = a
+		return q.UpdateAccount(ctx, a)
+	})
+	return acct, err
+}
+
+// CreateAPIKey makes a key for an account and returns its secret, shown only once.
+func (s *Service) CreateAPIKey(ctx context.Context, accountID, name string) (*APIKey, string, error) {
+	if strings.TrimSpace(name) == "" {
+		return nil, "", Errorf(CodeInvalidRequest, "a key needs a name")
+	}
+	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
+		return nil, "", notFound(err, CodeNotFound, "no such account")
+	}
+	secret := NewAPIKey(s.rand)
+	k := &APIKey{ID: NewID(s.rand, PrefixKey), AccountID: accountID, Name: strings.TrimSpace(name), Hash: HashAPIKey(secret), CreatedAt: s.clock.Now()}
+	if err := s.store.CreateAPIKey(ctx, k); err != nil {
+		return nil, "", err
+	}
+	return k, secret, nil
+}
+
+// RevokeAPIKey revokes a key; the next request with it is refused.
+func (s *Service) RevokeAPIKey(ctx context.Context, keyID string) error {
+	ok, err := s.store.RevokeAPIKey(ctx, keyID, s.clock.Now())
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return Errorf(CodeNotFound, "no such key, or it is already revoked")
+	}
+	return nil
+}
+
+// AddProjectInput describes a repository to connect.
+type AddProjectInput struct {
+	AccountID     string
+	Repository    string
+	Name          string
+	DefaultBranch string
+	Push          bool
+}
+
+// AddProject records a project as connected and returns it; PrepareProject mirrors it.
+func (s *Service) AddProject(ctx context.Context, in AddProjectInput) (*Project, error) {
+	repo := strings.TrimSpace(in.Repository)
+	if repo == "" {
+		return nil, Errorf(CodeInvalidRequest, "a project needs a repository")
+	}
+	if in.DefaultBranch != "" {
+		if err := validateRef("default branch", in.DefaultBranch, false); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := s.store.GetAccount(ctx, in.AccountID); err != nil {
+		return nil, notFound(err, CodeNotFound, "no such account")
+	}
+	name := strings.TrimSpace(in.Name)
+	if name == "" {
+		name = strings.TrimSuffix(path.Base(strings.TrimRight(repo, "/")), ".git")
+	}
+	now := s.clock.Now()
+	p := &Project{
+		ID: NewID(s.rand, PrefixProject), AccountID: in.AccountID, Repository: repo, DisplayName: name,
+		DefaultBranch: in.DefaultBranch, State: ProjectConnected, Push: in.Push, CreatedAt: now, UpdatedAt: now,
+	}
+	return p, s.store.CreateProject(ctx, p)
+}
+
+// PrepareProject mirrors the repository: connected -> preparing -> ready, or failed
+// with the reason kept. The default branch is detected unless one was given.
+func (s *Service) PrepareProject(ctx context.Context, p *Project) error {
+	p.State, p.UpdatedAt = ProjectPreparing, s.clock.Now()
+	if err := s.store.UpdateProject(ctx, p); err != nil {
+		return err
+	}
+	mirror, branch, err := s.mirror.Mirror(ctx, p.ID, p.Repository)
+	switch {
+	case err != nil:
+		p.State, p.FailureReason = ProjectFailed, err.Error()
+	case p.DefaultBranch == "" && branch == "":
+		p.State, p.FailureReason = ProjectFailed, "the repository has no default branch (is it empty?)"
+	default:
+		p.State, p.FailureReason, p.MirrorPath = ProjectReady, "", mirror
+		if p.DefaultBranch == "" {
+			p.DefaultBranch = branch
+		}
+	}
+	p.UpdatedAt = s.clock.Now()
+	if uerr := s.store.UpdateProject(context.WithoutCancel(ctx), p); uerr != nil {
+		return errors.Join(err, uerr)
+	}
+	return nil
+}
+
+// AdminListProjects lists an account's projects for the operator.
+func (s *Service) AdminListProjects(ctx context.Context, accountID string) ([]*Project, error) {
+	return s.store.ListProjects(ctx, accountID)
+}

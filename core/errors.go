@@ -1,0 +1,109 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error is the one error vocabulary of the hub. Code is the wire code of api.md
+// (or behaviour.md); Detail is a short human sentence that never carries internals.
+// api/ maps Code to an HTTP status in one table; bots/ map it to chat sentences.
+type Error struct {
+	Code   string
+	Detail string
+}
+
+func (e *Error) Error() string {
+	if e.Detail == "" {
+		return e.Code
+	}
+	return e.Code + ": " + e.Detail
+}
+
+// Errorf builds an *Error with a formatted detail.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Detail: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the wire code of err, or CodeInternal when err is not an *Error.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// Wire codes. Every code the hub can answer with is listed here and nowhere else.
+const (
+	// 400
+	CodeInvalidJSON            = "invalid_json"
+	CodeInvalidRequest         = "invalid_request"
+	CodeInvalidPrompt          = "invalid_prompt"
+	CodeCloudProjectRequired   = "cloud_project_required"
+	CodeAgentAndModelRequired  = "agent_and_model_required"
+	CodeInvalidGitRef          = "invalid_git_ref"
+	CodeInvalidIdempotencyKey  = "invalid_idempotency_key"
+	CodeIdempotencyKeyMismatch = "idempotency_key_mismatch"
+	CodeInvalidMessage         = "invalid_message"
+	CodeInvalidAssetID         = "invalid_asset_id"
+	CodeInvalidMessageQuery    = "invalid_message_query"
+	CodeUnsupportedAssetType   = "unsupported_asset_type"
+	CodeInvalidAssetSize       = "invalid_asset_size"
+	CodeInvalidAssetBody       = "invalid_asset_body"
+	CodeInvalidWebhookURL      = "invalid_webhook_url"
+	CodeInvalidWebhookDesc     = "invalid_webhook_description"
+	// 401
+	CodeMissingAPIKey = "missing_api_key"
+	CodeInvalidAPIKey = "invalid_api_key"
+	// 403
+	CodeEntitlementRequired   = "cloud_entitlement_required"
+	CodeBillingHold           = "cloud_billing_hold"
+	CodeBillingPeriodMissing  = "cloud_billing_period_missing"
+	CodeCrossOriginNotAllowed = "cross_origin_not_allowed"
+	// 404
+	CodeNotFound          = "not_found"
+	CodeProjectNotFound   = "cloud_project_not_found"
+	CodeWorkspaceNotFound = "cloud_workspace_not_found"
+	CodeAssetNotFound     = "api_asset_not_found"
+	CodeWebhookNotFound   = "webhook_not_found"
+	// 405
+	CodeMethodNotAllowed = "method_not_allowed"
+	// 409
+	CodeProjectNotReady               = "cloud_project_not_ready"
+	CodeSnapshotUnavailable           = "cloud_snapshot_unavailable"
+	CodeBranchInUse                   = "cloud_branch_in_use" // wire form: cloud_branch_in_use:<workspaceId>
+	CodeIdempotencyKeyReused          = "idempotency_key_reused_with_different_request"
+	CodeIdempotencyKeyReusedAsset     = "idempotency_key_reused_with_different_asset"
+	CodeWorkspaceNotAcceptingMessages = "workspace_not_accepting_messages"
+	CodeMessageNotDeliverable         = "message_not_deliverable"
+	CodeWebhookLimitReached           = "webhook_limit_reached"
+	// 500, 503
+	CodeInternal                = "internal_error"
+	CodeServiceUnavailable      = "service_unavailable"
+	CodeProviderUnavailable     = "cloud_provider_unavailable"
+	CodeProviderRequired        = "cloud_provider_required"
+	CodeEncryptionNotConfigured = "api_content_encryption_not_configured"
+	CodeSealFailed              = "api_content_seal_failed"
+	CodeWorkspaceStateContended = "cloud_workspace_state_contended"
+	CodeAssetStoreUnavailable   = "api_asset_store_unavailable"
+)
+
+// ErrUnavailable marks a store or dependency that cannot be reached; api/ answers 503
+// service_unavailable. Adapters wrap connection failures with it.
+var ErrUnavailable = errors.New("store unavailable")
+
+// ErrContended marks a lock that could not be taken in time (a workspace row held by
+// another state change); the use case turns it into cloud_workspace_state_contended.
+var ErrContended = errors.New("row lock contended")
+
+// ErrConflict marks a unique-constraint violation reported by the store.
+var ErrConflict = errors.New("unique conflict")
+
+// ErrNoRows is returned by store lookups that find nothing.
+var ErrNoRows = errors.New("no rows")
+
+// BranchInUse builds the 409 whose code carries the workspace that holds the branch.
+func BranchInUse(workspaceID string) *Error {
+	return &Error{Code: CodeBranchInUse + ":" + workspaceID, Detail: "the branch is already used by another workspace of this project"}
+}

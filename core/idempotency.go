@@ -1,0 +1,69 @@
+package core
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Idempotency scopes: keys are scoped to the account, the endpoint and (for send and
+// upload) the workspace.
+func scopeCreate() string                 { return "create" }
+func scopeSend(workspaceID string) string { return "send:" + workspaceID }
+func scopeUpload(workspaceID string) string {
+	return "upload:" + workspaceID
+}
+
+// IdempotencyKey resolves the key from the header and the body field (nil when absent):
+// trimmed, 1..200 characters, no control characters; both given and different is a
+// mismatch. It returns "" when neither is given.
+func IdempotencyKey(header, body *string) (string, error) {
+	var h, b string
+	var err error
+	if header != nil {
+		if h, err = checkIdempotencyKey(*header); err != nil {
+			return "", err
+		}
+	}
+	if body != nil {
+		if b, err = checkIdempotencyKey(*body); err != nil {
+			return "", err
+		}
+	}
+	if header != nil && body != nil && h != b {
+		return "", Errorf(CodeIdempotencyKeyMismatch, "the Idempotency-Key header and the idempotencyKey field differ")
+	}
+	if header != nil {
+		return h, nil
+	}
+	return b, nil
+}
+
+func checkIdempotencyKey(k string) (string, error) {
+	k = strings.TrimSpace(k)
+	n := utf8.RuneCountInString(k)
+	if n == 0 || n > MaxIdempotencyKeyChars || !utf8.ValidString(k) {
+		return "", Errorf(CodeInvalidIdempotencyKey, "the idempotency key must be 1 to 200 characters")
+	}
+	for _, r := range k {
+		if unicode.IsControl(r) {
+			return "", Errorf(CodeInvalidIdempotencyKey, "the idempotency key must not contain control characters")
+		}
+	}
+	return k, nil
+}
+
+// fingerprint hashes what the caller sent (normalised), not the resolved defaults.
+func fingerprint(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("fingerprint: " + err.Error()) // only plain structs are passed
+	}
+	sum := sha256.Sum256(b)
+	return sum[:]
+}
+
+// chars counts Unicode code points, the unit of every text limit.
+func chars(s string) int { return utf8.RuneCountInString(s) }

@@ -1,0 +1,89 @@
+package core
+
+import "time"
+
+// Message roles and statuses (api.md 2.3, 3.2).
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+
+	MessagePending   = "pending"
+	MessageDelivered = "delivered"
+	MessageSettled   = "settled"
+	MessageFailed    = "failed"
+	MessageExpired   = "expired"
+)
+
+// Turn outcomes.
+const (
+	OutcomeCompleted   = "completed"
+	OutcomeInterrupted = "interrupted"
+	OutcomeError       = "error"
+)
+
+// Turn failure codes (api.md 2.5).
+const (
+	FailureAgentNotInstalled = "agent_not_installed"
+	FailureAgentError        = "agent_error"
+)
+
+// Limits of api.md section 8.
+const (
+	MaxTextChars           = 65536
+	MaxAttachments         = 8
+	MaxAssetBytes          = 20 << 20
+	MaxFileNameChars       = 255
+	MaxMessagesPage        = 200
+	MaxWebhooks            = 20
+	MaxWebhookURLChars     = 2048
+	MaxWebhookDescChars    = 200
+	MaxIdempotencyKeyChars = 200
+	MaxReplyChars          = 16384
+	MaxFailureMessageChars = 1200
+	MaxModelChars          = 200
+	MessageExpiry          = 24 * time.Hour
+)
+
+// Message is one entry of a workspace conversation. Text is plaintext in core; the
+// store keeps it sealed.
+type Message struct {
+	ID          string
+	WorkspaceID string
+	Seq         int64
+	Role        string
+	Text        string
+	Status      string
+	TurnID      string
+	Outcome     string
+	CreatedAt   time.Time
+	DeliveredAt *time.Time
+	// AssetIDs are the attachments of a user message, in the order sent.
+	AssetIDs []string
+	// Assets are filled by ListMessages from AssetIDs.
+	Assets []*Asset
+	// Failure is set on an assistant message whose turn ended in error.
+	Failure *TurnFailure
+}
+
+// TurnFailure explains a turn that ended in error (api.md 2.5).
+type TurnFailure struct {
+	TurnID  string
+	Agent   string
+	Code    string
+	Message string
+}
+
+// SendReceipt is the answer to send message (api.md 4.4).
+type SendReceipt struct {
+	MessageID       string
+	Seq             int64
+	Status          string // queued | delivered
+	ResumeTriggered bool
+}
+
+// MessagePage is one page of List messages.
+type MessagePage struct {
+	Messages    []*Message
+	LatestSeq   int64
+	TurnFailure *TurnFailure
+}

@@ -1,0 +1,193 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// SendMessageInput is what a caller sent to a workspace. Nil means absent.
+type SendMessageInput struct {
+	Text        *string
+	Attachments []string
+	HeaderKey   *string
+	BodyKey     *string
+}
+
+type sendRequest struct {
+	Text        string   `json:"text"`
+	Attachments []string `json:"attachments"`
+}
+
+// sendResult is the part of a receipt a replay cannot re-read from the message.
+type sendResult struct {
+	ResumeTriggered bool `json:"resumeTriggered"`
+}
+
+// ValidateSend checks a send request (the 400s) without the store.
+func ValidateSend(in SendMessageInput) (sendRequest, string, error) {
+	var r sendRequest
+	key, err := IdempotencyKey(in.HeaderKey, in.BodyKey)
+	if err != nil {
+		return r, "", err
+	}
+	if in.Text == nil {
+		return r, "", Errorf(CodeInvalidRequest, "text is required")
+	}
+	r.Text = strings.TrimSpace(*in.Text)
+	if chars(r.Text) > MaxTextChars {
+		return r, "", Errorf(CodeInvalidMessage, "text must be at most 65536 characters")
+	}
+	for _, id := range in.Attachments {
+		if !ValidID(id, PrefixAsset) {
+			return r, "", Errorf(CodeInvalidAssetID, "%q is not an asset id", truncateRunes(id, 64))
+		}
+		if !slices.Contains(r.Attachments, id) { // duplicates count once
+			r.Attachments = append(r.Attachments, id)
+		}
+	}
+	if len(r.Attachments) > MaxAttachments {
+		return r, "", Errorf(CodeInvalidMessage, "a message carries at most 8 attachments")
+	}
+	if r.Text == "" && len(r.Attachments) == 0 {
+		return r, "", Errorf(CodeInvalidMessage, "text may be empty only when attachments are sent")
+	}
+	return r, key, nil
+}
+
+// SendMessage queues a user message for the workspace's agent, resuming a paused
+// workspace. The seq allocation, the message and the receipt are one transaction.
+func (s *Service) SendMessage(ctx context.Context, acct *Account, workspaceID string, in SendMessageInput) (*SendReceipt, error) {
+	req, key, err := ValidateSend(in)
+	if err != nil {
+		return nil, err
+	}
+	var receipt *SendReceipt
+	err = s.inTx(ctx, func(q Queries) error {
+		ws, err := q.LockWorkspace(ctx, acct.ID, workspaceID)
+		if err != nil {
+			return contended(notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account"))
+		}
+		var claim *Receipt
+		if key != "" {
+			claim = &Receipt{
+				AccountID: acct.ID, Scope: scopeSend(ws.ID), Key: key, Fingerprint: fingerprint(req),
+				ResourceID: DerivedID(PrefixMessage, acct.ID, scopeSend(ws.ID), key), CreatedAt: s.clock.Now(),
+			}
+			stored, claimed, err := q.ClaimIdempotencyKey(ctx, claim)
+			if err != nil {
+				return err
+			}
+			if !claimed {
+				receipt, err = replaySend(ctx, q, ws.ID, stored, claim)
+				return err
+			}
+		}
+		if len(req.Attachments) > 0 {
+			found, err := q.AssetsByID(ctx, ws.ID, req.Attachments)
+			if err != nil {
+				return err
+			}
+			if len(found) != len(req.Attachments) {
+				return Errorf(CodeAssetNotFound, "an attachment is not an asset of this workspace")
+			}
+		}
+		if !ws.AcceptsMessages() {
+			return Errorf(CodeWorkspaceNotAcceptingMessages, "the workspace is %s and takes no messages", ws.State)
+		}
+		if err := acct.checkBilling(s.clock.Now()); err != nil {
+			return err
+		}
+		resumed := false
+		if ws.State == StatePaused {
+			if resumed, err = q.SetWorkspaceState(ctx, ws.ID, StatePaused, StateResuming, StateResuming, s.clock.Now()); err != nil {
+				return err
+			}
+		}
+		var preset string
+		if claim != nil {
+			preset = claim.ResourceID
+		}
+		m, err := s.appendUserMessageID(ctx, q, ws, preset, req.Text, req.Attachments)
+		if err != nil {
+			return err
+		}
+		if claim != nil {
+			claim.Result, _ = json.Marshal(sendResult{ResumeTriggered: resumed})
+			if err := q.SetReceiptResult(ctx, claim); err != nil {
+				return err
+			}
+		}
+		receipt = &SendReceipt{MessageID: m.ID, Seq: m.Seq, Status: "queued", ResumeTriggered: resumed}
+		return nil
+	})
+	return receipt, err
+}
+
+func replaySend(ctx context.Context, q Queries, workspaceID string, stored, claim *Receipt) (*SendReceipt, error) {
+	if !bytes.Equal(stored.Fingerprint, claim.Fingerprint) {
+		return nil, Errorf(CodeIdempotencyKeyReused, "this idempotency key was used with a different message")
+	}
+	m, err := q.GetMessage(ctx, workspaceID, stored.ResourceID)
+	if err != nil {
+		return nil, err
+	}
+	if m.Status == MessageExpired || m.Status == MessageFailed {
+		return nil, Errorf(CodeMessageNotDeliverable, "the message sent with this key is %s", m.Status)
+	}
+	var res sendResult
+	if len(stored.Result) > 0 {
+		if err := json.Unmarshal(stored.Result, &res); err != nil {
+			return nil, err
+		}
+	}
+	return &SendReceipt{MessageID: m.ID, Seq: m.Seq, Status: receiptStatus(m.Status), ResumeTriggered: res.ResumeTriggered}, nil
+}
+
+// receiptStatus is queued while the message is pending, delivered afterwards.
+func receiptStatus(messageStatus string) string {
+	if messageStatus == MessagePending {
+		return "queued"
+	}
+	return "delivered"
+}
+
+func (s *Service) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, text string, assets []string) (*Message, error) {
+	return s.appendUserMessageID(ctx, q, ws, "", text, assets)
+}
+
+// appendUserMessageID writes a pending user message with the next seq; id may be preset
+// (derived from an idempotency key).
+func (s *Service) appendUserMessageID(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string) (*Message, error) {
+	if id == "" {
+		id = NewID(s.rand, PrefixMessage)
+	}
+	sealed, err := s.seal([]byte(text), messageBinding(ws.ID, id))
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	seq, err := q.NextSeq(ctx, ws.ID, now)
+	if err != nil {
+		return nil, err
+	}
+	m := &Message{
+		ID: id, WorkspaceID: ws.ID, Seq: seq, Role: RoleUser, Text: text, Status: MessagePending,
+		TurnID: TurnIDFor(id), CreatedAt: now, AssetIDs: assets,
+	}
+	if err := q.InsertMessage(ctx, m, sealed); err != nil {
+		return nil, err
+	}
+	ws.LatestSeq = seq
+	return m, nil
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

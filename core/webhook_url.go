@@ -1,0 +1,109 @@
+package core
+
+import (
+	"net"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// WebhookURLPolicy holds the registration rules that depend on configuration.
+type WebhookURLPolicy struct {
+	// PublicHost is the hub's own public host name; endpoints may not point at it.
+	PublicHost string
+	// AllowInsecure admits http and loopback targets (tests and development only).
+	AllowInsecure bool
+}
+
+// CheckWebhookURL applies behaviour.md's registration rules and returns the URL to store.
+// Delivery re-checks the resolved addresses; this check only refuses what is plainly
+// not a public https endpoint.
+func (p WebhookURLPolicy) CheckWebhookURL(raw string) (string, error) {
+	bad := func(why string) error { return Errorf(CodeInvalidWebhookURL, "url %s", why) }
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", bad("is required")
+	}
+	if utf8.RuneCountInString(raw) > MaxWebhookURLChars {
+		return "", bad("must be at most 2048 characters")
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Opaque != "" || !u.IsAbs() {
+		return "", bad("must be an absolute URL")
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "https" && !(p.AllowInsecure && scheme == "http") {
+		return "", bad("must use https")
+	}
+	if u.User != nil {
+		return "", bad("must not carry user information")
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return "", bad("must not have a fragment")
+	}
+	host := strings.TrimRight(strings.ToLower(u.Hostname()), ".")
+	if host == "" {
+		return "", bad("must name a host")
+	}
+	if p.AllowInsecure && isLoopbackHost(host) {
+		return u.String(), nil
+	}
+	switch {
+	case isIPLiteral(host):
+		return "", bad("must use a host name, not an IP address")
+	case host == "localhost" || strings.HasSuffix(host, ".localhost"),
+		strings.HasSuffix(host, ".local"), strings.HasSuffix(host, ".internal"):
+		return "", bad("must be a public host")
+	case !strings.Contains(host, "."):
+		return "", bad("must be a fully qualified host name")
+	case p.PublicHost != "" && host == strings.TrimRight(strings.ToLower(p.PublicHost), "."):
+		return "", bad("must not point at this hub")
+	}
+	for _, c := range host {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c >= utf8.RuneSelf) {
+			return "", bad("has an invalid host name")
+		}
+	}
+	return u.String(), nil
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// isIPLiteral reports IPv6 and IPv4 in any notation browsers and resolvers accept:
+// dotted, shortened (127.1), decimal (2130706433), octal (0177.0.0.1) and hex (0x7f.1).
+// As in the WHATWG URL parser, a host whose last label is a number is an IPv4 address.
+func isIPLiteral(host string) bool {
+	if net.ParseIP(host) != nil || strings.Contains(host, ":") {
+		return true
+	}
+	labels := strings.Split(host, ".")
+	last := labels[len(labels)-1]
+	return isNumericLabel(last)
+}
+
+func isNumericLabel(s string) bool {
+	if s == "" {
+		return false
+	}
+	if strings.HasPrefix(s, "0x") {
+		s = s[2:]
+		for _, c := range s {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

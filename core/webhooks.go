@@ -1,0 +1,71 @@
+package core
+
+import (
+	"context"
+	"strings"
+)
+
+// CreateWebhookInput is a webhook registration request.
+type CreateWebhookInput struct {
+	URL         *string
+	Description *string
+}
+
+// CreateWebhook registers an endpoint and returns it with its signing secret, which is
+// shown only here. The account row lock makes the 20-endpoint limit exact under races.
+func (s *Service) CreateWebhook(ctx context.Context, acct *Account, in CreateWebhookInput) (*Webhook, string, error) {
+	if in.URL == nil {
+		return nil, "", Errorf(CodeInvalidWebhookURL, "url is required")
+	}
+	url, err := s.webhooks.CheckWebhookURL(*in.URL)
+	if err != nil {
+		return nil, "", err
+	}
+	desc := ""
+	if in.Description != nil {
+		desc = strings.TrimSpace(*in.Description)
+		if chars(desc) > MaxWebhookDescChars {
+			return nil, "", Errorf(CodeInvalidWebhookDesc, "description must be at most 200 characters")
+		}
+	}
+	wh := &Webhook{ID: NewID(s.rand, PrefixWebhook), AccountID: acct.ID, URL: url, Description: desc, CreatedAt: s.clock.Now()}
+	secret := NewWebhookSecret(s.rand)
+	err = s.inTx(ctx, func(q Queries) error {
+		if err := q.LockAccount(ctx, acct.ID); err != nil {
+			return err
+		}
+		n, err := q.CountWebhooks(ctx, acct.ID)
+		if err != nil {
+			return err
+		}
+		if n >= MaxWebhooks {
+			return Errorf(CodeWebhookLimitReached, "this account already has 20 webhook endpoints")
+		}
+		if wh.SealedSecret, err = s.seal([]byte(secret), webhookBinding(acct.ID, wh.ID)); err != nil {
+			return err
+		}
+		return q.InsertWebhook(ctx, wh)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return wh, secret, nil
+}
+
+// ListWebhooks returns the account's endpoints in registration order.
+func (s *Service) ListWebhooks(ctx context.Context, acct *Account) ([]*Webhook, error) {
+	return s.store.ListWebhooks(ctx, acct.ID)
+}
+
+// DeleteWebhook removes an endpoint; its pending deliveries go with it (same statement
+// through the foreign key, so in the same transaction).
+func (s *Service) DeleteWebhook(ctx context.Context, acct *Account, id string) error {
+	ok, err := s.store.DeleteWebhook(ctx, acct.ID, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return Errorf(CodeWebhookNotFound, "no webhook with this id on this account")
+	}
+	return nil
+}

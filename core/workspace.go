@@ -1,0 +1,117 @@
+package core
+
+import "time"
+
+// Workspace states (api.md 3.1, behaviour.md state machine).
+const (
+	StateQueued       = "queued"
+	StateProvisioning = "provisioning"
+	StateSetup        = "setup"
+	StateReady        = "ready"
+	StatePausing      = "pausing"
+	StatePaused       = "paused"
+	StateResuming     = "resuming"
+	StateArchiving    = "archiving"
+	StateArchived     = "archived"
+	StateDeleting     = "deleting"
+	StateDeleted      = "deleted"
+	StateFailed       = "failed"
+)
+
+// Runtime states and startup phases (behaviour.md, derived status fields).
+const (
+	RuntimeOffline    = "offline"
+	RuntimeConnecting = "connecting"
+	RuntimeOnline     = "online"
+
+	PhaseAllocating = "allocating"
+	PhaseFailed     = "failed"
+)
+
+// Agent status values.
+const (
+	AgentWorking = "working"
+	AgentIdle    = "idle"
+	AgentUnknown = "unknown"
+)
+
+// Runtime modes (api.md 4.1).
+var RuntimeModes = []string{"auto", "approval-required", "auto-accept-edits", "auto-accept-edits-and-bash", "full-access"}
+
+// DefaultRuntimeMode is used when create does not name one.
+const DefaultRuntimeMode = "full-access"
+
+// AgentIDs are the four agent identifiers of the wire.
+var AgentIDs = []string{"agent_1", "agent_2", "agent_3", "agent_4"}
+
+// Origins say which front-end started a workspace.
+const (
+	OriginAPI     = "api"
+	OriginSlack   = "slack"
+	OriginDiscord = "discord"
+)
+
+// Workspace is one cloud workspace and the fields its status object is derived from.
+type Workspace struct {
+	ID           string
+	AccountID    string
+	ProjectID    string
+	ProviderID   string
+	Agent        string
+	Model        string
+	RuntimeMode  string
+	Branch       string
+	BaseRef      string
+	Origin       string
+	State        string
+	StatusCode   string
+	StartupPhase string
+	RuntimeState string
+	LatestSeq    int64
+	// LastTurn* come from the newest assistant message; kept on the row by the turn
+	// transaction so listing needs no per-workspace query.
+	LastTurnID          string
+	LastTurnOutcome     string
+	LastTurnCompletedAt *time.Time
+	// OpenMessages is true when a user message is pending or delivered (computed by the
+	// store in the same query that reads the row).
+	OpenMessages bool
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// AcceptsMessages reports whether sends and uploads are taken in the current state.
+func (w *Workspace) AcceptsMessages() bool {
+	switch w.State {
+	case StateArchiving, StateArchived, StateDeleting, StateDeleted, StateFailed:
+		return false
+	}
+	return true
+}
+
+// AgentStatus derives agentStatus as behaviour.md fixes it.
+func (w *Workspace) AgentStatus() string {
+	switch {
+	case w.OpenMessages && w.AcceptsMessages():
+		return AgentWorking
+	case w.LastTurnID != "":
+		return AgentIdle
+	default:
+		return AgentUnknown
+	}
+}
+
+// LastTurn is the most recent finished agent turn (api.md 2.2).
+type LastTurn struct {
+	TurnID      string
+	Outcome     string
+	CompletedAt time.Time
+}
+
+// LastTurnInfo returns the last turn, or nil when the agent never answered.
+func (w *Workspace) LastTurnInfo() *LastTurn {
+	if w.LastTurnID == "" || w.LastTurnCompletedAt == nil {
+		return nil
+	}
+	return &LastTurn{TurnID: w.LastTurnID, Outcome: w.LastTurnOutcome, CompletedAt: *w.LastTurnCompletedAt}
+}

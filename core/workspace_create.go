@@ -1,0 +1,278 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+)
+
+// CreateWorkspaceInput is what a caller sent to create a workspace. Nil means absent.
+type CreateWorkspaceInput struct {
+	Prompt      *string
+	ProjectID   *string
+	ProviderID  *string
+	Agent       *string
+	Model       *string
+	RuntimeMode *string
+	BaseRef     *string
+	Branch      *string
+	// HeaderKey and BodyKey are the two places an idempotency key can come from.
+	HeaderKey *string
+	BodyKey   *string
+	// Origin says which front-end is creating it (api, slack, discord).
+	Origin string
+}
+
+// createRequest is the validated, normalised request; it is also the idempotency
+// fingerprint, so it holds only what the caller sent.
+type createRequest struct {
+	Prompt      *string `json:"prompt"`
+	ProjectID   *string `json:"projectId"`
+	ProviderID  *string `json:"providerId"`
+	Agent       *string `json:"agent"`
+	Model       *string `json:"model"`
+	RuntimeMode *string `json:"runtimeMode"`
+	BaseRef     *string `json:"baseRef"`
+	Branch      *string `json:"branch"`
+}
+
+// ValidateCreate checks every field of a create request (the 400s) without the store.
+func ValidateCreate(in CreateWorkspaceInput) (createRequest, string, error) {
+	var r createRequest
+	key, err := IdempotencyKey(in.HeaderKey, in.BodyKey)
+	if err != nil {
+		return r, "", err
+	}
+	if in.Prompt != nil {
+		p := strings.TrimSpace(*in.Prompt)
+		if p == "" {
+			return r, "", Errorf(CodeInvalidPrompt, "prompt must not be empty; omit it to create an idle workspace")
+		}
+		if chars(p) > MaxTextChars {
+			return r, "", Errorf(CodeInvalidPrompt, "prompt must be at most 65536 characters")
+		}
+		r.Prompt = &p
+	}
+	r.ProjectID = trimmed(in.ProjectID)
+	if r.ProjectID != nil && *r.ProjectID == "" {
+		return r, "", Errorf(CodeInvalidRequest, "projectId must not be empty")
+	}
+	r.ProviderID = trimmed(in.ProviderID)
+	if r.ProviderID != nil && *r.ProviderID == "" {
+		return r, "", Errorf(CodeInvalidRequest, "providerId must not be empty")
+	}
+	if r.Agent = trimmed(in.Agent); r.Agent != nil && !slices.Contains(AgentIDs, *r.Agent) {
+		return r, "", Errorf(CodeInvalidRequest, "agent must be one of agent_1, agent_2, agent_3, agent_4")
+	}
+	if r.Model = trimmed(in.Model); r.Model != nil && (*r.Model == "" || chars(*r.Model) > MaxModelChars) {
+		return r, "", Errorf(CodeInvalidRequest, "model must be 1 to 200 characters")
+	}
+	if r.RuntimeMode = trimmed(in.RuntimeMode); r.RuntimeMode != nil && !slices.Contains(RuntimeModes, *r.RuntimeMode) {
+		return r, "", Errorf(CodeInvalidRequest, "runtimeMode must be one of %s", strings.Join(RuntimeModes, ", "))
+	}
+	if r.BaseRef = trimmed(in.BaseRef); r.BaseRef != nil {
+		if err := validateRef("baseRef", *r.BaseRef, true); err != nil {
+			return r, "", err
+		}
+	}
+	if r.Branch = trimmed(in.Branch); r.Branch != nil {
+		if err := validateRef("branch", *r.Branch, false); err != nil {
+			return r, "", err
+		}
+	}
+	return r, key, nil
+}
+
+func trimmed(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	t := strings.TrimSpace(*p)
+	return &t
+}
+
+// CreateWorkspace starts a workspace (state queued) with an optional first message.
+// It returns created=false when an idempotent replay returned an existing workspace.
+func (s *Service) CreateWorkspace(ctx context.Context, acct *Account, in CreateWorkspaceInput) (ws *Workspace, created bool, err error) {
+	req, key, err := ValidateCreate(in)
+	if err != nil {
+		return nil, false, err
+	}
+	origin := in.Origin
+	if origin == "" {
+		origin = OriginAPI
+	}
+	err = s.inTx(ctx, func(q Queries) error {
+		ws, created = nil, false
+		var receipt *Receipt
+		if key != "" {
+			receipt = &Receipt{
+				AccountID: acct.ID, Scope: scopeCreate(), Key: key, Fingerprint: fingerprint(req),
+				ResourceID: DerivedID(PrefixWorkspace, acct.ID, scopeCreate(), key), CreatedAt: s.clock.Now(),
+			}
+			stored, claimed, err := q.ClaimIdempotencyKey(ctx, receipt)
+			if err != nil {
+				return err
+			}
+			if !claimed {
+				if !bytes.Equal(stored.Fingerprint, receipt.Fingerprint) {
+					return Errorf(CodeIdempotencyKeyReused, "this idempotency key was used with a different request")
+				}
+				ws, err = q.GetWorkspace(ctx, acct.ID, stored.ResourceID)
+				return notFound(err, CodeWorkspaceNotFound, "the workspace created with this key was deleted")
+			}
+		}
+		ws, err = s.newWorkspace(ctx, q, acct, req, origin)
+		if err != nil {
+			return err
+		}
+		if receipt != nil {
+			ws.ID = receipt.ResourceID
+		}
+		if err := q.InsertWorkspace(ctx, ws); err != nil {
+			return err
+		}
+		if req.Prompt != nil {
+			m, err := s.appendUserMessage(ctx, q, ws, *req.Prompt, nil)
+			if err != nil {
+				return err
+			}
+			ws.OpenMessages, ws.UpdatedAt = true, m.CreatedAt // NextSeq touched the row
+		}
+		created = true
+		return nil
+	})
+	return ws, created, err
+}
+
+// newWorkspace resolves defaults and runs the lookup (404), state (409) and billing
+// (403) checks in behaviour.md's order. It returns the row to insert.
+func (s *Service) newWorkspace(ctx context.Context, q Queries, acct *Account, req createRequest, origin string) (*Workspace, error) {
+	project, err := s.resolveProject(ctx, q, acct, req.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	providerID := s.providers.Default()
+	if req.ProviderID != nil {
+		providerID = *req.ProviderID
+		if !s.hasProvider(ctx, providerID) {
+			return nil, Errorf(CodeProviderUnavailable, "provider %q is not available on this hub", providerID)
+		}
+	}
+	agent, model, err := s.resolveAgentModel(ctx, q, acct, req.Agent, req.Model)
+	if err != nil {
+		return nil, err
+	}
+	if project.State != ProjectReady {
+		return nil, Errorf(CodeProjectNotReady, "project %s is %s; workspaces need a ready project", project.ID, project.State)
+	}
+	branch := ""
+	if req.Branch != nil {
+		branch = *req.Branch
+		holder, err := q.WorkspaceUsingBranch(ctx, project.ID, branch)
+		if err == nil {
+			return nil, BranchInUse(holder)
+		}
+		if !errors.Is(err, ErrNoRows) {
+			return nil, err
+		}
+	} else if branch, err = s.freeBranch(ctx, q, project.ID); err != nil {
+		return nil, err
+	}
+	if err := acct.checkBilling(s.clock.Now()); err != nil {
+		return nil, err
+	}
+	if req.Prompt != nil {
+		if err := s.requireSealer(); err != nil {
+			return nil, err
+		}
+	}
+	now := s.clock.Now()
+	ws := &Workspace{
+		ID: NewID(s.rand, PrefixWorkspace), AccountID: acct.ID, ProjectID: project.ID, ProviderID: providerID,
+		Agent: agent, Model: model, RuntimeMode: DefaultRuntimeMode, Branch: branch, BaseRef: project.DefaultBranch,
+		Origin: origin, State: StateQueued, StatusCode: StateQueued, StartupPhase: PhaseAllocating,
+		RuntimeState: RuntimeOffline, CreatedAt: now, UpdatedAt: now,
+	}
+	if req.RuntimeMode != nil {
+		ws.RuntimeMode = *req.RuntimeMode
+	}
+	if req.BaseRef != nil {
+		ws.BaseRef = *req.BaseRef
+	}
+	return ws, nil
+}
+
+// resolveProject applies api.md 4.1: the named project, or the only project when it is
+// the account's one project; with none or several, the caller must name one.
+func (s *Service) resolveProject(ctx context.Context, q Queries, acct *Account, id *string) (*Project, error) {
+	if id != nil {
+		p, err := q.GetProject(ctx, acct.ID, *id)
+		return p, notFound(err, CodeProjectNotFound, "no project with this id on this account")
+	}
+	projects, err := q.ListProjects(ctx, acct.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(projects) != 1 {
+		return nil, Errorf(CodeCloudProjectRequired, "name a projectId: this account has %d projects", len(projects))
+	}
+	return projects[0], nil
+}
+
+func (s *Service) hasProvider(ctx context.Context, id string) bool {
+	for _, p := range s.providers.List(ctx) {
+		if p.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveAgentModel fills agent and model from the account's newest workspace.
+func (s *Service) resolveAgentModel(ctx context.Context, q Queries, acct *Account, agent, model *string) (string, string, error) {
+	if agent != nil && model != nil {
+		return *agent, *model, nil
+	}
+	newest, err := q.NewestWorkspace(ctx, acct.ID)
+	if errors.Is(err, ErrNoRows) {
+		return "", "", Errorf(CodeAgentAndModelRequired, "name an agent and a model: this account has no earlier workspace to take them from")
+	}
+	if err != nil {
+		return "", "", err
+	}
+	a, m := newest.Agent, newest.Model
+	if agent != nil {
+		a = *agent
+	}
+	if model != nil {
+		m = *model
+	}
+	return a, m, nil
+}
+
+// freeBranch generates branch names until one is not used by a live workspace.
+func (s *Service) freeBranch(ctx context.Context, q Queries, projectID string) (string, error) {
+	for i := 0; i < 20; i++ {
+		b := GenerateBranch(s.rand)
+		if _, err := q.WorkspaceUsingBranch(ctx, projectID, b); errors.Is(err, ErrNoRows) {
+			return b, nil
+		} else if err != nil {
+			return "", err
+		}
+	}
+	return "", errors.New("no free generated branch name after 20 tries")
+}
+
+// ListWorkspaces returns the account's workspaces that are not deleted, oldest first.
+func (s *Service) ListWorkspaces(ctx context.Context, acct *Account) ([]*Workspace, error) {
+	return s.store.ListWorkspaces(ctx, acct.ID)
+}
+
+// GetWorkspace returns one workspace of the account.
+func (s *Service) GetWorkspace(ctx context.Context, acct *Account, id string) (*Workspace, error) {
+	ws, err := s.store.GetWorkspace(ctx, acct.ID, id)
+	return ws, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
+}

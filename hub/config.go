@@ -1,0 +1,50 @@
+// Package hub assembles the hub from configuration: store, adapters, core and the HTTP
+// front-end (later the bots and jobs). cmd/wshub and the end-to-end tests share it, so
+// tests run the same wiring as production.
+package hub
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/wshub/wshub/adapters/agents"
+)
+
+// Config is the hub's environment. Every variable is documented in the README.
+type Config struct {
+	// DatabaseURL is the PostgreSQL connection string.
+	DatabaseURL string `env:"DATABASE_URL,required"`
+	// Addr is the listen address of the API and health endpoints.
+	Addr string `env:"WSHUB_ADDR" envDefault:":8080"`
+	// DataDir holds project mirrors, workspace checkouts and attachment blobs.
+	DataDir string `env:"WSHUB_DATA_DIR" envDefault:".data"`
+	// PublicURL is the hub's public address; webhooks may not point at its host.
+	PublicURL string `env:"WSHUB_PUBLIC_URL"`
+	// ContentKey is the base64 AES-256 key that seals message text, attachments and
+	// webhook secrets. Without it the endpoints that must seal answer 503.
+	ContentKey string `env:"WSHUB_CONTENT_KEY"`
+	// IdleTimeout pauses a ready workspace with no activity for this long.
+	IdleTimeout time.Duration `env:"WSHUB_IDLE_TIMEOUT" envDefault:"10m"`
+	// TurnTimeout ends a turn that runs longer as interrupted.
+	TurnTimeout time.Duration `env:"WSHUB_TURN_TIMEOUT" envDefault:"30m"`
+	// WebhookAllowInsecure admits http and loopback webhook targets: tests and
+	// development only, never in production (the hub logs a warning when it is on).
+	WebhookAllowInsecure bool `env:"WSHUB_WEBHOOK_ALLOW_INSECURE" envDefault:"false"`
+	// MigrateOnStart applies pending migrations when serving (under goose's lock).
+	MigrateOnStart bool `env:"WSHUB_MIGRATE_ON_START" envDefault:"true"`
+	// AgentCommands binds agent ids to commands (WSHUB_AGENT_<N>_COMMAND), read separately.
+	AgentCommands map[string]string `env:"-"`
+}
+
+// LoadConfig reads the configuration from the environment.
+func LoadConfig() (Config, error) {
+	var c Config
+	if err := env.Parse(&c); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	c.AgentCommands = agents.CommandsFromEnv(os.Environ())
+	return c, nil
+}

@@ -1,0 +1,97 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/wshub/wshub/adapters/agents"
+	"github.com/wshub/wshub/adapters/assets"
+	"github.com/wshub/wshub/adapters/gitrepo"
+	"github.com/wshub/wshub/adapters/machines"
+	"github.com/wshub/wshub/adapters/postgres"
+	"github.com/wshub/wshub/adapters/seal"
+	"github.com/wshub/wshub/api"
+	"github.com/wshub/wshub/core"
+)
+
+// Hub is an assembled hub: its store, use cases and HTTP app.
+type Hub struct {
+	Config  Config
+	Store   *postgres.Store
+	Service *core.Service
+	App     *fiber.App
+	Log     *slog.Logger
+}
+
+// Options let tests replace the clock and randomness.
+type Options struct {
+	Clock  core.Clock
+	Random core.Random
+}
+
+// Open connects to the database and builds every part. The caller closes it.
+func Open(ctx context.Context, cfg Config, log *slog.Logger, opt Options) (*Hub, error) {
+	store, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{})
+	if err != nil {
+		return nil, err
+	}
+	h, err := build(cfg, store, log, opt)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// New builds a hub on an open store (tests use a store per test).
+func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub, error) {
+	return build(cfg, store, log, opt)
+}
+
+func build(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	var sealer core.Sealer
+	if cfg.ContentKey != "" {
+		s, err := seal.FromBase64(cfg.ContentKey)
+		if err != nil {
+			return nil, fmt.Errorf("WSHUB_CONTENT_KEY: %w", err)
+		}
+		sealer = s
+	}
+	blobs, err := assets.NewFS(filepath.Join(cfg.DataDir, "assets"))
+	if err != nil {
+		return nil, fmt.Errorf("asset store: %w", err)
+	}
+	publicHost := ""
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil {
+			return nil, fmt.Errorf("WSHUB_PUBLIC_URL: %w", err)
+		}
+		publicHost = u.Hostname()
+	}
+	svc := core.NewService(core.Deps{
+		Store:     store,
+		Sealer:    sealer,
+		Blobs:     blobs,
+		Providers: machines.NewLocal(),
+		Agents:    agents.NewCatalog(cfg.AgentCommands, exec.LookPath),
+		Mirror:    &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors")},
+		Clock:     opt.Clock,
+		Random:    opt.Random,
+		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
+	})
+	app := api.New(svc, api.Options{Log: log, Ready: store})
+	return &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log}, nil
+}
+
+// Close releases the store.
+func (h *Hub) Close() error { return h.Store.Close() }

@@ -1,0 +1,209 @@
+// Package hubtest runs a real hub for tests: its own PostgreSQL database, a real HTTP
+// listener on loopback, real adapters, and an account with a key and a ready project
+// made from a real git repository.
+package hubtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/adapters/postgres"
+	"github.com/wshub/wshub/adapters/postgres/pgtest"
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+)
+
+// Hub is a running test hub.
+type Hub struct {
+	*hub.Hub
+	t     testing.TB
+	URL   string // base URL, e.g. http://127.0.0.1:41234
+	DBURL string
+	// Account, Key and Project are a ready-to-use tenant.
+	Account *core.Account
+	Key     string
+	Project *core.Project
+}
+
+// Option changes the configuration before the hub is built.
+type Option func(*hub.Config)
+
+// WithoutContentKey starts the hub with no content key (sealing endpoints answer 503).
+func WithoutContentKey() Option { return func(c *hub.Config) { c.ContentKey = "" } }
+
+// Start runs a hub for t and stops it when t ends.
+func Start(t testing.TB, opts ...Option) *Hub {
+	t.Helper()
+	store, dbURL := pgtest.NewStore(t)
+	cfg := hub.Config{
+		DatabaseURL: dbURL, DataDir: t.TempDir(), ContentKey: NewContentKey(t),
+		IdleTimeout: 10 * time.Minute, TurnTimeout: time.Minute, AgentCommands: map[string]string{},
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h, err := hub.New(cfg, store, nil, hub.Options{})
+	if err != nil {
+		t.Fatalf("build hub: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	go func() { _ = h.App.Listener(ln) }()
+	t.Cleanup(func() { _ = h.App.ShutdownWithTimeout(5 * time.Second) })
+	th := &Hub{Hub: h, t: t, URL: "http://" + ln.Addr().String(), DBURL: dbURL}
+	th.Account, th.Key = th.NewAccount(true)
+	th.Project = th.NewProject(th.Account.ID, GitRepo(t))
+	return th
+}
+
+// NewContentKey returns a random base64 AES-256 key.
+func NewContentKey(t testing.TB) string {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(k)
+}
+
+// NewAccount creates an account (entitled or not) and a key for it.
+func (h *Hub) NewAccount(entitled bool) (*core.Account, string) {
+	h.t.Helper()
+	ctx := context.Background()
+	a := &core.Account{Name: "test", Entitled: entitled}
+	if err := h.Service.CreateAccount(ctx, a); err != nil {
+		h.t.Fatalf("create account: %v", err)
+	}
+	_, key, err := h.Service.CreateAPIKey(ctx, a.ID, "test")
+	if err != nil {
+		h.t.Fatalf("create key: %v", err)
+	}
+	return a, key
+}
+
+// NewProject connects repo to the account and prepares it (mirror clone).
+func (h *Hub) NewProject(accountID, repo string) *core.Project {
+	h.t.Helper()
+	ctx := context.Background()
+	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: accountID, Repository: repo})
+	if err != nil {
+		h.t.Fatalf("add project: %v", err)
+	}
+	if err := h.Service.PrepareProject(ctx, p); err != nil {
+		h.t.Fatalf("prepare project: %v", err)
+	}
+	return p
+}
+
+// Store returns the hub's store (for reading raw rows).
+func (h *Hub) PG() *postgres.Store { return h.Hub.Store }
+
+// GitRepo creates a git repository with one commit on branch main and returns its path.
+func GitRepo(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dir, "init", "-q", "-b", "main")
+	Git(t, dir, "add", ".")
+	Git(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init")
+	return dir
+}
+
+// Git runs git in dir and returns its trimmed output.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v: %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Response is a decoded HTTP answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Raw    []byte
+	Body   map[string]any
+}
+
+// Code returns the error code of an error body.
+func (r *Response) Code() string {
+	s, _ := r.Body["error"].(string)
+	return s
+}
+
+// Call sends a request with key (empty: no Authorization header). body may be nil,
+// []byte (sent raw) or any value (sent as JSON). headers are name, value pairs.
+func (h *Hub) Call(method, path, key string, body any, headers ...string) *Response {
+	h.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			h.t.Fatalf("encode body: %v", err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, h.URL+path, rd)
+	if err != nil {
+		h.t.Fatalf("new request: %v", err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := &Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &r.Body); err != nil {
+			h.t.Fatalf("%s %s: answer is not a JSON object: %v: %.200s", method, path, err, raw)
+		}
+	}
+	return r
+}
+
+// Expect fails the test unless r has the status (and, for errors, the code).
+func (r *Response) Expect(t testing.TB, status int, code string) *Response {
+	t.Helper()
+	if r.Status != status || (code != "" && r.Code() != code) {
+		t.Fatalf("expected %d %s, got %d %s", status, code, r.Status, r.Raw)
+	}
+	return r
+}
