@@ -115,4 +115,3 @@ func decodeCreateWebhook(body []byte) (core.CreateWebhookInput, error) {
 	}
 	return core.CreateWebhookInput{URL: f["url"], Description: f["description"]}, nil
 }
-

@@ -15,9 +15,10 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-
 // Pinger reports whether the store is reachable (readiness).
-type Pinger interface{ Ping(ctx context.Context) error }
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
 
 // Options configure the HTTP front-end.
 type Options struct {
