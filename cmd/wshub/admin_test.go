@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/wshub/wshub/adapters/postgres/pgtest"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// adminEnv points the command at a fresh database and data directory.
+func adminEnv(t *testing.T) {
+	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t))
+	t.Setenv("WSHUB_DATA_DIR", t.TempDir())
+	t.Setenv("WSHUB_CONTENT_KEY", hubtest.NewContentKey(t))
+}
+
+// wshub runs the command in-process and decodes its JSON output.
+func wshub(t *testing.T, wantCode int, args ...string) (map[string]any, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	if code != wantCode {
+		t.Fatalf("wshub %s: expected exit %d, got %d; stderr: %s", strings.Join(args, " "), wantCode, code, errb.String())
+	}
+	var m map[string]any
+	if code == 0 && strings.HasPrefix(strings.TrimSpace(out.String()), "{") {
+		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+			t.Fatalf("wshub %s: output is not JSON: %v: %s", strings.Join(args, " "), err, out.String())
+		}
+	}
+	return m, out.String() + errb.String()
+}
+
+func TestAdminAccountKeyProject(t *testing.T) {
+	adminEnv(t)
+	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	id, _ := acct["accountId"].(string)
+	if !strings.HasPrefix(id, "acct_") {
+		t.Fatalf("expected an acct_ id, got %v", acct)
+	}
+
+	upd, _ := wshub(t, 0, "admin", "account", "update", "--account", id, "--billing-hold", "--billing-period-end", "2030-01-02T03:04:05Z")
+	if upd["billingHold"] != true || upd["billingPeriodEnd"] != "2030-01-02T03:04:05Z" || upd["entitled"] != true {
+		t.Fatalf("expected hold on, period set, still entitled; got %v", upd)
+	}
+	upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--billing-hold=false", "--billing-period-end", "none", "--entitled=false")
+	if upd["billingHold"] != false || upd["billingPeriodEnd"] != nil || upd["entitled"] != false {
+		t.Fatalf("expected hold off, no period, not entitled; got %v", upd)
+	}
+
+	key, _ := wshub(t, 0, "admin", "key", "create", "--account", id, "--name", "ci")
+	if k, _ := key["key"].(string); !strings.HasPrefix(k, "svc_") || len(k) != 4+43 {
+		t.Fatalf("expected svc_ + 43 characters, got %v", key)
+	}
+	wshub(t, 0, "admin", "key", "revoke", "--key-id", key["keyId"].(string))
+	_, msg := wshub(t, 1, "admin", "key", "revoke", "--key-id", key["keyId"].(string))
+	if !strings.Contains(msg, "already revoked") {
+		t.Fatalf("expected a second revoke to say so, got %q", msg)
+	}
+
+	repo := hubtest.GitRepo(t)
+	hubtest.Git(t, repo, "branch", "-m", "main", "trunk")
+	ready, _ := wshub(t, 0, "admin", "project", "add", "--account", id, "--repository", repo)
+	if ready["state"] != "ready" {
+		t.Fatalf("expected the project ready, got %v", ready)
+	}
+	failed, _ := wshub(t, 0, "admin", "project", "add", "--account", id, "--repository", "/nonexistent/repo", "--name", "broken")
+	if failed["state"] != "failed" || failed["failureReason"] == "" {
+		t.Fatalf("expected failed with a reason, got %v", failed)
+	}
+
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"admin", "project", "list", "--account", id}, &out, &errb); code != 0 {
+		t.Fatalf("project list: exit %d: %s", code, errb.String())
+	}
+	var list []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &list); err != nil || len(list) != 2 {
+		t.Fatalf("expected two projects as JSON, got %v: %s", err, out.String())
+	}
+	if list[0]["defaultBranch"] != "trunk" || list[0]["state"] != "ready" {
+		t.Fatalf("expected the detected default branch trunk, got %v", list[0])
+	}
+	if list[1]["state"] != "failed" || list[1]["failureReason"] == nil {
+		t.Fatalf("expected the failure reason kept, got %v", list[1])
+	}
+}
+
+func TestAdminErrors(t *testing.T) {
+	adminEnv(t)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"admin", "account", "create"}, "--name is required"},
+		{[]string{"admin", "account", "create", "--name", "x", "--billing-period-end", "tomorrow"}, "--billing-period-end"},
+		{[]string{"admin", "account", "update", "--account", "acct_nope", "--entitled"}, "no such account"},
+		{[]string{"admin", "key", "create", "--account", "acct_nope", "--name", "k"}, "no such account"},
+		{[]string{"admin", "project", "add", "--account", "acct_nope", "--repository", "/tmp"}, "no such account"},
+		{[]string{"admin", "nothing", "here"}, "unknown command"},
+	}
+	for _, c := range cases {
+		_, msg := wshub(t, 1, c.args...)
+		if !strings.Contains(msg, c.want) {
+			t.Errorf("wshub %v: expected stderr to contain %q, got %q", c.args, c.want, msg)
+		}
+	}
+	if _, msg := wshub(t, 2, "admin"); !strings.Contains(msg, "usage") {
+		t.Errorf("expected usage for bare admin, got %q", msg)
+	}
+}

@@ -1,0 +1,68 @@
+// Package layers holds the test that keeps the architecture's import rules true:
+// core imports the standard library only; api and bots reach the domain through core.
+package layers
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "github.com/wshub/wshub/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+const module = "github.com/wshub/wshub/"
+
+func isStd(path string) bool { return !strings.Contains(strings.Split(path, "/")[0], ".") }
+
+func TestImportRules(t *testing.T) {
+	pkgs := listPackages(t)
+	if len(pkgs) < 5 {
+		t.Fatalf("expected the module's packages, got %d", len(pkgs))
+	}
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		for _, imp := range p.Imports {
+			switch {
+			case rel == "core":
+				if !isStd(imp) {
+					t.Errorf("core imports %s; core may import the standard library only", imp)
+				}
+			case rel == "api" || strings.HasPrefix(rel, "bots/"):
+				if strings.HasPrefix(imp, module) && imp != module+"core" {
+					t.Errorf("%s imports %s; front-ends call core only", rel, imp)
+				}
+				for _, banned := range []string{"github.com/jmoiron/sqlx", "github.com/lib/pq", "database/sql"} {
+					if imp == banned {
+						t.Errorf("%s imports %s; SQL lives in adapters/postgres", rel, imp)
+					}
+				}
+			case strings.HasPrefix(rel, "adapters/") && !strings.HasPrefix(rel, "adapters/postgres"):
+				if imp == "github.com/jmoiron/sqlx" || imp == "github.com/lib/pq" {
+					t.Errorf("%s imports %s; SQL lives in adapters/postgres", rel, imp)
+				}
+			}
+		}
+	}
+}
