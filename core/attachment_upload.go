@@ -83,8 +83,9 @@ func ValidateUpload(in UploadInput) (uploadRequest, string, error) {
 }
 
 // UploadAttachment stores a file for a workspace. The sealed bytes go to the blob store
-// first, under a key that names their content, so a conflicting retry never overwrites
-// the original; the asset row and receipt follow in one transaction.
+// first, under a key of their own (random per request), so a retry or a conflicting
+// request never overwrites or deletes the original's bytes; the asset row and receipt
+// follow in one transaction.
 func (s *Service) UploadAttachment(ctx context.Context, acct *Account, workspaceID string, in UploadInput) (*Asset, error) {
 	req, key, err := ValidateUpload(in)
 	if err != nil {
@@ -108,7 +109,9 @@ func (s *Service) UploadAttachment(ctx context.Context, acct *Account, workspace
 		asset.ID = DerivedID(PrefixAsset, acct.ID, scopeUpload(ws.ID), key)
 		claim = &Receipt{AccountID: acct.ID, Scope: scopeUpload(ws.ID), Key: key, Fingerprint: fingerprint(req), ResourceID: asset.ID, CreatedAt: now}
 	}
-	asset.BlobKey = asset.ID + "/" + req.SHA256[:16]
+	// Not derived from the content: a request reusing a key with the same bytes but
+	// another name or type would share the original's blob and delete it on its 409.
+	asset.BlobKey = asset.ID + "/" + NewID(s.rand, "")
 	sealed, err := s.seal(in.Body, assetBinding(ws.ID, asset.ID))
 	if err != nil {
 		return nil, err
