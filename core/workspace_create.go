@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // CreateWorkspaceInput is what a caller sent to create a workspace. Nil means absent.
@@ -68,6 +69,9 @@ func ValidateCreate(in CreateWorkspaceInput) (createRequest, string, error) {
 	}
 	if r.Model = trimmed(in.Model); r.Model != nil && (*r.Model == "" || chars(*r.Model) > MaxModelChars) {
 		return r, "", Errorf(CodeInvalidRequest, "model must be 1 to 200 characters")
+	}
+	if r.Model != nil && strings.IndexFunc(*r.Model, unicode.IsControl) >= 0 { // a NUL would also fail in the store
+		return r, "", Errorf(CodeInvalidRequest, "model must not contain control characters")
 	}
 	if r.RuntimeMode = trimmed(in.RuntimeMode); r.RuntimeMode != nil && !slices.Contains(RuntimeModes, *r.RuntimeMode) {
 		return r, "", Errorf(CodeInvalidRequest, "runtimeMode must be one of %s", strings.Join(RuntimeModes, ", "))
@@ -205,10 +209,14 @@ func (s *Service) newWorkspace(ctx context.Context, q Queries, acct *Account, re
 	return ws, nil
 }
 
-// resolveProject applies api.md 4.1: the named project, or the only project when it is
-// the account's one project; with none or several, the caller must name one.
+// resolveProject applies api.md 4.1 and behaviour.md: the named project, or else the
+// only ready project when it is the account's one project; with none, several, or one
+// that is not ready, the caller must name one.
 func (s *Service) resolveProject(ctx context.Context, q Queries, acct *Account, id *string) (*Project, error) {
 	if id != nil {
+		if !ValidID(*id, PrefixProject) { // no such project; and a NUL would fail in the store
+			return nil, Errorf(CodeProjectNotFound, "no project with this id on this account")
+		}
 		p, err := q.GetProject(ctx, acct.ID, *id)
 		return p, notFound(err, CodeProjectNotFound, "no project with this id on this account")
 	}
@@ -218,6 +226,9 @@ func (s *Service) resolveProject(ctx context.Context, q Queries, acct *Account, 
 	}
 	if len(projects) != 1 {
 		return nil, Errorf(CodeCloudProjectRequired, "name a projectId: this account has %d projects", len(projects))
+	}
+	if projects[0].State != ProjectReady {
+		return nil, Errorf(CodeCloudProjectRequired, "name a projectId: this account has no ready project")
 	}
 	return projects[0], nil
 }
