@@ -3,9 +3,25 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
 
 	"github.com/wshub/wshub/core"
 )
+
+// requestBody returns the body exactly as sent. Fiber's Ctx.Body decodes a
+// Content-Encoding (gzip, deflate, br) in memory with no size limit, so a small encoded
+// body could expand far past the 20 MiB limit, and when decoding fails it returns the
+// error text in place of the body. Bodies are taken as they are: an encoded one is
+// refused with code.
+func requestBody(c *fiber.Ctx, code string) ([]byte, error) {
+	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
+		return nil, core.Errorf(code, "Content-Encoding is not supported; send the body unencoded")
+	}
+	return c.Request().Body(), nil
+}
 
 // jsonObject splits a request body into its fields. Malformed JSON is invalid_json; a
 // body that is not an object is invalid_request. Unknown fields are ignored.
@@ -46,9 +62,13 @@ func optStrings(fields map[string]json.RawMessage, name string) ([]string, error
 	if !ok || string(raw) == "null" {
 		return nil, nil
 	}
-	var s []string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	var elems []*string // a null element is not a string (Unmarshal would make it "")
+	if err := json.Unmarshal(raw, &elems); err != nil || slices.Contains(elems, nil) {
 		return nil, core.Errorf(core.CodeInvalidRequest, "%s must be an array of strings", name)
+	}
+	s := make([]string, len(elems))
+	for i, e := range elems {
+		s[i] = *e
 	}
 	return s, nil
 }

@@ -7,7 +7,11 @@ import (
 )
 
 func (s *server) createWorkspace(c *fiber.Ctx) error {
-	in, err := decodeCreateWorkspace(c.Body(), optionalHeader(c, "Idempotency-Key"))
+	body, err := requestBody(c, core.CodeInvalidJSON)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	in, err := decodeCreateWorkspace(body, optionalHeader(c, "Idempotency-Key"))
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -43,7 +47,11 @@ func (s *server) getWorkspace(c *fiber.Ctx) error {
 }
 
 func (s *server) sendMessage(c *fiber.Ctx) error {
-	in, err := decodeSendMessage(c.Body(), optionalHeader(c, "Idempotency-Key"))
+	body, err := requestBody(c, core.CodeInvalidJSON)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	in, err := decodeSendMessage(body, optionalHeader(c, "Idempotency-Key"))
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -75,11 +83,15 @@ func (s *server) listMessages(c *fiber.Ctx) error {
 }
 
 func (s *server) uploadAttachment(c *fiber.Ctx) error {
+	body, err := requestBody(c, core.CodeInvalidAssetBody)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
 	in := core.UploadInput{
 		ContentType: c.Get(fiber.HeaderContentType),
 		FileName:    optionalHeader(c, "X-Service-File-Name"),
 		HeaderKey:   optionalHeader(c, "Idempotency-Key"),
-		Body:        c.Body(), // used only during this call
+		Body:        body, // used only during this call
 	}
 	a, err := s.svc.UploadAttachment(c.UserContext(), account(c), param(c, "workspaceId"), in)
 	if err != nil {
@@ -124,7 +136,11 @@ func (s *server) listProviders(c *fiber.Ctx) error {
 }
 
 func (s *server) createWebhook(c *fiber.Ctx) error {
-	in, err := decodeCreateWebhook(c.Body())
+	body, err := requestBody(c, core.CodeInvalidJSON)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	in, err := decodeCreateWebhook(body)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}

@@ -78,6 +78,10 @@ func New(svc *core.Service, opt Options) *fiber.App {
 		ErrorHandler:          s.errorHandler,
 		CaseSensitive:         true,
 		StrictRouting:         false,
+
+		// fasthttp would otherwise parse a multipart/form-data body before routing and
+		// answer a malformed one itself, ahead of authentication; no endpoint takes forms.
+		DisablePreParseMultipartForm: true,
 	})
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
 	app.Get("/readyz", func(c *fiber.Ctx) error {

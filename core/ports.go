@@ -18,6 +18,8 @@ type Store interface {
 // Lookups return ErrNoRows when nothing matches; unique violations are ErrConflict;
 // a lock not taken in time is ErrContended; an unreachable database is ErrUnavailable.
 type Queries interface {
+	RuntimeQueries
+
 	CreateAccount(ctx context.Context, a *Account) error
 	UpdateAccount(ctx context.Context, a *Account) error
 	GetAccount(ctx context.Context, id string) (*Account, error)
@@ -43,8 +45,9 @@ type Queries interface {
 	// WorkspaceUsingBranch names the live workspace of a project that holds a branch.
 	WorkspaceUsingBranch(ctx context.Context, projectID, branch string) (string, error)
 	NewestWorkspace(ctx context.Context, accountID string) (*Workspace, error)
-	// SetWorkspaceState moves a workspace from one state to another (compare-and-set).
-	SetWorkspaceState(ctx context.Context, id, from, to, statusCode string, at time.Time) (bool, error)
+	// SetWorkspaceState moves a workspace from one state to another (compare-and-set),
+	// with the status fields derived from the new state.
+	SetWorkspaceState(ctx context.Context, id, from string, to StateChange) (bool, error)
 	// NextSeq allocates the next message seq of a workspace (under its row lock).
 	NextSeq(ctx context.Context, workspaceID string, at time.Time) (int64, error)
 

@@ -20,6 +20,10 @@ type Deps struct {
 	Clock     Clock
 	Random    Random
 	Webhooks  WebhookURLPolicy
+	// Machines and Runner drive workspaces (the runtime); Runtime tunes them.
+	Machines Machines
+	Runner   AgentRunner
+	Runtime  RuntimeConfig
 }
 
 // Service is the set of use cases every front-end (REST, Slack, Discord, jobs) calls.
@@ -33,6 +37,9 @@ type Service struct {
 	clock     Clock
 	rand      Random
 	webhooks  WebhookURLPolicy
+	machines  Machines
+	runner    AgentRunner
+	runtime   RuntimeConfig
 }
 
 // NewService builds a Service; a nil Clock or Random falls back to the real ones.
@@ -46,6 +53,7 @@ func NewService(d Deps) *Service {
 	return &Service{
 		store: d.Store, sealer: d.Sealer, blobs: d.Blobs, providers: d.Providers,
 		agents: d.Agents, mirror: d.Mirror, clock: d.Clock, rand: d.Random, webhooks: d.Webhooks,
+		machines: d.Machines, runner: d.Runner, runtime: d.Runtime,
 	}
 }
 

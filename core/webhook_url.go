@@ -46,7 +46,7 @@ func (p WebhookURLPolicy) CheckWebhookURL(raw string) (string, error) {
 		return "", bad("must name a host")
 	}
 	if p.AllowInsecure && isLoopbackHost(host) {
-		return u.String(), nil
+		return normalized(u)
 	}
 	switch {
 	case isIPLiteral(host):
@@ -60,11 +60,27 @@ func (p WebhookURLPolicy) CheckWebhookURL(raw string) (string, error) {
 		return "", bad("must not point at this hub")
 	}
 	for _, c := range host {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c >= utf8.RuneSelf) {
+		if c >= utf8.RuneSelf {
+			// HTTP clients map such hosts through IDNA (a fullwidth "127.0.0.１" or
+			// "foo.ｌｏｃａｌｈｏｓｔ" reaches loopback), so the checks above would be
+			// checking another host: international names are taken in their xn-- form.
+			return "", bad("must give an international host name in its ASCII (xn--) form")
+		}
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
 			return "", bad("has an invalid host name")
 		}
 	}
-	return u.String(), nil
+	return normalized(u)
+}
+
+// normalized is the URL as stored and returned. Escaping can make it longer than what
+// was sent, and the limit holds for what the hub keeps and shows too.
+func normalized(u *url.URL) (string, error) {
+	out := u.String()
+	if utf8.RuneCountInString(out) > MaxWebhookURLChars {
+		return "", Errorf(CodeInvalidWebhookURL, "url must be at most 2048 characters once escaped")
+	}
+	return out, nil
 }
 
 func isLoopbackHost(host string) bool {

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"strings"
+	"unicode"
 )
 
 // CreateWebhookInput is a webhook registration request.
@@ -26,6 +27,10 @@ func (s *Service) CreateWebhook(ctx context.Context, acct *Account, in CreateWeb
 		desc = strings.TrimSpace(*in.Description)
 		if chars(desc) > MaxWebhookDescChars {
 			return nil, "", Errorf(CodeInvalidWebhookDesc, "description must be at most 200 characters")
+		}
+		// A label is one line of text; a NUL would also fail in the store's text column.
+		if strings.IndexFunc(desc, unicode.IsControl) >= 0 {
+			return nil, "", Errorf(CodeInvalidWebhookDesc, "description must not contain control characters")
 		}
 	}
 	wh := &Webhook{ID: NewID(s.rand, PrefixWebhook), AccountID: acct.ID, URL: url, Description: desc, CreatedAt: s.clock.Now()}

@@ -76,8 +76,16 @@ type Workspace struct {
 	// OpenMessages is true when a user message is pending or delivered (computed by the
 	// store in the same query that reads the row).
 	OpenMessages bool
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// AgentSession is the agent's session id, resumed on the next turn.
+	AgentSession string
+	// CheckoutPath is the workspace's checkout on its machine.
+	CheckoutPath string
+	// LeaseToken is set while a worker holds the workspace.
+	LeaseToken     string
+	LastActivityAt time.Time
+	StateChangedAt time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // AcceptsMessages reports whether sends and uploads are taken in the current state.

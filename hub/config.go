@@ -33,6 +33,20 @@ type Config struct {
 	// WebhookAllowInsecure admits http and loopback webhook targets: tests and
 	// development only, never in production (the hub logs a warning when it is on).
 	WebhookAllowInsecure bool `env:"WSHUB_WEBHOOK_ALLOW_INSECURE" envDefault:"false"`
+	// ArchiveAfter archives a workspace paused this long (0: never).
+	ArchiveAfter time.Duration `env:"WSHUB_ARCHIVE_AFTER" envDefault:"168h"`
+	// DeleteAfter deletes a workspace archived this long (0: never).
+	DeleteAfter time.Duration `env:"WSHUB_DELETE_AFTER" envDefault:"720h"`
+	// MaxActiveWorkspaces bounds the workspaces the worker steps at once (turns run in
+	// parallel across workspaces, one at a time within each).
+	MaxActiveWorkspaces int `env:"WSHUB_MAX_ACTIVE_WORKSPACES" envDefault:"4"`
+	// WorkerPoll is the worker's backstop poll when no NOTIFY arrives.
+	WorkerPoll time.Duration `env:"WSHUB_WORKER_POLL" envDefault:"2s"`
+	// LeaseFor is how long a worker's claim on a workspace lasts without renewal; after a
+	// crash, a running turn is recovered (ended interrupted) once its lease runs out.
+	LeaseFor time.Duration `env:"WSHUB_LEASE_FOR" envDefault:"30s"`
+	// SweepEvery is the interval of the lifecycle and expiry sweeps.
+	SweepEvery time.Duration `env:"WSHUB_SWEEP_EVERY" envDefault:"30s"`
 	// MigrateOnStart applies pending migrations when serving (under goose's lock).
 	MigrateOnStart bool `env:"WSHUB_MIGRATE_ON_START" envDefault:"true"`
 	// AgentCommands binds agent ids to commands (WSHUB_AGENT_<N>_COMMAND), read separately.

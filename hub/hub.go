@@ -18,6 +18,7 @@ import (
 	"github.com/wshub/wshub/adapters/seal"
 	"github.com/wshub/wshub/api"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/jobs"
 )
 
 // Hub is an assembled hub: its store, use cases and HTTP app.
@@ -88,9 +89,31 @@ func build(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*H
 		Clock:     opt.Clock,
 		Random:    opt.Random,
 		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
+		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces")},
+		Runner:    agents.NewRunner(cfg.AgentCommands, exec.LookPath),
+		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, Log: log},
 	})
 	app := api.New(svc, api.Options{Log: log, Ready: store})
 	return &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log}, nil
+}
+
+// Run runs the background work (workspace worker, sweeps) until ctx ends, and returns
+// once running turns have been interrupted and recorded.
+func (h *Hub) Run(ctx context.Context) error {
+	var waker jobs.Waker
+	if l, err := postgres.Listen(ctx, h.Config.DatabaseURL, core.WorkChannel, h.Log); err != nil {
+		h.Log.Warn("LISTEN failed; the worker polls only", "err", err)
+	} else {
+		waker = l
+	}
+	worker := &jobs.Worker{Service: h.Service, Waker: waker, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
+	sweeps := &jobs.Sweeps{Service: h.Service, Log: h.Log, Every: h.Config.SweepEvery, Lifecycle: core.LifecycleConfig{
+		IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
+	}}
+	done := make(chan error, 1)
+	go func() { done <- sweeps.Run(ctx) }()
+	worker.Run(ctx)
+	return <-done
 }
 
 // Close releases the store.

@@ -34,13 +34,18 @@ func NewCatalog(commands map[string]string, lookPath func(string) (string, error
 	if lookPath == nil {
 		lookPath = exec.LookPath
 	}
-	c := &Catalog{commands: make(map[string]string), lookPath: lookPath}
+	return &Catalog{commands: boundCommands(commands), lookPath: lookPath}
+}
+
+// boundCommands copies commands, leaving out blank commands and unknown agent ids.
+func boundCommands(commands map[string]string) map[string]string {
+	bound := make(map[string]string)
 	for id, cmd := range commands {
 		if _, known := Programs[id]; known && strings.TrimSpace(cmd) != "" {
-			c.commands[id] = cmd
+			bound[id] = cmd
 		}
 	}
-	return c
+	return bound
 }
 
 // Available returns the ids that can run, in agent_1..agent_4 order. PATH is searched

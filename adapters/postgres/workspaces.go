@@ -28,6 +28,11 @@ type workspaceRow struct {
 	LastTurnOutcome     sql.NullString `db:"last_turn_outcome"`
 	LastTurnCompletedAt sql.NullTime   `db:"last_turn_completed_at"`
 	OpenMessages        bool           `db:"open_messages"`
+	AgentSession        string         `db:"agent_session"`
+	CheckoutPath        string         `db:"checkout_path"`
+	LeaseToken          sql.NullString `db:"lease_token"`
+	LastActivityAt      time.Time      `db:"last_activity_at"`
+	StateChangedAt      time.Time      `db:"state_changed_at"`
 	CreatedAt           time.Time      `db:"created_at"`
 	UpdatedAt           time.Time      `db:"updated_at"`
 }
@@ -39,6 +44,8 @@ func (r *workspaceRow) core() *core.Workspace {
 		State: r.State, StatusCode: r.StatusCode, StartupPhase: r.StartupPhase, RuntimeState: r.RuntimeState,
 		LatestSeq: r.LatestSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: r.LastTurnOutcome.String,
 		LastTurnCompletedAt: timePtr(r.LastTurnCompletedAt), OpenMessages: r.OpenMessages,
+		AgentSession: r.AgentSession, CheckoutPath: r.CheckoutPath, LeaseToken: r.LeaseToken.String,
+		LastActivityAt: r.LastActivityAt, StateChangedAt: r.StateChangedAt,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
@@ -48,14 +55,16 @@ func (r *workspaceRow) core() *core.Workspace {
 const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id, w.agent, w.model, w.runtime_mode,
 	w.branch, w.base_ref, w.origin, w.state, w.status_code, w.startup_phase, w.runtime_state, w.latest_seq,
 	w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.created_at, w.updated_at,
+	w.agent_session, w.checkout_path, w.lease_token, w.last_activity_at, w.state_changed_at,
 	EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'
 	        AND m.status IN ('pending', 'delivered')) AS open_messages
 	FROM workspaces w `
 
 func (q queries) InsertWorkspace(ctx context.Context, w *core.Workspace) error {
 	_, err := q.exec(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode,
-		branch, base_ref, origin, state, status_code, startup_phase, runtime_state, latest_seq, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		branch, base_ref, origin, state, status_code, startup_phase, runtime_state, latest_seq, created_at, updated_at,
+		last_activity_at, state_changed_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $16)`,
 		w.ID, w.AccountID, w.ProjectID, w.ProviderID, w.Agent, w.Model, w.RuntimeMode, w.Branch, w.BaseRef, w.Origin,
 		w.State, w.StatusCode, w.StartupPhase, w.RuntimeState, w.LatestSeq, w.CreatedAt, w.UpdatedAt)
 	return err
@@ -104,15 +113,16 @@ func (q queries) NewestWorkspace(ctx context.Context, accountID string) (*core.W
 	return q.getWorkspace(ctx, `WHERE w.account_id = $1 ORDER BY w.created_at DESC, w.id DESC LIMIT 1`, accountID)
 }
 
-func (q queries) SetWorkspaceState(ctx context.Context, id, from, to, statusCode string, at time.Time) (bool, error) {
-	n, err := q.exec(ctx, `UPDATE workspaces SET state = $3, status_code = $4, updated_at = $5 WHERE id = $1 AND state = $2`,
-		id, from, to, statusCode, at)
+func (q queries) SetWorkspaceState(ctx context.Context, id, from string, to core.StateChange) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE workspaces SET state = $3, status_code = $4, startup_phase = $5, runtime_state = $6,
+		state_changed_at = $7, updated_at = $7 WHERE id = $1 AND state = $2`,
+		id, from, to.State, to.StatusCode, to.StartupPhase, to.RuntimeState, to.At)
 	return n == 1, err
 }
 
 func (q queries) NextSeq(ctx context.Context, workspaceID string, at time.Time) (int64, error) {
 	var seq int64
-	err := q.get(ctx, &seq, `UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $2 WHERE id = $1
+	err := q.get(ctx, &seq, `UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $2, last_activity_at = $2 WHERE id = $1
 		RETURNING latest_seq`, workspaceID, at)
 	return seq, err
 }

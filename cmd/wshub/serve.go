@@ -50,17 +50,27 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	if cfg.ContentKey == "" {
 		log.Warn("WSHUB_CONTENT_KEY is not set: sending messages, uploads and webhook creation answer 503")
 	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	ran := make(chan error, 1)
+	go func() { ran <- h.Run(runCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- h.App.Listen(cfg.Addr) }()
 	log.Info("wshub serving", "addr", cfg.Addr)
+	var listenErr error
 	select {
 	case err := <-errc:
-		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
+		listenErr = fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	case <-ctx.Done():
+		log.Info("wshub shutting down")
 	}
-	log.Info("wshub shutting down")
-	if err := h.App.ShutdownWithTimeout(10 * time.Second); err != nil && !errors.Is(err, context.Canceled) {
-		return err
+	// Stop taking requests, then interrupt and record running turns before closing.
+	if err := h.App.ShutdownWithTimeout(10 * time.Second); err != nil && !errors.Is(err, context.Canceled) && listenErr == nil {
+		listenErr = err
 	}
-	return nil
+	stopRun()
+	if err := <-ran; err != nil && listenErr == nil {
+		listenErr = err
+	}
+	return listenErr
 }

@@ -40,6 +40,20 @@ type Hub struct {
 // Option changes the configuration before the hub is built.
 type Option func(*hub.Config)
 
+// WithJobs runs the hub's background work (workspace worker and sweeps). Without it
+// workspaces stay as the API leaves them (queued), which API tests rely on.
+func WithJobs() Option { return func(c *hub.Config) { c.MaxActiveWorkspaces = 4 } }
+
+func cfgNoJobs(c *hub.Config) bool { return c.MaxActiveWorkspaces <= 0 }
+
+// WithAgentCommand binds an agent id to a command (command-agent protocol).
+func WithAgentCommand(agent, command string) Option {
+	return func(c *hub.Config) { c.AgentCommands[agent] = command }
+}
+
+// WithConfig edits the configuration directly.
+func WithConfig(f func(*hub.Config)) Option { return Option(f) }
+
 // WithoutContentKey starts the hub with no content key (sealing endpoints answer 503).
 func WithoutContentKey() Option { return func(c *hub.Config) { c.ContentKey = "" } }
 
@@ -50,6 +64,8 @@ func Start(t testing.TB, opts ...Option) *Hub {
 	cfg := hub.Config{
 		DatabaseURL: dbURL, DataDir: t.TempDir(), ContentKey: NewContentKey(t),
 		IdleTimeout: 10 * time.Minute, TurnTimeout: time.Minute, AgentCommands: map[string]string{},
+		MaxActiveWorkspaces: 0, WorkerPoll: 200 * time.Millisecond, SweepEvery: time.Hour,
+		ArchiveAfter: 7 * 24 * time.Hour, DeleteAfter: 30 * 24 * time.Hour,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -63,7 +79,18 @@ func Start(t testing.TB, opts ...Option) *Hub {
 		t.Fatalf("listen: %v", err)
 	}
 	go func() { _ = h.App.Listener(ln) }()
-	t.Cleanup(func() { _ = h.App.ShutdownWithTimeout(5 * time.Second) })
+	runCtx, stopRun := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	if !cfgNoJobs(&cfg) {
+		go func() { defer close(ran); _ = h.Run(runCtx) }()
+	} else {
+		close(ran)
+	}
+	t.Cleanup(func() {
+		_ = h.App.ShutdownWithTimeout(5 * time.Second)
+		stopRun()
+		<-ran
+	})
 	th := &Hub{Hub: h, t: t, URL: "http://" + ln.Addr().String(), DBURL: dbURL}
 	th.Account, th.Key = th.NewAccount(true)
 	th.Project = th.NewProject(th.Account.ID, GitRepo(t))
@@ -206,4 +233,20 @@ func (r *Response) Expect(t testing.TB, status int, code string) *Response {
 		t.Fatalf("expected %d %s, got %d %s", status, code, r.Status, r.Raw)
 	}
 	return r
+}
+
+// WithPublicURL sets the hub's public address (webhooks may not point at its host).
+func WithPublicURL(u string) Option { return func(c *hub.Config) { c.PublicURL = u } }
+
+// WithAgentCommands binds several agent ids to commands, as WSHUB_AGENT_<N>_COMMAND
+// would (added to any bound before).
+func WithAgentCommands(cmds map[string]string) Option {
+	return func(c *hub.Config) {
+		if c.AgentCommands == nil {
+			c.AgentCommands = map[string]string{}
+		}
+		for id, cmd := range cmds {
+			c.AgentCommands[id] = cmd
+		}
+	}
 }

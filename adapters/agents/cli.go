@@ -1,0 +1,109 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/wshub/wshub/core"
+)
+
+// agentCLI is how one coding-agent CLI is driven for a turn in headless mode.
+type agentCLI struct {
+	// name is the product, for messages ("Claude Code").
+	name string
+	// program is looked up on PATH (Programs).
+	program string
+	// args are the arguments after the program for a turn in mode (a valid
+	// runtimeMode). prompt is the prompt with its attachments named; args places it
+	// unless promptOnStdin.
+	args func(req core.TurnRequest, mode, prompt string) []string
+	// promptOnStdin sends the prompt on standard input (no argv length limit) instead
+	// of in args.
+	promptOnStdin bool
+	// newParser reads the CLI's machine-readable standard output, one line at a time.
+	newParser func() outputParser
+}
+
+// outputParser follows a CLI's JSON-lines output. line gets each line as it comes
+// (the slice is reused afterwards); transcript says what the output amounted to, and
+// is asked for once the process is gone.
+type outputParser interface {
+	line(b []byte)
+	transcript() transcript
+}
+
+// transcript is what a CLI's output said about its turn.
+type transcript struct {
+	// reply is the final answer (on an interrupted turn, the answer so far).
+	reply string
+	// sessionID is the session to resume next turn, "" when the output named none.
+	sessionID string
+	// failed is true when the output reported the turn failed, even if the process
+	// exited 0; errorText is what it said.
+	failed    bool
+	errorText string
+}
+
+// clis are the four agents' CLIs by agent id.
+var clis = map[string]agentCLI{
+	"agent_1": claudeCLI,
+	"agent_2": codexCLI,
+	"agent_3": cursorCLI,
+	"agent_4": grokCLI,
+}
+
+// runCLI runs one turn of c: missing program -> agent_not_installed; interrupted ->
+// the answer so far; non-zero exit or a reported failure -> agent_error with the
+// CLI's error text (or its standard error's tail); else the final answer. The session
+// is the one the output named, else the one resumed, so a failed turn does not lose
+// the conversation.
+func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) core.TurnResult {
+	mode, bad := runtimeMode(req)
+	if bad != nil {
+		return *bad
+	}
+	path, err := r.lookPath(c.program)
+	if err != nil {
+		return failed(core.FailureAgentNotInstalled, fmt.Sprintf("%s is not installed on this machine: the program %q was not found on PATH.", c.name, c.program))
+	}
+	prompt := promptWithAttachments(req)
+	args := c.args(req, mode, prompt)
+	for _, a := range args {
+		if len(a) > maxArgLen {
+			return failed(core.FailureAgentError, fmt.Sprintf("The prompt is too long for %s, which takes it as a command-line argument: %d bytes, at most %d.", c.name, len(a), maxArgLen))
+		}
+	}
+	stdin := ""
+	if c.promptOnStdin {
+		stdin = prompt
+	}
+	p := c.newParser()
+	lines := &lineWriter{max: maxLine, fn: p.line}
+	st := run(ctx, invocation{path: path, args: args, dir: req.Dir, env: turnEnv(req), stdin: stdin, stdout: lines, grace: r.grace})
+	lines.close()
+	t := p.transcript()
+	session := t.sessionID
+	if session == "" {
+		session = req.SessionID
+	}
+
+	var res core.TurnResult
+	switch {
+	case st.startErr != nil:
+		res = startFailure(c.name, st.startErr)
+	case st.interrupted:
+		res = core.TurnResult{Outcome: core.OutcomeInterrupted, Reply: t.reply}
+	case st.code != 0:
+		res = exitFailure(c.name, st, t.errorText)
+	case t.failed:
+		msg := t.errorText
+		if msg == "" {
+			msg = c.name + " reported that the turn failed."
+		}
+		res = failed(core.FailureAgentError, msg)
+	default:
+		res = core.TurnResult{Outcome: core.OutcomeCompleted, Reply: t.reply}
+	}
+	res.SessionID = session
+	return res
+}

@@ -1,0 +1,117 @@
+package agents
+
+import (
+	"encoding/json"
+
+	"github.com/wshub/wshub/core"
+)
+
+// codexCLI drives Codex (agent_2) through its non-interactive exec command:
+//
+//	codex exec --json --skip-git-repo-check [--model=M] <sandbox> -
+//	codex exec --json --skip-git-repo-check [--model=M] <sandbox> resume SESSION -
+//
+// "-" makes exec read the prompt from standard input. The options stand before
+// "resume": exec's own options apply to the resumed session (a resumed session keeps
+// only its conversation, not its settings), and --sandbox is not accepted after it.
+// --model=M keeps a model name that starts with "-" from being read as a flag.
+//
+// codex exec never asks for approval (its approval policy is "never"), so runtimeMode
+// maps to the sandbox that bounds what it may do unasked:
+//
+//	auto                        --sandbox workspace-write (Codex's own "Auto" preset)
+//	approval-required           --sandbox read-only (nothing that would need approval
+//	                            can happen)
+//	auto-accept-edits           --sandbox workspace-write
+//	auto-accept-edits-and-bash  --sandbox workspace-write
+//	                            -c sandbox_workspace_write.network_access=true
+//	full-access                 --dangerously-bypass-approvals-and-sandbox
+//
+// Output (--json) is one event per line: thread.started carries the thread id (the
+// session, on a resumed thread too), item.completed with an agent_message item carries
+// an answer (the last one is the reply), turn.failed carries the error of a failed
+// turn, and error events carry errors (some retried).
+var codexCLI = agentCLI{
+	name:          "Codex",
+	program:       Programs["agent_2"],
+	args:          codexArgs,
+	promptOnStdin: true,
+	newParser:     func() outputParser { return &codexParser{} },
+}
+
+func codexArgs(req core.TurnRequest, mode, _ string) []string {
+	args := []string{"exec", "--json", "--skip-git-repo-check"}
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	switch mode {
+	case "auto", "auto-accept-edits":
+		args = append(args, "--sandbox", "workspace-write")
+	case "approval-required":
+		args = append(args, "--sandbox", "read-only")
+	case "auto-accept-edits-and-bash":
+		args = append(args, "--sandbox", "workspace-write", "-c", "sandbox_workspace_write.network_access=true")
+	case "full-access":
+		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
+	}
+	if req.SessionID != "" {
+		args = append(args, "resume", req.SessionID)
+	}
+	return append(args, "-")
+}
+
+type codexParser struct {
+	threadID  string
+	reply     string
+	failed    bool
+	failure   string
+	lastError string
+}
+
+type codexEvent struct {
+	Type     string `json:"type"`
+	ThreadID string `json:"thread_id"`
+	Item     *struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"item"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Message string `json:"message"`
+}
+
+func (p *codexParser) line(b []byte) {
+	var ev codexEvent
+	if json.Unmarshal(b, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "thread.started":
+		if ev.ThreadID != "" {
+			p.threadID = ev.ThreadID
+		}
+	case "item.completed":
+		if ev.Item != nil && ev.Item.Type == "agent_message" {
+			p.reply = ev.Item.Text
+		}
+	case "turn.failed":
+		p.failed = true
+		if ev.Error != nil {
+			p.failure = ev.Error.Message
+		}
+	case "error":
+		p.lastError = ev.Message
+	}
+}
+
+func (p *codexParser) transcript() transcript {
+	t := transcript{sessionID: p.threadID, reply: p.reply, failed: p.failed, errorText: p.failure}
+	if t.errorText == "" {
+		t.errorText = p.lastError
+	}
+	if p.failed {
+		t.reply = ""
+	}
+	return t
+}

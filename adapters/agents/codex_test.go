@@ -1,0 +1,79 @@
+package agents
+
+import (
+	"testing"
+
+	"github.com/wshub/wshub/core"
+)
+
+const codexThread = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+
+func TestCodexArgs(t *testing.T) {
+	base := []string{"exec", "--json", "--skip-git-repo-check", "--model=test-model"}
+	tests := []struct {
+		mode  string
+		perms []string
+	}{
+		{"auto", []string{"--sandbox", "workspace-write"}},
+		{"approval-required", []string{"--sandbox", "read-only"}},
+		{"auto-accept-edits", []string{"--sandbox", "workspace-write"}},
+		{"auto-accept-edits-and-bash", []string{"--sandbox", "workspace-write", "-c", "sandbox_workspace_write.network_access=true"}},
+		{"full-access", []string{"--dangerously-bypass-approvals-and-sandbox"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			want := append(append([]string{}, base...), tt.perms...)
+			checkArgv(t, "first turn", codexArgs(turn(t, "agent_2", tt.mode, ""), tt.mode, withAttachments),
+				append(append([]string{}, want...), "-"))
+			checkArgv(t, "resumed turn", codexArgs(turn(t, "agent_2", tt.mode, codexThread), tt.mode, withAttachments),
+				append(append([]string{}, want...), "resume", codexThread, "-"))
+		})
+	}
+}
+
+func TestCodexEndToEnd(t *testing.T) {
+	req := turn(t, "agent_2", "approval-required", codexThread)
+	res, f := runFake(t, "codex", printing("codex-exec.jsonl", 0), req)
+	checkResult(t, res, core.TurnResult{
+		Outcome:   core.OutcomeCompleted,
+		Reply:     "Fixed `Add` in `calc.go` (it returned `a + b + 1`); `go test ./...` now passes.",
+		SessionID: codexThread,
+	})
+	checkArgv(t, "argv", f.argv(), []string{"exec", "--json", "--skip-git-repo-check", "--model=test-model",
+		"--sandbox", "read-only", "resume", codexThread, "-"})
+	if got := f.stdin(); got != withAttachments {
+		t.Errorf("stdin: expected %q, got %q", withAttachments, got)
+	}
+}
+
+func TestCodexFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want core.TurnResult
+	}{
+		{"turn.failed", `cat <<'JSONL'
+{"type":"thread.started","thread_id":"t-1"}
+{"type":"turn.started"}
+{"type":"error","message":"Reconnecting... 1/5"}
+{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Missing bearer authentication in header"}}
+JSONL
+exit 1`, core.TurnResult{Outcome: core.OutcomeError, FailureCode: core.FailureAgentError,
+			FailureMessage: "unexpected status 401 Unauthorized: Missing bearer authentication in header", SessionID: "t-1"}},
+		{"error event only", `echo '{"type":"error","message":"stream disconnected before completion"}'; exit 1`,
+			core.TurnResult{Outcome: core.OutcomeError, FailureCode: core.FailureAgentError,
+				FailureMessage: "stream disconnected before completion", SessionID: "resumed"}},
+		{"stderr only", `echo "Not inside a trusted directory and --skip-git-repo-check was not specified." >&2; exit 1`,
+			core.TurnResult{Outcome: core.OutcomeError, FailureCode: core.FailureAgentError,
+				FailureMessage: "Not inside a trusted directory and --skip-git-repo-check was not specified.", SessionID: "resumed"}},
+		{"interpreter missing", `echo "/usr/bin/env: 'node': No such file or directory" >&2; exit 127`,
+			core.TurnResult{Outcome: core.OutcomeError, FailureCode: core.FailureAgentNotInstalled,
+				FailureMessage: "/usr/bin/env: 'node': No such file or directory", SessionID: "resumed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, _ := runFake(t, "codex", tt.body, turn(t, "agent_2", "full-access", "resumed"))
+			checkResult(t, res, tt.want)
+		})
+	}
+}

@@ -1,0 +1,119 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Checkout is a workspace's working copy: a local clone of the project mirror on the
+// workspace branch. A clone (objects hard-linked from the mirror) rather than a
+// worktree of the mirror, because refreshing a mirror prunes every ref the upstream
+// lacks, and the workspace branches exist only here until they are pushed.
+type Checkout struct {
+	Dir string
+	Git string // default "git"
+}
+
+// ErrRefNotFound means baseRef names no branch, tag or commit of the repository.
+var ErrRefNotFound = errors.New("base ref not found")
+
+func (c *Checkout) git() *runner {
+	prog := c.Git
+	if prog == "" {
+		prog = "git"
+	}
+	return &runner{prog: prog, redact: redactor{dir: filepath.Dir(c.Dir)}}
+}
+
+// Create clones mirror into c.Dir and checks out a new branch from baseRef (a branch,
+// tag or commit). pushURL, when set, is where Push sends the branch. Creating again
+// after a crash finishes the job: an existing clone on the branch is kept.
+func (c *Checkout) Create(ctx context.Context, mirror, branch, baseRef, pushURL string) error {
+	g := c.git()
+	if _, err := os.Stat(filepath.Join(c.Dir, ".git")); err == nil {
+		if cur, err := g.run(ctx, c.Dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(cur) == branch {
+			return nil
+		}
+		if err := os.RemoveAll(c.Dir); err != nil {
+			return err
+		}
+	}
+	tmp := c.Dir + ".tmp"
+	_ = os.RemoveAll(tmp)
+	if err := os.MkdirAll(filepath.Dir(c.Dir), 0o755); err != nil {
+		return err
+	}
+	if _, err := g.run(ctx, "", "clone", "--quiet", "--local", "--no-checkout", mirror, tmp); err != nil {
+		return err
+	}
+	base, err := resolveRef(ctx, g, tmp, baseRef)
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	steps := [][]string{
+		{"checkout", "--quiet", "-b", branch, base},
+		{"config", "user.name", "wshub"},
+		{"config", "user.email", "wshub@localhost"},
+	}
+	if pushURL != "" {
+		steps = append(steps, []string{"remote", "set-url", "--push", "origin", pushURL})
+	}
+	for _, args := range steps {
+		if _, err := g.run(ctx, tmp, args...); err != nil {
+			_ = os.RemoveAll(tmp)
+			return err
+		}
+	}
+	// Files the hub places for the agent (attachments) are not part of the work.
+	exclude := filepath.Join(tmp, ".git", "info", "exclude")
+	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err == nil {
+		f, err := os.OpenFile(exclude, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, _ = f.WriteString("\n/.context/\n")
+			f.Close()
+		}
+	}
+	return os.Rename(tmp, c.Dir)
+}
+
+// resolveRef finds baseRef among the mirror's branches, then tags, then commits.
+func resolveRef(ctx context.Context, g *runner, dir, ref string) (string, error) {
+	for _, candidate := range []string{"refs/remotes/origin/" + ref, "refs/tags/" + ref, ref} {
+		out, err := g.run(ctx, dir, "rev-parse", "--verify", "--quiet", candidate+"^{commit}")
+		if err == nil && strings.TrimSpace(out) != "" {
+			return strings.TrimSpace(out), nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+	}
+	return "", fmt.Errorf("%w: %s", ErrRefNotFound, ref)
+}
+
+// CommitAll commits every change in the checkout; committed is false when the tree
+// is clean.
+func (c *Checkout) CommitAll(ctx context.Context, message string) (bool, error) {
+	g := c.git()
+	if _, err := g.run(ctx, c.Dir, "add", "-A"); err != nil {
+		return false, err
+	}
+	status, err := g.run(ctx, c.Dir, "status", "--porcelain")
+	if err != nil || strings.TrimSpace(status) == "" {
+		return false, err
+	}
+	if _, err := g.run(ctx, c.Dir, "commit", "--quiet", "--no-verify", "-m", message); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Push sends the branch to the push URL set at Create.
+func (c *Checkout) Push(ctx context.Context, branch string) error {
+	_, err := c.git().run(ctx, c.Dir, "push", "--quiet", "origin", "HEAD:refs/heads/"+branch)
+	return err
+}

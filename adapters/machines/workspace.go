@@ -1,0 +1,106 @@
+package machines
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wshub/wshub/adapters/gitrepo"
+	"github.com/wshub/wshub/core"
+)
+
+// LocalMachines runs workspaces on this host: each workspace is a directory under
+// Dir holding its checkout. There is no machine to start or stop, so pause and archive
+// only change state; delete removes the checkout.
+type LocalMachines struct {
+	Dir string
+}
+
+var _ core.Machines = (*LocalMachines)(nil)
+
+func (m *LocalMachines) root(ws *core.Workspace) string { return filepath.Join(m.Dir, ws.ID) }
+
+func (m *LocalMachines) checkout(ws *core.Workspace) *gitrepo.Checkout {
+	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout")}
+}
+
+// Allocate makes the workspace's directory.
+func (m *LocalMachines) Allocate(ctx context.Context, ws *core.Workspace) error {
+	if err := os.MkdirAll(m.root(ws), 0o755); err != nil {
+		return &core.SetupError{StatusCode: "provision_failed:disk", Detail: err.Error()}
+	}
+	return nil
+}
+
+// Checkout clones the project mirror on the workspace branch.
+func (m *LocalMachines) Checkout(ctx context.Context, ws *core.Workspace, p *core.Project) (string, error) {
+	if p.MirrorPath == "" || p.State != core.ProjectReady {
+		return "", &core.SetupError{StatusCode: "setup_failed:project_not_ready", Detail: "the project has no mirror"}
+	}
+	push := ""
+	if p.Push {
+		push = p.Repository
+	}
+	co := m.checkout(ws)
+	err := co.Create(ctx, p.MirrorPath, ws.Branch, ws.BaseRef, push)
+	switch {
+	case errors.Is(err, gitrepo.ErrRefNotFound):
+		return "", &core.SetupError{StatusCode: "setup_failed:base_ref_not_found", Detail: fmt.Sprintf("baseRef %q does not exist", ws.BaseRef)}
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case err != nil:
+		var ge *gitrepo.Error
+		if errors.As(err, &ge) {
+			return "", &core.SetupError{StatusCode: "setup_failed:checkout", Detail: ge.Error()}
+		}
+		return "", err
+	}
+	return co.Dir, nil
+}
+
+// Resume checks that the checkout is still there.
+func (m *LocalMachines) Resume(ctx context.Context, ws *core.Workspace, p *core.Project) (string, error) {
+	co := m.checkout(ws)
+	if _, err := os.Stat(filepath.Join(co.Dir, ".git")); err != nil {
+		return "", fmt.Errorf("checkout of %s is gone: %w", ws.ID, err)
+	}
+	return co.Dir, nil
+}
+
+// Pause has nothing to stop on this host.
+func (m *LocalMachines) Pause(ctx context.Context, ws *core.Workspace) error { return nil }
+
+// Archive keeps the checkout as it is.
+func (m *LocalMachines) Archive(ctx context.Context, ws *core.Workspace) error { return nil }
+
+// Delete removes the workspace's directory.
+func (m *LocalMachines) Delete(ctx context.Context, ws *core.Workspace) error {
+	return os.RemoveAll(m.root(ws))
+}
+
+// CommitTurn commits the turn's changes and pushes when the project asks for it.
+func (m *LocalMachines) CommitTurn(ctx context.Context, ws *core.Workspace, p *core.Project, message string) (bool, error) {
+	co := m.checkout(ws)
+	committed, err := co.CommitAll(ctx, message)
+	if err != nil || !committed || !p.Push {
+		return committed, err
+	}
+	return true, co.Push(ctx, ws.Branch)
+}
+
+// WriteFile places an attachment under .context/files/ in the checkout.
+func (m *LocalMachines) WriteFile(ctx context.Context, ws *core.Workspace, name string, data []byte) (string, error) {
+	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
+	if name == "." || name == ".." || name == "/" {
+		name = "attachment"
+	}
+	rel := filepath.Join(".context", "files", name)
+	full := filepath.Join(m.checkout(ws).Dir, rel)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return "", err
+	}
+	return rel, os.WriteFile(full, data, 0o644)
+}

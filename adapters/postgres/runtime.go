@@ -1,0 +1,156 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/wshub/wshub/core"
+)
+
+// ClaimWorkspaces leases workspaces with work: a transitional state
+// (workspaces_transitional) or ready with an open user message (messages_open).
+// SKIP LOCKED lets replicas claim side by side; an expired lease is claimable again,
+// which is how a dead worker's workspace is recovered.
+func (q queries) ClaimWorkspaces(ctx context.Context, token string, until time.Time, limit int) ([]*core.Workspace, error) {
+	var ids []string
+	err := q.selectAll(ctx, &ids, `WITH due AS (
+		SELECT w.id FROM workspaces w
+		WHERE (w.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting')
+		       OR (w.state = 'ready' AND EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id
+		            AND m.role = 'user' AND m.status IN ('pending', 'delivered'))))
+		  AND (w.lease_expires_at IS NULL OR w.lease_expires_at < now())
+		ORDER BY w.updated_at
+		LIMIT $3
+		FOR UPDATE SKIP LOCKED)
+	UPDATE workspaces w SET lease_token = $1, lease_expires_at = $2 FROM due WHERE w.id = due.id
+	RETURNING w.id`, token, until, limit)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	var full []workspaceRow
+	if err := q.selectAll(ctx, &full, workspaceSelect+`WHERE w.id = ANY($1) ORDER BY w.updated_at`, pq.StringArray(ids)); err != nil {
+		return nil, err
+	}
+	out := make([]*core.Workspace, len(full))
+	for i := range full {
+		out[i] = full[i].core()
+	}
+	return out, nil
+}
+
+func (q queries) RenewLease(ctx context.Context, id, token string, until time.Time) (string, bool, error) {
+	var state string
+	err := q.get(ctx, &state, `UPDATE workspaces SET lease_expires_at = $3 WHERE id = $1 AND lease_token = $2 RETURNING state`,
+		id, token, until)
+	if errors.Is(err, core.ErrNoRows) {
+		return "", false, nil
+	}
+	return state, err == nil, err
+}
+
+func (q queries) ReleaseLease(ctx context.Context, id, token string) error {
+	_, err := q.exec(ctx, `UPDATE workspaces SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`, id, token)
+	return err
+}
+
+func (q queries) LockLeasedWorkspace(ctx context.Context, id, token string) (*core.Workspace, error) {
+	return q.getWorkspace(ctx, `WHERE w.id = $1 AND w.lease_token = $2 FOR UPDATE OF w`, id, token)
+}
+
+func (q queries) GetWorkspaceByID(ctx context.Context, id string) (*core.Workspace, error) {
+	return q.getWorkspace(ctx, `WHERE w.id = $1`, id)
+}
+
+func (q queries) UpdateWorkspaceRuntime(ctx context.Context, w *core.Workspace, from string) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE workspaces SET state = $3, status_code = $4, startup_phase = $5, runtime_state = $6,
+		checkout_path = $7, state_changed_at = $8, updated_at = $9 WHERE id = $1 AND state = $2`,
+		w.ID, from, w.State, w.StatusCode, w.StartupPhase, w.RuntimeState, w.CheckoutPath, w.StateChangedAt, w.UpdatedAt)
+	return n == 1, err
+}
+
+func (q queries) RecordLastTurn(ctx context.Context, w *core.Workspace) error {
+	_, err := q.exec(ctx, `UPDATE workspaces SET last_turn_id = $2, last_turn_outcome = $3, last_turn_completed_at = $4,
+		agent_session = $5, last_activity_at = $6, updated_at = $7 WHERE id = $1`,
+		w.ID, w.LastTurnID, w.LastTurnOutcome, nullTime(w.LastTurnCompletedAt), w.AgentSession, w.LastActivityAt, w.UpdatedAt)
+	return err
+}
+
+// OldestOpenMessage uses messages_open.
+func (q queries) OldestOpenMessage(ctx context.Context, workspaceID string) (*core.StoredMessage, error) {
+	var r messageRow
+	if err := q.get(ctx, &r, `SELECT `+messageColumns+` FROM messages WHERE workspace_id = $1 AND role = 'user'
+		AND status IN ('pending', 'delivered') ORDER BY seq LIMIT 1`, workspaceID); err != nil {
+		return nil, err
+	}
+	return r.core(), nil
+}
+
+func (q queries) MarkDelivered(ctx context.Context, messageID string, at time.Time) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE messages SET status = 'delivered', delivered_at = $2 WHERE id = $1 AND status = 'pending'`, messageID, at)
+	return n == 1, err
+}
+
+func (q queries) SettleMessage(ctx context.Context, messageID string) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE messages SET status = 'settled' WHERE id = $1 AND status = 'delivered'`, messageID)
+	return n == 1, err
+}
+
+func (q queries) InsertAssistantMessage(ctx context.Context, m *core.Message, sealedText []byte, f *core.TurnFailure, sealedFailure []byte) error {
+	var code, agent string
+	if f != nil {
+		code, agent = f.Code, f.Agent
+	}
+	_, err := q.exec(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
+		failure_code, failure_agent, failure_sealed, created_at) VALUES ($1, $2, $3, 'assistant', $4, 'settled', $5, $6, $7, $8, $9, $10)`,
+		m.ID, m.WorkspaceID, m.Seq, sealedText, m.TurnID, m.Outcome, nullString(code), nullString(agent), sealedFailure, m.CreatedAt)
+	return err
+}
+
+// IdleReadyWorkspaces uses workspaces_lifecycle; a workspace with an open message is
+// never idle.
+func (q queries) IdleReadyWorkspaces(ctx context.Context, idleSince time.Time, limit int) ([]string, error) {
+	var ids []string
+	err := q.selectAll(ctx, &ids, `SELECT w.id FROM workspaces w WHERE w.state = 'ready' AND w.last_activity_at < $1
+		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'
+		                AND m.status IN ('pending', 'delivered'))
+		ORDER BY w.last_activity_at LIMIT $2`, idleSince, limit)
+	return ids, err
+}
+
+// WorkspacesInStateSince uses workspaces_lifecycle.
+func (q queries) WorkspacesInStateSince(ctx context.Context, state string, since time.Time, limit int) ([]string, error) {
+	var ids []string
+	err := q.selectAll(ctx, &ids, `SELECT id FROM workspaces WHERE state = $1 AND state_changed_at < $2
+		ORDER BY state_changed_at LIMIT $3`, state, since, limit)
+	return ids, err
+}
+
+// ExpirePendingMessages uses messages_pending_age.
+func (q queries) ExpirePendingMessages(ctx context.Context, before time.Time) (int64, error) {
+	return q.exec(ctx, `UPDATE messages SET status = 'expired' WHERE status = 'pending' AND created_at < $1`, before)
+}
+
+// FailStrandedMessages uses messages_open.
+func (q queries) FailStrandedMessages(ctx context.Context) (int64, error) {
+	return q.exec(ctx, `UPDATE messages m SET status = 'failed' FROM workspaces w
+		WHERE m.workspace_id = w.id AND m.role = 'user' AND m.status = 'delivered' AND w.state IN ('failed', 'deleted')`)
+}
+
+// ClaimCronTick: the advisory lock keeps two replicas from running a job at once; the
+// (job, tick) row keeps a tick from running twice.
+func (q queries) ClaimCronTick(ctx context.Context, job string, tick, now time.Time) (bool, error) {
+	var locked bool
+	if err := q.get(ctx, &locked, `SELECT pg_try_advisory_xact_lock(hashtext('wshub.cron.' || $1))`, job); err != nil || !locked {
+		return false, err
+	}
+	n, err := q.exec(ctx, `INSERT INTO cron_runs (job, tick, started_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, job, tick, now)
+	return n == 1, err
+}
+
+func (q queries) Notify(ctx context.Context, channel, payload string) error {
+	_, err := q.exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
+	return err
+}

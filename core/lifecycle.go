@@ -1,0 +1,169 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+)
+
+// StateChange is a workspace's new state with its derived status fields.
+type StateChange struct {
+	State        string
+	StatusCode   string
+	StartupPhase string
+	RuntimeState string
+	At           time.Time
+}
+
+func changeTo(state, statusCode string, now time.Time) StateChange {
+	if statusCode == "" {
+		statusCode = state
+	}
+	phase, runtime := statusFor(state)
+	return StateChange{State: state, StatusCode: statusCode, StartupPhase: phase, RuntimeState: runtime, At: now}
+}
+
+// Operator lifecycle commands: each is a compare-and-set from an allowed state to the
+// transitional state, then the worker (woken by NOTIFY) does the machine work. A turn
+// that is running sees the change on its next lease renewal and is interrupted.
+var (
+	archivableFrom   = []string{StateReady, StatePaused}
+	unarchivableFrom = []string{StateArchived}
+)
+
+// ArchiveWorkspace moves a ready or paused workspace to archiving.
+func (s *Service) ArchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	return s.operatorMove(ctx, id, archivableFrom, StateArchiving)
+}
+
+// UnarchiveWorkspace moves an archived workspace to resuming.
+func (s *Service) UnarchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	return s.operatorMove(ctx, id, unarchivableFrom, StateResuming)
+}
+
+// DeleteWorkspace moves any workspace that is not deleted to deleting.
+func (s *Service) DeleteWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	return s.operatorMove(ctx, id, nil, StateDeleting)
+}
+
+func (s *Service) operatorMove(ctx context.Context, id string, from []string, to string) (*Workspace, error) {
+	var ws *Workspace
+	err := s.store.InTx(ctx, func(q Queries) error {
+		w, err := q.GetWorkspaceByID(ctx, id)
+		if err != nil {
+			return notFound(err, CodeWorkspaceNotFound, "no such workspace")
+		}
+		if w.State == to {
+			ws = w // already on its way: nothing to do
+			return nil
+		}
+		allowed := from == nil && w.State != StateDeleted && w.State != StateDeleting || slices.Contains(from, w.State)
+		if !allowed {
+			return Errorf(CodeWorkspaceNotAcceptingMessages, "the workspace is %s and cannot move to %s", w.State, to)
+		}
+		ok, err := q.SetWorkspaceState(ctx, w.ID, w.State, changeTo(to, "", s.clock.Now()))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return Errorf(CodeWorkspaceStateContended, "the workspace changed state meanwhile; retry")
+		}
+		if ws, err = q.GetWorkspaceByID(ctx, id); err != nil {
+			return err
+		}
+		return q.Notify(ctx, WorkChannel, id)
+	})
+	return ws, err
+}
+
+// LifecycleConfig sets when sweeps move workspaces on.
+type LifecycleConfig struct {
+	IdleTimeout  time.Duration // ready and idle -> pausing
+	ArchiveAfter time.Duration // paused this long -> archiving
+	DeleteAfter  time.Duration // archived this long -> deleting
+}
+
+// sweepBatch bounds one sweep's work; the next tick takes the rest.
+const sweepBatch = 500
+
+// SweepLifecycle pauses idle workspaces, archives long-paused ones and deletes
+// long-archived ones. It runs once per tick across replicas (cron).
+func (s *Service) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick time.Time) (moved int, err error) {
+	err = s.runTick(ctx, "lifecycle", tick, func(q Queries) error {
+		moved = 0 // the transaction may run again
+		now := s.clock.Now()
+		type step struct {
+			ids      func() ([]string, error)
+			from, to string
+		}
+		steps := []step{
+			{func() ([]string, error) { return q.IdleReadyWorkspaces(ctx, now.Add(-cfg.IdleTimeout), sweepBatch) }, StateReady, StatePausing},
+		}
+		if cfg.ArchiveAfter > 0 {
+			steps = append(steps, step{func() ([]string, error) {
+				return q.WorkspacesInStateSince(ctx, StatePaused, now.Add(-cfg.ArchiveAfter), sweepBatch)
+			}, StatePaused, StateArchiving})
+		}
+		if cfg.DeleteAfter > 0 {
+			steps = append(steps, step{func() ([]string, error) {
+				return q.WorkspacesInStateSince(ctx, StateArchived, now.Add(-cfg.DeleteAfter), sweepBatch)
+			}, StateArchived, StateDeleting})
+		}
+		for _, st := range steps {
+			ids, err := st.ids()
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				ok, err := q.SetWorkspaceState(ctx, id, st.from, changeTo(st.to, "", now))
+				if err != nil {
+					return err
+				}
+				if ok {
+					moved++
+				}
+			}
+		}
+		if moved > 0 {
+			return q.Notify(ctx, WorkChannel, "")
+		}
+		return nil
+	})
+	return moved, err
+}
+
+// SweepMessages expires messages pending for over 24 hours and fails delivered ones
+// whose workspace can no longer answer.
+func (s *Service) SweepMessages(ctx context.Context, tick time.Time) (expired, failed int64, err error) {
+	err = s.runTick(ctx, "messages", tick, func(q Queries) error {
+		if expired, err = q.ExpirePendingMessages(ctx, s.clock.Now().Add(-MessageExpiry)); err != nil {
+			return err
+		}
+		failed, err = q.FailStrandedMessages(ctx)
+		return err
+	})
+	return expired, failed, err
+}
+
+// errTickTaken: another replica holds or ran this tick.
+var errTickTaken = errors.New("tick taken")
+
+// runTick runs fn once per (job, tick) across replicas, in the transaction that claims
+// the tick, so a tick whose work failed is not marked run.
+func (s *Service) runTick(ctx context.Context, job string, tick time.Time, fn func(q Queries) error) error {
+	err := s.store.InTx(ctx, func(q Queries) error {
+		ok, err := q.ClaimCronTick(ctx, job, tick, s.clock.Now())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errTickTaken
+		}
+		return fn(q)
+	})
+	if errors.Is(err, errTickTaken) {
+		return nil
+	}
+	return err
+}

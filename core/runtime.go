@@ -1,0 +1,175 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Startup phases beyond allocating (behaviour.md, derived status fields).
+const (
+	PhaseBooting        = "booting"
+	PhaseAuthenticating = "authenticating-runtime"
+	PhaseSyncing        = "syncing-repository"
+	PhaseStartingAgent  = "starting-agent"
+	PhaseRunning        = "running"
+)
+
+// statusFor gives the derived fields a workspace shows in a state.
+func statusFor(state string) (phase, runtime string) {
+	switch state {
+	case StateQueued:
+		return PhaseAllocating, RuntimeOffline
+	case StateProvisioning:
+		return PhaseBooting, RuntimeOffline
+	case StateSetup:
+		return PhaseSyncing, RuntimeConnecting
+	case StateResuming:
+		return PhaseStartingAgent, RuntimeConnecting
+	case StateReady:
+		return PhaseRunning, RuntimeOnline
+	case StateFailed:
+		return PhaseFailed, RuntimeOffline
+	default: // pausing, paused, archiving, archived, deleting, deleted
+		return PhaseRunning, RuntimeOffline
+	}
+}
+
+// moveTo sets a workspace's state and the fields derived from it.
+func (w *Workspace) moveTo(state, statusCode string, now time.Time) {
+	w.State, w.StatusCode = state, statusCode
+	if statusCode == "" {
+		w.StatusCode = state
+	}
+	w.StartupPhase, w.RuntimeState = statusFor(state)
+	w.StateChangedAt, w.UpdatedAt = now, now
+}
+
+// RuntimeConfig tunes the workspace runtime.
+type RuntimeConfig struct {
+	TurnTimeout time.Duration
+	Log         *slog.Logger
+}
+
+// transition moves a leased workspace from its current state under the lease, in one
+// transaction; the caller has done the machine work that justifies it.
+func (s *Service) transition(ctx context.Context, ws *Workspace, lease, to, statusCode string) error {
+	from := ws.State
+	return s.store.InTx(ctx, func(q Queries) error {
+		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
+		if err != nil {
+			return fmt.Errorf("lock leased %s: %w", ws.ID, err)
+		}
+		if cur.State != from {
+			return fmt.Errorf("workspace %s is %s, not %s: %w", ws.ID, cur.State, from, errStateMoved)
+		}
+		ws.moveTo(to, statusCode, s.clock.Now())
+		if _, err := q.UpdateWorkspaceRuntime(ctx, ws, from); err != nil {
+			return err
+		}
+		return q.Notify(ctx, WorkChannel, ws.ID)
+	})
+}
+
+// errStateMoved: another actor (operator, sweep) changed the state since the claim;
+// the worker lets go and the next claim sees the new state.
+var errStateMoved = errors.New("state moved")
+
+// StepWorkspace does the next piece of work of a leased workspace: one lifecycle
+// transition, or the next turn when it is ready. It returns whether more work may be
+// waiting (so the worker steps it again at once).
+func (s *Service) StepWorkspace(ctx context.Context, ws *Workspace, lease string) (more bool, err error) {
+	defer func() {
+		if errors.Is(err, errStateMoved) {
+			more, err = true, nil
+		}
+	}()
+	switch ws.State {
+	case StateQueued:
+		if err := s.machines.Allocate(ctx, ws); err != nil {
+			return false, s.failSetup(ctx, ws, lease, err)
+		}
+		return true, s.transition(ctx, ws, lease, StateProvisioning, "")
+	case StateProvisioning:
+		return true, s.transition(ctx, ws, lease, StateSetup, "")
+	case StateSetup:
+		p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
+		if err != nil {
+			return false, err
+		}
+		dir, err := s.machines.Checkout(ctx, ws, p)
+		if err != nil {
+			return false, s.failSetup(ctx, ws, lease, err)
+		}
+		ws.CheckoutPath = dir
+		return true, s.transition(ctx, ws, lease, StateReady, "")
+	case StateResuming:
+		p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
+		if err != nil {
+			return false, err
+		}
+		dir, err := s.machines.Resume(ctx, ws, p)
+		if err != nil {
+			return false, s.transition(ctx, ws, lease, StateFailed, "machine_lost")
+		}
+		ws.CheckoutPath = dir
+		return true, s.transition(ctx, ws, lease, StateReady, "")
+	case StatePausing:
+		if err := s.machines.Pause(ctx, ws); err != nil {
+			return false, err
+		}
+		return false, s.transition(ctx, ws, lease, StatePaused, "")
+	case StateArchiving:
+		if err := s.machines.Archive(ctx, ws); err != nil {
+			return false, err
+		}
+		return false, s.transition(ctx, ws, lease, StateArchived, "")
+	case StateDeleting:
+		if err := s.machines.Delete(ctx, ws); err != nil {
+			return false, err
+		}
+		return false, s.transition(ctx, ws, lease, StateDeleted, "")
+	case StateReady:
+		return s.runNextTurn(ctx, ws, lease)
+	}
+	return false, nil
+}
+
+// failSetup ends a starting workspace failed when the provider says setup cannot
+// succeed; other errors are returned so the claim is retried.
+func (s *Service) failSetup(ctx context.Context, ws *Workspace, lease string, err error) error {
+	var se *SetupError
+	if !errors.As(err, &se) {
+		return err
+	}
+	s.log().Warn("workspace setup failed", "workspace", ws.ID, "status", se.StatusCode, "detail", se.Detail)
+	return s.transition(ctx, ws, lease, StateFailed, se.StatusCode)
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.runtime.Log != nil {
+		return s.runtime.Log
+	}
+	return slog.Default()
+}
+
+// ClaimWork leases workspaces that need work for leaseFor.
+func (s *Service) ClaimWork(ctx context.Context, token string, leaseFor time.Duration, limit int) ([]*Workspace, error) {
+	return s.store.ClaimWorkspaces(ctx, token, s.clock.Now().Add(leaseFor), limit)
+}
+
+// RenewLease keeps a lease and reports whether the workspace may keep running a turn
+// (it is still ready); ok is false when the lease is gone.
+func (s *Service) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state string, ok bool, err error) {
+	return s.store.RenewLease(ctx, id, token, s.clock.Now().Add(leaseFor))
+}
+
+// ReleaseLease lets go of a workspace.
+func (s *Service) ReleaseLease(ctx context.Context, id, token string) error {
+	return s.store.ReleaseLease(ctx, id, token)
+}
+
+// NewLeaseToken returns a random lease token.
+func (s *Service) NewLeaseToken() string { return NewID(s.rand, "lease_") }

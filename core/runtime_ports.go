@@ -1,0 +1,85 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// RuntimeQueries are the store statements of the workspace runtime, lifecycle sweeps
+// and cron. Statements taking a lease token only act while that lease is held (fencing).
+type RuntimeQueries interface {
+	// ClaimWorkspaces leases up to limit workspaces that need work: a transitional
+	// state, or ready with an open user message (FOR UPDATE SKIP LOCKED).
+	ClaimWorkspaces(ctx context.Context, token string, until time.Time, limit int) ([]*Workspace, error)
+	// RenewLease extends a lease and returns the workspace's state; ok is false when
+	// the lease was lost.
+	RenewLease(ctx context.Context, id, token string, until time.Time) (state string, ok bool, err error)
+	ReleaseLease(ctx context.Context, id, token string) error
+	// LockLeasedWorkspace reads and locks a workspace whose lease token is token;
+	// ErrNoRows when the lease was lost.
+	LockLeasedWorkspace(ctx context.Context, id, token string) (*Workspace, error)
+	// GetWorkspaceByID reads any workspace (operator commands).
+	GetWorkspaceByID(ctx context.Context, id string) (*Workspace, error)
+	// UpdateWorkspaceRuntime writes the state and derived status fields, checkout and
+	// timestamps of w, when its state is still from.
+	UpdateWorkspaceRuntime(ctx context.Context, w *Workspace, from string) (bool, error)
+	// RecordLastTurn writes lastTurn, the agent session and the activity time.
+	RecordLastTurn(ctx context.Context, w *Workspace) error
+
+	// OldestOpenMessage is the lowest-seq user message that is pending or delivered.
+	OldestOpenMessage(ctx context.Context, workspaceID string) (*StoredMessage, error)
+	MarkDelivered(ctx context.Context, messageID string, at time.Time) (bool, error)
+	// SettleMessage moves a delivered user message to settled.
+	SettleMessage(ctx context.Context, messageID string) (bool, error)
+	InsertAssistantMessage(ctx context.Context, m *Message, sealedText []byte, f *TurnFailure, sealedFailure []byte) error
+
+	// Lifecycle sweeps: ids of workspaces due for a transition.
+	IdleReadyWorkspaces(ctx context.Context, idleSince time.Time, limit int) ([]string, error)
+	WorkspacesInStateSince(ctx context.Context, state string, since time.Time, limit int) ([]string, error)
+	// ExpirePendingMessages marks pending messages created before `before` expired.
+	ExpirePendingMessages(ctx context.Context, before time.Time) (int64, error)
+	// FailStrandedMessages fails delivered messages whose workspace can no longer
+	// answer (failed or deleted).
+	FailStrandedMessages(ctx context.Context) (int64, error)
+
+	// ClaimCronTick takes the job's advisory lock for this transaction and records the
+	// tick; false when another replica has it or ran it.
+	ClaimCronTick(ctx context.Context, job string, tick, now time.Time) (bool, error)
+	// Notify wakes listeners of channel when the transaction commits.
+	Notify(ctx context.Context, channel, payload string) error
+}
+
+// WorkChannel is the NOTIFY channel that wakes the workspace worker.
+const WorkChannel = "wshub_work"
+
+// Machines runs workspaces on a provider's machines. For the local provider the
+// "machine" is a checkout under the hub's data directory.
+type Machines interface {
+	// Allocate reserves the machine (queued/provisioning).
+	Allocate(ctx context.Context, ws *Workspace) error
+	// Checkout makes the workspace's checkout on a new branch from baseRef and returns
+	// its directory. A *SetupError says why setup cannot succeed.
+	Checkout(ctx context.Context, ws *Workspace, p *Project) (dir string, err error)
+	// Resume makes a paused or archived workspace's checkout usable again.
+	Resume(ctx context.Context, ws *Workspace, p *Project) (dir string, err error)
+	Pause(ctx context.Context, ws *Workspace) error
+	// Archive stops the machine and keeps the checkout.
+	Archive(ctx context.Context, ws *Workspace) error
+	// Delete removes the machine and its checkout.
+	Delete(ctx context.Context, ws *Workspace) error
+	// CommitTurn commits the checkout's changes on the workspace branch, pushing when
+	// the project asks for it. committed is false when nothing changed.
+	CommitTurn(ctx context.Context, ws *Workspace, p *Project, message string) (committed bool, err error)
+	// WriteFile places an attachment inside the checkout and returns its path relative
+	// to the checkout.
+	WriteFile(ctx context.Context, ws *Workspace, name string, data []byte) (string, error)
+}
+
+// SetupError is a provider or setup failure that ends the workspace failed; StatusCode
+// is shown as the workspace's statusCode.
+type SetupError struct {
+	StatusCode string
+	Detail     string
+}
+
+func (e *SetupError) Error() string { return e.StatusCode + ": " + e.Detail }

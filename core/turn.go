@@ -1,0 +1,181 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Texts of turns the hub ends itself.
+const (
+	replyHubRestarted = "The turn was interrupted: the hub stopped while the agent was working."
+)
+
+// runNextTurn runs the oldest open user message of a ready, leased workspace as one
+// agent turn: claim (pending -> delivered), run the agent outside any transaction,
+// commit the checkout, record the turn (assistant message, settle, lastTurn) in one
+// transaction. A message found already delivered was claimed by a worker that died:
+// its turn is ended interrupted and the queue moves on.
+func (s *Service) runNextTurn(ctx context.Context, ws *Workspace, lease string) (bool, error) {
+	var msg *StoredMessage
+	var stale bool
+	err := s.store.InTx(ctx, func(q Queries) error {
+		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
+		if err != nil {
+			return fmt.Errorf("lock leased %s: %w", ws.ID, err)
+		}
+		if cur.State != StateReady {
+			return errStateMoved
+		}
+		*ws = *cur
+		m, err := q.OldestOpenMessage(ctx, ws.ID)
+		if errors.Is(err, ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		msg = m
+		if m.Status == MessageDelivered {
+			stale = true
+			return nil
+		}
+		now := s.clock.Now()
+		if _, err := q.MarkDelivered(ctx, m.ID, now); err != nil {
+			return err
+		}
+		m.Status, m.DeliveredAt = MessageDelivered, &now
+		return nil
+	})
+	if err != nil || msg == nil {
+		return false, err
+	}
+	if stale {
+		return true, s.recordTurn(ctx, ws, lease, msg, TurnResult{Outcome: OutcomeInterrupted, Reply: replyHubRestarted})
+	}
+
+	result := s.runAgent(ctx, ws, msg)
+	// The turn's record must survive the cancellation that interrupted it (shutdown).
+	recordCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if p, err := s.store.GetProject(recordCtx, ws.AccountID, ws.ProjectID); err == nil {
+		if _, err := s.machines.CommitTurn(recordCtx, ws, p, "wshub: "+msg.TurnID); err != nil {
+			s.log().Warn("commit turn", "workspace", ws.ID, "turn", msg.TurnID, "err", err)
+		}
+	}
+	return true, s.recordTurn(recordCtx, ws, lease, msg, result)
+}
+
+// runAgent materialises the attachments and runs the agent under the turn time limit.
+func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) TurnResult {
+	prompt, err := s.open(msg.SealedText, messageBinding(ws.ID, msg.ID))
+	if err != nil {
+		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}
+	}
+	var files []string
+	if len(msg.AssetIDs) > 0 {
+		assets, err := s.store.AssetsByID(ctx, ws.ID, msg.AssetIDs)
+		if err != nil {
+			return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the attachments could not be read by the hub"}
+		}
+		for _, a := range assets {
+			data, err := s.ReadAttachment(ctx, a)
+			if err == nil {
+				var rel string
+				if rel, err = s.machines.WriteFile(ctx, ws, a.ID+"-"+a.OriginalName, data); err == nil {
+					files = append(files, rel)
+				}
+			}
+			if err != nil {
+				return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "attachment " + a.OriginalName + " could not be placed in the workspace"}
+			}
+		}
+	}
+	turnCtx := ctx
+	if s.runtime.TurnTimeout > 0 {
+		var cancel context.CancelFunc
+		turnCtx, cancel = context.WithTimeout(ctx, s.runtime.TurnTimeout)
+		defer cancel()
+	}
+	return s.runner.RunTurn(turnCtx, TurnRequest{
+		WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Model: ws.Model, RuntimeMode: ws.RuntimeMode,
+		Branch: ws.Branch, Dir: ws.CheckoutPath, Prompt: prompt, Attachments: files, SessionID: ws.AgentSession,
+	})
+}
+
+// recordTurn writes a finished turn in one transaction: the assistant message (reply
+// capped), the user message settled, the workspace's lastTurn and agent session.
+func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, user *StoredMessage, r TurnResult) error {
+	reply, _ := capRunes(r.Reply, MaxReplyChars)
+	if r.Outcome == "" {
+		r.Outcome = OutcomeError
+	}
+	return s.store.InTx(ctx, func(q Queries) error {
+		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
+		if err != nil {
+			return fmt.Errorf("lock leased %s: %w", ws.ID, err)
+		}
+		now := s.clock.Now()
+		if _, err := q.SettleMessage(ctx, user.ID); err != nil {
+			return err
+		}
+		seq, err := q.NextSeq(ctx, ws.ID, now)
+		if err != nil {
+			return err
+		}
+		m := &Message{
+			ID: NewID(s.rand, PrefixMessage), WorkspaceID: ws.ID, Seq: seq, Role: RoleAssistant, Text: reply,
+			Status: MessageSettled, TurnID: user.TurnID, Outcome: r.Outcome, CreatedAt: now,
+		}
+		sealed, err := s.seal([]byte(reply), messageBinding(ws.ID, m.ID))
+		if err != nil {
+			return err
+		}
+		var failure *TurnFailure
+		var sealedFailure []byte
+		if r.Outcome == OutcomeError {
+			code := r.FailureCode
+			if code != FailureAgentNotInstalled {
+				code = FailureAgentError
+			}
+			text, _ := capTail(r.FailureMessage, MaxFailureMessageChars)
+			failure = &TurnFailure{TurnID: user.TurnID, Agent: cur.Agent, Code: code, Message: text}
+			if sealedFailure, err = s.seal([]byte(text), failureBinding(ws.ID, m.ID)); err != nil {
+				return err
+			}
+		}
+		if err := q.InsertAssistantMessage(ctx, m, sealed, failure, sealedFailure); err != nil {
+			return err
+		}
+		cur.LastTurnID, cur.LastTurnOutcome, cur.LastTurnCompletedAt = user.TurnID, r.Outcome, &now
+		cur.LastActivityAt, cur.UpdatedAt = now, now
+		if r.SessionID != "" {
+			cur.AgentSession = r.SessionID
+		}
+		if err := q.RecordLastTurn(ctx, cur); err != nil {
+			return err
+		}
+		*ws = *cur
+		return q.Notify(ctx, WorkChannel, ws.ID)
+	})
+}
+
+// capRunes keeps the first n characters; cut reports whether anything was dropped.
+func capRunes(s string, n int) (string, bool) {
+	if chars(s) <= n {
+		return s, false
+	}
+	return string([]rune(s)[:n]), true
+}
+
+// capTail keeps the last n characters (an error's end says most).
+func capTail(s string, n int) (string, bool) {
+	s = strings.TrimSpace(s)
+	r := []rune(s)
+	if len(r) <= n {
+		return s, false
+	}
+	return string(r[len(r)-n:]), true
+}

@@ -1,0 +1,273 @@
+package hub_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// agentScript is the fake command agent (testdata/agent.sh).
+func agentScript(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("testdata/agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// startRuntime runs a hub with its worker and agent_1 bound to the fake agent.
+func startRuntime(t *testing.T, opts ...hubtest.Option) *hubtest.Hub {
+	t.Helper()
+	return hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", agentScript(t))}, opts...)...)
+}
+
+func createWorkspace(t *testing.T, h *hubtest.Hub, prompt string) string {
+	t.Helper()
+	body := map[string]any{"agent": "agent_1", "model": "test-model"}
+	if prompt != "" {
+		body["prompt"] = prompt
+	}
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, body).Expect(t, 201, "")
+	return r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+}
+
+// waitFor polls the workspace until cond holds, failing after a deadline.
+func waitFor(t *testing.T, h *hubtest.Hub, id, what string, cond func(ws map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var ws map[string]any
+	for time.Now().Before(deadline) {
+		r := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil)
+		if r.Status == 200 {
+			ws = r.Body["workspace"].(map[string]any)
+			if cond(ws) {
+				return ws
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("workspace %s: expected %s within 30 s, last seen %v", id, what, ws)
+	return nil
+}
+
+func idleAfterTurns(n int) func(map[string]any) bool {
+	return func(ws map[string]any) bool {
+		return ws["agentStatus"] == "idle" && ws["latestSeq"] == float64(2*n)
+	}
+}
+
+type msg struct {
+	Seq                   int
+	Role, Text, Status    string
+	Outcome, TurnID       string
+	DeliveredAt, Attached bool
+}
+
+func messages(t *testing.T, h *hubtest.Hub, id string) ([]msg, map[string]any) {
+	t.Helper()
+	r := h.Call("GET", "/v1/api/workspaces/"+id+"/messages", h.Key, nil).Expect(t, 200, "")
+	var out []msg
+	for _, raw := range r.Body["messages"].([]any) {
+		m := raw.(map[string]any)
+		s := func(k string) string { v, _ := m[k].(string); return v }
+		_, delivered := m["deliveredAt"]
+		_, attached := m["attachments"]
+		out = append(out, msg{Seq: int(m["seq"].(float64)), Role: s("role"), Text: s("text"), Status: s("status"),
+			Outcome: s("outcome"), TurnID: s("turnId"), DeliveredAt: delivered, Attached: attached})
+	}
+	tf, _ := r.Body["turnFailure"].(map[string]any)
+	return out, tf
+}
+
+func TestTurnRunsToSettledReplyAndCommit(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createWorkspace(t, h, "write hello")
+	ws := waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
+	if ws["state"] != "ready" || ws["runtimeState"] != "online" || ws["startupPhase"] != "running" {
+		t.Fatalf("expected ready/online/running, got %v", ws)
+	}
+	lt, _ := ws["lastTurn"].(map[string]any)
+	if lt == nil || lt["outcome"] != "completed" {
+		t.Fatalf("expected lastTurn completed, got %v", ws["lastTurn"])
+	}
+	msgs, tf := messages(t, h, id)
+	want := []msg{
+		{Seq: 1, Role: "user", Text: "write hello", Status: "settled", TurnID: lt["turnId"].(string), DeliveredAt: true},
+		{Seq: 2, Role: "assistant", Text: "wrote hello.txt", Status: "settled", Outcome: "completed", TurnID: lt["turnId"].(string)},
+	}
+	if len(msgs) != 2 || msgs[0] != want[0] || msgs[1] != want[1] || tf != nil {
+		t.Fatalf("expected %+v and no turnFailure, got %+v %v", want, msgs, tf)
+	}
+	checkout := filepath.Join(h.Config.DataDir, "workspaces", id, "checkout")
+	branch := ws["branch"].(string)
+	if got := hubtest.Git(t, checkout, "rev-parse", "--abbrev-ref", "HEAD"); got != branch {
+		t.Fatalf("expected the checkout on %s, got %s", branch, got)
+	}
+	if got := hubtest.Git(t, checkout, "log", "-1", "--format=%s", "--name-only"); !strings.Contains(got, "wshub: "+lt["turnId"].(string)) || !strings.Contains(got, "hello.txt") {
+		t.Fatalf("expected a commit of hello.txt for the turn, got %q", got)
+	}
+}
+
+func TestMessagesSentDuringASlowTurnAreAnsweredInOrder(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createWorkspace(t, h, "sleep 1")
+	waitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["agentStatus"] == "working" })
+	for _, text := range []string{"one", "two", "three"} {
+		h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": text}).Expect(t, 200, "")
+	}
+	waitFor(t, h, id, "idle after four turns", idleAfterTurns(4))
+	msgs, _ := messages(t, h, id)
+	var replies []string
+	for _, m := range msgs {
+		if m.Role == "assistant" {
+			replies = append(replies, m.Text)
+		}
+	}
+	want := "slept 1|echo: one|echo: two|echo: three"
+	if strings.Join(replies, "|") != want {
+		t.Fatalf("expected replies %q in order, got %q", want, strings.Join(replies, "|"))
+	}
+}
+
+func TestFailingAndMissingAgents(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createWorkspace(t, h, "fail now")
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	msgs, tf := messages(t, h, id)
+	if msgs[1].Outcome != "error" || tf == nil || tf["code"] != "agent_error" || tf["agent"] != "agent_1" ||
+		!strings.Contains(tf["message"].(string), "tripped over something") || tf["turnId"] != msgs[1].TurnID {
+		t.Fatalf("expected an error turn with agent_error and the stderr text, got %+v %v", msgs, tf)
+	}
+
+	// agent_4 (grok) has no command bound and no program on PATH here.
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_4", "model": "m", "prompt": "hi"}).Expect(t, 201, "")
+	id = r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	_, tf = messages(t, h, id)
+	if tf == nil || tf["code"] != "agent_not_installed" || tf["agent"] != "agent_4" {
+		t.Fatalf("expected agent_not_installed for agent_4, got %v", tf)
+	}
+}
+
+func TestLongReplyIsCut(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createWorkspace(t, h, "big")
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	msgs, _ := messages(t, h, id)
+	if n := len([]rune(msgs[1].Text)); n != core.MaxReplyChars {
+		t.Fatalf("expected the reply cut to %d characters, got %d", core.MaxReplyChars, n)
+	}
+}
+
+func TestAttachmentsReachTheAgent(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createWorkspace(t, h, "")
+	up := h.Call("POST", "/v1/api/workspaces/"+id+"/attachments", h.Key, []byte("line of notes"),
+		"Content-Type", "text/plain", "X-Service-File-Name", "notes.txt").Expect(t, 201, "")
+	assetID := up.Body["asset"].(map[string]any)["assetId"].(string)
+	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "attachments", "attachments": []string{assetID}}).Expect(t, 200, "")
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	msgs, _ := messages(t, h, id)
+	want := ".context/files/" + assetID + "-notes.txt=line of notes"
+	if msgs[1].Text != want {
+		t.Fatalf("expected the agent to read %q, got %q", want, msgs[1].Text)
+	}
+	checkout := filepath.Join(h.Config.DataDir, "workspaces", id, "checkout")
+	if out := hubtest.Git(t, checkout, "status", "--porcelain"); out != "" {
+		t.Fatalf("expected attachments kept out of the branch, git status says %q", out)
+	}
+}
+
+func TestTurnTimeoutInterrupts(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.TurnTimeout = 500 * time.Millisecond }))
+	id := createWorkspace(t, h, "sleep 20")
+	ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
+	if ws["lastTurn"].(map[string]any)["outcome"] != "interrupted" {
+		t.Fatalf("expected the timed-out turn interrupted, got %v", ws["lastTurn"])
+	}
+}
+
+func TestIdlePauseResumeArchiveDelete(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createWorkspace(t, h, "hello")
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	ctx := context.Background()
+	cfg := core.LifecycleConfig{IdleTimeout: time.Nanosecond}
+	if moved, err := h.Service.SweepLifecycle(ctx, cfg, time.Now()); err != nil || moved != 1 {
+		t.Fatalf("expected the idle sweep to move one workspace, got %d, %v", moved, err)
+	}
+	waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
+
+	r := h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "again"}).Expect(t, 200, "")
+	if r.Body["resumeTriggered"] != true {
+		t.Fatalf("expected resumeTriggered, got %s", r.Raw)
+	}
+	r = h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "and again"}).Expect(t, 200, "")
+	if r.Body["resumeTriggered"] != false {
+		t.Fatalf("expected only the first message to resume, got %s", r.Raw)
+	}
+	waitFor(t, h, id, "ready and idle after three turns", idleAfterTurns(3))
+
+	if _, err := h.Service.ArchiveWorkspace(ctx, id); err != nil {
+		t.Fatalf("archive: %v", err)
+	}
+	waitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
+	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "hi"}).Expect(t, 409, "workspace_not_accepting_messages")
+
+	if _, err := h.Service.UnarchiveWorkspace(ctx, id); err != nil {
+		t.Fatalf("unarchive: %v", err)
+	}
+	waitFor(t, h, id, "ready again", func(ws map[string]any) bool { return ws["state"] == "ready" })
+
+	if _, err := h.Service.DeleteWorkspace(ctx, id); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Status != 404 {
+		if time.Now().After(deadline) {
+			t.Fatal("expected the deleted workspace to answer 404")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestArchiveInterruptsARunningTurn(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 600 * time.Millisecond }))
+	id := createWorkspace(t, h, "sleep 30")
+	waitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["agentStatus"] == "working" })
+	time.Sleep(300 * time.Millisecond) // let the agent start
+	if _, err := h.Service.ArchiveWorkspace(context.Background(), id); err != nil {
+		t.Fatalf("archive: %v", err)
+	}
+	ws := waitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
+	if lt, _ := ws["lastTurn"].(map[string]any); lt == nil || lt["outcome"] != "interrupted" {
+		t.Fatalf("expected the running turn interrupted, got %v", ws["lastTurn"])
+	}
+}
+
+func TestBadBaseRefFailsTheWorkspace(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m", "baseRef": "no-such-branch"}).Expect(t, 201, "")
+	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	ws := waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	if ws["statusCode"] != "setup_failed:base_ref_not_found" || ws["startupPhase"] != "failed" {
+		t.Fatalf("expected setup_failed:base_ref_not_found, got %v", ws)
+	}
+	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "hi"}).Expect(t, 409, "workspace_not_accepting_messages")
+}

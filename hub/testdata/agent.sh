@@ -1,0 +1,26 @@
+#!/bin/sh
+# A fake coding agent for tests, speaking the command-agent protocol (design.md): the
+# prompt on stdin, the reply on stdout. The prompt's first word picks the behaviour.
+prompt=$(cat)
+set -- $prompt
+case "$1" in
+fail)
+	echo "the agent tripped over something" >&2
+	exit 3 ;;
+sleep)
+	sleep "$2"
+	echo "slept $2" ;;
+big)
+	awk 'BEGIN { for (i = 0; i < 20000; i++) printf "x" }' ;;
+write)
+	echo "$2" > "$2.txt"
+	echo "wrote $2.txt" ;;
+attachments)
+	echo "$WSHUB_ATTACHMENTS" | while read -r f; do
+		[ -n "$f" ] && printf '%s=%s\n' "$f" "$(cat "$f")"
+	done ;;
+env)
+	echo "model=$WSHUB_MODEL mode=$WSHUB_RUNTIME_MODE branch=$WSHUB_BRANCH turn=$WSHUB_TURN_ID" ;;
+*)
+	echo "echo: $prompt" ;;
+esac
