@@ -22,7 +22,7 @@ FUZZ_ALL = found=0; \
 		for name in $$names; do \
 			found=$$((found + 1)); \
 			echo "==> fuzz $$pkg $$name ($(FUZZTIME))"; \
-			$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$pkg"; \
+			$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=3s "$$pkg"; \
 		done; \
 	done; \
 	if [[ $$found -eq 0 ]]; then echo "fuzz: no fuzz targets found"; else echo "fuzz: $$found target(s) passed"; fi
