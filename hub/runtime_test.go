@@ -271,3 +271,63 @@ func TestBadBaseRefFailsTheWorkspace(t *testing.T) {
 	}
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "hi"}).Expect(t, 409, "workspace_not_accepting_messages")
 }
+
+func TestSweepExpiresAndFailsStrandedMessages(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t) // no worker: messages stay pending until the sweep
+	ctx := context.Background()
+	old := createWorkspace(t, h, "too old")
+	fresh := createWorkspace(t, h, "fresh")
+	stranded := createWorkspace(t, h, "stranded")
+	db := h.PG().DB()
+	if _, err := db.Exec(`UPDATE messages SET created_at = now() - interval '25 hours' WHERE workspace_id = $1`, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE messages SET status = 'delivered', delivered_at = now() WHERE workspace_id = $1`, stranded); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE workspaces SET state = 'failed' WHERE id = $1`, stranded); err != nil {
+		t.Fatal(err)
+	}
+	tick := time.Now()
+	expired, failed, err := h.Service.SweepMessages(ctx, tick)
+	if err != nil || expired != 1 || failed != 1 {
+		t.Fatalf("expected 1 expired and 1 failed, got %d, %d, %v", expired, failed, err)
+	}
+	for id, want := range map[string]string{old: "expired", fresh: "pending", stranded: "failed"} {
+		if msgs, _ := messages(t, h, id); msgs[0].Status != want {
+			t.Errorf("workspace %s: expected its message %s, got %s", id, want, msgs[0].Status)
+		}
+	}
+	// The same tick does not run twice (another replica, or a retry).
+	if _, err := db.Exec(`UPDATE messages SET status = 'pending' WHERE workspace_id = $1`, old); err != nil {
+		t.Fatal(err)
+	}
+	if expired, _, err := h.Service.SweepMessages(ctx, tick); err != nil || expired != 0 {
+		t.Fatalf("expected a repeated tick to do nothing, got %d expired, %v", expired, err)
+	}
+	if expired, _, err := h.Service.SweepMessages(ctx, tick.Add(time.Minute)); err != nil || expired != 1 {
+		t.Fatalf("expected the next tick to run, got %d expired, %v", expired, err)
+	}
+}
+
+func TestOperatorLifecycleRefusals(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t)
+	ctx := context.Background()
+	id := createWorkspace(t, h, "")
+	if _, err := h.Service.ArchiveWorkspace(ctx, id); core.ErrorCode(err) != core.CodeWorkspaceNotAcceptingMessages {
+		t.Fatalf("expected a queued workspace not to be archivable, got %v", err)
+	}
+	if _, err := h.Service.UnarchiveWorkspace(ctx, id); core.ErrorCode(err) != core.CodeWorkspaceNotAcceptingMessages {
+		t.Fatalf("expected only archived workspaces to unarchive, got %v", err)
+	}
+	if _, err := h.Service.ArchiveWorkspace(ctx, "ws_0000000000000000"); core.ErrorCode(err) != core.CodeWorkspaceNotFound {
+		t.Fatalf("expected not found, got %v", err)
+	}
+	ws, err := h.Service.DeleteWorkspace(ctx, id)
+	if err != nil || ws.State != core.StateDeleting {
+		t.Fatalf("expected deleting, got %v, %v", ws, err)
+	}
+	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "hi"}).Expect(t, 409, "workspace_not_accepting_messages")
+}

@@ -24,6 +24,7 @@ const adminUsage = `usage: wshub admin <command>
   key revoke --key-id ID
   project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push]
   project list --account ID
+  workspace archive|unarchive|delete --workspace ID
 
 Output is JSON on stdout; errors go to stderr with a non-zero exit.
 `
@@ -162,6 +163,21 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 			out[i] = projectAdminJSON(p)
 		}
 		return out, nil
+
+	case "workspace archive", "workspace unarchive", "workspace delete":
+		id := fs.String("workspace", "", "workspace id")
+		if err := parse(fs, args, "workspace"); err != nil {
+			return nil, err
+		}
+		move := map[string]func(context.Context, string) (*core.Workspace, error){
+			"workspace archive": svc.ArchiveWorkspace, "workspace unarchive": svc.UnarchiveWorkspace,
+			"workspace delete": svc.DeleteWorkspace,
+		}[cmd]
+		ws, err := move(ctx, *id)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"workspaceId": ws.ID, "state": ws.State}, nil
 	}
 	return nil, fmt.Errorf("unknown command\n\n%s", adminUsage)
 }

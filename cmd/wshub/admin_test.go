@@ -112,3 +112,15 @@ func TestAdminErrors(t *testing.T) {
 		t.Errorf("expected usage for bare admin, got %q", msg)
 	}
 }
+
+func TestAdminWorkspaceCommands(t *testing.T) {
+	adminEnv(t)
+	for _, verb := range []string{"archive", "unarchive", "delete"} {
+		if _, msg := wshub(t, 1, "admin", "workspace", verb, "--workspace", "ws_0000000000000000"); !strings.Contains(msg, "no such workspace") {
+			t.Errorf("workspace %s of an unknown id: expected 'no such workspace', got %q", verb, msg)
+		}
+	}
+	if _, msg := wshub(t, 1, "admin", "workspace", "archive"); !strings.Contains(msg, "--workspace is required") {
+		t.Errorf("expected --workspace to be required, got %q", msg)
+	}
+}
