@@ -3,10 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -21,52 +18,9 @@ import (
 // Helpers of this file and attachments_test.go carry a msgs/att prefix: other test files
 // of the package are written alongside and must not collide.
 
-// msgsTry sends one request like hubtest.Hub.Call but reports failures as an error, so it
-// can run on goroutines that are not the test's.
+// msgsTry is hubtest's Try (safe on goroutines that are not the test's).
 func msgsTry(h *hubtest.Hub, method, path, key string, body any, headers ...string) (*hubtest.Response, error) {
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case []byte:
-		rd = bytes.NewReader(b)
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, h.URL+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	r := &hubtest.Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &r.Body); err != nil {
-			return nil, fmt.Errorf("%s %s: answer is not a JSON object: %v: %.200s", method, path, err, raw)
-		}
-	}
-	return r, nil
+	return h.Try(method, path, key, body, headers...)
 }
 
 // msgsCall is msgsTry failing t (a subtest may use it; hubtest's Call fails the hub's t).

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -181,9 +182,19 @@ func (r *Response) Code() string {
 }
 
 // Call sends a request with key (empty: no Authorization header). body may be nil,
-// []byte (sent raw) or any value (sent as JSON). headers are name, value pairs.
+// []byte (sent raw) or any value (sent as JSON). headers are name, value pairs. It fails
+// the hub's test on a transport error; use Try from other goroutines and subtests.
 func (h *Hub) Call(method, path, key string, body any, headers ...string) *Response {
 	h.t.Helper()
+	r, err := h.Try(method, path, key, body, headers...)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// Try is Call reporting failures as an error, safe on any goroutine.
+func (h *Hub) Try(method, path, key string, body any, headers ...string) (*Response, error) {
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -194,13 +205,13 @@ func (h *Hub) Call(method, path, key string, body any, headers ...string) *Respo
 	default:
 		raw, err := json.Marshal(b)
 		if err != nil {
-			h.t.Fatalf("encode body: %v", err)
+			return nil, err
 		}
 		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequest(method, h.URL+path, rd)
 	if err != nil {
-		h.t.Fatalf("new request: %v", err)
+		return nil, err
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -213,17 +224,20 @@ func (h *Hub) Call(method, path, key string, body any, headers ...string) *Respo
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		h.t.Fatalf("%s %s: %v", method, path, err)
+		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
 	r := &Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &r.Body); err != nil {
-			h.t.Fatalf("%s %s: answer is not a JSON object: %v: %.200s", method, path, err, raw)
+			return nil, fmt.Errorf("%s %s: answer is not a JSON object: %v: %.200s", method, path, err, raw)
 		}
 	}
-	return r
+	return r, nil
 }
 
 // Expect fails the test unless r has the status (and, for errors, the code).
