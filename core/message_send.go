@@ -121,7 +121,7 @@ func (s *Service) SendMessage(ctx context.Context, acct *Account, workspaceID st
 			}
 		}
 		receipt = &SendReceipt{MessageID: m.ID, Seq: m.Seq, Status: "queued", ResumeTriggered: resumed}
-		return nil
+		return q.Notify(ctx, WorkChannel, ws.ID) // wake the worker for the turn (or the resume)
 	})
 	return receipt, err
 }

@@ -146,7 +146,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, acct *Account, in CreateW
 			ws.OpenMessages, ws.UpdatedAt = true, m.CreatedAt // NextSeq touched the row
 		}
 		created = true
-		return nil
+		return q.Notify(ctx, WorkChannel, ws.ID) // wake the worker: the machine starts now
 	})
 	return ws, created, err
 }

@@ -331,3 +331,15 @@ func TestOperatorLifecycleRefusals(t *testing.T) {
 	}
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "hi"}).Expect(t, 409, "workspace_not_accepting_messages")
 }
+
+// TestNotifyWakesTheWorker sets the poll to an hour: only NOTIFY from create and send
+// can get the turns run in time.
+func TestNotifyWakesTheWorker(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.WorkerPoll = time.Hour }))
+	time.Sleep(300 * time.Millisecond) // the worker's first claim has run and found nothing
+	id := createWorkspace(t, h, "hello")
+	waitFor(t, h, id, "the first turn", idleAfterTurns(1))
+	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "again"}).Expect(t, 200, "")
+	waitFor(t, h, id, "the second turn", idleAfterTurns(2))
+}
