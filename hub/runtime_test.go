@@ -343,3 +343,23 @@ func TestNotifyWakesTheWorker(t *testing.T) {
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "again"}).Expect(t, 200, "")
 	waitFor(t, h, id, "the second turn", idleAfterTurns(2))
 }
+
+func TestTurnCommitsArePushedWhenTheProjectAsks(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	ctx := context.Background()
+	upstream := hubtest.GitRepo(t)
+	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: upstream, Push: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Service.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+		t.Fatalf("expected the project ready, got %s %v", p.State, err)
+	}
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m", "prompt": "write pushed"}).Expect(t, 201, "")
+	ws := r.Body["workspace"].(map[string]any)
+	waitFor(t, h, ws["workspaceId"].(string), "idle", idleAfterTurns(1))
+	if got := hubtest.Git(t, upstream, "show", ws["branch"].(string)+":pushed.txt"); got != "pushed" {
+		t.Fatalf("expected pushed.txt on branch %s upstream, got %q", ws["branch"], got)
+	}
+}
