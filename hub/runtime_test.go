@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -361,5 +362,38 @@ func TestTurnCommitsArePushedWhenTheProjectAsks(t *testing.T) {
 	waitFor(t, h, ws["workspaceId"].(string), "idle", idleAfterTurns(1))
 	if got := hubtest.Git(t, upstream, "show", ws["branch"].(string)+":pushed.txt"); got != "pushed" {
 		t.Fatalf("expected pushed.txt on branch %s upstream, got %q", ws["branch"], got)
+	}
+}
+
+func TestSweepArchivesLongPausedAndDeletesLongArchived(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	ctx := context.Background()
+	paused, archived := createWorkspace(t, h, "one"), createWorkspace(t, h, "two")
+	waitFor(t, h, paused, "idle", idleAfterTurns(1))
+	waitFor(t, h, archived, "idle", idleAfterTurns(1))
+	db := h.PG().DB()
+	for id, state := range map[string]string{paused: "paused", archived: "archived"} {
+		if _, err := db.Exec(`UPDATE workspaces SET state = $2, state_changed_at = now() - interval '10 days' WHERE id = $1`, id, state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := core.LifecycleConfig{IdleTimeout: time.Hour, ArchiveAfter: 7 * 24 * time.Hour, DeleteAfter: 9 * 24 * time.Hour}
+	if moved, err := h.Service.SweepLifecycle(ctx, cfg, time.Now()); err != nil || moved != 2 {
+		t.Fatalf("expected two workspaces moved, got %d, %v", moved, err)
+	}
+	waitFor(t, h, paused, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
+	deadline := time.Now().Add(20 * time.Second)
+	for h.Call("GET", "/v1/api/workspaces/"+archived, h.Key, nil).Status != 404 {
+		if time.Now().After(deadline) {
+			t.Fatal("expected the long-archived workspace deleted (404)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(h.Config.DataDir, "workspaces", archived)); !os.IsNotExist(err) {
+		t.Fatalf("expected the deleted workspace's checkout removed, stat says %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(h.Config.DataDir, "workspaces", paused, "checkout", ".git")); err != nil {
+		t.Fatalf("expected the archived workspace's checkout kept: %v", err)
 	}
 }
