@@ -14,6 +14,8 @@ type StateChange struct {
 	StartupPhase string
 	RuntimeState string
 	At           time.Time
+	// CheckoutPath, when set, records where the machine keeps the checkout.
+	CheckoutPath string
 }
 
 func changeTo(state, statusCode string, now time.Time) StateChange {
@@ -22,6 +24,15 @@ func changeTo(state, statusCode string, now time.Time) StateChange {
 	}
 	phase, runtime := statusFor(state)
 	return StateChange{State: state, StatusCode: statusCode, StartupPhase: phase, RuntimeState: runtime, At: now}
+}
+
+// apply copies a change onto the in-memory workspace the worker keeps stepping.
+func (c StateChange) apply(w *Workspace) {
+	w.State, w.StatusCode, w.StartupPhase, w.RuntimeState = c.State, c.StatusCode, c.StartupPhase, c.RuntimeState
+	w.StateChangedAt, w.UpdatedAt = c.At, c.At
+	if c.CheckoutPath != "" {
+		w.CheckoutPath = c.CheckoutPath
+	}
 }
 
 // Operator lifecycle commands: each is a compare-and-set from an allowed state to the

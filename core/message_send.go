@@ -110,7 +110,7 @@ func (s *Service) SendMessage(ctx context.Context, acct *Account, workspaceID st
 		if claim != nil {
 			preset = claim.ResourceID
 		}
-		m, err := s.appendUserMessageID(ctx, q, ws, preset, req.Text, req.Attachments)
+		m, err := s.appendUserMessage(ctx, q, ws, preset, req.Text, req.Attachments)
 		if err != nil {
 			return err
 		}
@@ -154,13 +154,9 @@ func receiptStatus(messageStatus string) string {
 	return "delivered"
 }
 
-func (s *Service) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, text string, assets []string) (*Message, error) {
-	return s.appendUserMessageID(ctx, q, ws, "", text, assets)
-}
-
-// appendUserMessageID writes a pending user message with the next seq; id may be preset
-// (derived from an idempotency key).
-func (s *Service) appendUserMessageID(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string) (*Message, error) {
+// appendUserMessage writes a pending user message with the next seq; id may be preset
+// (derived from an idempotency key) or "" for a new one.
+func (s *Service) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string) (*Message, error) {
 	if id == "" {
 		id = NewID(s.rand, PrefixMessage)
 	}

@@ -37,16 +37,6 @@ func statusFor(state string) (phase, runtime string) {
 	}
 }
 
-// moveTo sets a workspace's state and the fields derived from it.
-func (w *Workspace) moveTo(state, statusCode string, now time.Time) {
-	w.State, w.StatusCode = state, statusCode
-	if statusCode == "" {
-		w.StatusCode = state
-	}
-	w.StartupPhase, w.RuntimeState = statusFor(state)
-	w.StateChangedAt, w.UpdatedAt = now, now
-}
-
 // RuntimeConfig tunes the workspace runtime.
 type RuntimeConfig struct {
 	TurnTimeout time.Duration
@@ -65,10 +55,12 @@ func (s *Service) transition(ctx context.Context, ws *Workspace, lease, to, stat
 		if cur.State != from {
 			return fmt.Errorf("workspace %s is %s, not %s: %w", ws.ID, cur.State, from, errStateMoved)
 		}
-		ws.moveTo(to, statusCode, s.clock.Now())
-		if _, err := q.UpdateWorkspaceRuntime(ctx, ws, from); err != nil {
+		change := changeTo(to, statusCode, s.clock.Now())
+		change.CheckoutPath = ws.CheckoutPath
+		if _, err := q.SetWorkspaceState(ctx, ws.ID, from, change); err != nil {
 			return err
 		}
+		change.apply(ws)
 		return q.Notify(ctx, WorkChannel, ws.ID)
 	})
 }

@@ -20,9 +20,6 @@ type RuntimeQueries interface {
 	LockLeasedWorkspace(ctx context.Context, id, token string) (*Workspace, error)
 	// GetWorkspaceByID reads any workspace (operator commands).
 	GetWorkspaceByID(ctx context.Context, id string) (*Workspace, error)
-	// UpdateWorkspaceRuntime writes the state and derived status fields, checkout and
-	// timestamps of w, when its state is still from.
-	UpdateWorkspaceRuntime(ctx context.Context, w *Workspace, from string) (bool, error)
 	// RecordLastTurn writes lastTurn, the agent session and the activity time.
 	RecordLastTurn(ctx context.Context, w *Workspace) error
 

@@ -139,7 +139,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, acct *Account, in CreateW
 			return err
 		}
 		if req.Prompt != nil {
-			m, err := s.appendUserMessage(ctx, q, ws, *req.Prompt, nil)
+			m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil)
 			if err != nil {
 				return err
 			}

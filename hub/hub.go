@@ -42,7 +42,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opt Options) (*Hub,
 	if err != nil {
 		return nil, err
 	}
-	h, err := build(cfg, store, log, opt)
+	h, err := New(cfg, store, log, opt)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -50,12 +50,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opt Options) (*Hub,
 	return h, nil
 }
 
-// New builds a hub on an open store (tests use a store per test).
+// New builds a hub on an open store (Open's second half; tests use a store per test).
 func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub, error) {
-	return build(cfg, store, log, opt)
-}
-
-func build(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub, error) {
 	if log == nil {
 		log = slog.Default()
 	}

@@ -64,13 +64,6 @@ func (q queries) GetWorkspaceByID(ctx context.Context, id string) (*core.Workspa
 	return q.getWorkspace(ctx, `WHERE w.id = $1`, id)
 }
 
-func (q queries) UpdateWorkspaceRuntime(ctx context.Context, w *core.Workspace, from string) (bool, error) {
-	n, err := q.exec(ctx, `UPDATE workspaces SET state = $3, status_code = $4, startup_phase = $5, runtime_state = $6,
-		checkout_path = $7, state_changed_at = $8, updated_at = $9 WHERE id = $1 AND state = $2`,
-		w.ID, from, w.State, w.StatusCode, w.StartupPhase, w.RuntimeState, w.CheckoutPath, w.StateChangedAt, w.UpdatedAt)
-	return n == 1, err
-}
-
 func (q queries) RecordLastTurn(ctx context.Context, w *core.Workspace) error {
 	_, err := q.exec(ctx, `UPDATE workspaces SET last_turn_id = $2, last_turn_outcome = $3, last_turn_completed_at = $4,
 		agent_session = $5, last_activity_at = $6, updated_at = $7 WHERE id = $1`,

@@ -115,8 +115,9 @@ func (q queries) NewestWorkspace(ctx context.Context, accountID string) (*core.W
 
 func (q queries) SetWorkspaceState(ctx context.Context, id, from string, to core.StateChange) (bool, error) {
 	n, err := q.exec(ctx, `UPDATE workspaces SET state = $3, status_code = $4, startup_phase = $5, runtime_state = $6,
-		state_changed_at = $7, updated_at = $7 WHERE id = $1 AND state = $2`,
-		id, from, to.State, to.StatusCode, to.StartupPhase, to.RuntimeState, to.At)
+		checkout_path = COALESCE(NULLIF($8, ''), checkout_path), state_changed_at = $7, updated_at = $7
+		WHERE id = $1 AND state = $2`,
+		id, from, to.State, to.StatusCode, to.StartupPhase, to.RuntimeState, to.At, to.CheckoutPath)
 	return n == 1, err
 }
 

@@ -136,7 +136,7 @@ func (h *Hub) NewProject(accountID, repo string) *core.Project {
 	return p
 }
 
-// Store returns the hub's store (for reading raw rows).
+// PG returns the hub's store (tests read raw rows through it).
 func (h *Hub) PG() *postgres.Store { return h.Hub.Store }
 
 // GitRepo creates a git repository with one commit on branch main and returns its path.
