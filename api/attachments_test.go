@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -383,22 +382,9 @@ func TestUploadAttachmentIdempotency(t *testing.T) {
 		t.Parallel()
 		ws := msgsWorkspace(t, h, h.Key, "")
 		const n = 12
-		var wg sync.WaitGroup
-		results := make([]*hubtest.Response, n)
-		errs := make([]error, n)
+		results := h.TryAll(t, n, "POST", attPath(ws), h.Key, []byte("same"),
+			"Content-Type", "text/plain", "Idempotency-Key", "race", "X-Service-File-Name", "r.txt")
 		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i], errs[i] = msgsTry(h, "POST", attPath(ws), h.Key, []byte("same"),
-					"Content-Type", "text/plain", "Idempotency-Key", "race", "X-Service-File-Name", "r.txt")
-			}()
-		}
-		wg.Wait()
-		for i := range n {
-			if errs[i] != nil {
-				t.Fatalf("request %d: %v", i, errs[i])
-			}
 			if results[i].Status != 201 || !bytes.Equal(results[i].Raw, results[0].Raw) {
 				t.Fatalf("expected every answer to be 201 %s, got %d %s", results[0].Raw, results[i].Status, results[i].Raw)
 			}

@@ -603,21 +603,8 @@ func TestSendMessageIdempotency(t *testing.T) {
 		t.Parallel()
 		ws := msgsWorkspace(t, h, h.Key, "prompt")
 		const n = 30
-		var wg sync.WaitGroup
-		results := make([]*hubtest.Response, n)
-		errs := make([]error, n)
+		results := h.TryAll(t, n, "POST", msgsPath(ws), h.Key, map[string]any{"text": "once"}, "Idempotency-Key", "race")
 		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				results[i], errs[i] = msgsTry(h, "POST", msgsPath(ws), h.Key, map[string]any{"text": "once"}, "Idempotency-Key", "race")
-			}()
-		}
-		wg.Wait()
-		for i := range n {
-			if errs[i] != nil {
-				t.Fatalf("request %d: %v", i, errs[i])
-			}
 			if results[i].Status != 200 || !bytes.Equal(results[i].Raw, results[0].Raw) {
 				t.Fatalf("expected every answer to be 200 %s, got %d %s", results[0].Raw, results[i].Status, results[i].Raw)
 			}

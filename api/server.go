@@ -75,9 +75,13 @@ func New(svc *core.Service, opt Options) *fiber.App {
 		// the body is read and reaches errorHandler as 413.
 		BodyLimit:             core.MaxAssetBytes,
 		DisableStartupMessage: true,
-		ErrorHandler:          s.errorHandler,
-		CaseSensitive:         true,
-		StrictRouting:         false,
+		// fasthttp's default 4 KiB for the request line and headers refuses long ids and
+		// keys before routing (and closes the connection mid-request); 16 KiB lets them
+		// reach the checks that answer with a documented code.
+		ReadBufferSize: 16 << 10,
+		ErrorHandler:   s.errorHandler,
+		CaseSensitive:  true,
+		StrictRouting:  false,
 
 		// fasthttp would otherwise parse a multipart/form-data body before routing and
 		// answer a malformed one itself, ahead of authentication; no endpoint takes forms.

@@ -1,18 +1,13 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -599,26 +594,22 @@ func TestCreateWorkspaceBranchRace(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t)
 	const n = 10
-	body, _ := json.Marshal(withAgent(map[string]any{"branch": "race/one"}))
-	results := parallelPosts(h, n, body)
+	results := h.TryAll(t, n, "POST", workspacesPath, h.Key, withAgent(map[string]any{"branch": "race/one"}))
 	var winner string
 	for _, r := range results {
-		if r.err != nil {
-			t.Fatalf("request failed: %v", r.err)
-		}
-		if r.status == 201 {
+		if r.Status == 201 {
 			if winner != "" {
-				t.Fatalf("expected exactly one 201 for one branch, got a second: %v", r.body)
+				t.Fatalf("expected exactly one 201 for one branch, got a second: %v", r.Body)
 			}
-			winner, _ = r.body["workspace"].(map[string]any)["workspaceId"].(string)
+			winner, _ = r.Body["workspace"].(map[string]any)["workspaceId"].(string)
 		}
 	}
 	if winner == "" {
 		t.Fatalf("expected one 201, got none: %+v", results)
 	}
 	for _, r := range results {
-		if r.status != 201 && (r.status != 409 || r.body["error"] != "cloud_branch_in_use:"+winner) {
-			t.Errorf("expected 409 cloud_branch_in_use:%s for the losers, got %d %v", winner, r.status, r.body)
+		if r.Status != 201 && (r.Status != 409 || r.Code() != "cloud_branch_in_use:"+winner) {
+			t.Errorf("expected 409 cloud_branch_in_use:%s for the losers, got %d %s", winner, r.Status, r.Raw)
 		}
 	}
 	if ids := listIDs(t, h, h.Key); len(ids) != 1 || ids[0] != winner {
@@ -961,69 +952,20 @@ func TestCreateWorkspaceReplayShowsCurrentStatus(t *testing.T) {
 	}
 }
 
-type postResult struct {
-	status int
-	body   map[string]any
-	err    error
-}
-
-// parallelPosts sends n creates with body at once (real HTTP, one goroutine each) and
-// returns their answers. It does not touch t, so it is safe off the test goroutine.
-func parallelPosts(h *hubtest.Hub, n int, body []byte, headers ...string) []postResult {
-	results := make([]postResult, n)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	client := &http.Client{Timeout: 30 * time.Second}
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			req, err := http.NewRequest("POST", h.URL+workspacesPath, bytes.NewReader(body))
-			if err != nil {
-				results[i].err = err
-				return
-			}
-			req.Header.Set("Authorization", "Bearer "+h.Key)
-			req.Header.Set("Content-Type", "application/json")
-			for j := 0; j+1 < len(headers); j += 2 {
-				req.Header.Set(headers[j], headers[j+1])
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				results[i].err = err
-				return
-			}
-			defer resp.Body.Close()
-			raw, err := io.ReadAll(resp.Body)
-			results[i].status, results[i].err = resp.StatusCode, err
-			if err == nil {
-				results[i].err = json.Unmarshal(raw, &results[i].body)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return results
-}
-
 func TestCreateWorkspaceIdempotencyConcurrent(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t)
 	const n = 50
-	body, _ := json.Marshal(withAgent(map[string]any{"prompt": "only once"}))
-	results := parallelPosts(h, n, body, "Idempotency-Key", "one-key-for-all")
+	results := h.TryAll(t, n, "POST", workspacesPath, h.Key, withAgent(map[string]any{"prompt": "only once"}),
+		"Idempotency-Key", "one-key-for-all")
 	counts := map[int]int{}
 	ids := map[string]int{}
 	for i, r := range results {
-		if r.err != nil {
-			t.Fatalf("request %d failed: %v", i, r.err)
-		}
-		counts[r.status]++
-		ws, _ := r.body["workspace"].(map[string]any)
+		counts[r.Status]++
+		ws, _ := r.Body["workspace"].(map[string]any)
 		id, _ := ws["workspaceId"].(string)
 		if id == "" {
-			t.Errorf("request %d: expected a workspace, got %d %v", i, r.status, r.body)
+			t.Errorf("request %d: expected a workspace, got %d %s", i, r.Status, r.Raw)
 			continue
 		}
 		ids[id]++

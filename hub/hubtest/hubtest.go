@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,6 +239,31 @@ func (h *Hub) Try(method, path, key string, body any, headers ...string) (*Respo
 		}
 	}
 	return r, nil
+}
+
+// TryAll sends the same request n times at once (one goroutine each, released together)
+// and returns the answers in order; a transport error fails t after all have returned.
+func (h *Hub) TryAll(t testing.TB, n int, method, path, key string, body any, headers ...string) []*Response {
+	t.Helper()
+	results, errs := make([]*Response, n), make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i], errs[i] = h.Try(method, path, key, body, headers...)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("request %d of %d: %v", i+1, n, err)
+		}
+	}
+	return results
 }
 
 // Expect fails the test unless r has the status (and, for errors, the code).
