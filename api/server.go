@@ -112,17 +112,26 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 	if c.Method() == fiber.MethodOptions {
 		return writeError(c, s.log, core.Errorf(core.CodeCrossOriginNotAllowed, "browsers on other sites may not call this API"))
 	}
-	acct, err := s.svc.Authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
+	acct, err := s.caller(c)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	if !isDeleteWebhook(c) {
-		if err := s.svc.RequireEntitlement(acct); err != nil {
-			return writeError(c, s.log, err)
-		}
-	}
 	c.Locals(accountKey{}, acct)
 	return c.Next()
+}
+
+// caller checks the key (401) and then entitlement (403), except for Delete webhook.
+func (s *server) caller(c *fiber.Ctx) (*core.Account, error) {
+	acct, err := s.svc.Authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
+	if err != nil {
+		return nil, err
+	}
+	if !isDeleteWebhook(c) {
+		if err := s.svc.RequireEntitlement(acct); err != nil {
+			return nil, err
+		}
+	}
+	return acct, nil
 }
 
 var deleteWebhookPath = regexp.MustCompile(`^` + prefix + `/webhooks/[^/]+/?$`)
@@ -155,11 +164,7 @@ func (s *server) errorHandler(c *fiber.Ctx, err error) error {
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
 			if strings.HasPrefix(c.Path(), prefix) {
-				acct, aerr := s.svc.Authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
-				if aerr != nil {
-					return writeError(c, s.log, aerr)
-				}
-				if aerr := s.svc.RequireEntitlement(acct); aerr != nil {
+				if _, aerr := s.caller(c); aerr != nil {
 					return writeError(c, s.log, aerr)
 				}
 			}
