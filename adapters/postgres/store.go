@@ -160,7 +160,7 @@ func retryable(err error) bool {
 	return errors.As(err, &pqErr) && (pqErr.Code == "40001" || pqErr.Code == "40P01")
 }
 
-// ms converts a nullable timestamp.
+// nullTime and timePtr convert nullable timestamps.
 func nullTime(t *time.Time) sql.NullTime {
 	if t == nil {
 		return sql.NullTime{}

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -153,7 +152,7 @@ func writeDevState(path string, st devState) error {
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	return errors.Join(os.Rename(tmp, path))
+	return os.Rename(tmp, path)
 }
 
 func printDevBanner(w io.Writer, cfg hub.Config, st devState, created bool) {
