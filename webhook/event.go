@@ -1,0 +1,58 @@
+package webhook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// TypeTurnCompleted is the only event type today (api.md 6). Switch on Event.Type anyway:
+// a later version may add types, and ConstructEvent does not reject them.
+const TypeTurnCompleted = "workspace.turn.completed"
+
+// Values of Event.Outcome (api.md 6.2).
+const (
+	OutcomeCompleted   = "completed"
+	OutcomeInterrupted = "interrupted"
+	OutcomeError       = "error"
+)
+
+// Event is the body of a delivery (api.md 6.2). All fields are always present.
+type Event struct {
+	// EventID is the same on every retry and equals the service-event-id header:
+	// the key for discarding duplicates (delivery is at least once).
+	EventID     string `json:"eventId"`
+	Type        string `json:"type"`
+	CreatedAt   int64  `json:"createdAt"` // when the turn finished, Unix milliseconds
+	WorkspaceID string `json:"workspaceId"`
+	Branch      string `json:"branch"` // git branch the agent works on
+	TurnID      string `json:"turnId"`
+	Outcome     string `json:"outcome"` // OutcomeCompleted, OutcomeInterrupted or OutcomeError
+	Reply       Reply  `json:"reply"`
+	MessageID   string `json:"messageId"` // the agent's message in the conversation
+}
+
+// Reply is the agent's answer, capped at 16,384 characters; Truncated says it was cut.
+type Reply struct {
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated"`
+}
+
+// ErrInvalidPayload wraps a JSON decoding failure of a correctly signed body. It is
+// distinct from the signature errors because it points at a format change, not an attack.
+var ErrInvalidPayload = errors.New("webhook: signed body is not a valid event")
+
+// ConstructEvent verifies the delivery (see Verify) and only then decodes the body, so
+// nothing from an unauthenticated request is ever parsed. A decoding failure matches
+// both ErrInvalidPayload and the underlying encoding/json error with errors.Is/As.
+// Unknown fields are ignored so that additions to the event do not break receivers.
+func ConstructEvent(body []byte, header, secret string) (Event, error) {
+	if err := Verify(body, header, secret); err != nil {
+		return Event{}, err
+	}
+	var ev Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return Event{}, fmt.Errorf("%w: %w", ErrInvalidPayload, err)
+	}
+	return ev, nil
+}
