@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"regexp"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/wshub/wshub/core"
@@ -24,6 +26,8 @@ type Pinger interface {
 type Options struct {
 	Log   *slog.Logger
 	Ready Pinger
+	// Metrics serves /metrics (Prometheus text format) when set.
+	Metrics http.Handler
 }
 
 type server struct {
@@ -63,7 +67,7 @@ func init() {
 	}
 }
 
-// New builds the Fiber app: /v1/api, /healthz and /readyz.
+// New builds the Fiber app: /v1/api, /healthz, /readyz and /metrics.
 func New(svc *core.Service, opt Options) *fiber.App {
 	log := opt.Log
 	if log == nil {
@@ -96,6 +100,9 @@ func New(svc *core.Service, opt Options) *fiber.App {
 		}
 		return c.JSON(fiber.Map{"ok": true})
 	})
+	if opt.Metrics != nil {
+		app.Get("/metrics", adaptor.HTTPHandler(opt.Metrics))
+	}
 
 	v1 := app.Group(prefix, s.authenticate)
 	for _, r := range routes {

@@ -19,6 +19,7 @@ type Store interface {
 // a lock not taken in time is ErrContended; an unreachable database is ErrUnavailable.
 type Queries interface {
 	RuntimeQueries
+	DeliveryQueries
 
 	CreateAccount(ctx context.Context, a *Account) error
 	UpdateAccount(ctx context.Context, a *Account) error

@@ -20,6 +20,8 @@ type Deps struct {
 	Clock     Clock
 	Random    Random
 	Webhooks  WebhookURLPolicy
+	// Sender makes webhook delivery attempts (nil: the hub does not deliver).
+	Sender WebhookSender
 	// Machines and Runner drive workspaces (the runtime); Runtime tunes them.
 	Machines Machines
 	Runner   AgentRunner
@@ -37,6 +39,7 @@ type Service struct {
 	clock     Clock
 	rand      Random
 	webhooks  WebhookURLPolicy
+	sender    WebhookSender
 	machines  Machines
 	runner    AgentRunner
 	runtime   RuntimeConfig
@@ -53,7 +56,7 @@ func NewService(d Deps) *Service {
 	return &Service{
 		store: d.Store, sealer: d.Sealer, blobs: d.Blobs, providers: d.Providers,
 		agents: d.Agents, mirror: d.Mirror, clock: d.Clock, rand: d.Random, webhooks: d.Webhooks,
-		machines: d.Machines, runner: d.Runner, runtime: d.Runtime,
+		sender: d.Sender, machines: d.Machines, runner: d.Runner, runtime: d.Runtime,
 	}
 }
 

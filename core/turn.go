@@ -106,9 +106,10 @@ func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 }
 
 // recordTurn writes a finished turn in one transaction: the assistant message (reply
-// capped), the user message settled, the workspace's lastTurn and agent session.
+// capped), the user message settled, the workspace's lastTurn and agent session, and
+// the turn's event with its webhook deliveries (outbox).
 func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, user *StoredMessage, r TurnResult) error {
-	reply, _ := capRunes(r.Reply, MaxReplyChars)
+	reply, truncated := capRunes(r.Reply, MaxReplyChars)
 	if r.Outcome == "" {
 		r.Outcome = OutcomeError
 	}
@@ -147,6 +148,9 @@ func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, u
 			}
 		}
 		if err := q.InsertAssistantMessage(ctx, m, sealed, failure, sealedFailure); err != nil {
+			return err
+		}
+		if err := s.emitTurnCompleted(ctx, q, cur, m, truncated); err != nil {
 			return err
 		}
 		cur.LastTurnID, cur.LastTurnOutcome, cur.LastTurnCompletedAt = user.TurnID, r.Outcome, &now

@@ -33,6 +33,19 @@ type Config struct {
 	// WebhookAllowInsecure admits http and loopback webhook targets: tests and
 	// development only, never in production (the hub logs a warning when it is on).
 	WebhookAllowInsecure bool `env:"WSHUB_WEBHOOK_ALLOW_INSECURE" envDefault:"false"`
+	// WebhookConcurrency bounds the webhook delivery attempts in flight per hub; 0 turns
+	// delivery off on this replica (others deliver).
+	WebhookConcurrency int `env:"WSHUB_WEBHOOK_CONCURRENCY" envDefault:"16"`
+	// WebhookLeaseFor is how long a delivery claim lasts: after a crash, attempts that
+	// were in flight are made again once it runs out. It must exceed the 10-second
+	// attempt limit, or a slow attempt could be claimed twice.
+	WebhookLeaseFor time.Duration `env:"WSHUB_WEBHOOK_LEASE_FOR" envDefault:"60s"`
+	// WebhookPoll is the delivery worker's backstop poll; retries start at most this
+	// late after they fall due.
+	WebhookPoll time.Duration `env:"WSHUB_WEBHOOK_POLL" envDefault:"1s"`
+	// WebhookTimeout is the acknowledgement limit of an attempt: 10 s by api.md; only
+	// tests shorten it.
+	WebhookTimeout time.Duration `env:"-"`
 	// ArchiveAfter archives a workspace paused this long (0: never).
 	ArchiveAfter time.Duration `env:"WSHUB_ARCHIVE_AFTER" envDefault:"168h"`
 	// DeleteAfter deletes a workspace archived this long (0: never).

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,8 +15,10 @@ import (
 	"github.com/wshub/wshub/adapters/assets"
 	"github.com/wshub/wshub/adapters/gitrepo"
 	"github.com/wshub/wshub/adapters/machines"
+	"github.com/wshub/wshub/adapters/metrics"
 	"github.com/wshub/wshub/adapters/postgres"
 	"github.com/wshub/wshub/adapters/seal"
+	"github.com/wshub/wshub/adapters/webhooks"
 	"github.com/wshub/wshub/api"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/jobs"
@@ -28,6 +31,7 @@ type Hub struct {
 	Service *core.Service
 	App     *fiber.App
 	Log     *slog.Logger
+	Metrics *metrics.Metrics
 }
 
 // Options let tests replace the clock and randomness.
@@ -54,6 +58,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, opt Options) (*Hub,
 func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub, error) {
 	if log == nil {
 		log = slog.Default()
+	}
+	timeout := cmp.Or(cfg.WebhookTimeout, webhooks.DefaultTimeout)
+	if cfg.WebhookLeaseFor != 0 && cfg.WebhookLeaseFor <= timeout {
+		return nil, fmt.Errorf("WSHUB_WEBHOOK_LEASE_FOR (%s) must exceed the %s attempt limit", cfg.WebhookLeaseFor, timeout)
 	}
 	var sealer core.Sealer
 	if cfg.ContentKey != "" {
@@ -85,30 +93,42 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Clock:     opt.Clock,
 		Random:    opt.Random,
 		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
+		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
 		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces")},
 		Runner:    agents.NewRunner(cfg.AgentCommands, exec.LookPath),
 		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, Log: log},
 	})
-	app := api.New(svc, api.Options{Log: log, Ready: store})
-	return &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log}, nil
+	m := metrics.New()
+	app := api.New(svc, api.Options{Log: log, Ready: store, Metrics: m.Handler()})
+	return &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m}, nil
 }
 
-// Run runs the background work (workspace worker, sweeps) until ctx ends, and returns
-// once running turns have been interrupted and recorded.
+// Run runs the background work (workspace worker, webhook deliveries, sweeps) until
+// ctx ends, and returns once running turns have been interrupted and recorded.
 func (h *Hub) Run(ctx context.Context) error {
-	var waker jobs.Waker
-	if l, err := postgres.Listen(ctx, h.Config.DatabaseURL, core.WorkChannel, h.Log); err != nil {
-		h.Log.Warn("LISTEN failed; the worker polls only", "err", err)
+	var work, deliveries jobs.Waker
+	if l, err := postgres.Listen(ctx, h.Config.DatabaseURL, h.Log, core.WorkChannel, core.DeliveryChannel); err != nil {
+		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {
-		waker = l
+		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)
 	}
-	worker := &jobs.Worker{Service: h.Service, Waker: waker, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
+	worker := &jobs.Worker{Service: h.Service, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
+	sender := &jobs.Deliveries{Service: h.Service, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
+		Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
 	sweeps := &jobs.Sweeps{Service: h.Service, Log: h.Log, Every: h.Config.SweepEvery, Lifecycle: core.LifecycleConfig{
 		IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
 	}}
 	done := make(chan error, 1)
 	go func() { done <- sweeps.Run(ctx) }()
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		if h.Config.WebhookConcurrency > 0 {
+			sender.Run(ctx)
+		}
+	}()
 	worker.Run(ctx)
+	<-sent
 	return <-done
 }
 

@@ -8,41 +8,60 @@ import (
 	"github.com/lib/pq"
 )
 
-// Listener turns NOTIFY on one channel into wake-up signals. It reconnects by itself;
-// while it is down the workers' polls carry the load.
+// Listener turns NOTIFY on its channels into wake-up signals, one connection for all
+// of them. It reconnects by itself; while it is down the workers' polls carry the load.
 type Listener struct {
-	l    *pq.Listener
-	wake chan struct{}
+	wake map[string]chan struct{}
 }
 
-// Listen starts listening on channel until ctx ends.
-func Listen(ctx context.Context, url, channel string, log *slog.Logger) (*Listener, error) {
+// Listen starts listening on channels until ctx ends.
+func Listen(ctx context.Context, url string, log *slog.Logger, channels ...string) (*Listener, error) {
 	pl := pq.NewListener(url, 100*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
 		if err != nil && log != nil {
-			log.Warn("listener", "channel", channel, "err", err)
+			log.Warn("listener", "channels", channels, "err", err)
 		}
 	})
-	if err := pl.Listen(channel); err != nil {
-		pl.Close()
-		return nil, mapErr(err)
+	l := &Listener{wake: map[string]chan struct{}{}}
+	for _, ch := range channels {
+		if err := pl.Listen(ch); err != nil {
+			pl.Close()
+			return nil, mapErr(err)
+		}
+		l.wake[ch] = make(chan struct{}, 1)
 	}
-	l := &Listener{l: pl, wake: make(chan struct{}, 1)}
 	go func() {
 		defer pl.Close()
 		for {
+			var n *pq.Notification
 			select {
 			case <-ctx.Done():
 				return
-			case <-pl.Notify: // nil after a reconnect: wake anyway, work may have been missed
+			case n = <-pl.Notify:
 			}
-			select {
-			case l.wake <- struct{}{}:
-			default:
+			if n == nil { // a reconnect: wake everyone, work may have been missed
+				for _, c := range l.wake {
+					signal(c)
+				}
+			} else if c, ok := l.wake[n.Channel]; ok {
+				signal(c)
 			}
 		}
 	}()
 	return l, nil
 }
 
-// Wake signals that work may be waiting.
-func (l *Listener) Wake() <-chan struct{} { return l.wake }
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// On returns a waker for one channel (a jobs.Waker).
+func (l *Listener) On(channel string) Waker { return Waker(l.wake[channel]) }
+
+// Waker signals that work may be waiting on one channel.
+type Waker <-chan struct{}
+
+// Wake returns the signal channel.
+func (w Waker) Wake() <-chan struct{} { return w }

@@ -25,6 +25,8 @@ const adminUsage = `usage: wshub admin <command>
   project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push]
   project list --account ID
   workspace archive|unarchive|delete --workspace ID
+  webhook deliveries --account ID [--status pending|delivered|failed] [--limit N]
+  webhook redeliver --delivery ID
 
 Output is JSON on stdout; errors go to stderr with a non-zero exit.
 `
@@ -178,6 +180,37 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 			return nil, err
 		}
 		return map[string]string{"workspaceId": ws.ID, "state": ws.State}, nil
+
+	case "webhook deliveries":
+		id := fs.String("account", "", "account id")
+		status := fs.String("status", "", "only deliveries in this status: pending, delivered or failed")
+		limit := fs.Int("limit", 100, "at most this many, newest first")
+		if err := parse(fs, args, "account"); err != nil {
+			return nil, err
+		}
+		if *limit < 1 || *limit > 10000 {
+			return nil, fmt.Errorf("--limit must be between 1 and 10000")
+		}
+		list, err := svc.ListDeliveries(ctx, *id, *status, *limit)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]map[string]any, len(list))
+		for i, d := range list {
+			out[i] = deliveryJSON(d)
+		}
+		return out, nil
+
+	case "webhook redeliver":
+		id := fs.String("delivery", "", "delivery id")
+		if err := parse(fs, args, "delivery"); err != nil {
+			return nil, err
+		}
+		d, err := svc.Redeliver(ctx, *id)
+		if err != nil {
+			return nil, err
+		}
+		return deliveryJSON(d), nil
 	}
 	return nil, fmt.Errorf("unknown command\n\n%s", adminUsage)
 }
@@ -224,6 +257,29 @@ func projectAdminJSON(p *core.Project) map[string]any {
 	}
 	if p.FailureReason != "" {
 		out["failureReason"] = p.FailureReason
+	}
+	return out
+}
+
+// deliveryJSON is a delivery for the operator: attempts, the last status code and
+// error, and when the next attempt is due (pending only).
+func deliveryJSON(d *core.Delivery) map[string]any {
+	out := map[string]any{
+		"deliveryId": d.ID, "webhookId": d.WebhookID, "url": d.URL, "eventId": d.EventID, "status": d.Status,
+		"attempts": d.Attempts, "maxAttempts": d.MaxAttempts, "lastError": d.LastError,
+		"createdAt": d.CreatedAt.Format(time.RFC3339Nano),
+	}
+	if d.LastStatusCode != 0 {
+		out["lastStatusCode"] = d.LastStatusCode
+	}
+	if d.LastAttemptAt != nil {
+		out["lastAttemptAt"] = d.LastAttemptAt.Format(time.RFC3339Nano)
+	}
+	if d.Status == core.DeliveryPending {
+		out["nextAttemptAt"] = d.NextAttemptAt.Format(time.RFC3339Nano)
+	}
+	if d.DeliveredAt != nil {
+		out["deliveredAt"] = d.DeliveredAt.Format(time.RFC3339Nano)
 	}
 	return out
 }

@@ -39,25 +39,32 @@ type Hub struct {
 	Project *core.Project
 }
 
-// Option changes the configuration before the hub is built.
-type Option func(*hub.Config)
+// Option changes the configuration (or the injected clock) before the hub is built.
+type Option func(*hub.Config, *hub.Options)
+
+func configOption(f func(*hub.Config)) Option { return func(c *hub.Config, _ *hub.Options) { f(c) } }
 
 // WithJobs runs the hub's background work (workspace worker and sweeps). Without it
 // workspaces stay as the API leaves them (queued), which API tests rely on.
-func WithJobs() Option { return func(c *hub.Config) { c.MaxActiveWorkspaces = 4 } }
+func WithJobs() Option { return configOption(func(c *hub.Config) { c.MaxActiveWorkspaces = 4 }) }
+
+// WithClock injects the hub's clock (core's notion of now: timestamps, backoff, leases).
+func WithClock(clock core.Clock) Option {
+	return func(_ *hub.Config, o *hub.Options) { o.Clock = clock }
+}
 
 func cfgNoJobs(c *hub.Config) bool { return c.MaxActiveWorkspaces <= 0 }
 
 // WithAgentCommand binds an agent id to a command (command-agent protocol).
 func WithAgentCommand(agent, command string) Option {
-	return func(c *hub.Config) { c.AgentCommands[agent] = command }
+	return configOption(func(c *hub.Config) { c.AgentCommands[agent] = command })
 }
 
 // WithConfig edits the configuration directly.
-func WithConfig(f func(*hub.Config)) Option { return Option(f) }
+func WithConfig(f func(*hub.Config)) Option { return configOption(f) }
 
 // WithoutContentKey starts the hub with no content key (sealing endpoints answer 503).
-func WithoutContentKey() Option { return func(c *hub.Config) { c.ContentKey = "" } }
+func WithoutContentKey() Option { return configOption(func(c *hub.Config) { c.ContentKey = "" }) }
 
 // Start runs a hub for t and stops it when t ends.
 func Start(t testing.TB, opts ...Option) *Hub {
@@ -67,12 +74,14 @@ func Start(t testing.TB, opts ...Option) *Hub {
 		DatabaseURL: dbURL, DataDir: t.TempDir(), ContentKey: NewContentKey(t),
 		IdleTimeout: 10 * time.Minute, TurnTimeout: time.Minute, AgentCommands: map[string]string{},
 		MaxActiveWorkspaces: 0, WorkerPoll: 200 * time.Millisecond, SweepEvery: time.Hour,
+		WebhookConcurrency: 16, WebhookPoll: 100 * time.Millisecond,
 		ArchiveAfter: 7 * 24 * time.Hour, DeleteAfter: 30 * 24 * time.Hour,
 	}
+	var hopt hub.Options
 	for _, o := range opts {
-		o(&cfg)
+		o(&cfg, &hopt)
 	}
-	h, err := hub.New(cfg, store, nil, hub.Options{})
+	h, err := hub.New(cfg, store, nil, hopt)
 	if err != nil {
 		t.Fatalf("build hub: %v", err)
 	}
@@ -276,17 +285,17 @@ func (r *Response) Expect(t testing.TB, status int, code string) *Response {
 }
 
 // WithPublicURL sets the hub's public address (webhooks may not point at its host).
-func WithPublicURL(u string) Option { return func(c *hub.Config) { c.PublicURL = u } }
+func WithPublicURL(u string) Option { return configOption(func(c *hub.Config) { c.PublicURL = u }) }
 
 // WithAgentCommands binds several agent ids to commands, as WSHUB_AGENT_<N>_COMMAND
 // would (added to any bound before).
 func WithAgentCommands(cmds map[string]string) Option {
-	return func(c *hub.Config) {
+	return configOption(func(c *hub.Config) {
 		if c.AgentCommands == nil {
 			c.AgentCommands = map[string]string{}
 		}
 		for id, cmd := range cmds {
 			c.AgentCommands[id] = cmd
 		}
-	}
+	})
 }

@@ -1,0 +1,166 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+// WebhookIDs uses webhooks_account.
+func (q queries) WebhookIDs(ctx context.Context, accountID string) ([]string, error) {
+	var ids []string
+	err := q.selectAll(ctx, &ids, `SELECT id FROM webhooks WHERE account_id = $1 ORDER BY position`, accountID)
+	return ids, err
+}
+
+func (q queries) InsertEvent(ctx context.Context, e *core.Event) error {
+	_, err := q.exec(ctx, `INSERT INTO events (id, account_id, workspace_id, turn_id, type, body_sealed, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccountID, e.WorkspaceID, e.TurnID, e.Type, e.SealedBody, e.CreatedAt)
+	return err
+}
+
+// InsertDeliveries writes all of an event's deliveries in one statement (at most one
+// per endpoint, so at most 20 rows).
+func (q queries) InsertDeliveries(ctx context.Context, ds []*core.Delivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, status, max_attempts,
+		next_attempt_at, created_at) VALUES `)
+	args := make([]any, 0, 8*len(ds))
+	for i, d := range ds {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		n := len(args)
+		fmt.Fprintf(&sb, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+		args = append(args, d.ID, d.AccountID, d.WebhookID, d.EventID, d.Status, d.MaxAttempts, d.NextAttemptAt, d.CreatedAt)
+	}
+	_, err := q.exec(ctx, sb.String(), args...)
+	return err
+}
+
+type claimedDeliveryRow struct {
+	ID             string    `db:"id"`
+	AccountID      string    `db:"account_id"`
+	WebhookID      string    `db:"webhook_id"`
+	EventID        string    `db:"event_id"`
+	Attempts       int       `db:"attempts"`
+	MaxAttempts    int       `db:"max_attempts"`
+	URL            string    `db:"url"`
+	SecretSealed   []byte    `db:"secret_sealed"`
+	BodySealed     []byte    `db:"body_sealed"`
+	EventCreatedAt time.Time `db:"event_created_at"`
+}
+
+// ClaimDueDeliveries uses webhook_deliveries_due. One statement claims and returns
+// everything an attempt needs (endpoint URL and secret, event body): no query per row.
+func (q queries) ClaimDueDeliveries(ctx context.Context, token string, now, until time.Time, limit int) ([]*core.ClaimedDelivery, error) {
+	var rows []claimedDeliveryRow
+	err := q.selectAll(ctx, &rows, `WITH due AS (
+		SELECT d.id FROM webhook_deliveries d
+		WHERE d.status = 'pending' AND d.next_attempt_at <= $2
+		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $2)
+		ORDER BY d.next_attempt_at
+		LIMIT $4
+		FOR UPDATE SKIP LOCKED)
+	UPDATE webhook_deliveries d SET lease_token = $1, lease_expires_at = $3
+	FROM due, events e, webhooks w
+	WHERE d.id = due.id AND e.id = d.event_id AND w.id = d.webhook_id
+	RETURNING d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, d.max_attempts, w.url, w.secret_sealed,
+		e.body_sealed, e.created_at AS event_created_at`, token, now, until, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*core.ClaimedDelivery, len(rows))
+	for i, r := range rows {
+		out[i] = &core.ClaimedDelivery{
+			Delivery: core.Delivery{ID: r.ID, AccountID: r.AccountID, WebhookID: r.WebhookID, EventID: r.EventID,
+				Status: core.DeliveryPending, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, URL: r.URL},
+			SealedSecret: r.SecretSealed, SealedBody: r.BodySealed, EventCreatedAt: r.EventCreatedAt,
+		}
+	}
+	return out, nil
+}
+
+// SettleDelivery is fenced by the lease token: a row deleted with its endpoint, or
+// claimed by another worker after this lease expired, is left alone.
+func (q queries) SettleDelivery(ctx context.Context, id, token string, st core.DeliverySettlement) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE webhook_deliveries SET status = $3, attempts = $4, last_status_code = $5,
+		last_error = $6, last_attempt_at = $7, next_attempt_at = $8, delivered_at = COALESCE($9, delivered_at),
+		lease_token = NULL, lease_expires_at = NULL
+	WHERE id = $1 AND lease_token = $2`, id, token, st.Status, st.Attempts, nullInt(st.LastStatusCode),
+		st.LastError, st.LastAttemptAt, st.NextAttemptAt, nullTime(st.DeliveredAt))
+	return n == 1, err
+}
+
+func (q queries) ReleaseDelivery(ctx context.Context, id, token string) error {
+	_, err := q.exec(ctx, `UPDATE webhook_deliveries SET lease_token = NULL, lease_expires_at = NULL
+		WHERE id = $1 AND lease_token = $2`, id, token)
+	return err
+}
+
+type deliveryRow struct {
+	ID             string        `db:"id"`
+	AccountID      string        `db:"account_id"`
+	WebhookID      string        `db:"webhook_id"`
+	EventID        string        `db:"event_id"`
+	Status         string        `db:"status"`
+	Attempts       int           `db:"attempts"`
+	MaxAttempts    int           `db:"max_attempts"`
+	NextAttemptAt  time.Time     `db:"next_attempt_at"`
+	LastStatusCode sql.NullInt64 `db:"last_status_code"`
+	LastError      string        `db:"last_error"`
+	LastAttemptAt  sql.NullTime  `db:"last_attempt_at"`
+	DeliveredAt    sql.NullTime  `db:"delivered_at"`
+	CreatedAt      time.Time     `db:"created_at"`
+	URL            string        `db:"url"`
+}
+
+func (r deliveryRow) core() *core.Delivery {
+	return &core.Delivery{
+		ID: r.ID, AccountID: r.AccountID, WebhookID: r.WebhookID, EventID: r.EventID, Status: r.Status,
+		Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, NextAttemptAt: r.NextAttemptAt,
+		LastStatusCode: int(r.LastStatusCode.Int64), LastError: r.LastError, LastAttemptAt: timePtr(r.LastAttemptAt),
+		DeliveredAt: timePtr(r.DeliveredAt), CreatedAt: r.CreatedAt, URL: r.URL,
+	}
+}
+
+const deliveryColumns = `d.id, d.account_id, d.webhook_id, d.event_id, d.status, d.attempts, d.max_attempts,
+	d.next_attempt_at, d.last_status_code, d.last_error, d.last_attempt_at, d.delivered_at, d.created_at, w.url`
+
+// ListDeliveries uses webhook_deliveries_account.
+func (q queries) ListDeliveries(ctx context.Context, accountID, status string, limit int) ([]*core.Delivery, error) {
+	var rows []deliveryRow
+	if err := q.selectAll(ctx, &rows, `SELECT `+deliveryColumns+` FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+		WHERE d.account_id = $1 AND ($2 = '' OR d.status = $2) ORDER BY d.created_at DESC, d.id LIMIT $3`,
+		accountID, status, limit); err != nil {
+		return nil, err
+	}
+	out := make([]*core.Delivery, len(rows))
+	for i, r := range rows {
+		out[i] = r.core()
+	}
+	return out, nil
+}
+
+// RedeliverDelivery allows one attempt beyond those made, due at now.
+func (q queries) RedeliverDelivery(ctx context.Context, id string, now time.Time) (*core.Delivery, error) {
+	var r deliveryRow
+	err := q.get(ctx, &r, `WITH d AS (
+		UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2,
+			max_attempts = GREATEST(max_attempts, attempts + 1)
+		WHERE id = $1 RETURNING *)
+	SELECT `+deliveryColumns+` FROM d JOIN webhooks w ON w.id = d.webhook_id`, id, now)
+	if err != nil {
+		return nil, err
+	}
+	return r.core(), nil
+}
+
+func nullInt(n int) sql.NullInt64 { return sql.NullInt64{Int64: int64(n), Valid: n != 0} }

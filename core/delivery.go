@@ -1,0 +1,52 @@
+package core
+
+import "time"
+
+// Delivery statuses: pending until acknowledged (delivered) or given up (failed).
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// Delivery limits (api.md 6.4 and section 8).
+const (
+	MaxDeliveryAttempts = 20
+	firstRetryAfter     = 30 * time.Second
+	maxRetryAfter       = time.Hour
+)
+
+// PrefixDelivery marks delivery ids (operator-facing only; api.md names none).
+const PrefixDelivery = "dlv_"
+
+// Delivery is one event's journey to one endpoint.
+type Delivery struct {
+	ID             string
+	AccountID      string
+	WebhookID      string
+	EventID        string
+	Status         string
+	Attempts       int // failed or acknowledged attempts so far
+	MaxAttempts    int
+	NextAttemptAt  time.Time
+	LastStatusCode int
+	LastError      string
+	LastAttemptAt  *time.Time
+	DeliveredAt    *time.Time
+	CreatedAt      time.Time
+	// URL is the endpoint's address (read with the delivery for the operator view).
+	URL string
+}
+
+// RetryDelay is the wait before attempt n+1 after attempt n failed:
+// min(30 s x 2^(n-1), 1 h).
+func RetryDelay(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	d := firstRetryAfter
+	for i := 1; i < n && d < maxRetryAfter; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryAfter)
+}

@@ -1,0 +1,48 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// DeliveryQueries are the store statements of the webhook outbox. Statements taking a
+// lease token act only while that lease is held (fencing): a worker that lost its
+// claim, or whose endpoint was deleted meanwhile, changes nothing.
+type DeliveryQueries interface {
+	// WebhookIDs lists the account's endpoints (those committed now).
+	WebhookIDs(ctx context.Context, accountID string) ([]string, error)
+	InsertEvent(ctx context.Context, e *Event) error
+	InsertDeliveries(ctx context.Context, ds []*Delivery) error
+	// ClaimDueDeliveries leases up to limit pending deliveries due at now whose lease
+	// is free or expired (FOR UPDATE SKIP LOCKED), with what sending them needs.
+	ClaimDueDeliveries(ctx context.Context, token string, now, until time.Time, limit int) ([]*ClaimedDelivery, error)
+	// SettleDelivery records a finished attempt and frees the lease; false when the
+	// lease was lost or the delivery is gone.
+	SettleDelivery(ctx context.Context, id, token string, st DeliverySettlement) (bool, error)
+	// ReleaseDelivery frees the lease without counting an attempt (hub stopping).
+	ReleaseDelivery(ctx context.Context, id, token string) error
+	// ListDeliveries is the operator view: an account's deliveries, newest first,
+	// optionally of one status.
+	ListDeliveries(ctx context.Context, accountID, status string, limit int) ([]*Delivery, error)
+	// RedeliverDelivery makes a delivery due at now with room for one more attempt.
+	RedeliverDelivery(ctx context.Context, id string, now time.Time) (*Delivery, error)
+}
+
+// ClaimedDelivery is a leased delivery with its endpoint and event, still sealed.
+type ClaimedDelivery struct {
+	Delivery
+	SealedSecret   []byte
+	SealedBody     []byte
+	EventCreatedAt time.Time
+}
+
+// DeliverySettlement is what an attempt leaves on its delivery.
+type DeliverySettlement struct {
+	Status         string
+	Attempts       int
+	LastStatusCode int
+	LastError      string
+	LastAttemptAt  time.Time
+	NextAttemptAt  time.Time
+	DeliveredAt    *time.Time
+}

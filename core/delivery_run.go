@@ -1,0 +1,135 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// DeliveryJob is a claimed delivery, opened and ready to send.
+type DeliveryJob struct {
+	Delivery
+	EventCreatedAt time.Time
+	attempt        WebhookAttempt
+	// openErr is set when the secret or body did not open (content key changed): the
+	// attempt then fails without sending.
+	openErr error
+}
+
+// DeliveryOutcome says what an attempt did to its delivery.
+type DeliveryOutcome int
+
+const (
+	// DeliveryAcknowledged: the receiver took the event; the delivery is delivered.
+	DeliveryAcknowledged DeliveryOutcome = iota
+	// DeliveryRetrying: the attempt failed; another is scheduled.
+	DeliveryRetrying
+	// DeliveryGivenUp: the last allowed attempt failed; the delivery is failed.
+	DeliveryGivenUp
+	// DeliveryDropped: the lease was lost (the endpoint was deleted, or another worker
+	// took over); nothing was recorded and nothing is retried by this worker.
+	DeliveryDropped
+	// DeliveryReleased: the hub is stopping; the attempt does not count and the
+	// delivery is due again at once.
+	DeliveryReleased
+)
+
+// DeliveryReport describes one attempt, for logs and metrics.
+type DeliveryReport struct {
+	Outcome DeliveryOutcome
+	Attempt int
+	Result  WebhookAttemptResult
+	// SinceEvent is the time from the turn finishing to this attempt's end.
+	SinceEvent time.Duration
+}
+
+// ClaimDeliveries leases up to limit due deliveries for leaseFor and opens what they
+// need. The lease outlives the attempt's 10-second limit by a wide margin.
+func (s *Service) ClaimDeliveries(ctx context.Context, token string, leaseFor time.Duration, limit int) ([]*DeliveryJob, error) {
+	now := s.clock.Now()
+	claimed, err := s.store.ClaimDueDeliveries(ctx, token, now, now.Add(leaseFor), limit)
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	jobs := make([]*DeliveryJob, len(claimed))
+	for i, c := range claimed {
+		j := &DeliveryJob{Delivery: c.Delivery, EventCreatedAt: c.EventCreatedAt}
+		secret, err := s.open(c.SealedSecret, webhookBinding(c.AccountID, c.WebhookID))
+		var body string
+		if err == nil {
+			body, err = s.open(c.SealedBody, eventBinding(c.AccountID, c.EventID))
+		}
+		j.openErr = err
+		j.attempt = WebhookAttempt{URL: c.URL, Secret: secret, EventID: c.EventID, Attempt: c.Attempts + 1, Body: []byte(body)}
+		jobs[i] = j
+	}
+	return jobs, nil
+}
+
+// AttemptDelivery sends a claimed delivery once, outside any transaction, and settles
+// it while the lease still holds: delivered on a 2xx, otherwise retried after
+// RetryDelay(attempt), or given up after the last allowed attempt.
+func (s *Service) AttemptDelivery(ctx context.Context, j *DeliveryJob, token string) (DeliveryReport, error) {
+	rep := DeliveryReport{Attempt: j.attempt.Attempt}
+	if j.openErr != nil {
+		s.log().Warn("webhook delivery: event or secret does not open", "delivery", j.ID, "err", j.openErr)
+		rep.Result = WebhookAttemptResult{Error: "the hub could not open the event or the endpoint's secret (content key changed?)"}
+	} else {
+		rep.Result = s.sender.Send(ctx, j.attempt)
+	}
+	// The settlement must survive the cancellation that may have cut the attempt short.
+	settleCtx := context.WithoutCancel(ctx)
+	if ctx.Err() != nil && !rep.Result.Acknowledged() {
+		rep.Outcome = DeliveryReleased
+		return rep, s.store.ReleaseDelivery(settleCtx, j.ID, token)
+	}
+	now := s.clock.Now()
+	rep.SinceEvent = now.Sub(j.EventCreatedAt)
+	st := DeliverySettlement{
+		Attempts: rep.Attempt, LastStatusCode: rep.Result.StatusCode, LastError: rep.Result.Error, LastAttemptAt: now,
+		NextAttemptAt: now,
+	}
+	switch {
+	case rep.Result.Acknowledged():
+		st.Status, st.DeliveredAt, rep.Outcome = DeliveryDelivered, &now, DeliveryAcknowledged
+	case rep.Attempt >= j.MaxAttempts:
+		st.Status, rep.Outcome = DeliveryFailed, DeliveryGivenUp
+	default:
+		st.Status, st.NextAttemptAt, rep.Outcome = DeliveryPending, now.Add(RetryDelay(rep.Attempt)), DeliveryRetrying
+	}
+	ok, err := s.store.SettleDelivery(settleCtx, j.ID, token, st)
+	if err != nil {
+		return rep, fmt.Errorf("settle delivery %s: %w", j.ID, err)
+	}
+	if !ok {
+		rep.Outcome = DeliveryDropped
+	}
+	return rep, nil
+}
+
+// ListDeliveries is the operator's view of an account's deliveries, newest first.
+func (s *Service) ListDeliveries(ctx context.Context, accountID, status string, limit int) ([]*Delivery, error) {
+	switch status {
+	case "", DeliveryPending, DeliveryDelivered, DeliveryFailed:
+	default:
+		return nil, fmt.Errorf("status must be pending, delivered or failed, not %q", status)
+	}
+	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
+		return nil, notFound(err, CodeNotFound, "no account "+accountID)
+	}
+	return s.store.ListDeliveries(ctx, accountID, status, limit)
+}
+
+// Redeliver makes a delivery due now for one more attempt, whatever its status (a
+// receiver that lost an event, or an endpoint fixed after the delivery gave up).
+func (s *Service) Redeliver(ctx context.Context, id string) (*Delivery, error) {
+	var d *Delivery
+	err := s.store.InTx(ctx, func(q Queries) error {
+		var err error
+		if d, err = q.RedeliverDelivery(ctx, id, s.clock.Now()); err != nil {
+			return notFound(err, CodeNotFound, "no delivery "+id)
+		}
+		return q.Notify(ctx, DeliveryChannel, d.EventID)
+	})
+	return d, err
+}
