@@ -13,23 +13,13 @@ import (
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
-// agentScript is the fake command agent (testdata/agent.sh).
-func agentScript(t *testing.T) string {
-	t.Helper()
-	p, err := filepath.Abs("testdata/agent.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // startRuntime runs a hub with its worker and agent_1 bound to the fake agent.
 func startRuntime(t *testing.T, opts ...hubtest.Option) *hubtest.Hub {
 	t.Helper()
-	return hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", agentScript(t))}, opts...)...)
+	return hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t))}, opts...)...)
 }
 
-func createWorkspace(t *testing.T, h *hubtest.Hub, prompt string) string {
+func createWorkspace(t testing.TB, h *hubtest.Hub, prompt string) string {
 	t.Helper()
 	body := map[string]any{"agent": "agent_1", "model": "test-model"}
 	if prompt != "" {
@@ -40,9 +30,9 @@ func createWorkspace(t *testing.T, h *hubtest.Hub, prompt string) string {
 }
 
 // waitFor polls the workspace until cond holds, failing after a deadline.
-func waitFor(t *testing.T, h *hubtest.Hub, id, what string, cond func(ws map[string]any) bool) map[string]any {
+func waitFor(t testing.TB, h *hubtest.Hub, id, what string, cond func(ws map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute) // generous: benchmarks wait for hundreds of turns
 	var ws map[string]any
 	for time.Now().Before(deadline) {
 		r := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil)
@@ -54,7 +44,7 @@ func waitFor(t *testing.T, h *hubtest.Hub, id, what string, cond func(ws map[str
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("workspace %s: expected %s within 30 s, last seen %v", id, what, ws)
+	t.Fatalf("workspace %s: expected %s within 2 minutes, last seen %v", id, what, ws)
 	return nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -26,34 +25,8 @@ import (
 // allowed to reach loopback receivers over http; edit changes the rest.
 func benchHub(b *testing.B, edit func(*hub.Config)) *hubtest.Hub {
 	b.Helper()
-	script, err := filepath.Abs("testdata/agent.sh")
-	if err != nil {
-		b.Fatal(err)
-	}
-	return hubtest.Start(b, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", script),
+	return hubtest.Start(b, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(b)),
 		hubtest.WithConfig(func(c *hub.Config) { c.WebhookAllowInsecure = true; edit(c) }))
-}
-
-// benchWorkspace creates a workspace (with a first message when prompt is set).
-func benchWorkspace(b *testing.B, h *hubtest.Hub, prompt string) string {
-	b.Helper()
-	body := map[string]any{"agent": "agent_1", "model": "test-model"}
-	if prompt != "" {
-		body["prompt"] = prompt
-	}
-	r := h.Call("POST", "/v1/api/workspaces", h.Key, body).Expect(b, 201, "")
-	return r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-}
-
-// benchWait polls the workspace until cond holds (the runtime tests' waitFor, for B).
-func benchWait(b *testing.B, h *hubtest.Hub, id string, cond func(ws map[string]any) bool) {
-	b.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if r := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil); r.Status == 200 && cond(r.Body["workspace"].(map[string]any)) {
-			return
-		}
-	}
-	b.Fatalf("workspace %s: condition not met within 2 minutes", id)
 }
 
 // ackCounter is a jobs.DeliveryObserver that counts acknowledged attempts and closes
@@ -95,14 +68,14 @@ func BenchmarkWebhookDeliveryThroughput(b *testing.B) {
 	}
 	var ids []string
 	for w := range workspaces {
-		id := benchWorkspace(b, h, fmt.Sprintf("hello %d.0", w))
+		id := createWorkspace(b, h, fmt.Sprintf("hello %d.0", w))
 		for j := 1; j < turns; j++ {
 			h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": fmt.Sprintf("hello %d.%d", w, j)}).Expect(b, 200, "")
 		}
 		ids = append(ids, id)
 	}
 	for _, id := range ids {
-		benchWait(b, h, id, idleAfterTurns(turns))
+		waitFor(b, h, id, "idle after its turns", idleAfterTurns(turns))
 	}
 	db := h.PG().DB()
 	count := func(status string) int {
@@ -169,8 +142,8 @@ func BenchmarkTurnToAcknowledged(b *testing.B) {
 	h := benchHub(b, func(c *hub.Config) { c.WebhookPoll = time.Second })
 	rc := hubtest.NewReceiver(b, nil)
 	h.Call("POST", "/v1/api/webhooks", h.Key, map[string]any{"url": rc.URL}).Expect(b, 201, "")
-	id := benchWorkspace(b, h, "") // provisioned before timing; every timed turn is a plain one
-	benchWait(b, h, id, func(ws map[string]any) bool { return ws["state"] == "ready" })
+	id := createWorkspace(b, h, "") // provisioned before timing; every timed turn is a plain one
+	waitFor(b, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
 
 	var ms []float64
 	for i := 0; b.Loop(); i++ {

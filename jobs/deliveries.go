@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/wshub/wshub/core"
@@ -54,50 +53,13 @@ func (d *Deliveries) defaults() {
 func (d *Deliveries) Run(ctx context.Context) {
 	d.defaults()
 	token := d.Service.NewLeaseToken()
-	slots := make(chan struct{}, d.Concurrency)
-	again := make(chan struct{}, 1)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	var wake <-chan struct{}
-	if d.Waker != nil {
-		wake = d.Waker.Wake()
-	}
-	poll := time.NewTicker(d.Poll)
-	defer poll.Stop()
-	for {
-		if free := d.Concurrency - len(slots); free > 0 && ctx.Err() == nil {
-			jobs, err := d.Service.ClaimDeliveries(ctx, token, d.LeaseFor, free)
-			if err != nil && ctx.Err() == nil {
-				d.Log.Warn("claim deliveries", "err", err) // fail open: the next poll retries
-			}
-			for _, j := range jobs {
-				slots <- struct{}{}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					d.attempt(ctx, j, token)
-					<-slots
-					select { // a slot is free: look for more at once
-					case again <- struct{}{}:
-					default:
-					}
-				}()
-			}
-			if len(jobs) == free { // a full batch: more may be waiting
-				select {
-				case again <- struct{}{}:
-				default:
-				}
-			}
+	claimLoop(ctx, d.Concurrency, d.Waker, d.Poll, func(free int) []*core.DeliveryJob {
+		jobs, err := d.Service.ClaimDeliveries(ctx, token, d.LeaseFor, free)
+		if err != nil && ctx.Err() == nil {
+			d.Log.Warn("claim deliveries", "err", err) // fail open: the next poll retries
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-wake:
-		case <-again:
-		case <-poll.C:
-		}
-	}
+		return jobs
+	}, func(j *core.DeliveryJob) { d.attempt(ctx, j, token) })
 }
 
 func (d *Deliveries) attempt(ctx context.Context, j *core.DeliveryJob, token string) {

@@ -54,45 +54,13 @@ func (w *Worker) defaults() {
 func (w *Worker) Run(ctx context.Context) {
 	w.defaults()
 	token := w.Service.NewLeaseToken()
-	slots := make(chan struct{}, w.Concurrency)
-	again := make(chan struct{}, 1)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	var wake <-chan struct{}
-	if w.Waker != nil {
-		wake = w.Waker.Wake()
-	}
-	poll := time.NewTicker(w.Poll)
-	defer poll.Stop()
-	for {
-		free := w.Concurrency - len(slots)
-		if free > 0 {
-			claimed, err := w.Service.ClaimWork(ctx, token, w.LeaseFor, free)
-			if err != nil && ctx.Err() == nil {
-				w.Log.Warn("claim workspaces", "err", err) // fail open: the next poll retries
-			}
-			for _, ws := range claimed {
-				slots <- struct{}{}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					w.work(ctx, ws, token)
-					<-slots
-					select { // a slot is free: look for more work at once
-					case again <- struct{}{}:
-					default:
-					}
-				}()
-			}
+	claimLoop(ctx, w.Concurrency, w.Waker, w.Poll, func(free int) []*core.Workspace {
+		claimed, err := w.Service.ClaimWork(ctx, token, w.LeaseFor, free)
+		if err != nil && ctx.Err() == nil {
+			w.Log.Warn("claim workspaces", "err", err) // fail open: the next poll retries
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-wake:
-		case <-again:
-		case <-poll.C:
-		}
-	}
+		return claimed
+	}, func(ws *core.Workspace) { w.work(ctx, ws, token) })
 }
 
 // work steps one leased workspace until it has no more work, then lets it go.

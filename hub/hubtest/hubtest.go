@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -148,6 +149,17 @@ func (h *Hub) NewProject(accountID, repo string) *core.Project {
 
 // PG returns the hub's store (tests read raw rows through it).
 func (h *Hub) PG() *postgres.Store { return h.Hub.Store }
+
+// FakeAgent is the path of the fake command agent (hub/testdata/agent.sh): the
+// prompt's first word picks its behaviour (write, sleep, fail, big, attachments, env).
+func FakeAgent(t testing.TB) string {
+	t.Helper()
+	_, here, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("hubtest: cannot locate its own source")
+	}
+	return filepath.Join(filepath.Dir(here), "..", "testdata", "agent.sh")
+}
 
 // GitRepo creates a git repository with one commit on branch main and returns its path.
 func GitRepo(t testing.TB) string {
