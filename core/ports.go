@@ -20,6 +20,7 @@ type Store interface {
 type Queries interface {
 	RuntimeQueries
 	DeliveryQueries
+	ChatQueries
 
 	CreateAccount(ctx context.Context, a *Account) error
 	UpdateAccount(ctx context.Context, a *Account) error

@@ -153,6 +153,9 @@ func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, u
 		if err := s.emitTurnCompleted(ctx, q, cur, m, truncated); err != nil {
 			return err
 		}
+		if err := s.emitChatReplies(ctx, q, cur, m, truncated); err != nil {
+			return err
+		}
 		cur.LastTurnID, cur.LastTurnOutcome, cur.LastTurnCompletedAt = user.TurnID, r.Outcome, &now
 		cur.LastActivityAt, cur.UpdatedAt = now, now
 		if r.SessionID != "" {

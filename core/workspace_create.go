@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -24,6 +25,8 @@ type CreateWorkspaceInput struct {
 	BodyKey   *string
 	// Origin says which front-end is creating it (api, slack, discord).
 	Origin string
+	// thread, for chat front-ends, is recorded in the same transaction.
+	thread *ChatThread
 }
 
 // createRequest is the validated, normalised request; it is also the idempotency
@@ -137,6 +140,12 @@ func (s *Service) CreateWorkspace(ctx context.Context, acct *Account, in CreateW
 		}
 		if err := q.InsertWorkspace(ctx, ws); err != nil {
 			return err
+		}
+		if in.thread != nil {
+			in.thread.WorkspaceID = ws.ID
+			if ok, err := q.InsertChatThread(ctx, in.thread); err != nil || !ok {
+				return cmp.Or(err, errThreadTaken)
+			}
 		}
 		if req.Prompt != nil {
 			m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil)

@@ -62,6 +62,14 @@ type Config struct {
 	SweepEvery time.Duration `env:"WSHUB_SWEEP_EVERY" envDefault:"30s"`
 	// MigrateOnStart applies pending migrations when serving (under goose's lock).
 	MigrateOnStart bool `env:"WSHUB_MIGRATE_ON_START" envDefault:"true"`
+	// SlackBotToken (xoxb-...) turns the Slack bot on: Web API calls and file downloads.
+	SlackBotToken string `env:"WSHUB_SLACK_BOT_TOKEN"`
+	// SlackSigningSecret verifies Events API requests on POST /slack/events.
+	SlackSigningSecret string `env:"WSHUB_SLACK_SIGNING_SECRET"`
+	// SlackAppToken (xapp-...) receives events over Socket Mode instead of HTTP.
+	SlackAppToken string `env:"WSHUB_SLACK_APP_TOKEN"`
+	// SlackAPIURL replaces https://slack.com/api/ (tests).
+	SlackAPIURL string `env:"WSHUB_SLACK_API_URL"`
 	// AgentCommands binds agent ids to commands (WSHUB_AGENT_<N>_COMMAND), read separately.
 	AgentCommands map[string]string `env:"-"`
 }

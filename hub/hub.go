@@ -20,6 +20,7 @@ import (
 	"github.com/wshub/wshub/adapters/seal"
 	"github.com/wshub/wshub/adapters/webhooks"
 	"github.com/wshub/wshub/api"
+	slackbot "github.com/wshub/wshub/bots/slack"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/jobs"
 )
@@ -32,6 +33,8 @@ type Hub struct {
 	App     *fiber.App
 	Log     *slog.Logger
 	Metrics *metrics.Metrics
+	// Slack is the Slack bot, nil when WSHUB_SLACK_BOT_TOKEN is unset.
+	Slack *slackbot.Bot
 }
 
 // Options let tests replace the clock and randomness.
@@ -100,17 +103,37 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	})
 	m := metrics.New()
 	app := api.New(svc, api.Options{Log: log, Ready: store, Metrics: m.Handler()})
-	return &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m}, nil
+	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m}
+	if cfg.SlackBotToken != "" {
+		h.Slack = slackbot.New(svc, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,
+			AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL}, log)
+		app.Post("/slack/events", h.Slack.EventsHandler)
+	}
+	return h, nil
 }
 
 // Run runs the background work (workspace worker, webhook deliveries, sweeps) until
 // ctx ends, and returns once running turns have been interrupted and recorded.
 func (h *Hub) Run(ctx context.Context) error {
-	var work, deliveries jobs.Waker
-	if l, err := postgres.Listen(ctx, h.Config.DatabaseURL, h.Log, core.WorkChannel, core.DeliveryChannel); err != nil {
+	var work, deliveries, chatEvents, chatReplies jobs.Waker
+	if l, err := postgres.Listen(ctx, h.Config.DatabaseURL, h.Log, core.WorkChannel, core.DeliveryChannel,
+		core.ChatEventChannel, core.ChatReplyChannel); err != nil {
 		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {
 		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)
+		chatEvents, chatReplies = l.On(core.ChatEventChannel), l.On(core.ChatReplyChannel)
+	}
+	chat := &jobs.Chat{Service: h.Service, Events: chatEvents, Replies: chatReplies, Log: h.Log,
+		Handlers: map[string]core.ChatEventHandler{}, Posters: map[string]core.ChatPoster{}}
+	if h.Slack != nil {
+		chat.Handlers[core.PlatformSlack], chat.Posters[core.PlatformSlack] = h.Slack.HandleEvent, h.Slack
+		if h.Config.SlackAppToken != "" {
+			go func() {
+				if err := h.Slack.RunSocketMode(ctx); err != nil && ctx.Err() == nil {
+					h.Log.Error("slack socket mode stopped", "err", err)
+				}
+			}()
+		}
 	}
 	worker := &jobs.Worker{Service: h.Service, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
 	sender := &jobs.Deliveries{Service: h.Service, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
@@ -120,6 +143,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	}}
 	done := make(chan error, 1)
 	go func() { done <- sweeps.Run(ctx) }()
+	chatted := make(chan struct{})
+	go func() { defer close(chatted); chat.Run(ctx) }()
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
@@ -129,6 +154,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	}()
 	worker.Run(ctx)
 	<-sent
+	<-chatted
 	return <-done
 }
 

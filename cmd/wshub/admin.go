@@ -27,6 +27,7 @@ const adminUsage = `usage: wshub admin <command>
   workspace archive|unarchive|delete --workspace ID
   webhook deliveries --account ID [--status pending|delivered|failed] [--limit N]
   webhook redeliver --delivery ID
+  slack bind --team T --account ID [--project P] [--agent X --model M]
 
 Output is JSON on stdout; errors go to stderr with a non-zero exit.
 `
@@ -200,6 +201,22 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 			out[i] = deliveryJSON(d)
 		}
 		return out, nil
+
+	case "slack bind":
+		team := fs.String("team", "", "Slack team (workspace) id, T...")
+		id := fs.String("account", "", "account id the team acts for")
+		project := fs.String("project", "", "default project for workspaces started from Slack")
+		agent := fs.String("agent", "", "default agent (agent_1..agent_4), with --model")
+		model := fs.String("model", "", "default model, with --agent")
+		if err := parse(fs, args, "team", "account"); err != nil {
+			return nil, err
+		}
+		b := &core.ChatBinding{Platform: core.PlatformSlack, TeamID: *team, AccountID: *id, ProjectID: *project, Agent: *agent, Model: *model}
+		if err := svc.BindChat(ctx, b); err != nil {
+			return nil, err
+		}
+		return map[string]any{"platform": b.Platform, "team": b.TeamID, "accountId": b.AccountID, "projectId": b.ProjectID,
+			"agent": b.Agent, "model": b.Model}, nil
 
 	case "webhook redeliver":
 		id := fs.String("delivery", "", "delivery id")

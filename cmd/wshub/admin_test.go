@@ -124,3 +124,24 @@ func TestAdminWorkspaceCommands(t *testing.T) {
 		t.Errorf("expected --workspace to be required, got %q", msg)
 	}
 }
+
+func TestAdminSlackBind(t *testing.T) {
+	adminEnv(t)
+	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	id := acct["accountId"].(string)
+	out, _ := wshub(t, 0, "admin", "slack", "bind", "--team", "T0123", "--account", id, "--agent", "agent_2", "--model", "gpt-5")
+	if out["team"] != "T0123" || out["accountId"] != id || out["agent"] != "agent_2" || out["model"] != "gpt-5" {
+		t.Fatalf("expected the binding echoed, got %v", out)
+	}
+	for name, args := range map[string][]string{
+		"agent without model": {"--team", "T0123", "--account", id, "--agent", "agent_2"},
+		"unknown agent":       {"--team", "T0123", "--account", id, "--agent", "agent_9", "--model", "m"},
+		"unknown account":     {"--team", "T0123", "--account", "acct_nope"},
+		"unknown project":     {"--team", "T0123", "--account", id, "--project", "prj_nope"},
+		"no team":             {"--account", id},
+	} {
+		if _, msg := wshub(t, 1, append([]string{"admin", "slack", "bind"}, args...)...); msg == "" {
+			t.Fatalf("%s: expected an error message", name)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+func (q queries) UpsertChatBinding(ctx context.Context, b *core.ChatBinding) error {
+	_, err := q.exec(ctx, `INSERT INTO chat_bindings (platform, team_id, account_id, project_id, agent, model, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+		ON CONFLICT (platform, team_id) DO UPDATE SET account_id = $3, project_id = $4, agent = $5, model = $6, updated_at = $7`,
+		b.Platform, b.TeamID, b.AccountID, nullString(b.ProjectID), b.Agent, b.Model, b.UpdatedAt)
+	return err
+}
+
+type chatBindingRow struct {
+	Platform  string         `db:"platform"`
+	TeamID    string         `db:"team_id"`
+	AccountID string         `db:"account_id"`
+	ProjectID sql.NullString `db:"project_id"`
+	Agent     string         `db:"agent"`
+	Model     string         `db:"model"`
+	CreatedAt time.Time      `db:"created_at"`
+	UpdatedAt time.Time      `db:"updated_at"`
+}
+
+// GetChatBinding uses the primary key.
+func (q queries) GetChatBinding(ctx context.Context, platform, teamID string) (*core.ChatBinding, error) {
+	var r chatBindingRow
+	if err := q.get(ctx, &r, `SELECT platform, team_id, account_id, project_id, agent, model, created_at, updated_at
+		FROM chat_bindings WHERE platform = $1 AND team_id = $2`, platform, teamID); err != nil {
+		return nil, err
+	}
+	return &core.ChatBinding{Platform: r.Platform, TeamID: r.TeamID, AccountID: r.AccountID, ProjectID: r.ProjectID.String,
+		Agent: r.Agent, Model: r.Model, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+}
+
+func (q queries) SetChannelProject(ctx context.Context, p core.ChatPlace, projectID string, at time.Time) error {
+	_, err := q.exec(ctx, `INSERT INTO chat_channels (platform, team_id, channel_id, project_id, updated_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (platform, team_id, channel_id) DO UPDATE SET project_id = $4, updated_at = $5`,
+		p.Platform, p.TeamID, p.ChannelID, projectID, at)
+	return err
+}
+
+// ChannelProject uses the primary key.
+func (q queries) ChannelProject(ctx context.Context, p core.ChatPlace) (string, error) {
+	var id string
+	err := q.get(ctx, &id, `SELECT project_id FROM chat_channels WHERE platform = $1 AND team_id = $2 AND channel_id = $3`,
+		p.Platform, p.TeamID, p.ChannelID)
+	return id, err
+}
+
+func (q queries) InsertChatThread(ctx context.Context, t *core.ChatThread) (bool, error) {
+	err := q.get(ctx, &t.ID, `INSERT INTO chat_threads (platform, team_id, channel_id, thread_id, workspace_id, follow_all, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (platform, team_id, channel_id, thread_id) DO NOTHING RETURNING id`,
+		t.Place.Platform, t.Place.TeamID, t.Place.ChannelID, t.Place.ThreadID, t.WorkspaceID, t.FollowAll, t.CreatedAt)
+	if errors.Is(err, core.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+type chatThreadRow struct {
+	ID          int64     `db:"id"`
+	Platform    string    `db:"platform"`
+	TeamID      string    `db:"team_id"`
+	ChannelID   string    `db:"channel_id"`
+	ThreadID    string    `db:"thread_id"`
+	WorkspaceID string    `db:"workspace_id"`
+	FollowAll   bool      `db:"follow_all"`
+	CreatedAt   time.Time `db:"created_at"`
+}
+
+// GetChatThread uses the (platform, team, channel, thread) unique index.
+func (q queries) GetChatThread(ctx context.Context, p core.ChatPlace) (*core.ChatThread, error) {
+	var r chatThreadRow
+	if err := q.get(ctx, &r, `SELECT id, platform, team_id, channel_id, thread_id, workspace_id, follow_all, created_at
+		FROM chat_threads WHERE platform = $1 AND team_id = $2 AND channel_id = $3 AND thread_id = $4`,
+		p.Platform, p.TeamID, p.ChannelID, p.ThreadID); err != nil {
+		return nil, err
+	}
+	return &core.ChatThread{ID: r.ID, Place: core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID,
+		ThreadID: r.ThreadID}, WorkspaceID: r.WorkspaceID, FollowAll: r.FollowAll, CreatedAt: r.CreatedAt}, nil
+}
+
+func (q queries) SetThreadFollow(ctx context.Context, id int64, all bool) error {
+	_, err := q.exec(ctx, `UPDATE chat_threads SET follow_all = $2 WHERE id = $1`, id, all)
+	return err
+}
+
+// CountPendingMessages uses messages_open.
+func (q queries) CountPendingMessages(ctx context.Context, workspaceID string) (int, error) {
+	var n int
+	err := q.get(ctx, &n, `SELECT count(*) FROM messages WHERE workspace_id = $1 AND role = 'user' AND status = 'pending'`, workspaceID)
+	return n, err
+}
+
+func (q queries) InsertChatEvent(ctx context.Context, e *core.ChatEvent) (bool, error) {
+	n, err := q.exec(ctx, `INSERT INTO chat_inbox (platform, event_id, thread_key, payload_sealed, status, next_attempt_at, received_at)
+		VALUES ($1, $2, $3, $4, 'pending', $5, $6) ON CONFLICT DO NOTHING`,
+		e.Platform, e.EventID, e.ThreadKey, e.Payload, e.NextAt, e.At)
+	return n == 1, err
+}
+
+type chatEventRow struct {
+	Platform  string    `db:"platform"`
+	EventID   string    `db:"event_id"`
+	ThreadKey string    `db:"thread_key"`
+	Payload   []byte    `db:"payload_sealed"`
+	Attempts  int       `db:"attempts"`
+	At        time.Time `db:"received_at"`
+}
+
+// ClaimChatEvents uses chat_inbox_due and chat_inbox_thread: an event waits while an
+// older event of its thread is pending (leased or not), so a thread is handled in order.
+func (q queries) ClaimChatEvents(ctx context.Context, token string, now, until time.Time, limit int) ([]*core.ChatEvent, error) {
+	var rows []chatEventRow
+	err := q.selectAll(ctx, &rows, `WITH due AS (
+		SELECT e.platform, e.event_id FROM chat_inbox e
+		WHERE e.status = 'pending' AND e.next_attempt_at <= $2
+		  AND (e.lease_expires_at IS NULL OR e.lease_expires_at < $2)
+		  AND NOT EXISTS (SELECT 1 FROM chat_inbox o WHERE o.status = 'pending' AND o.thread_key = e.thread_key
+		                  AND (o.received_at, o.event_id) < (e.received_at, e.event_id))
+		ORDER BY e.next_attempt_at
+		LIMIT $4
+		FOR UPDATE SKIP LOCKED)
+	UPDATE chat_inbox e SET lease_token = $1, lease_expires_at = $3 FROM due
+	WHERE e.platform = due.platform AND e.event_id = due.event_id
+	RETURNING e.platform, e.event_id, e.thread_key, e.payload_sealed, e.attempts, e.received_at`, token, now, until, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*core.ChatEvent, len(rows))
+	for i, r := range rows {
+		out[i] = &core.ChatEvent{Platform: r.Platform, EventID: r.EventID, ThreadKey: r.ThreadKey, Payload: r.Payload,
+			Status: "pending", Attempts: r.Attempts, At: r.At}
+	}
+	return out, nil
+}
+
+func (q queries) SettleChatEvent(ctx context.Context, e *core.ChatEvent, token string) error {
+	_, err := q.exec(ctx, `UPDATE chat_inbox SET status = $4, attempts = $5, next_attempt_at = COALESCE($6, next_attempt_at),
+		last_error = $7, lease_token = NULL, lease_expires_at = NULL
+	WHERE platform = $1 AND event_id = $2 AND lease_token = $3`,
+		e.Platform, e.EventID, token, e.Status, e.Attempts, nullTime(nonZero(e.NextAt)), e.LastError)
+	return err
+}
+
+// InsertChatDeliveries uses chat_threads_workspace.
+func (q queries) InsertChatDeliveries(ctx context.Context, workspaceID, messageID string, seq int64, truncated bool, at time.Time) (int64, error) {
+	return q.exec(ctx, `INSERT INTO chat_deliveries (thread_id, message_id, seq, truncated, status, next_attempt_at, created_at)
+		SELECT id, $2, $3, $4, 'pending', $5, $5 FROM chat_threads WHERE workspace_id = $1`,
+		workspaceID, messageID, seq, truncated, at)
+}
+
+type chatReplyRow struct {
+	ThreadID      int64          `db:"thread_id"`
+	MessageID     string         `db:"message_id"`
+	Platform      string         `db:"platform"`
+	TeamID        string         `db:"team_id"`
+	ChannelID     string         `db:"channel_id"`
+	Thread        string         `db:"thread"`
+	WorkspaceID   string         `db:"workspace_id"`
+	Truncated     bool           `db:"truncated"`
+	Outcome       sql.NullString `db:"outcome"`
+	TextSealed    []byte         `db:"text_sealed"`
+	FailureCode   sql.NullString `db:"failure_code"`
+	FailureAgent  sql.NullString `db:"failure_agent"`
+	FailureSealed []byte         `db:"failure_sealed"`
+	PartsPosted   int            `db:"parts_posted"`
+	Attempts      int            `db:"attempts"`
+}
+
+// ClaimChatDeliveries uses chat_deliveries_due and chat_deliveries_thread: a reply
+// waits while an earlier reply of its thread is pending, so a thread reads in order.
+func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now, until time.Time, limit int) ([]*core.ClaimedChatReply, error) {
+	var rows []chatReplyRow
+	err := q.selectAll(ctx, &rows, `WITH due AS (
+		SELECT d.thread_id, d.message_id FROM chat_deliveries d
+		WHERE d.status = 'pending' AND d.next_attempt_at <= $2
+		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $2)
+		  AND NOT EXISTS (SELECT 1 FROM chat_deliveries o WHERE o.status = 'pending' AND o.thread_id = d.thread_id AND o.seq < d.seq)
+		ORDER BY d.next_attempt_at
+		LIMIT $4
+		FOR UPDATE OF d SKIP LOCKED)
+	UPDATE chat_deliveries d SET lease_token = $1, lease_expires_at = $3
+	FROM due, chat_threads t, messages m
+	WHERE d.thread_id = due.thread_id AND d.message_id = due.message_id AND t.id = d.thread_id AND m.id = d.message_id
+	RETURNING d.thread_id, d.message_id, t.platform, t.team_id, t.channel_id, t.thread_id AS thread, t.workspace_id,
+		d.truncated, m.outcome, m.text_sealed, m.failure_code, m.failure_agent, m.failure_sealed, d.parts_posted, d.attempts`,
+		token, now, until, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*core.ClaimedChatReply, len(rows))
+	for i, r := range rows {
+		out[i] = &core.ClaimedChatReply{
+			ThreadID: r.ThreadID, MessageID: r.MessageID, WorkspaceID: r.WorkspaceID,
+			Place:     core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.Thread},
+			Truncated: r.Truncated, Outcome: r.Outcome.String, SealedText: r.TextSealed, FailureCode: r.FailureCode.String,
+			FailureAgent: r.FailureAgent.String, SealedFailure: r.FailureSealed, PartsPosted: r.PartsPosted, Attempts: r.Attempts,
+		}
+	}
+	return out, nil
+}
+
+// SettleChatDelivery is fenced by the lease token.
+func (q queries) SettleChatDelivery(ctx context.Context, r *core.ClaimedChatReply, token string) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE chat_deliveries SET status = $4, parts_posted = $5, attempts = $6,
+		next_attempt_at = COALESCE($7, next_attempt_at), last_error = $8, lease_token = NULL, lease_expires_at = NULL
+	WHERE thread_id = $1 AND message_id = $2 AND lease_token = $3`,
+		r.ThreadID, r.MessageID, token, r.Status, r.PartsPosted, r.Attempts, nullTime(nonZero(r.NextAt)), r.LastError)
+	return n == 1, err
+}
+
+func nonZero(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,205 @@
+package slack_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack/slacktest"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+const (
+	botUser       = "UBOT0001"
+	team          = "T0TEAM01"
+	channel       = "C0CHAN01"
+	signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+	botToken      = "xoxb-test-token"
+)
+
+// post is a chat.postMessage call the bot made.
+type post struct {
+	Channel, ThreadTS, Text string
+}
+
+// fakeSlack is slack-go's slacktest server with the Web API methods the bot calls
+// captured: auth.test answers as the bot, chat.postMessage and reactions.add are
+// recorded, and files are served (only to the bot token) from /files/.
+type fakeSlack struct {
+	*slacktest.Server
+	mu        sync.Mutex
+	posts     []post
+	reactions []string
+	files     map[string][]byte
+	// failPost, when set, answers a chat.postMessage call instead of recording it.
+	failPost func(w http.ResponseWriter, n int) bool
+	calls    int
+}
+
+func newFakeSlack(t *testing.T) *fakeSlack { return newFakeSlackWith(t) }
+
+// newFakeSlackWith lets a test add handlers (registered first, so they win).
+func newFakeSlackWith(t *testing.T, extra ...slacktest.Binder) *fakeSlack {
+	f := &fakeSlack{files: map[string][]byte{}}
+	f.Server = slacktest.NewTestServer(append(extra, func(c slacktest.Customize) {
+		c.Handle("/auth.test", func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, `{"ok":true,"user_id":%q,"team_id":%q,"user":"wshub"}`, botUser, team)
+		})
+		c.Handle("/chat.postMessage", f.postMessage)
+		c.Handle("/reactions.add", func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm()
+			f.mu.Lock()
+			f.reactions = append(f.reactions, r.Form.Get("name")+" "+r.Form.Get("channel")+" "+r.Form.Get("timestamp"))
+			f.mu.Unlock()
+			fmt.Fprint(w, `{"ok":true}`)
+		})
+		c.Handle("/files/", func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+botToken {
+				http.Error(w, "no", http.StatusForbidden)
+				return
+			}
+			f.mu.Lock()
+			data, ok := f.files[strings.TrimPrefix(r.URL.Path, "/files/")]
+			f.mu.Unlock()
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			_, _ = w.Write(data)
+		})
+	})...)
+	f.Start()
+	t.Cleanup(f.Stop)
+	return f
+}
+
+func (f *fakeSlack) postMessage(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	v, _ := url.ParseQuery(string(body))
+	f.mu.Lock()
+	f.calls++
+	n, fail := f.calls, f.failPost
+	f.mu.Unlock()
+	if fail != nil && fail(w, n) {
+		return
+	}
+	f.mu.Lock()
+	f.posts = append(f.posts, post{Channel: v.Get("channel"), ThreadTS: v.Get("thread_ts"), Text: v.Get("text")})
+	f.mu.Unlock()
+	fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":"%d.000001"}`, v.Get("channel"), time.Now().UnixNano())
+}
+
+func (f *fakeSlack) Posts() []post {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]post(nil), f.posts...)
+}
+
+// waitPosts waits until cond holds on the posts in thread ts.
+func (f *fakeSlack) waitPosts(t *testing.T, ts, what string, cond func([]post) bool) []post {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var in []post
+		for _, p := range f.Posts() {
+			if p.ThreadTS == ts {
+				in = append(in, p)
+			}
+		}
+		if cond(in) {
+			return in
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("expected %s in thread %s within 30 s, got %+v", what, ts, in)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// fileURL is where the fake serves a file (on the API host, where slack-go sends the token).
+func (f *fakeSlack) fileURL(id string) string {
+	return strings.TrimSuffix(f.GetAPIURL(), "/") + "/files/" + id
+}
+
+// slackHub runs a hub with the Slack bot pointed at f and its team bound to the
+// hub's account (agent_1 on the fake agent).
+func slackHub(t *testing.T, f *fakeSlack, bind bool) *hubtest.Hub {
+	t.Helper()
+	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithConfig(func(c *hub.Config) {
+		c.SlackBotToken, c.SlackSigningSecret, c.SlackAPIURL = botToken, signingSecret, f.GetAPIURL()
+	}))
+	if bind {
+		bindTeam(t, h)
+	}
+	return h
+}
+
+// bindTeam binds the test team to the hub's account with agent_1 and a model.
+func bindTeam(t *testing.T, h *hubtest.Hub) {
+	t.Helper()
+	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+		AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model"}); err != nil {
+		t.Fatalf("bind: %v", err)
+	}
+}
+
+// eventBody is an Events API callback as Slack sends it.
+func eventBody(eventID string, ev map[string]any) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"token": "verification-token-unused", "team_id": team, "api_app_id": "A0APP", "type": "event_callback",
+		"event_id": eventID, "event_time": time.Now().Unix(), "event": ev,
+	})
+	return b
+}
+
+func mention(ts, threadTS, text string) map[string]any {
+	ev := map[string]any{"type": "app_mention", "user": "UHUMAN01", "text": text, "ts": ts, "channel": channel, "event_ts": ts}
+	if threadTS != "" {
+		ev["thread_ts"] = threadTS
+	}
+	return ev
+}
+
+// sign returns Slack's request signature headers for body at t.
+func sign(body []byte, secret string, t time.Time) (string, string) {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	m := hmac.New(sha256.New, []byte(secret))
+	fmt.Fprintf(m, "v0:%s:%s", ts, body)
+	return ts, "v0=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// deliver posts a signed event to the hub's /slack/events and returns the status.
+func deliver(t *testing.T, h *hubtest.Hub, body []byte) (int, string) {
+	t.Helper()
+	ts, sig := sign(body, signingSecret, time.Now())
+	return deliverSigned(t, h, body, ts, sig)
+}
+
+func deliverSigned(t *testing.T, h *hubtest.Hub, body []byte, ts, sig string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", h.URL+"/slack/events", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Slack-Request-Timestamp", ts)
+	req.Header.Set("X-Slack-Signature", sig)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST /slack/events: %v", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

@@ -1,0 +1,172 @@
+package slack
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/wshub/wshub/core"
+)
+
+// maxFiles is api.md's attachment limit per message.
+const maxFiles = 8
+
+// HandleEvent handles one stored event callback (the inbox worker calls it). Errors
+// worth retrying (the store or Slack unreachable) are returned; refusals are told in
+// the thread and are not errors.
+func (b *Bot) HandleEvent(ctx context.Context, payload []byte) error {
+	var cb callback
+	if err := json.Unmarshal(payload, &cb); err != nil {
+		return nil // not an event we can read; retrying will not help
+	}
+	e := cb.Event
+	self, err := b.self(ctx)
+	if err != nil {
+		return err
+	}
+	if e.BotID != "" || e.User == "" || e.User == self {
+		return nil // bots, including this one, do not drive workspaces
+	}
+	switch e.Type {
+	case "app_mention":
+		return b.onMessage(ctx, cb, self, true)
+	case "message":
+		// Only thread replies matter without a mention (threads in "follow all"); a
+		// message that mentions the bot arrives as app_mention too and is handled there.
+		if e.ThreadTS == "" || (e.SubType != "" && e.SubType != "file_share" && e.SubType != "thread_broadcast") ||
+			strings.Contains(e.Text, "<@"+self+">") {
+			return nil
+		}
+		return b.onMessage(ctx, cb, self, false)
+	}
+	return nil
+}
+
+func (b *Bot) onMessage(ctx context.Context, cb callback, self string, mentioned bool) error {
+	e := cb.Event
+	place := core.ChatPlace{Platform: core.PlatformSlack, TeamID: cb.TeamID, ChannelID: e.Channel, ThreadID: e.thread()}
+	sess, err := b.svc.ChatSessionFor(ctx, place)
+	if err != nil {
+		if !mentioned {
+			return nil
+		}
+		return b.refuse(ctx, place, err)
+	}
+	if !mentioned && (sess.Thread == nil || !sess.Thread.FollowAll) {
+		return nil
+	}
+	text := stripMention(e.Text, self)
+	if mentioned {
+		if handled, err := b.command(ctx, sess, text); handled {
+			return err
+		}
+	}
+	if text == "" && len(e.Files) == 0 {
+		return b.say(ctx, place, helpText(self))
+	}
+	if len(e.Files) > maxFiles {
+		return b.say(ctx, place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", maxFiles, len(e.Files)))
+	}
+	files, err := b.download(ctx, e.Files)
+	if err != nil {
+		return err
+	}
+	in := core.ChatInput{Key: "slack:" + cb.TeamID + ":" + e.Channel + ":" + e.TS, Text: text, Files: files}
+	if sess.Thread == nil {
+		_, err = b.svc.StartFromChat(ctx, sess, in)
+	} else {
+		_, err = b.svc.SendFromChat(ctx, sess, in)
+	}
+	if err != nil {
+		return b.refuse(ctx, place, err)
+	}
+	b.react(ctx, e.Channel, e.TS)
+	return nil
+}
+
+var mentionRE = regexp.MustCompile(`<@[A-Z0-9]+(\|[^>]*)?>`)
+
+// stripMention removes the bot's mention (and only the bot's) and trims the rest.
+func stripMention(text, self string) string {
+	text = mentionRE.ReplaceAllStringFunc(text, func(m string) string {
+		if strings.HasPrefix(m, "<@"+self+">") || strings.HasPrefix(m, "<@"+self+"|") {
+			return ""
+		}
+		return m
+	})
+	return strings.TrimSpace(text)
+}
+
+// download fetches the message's files with the bot token.
+func (b *Bot) download(ctx context.Context, files []file) ([]core.ChatFile, error) {
+	out := make([]core.ChatFile, 0, len(files))
+	for _, f := range files {
+		if f.Size > core.MaxAssetBytes {
+			continue // core refuses it with the size code; do not download 20 MiB+ for that
+		}
+		var buf bytes.Buffer
+		if err := b.api.GetFileContext(ctx, f.DownloadURL, &buf); err != nil {
+			return nil, fmt.Errorf("download slack file %s: %w", f.ID, err)
+		}
+		out = append(out, core.ChatFile{ID: f.ID, Name: f.Name, MimeType: f.Mimetype, Data: buf.Bytes()})
+	}
+	for _, f := range files {
+		if f.Size > core.MaxAssetBytes {
+			return nil, core.Errorf(core.CodeInvalidAssetSize, "file %s is over 20 MiB", f.Name)
+		}
+	}
+	return out, nil
+}
+
+// say posts text in the thread of place.
+func (b *Bot) say(ctx context.Context, place core.ChatPlace, text string) error {
+	_, _, err := b.api.PostMessageContext(ctx, place.ChannelID, slack.MsgOptionText(text, false), slack.MsgOptionTS(place.ThreadID))
+	if err != nil {
+		if permanent(err) {
+			b.log.Warn("slack: cannot post in the channel", "channel", place.ChannelID, "err", err)
+			return nil
+		}
+		return fmt.Errorf("slack post: %w", err)
+	}
+	return nil
+}
+
+// react marks a message as taken; failing to is not worth a retry.
+func (b *Bot) react(ctx context.Context, channel, ts string) {
+	err := b.api.AddReactionContext(ctx, "eyes", slack.NewRefToMessage(channel, ts))
+	var se slack.SlackErrorResponse
+	if err != nil && !(errors.As(err, &se) && se.Err == "already_reacted") {
+		b.log.Info("slack: reaction not added", "channel", channel, "err", err)
+	}
+}
+
+// refuse tells the thread why a request was refused. Errors that may pass (store or
+// Slack unreachable, a busy row) go back to the inbox to be retried instead.
+func (b *Bot) refuse(ctx context.Context, place core.ChatPlace, err error) error {
+	if retryable(err) {
+		return err
+	}
+	var ce *core.Error
+	if !errors.As(err, &ce) {
+		b.log.Error("slack request failed", "channel", place.ChannelID, "err", err)
+	}
+	return b.say(ctx, place, refusal(err))
+}
+
+func retryable(err error) bool {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		switch ce.Code {
+		case core.CodeServiceUnavailable, core.CodeWorkspaceStateContended, core.CodeAssetStoreUnavailable:
+			return true
+		}
+		return false
+	}
+	return errors.Is(err, core.ErrUnavailable) || errors.Is(err, core.ErrContended)
+}

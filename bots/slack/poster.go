@@ -1,0 +1,63 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	"github.com/slack-go/slack"
+
+	"github.com/wshub/wshub/core"
+)
+
+var _ core.ChatPoster = (*Bot)(nil)
+
+// PostReply posts a finished turn in its thread: the reply split to Slack's size, the
+// outcome and truncation shown. Parts already posted by an earlier attempt are not
+// posted again. A 429 returns Slack's Retry-After; 5xx and network errors are retried
+// with backoff; errors that cannot pass (channel gone, bot removed, token revoked)
+// are permanent.
+func (b *Bot) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResult {
+	parts := formatReply(Reply{
+		Text: r.Text, Outcome: r.Outcome, Truncated: r.Truncated, FailureCode: r.FailureCode,
+		FailureMessage: r.FailureMessage, Agent: agentName(r.Agent),
+	})
+	for i := r.PartsPosted; i < len(parts); i++ {
+		_, _, err := b.api.PostMessageContext(ctx, r.Place.ChannelID, slack.MsgOptionText(parts[i], false),
+			slack.MsgOptionTS(r.Place.ThreadID))
+		if err != nil {
+			res := core.ChatPostResult{PartsPosted: i, Error: err.Error()}
+			var rl *slack.RateLimitedError
+			switch {
+			case errors.As(err, &rl):
+				res.RetryAfter = rl.RetryAfter
+			case permanent(err):
+				res.Permanent = true
+			}
+			return res
+		}
+	}
+	return core.ChatPostResult{PartsPosted: len(parts), Done: true}
+}
+
+// permanentErrors are Slack API errors that a retry cannot fix.
+var permanentErrors = map[string]bool{
+	"channel_not_found": true, "not_in_channel": true, "is_archived": true, "account_inactive": true,
+	"invalid_auth": true, "not_authed": true, "token_revoked": true, "token_expired": true, "missing_scope": true,
+	"restricted_action": true, "team_access_not_granted": true, "ekm_access_denied": true, "no_permission": true,
+	"thread_not_found": true, "msg_too_long": true, "no_text": true, "invalid_blocks": true,
+}
+
+func permanent(err error) bool {
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		return permanentErrors[se.Err]
+	}
+	var sc slack.StatusCodeError
+	if errors.As(err, &sc) {
+		return sc.Code >= 400 && sc.Code < 500 && sc.Code != 408 && sc.Code != 429
+	}
+	var ne net.Error
+	_ = errors.As(err, &ne) // network errors: retried
+	return false
+}

@@ -1,0 +1,232 @@
+package slack_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+func TestMentionStartsAWorkspaceAndTheReplyComesBackInTheThread(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := slackHub(t, f, true)
+	const root = "1700000000.000100"
+	body := eventBody("Ev0001", mention(root, "", "<@"+botUser+"> write hello"))
+	if status, _ := deliver(t, h, body); status != 200 {
+		t.Fatalf("expected 200 for a signed event, got %d", status)
+	}
+	// Slack retries the same event (same event_id) when it thinks we were slow.
+	if status, _ := deliver(t, h, body); status != 200 {
+		t.Fatalf("expected 200 for the retried event, got %d", status)
+	}
+	posts := f.waitPosts(t, root, "the agent's reply", func(p []post) bool { return len(p) >= 1 })
+	if posts[0].Channel != channel || posts[0].Text != "wrote hello.txt" {
+		t.Fatalf("expected the reply %q in %s, got %+v", "wrote hello.txt", channel, posts[0])
+	}
+	list := h.Call("GET", "/v1/api/workspaces", h.Key, nil).Expect(t, 200, "").Body["workspaces"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("expected the Slack workspace in the API list (one, despite the retry), got %d", len(list))
+	}
+	id := list[0].(map[string]any)["workspaceId"].(string)
+
+	// A follow-up mention in the thread, then a message through the API: both answered
+	// in the thread, in order.
+	deliver(t, h, eventBody("Ev0002", mention("1700000001.000200", root, "<@"+botUser+"> second")))
+	f.waitPosts(t, root, "the second reply", func(p []post) bool { return len(p) >= 2 })
+	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "from the api"}).Expect(t, 200, "")
+	posts = f.waitPosts(t, root, "the API message's reply", func(p []post) bool { return len(p) >= 3 })
+	got := []string{posts[0].Text, posts[1].Text, posts[2].Text}
+	want := []string{"wrote hello.txt", "echo: second", "echo: from the api"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("expected replies %q in order, got %q", want, got)
+	}
+	msgs := h.Call("GET", "/v1/api/workspaces/"+id+"/messages", h.Key, nil).Body["messages"].([]any)
+	if len(msgs) != 6 || msgs[0].(map[string]any)["text"] != "write hello" {
+		t.Fatalf("expected 6 messages, the first the mention without the mention, got %d: %v", len(msgs), msgs[0])
+	}
+	var stored [][]byte // received events carry message text: sealed at rest
+	if err := h.PG().DB().Select(&stored, `SELECT payload_sealed FROM chat_inbox`); err != nil || len(stored) != 2 {
+		t.Fatalf("expected the two distinct events in the inbox, got %d (%v)", len(stored), err)
+	}
+	for _, p := range stored {
+		if strings.Contains(string(p), "write hello") || strings.Contains(string(p), channel) {
+			t.Fatalf("expected stored events sealed, found plaintext in %q", p)
+		}
+	}
+	f.mu.Lock()
+	reactions := append([]string(nil), f.reactions...)
+	f.mu.Unlock()
+	if len(reactions) == 0 || reactions[0] != "eyes "+channel+" "+root {
+		t.Fatalf("expected an eyes reaction on the first message, got %v", reactions)
+	}
+}
+
+func TestBadSignatureIsRefusedAndDoesNothing(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := slackHub(t, f, true)
+	body := eventBody("Ev0bad", mention("1700000000.000900", "", "<@"+botUser+"> write nope"))
+	ts, wrongSecret := sign(body, "another-secret", time.Now())
+	_, otherBody := sign(append(append([]byte(nil), body...), ' '), signingSecret, time.Now())
+	oldTS, oldSig := sign(body, signingSecret, time.Now().Add(-10*time.Minute))
+	cases := map[string][2]string{
+		"wrong secret": {ts, wrongSecret},
+		"no signature": {ts, ""},
+		"stale":        {oldTS, oldSig},
+		"other body":   {ts, otherBody},
+	}
+	for name, c := range cases {
+		if status, _ := deliverSigned(t, h, body, c[0], c[1]); status != 401 {
+			t.Fatalf("%s: expected 401, got %d", name, status)
+		}
+	}
+	var n int
+	if err := h.PG().DB().Get(&n, `SELECT count(*) FROM chat_inbox`); err != nil || n != 0 {
+		t.Fatalf("expected nothing stored for refused requests, got %d (%v)", n, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if p := f.Posts(); len(p) != 0 {
+		t.Fatalf("expected no posts, got %+v", p)
+	}
+}
+
+func TestURLVerificationIsAnswered(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := slackHub(t, f, false)
+	status, body := deliver(t, h, []byte(`{"token":"x","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}`))
+	if status != 200 || !strings.Contains(body, `"challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"`) {
+		t.Fatalf("expected the challenge echoed, got %d %s", status, body)
+	}
+}
+
+func TestFilesOnTheMentionReachTheAgent(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := slackHub(t, f, true)
+	f.files["F0NOTES"] = []byte("remember the milk")
+	const root = "1700000100.000100"
+	ev := mention(root, "", "<@"+botUser+"> attachments")
+	ev["files"] = []map[string]any{{"id": "F0NOTES", "name": "notes.txt", "mimetype": "text/plain", "size": 17,
+		"url_private_download": f.fileURL("F0NOTES")}}
+	deliver(t, h, eventBody("Ev0file", ev))
+	posts := f.waitPosts(t, root, "the reply naming the file", func(p []post) bool { return len(p) >= 1 })
+	if !strings.HasSuffix(posts[0].Text, "-notes.txt=remember the milk") || !strings.Contains(posts[0].Text, ".context/files/asset_") {
+		t.Fatalf("expected the agent to read the attached file, got %q", posts[0].Text)
+	}
+}
+
+func TestCommandsAndRefusalsInPlainWords(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := slackHub(t, f, false)
+	const root = "1700000200.000100"
+	say := func(id, ts, thread, text string) {
+		deliver(t, h, eventBody(id, mention(ts, thread, "<@"+botUser+"> "+text)))
+	}
+	expect := func(ts, want string, n int) {
+		t.Helper()
+		posts := f.waitPosts(t, ts, want, func(p []post) bool { return len(p) >= n })
+		if !strings.Contains(posts[n-1].Text, want) {
+			t.Fatalf("expected post %d in %s to say %q, got %q", n, ts, want, posts[n-1].Text)
+		}
+	}
+	say("Ev1", root, "", "write hello")
+	expect(root, "isn't connected to a wshub account", 1)
+
+	// Bound without agent and model, and the account has no workspace to take them from.
+	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team, AccountID: h.Account.ID}); err != nil {
+		t.Fatal(err)
+	}
+	say("Ev2", "1700000201.000100", "", "write hello")
+	expect("1700000201.000100", "No agent and model are chosen", 1)
+
+	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team, AccountID: h.Account.ID,
+		Agent: "agent_1", Model: "test-model"}); err != nil {
+		t.Fatal(err)
+	}
+	say("Ev3", "1700000202.000100", "", "help")
+	expect("1700000202.000100", "follow all", 1)
+	say("Ev4", "1700000203.000100", "", "use nosuchproject")
+	expect("1700000203.000100", "I don't know that project", 1)
+	say("Ev5", "1700000204.000100", "", "status")
+	expect("1700000204.000100", "no workspace in this thread", 1)
+
+	const thread = "1700000300.000100"
+	say("Ev6", thread, "", "write one")
+	expect(thread, "wrote one.txt", 1)
+	say("Ev7", "1700000301.000100", thread, "status")
+	expect(thread, "Agent Claude Code (agent_1), model `test-model`", 2)
+	say("Ev8", "1700000302.000100", thread, "follow all")
+	expect(thread, "every reply in this thread", 3)
+	// In "follow all", a plain thread reply (no mention) is a message for the agent.
+	deliver(t, h, eventBody("Ev9", map[string]any{"type": "message", "user": "UHUMAN01", "text": "plain reply",
+		"ts": "1700000303.000100", "thread_ts": thread, "channel": channel, "channel_type": "channel"}))
+	expect(thread, "echo: plain reply", 4)
+	say("Ev10", "1700000304.000100", thread, "follow mentions")
+	expect(thread, "only take messages that mention", 5)
+	deliver(t, h, eventBody("Ev11", map[string]any{"type": "message", "user": "UHUMAN01", "text": "ignored now",
+		"ts": "1700000305.000100", "thread_ts": thread, "channel": channel}))
+	say("Ev12", "1700000306.000100", thread, "archive")
+	expect(thread, "Archiving workspace", 6)
+	say("Ev13", "1700000307.000100", thread, "more work")
+	expect(thread, "archived or has failed", 7)
+	for _, p := range f.Posts() {
+		if strings.Contains(p.Text, "ignored now") {
+			t.Fatalf("expected a plain reply ignored after follow mentions, got %+v", p)
+		}
+	}
+}
+
+func TestRateLimitedPostsWaitAndChannelGoneStops(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := slackHub(t, f, true)
+	f.mu.Lock()
+	f.failPost = func(w http.ResponseWriter, n int) bool {
+		if n == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return true
+		}
+		return false
+	}
+	f.mu.Unlock()
+	const root = "1700000400.000100"
+	start := time.Now()
+	deliver(t, h, eventBody("EvRL", mention(root, "", "<@"+botUser+"> write limited")))
+	f.waitPosts(t, root, "the reply after the 429", func(p []post) bool { return len(p) == 1 })
+	if waited := time.Since(start); waited < time.Second {
+		t.Fatalf("expected the post retried after Retry-After (1 s), came after %s", waited)
+	}
+
+	f.mu.Lock()
+	f.failPost = func(w http.ResponseWriter, n int) bool {
+		_, _ = w.Write([]byte(`{"ok":false,"error":"channel_not_found"}`))
+		return true
+	}
+	f.mu.Unlock()
+	const gone = "1700000500.000100"
+	deliver(t, h, eventBody("EvGone", mention(gone, "", "<@"+botUser+"> write gone")))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var status string
+		var attempts int
+		err := h.PG().DB().QueryRow(`SELECT d.status, d.attempts FROM chat_deliveries d JOIN chat_threads t ON t.id = d.thread_id
+			WHERE t.thread_id = $1`, gone).Scan(&status, &attempts)
+		if err == nil && status == "failed" {
+			if attempts != 1 {
+				t.Fatalf("expected a permanent error to stop after 1 attempt, got %d", attempts)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("expected the reply to a gone channel given up, got %q (%v)", status, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,49 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/wshub/wshub/core"
+)
+
+// RunSocketMode connects to Slack over Socket Mode with the app-level token (for hubs
+// without a public address) until ctx ends. Each event is stored in the inbox before
+// it is acknowledged, so an event Slack thinks was taken is never lost; one that could
+// not be stored is not acknowledged and Slack sends it again.
+func (b *Bot) RunSocketMode(ctx context.Context) error {
+	client := socketmode.New(b.api)
+	go func() {
+		for {
+			var evt socketmode.Event
+			select {
+			case <-ctx.Done():
+				return
+			case evt = <-client.Events:
+			}
+			if evt.Type != socketmode.EventTypeEventsAPI || evt.Request == nil {
+				continue
+			}
+			if err := b.accept(ctx, evt.Request.Payload); err != nil {
+				b.log.Error("slack socket event not stored; Slack will resend it", "err", err)
+				continue
+			}
+			if err := client.Ack(*evt.Request); err != nil {
+				b.log.Warn("slack socket ack", "err", err)
+			}
+		}
+	}()
+	return client.RunContext(ctx)
+}
+
+// accept stores an event callback envelope in the inbox (duplicates are dropped).
+func (b *Bot) accept(ctx context.Context, payload []byte) error {
+	var cb callback
+	if err := json.Unmarshal(payload, &cb); err != nil || cb.Type != "event_callback" {
+		return nil // nothing the bot handles
+	}
+	_, err := b.svc.AcceptChatEvent(ctx, core.PlatformSlack, cb.EventID, cb.threadKey(), payload)
+	return err
+}

@@ -1,0 +1,82 @@
+package core
+
+import "time"
+
+// Chat platforms.
+const (
+	PlatformSlack   = "slack"
+	PlatformDiscord = "discord"
+)
+
+// Chat-only codes: refusals a chat front-end words for people; never on the REST wire.
+const (
+	CodeChatNotBound       = "chat_not_bound"
+	CodeChatNoWorkspace    = "chat_no_workspace"
+	CodeChatProjectUnknown = "chat_project_unknown"
+)
+
+// ChatBinding lets a Slack team (or Discord guild) act for an account, with defaults
+// for the workspaces its members start.
+type ChatBinding struct {
+	Platform  string
+	TeamID    string
+	AccountID string
+	ProjectID string // "" = the channel's, or the account's only ready project
+	Agent     string // "" with Model "" = from the account's newest workspace
+	Model     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ChatPlace is where a chat message was written: team, channel and thread (the
+// thread's root message id; a message that starts a thread is its own root).
+type ChatPlace struct {
+	Platform  string
+	TeamID    string
+	ChannelID string
+	ThreadID  string
+}
+
+// ChatThread is a thread that drives a workspace.
+type ChatThread struct {
+	ID          int64
+	Place       ChatPlace
+	WorkspaceID string
+	// FollowAll makes every reply in the thread a message, not only mentions.
+	FollowAll bool
+	CreatedAt time.Time
+}
+
+// ChatSession is who is asking, from where: the binding, its account, the thread's
+// workspace when the thread has one, and the channel's default project.
+type ChatSession struct {
+	Place          ChatPlace
+	Binding        *ChatBinding
+	Account        *Account
+	Thread         *ChatThread // nil: no workspace in this thread yet
+	ChannelProject string
+}
+
+// ChatFile is a file attached to a chat message, already downloaded.
+type ChatFile struct {
+	ID       string // the platform's file id (part of the upload's idempotency key)
+	Name     string
+	MimeType string
+	Data     []byte
+}
+
+// ChatInput is one chat message for a workspace. Key is derived from the platform's
+// ids for the message (team, channel, message ts), so redelivered events map to the
+// same workspace, uploads and message.
+type ChatInput struct {
+	Key   string
+	Text  string
+	Files []ChatFile
+}
+
+// ChatStatus answers `status` in a thread.
+type ChatStatus struct {
+	Workspace *Workspace
+	Project   *Project
+	Queued    int // user messages waiting for their turn (pending)
+}

@@ -1,0 +1,86 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Inbox limits: a handler that keeps failing is retried with backoff a few times, then
+// the event is kept as failed with its error.
+const (
+	maxChatEventAttempts = 5
+	chatEventRetryAfter  = 5 * time.Second
+)
+
+func chatEventBinding(platform, eventID string) string {
+	return "chatevent:" + platform + ":" + eventID
+}
+
+// AcceptChatEvent stores a received event for the inbox worker and wakes it. It is
+// what a platform webhook does before acknowledging, so it must be quick; false means
+// the event was seen before (a retry) and nothing more is to be done.
+func (s *Service) AcceptChatEvent(ctx context.Context, platform, eventID, threadKey string, payload []byte) (bool, error) {
+	if eventID == "" {
+		return false, Errorf(CodeInvalidRequest, "the event has no id")
+	}
+	sealed, err := s.seal(payload, chatEventBinding(platform, eventID))
+	if err != nil {
+		return false, err
+	}
+	now := s.clock.Now()
+	e := &ChatEvent{Platform: platform, EventID: eventID, ThreadKey: threadKey, Payload: sealed, Status: "pending", NextAt: now, At: now}
+	var fresh bool
+	err = s.store.InTx(ctx, func(q Queries) error {
+		var err error
+		if fresh, err = q.InsertChatEvent(ctx, e); err != nil || !fresh {
+			return err
+		}
+		return q.Notify(ctx, ChatEventChannel, platform)
+	})
+	return fresh, err
+}
+
+// ChatEventHandler handles one received event's payload (the bot's logic).
+type ChatEventHandler func(ctx context.Context, payload []byte) error
+
+// HandleChatEvents claims due inbox events and runs handle on each (one thread's
+// events in order), settling each: done, retried later, or failed after the last try.
+// It returns how many it handled.
+func (s *Service) HandleChatEvents(ctx context.Context, token string, leaseFor time.Duration, limit int, handlers map[string]ChatEventHandler) (int, error) {
+	now := s.clock.Now()
+	events, err := s.store.ClaimChatEvents(ctx, token, now, now.Add(leaseFor), limit)
+	if err != nil {
+		return 0, fmt.Errorf("claim chat events: %w", err)
+	}
+	for _, e := range events {
+		err := s.handleChatEvent(ctx, e, handlers[e.Platform])
+		e.Attempts++
+		switch {
+		case err == nil:
+			e.Status, e.LastError = "done", ""
+		case e.Attempts >= maxChatEventAttempts:
+			e.Status, e.LastError = "failed", err.Error()
+			s.log().Warn("chat event given up", "platform", e.Platform, "event", e.EventID, "err", err)
+		default:
+			e.Status, e.LastError = "pending", err.Error()
+			e.NextAt = s.clock.Now().Add(chatEventRetryAfter * time.Duration(1<<(e.Attempts-1)))
+			s.log().Info("chat event will be retried", "platform", e.Platform, "event", e.EventID, "err", err)
+		}
+		if err := s.store.SettleChatEvent(context.WithoutCancel(ctx), e, token); err != nil {
+			return len(events), fmt.Errorf("settle chat event %s: %w", e.EventID, err)
+		}
+	}
+	return len(events), nil
+}
+
+func (s *Service) handleChatEvent(ctx context.Context, e *ChatEvent, handle ChatEventHandler) error {
+	if handle == nil {
+		return fmt.Errorf("no handler for platform %s", e.Platform)
+	}
+	payload, err := s.open(e.Payload, chatEventBinding(e.Platform, e.EventID))
+	if err != nil {
+		return err
+	}
+	return handle(ctx, []byte(payload))
+}

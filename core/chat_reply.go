@@ -1,0 +1,78 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Reply posting gives up after this many failed attempts (a platform outage longer
+// than the backoff covers; the reply stays in the API either way).
+const maxChatReplyAttempts = 12
+
+// emitChatReplies queues the turn's reply for every thread of the workspace, inside
+// the turn's transaction (the same outbox as webhooks).
+func (s *Service) emitChatReplies(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool) error {
+	n, err := q.InsertChatDeliveries(ctx, ws.ID, reply.ID, reply.Seq, truncated, reply.CreatedAt)
+	if err != nil || n == 0 {
+		return err
+	}
+	return q.Notify(ctx, ChatReplyChannel, ws.ID)
+}
+
+// PostChatReplies claims due replies and posts each through the platform's poster,
+// outside any transaction, settling it under the lease. It returns how many it took.
+func (s *Service) PostChatReplies(ctx context.Context, token string, leaseFor time.Duration, limit int, posters map[string]ChatPoster) (int, error) {
+	now := s.clock.Now()
+	claimed, err := s.store.ClaimChatDeliveries(ctx, token, now, now.Add(leaseFor), limit)
+	if err != nil {
+		return 0, fmt.Errorf("claim chat replies: %w", err)
+	}
+	for _, c := range claimed {
+		res := s.postChatReply(ctx, c, posters[c.Place.Platform])
+		if ctx.Err() != nil && !res.Done {
+			res = ChatPostResult{PartsPosted: res.PartsPosted, RetryAfter: time.Millisecond, Error: "hub stopping"}
+		}
+		c.Attempts++
+		c.PartsPosted = max(c.PartsPosted, res.PartsPosted)
+		c.LastError = res.Error
+		now := s.clock.Now()
+		switch {
+		case res.Done:
+			c.Status = DeliveryDelivered
+		case res.Permanent || c.Attempts >= maxChatReplyAttempts:
+			c.Status = DeliveryFailed
+			s.log().Warn("chat reply given up", "platform", c.Place.Platform, "channel", c.Place.ChannelID,
+				"workspace", c.WorkspaceID, "message", c.MessageID, "err", res.Error)
+		default:
+			c.Status = DeliveryPending
+			wait := res.RetryAfter
+			if wait <= 0 {
+				wait = min(2*time.Second*time.Duration(1<<min(c.Attempts-1, 10)), 10*time.Minute)
+			}
+			c.NextAt = now.Add(wait)
+		}
+		if _, err := s.store.SettleChatDelivery(context.WithoutCancel(ctx), c, token); err != nil {
+			return len(claimed), fmt.Errorf("settle chat reply %s: %w", c.MessageID, err)
+		}
+	}
+	return len(claimed), nil
+}
+
+func (s *Service) postChatReply(ctx context.Context, c *ClaimedChatReply, poster ChatPoster) ChatPostResult {
+	if poster == nil {
+		return ChatPostResult{Error: "no poster for platform " + c.Place.Platform, PartsPosted: c.PartsPosted}
+	}
+	text, err := s.open(c.SealedText, messageBinding(c.WorkspaceID, c.MessageID))
+	if err != nil {
+		return ChatPostResult{Permanent: true, Error: "the reply could not be opened by the hub"}
+	}
+	r := ChatReply{
+		Place: c.Place, WorkspaceID: c.WorkspaceID, Text: text, Outcome: c.Outcome, Truncated: c.Truncated,
+		FailureCode: c.FailureCode, Agent: c.FailureAgent, PartsPosted: c.PartsPosted,
+	}
+	if c.SealedFailure != nil {
+		r.FailureMessage, _ = s.open(c.SealedFailure, failureBinding(c.WorkspaceID, c.MessageID))
+	}
+	return poster.PostReply(ctx, r)
+}

@@ -1,0 +1,129 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+)
+
+// BindChat binds a team to an account (operator command), with optional defaults.
+func (s *Service) BindChat(ctx context.Context, b *ChatBinding) error {
+	if b.Platform != PlatformSlack && b.Platform != PlatformDiscord {
+		return Errorf(CodeInvalidRequest, "platform must be slack or discord")
+	}
+	if strings.TrimSpace(b.TeamID) == "" {
+		return Errorf(CodeInvalidRequest, "the team id is required")
+	}
+	if _, err := s.store.GetAccount(ctx, b.AccountID); err != nil {
+		return notFound(err, CodeNotFound, "no such account")
+	}
+	if b.ProjectID != "" {
+		if _, err := s.store.GetProject(ctx, b.AccountID, b.ProjectID); err != nil {
+			return notFound(err, CodeProjectNotFound, "no such project on this account")
+		}
+	}
+	if (b.Agent == "") != (b.Model == "") {
+		return Errorf(CodeInvalidRequest, "give both --agent and --model, or neither")
+	}
+	if b.Agent != "" && !slices.Contains(AgentIDs, b.Agent) {
+		return Errorf(CodeInvalidRequest, "agent must be one of agent_1, agent_2, agent_3, agent_4")
+	}
+	if chars(b.Model) > MaxModelChars {
+		return Errorf(CodeInvalidRequest, "model must be at most 200 characters")
+	}
+	now := s.clock.Now()
+	b.CreatedAt, b.UpdatedAt = now, now
+	return s.store.UpsertChatBinding(ctx, b)
+}
+
+// ChatSessionFor resolves who acts for a chat message: the team's binding and account
+// (entitled), the thread's workspace if any, and the channel's default project.
+func (s *Service) ChatSessionFor(ctx context.Context, place ChatPlace) (*ChatSession, error) {
+	b, err := s.store.GetChatBinding(ctx, place.Platform, place.TeamID)
+	if err != nil {
+		return nil, notFound(err, CodeChatNotBound, "this team is not bound to a hub account")
+	}
+	acct, err := s.store.GetAccount(ctx, b.AccountID)
+	if err != nil {
+		return nil, notFound(err, CodeChatNotBound, "the bound account no longer exists")
+	}
+	sess := &ChatSession{Place: place, Binding: b, Account: acct}
+	if err := acct.checkEntitled(); err != nil {
+		return sess, err
+	}
+	if sess.Thread, err = s.store.GetChatThread(ctx, place); err != nil && !errors.Is(err, ErrNoRows) {
+		return nil, err
+	}
+	if sess.ChannelProject, err = s.store.ChannelProject(ctx, place); err != nil && !errors.Is(err, ErrNoRows) {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// UseProject sets the channel's default project, named by id or display name.
+func (s *Service) UseProject(ctx context.Context, sess *ChatSession, name string) (*Project, error) {
+	name = strings.TrimSpace(name)
+	projects, err := s.store.ListProjects(ctx, sess.Account.ID)
+	if err != nil {
+		return nil, err
+	}
+	var match *Project
+	for _, p := range projects {
+		if p.ID == name || strings.EqualFold(p.DisplayName, name) {
+			match = p
+			break
+		}
+	}
+	if match == nil {
+		return nil, Errorf(CodeChatProjectUnknown, "no project %q on this account", name)
+	}
+	if err := s.store.SetChannelProject(ctx, sess.Place, match.ID, s.clock.Now()); err != nil {
+		return nil, err
+	}
+	sess.ChannelProject = match.ID
+	return match, nil
+}
+
+// SetFollow switches the thread between "every reply is a message" and "mentions only".
+func (s *Service) SetFollow(ctx context.Context, sess *ChatSession, all bool) error {
+	if sess.Thread == nil {
+		return Errorf(CodeChatNoWorkspace, "this thread has no workspace")
+	}
+	if err := s.store.SetThreadFollow(ctx, sess.Thread.ID, all); err != nil {
+		return err
+	}
+	sess.Thread.FollowAll = all
+	return nil
+}
+
+// ThreadStatus is the thread's workspace with its project and queued messages.
+func (s *Service) ThreadStatus(ctx context.Context, sess *ChatSession) (*ChatStatus, error) {
+	if sess.Thread == nil {
+		return nil, Errorf(CodeChatNoWorkspace, "this thread has no workspace")
+	}
+	ws, err := s.GetWorkspace(ctx, sess.Account, sess.Thread.WorkspaceID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	n, err := s.store.CountPendingMessages(ctx, ws.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &ChatStatus{Workspace: ws, Project: p, Queued: n}, nil
+}
+
+// ArchiveThread archives the thread's workspace.
+func (s *Service) ArchiveThread(ctx context.Context, sess *ChatSession) (*Workspace, error) {
+	if sess.Thread == nil {
+		return nil, Errorf(CodeChatNoWorkspace, "this thread has no workspace")
+	}
+	if _, err := s.GetWorkspace(ctx, sess.Account, sess.Thread.WorkspaceID); err != nil {
+		return nil, err
+	}
+	return s.ArchiveWorkspace(ctx, sess.Thread.WorkspaceID)
+}
