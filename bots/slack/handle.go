@@ -74,8 +74,12 @@ func (b *Bot) onMessage(ctx context.Context, cb callback, self string, mentioned
 		return b.say(ctx, place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", maxFiles, len(e.Files)))
 	}
 	files, err := b.download(ctx, e.Files)
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return b.refuse(ctx, place, err) // a file over the limit
+	}
 	if err != nil {
-		return err
+		return err // Slack unreachable: the inbox retries
 	}
 	in := core.ChatInput{Key: "slack:" + cb.TeamID + ":" + e.Channel + ":" + e.TS, Text: text, Files: files}
 	if sess.Thread == nil {
@@ -103,23 +107,21 @@ func stripMention(text, self string) string {
 	return strings.TrimSpace(text)
 }
 
-// download fetches the message's files with the bot token.
+// download fetches the message's files with the bot token. A file over the size limit
+// is refused before anything is downloaded.
 func (b *Bot) download(ctx context.Context, files []file) ([]core.ChatFile, error) {
-	out := make([]core.ChatFile, 0, len(files))
 	for _, f := range files {
 		if f.Size > core.MaxAssetBytes {
-			continue // core refuses it with the size code; do not download 20 MiB+ for that
+			return nil, core.Errorf(core.CodeInvalidAssetSize, "file %s is over 20 MiB", f.Name)
 		}
+	}
+	out := make([]core.ChatFile, 0, len(files))
+	for _, f := range files {
 		var buf bytes.Buffer
 		if err := b.api.GetFileContext(ctx, f.DownloadURL, &buf); err != nil {
 			return nil, fmt.Errorf("download slack file %s: %w", f.ID, err)
 		}
 		out = append(out, core.ChatFile{ID: f.ID, Name: f.Name, MimeType: f.Mimetype, Data: buf.Bytes()})
-	}
-	for _, f := range files {
-		if f.Size > core.MaxAssetBytes {
-			return nil, core.Errorf(core.CodeInvalidAssetSize, "file %s is over 20 MiB", f.Name)
-		}
 	}
 	return out, nil
 }
