@@ -118,6 +118,16 @@ func TestFilesOnTheMentionReachTheAgent(t *testing.T) {
 	if !strings.HasSuffix(posts[0].Text, "-notes.txt=remember the milk") || !strings.Contains(posts[0].Text, ".context/files/asset_") {
 		t.Fatalf("expected the agent to read the attached file, got %q", posts[0].Text)
 	}
+
+	const big = "1700000101.000100"
+	ev = mention(big, "", "<@"+botUser+"> attachments")
+	ev["files"] = []map[string]any{{"id": "F0BIG", "name": "huge.bin", "mimetype": "text/plain", "size": 21 << 20,
+		"url_private_download": f.fileURL("F0BIG")}}
+	deliver(t, h, eventBody("Ev0big", ev))
+	posts = f.waitPosts(t, big, "the size refusal", func(p []post) bool { return len(p) >= 1 })
+	if !strings.Contains(posts[0].Text, "larger than 20 MiB") {
+		t.Fatalf("expected a file over 20 MiB refused in plain words, got %q", posts[0].Text)
+	}
 }
 
 func TestCommandsAndRefusalsInPlainWords(t *testing.T) {
