@@ -240,3 +240,55 @@ func TestRateLimitedPostsWaitAndChannelGoneStops(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestAccountRefusalsAndServerErrorsRetried(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := slackHub(t, f, true)
+	ctx := context.Background()
+	on, off := true, false
+	cases := []struct {
+		ts   string
+		u    core.AccountUpdate
+		want string
+	}{
+		{"1700000700.000100", core.AccountUpdate{BillingHold: &on}, "billing hold"},
+		{"1700000701.000100", core.AccountUpdate{BillingHold: &off, Entitled: &off}, "doesn't have cloud workspaces enabled"},
+	}
+	for i, c := range cases {
+		if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, c.u); err != nil {
+			t.Fatal(err)
+		}
+		deliver(t, h, eventBody("EvAcct"+c.ts, mention(c.ts, "", "<@"+botUser+"> write x")))
+		posts := f.waitPosts(t, c.ts, c.want, func(p []post) bool { return len(p) >= 1 })
+		if !strings.Contains(posts[0].Text, c.want) {
+			t.Fatalf("case %d: expected %q, got %q", i, c.want, posts[0].Text)
+		}
+	}
+	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{Entitled: &on}); err != nil {
+		t.Fatal(err)
+	}
+	// Slack answers 503 twice: the reply is retried with backoff and posted once.
+	failures := 0
+	f.mu.Lock()
+	f.failPost = func(w http.ResponseWriter, _ int) bool {
+		if failures < 2 { // one reply is posted at a time, so the counter needs no lock
+			failures++
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	}
+	f.mu.Unlock()
+	const root = "1700000800.000100"
+	deliver(t, h, eventBody("Ev5xx", mention(root, "", "<@"+botUser+"> write retried")))
+	start := time.Now()
+	posts := f.waitPosts(t, root, "the reply after two 503s", func(p []post) bool { return len(p) >= 1 })
+	if waited := time.Since(start); waited < 2*time.Second {
+		t.Fatalf("expected the retries to back off (2 s, then 4 s), the reply came after %s", waited)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if posts = f.waitPosts(t, root, "", func([]post) bool { return true }); len(posts) != 1 || posts[0].Text != "wrote retried.txt" {
+		t.Fatalf("expected the reply posted once after the 503s, got %+v", posts)
+	}
+}
