@@ -107,7 +107,7 @@ func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 
 // recordTurn writes a finished turn in one transaction: the assistant message (reply
 // capped), the user message settled, the workspace's lastTurn and agent session, and
-// the turn's event with its webhook deliveries (outbox).
+// the turn's event with its webhook deliveries and chat replies (outbox).
 func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, user *StoredMessage, r TurnResult) error {
 	reply, truncated := capRunes(r.Reply, MaxReplyChars)
 	if r.Outcome == "" {
