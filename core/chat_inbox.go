@@ -54,24 +54,35 @@ func (s *Service) HandleChatEvents(ctx context.Context, token string, leaseFor t
 		return 0, fmt.Errorf("claim chat events: %w", err)
 	}
 	for _, e := range events {
-		err := s.handleChatEvent(ctx, e, handlers[e.Platform])
-		e.Attempts++
-		switch {
-		case err == nil:
-			e.Status, e.LastError = "done", ""
-		case e.Attempts >= maxChatEventAttempts:
-			e.Status, e.LastError = "failed", err.Error()
-			s.log().Warn("chat event given up", "platform", e.Platform, "event", e.EventID, "err", err)
-		default:
-			e.Status, e.LastError = "pending", err.Error()
-			e.NextAt = s.clock.Now().Add(chatEventRetryAfter * time.Duration(1<<(e.Attempts-1)))
-			s.log().Info("chat event will be retried", "platform", e.Platform, "event", e.EventID, "err", err)
-		}
+		s.judgeChatEvent(e, s.handleChatEvent(ctx, e, handlers[e.Platform]), ctx.Err() != nil)
 		if err := s.store.SettleChatEvent(context.WithoutCancel(ctx), e, token); err != nil {
 			return len(events), fmt.Errorf("settle chat event %s: %w", e.EventID, err)
 		}
 	}
 	return len(events), nil
+}
+
+// judgeChatEvent sets what handling did to e: done, retried with backoff, or failed
+// after the last try. A handling cut short by the hub stopping is not a try: the event
+// is due again at once.
+func (s *Service) judgeChatEvent(e *ChatEvent, err error, stopping bool) {
+	now := s.clock.Now()
+	if err != nil && stopping {
+		e.Status, e.NextAt = "pending", now
+		return
+	}
+	e.Attempts++
+	switch {
+	case err == nil:
+		e.Status, e.LastError = "done", ""
+	case e.Attempts >= maxChatEventAttempts:
+		e.Status, e.LastError = "failed", err.Error()
+		s.log().Warn("chat event given up", "platform", e.Platform, "event", e.EventID, "err", err)
+	default:
+		e.Status, e.LastError = "pending", err.Error()
+		e.NextAt = now.Add(chatEventRetryAfter * time.Duration(1<<(e.Attempts-1)))
+		s.log().Info("chat event will be retried", "platform", e.Platform, "event", e.EventID, "err", err)
+	}
 }
 
 func (s *Service) handleChatEvent(ctx context.Context, e *ChatEvent, handle ChatEventHandler) error {

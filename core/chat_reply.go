@@ -30,14 +30,16 @@ func (s *Service) PostChatReplies(ctx context.Context, token string, leaseFor ti
 	}
 	for _, c := range claimed {
 		res := s.postChatReply(ctx, c, posters[c.Place.Platform])
-		if ctx.Err() != nil && !res.Done {
-			res = ChatPostResult{PartsPosted: res.PartsPosted, RetryAfter: time.Millisecond, Error: "hub stopping"}
-		}
-		c.Attempts++
 		c.PartsPosted = max(c.PartsPosted, res.PartsPosted)
 		c.LastError = res.Error
 		now := s.clock.Now()
+		stopping := ctx.Err() != nil && !res.Done
+		if !stopping { // a post cut short by the hub stopping is not a failed try
+			c.Attempts++
+		}
 		switch {
+		case stopping:
+			c.Status, c.NextAt = DeliveryPending, now
 		case res.Done:
 			c.Status = DeliveryDelivered
 		case res.Permanent || c.Attempts >= maxChatReplyAttempts:
