@@ -41,11 +41,14 @@ func (s *Service) AcceptChatEvent(ctx context.Context, platform, eventID, thread
 	return fresh, err
 }
 
-// ChatEventHandler handles one received event's payload (the bot's logic).
-type ChatEventHandler func(ctx context.Context, payload []byte) error
+// ChatEventHandler handles one received event's payload (the bot's logic). It returns
+// what to say in threads rather than saying it: core queues the notices when it
+// settles the event, so they go out once however often the event is retried.
+type ChatEventHandler func(ctx context.Context, payload []byte) ([]ChatNotice, error)
 
 // HandleChatEvents claims due inbox events and runs handle on each (one thread's
-// events in order), settling each: done, retried later, or failed after the last try.
+// events in order), settling each: done (with what the bot said queued), retried
+// later, or failed after the last try.
 // It returns how many it handled.
 func (s *Service) HandleChatEvents(ctx context.Context, token string, leaseFor time.Duration, limit int, handlers map[string]ChatEventHandler) (int, error) {
 	now := s.clock.Now()
@@ -54,8 +57,9 @@ func (s *Service) HandleChatEvents(ctx context.Context, token string, leaseFor t
 		return 0, fmt.Errorf("claim chat events: %w", err)
 	}
 	for _, e := range events {
-		s.judgeChatEvent(e, s.handleChatEvent(ctx, e, handlers[e.Platform]), ctx.Err() != nil)
-		if err := s.store.SettleChatEvent(context.WithoutCancel(ctx), e, token); err != nil {
+		said, err := s.handleChatEvent(ctx, e, handlers[e.Platform])
+		s.judgeChatEvent(e, err, ctx.Err() != nil)
+		if err := s.settleChatEvent(context.WithoutCancel(ctx), e, token, said); err != nil {
 			return len(events), fmt.Errorf("settle chat event %s: %w", e.EventID, err)
 		}
 	}
@@ -85,13 +89,13 @@ func (s *Service) judgeChatEvent(e *ChatEvent, err error, stopping bool) {
 	}
 }
 
-func (s *Service) handleChatEvent(ctx context.Context, e *ChatEvent, handle ChatEventHandler) error {
+func (s *Service) handleChatEvent(ctx context.Context, e *ChatEvent, handle ChatEventHandler) ([]ChatNotice, error) {
 	if handle == nil {
-		return fmt.Errorf("no handler for platform %s", e.Platform)
+		return nil, fmt.Errorf("no handler for platform %s", e.Platform)
 	}
 	payload, err := s.open(e.Payload, chatEventBinding(e.Platform, e.EventID))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	return handle(ctx, []byte(payload))
 }

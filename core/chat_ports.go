@@ -24,13 +24,24 @@ type ChatQueries interface {
 	// ClaimChatEvents leases due events, at most one per thread and only the oldest
 	// pending one of each, so a thread's messages are handled in order.
 	ClaimChatEvents(ctx context.Context, token string, now, until time.Time, limit int) ([]*ChatEvent, error)
-	SettleChatEvent(ctx context.Context, e *ChatEvent, token string) error
+	// SettleChatEvent is fenced by the lease token; false when the lease was lost.
+	SettleChatEvent(ctx context.Context, e *ChatEvent, token string) (bool, error)
 
 	// InsertChatDeliveries queues the reply for every thread of the workspace.
 	InsertChatDeliveries(ctx context.Context, workspaceID, messageID string, seq int64, truncated bool, at time.Time) (int64, error)
 	// ClaimChatDeliveries leases due replies, only the oldest pending one per thread.
 	ClaimChatDeliveries(ctx context.Context, token string, now, until time.Time, limit int) ([]*ClaimedChatReply, error)
 	SettleChatDelivery(ctx context.Context, r *ClaimedChatReply, token string) (bool, error)
+
+	// InsertChatNotices queues notices; a (platform, key) already queued is skipped.
+	InsertChatNotices(ctx context.Context, ns []*QueuedChatNotice) (int64, error)
+	// InsertFailureNotices queues a workspace_failed notice for every thread of the
+	// workspace.
+	InsertFailureNotices(ctx context.Context, workspaceID, code string, at time.Time) (int64, error)
+	// ClaimChatNotices leases due notices, only the oldest pending one per thread, and
+	// a failure notice only once its thread has no pending reply.
+	ClaimChatNotices(ctx context.Context, token string, now, until time.Time, limit int) ([]*ClaimedChatNotice, error)
+	SettleChatNotice(ctx context.Context, n *ClaimedChatNotice, token string) (bool, error)
 }
 
 // ChatEvent is a received platform event waiting to be handled (the inbox).
@@ -58,12 +69,17 @@ type ClaimedChatReply struct {
 	FailureCode   string
 	FailureAgent  string
 	SealedFailure []byte
-	PartsPosted   int
-	Attempts      int
-	// Settlement fields, set by core before SettleChatDelivery.
-	Status    string
-	NextAt    time.Time
-	LastError string
+	ChatPostState
+}
+
+// ChatPostState is the outbox bookkeeping of a reply or notice: the store reads
+// PartsPosted and Attempts; core sets the rest from the post's result before settling.
+type ChatPostState struct {
+	PartsPosted int
+	Attempts    int
+	Status      string
+	NextAt      time.Time
+	LastError   string
 }
 
 // ChatReply is a finished turn to post in a thread.
@@ -89,9 +105,10 @@ type ChatPostResult struct {
 	Error       string
 }
 
-// ChatPoster posts replies on one platform (bots/slack, bots/discord).
+// ChatPoster posts replies and notices on one platform (bots/slack, bots/discord).
 type ChatPoster interface {
 	PostReply(ctx context.Context, r ChatReply) ChatPostResult
+	PostNotice(ctx context.Context, n ChatNotice) ChatPostResult
 }
 
 // ChatReplyChannel and ChatEventChannel wake the chat workers.
@@ -99,3 +116,43 @@ const (
 	ChatReplyChannel = "wshub_chat_replies"
 	ChatEventChannel = "wshub_chat_events"
 )
+
+// Notice kinds.
+const (
+	NoticeText            = "text"             // words the bot chose (a command's answer, a refusal)
+	NoticeWorkspaceFailed = "workspace_failed" // the thread's workspace failed; the bot words it
+)
+
+// ChatNotice is something the hub says in a thread that is not an agent's reply. A bot
+// returns NoticeText notices from handling an event; core queues NoticeWorkspaceFailed
+// when a thread's workspace fails.
+type ChatNotice struct {
+	Place       ChatPlace
+	Kind        string
+	Text        string // NoticeText: the words, in the platform's markup
+	WorkspaceID string // NoticeWorkspaceFailed: which workspace, and its statusCode
+	Code        string
+	// PartsPosted parts went out on an earlier attempt; post the rest.
+	PartsPosted int
+}
+
+// QueuedChatNotice is a notice to write to the outbox, its text sealed.
+type QueuedChatNotice struct {
+	Place      ChatPlace
+	Key        string
+	Kind       string
+	SealedText []byte
+	At         time.Time
+}
+
+// ClaimedChatNotice is a leased notice.
+type ClaimedChatNotice struct {
+	ID          int64
+	Key         string
+	Place       ChatPlace
+	Kind        string
+	SealedText  []byte
+	WorkspaceID string
+	Code        string
+	ChatPostState
+}

@@ -30,35 +30,46 @@ func (s *Service) PostChatReplies(ctx context.Context, token string, leaseFor ti
 	}
 	for _, c := range claimed {
 		res := s.postChatReply(ctx, c, posters[c.Place.Platform])
-		c.PartsPosted = max(c.PartsPosted, res.PartsPosted)
-		c.LastError = res.Error
-		now := s.clock.Now()
-		stopping := ctx.Err() != nil && !res.Done
-		if !stopping { // a post cut short by the hub stopping is not a failed try
-			c.Attempts++
-		}
-		switch {
-		case stopping:
-			c.Status, c.NextAt = DeliveryPending, now
-		case res.Done:
-			c.Status = DeliveryDelivered
-		case res.Permanent || c.Attempts >= maxChatReplyAttempts:
-			c.Status = DeliveryFailed
+		if s.judgePost(&c.ChatPostState, res, ctx.Err() != nil) {
 			s.log().Warn("chat reply given up", "platform", c.Place.Platform, "channel", c.Place.ChannelID,
 				"workspace", c.WorkspaceID, "message", c.MessageID, "err", res.Error)
-		default:
-			c.Status = DeliveryPending
-			wait := res.RetryAfter
-			if wait <= 0 {
-				wait = min(2*time.Second*time.Duration(1<<min(c.Attempts-1, 10)), 10*time.Minute)
-			}
-			c.NextAt = now.Add(wait)
 		}
 		if _, err := s.store.SettleChatDelivery(context.WithoutCancel(ctx), c, token); err != nil {
 			return len(claimed), fmt.Errorf("settle chat reply %s: %w", c.MessageID, err)
 		}
 	}
 	return len(claimed), nil
+}
+
+// judgePost sets what a post did to a reply's or notice's outbox row: delivered,
+// retried (after the platform's Retry-After, else with backoff), or failed when the
+// error is permanent or the attempts are spent. A post cut short by the hub stopping
+// is not a failed try: it is due again at once. It reports whether the row was given up.
+func (s *Service) judgePost(st *ChatPostState, res ChatPostResult, stopping bool) (gaveUp bool) {
+	st.PartsPosted = max(st.PartsPosted, res.PartsPosted)
+	st.LastError = res.Error
+	now := s.clock.Now()
+	stopping = stopping && !res.Done
+	if !stopping {
+		st.Attempts++
+	}
+	switch {
+	case stopping:
+		st.Status, st.NextAt = DeliveryPending, now
+	case res.Done:
+		st.Status = DeliveryDelivered
+	case res.Permanent || st.Attempts >= maxChatReplyAttempts:
+		st.Status = DeliveryFailed
+		return true
+	default:
+		st.Status = DeliveryPending
+		wait := res.RetryAfter
+		if wait <= 0 {
+			wait = min(2*time.Second*time.Duration(1<<min(st.Attempts-1, 10)), 10*time.Minute)
+		}
+		st.NextAt = now.Add(wait)
+	}
+	return false
 }
 
 func (s *Service) postChatReply(ctx context.Context, c *ClaimedChatReply, poster ChatPoster) ChatPostResult {

@@ -61,6 +61,11 @@ func (s *Service) transition(ctx context.Context, ws *Workspace, lease, to, stat
 			return err
 		}
 		change.apply(ws)
+		if to == StateFailed {
+			if err := s.queueFailureNotices(ctx, q, ws, statusCode); err != nil {
+				return err
+			}
+		}
 		return q.Notify(ctx, WorkChannel, ws.ID)
 	})
 }

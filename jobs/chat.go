@@ -10,8 +10,8 @@ import (
 )
 
 // Chat runs the chat front-ends' background work through core: the inbox (received
-// platform events, handled by the bots) and the reply outbox (turn replies posted in
-// threads). Each is drained by a few workers woken by NOTIFY, with a poll backstop.
+// platform events, handled by the bots) and the outboxes (turn replies and the hub's
+// notices, posted in threads). Each is drained by a few workers woken by NOTIFY, with a poll backstop.
 type Chat struct {
 	Service  *core.Service
 	Handlers map[string]core.ChatEventHandler
@@ -55,7 +55,12 @@ func (c *Chat) Run(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			c.drain(ctx, c.Replies, "chat replies", func() (int, error) {
-				return c.Service.PostChatReplies(ctx, token, c.LeaseFor, 1, c.Posters)
+				n, err := c.Service.PostChatReplies(ctx, token, c.LeaseFor, 1, c.Posters)
+				if err != nil {
+					return n, err
+				}
+				m, err := c.Service.PostChatNotices(ctx, token, c.LeaseFor, 1, c.Posters)
+				return n + m, err
 			})
 		}()
 	}

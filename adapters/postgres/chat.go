@@ -142,12 +142,13 @@ func (q queries) ClaimChatEvents(ctx context.Context, token string, now, until t
 	return out, nil
 }
 
-func (q queries) SettleChatEvent(ctx context.Context, e *core.ChatEvent, token string) error {
-	_, err := q.exec(ctx, `UPDATE chat_inbox SET status = $4, attempts = $5, next_attempt_at = COALESCE($6, next_attempt_at),
+// SettleChatEvent is fenced by the lease token.
+func (q queries) SettleChatEvent(ctx context.Context, e *core.ChatEvent, token string) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE chat_inbox SET status = $4, attempts = $5, next_attempt_at = COALESCE($6, next_attempt_at),
 		last_error = $7, lease_token = NULL, lease_expires_at = NULL
 	WHERE platform = $1 AND event_id = $2 AND lease_token = $3`,
 		e.Platform, e.EventID, token, e.Status, e.Attempts, nullTime(nonZero(e.NextAt)), e.LastError)
-	return err
+	return n == 1, err
 }
 
 // InsertChatDeliveries uses chat_threads_workspace.
@@ -202,7 +203,8 @@ func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now, unt
 			ThreadID: r.ThreadID, MessageID: r.MessageID, WorkspaceID: r.WorkspaceID,
 			Place:     core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.Thread},
 			Truncated: r.Truncated, Outcome: r.Outcome.String, SealedText: r.TextSealed, FailureCode: r.FailureCode.String,
-			FailureAgent: r.FailureAgent.String, SealedFailure: r.FailureSealed, PartsPosted: r.PartsPosted, Attempts: r.Attempts,
+			FailureAgent: r.FailureAgent.String, SealedFailure: r.FailureSealed,
+			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts},
 		}
 	}
 	return out, nil

@@ -10,45 +10,51 @@ import (
 
 // command runs a bot command (`help`, `use <project>`, `follow all|mentions`,
 // `status`, `archive`); handled is false when text is a message for the agent.
-func (b *Bot) command(ctx context.Context, sess *core.ChatSession, text string) (handled bool, err error) {
+func (h *handling) command(ctx context.Context, sess *core.ChatSession, text string) (handled bool, err error) {
 	fields := strings.Fields(text)
 	if len(fields) == 0 {
 		return false, nil
 	}
-	self, _ := b.self(ctx)
+	b, self := h.Bot, h.self
 	word := strings.ToLower(fields[0])
 	rest := strings.TrimSpace(strings.TrimPrefix(text, fields[0]))
 	place := sess.Place
 	switch {
 	case word == "help" && rest == "":
-		return true, b.say(ctx, place, helpText(self))
+		h.say(place, helpText(self))
+		return true, nil
 	case word == "use" && rest != "" && len(fields) == 2:
 		p, err := b.svc.UseProject(ctx, sess, rest)
 		if err != nil {
-			return true, b.refuse(ctx, place, err)
+			return true, h.refuse(place, err)
 		}
-		return true, b.say(ctx, place, fmt.Sprintf("New workspaces started in this channel will use project *%s*.", escapeMrkdwn(p.DisplayName)))
+		h.say(place, fmt.Sprintf("New workspaces started in this channel will use project *%s*.", escapeMrkdwn(p.DisplayName)))
+		return true, nil
 	case word == "follow" && (strings.EqualFold(rest, "all") || strings.EqualFold(rest, "mentions")):
 		all := strings.EqualFold(rest, "all")
 		if err := b.svc.SetFollow(ctx, sess, all); err != nil {
-			return true, b.refuse(ctx, place, err)
+			return true, h.refuse(place, err)
 		}
 		if all {
-			return true, b.say(ctx, place, "I'll take every reply in this thread as a message for the agent.")
+			h.say(place, "I'll take every reply in this thread as a message for the agent.")
+			return true, nil
 		}
-		return true, b.say(ctx, place, fmt.Sprintf("I'll only take messages that mention <@%s> in this thread.", self))
+		h.say(place, fmt.Sprintf("I'll only take messages that mention <@%s> in this thread.", self))
+		return true, nil
 	case word == "status" && rest == "":
 		st, err := b.svc.ThreadStatus(ctx, sess)
 		if err != nil {
-			return true, b.refuse(ctx, place, err)
+			return true, h.refuse(place, err)
 		}
-		return true, b.say(ctx, place, statusText(st))
+		h.say(place, statusText(st))
+		return true, nil
 	case word == "archive" && rest == "":
 		ws, err := b.svc.ArchiveThread(ctx, sess)
 		if err != nil {
-			return true, b.refuse(ctx, place, err)
+			return true, h.refuse(place, err)
 		}
-		return true, b.say(ctx, place, fmt.Sprintf("Archiving workspace `%s` (branch `%s`). Start a new thread to work again.", ws.ID, ws.Branch))
+		h.say(place, fmt.Sprintf("Archiving workspace `%s` (branch `%s`). Start a new thread to work again.", ws.ID, ws.Branch))
+		return true, nil
 	}
 	return false, nil
 }

@@ -103,6 +103,23 @@ func (f *fakeSlack) postMessage(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":"%d.000001"}`, v.Get("channel"), time.Now().UnixNano())
 }
 
+// failNextPosts answers the next n chat.postMessage calls with status.
+func (f *fakeSlack) failNextPosts(n, status int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	left := n
+	f.failPost = func(w http.ResponseWriter, _ int) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if left == 0 {
+			return false
+		}
+		left--
+		w.WriteHeader(status)
+		return true
+	}
+}
+
 func (f *fakeSlack) Posts() []post {
 	f.mu.Lock()
 	defer f.mu.Unlock()

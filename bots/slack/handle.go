@@ -18,37 +18,52 @@ import (
 const maxFiles = 8
 
 // HandleEvent handles one stored event callback (the inbox worker calls it). Errors
-// worth retrying (the store or Slack unreachable) are returned; refusals are told in
-// the thread and are not errors.
-func (b *Bot) HandleEvent(ctx context.Context, payload []byte) error {
+// worth retrying (the store or Slack unreachable) are returned; refusals are not
+// errors. What the bot answers in the thread is returned, not posted: core queues it
+// when it settles the event, so a retried event never answers twice.
+func (b *Bot) HandleEvent(ctx context.Context, payload []byte) ([]core.ChatNotice, error) {
 	var cb callback
 	if err := json.Unmarshal(payload, &cb); err != nil {
-		return nil // not an event we can read; retrying will not help
+		return nil, nil // not an event we can read; retrying will not help
 	}
 	e := cb.Event
 	self, err := b.self(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if e.BotID != "" || e.User == "" || e.User == self {
-		return nil // bots, including this one, do not drive workspaces
+		return nil, nil // bots, including this one, do not drive workspaces
 	}
+	h := &handling{Bot: b, self: self}
 	switch e.Type {
 	case "app_mention":
-		return b.onMessage(ctx, cb, self, true)
+		err = h.onMessage(ctx, cb, true)
 	case "message":
 		// Only thread replies matter without a mention (threads in "follow all"); a
 		// message that mentions the bot arrives as app_mention too and is handled there.
 		if e.ThreadTS == "" || (e.SubType != "" && e.SubType != "file_share" && e.SubType != "thread_broadcast") ||
 			strings.Contains(e.Text, "<@"+self+">") {
-			return nil
+			return nil, nil
 		}
-		return b.onMessage(ctx, cb, self, false)
+		err = h.onMessage(ctx, cb, false)
 	}
-	return nil
+	return h.said, err
 }
 
-func (b *Bot) onMessage(ctx context.Context, cb callback, self string, mentioned bool) error {
+// handling is one event being handled: who the bot is, and what it has to say.
+type handling struct {
+	*Bot
+	self string
+	said []core.ChatNotice
+}
+
+// say queues text for the thread of place.
+func (h *handling) say(place core.ChatPlace, text string) {
+	h.said = append(h.said, core.ChatNotice{Place: place, Kind: core.NoticeText, Text: text})
+}
+
+func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) error {
+	b, self := h.Bot, h.self
 	e := cb.Event
 	place := core.ChatPlace{Platform: core.PlatformSlack, TeamID: cb.TeamID, ChannelID: e.Channel, ThreadID: e.thread()}
 	sess, err := b.svc.ChatSessionFor(ctx, place)
@@ -56,27 +71,29 @@ func (b *Bot) onMessage(ctx context.Context, cb callback, self string, mentioned
 		if !mentioned {
 			return nil
 		}
-		return b.refuse(ctx, place, err)
+		return h.refuse(place, err)
 	}
 	if !mentioned && (sess.Thread == nil || !sess.Thread.FollowAll) {
 		return nil
 	}
 	text := stripMention(e.Text, self)
 	if mentioned {
-		if handled, err := b.command(ctx, sess, text); handled {
+		if handled, err := h.command(ctx, sess, text); handled {
 			return err
 		}
 	}
 	if text == "" && len(e.Files) == 0 {
-		return b.say(ctx, place, helpText(self))
+		h.say(place, helpText(self))
+		return nil
 	}
 	if len(e.Files) > maxFiles {
-		return b.say(ctx, place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", maxFiles, len(e.Files)))
+		h.say(place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", maxFiles, len(e.Files)))
+		return nil
 	}
 	files, err := b.download(ctx, e.Files)
 	var ce *core.Error
 	if errors.As(err, &ce) {
-		return b.refuse(ctx, place, err) // a file over the limit
+		return h.refuse(place, err) // a file over the limit
 	}
 	if err != nil {
 		return err // Slack unreachable: the inbox retries
@@ -88,7 +105,7 @@ func (b *Bot) onMessage(ctx context.Context, cb callback, self string, mentioned
 		_, err = b.svc.SendFromChat(ctx, sess, in)
 	}
 	if err != nil {
-		return b.refuse(ctx, place, err)
+		return h.refuse(place, err)
 	}
 	b.react(ctx, e.Channel, e.TS)
 	return nil
@@ -126,19 +143,6 @@ func (b *Bot) download(ctx context.Context, files []file) ([]core.ChatFile, erro
 	return out, nil
 }
 
-// say posts text in the thread of place.
-func (b *Bot) say(ctx context.Context, place core.ChatPlace, text string) error {
-	_, _, err := b.api.PostMessageContext(ctx, place.ChannelID, slack.MsgOptionText(text, false), slack.MsgOptionTS(place.ThreadID))
-	if err != nil {
-		if permanent(err) {
-			b.log.Warn("slack: cannot post in the channel", "channel", place.ChannelID, "err", err)
-			return nil
-		}
-		return fmt.Errorf("slack post: %w", err)
-	}
-	return nil
-}
-
 // react marks a message as taken; failing to is not worth a retry.
 func (b *Bot) react(ctx context.Context, channel, ts string) {
 	err := b.api.AddReactionContext(ctx, "eyes", slack.NewRefToMessage(channel, ts))
@@ -150,15 +154,16 @@ func (b *Bot) react(ctx context.Context, channel, ts string) {
 
 // refuse tells the thread why a request was refused. Errors that may pass (store or
 // Slack unreachable, a busy row) go back to the inbox to be retried instead.
-func (b *Bot) refuse(ctx context.Context, place core.ChatPlace, err error) error {
+func (h *handling) refuse(place core.ChatPlace, err error) error {
 	if retryable(err) {
 		return err
 	}
 	var ce *core.Error
 	if !errors.As(err, &ce) {
-		b.log.Error("slack request failed", "channel", place.ChannelID, "err", err)
+		h.log.Error("slack request failed", "channel", place.ChannelID, "err", err)
 	}
-	return b.say(ctx, place, refusal(err))
+	h.say(place, refusal(err))
+	return nil
 }
 
 func retryable(err error) bool {

@@ -22,9 +22,26 @@ func (b *Bot) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResu
 		Text: r.Text, Outcome: r.Outcome, Truncated: r.Truncated, FailureCode: r.FailureCode,
 		FailureMessage: r.FailureMessage, Agent: agentName(r.Agent),
 	})
-	for i := r.PartsPosted; i < len(parts); i++ {
-		_, _, err := b.api.PostMessageContext(ctx, r.Place.ChannelID, slack.MsgOptionText(parts[i], false),
-			slack.MsgOptionTS(r.Place.ThreadID))
+	return b.postParts(ctx, r.Place, parts, r.PartsPosted)
+}
+
+// PostNotice posts what the hub says in a thread: a command's answer or refusal as the
+// handler worded it, or a workspace failure worded here. Errors are treated as for
+// replies.
+func (b *Bot) PostNotice(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
+	text := n.Text
+	if n.Kind == core.NoticeWorkspaceFailed {
+		text = failureNotice(n.WorkspaceID, n.Code)
+	}
+	return b.postParts(ctx, n.Place, splitForSlack(text, maxPostChars), n.PartsPosted)
+}
+
+// postParts posts parts[from:] in the thread of place, in order, stopping at the first
+// error.
+func (b *Bot) postParts(ctx context.Context, place core.ChatPlace, parts []string, from int) core.ChatPostResult {
+	for i := from; i < len(parts); i++ {
+		_, _, err := b.api.PostMessageContext(ctx, place.ChannelID, slack.MsgOptionText(parts[i], false),
+			slack.MsgOptionTS(place.ThreadID))
 		if err != nil {
 			res := core.ChatPostResult{PartsPosted: i, Error: err.Error()}
 			var rl *slack.RateLimitedError

@@ -269,17 +269,7 @@ func TestAccountRefusalsAndServerErrorsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Slack answers 503 twice: the reply is retried with backoff and posted once.
-	failures := 0
-	f.mu.Lock()
-	f.failPost = func(w http.ResponseWriter, _ int) bool {
-		if failures < 2 { // one reply is posted at a time, so the counter needs no lock
-			failures++
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return true
-		}
-		return false
-	}
-	f.mu.Unlock()
+	f.failNextPosts(2, http.StatusServiceUnavailable)
 	const root = "1700000800.000100"
 	deliver(t, h, eventBody("Ev5xx", mention(root, "", "<@"+botUser+"> write retried")))
 	start := time.Now()

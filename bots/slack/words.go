@@ -2,6 +2,7 @@ package slack
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/wshub/wshub/core"
@@ -46,6 +47,33 @@ func refusal(err error) string {
 		}
 	}
 	return genericRefusal
+}
+
+// failures words a failed workspace's statusCode (its part before ":").
+var failures = map[string]string{
+	"provision_failed": "its machine could not be provisioned",
+	"setup_failed":     "its checkout could not be set up",
+	"machine_lost":     "its machine was lost",
+}
+
+// setupDetails words the part after ":" of a setup failure, when it helps.
+var setupDetails = map[string]string{
+	"base_ref_not_found": "the base branch or commit does not exist",
+	"project_not_ready":  "the project is not ready",
+}
+
+// failureNotice tells a thread that its workspace failed, and what to do.
+func failureNotice(workspaceID, code string) string {
+	kind, detail, _ := strings.Cut(code, ":")
+	why, ok := failures[kind]
+	if !ok {
+		why = "the hub could not keep it running"
+	}
+	if d, ok := setupDetails[detail]; ok {
+		why += ": " + d
+	}
+	return fmt.Sprintf(":warning: Workspace `%s` failed (%s), so it takes no more messages. "+
+		"Start a new thread (mention me there) to try again.", workspaceID, why)
 }
 
 // agentName is the agent's product name for people.

@@ -1,0 +1,101 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/wshub/wshub/core"
+)
+
+// InsertChatNotices writes the notices with one statement (unnest of parallel arrays).
+func (q queries) InsertChatNotices(ctx context.Context, ns []*core.QueuedChatNotice) (int64, error) {
+	if len(ns) == 0 {
+		return 0, nil
+	}
+	cols := make([][]string, 6)
+	texts := make([][]byte, len(ns))
+	ats := make([]time.Time, len(ns))
+	for i, n := range ns {
+		for c, v := range []string{n.Place.Platform, n.Place.TeamID, n.Place.ChannelID, n.Place.ThreadID, n.Key, n.Kind} {
+			cols[c] = append(cols[c], v)
+		}
+		texts[i], ats[i] = n.SealedText, n.At
+	}
+	return q.exec(ctx, `INSERT INTO chat_notices (platform, team_id, channel_id, thread_id, notice_key, kind, text_sealed,
+		status, next_attempt_at, created_at)
+	SELECT p, t, c, th, k, kd, tx, 'pending', at, at
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::timestamptz[])
+		AS n(p, t, c, th, k, kd, tx, at)
+	ON CONFLICT (platform, notice_key) DO NOTHING`,
+		pq.Array(cols[0]), pq.Array(cols[1]), pq.Array(cols[2]), pq.Array(cols[3]), pq.Array(cols[4]), pq.Array(cols[5]),
+		pq.Array(texts), pq.Array(ats))
+}
+
+// InsertFailureNotices uses chat_threads_workspace.
+func (q queries) InsertFailureNotices(ctx context.Context, workspaceID, code string, at time.Time) (int64, error) {
+	return q.exec(ctx, `INSERT INTO chat_notices (platform, team_id, channel_id, thread_id, notice_key, kind, workspace_id,
+		code, chat_thread, status, next_attempt_at, created_at)
+	SELECT platform, team_id, channel_id, thread_id, 'failed:' || workspace_id || ':' || id, 'workspace_failed', workspace_id,
+		$2, id, 'pending', $3, $3
+	FROM chat_threads WHERE workspace_id = $1
+	ON CONFLICT (platform, notice_key) DO NOTHING`, workspaceID, code, at)
+}
+
+type chatNoticeRow struct {
+	ID          int64  `db:"id"`
+	Key         string `db:"notice_key"`
+	Platform    string `db:"platform"`
+	TeamID      string `db:"team_id"`
+	ChannelID   string `db:"channel_id"`
+	ThreadID    string `db:"thread_id"`
+	Kind        string `db:"kind"`
+	TextSealed  []byte `db:"text_sealed"`
+	WorkspaceID string `db:"workspace_id"`
+	Code        string `db:"code"`
+	PartsPosted int    `db:"parts_posted"`
+	Attempts    int    `db:"attempts"`
+}
+
+// ClaimChatNotices uses chat_notices_due, chat_notices_thread and
+// chat_deliveries_thread: a notice waits while an earlier notice of its thread is
+// pending, and a failure notice while its thread still has a reply to post.
+func (q queries) ClaimChatNotices(ctx context.Context, token string, now, until time.Time, limit int) ([]*core.ClaimedChatNotice, error) {
+	var rows []chatNoticeRow
+	err := q.selectAll(ctx, &rows, `WITH due AS (
+		SELECT n.id FROM chat_notices n
+		WHERE n.status = 'pending' AND n.next_attempt_at <= $2
+		  AND (n.lease_expires_at IS NULL OR n.lease_expires_at < $2)
+		  AND NOT EXISTS (SELECT 1 FROM chat_notices o WHERE o.status = 'pending' AND o.platform = n.platform
+		                  AND o.team_id = n.team_id AND o.channel_id = n.channel_id AND o.thread_id = n.thread_id AND o.id < n.id)
+		  AND (n.chat_thread IS NULL OR NOT EXISTS (
+		       SELECT 1 FROM chat_deliveries d WHERE d.status = 'pending' AND d.thread_id = n.chat_thread))
+		ORDER BY n.next_attempt_at
+		LIMIT $4
+		FOR UPDATE SKIP LOCKED)
+	UPDATE chat_notices n SET lease_token = $1, lease_expires_at = $3 FROM due WHERE n.id = due.id
+	RETURNING n.id, n.notice_key, n.platform, n.team_id, n.channel_id, n.thread_id, n.kind, n.text_sealed,
+		n.workspace_id, n.code, n.parts_posted, n.attempts`, token, now, until, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*core.ClaimedChatNotice, len(rows))
+	for i, r := range rows {
+		out[i] = &core.ClaimedChatNotice{
+			ID: r.ID, Key: r.Key, Kind: r.Kind, SealedText: r.TextSealed, WorkspaceID: r.WorkspaceID, Code: r.Code,
+			Place:         core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.ThreadID},
+			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts},
+		}
+	}
+	return out, nil
+}
+
+// SettleChatNotice is fenced by the lease token.
+func (q queries) SettleChatNotice(ctx context.Context, n *core.ClaimedChatNotice, token string) (bool, error) {
+	c, err := q.exec(ctx, `UPDATE chat_notices SET status = $3, parts_posted = $4, attempts = $5,
+		next_attempt_at = COALESCE($6, next_attempt_at), last_error = $7, lease_token = NULL, lease_expires_at = NULL
+	WHERE id = $1 AND lease_token = $2`,
+		n.ID, token, n.Status, n.PartsPosted, n.Attempts, nullTime(nonZero(n.NextAt)), n.LastError)
+	return c == 1, err
+}

@@ -1,0 +1,86 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+func chatNoticeBinding(platform, key string) string {
+	return "chatnotice:" + platform + ":" + key
+}
+
+// settleChatEvent records how handling e went and, when it was handled, queues what
+// the bot had to say, in one transaction: an event is answered exactly when it is
+// settled done, so a retried event never repeats its answer. Nothing is written when
+// the lease was lost (another worker handles the event again and says it then).
+func (s *Service) settleChatEvent(ctx context.Context, e *ChatEvent, token string, said []ChatNotice) error {
+	var queued []*QueuedChatNotice
+	if e.Status == "done" {
+		for i, n := range said {
+			key := e.EventID + ":" + strconv.Itoa(i)
+			sealed, err := s.seal([]byte(n.Text), chatNoticeBinding(e.Platform, key))
+			if err != nil {
+				return err
+			}
+			queued = append(queued, &QueuedChatNotice{Place: n.Place, Key: key, Kind: NoticeText, SealedText: sealed, At: s.clock.Now()})
+		}
+	}
+	return s.store.InTx(ctx, func(q Queries) error {
+		held, err := q.SettleChatEvent(ctx, e, token)
+		if err != nil || !held || len(queued) == 0 {
+			return err
+		}
+		if _, err := q.InsertChatNotices(ctx, queued); err != nil {
+			return err
+		}
+		return q.Notify(ctx, ChatReplyChannel, e.Platform)
+	})
+}
+
+// queueFailureNotices tells the workspace's threads that it failed, inside the
+// transaction that moves it to failed.
+func (s *Service) queueFailureNotices(ctx context.Context, q Queries, ws *Workspace, code string) error {
+	n, err := q.InsertFailureNotices(ctx, ws.ID, code, s.clock.Now())
+	if err != nil || n == 0 {
+		return err
+	}
+	return q.Notify(ctx, ChatReplyChannel, ws.ID)
+}
+
+// PostChatNotices claims due notices and posts each through the platform's poster,
+// outside any transaction, settling it under the lease. It returns how many it took.
+func (s *Service) PostChatNotices(ctx context.Context, token string, leaseFor time.Duration, limit int, posters map[string]ChatPoster) (int, error) {
+	now := s.clock.Now()
+	claimed, err := s.store.ClaimChatNotices(ctx, token, now, now.Add(leaseFor), limit)
+	if err != nil {
+		return 0, fmt.Errorf("claim chat notices: %w", err)
+	}
+	for _, c := range claimed {
+		res := s.postChatNotice(ctx, c, posters[c.Place.Platform])
+		if s.judgePost(&c.ChatPostState, res, ctx.Err() != nil) {
+			s.log().Warn("chat notice given up", "platform", c.Place.Platform, "channel", c.Place.ChannelID,
+				"notice", c.Key, "err", res.Error)
+		}
+		if _, err := s.store.SettleChatNotice(context.WithoutCancel(ctx), c, token); err != nil {
+			return len(claimed), fmt.Errorf("settle chat notice %s: %w", c.Key, err)
+		}
+	}
+	return len(claimed), nil
+}
+
+func (s *Service) postChatNotice(ctx context.Context, c *ClaimedChatNotice, poster ChatPoster) ChatPostResult {
+	if poster == nil {
+		return ChatPostResult{Error: "no poster for platform " + c.Place.Platform, PartsPosted: c.PartsPosted}
+	}
+	n := ChatNotice{Place: c.Place, Kind: c.Kind, WorkspaceID: c.WorkspaceID, Code: c.Code, PartsPosted: c.PartsPosted}
+	if c.SealedText != nil {
+		text, err := s.open(c.SealedText, chatNoticeBinding(c.Place.Platform, c.Key))
+		if err != nil {
+			return ChatPostResult{Permanent: true, Error: "the notice could not be opened by the hub"}
+		}
+		n.Text = text
+	}
+	return poster.PostNotice(ctx, n)
+}
