@@ -48,12 +48,14 @@ type fakeSlack struct {
 	// failPost, when set, answers a chat.postMessage call instead of recording it.
 	failPost func(w http.ResponseWriter, n int) bool
 	calls    int
+	// posted, when set, receives every recorded post (benchmarks time them).
+	posted chan post
 }
 
-func newFakeSlack(t *testing.T) *fakeSlack { return newFakeSlackWith(t) }
+func newFakeSlack(t testing.TB) *fakeSlack { return newFakeSlackWith(t) }
 
 // newFakeSlackWith lets a test add handlers (registered first, so they win).
-func newFakeSlackWith(t *testing.T, extra ...slacktest.Binder) *fakeSlack {
+func newFakeSlackWith(t testing.TB, extra ...slacktest.Binder) *fakeSlack {
 	f := &fakeSlack{files: map[string][]byte{}}
 	f.Server = slacktest.NewTestServer(append(extra, func(c slacktest.Customize) {
 		c.Handle("/auth.test", func(w http.ResponseWriter, _ *http.Request) {
@@ -97,9 +99,14 @@ func (f *fakeSlack) postMessage(w http.ResponseWriter, r *http.Request) {
 	if fail != nil && fail(w, n) {
 		return
 	}
+	p := post{Channel: v.Get("channel"), ThreadTS: v.Get("thread_ts"), Text: v.Get("text")}
 	f.mu.Lock()
-	f.posts = append(f.posts, post{Channel: v.Get("channel"), ThreadTS: v.Get("thread_ts"), Text: v.Get("text")})
+	f.posts = append(f.posts, p)
+	posted := f.posted
 	f.mu.Unlock()
+	if posted != nil {
+		posted <- p
+	}
 	fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":"%d.000001"}`, v.Get("channel"), time.Now().UnixNano())
 }
 
@@ -154,7 +161,7 @@ func (f *fakeSlack) fileURL(id string) string {
 
 // slackHub runs a hub with the Slack bot pointed at f and its team bound to the
 // hub's account (agent_1 on the fake agent).
-func slackHub(t *testing.T, f *fakeSlack, bind bool) *hubtest.Hub {
+func slackHub(t testing.TB, f *fakeSlack, bind bool) *hubtest.Hub {
 	t.Helper()
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithConfig(func(c *hub.Config) {
 		c.SlackBotToken, c.SlackSigningSecret, c.SlackAPIURL = botToken, signingSecret, f.GetAPIURL()
@@ -166,7 +173,7 @@ func slackHub(t *testing.T, f *fakeSlack, bind bool) *hubtest.Hub {
 }
 
 // bindTeam binds the test team to the hub's account with agent_1 and a model.
-func bindTeam(t *testing.T, h *hubtest.Hub) {
+func bindTeam(t testing.TB, h *hubtest.Hub) {
 	t.Helper()
 	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
 		AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model"}); err != nil {
@@ -200,13 +207,13 @@ func sign(body []byte, secret string, t time.Time) (string, string) {
 }
 
 // deliver posts a signed event to the hub's /slack/events and returns the status.
-func deliver(t *testing.T, h *hubtest.Hub, body []byte) (int, string) {
+func deliver(t testing.TB, h *hubtest.Hub, body []byte) (int, string) {
 	t.Helper()
 	ts, sig := sign(body, signingSecret, time.Now())
 	return deliverSigned(t, h, body, ts, sig)
 }
 
-func deliverSigned(t *testing.T, h *hubtest.Hub, body []byte, ts, sig string) (int, string) {
+func deliverSigned(t testing.TB, h *hubtest.Hub, body []byte, ts, sig string) (int, string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", h.URL+"/slack/events", strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
