@@ -21,6 +21,7 @@ type Queries interface {
 	RuntimeQueries
 	DeliveryQueries
 	ChatQueries
+	RetentionQueries
 
 	CreateAccount(ctx context.Context, a *Account) error
 	UpdateAccount(ctx context.Context, a *Account) error

@@ -11,6 +11,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/wshub/wshub/adapters/agents"
+	"github.com/wshub/wshub/core"
 )
 
 // Config is the hub's environment. Every variable is documented in the README.
@@ -60,6 +61,11 @@ type Config struct {
 	LeaseFor time.Duration `env:"WSHUB_LEASE_FOR" envDefault:"30s"`
 	// SweepEvery is the interval of the lifecycle and expiry sweeps.
 	SweepEvery time.Duration `env:"WSHUB_SWEEP_EVERY" envDefault:"30s"`
+	// Retention is how long idempotency receipts, handled chat events, settled chat
+	// replies and webhook deliveries (and their events) are kept; an hourly sweep deletes
+	// older ones. At least 720h: behaviour.md keeps receipts at least 30 days. Longer
+	// keeps more history for operators at the cost of table size.
+	Retention time.Duration `env:"WSHUB_RETENTION" envDefault:"720h"`
 	// MigrateOnStart applies pending migrations when serving (under goose's lock).
 	MigrateOnStart bool `env:"WSHUB_MIGRATE_ON_START" envDefault:"true"`
 	// SlackBotToken (xoxb-...) turns the Slack bot on: Web API calls and file downloads.
@@ -80,6 +86,19 @@ func LoadConfig() (Config, error) {
 	if err := env.Parse(&c); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
 	}
+	// Checked here as well as in New: unset gives 720h, so anything lower (0 included)
+	// was asked for, while New reads a zero in a Config built in code as the default.
+	if err := checkRetention(c.Retention); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
 	c.AgentCommands = agents.CommandsFromEnv(os.Environ())
 	return c, nil
+}
+
+// checkRetention refuses a retention period that would prune receipts too young.
+func checkRetention(d time.Duration) error {
+	if d < core.MinRetention {
+		return fmt.Errorf("WSHUB_RETENTION (%s) must be at least %s: idempotency receipts are kept at least 30 days", d, core.MinRetention)
+	}
+	return nil
 }

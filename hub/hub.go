@@ -66,6 +66,10 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if cfg.WebhookLeaseFor != 0 && cfg.WebhookLeaseFor <= timeout {
 		return nil, fmt.Errorf("WSHUB_WEBHOOK_LEASE_FOR (%s) must exceed the %s attempt limit", cfg.WebhookLeaseFor, timeout)
 	}
+	cfg.Retention = cmp.Or(cfg.Retention, core.MinRetention) // zero: a Config built in code left it unset
+	if err := checkRetention(cfg.Retention); err != nil {
+		return nil, err
+	}
 	var sealer core.Sealer
 	if cfg.ContentKey != "" {
 		s, err := seal.FromBase64(cfg.ContentKey)
@@ -138,9 +142,10 @@ func (h *Hub) Run(ctx context.Context) error {
 	worker := &jobs.Worker{Service: h.Service, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
 	sender := &jobs.Deliveries{Service: h.Service, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
 		Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
-	sweeps := &jobs.Sweeps{Service: h.Service, Log: h.Log, Every: h.Config.SweepEvery, Lifecycle: core.LifecycleConfig{
-		IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
-	}}
+	sweeps := &jobs.Sweeps{Service: h.Service, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
+		Lifecycle: core.LifecycleConfig{
+			IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
+		}}
 	done := make(chan error, 1)
 	go func() { done <- sweeps.Run(ctx) }()
 	chatted := make(chan struct{})

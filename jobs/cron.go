@@ -19,7 +19,14 @@ type Sweeps struct {
 	// Every is the sweep interval (default 30 s); ticks are aligned to it, so
 	// replicas agree on the tick they compete for.
 	Every time.Duration
+	// Retention is how long handled rows are kept before pruning (default and minimum:
+	// core.MinRetention).
+	Retention time.Duration
 }
+
+// pruneEvery spaces retention sweeps: rows live for weeks, so pruning hourly keeps the
+// backlog small without deleting on every tick.
+const pruneEvery = time.Hour
 
 // Run schedules the sweeps until ctx ends.
 func (s *Sweeps) Run(ctx context.Context) error {
@@ -28,6 +35,9 @@ func (s *Sweeps) Run(ctx context.Context) error {
 	}
 	if s.Log == nil {
 		s.Log = slog.Default()
+	}
+	if s.Retention <= 0 {
+		s.Retention = core.MinRetention
 	}
 	c := cron.New(cron.WithSeconds())
 	spec := "@every " + s.Every.String()
@@ -52,5 +62,16 @@ func (s *Sweeps) runOnce(ctx context.Context, now time.Time) {
 		s.Log.Warn("message sweep", "err", err)
 	} else if expired+failed > 0 {
 		s.Log.Info("message sweep", "expired", expired, "failed", failed)
+	}
+	// Retention rides on every tick but competes for the hour's tick: the first sweep
+	// of each hour on any replica claims it and prunes, the rest find it taken (one
+	// small transaction). Unlike a separate "@every 1h" entry, which counts from each
+	// process's start, this needs no second schedule and a hub restarted more often
+	// than hourly still prunes. It runs last so a long first prune delays no sweep.
+	if p, err := s.Service.SweepRetention(ctx, s.Retention, now.Truncate(pruneEvery)); err != nil {
+		s.Log.Warn("retention sweep", "err", err) // fail open: the next hour's tick prunes again
+	} else if p.Total() > 0 {
+		s.Log.Info("retention sweep", "receipts", p.Receipts, "chat_inbox", p.ChatInbox,
+			"chat_deliveries", p.ChatDeliveries, "webhook_deliveries", p.WebhookDeliveries, "events", p.Events)
 	}
 }

@@ -1,0 +1,54 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+var _ core.RetentionQueries = queries{}
+
+// pruneBatch deletes at most limit ($2) rows of table whose age column is before the
+// cutoff ($1) and that match where. The inner SELECT walks an index on the age column
+// (each caller names it; ORDER BY keeps the planner on it even with a large backlog, and
+// prunes oldest first) and locks what it picks FOR UPDATE SKIP LOCKED: a row a worker or
+// an operator holds is left for the next sweep, and the statement never waits. The rows
+// are then addressed by ctid, which cannot change while this statement holds their locks
+// (a TID scan, no second index lookup).
+func (q queries) pruneBatch(ctx context.Context, table, age, where string, before time.Time, limit int) (int64, error) {
+	return q.exec(ctx, `DELETE FROM `+table+` WHERE ctid = ANY(ARRAY(
+		SELECT ctid FROM `+table+` WHERE `+age+` < $1 AND `+where+`
+		ORDER BY `+age+` LIMIT $2 FOR UPDATE SKIP LOCKED))`, before, limit)
+}
+
+// PruneReceipts: index idempotency_receipts_created.
+func (q queries) PruneReceipts(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return q.pruneBatch(ctx, "idempotency_receipts", "created_at", "true", before, limit)
+}
+
+// PruneChatInbox: index chat_inbox_received (status <> 'pending', which the planner
+// proves from the IN list).
+func (q queries) PruneChatInbox(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return q.pruneBatch(ctx, "chat_inbox", "received_at", `status IN ('done', 'failed')`, before, limit)
+}
+
+// PruneChatDeliveries: index chat_deliveries_settled.
+func (q queries) PruneChatDeliveries(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return q.pruneBatch(ctx, "chat_deliveries", "created_at", `status IN ('delivered', 'failed')`, before, limit)
+}
+
+// PruneWebhookDeliveries: index webhook_deliveries_settled. Age is the creation time (the
+// turn's end): attempts end within a day of it, far inside the retention period.
+func (q queries) PruneWebhookDeliveries(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return q.pruneBatch(ctx, "webhook_deliveries", "created_at", `status IN ('delivered', 'failed')`, before, limit)
+}
+
+// PruneEvents: index events_created, and webhook_deliveries_event for the NOT EXISTS.
+// Deliveries are only ever inserted with their event, so one that has none left never
+// gets one again. Old events still held by a pending delivery are passed over on each
+// batch; there are few (a delivery gives up within a day unless an operator redelivers).
+func (q queries) PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return q.pruneBatch(ctx, "events", "created_at",
+		`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id)`, before, limit)
+}
