@@ -49,31 +49,33 @@ type ChatEventHandler func(ctx context.Context, payload []byte) ([]ChatNotice, e
 // HandleChatEvents claims due inbox events and runs handle on each (one thread's
 // events in order), settling each: done (with what the bot said queued), retried
 // later, or failed after the last try.
-// It returns how many it handled.
-func (s *Service) HandleChatEvents(ctx context.Context, token string, leaseFor time.Duration, limit int, handlers map[string]ChatEventHandler) (int, error) {
+// It reports each one settled.
+func (s *Service) HandleChatEvents(ctx context.Context, token string, leaseFor time.Duration, limit int, handlers map[string]ChatEventHandler) ([]ChatEventReport, error) {
 	now := s.clock.Now()
 	events, err := s.store.ClaimChatEvents(ctx, token, now, now.Add(leaseFor), limit)
 	if err != nil {
-		return 0, fmt.Errorf("claim chat events: %w", err)
+		return nil, fmt.Errorf("claim chat events: %w", err)
 	}
+	reports := make([]ChatEventReport, 0, len(events))
 	for _, e := range events {
 		said, err := s.handleChatEvent(ctx, e, handlers[e.Platform])
-		s.judgeChatEvent(e, err, ctx.Err() != nil)
+		released := s.judgeChatEvent(e, err, ctx.Err() != nil)
 		if err := s.settleChatEvent(context.WithoutCancel(ctx), e, token, said); err != nil {
-			return len(events), fmt.Errorf("settle chat event %s: %w", e.EventID, err)
+			return reports, fmt.Errorf("settle chat event %s: %w", e.EventID, err)
 		}
+		reports = append(reports, ChatEventReport{Platform: e.Platform, Status: e.Status, Released: released})
 	}
-	return len(events), nil
+	return reports, nil
 }
 
 // judgeChatEvent sets what handling did to e: done, retried with backoff, or failed
 // after the last try. A handling cut short by the hub stopping is not a try: the event
-// is due again at once.
-func (s *Service) judgeChatEvent(e *ChatEvent, err error, stopping bool) {
+// is due again at once (released).
+func (s *Service) judgeChatEvent(e *ChatEvent, err error, stopping bool) (released bool) {
 	now := s.clock.Now()
 	if err != nil && stopping {
 		e.Status, e.NextAt = "pending", now
-		return
+		return true
 	}
 	e.Attempts++
 	switch {
@@ -87,6 +89,7 @@ func (s *Service) judgeChatEvent(e *ChatEvent, err error, stopping bool) {
 		e.NextAt = now.Add(chatEventRetryAfter * time.Duration(1<<(e.Attempts-1)))
 		s.log().Info("chat event will be retried", "platform", e.Platform, "event", e.EventID, "err", err)
 	}
+	return false
 }
 
 func (s *Service) handleChatEvent(ctx context.Context, e *ChatEvent, handle ChatEventHandler) ([]ChatNotice, error) {

@@ -50,24 +50,28 @@ func (s *Service) queueFailureNotices(ctx context.Context, q Queries, ws *Worksp
 }
 
 // PostChatNotices claims due notices and posts each through the platform's poster,
-// outside any transaction, settling it under the lease. It returns how many it took.
-func (s *Service) PostChatNotices(ctx context.Context, token string, leaseFor time.Duration, limit int, posters map[string]ChatPoster) (int, error) {
+// outside any transaction, settling it under the lease. It reports each one settled.
+func (s *Service) PostChatNotices(ctx context.Context, token string, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
 	now := s.clock.Now()
 	claimed, err := s.store.ClaimChatNotices(ctx, token, now, now.Add(leaseFor), limit)
 	if err != nil {
-		return 0, fmt.Errorf("claim chat notices: %w", err)
+		return nil, fmt.Errorf("claim chat notices: %w", err)
 	}
+	reports := make([]ChatPostReport, 0, len(claimed))
 	for _, c := range claimed {
 		res := s.postChatNotice(ctx, c, posters[c.Place.Platform])
-		if s.judgePost(&c.ChatPostState, res, ctx.Err() != nil) {
+		rep := s.judgePost(&c.ChatPostState, res, ctx.Err() != nil)
+		rep.Platform, rep.Kind = c.Place.Platform, "notice"
+		if rep.Status == DeliveryFailed {
 			s.log().Warn("chat notice given up", "platform", c.Place.Platform, "channel", c.Place.ChannelID,
 				"notice", c.Key, "err", res.Error)
 		}
 		if _, err := s.store.SettleChatNotice(context.WithoutCancel(ctx), c, token); err != nil {
-			return len(claimed), fmt.Errorf("settle chat notice %s: %w", c.Key, err)
+			return reports, fmt.Errorf("settle chat notice %s: %w", c.Key, err)
 		}
+		reports = append(reports, rep)
 	}
-	return len(claimed), nil
+	return reports, nil
 }
 
 func (s *Service) postChatNotice(ctx context.Context, c *ClaimedChatNotice, poster ChatPoster) ChatPostResult {

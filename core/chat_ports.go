@@ -77,6 +77,7 @@ type ClaimedChatReply struct {
 type ChatPostState struct {
 	PartsPosted int
 	Attempts    int
+	CreatedAt   time.Time // when the turn finished or the notice was queued
 	Status      string
 	NextAt      time.Time
 	LastError   string
@@ -155,4 +156,22 @@ type ClaimedChatNotice struct {
 	WorkspaceID string
 	Code        string
 	ChatPostState
+}
+
+// ChatPostReport is how one claimed reply or notice went, for metrics.
+type ChatPostReport struct {
+	Platform string
+	Kind     string // "reply" or "notice"
+	Status   string // DeliveryDelivered, DeliveryPending (retrying), DeliveryFailed (given up)
+	// Released: the hub stopped mid-post; not a try, nothing to count.
+	Released bool
+	// Since is, once delivered, how long after CreatedAt the last part went out.
+	Since time.Duration
+}
+
+// ChatEventReport is how handling one inbox event went, for metrics.
+type ChatEventReport struct {
+	Platform string
+	Status   string // "done", "pending" (to be retried) or "failed"
+	Released bool
 }

@@ -21,31 +21,35 @@ func (s *Service) emitChatReplies(ctx context.Context, q Queries, ws *Workspace,
 }
 
 // PostChatReplies claims due replies and posts each through the platform's poster,
-// outside any transaction, settling it under the lease. It returns how many it took.
-func (s *Service) PostChatReplies(ctx context.Context, token string, leaseFor time.Duration, limit int, posters map[string]ChatPoster) (int, error) {
+// outside any transaction, settling it under the lease. It reports each one settled.
+func (s *Service) PostChatReplies(ctx context.Context, token string, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
 	now := s.clock.Now()
 	claimed, err := s.store.ClaimChatDeliveries(ctx, token, now, now.Add(leaseFor), limit)
 	if err != nil {
-		return 0, fmt.Errorf("claim chat replies: %w", err)
+		return nil, fmt.Errorf("claim chat replies: %w", err)
 	}
+	reports := make([]ChatPostReport, 0, len(claimed))
 	for _, c := range claimed {
 		res := s.postChatReply(ctx, c, posters[c.Place.Platform])
-		if s.judgePost(&c.ChatPostState, res, ctx.Err() != nil) {
+		rep := s.judgePost(&c.ChatPostState, res, ctx.Err() != nil)
+		rep.Platform, rep.Kind = c.Place.Platform, "reply"
+		if rep.Status == DeliveryFailed {
 			s.log().Warn("chat reply given up", "platform", c.Place.Platform, "channel", c.Place.ChannelID,
 				"workspace", c.WorkspaceID, "message", c.MessageID, "err", res.Error)
 		}
 		if _, err := s.store.SettleChatDelivery(context.WithoutCancel(ctx), c, token); err != nil {
-			return len(claimed), fmt.Errorf("settle chat reply %s: %w", c.MessageID, err)
+			return reports, fmt.Errorf("settle chat reply %s: %w", c.MessageID, err)
 		}
+		reports = append(reports, rep)
 	}
-	return len(claimed), nil
+	return reports, nil
 }
 
 // judgePost sets what a post did to a reply's or notice's outbox row: delivered,
 // retried (after the platform's Retry-After, else with backoff), or failed when the
 // error is permanent or the attempts are spent. A post cut short by the hub stopping
-// is not a failed try: it is due again at once. It reports whether the row was given up.
-func (s *Service) judgePost(st *ChatPostState, res ChatPostResult, stopping bool) (gaveUp bool) {
+// is not a failed try: it is due again at once.
+func (s *Service) judgePost(st *ChatPostState, res ChatPostResult, stopping bool) ChatPostReport {
 	st.PartsPosted = max(st.PartsPosted, res.PartsPosted)
 	st.LastError = res.Error
 	now := s.clock.Now()
@@ -60,7 +64,6 @@ func (s *Service) judgePost(st *ChatPostState, res ChatPostResult, stopping bool
 		st.Status = DeliveryDelivered
 	case res.Permanent || st.Attempts >= maxChatReplyAttempts:
 		st.Status = DeliveryFailed
-		return true
 	default:
 		st.Status = DeliveryPending
 		wait := res.RetryAfter
@@ -69,7 +72,11 @@ func (s *Service) judgePost(st *ChatPostState, res ChatPostResult, stopping bool
 		}
 		st.NextAt = now.Add(wait)
 	}
-	return false
+	rep := ChatPostReport{Status: st.Status, Released: stopping}
+	if st.Status == DeliveryDelivered && !st.CreatedAt.IsZero() {
+		rep.Since = now.Sub(st.CreatedAt)
+	}
+	return rep
 }
 
 func (s *Service) postChatReply(ctx context.Context, c *ClaimedChatReply, poster ChatPoster) ChatPostResult {

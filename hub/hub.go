@@ -127,7 +127,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)
 		chatEvents, chatReplies = l.On(core.ChatEventChannel), l.On(core.ChatReplyChannel)
 	}
-	chat := &jobs.Chat{Service: h.Service, Events: chatEvents, Replies: chatReplies, Log: h.Log,
+	chat := &jobs.Chat{Service: h.Service, Events: chatEvents, Replies: chatReplies, Log: h.Log, Observer: h.Metrics,
 		Handlers: map[string]core.ChatEventHandler{}, Posters: map[string]core.ChatPoster{}}
 	if h.Slack != nil {
 		chat.Handlers[core.PlatformSlack], chat.Posters[core.PlatformSlack] = h.Slack.HandleEvent, h.Slack

@@ -9,6 +9,13 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
+// ChatObserver records handled events and posts (Prometheus in production); posts and
+// events cut short by the hub stopping are not passed on.
+type ChatObserver interface {
+	ObserveChatEvent(r core.ChatEventReport)
+	ObserveChatPost(r core.ChatPostReport)
+}
+
 // Chat runs the chat front-ends' background work through core: the inbox (received
 // platform events, handled by the bots) and the outboxes (turn replies and the hub's
 // notices, posted in threads). Each is drained by a few workers woken by NOTIFY, with a poll backstop.
@@ -19,6 +26,7 @@ type Chat struct {
 	Events   Waker
 	Replies  Waker
 	Log      *slog.Logger
+	Observer ChatObserver
 	// Concurrency is the workers per queue (default 4): threads are handled side by
 	// side, each thread's events and replies in order.
 	Concurrency int
@@ -49,18 +57,30 @@ func (c *Chat) Run(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			c.drain(ctx, c.Events, "chat events", func() (int, error) {
-				return c.Service.HandleChatEvents(ctx, token, c.LeaseFor, 1, c.Handlers)
+				reps, err := c.Service.HandleChatEvents(ctx, token, c.LeaseFor, 1, c.Handlers)
+				for _, r := range reps {
+					if c.Observer != nil && !r.Released {
+						c.Observer.ObserveChatEvent(r)
+					}
+				}
+				return len(reps), err
 			})
 		}()
 		go func() {
 			defer wg.Done()
 			c.drain(ctx, c.Replies, "chat replies", func() (int, error) {
-				n, err := c.Service.PostChatReplies(ctx, token, c.LeaseFor, 1, c.Posters)
-				if err != nil {
-					return n, err
+				reps, err := c.Service.PostChatReplies(ctx, token, c.LeaseFor, 1, c.Posters)
+				if err == nil {
+					var more []core.ChatPostReport
+					more, err = c.Service.PostChatNotices(ctx, token, c.LeaseFor, 1, c.Posters)
+					reps = append(reps, more...)
 				}
-				m, err := c.Service.PostChatNotices(ctx, token, c.LeaseFor, 1, c.Posters)
-				return n + m, err
+				for _, r := range reps {
+					if c.Observer != nil && !r.Released {
+						c.Observer.ObserveChatPost(r)
+					}
+				}
+				return len(reps), err
 			})
 		}()
 	}

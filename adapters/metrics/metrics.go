@@ -1,5 +1,5 @@
 // Package metrics exposes the hub's Prometheus metrics on /metrics: the webhook
-// delivery counters and latencies, plus the Go runtime and process collectors.
+// delivery and chat counters and latencies, plus the Go runtime and process collectors.
 package metrics
 
 import (
@@ -25,11 +25,12 @@ type Metrics struct {
 	dropped   prometheus.Counter
 	attempt   prometheus.Histogram
 	latency   prometheus.Histogram
+	chat      *chatMetrics
 }
 
 // New registers the collectors.
 func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{reg: prometheus.NewRegistry(), chat: newChatMetrics()}
 	m.attempted = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "wshub_webhook_attempts_total", Help: "Webhook delivery attempts made."})
 	m.succeeded = prometheus.NewCounter(prometheus.CounterOpts{
@@ -48,6 +49,7 @@ func New() *Metrics {
 		Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 36000}})
 	m.reg.MustRegister(m.attempted, m.succeeded, m.failed, m.givenUp, m.dropped, m.attempt, m.latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.chat.collectors()...)
 	return m
 }
 

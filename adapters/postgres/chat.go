@@ -174,6 +174,7 @@ type chatReplyRow struct {
 	FailureSealed []byte         `db:"failure_sealed"`
 	PartsPosted   int            `db:"parts_posted"`
 	Attempts      int            `db:"attempts"`
+	CreatedAt     time.Time      `db:"created_at"`
 }
 
 // ClaimChatDeliveries uses chat_deliveries_due and chat_deliveries_thread: a reply
@@ -204,7 +205,7 @@ func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now, unt
 			Place:     core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.Thread},
 			Truncated: r.Truncated, Outcome: r.Outcome.String, SealedText: r.TextSealed, FailureCode: r.FailureCode.String,
 			FailureAgent: r.FailureAgent.String, SealedFailure: r.FailureSealed,
-			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts},
+			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts, CreatedAt: r.CreatedAt},
 		}
 	}
 	return out, nil

@@ -44,18 +44,19 @@ func (q queries) InsertFailureNotices(ctx context.Context, workspaceID, code str
 }
 
 type chatNoticeRow struct {
-	ID          int64  `db:"id"`
-	Key         string `db:"notice_key"`
-	Platform    string `db:"platform"`
-	TeamID      string `db:"team_id"`
-	ChannelID   string `db:"channel_id"`
-	ThreadID    string `db:"thread_id"`
-	Kind        string `db:"kind"`
-	TextSealed  []byte `db:"text_sealed"`
-	WorkspaceID string `db:"workspace_id"`
-	Code        string `db:"code"`
-	PartsPosted int    `db:"parts_posted"`
-	Attempts    int    `db:"attempts"`
+	ID          int64     `db:"id"`
+	Key         string    `db:"notice_key"`
+	Platform    string    `db:"platform"`
+	TeamID      string    `db:"team_id"`
+	ChannelID   string    `db:"channel_id"`
+	ThreadID    string    `db:"thread_id"`
+	Kind        string    `db:"kind"`
+	TextSealed  []byte    `db:"text_sealed"`
+	WorkspaceID string    `db:"workspace_id"`
+	Code        string    `db:"code"`
+	PartsPosted int       `db:"parts_posted"`
+	Attempts    int       `db:"attempts"`
+	CreatedAt   time.Time `db:"created_at"`
 }
 
 // ClaimChatNotices uses chat_notices_due, chat_notices_thread and
@@ -76,7 +77,7 @@ func (q queries) ClaimChatNotices(ctx context.Context, token string, now, until 
 		FOR UPDATE SKIP LOCKED)
 	UPDATE chat_notices n SET lease_token = $1, lease_expires_at = $3 FROM due WHERE n.id = due.id
 	RETURNING n.id, n.notice_key, n.platform, n.team_id, n.channel_id, n.thread_id, n.kind, n.text_sealed,
-		n.workspace_id, n.code, n.parts_posted, n.attempts`, token, now, until, limit)
+		n.workspace_id, n.code, n.parts_posted, n.attempts, n.created_at`, token, now, until, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +86,7 @@ func (q queries) ClaimChatNotices(ctx context.Context, token string, now, until 
 		out[i] = &core.ClaimedChatNotice{
 			ID: r.ID, Key: r.Key, Kind: r.Kind, SealedText: r.TextSealed, WorkspaceID: r.WorkspaceID, Code: r.Code,
 			Place:         core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.ThreadID},
-			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts},
+			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts, CreatedAt: r.CreatedAt},
 		}
 	}
 	return out, nil

@@ -227,3 +227,37 @@ func deliverSigned(t testing.TB, h *hubtest.Hub, body []byte, ts, sig string) (i
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
 }
+
+// waitMetrics waits until the hub's /metrics has every line in want.
+func waitMetrics(t testing.TB, h *hubtest.Hub, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(h.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(string(b), w+"\n") {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			var lines []string
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "wshub_chat") {
+					lines = append(lines, l)
+				}
+			}
+			t.Fatalf("expected /metrics to have %q, got:\n%s", missing, strings.Join(lines, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

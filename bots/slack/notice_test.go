@@ -73,6 +73,9 @@ func TestARefusalIsSaidOnceWhenSlackFailsToTakeIt(t *testing.T) {
 		t.Fatalf("expected the event handled once (done, 1) and the notice posted on its third try (delivered, 3), got (%s, %d) and (%s, %d)",
 			inboxStatus, inboxAttempts, noticeStatus, noticeAttempts)
 	}
+	waitMetrics(t, h, `wshub_chat_events_total{platform="slack",result="handled"} 1`,
+		`wshub_chat_posts_total{kind="notice",platform="slack",result="retrying"} 2`,
+		`wshub_chat_posts_total{kind="notice",platform="slack",result="posted"} 1`)
 	var sealed []byte
 	if err := db.QueryRow(`SELECT text_sealed FROM chat_notices WHERE notice_key = 'EvOnce:0'`).Scan(&sealed); err != nil {
 		t.Fatal(err)

@@ -281,4 +281,7 @@ func TestAccountRefusalsAndServerErrorsRetried(t *testing.T) {
 	if posts = f.waitPosts(t, root, "", func([]post) bool { return true }); len(posts) != 1 || posts[0].Text != "wrote retried.txt" {
 		t.Fatalf("expected the reply posted once after the 503s, got %+v", posts)
 	}
+	waitMetrics(t, h, `wshub_chat_posts_total{kind="reply",platform="slack",result="retrying"} 2`,
+		`wshub_chat_posts_total{kind="reply",platform="slack",result="posted"} 1`,
+		`wshub_chat_reply_latency_seconds_count{platform="slack"} 1`)
 }

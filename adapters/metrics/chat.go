@@ -1,0 +1,56 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wshub/wshub/core"
+)
+
+// chatMetrics are the chat front-ends' counters: inbox events handled and posts
+// (replies and notices) made, by platform and result, and how long a finished turn
+// took to reach its thread.
+type chatMetrics struct {
+	events  *prometheus.CounterVec
+	posts   *prometheus.CounterVec
+	latency *prometheus.HistogramVec
+}
+
+func newChatMetrics() *chatMetrics {
+	return &chatMetrics{
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wshub_chat_events_total",
+			Help: "Received chat events handled, by platform and result (handled, retrying, failed)."},
+			[]string{"platform", "result"}),
+		posts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wshub_chat_posts_total",
+			Help: "Posts of turn replies and hub notices in threads, by platform, kind (reply, notice) and result (posted, retrying, failed)."},
+			[]string{"platform", "kind", "result"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "wshub_chat_reply_latency_seconds",
+			Help:    "Time from a turn finishing to its reply being posted in the thread (last part).",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 3600}},
+			[]string{"platform"}),
+	}
+}
+
+func (c *chatMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{c.events, c.posts, c.latency}
+}
+
+// results names core's row statuses for people reading dashboards.
+var results = map[string]string{
+	"done": "handled", core.DeliveryDelivered: "posted", core.DeliveryPending: "retrying", core.DeliveryFailed: "failed",
+}
+
+// ObserveChatEvent records one handled inbox event.
+func (m *Metrics) ObserveChatEvent(r core.ChatEventReport) {
+	m.chat.events.WithLabelValues(r.Platform, results[r.Status]).Inc()
+}
+
+// ObserveChatPost records one reply or notice post.
+func (m *Metrics) ObserveChatPost(r core.ChatPostReport) {
+	m.chat.posts.WithLabelValues(r.Platform, r.Kind, results[r.Status]).Inc()
+	if r.Kind == "reply" && r.Status == core.DeliveryDelivered {
+		m.chat.latency.WithLabelValues(r.Platform).Observe(r.Since.Seconds())
+	}
+}
