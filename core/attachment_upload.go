@@ -134,6 +134,9 @@ func (s *Service) UploadAttachment(ctx context.Context, acct *Account, workspace
 				result, err = q.GetAsset(ctx, ws.ID, stored.ResourceID)
 				return err
 			}
+			if err := keyOutlivedReceipt(errOf(q.GetAsset(ctx, ws.ID, claim.ResourceID)), CodeIdempotencyKeyReusedAsset); err != nil {
+				return err
+			}
 		}
 		locked, err := q.LockWorkspace(ctx, acct.ID, ws.ID)
 		if err != nil {

@@ -3,6 +3,7 @@ package core
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -67,3 +68,22 @@ func fingerprint(v any) []byte {
 
 // chars counts Unicode code points, the unit of every text limit.
 func chars(s string) int { return utf8.RuneCountInString(s) }
+
+// keyOutlivedReceipt answers a key claimed afresh whose derived resource already
+// exists (lookupErr is the lookup of that id): the key was used before and its receipt
+// has since been pruned (receipts are kept at least 30 days, WSHUB_RETENTION). The id
+// is derived from the key, so a new resource cannot take it, and the old request can
+// no longer be told from a different one: the key is refused as reused.
+func keyOutlivedReceipt(lookupErr error, code string) error {
+	switch {
+	case lookupErr == nil:
+		return Errorf(code, "this idempotency key was used for an earlier request whose receipt has expired; use a new key")
+	case errors.Is(lookupErr, ErrNoRows):
+		return nil
+	default:
+		return lookupErr
+	}
+}
+
+// errOf keeps a lookup's error only.
+func errOf[T any](_ T, err error) error { return err }

@@ -84,6 +84,9 @@ func (s *Service) SendMessage(ctx context.Context, acct *Account, workspaceID st
 				receipt, err = replaySend(ctx, q, ws.ID, stored, claim)
 				return err
 			}
+			if err := keyOutlivedReceipt(errOf(q.GetMessage(ctx, ws.ID, claim.ResourceID)), CodeIdempotencyKeyReused); err != nil {
+				return err
+			}
 		}
 		if len(req.Attachments) > 0 {
 			found, err := q.AssetsByID(ctx, ws.ID, req.Attachments)

@@ -24,6 +24,8 @@ type RetentionQueries interface {
 	PruneChatInbox(ctx context.Context, before time.Time, limit int) (int64, error)
 	// PruneChatDeliveries deletes delivered or failed chat replies created before.
 	PruneChatDeliveries(ctx context.Context, before time.Time, limit int) (int64, error)
+	// PruneChatNotices deletes posted or failed chat notices created before.
+	PruneChatNotices(ctx context.Context, before time.Time, limit int) (int64, error)
 	// PruneWebhookDeliveries deletes delivered or failed webhook deliveries created before.
 	PruneWebhookDeliveries(ctx context.Context, before time.Time, limit int) (int64, error)
 	// PruneEvents deletes events created before that no webhook delivery refers to.
@@ -32,16 +34,17 @@ type RetentionQueries interface {
 
 // Pruned counts the rows one retention sweep deleted, by table.
 type Pruned struct {
-	Receipts, ChatInbox, ChatDeliveries, WebhookDeliveries, Events int64
+	Receipts, ChatInbox, ChatDeliveries, ChatNotices, WebhookDeliveries, Events int64
 }
 
 // Total is the number of rows deleted.
 func (p Pruned) Total() int64 {
-	return p.Receipts + p.ChatInbox + p.ChatDeliveries + p.WebhookDeliveries + p.Events
+	return p.Receipts + p.ChatInbox + p.ChatDeliveries + p.ChatNotices + p.WebhookDeliveries + p.Events
 }
 
 // SweepRetention deletes what is older than period: idempotency receipts, handled chat
-// events, settled chat replies and webhook deliveries, and events left with no delivery.
+// events, settled chat replies, notices and webhook deliveries, and events left with no
+// delivery.
 // Pending rows are never touched, however old. It runs once per tick across replicas.
 //
 // Unlike the other sweeps, the work is not done in the transaction that claims the tick:
@@ -69,6 +72,7 @@ func (s *Service) SweepRetention(ctx context.Context, period time.Duration, tick
 		{&p.Receipts, s.store.PruneReceipts},
 		{&p.ChatInbox, s.store.PruneChatInbox},
 		{&p.ChatDeliveries, s.store.PruneChatDeliveries},
+		{&p.ChatNotices, s.store.PruneChatNotices},
 		{&p.WebhookDeliveries, s.store.PruneWebhookDeliveries},
 		{&p.Events, s.store.PruneEvents},
 	}

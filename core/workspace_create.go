@@ -130,6 +130,9 @@ func (s *Service) CreateWorkspace(ctx context.Context, acct *Account, in CreateW
 				ws, err = q.GetWorkspace(ctx, acct.ID, stored.ResourceID)
 				return notFound(err, CodeWorkspaceNotFound, "the workspace created with this key was deleted")
 			}
+			if err := keyOutlivedReceipt(errOf(q.GetWorkspaceByID(ctx, receipt.ResourceID)), CodeIdempotencyKeyReused); err != nil {
+				return err
+			}
 		}
 		ws, err = s.newWorkspace(ctx, q, acct, req, origin)
 		if err != nil {

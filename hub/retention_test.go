@@ -3,6 +3,7 @@ package hub_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,8 @@ func retentionRows(t *testing.T, h *hubtest.Hub, at time.Time, tag string, hooks
 		{`INSERT INTO chat_deliveries (thread_id, message_id, seq, truncated, status, next_attempt_at, created_at)
 			SELECT t.id, m.id, 2, false, split_part(t.thread_id, '-', 1), $1, $1
 			FROM chat_threads t JOIN messages m ON m.workspace_id = t.workspace_id WHERE t.workspace_id = $2`, []any{at, ws}},
+		{`INSERT INTO chat_notices (platform, team_id, channel_id, thread_id, notice_key, kind, text_sealed, status, next_attempt_at, created_at)
+			SELECT 'slack', 'T1', 'C1', 'x', s || '-' || $2, 'text', '\x00', s, $1, $1 FROM unnest(ARRAY['pending', 'delivered', 'failed']) s`, []any{at, tag}},
 		// An event per delivery status, one orphaned (its endpoint was deleted), and one
 		// whose two endpoints are at different stages ("mixed").
 		{`INSERT INTO events (id, account_id, workspace_id, turn_id, type, body_sealed, created_at)
@@ -82,7 +85,7 @@ func TestRetentionPrunesOnlyOldSettledRows(t *testing.T) {
 
 	tick := time.Now().Truncate(time.Hour)
 	p, err := h.Service.SweepRetention(ctx, core.MinRetention, tick)
-	want := core.Pruned{Receipts: 1, ChatInbox: 2 + bulk, ChatDeliveries: 2, WebhookDeliveries: 3, Events: 3}
+	want := core.Pruned{Receipts: 1, ChatInbox: 2 + bulk, ChatDeliveries: 2, ChatNotices: 2, WebhookDeliveries: 3, Events: 3}
 	if err != nil || p != want {
 		t.Fatalf("expected %+v pruned, got %+v (%v)", want, p, err)
 	}
@@ -91,6 +94,7 @@ func TestRetentionPrunesOnlyOldSettledRows(t *testing.T) {
 		`SELECT event_id FROM chat_inbox`:      {"done-young", "failed-young", "pending-old", "pending-young"},
 		`SELECT t.thread_id FROM chat_deliveries d JOIN chat_threads t ON t.id = d.thread_id`: {
 			"delivered-young", "failed-young", "pending-old", "pending-young"},
+		`SELECT notice_key FROM chat_notices`: {"delivered-young", "failed-young", "pending-old", "pending-young"},
 		`SELECT id FROM webhook_deliveries`: {"wd-delivered-young", "wd-failed-young", "wd-mixed-delivered-young",
 			"wd-mixed-pending-old", "wd-mixed-pending-young", "wd-pending-old", "wd-pending-young"},
 		`SELECT id FROM events`: {"ev-delivered-young", "ev-failed-young", "ev-mixed-old", "ev-mixed-young",
@@ -159,5 +163,43 @@ func TestRetentionBelowThirtyDaysIsRefused(t *testing.T) {
 	}
 	if n := len(column(t, h, `SELECT key FROM idempotency_receipts`)); n != 1 {
 		t.Fatalf("expected the 29-day-old receipt kept, got %d receipts", n)
+	}
+}
+
+// A key used again after its receipt was pruned cannot replay (the request it first
+// came with is forgotten) and cannot make a new resource (the id derived from the key
+// is taken): create, send and upload refuse it as reused, and a new key works.
+func TestAKeyOutlivingItsReceiptIsRefusedAsReused(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t)
+	create := func(key string) *hubtest.Response {
+		return h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}, "Idempotency-Key", key)
+	}
+	ws := create("k-create").Expect(t, 201, "").Body["workspace"].(map[string]any)["workspaceId"].(string)
+	send := func(key string) *hubtest.Response {
+		return h.Call("POST", "/v1/api/workspaces/"+ws+"/messages", h.Key, map[string]any{"text": "hi"}, "Idempotency-Key", key)
+	}
+	upload := func(key string) *hubtest.Response {
+		return h.Call("POST", "/v1/api/workspaces/"+ws+"/attachments", h.Key, []byte("notes"),
+			"Content-Type", "text/plain", "Idempotency-Key", key)
+	}
+	send("k-send").Expect(t, 200, "")
+	upload("k-upload").Expect(t, 201, "")
+	// What the retention sweep does to receipts older than the period.
+	if _, err := h.PG().DB().Exec(`DELETE FROM idempotency_receipts`); err != nil {
+		t.Fatal(err)
+	}
+	create("k-create").Expect(t, 409, core.CodeIdempotencyKeyReused)
+	send("k-send").Expect(t, 409, core.CodeIdempotencyKeyReused)
+	r := upload("k-upload").Expect(t, 409, core.CodeIdempotencyKeyReusedAsset)
+	if !strings.Contains(string(r.Raw), "receipt has expired") {
+		t.Fatalf("expected the refusal to say the receipt expired, got %s", r.Raw)
+	}
+	create("k-create-2").Expect(t, 201, "")
+	send("k-send-2").Expect(t, 200, "")
+	upload("k-upload-2").Expect(t, 201, "")
+	var n int
+	if err := h.PG().DB().Get(&n, `SELECT count(*) FROM workspaces`); err != nil || n != 2 {
+		t.Fatalf("expected exactly two workspaces, got %d (%v)", n, err)
 	}
 }

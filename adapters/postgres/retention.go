@@ -38,6 +38,11 @@ func (q queries) PruneChatDeliveries(ctx context.Context, before time.Time, limi
 	return q.pruneBatch(ctx, "chat_deliveries", "created_at", `status IN ('delivered', 'failed')`, before, limit)
 }
 
+// PruneChatNotices: index chat_notices_created.
+func (q queries) PruneChatNotices(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return q.pruneBatch(ctx, "chat_notices", "created_at", `status IN ('delivered', 'failed')`, before, limit)
+}
+
 // PruneWebhookDeliveries: index webhook_deliveries_settled. Age is the creation time (the
 // turn's end): attempts end within a day of it, far inside the retention period.
 func (q queries) PruneWebhookDeliveries(ctx context.Context, before time.Time, limit int) (int64, error) {
