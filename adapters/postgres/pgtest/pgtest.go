@@ -40,6 +40,19 @@ func NewStore(t testing.TB) (*postgres.Store, string) {
 // NewDatabase creates a database from the migrated template and returns its URL.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	return createDatabase(t, true)
+}
+
+// NewEmptyDatabase creates a database with no tables (migration tests) and returns its URL.
+func NewEmptyDatabase(t testing.TB) string {
+	t.Helper()
+	return createDatabase(t, false)
+}
+
+// createDatabase makes a database for t, dropped when t ends: a copy of the migrated
+// template, or empty.
+func createDatabase(t testing.TB, migrated bool) string {
+	t.Helper()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
 		t.Fatalf("DATABASE_URL is not set: run the tests with `make test`, which starts PostgreSQL")
@@ -50,14 +63,18 @@ func NewDatabase(t testing.TB) string {
 		t.Fatalf("open admin connection: %v", err)
 	}
 	defer admin.Close()
-	tmpl, err := ensureTemplate(ctx, admin, base)
-	if err != nil {
-		t.Fatalf("template database: %v", err)
+	create := `CREATE DATABASE %s`
+	if migrated {
+		tmpl, err := ensureTemplate(ctx, admin, base)
+		if err != nil {
+			t.Fatalf("template database: %v", err)
+		}
+		create += " TEMPLATE " + tmpl
 	}
 	name := fmt.Sprintf("wshub_test_%d_%s", time.Now().UnixNano(), core.NewID(rand.Reader, "")[:6])
 	name = strings.ToLower(name)
 	for attempt := 0; ; attempt++ {
-		_, err = admin.ExecContext(ctx, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tmpl))
+		_, err = admin.ExecContext(ctx, fmt.Sprintf(create, name))
 		// The template is briefly "being accessed" while another binary finishes with it.
 		if err == nil || attempt > 50 || !strings.Contains(err.Error(), "being accessed") {
 			break
