@@ -30,21 +30,24 @@ type RetentionQueries interface {
 	PruneWebhookDeliveries(ctx context.Context, before time.Time, limit int) (int64, error)
 	// PruneEvents deletes events created before that no webhook delivery refers to.
 	PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error)
+	// PruneCronRuns deletes the record of sweep ticks before (no replica claims a tick
+	// that old again).
+	PruneCronRuns(ctx context.Context, before time.Time, limit int) (int64, error)
 }
 
 // Pruned counts the rows one retention sweep deleted, by table.
 type Pruned struct {
-	Receipts, ChatInbox, ChatDeliveries, ChatNotices, WebhookDeliveries, Events int64
+	Receipts, ChatInbox, ChatDeliveries, ChatNotices, WebhookDeliveries, Events, CronRuns int64
 }
 
 // Total is the number of rows deleted.
 func (p Pruned) Total() int64 {
-	return p.Receipts + p.ChatInbox + p.ChatDeliveries + p.ChatNotices + p.WebhookDeliveries + p.Events
+	return p.Receipts + p.ChatInbox + p.ChatDeliveries + p.ChatNotices + p.WebhookDeliveries + p.Events + p.CronRuns
 }
 
 // SweepRetention deletes what is older than period: idempotency receipts, handled chat
-// events, settled chat replies, notices and webhook deliveries, and events left with no
-// delivery.
+// events, settled chat replies, notices and webhook deliveries, events left with no
+// delivery, and the sweeps' own tick records.
 // Pending rows are never touched, however old. It runs once per tick across replicas.
 //
 // Unlike the other sweeps, the work is not done in the transaction that claims the tick:
@@ -75,6 +78,7 @@ func (s *Service) SweepRetention(ctx context.Context, period time.Duration, tick
 		{&p.ChatNotices, s.store.PruneChatNotices},
 		{&p.WebhookDeliveries, s.store.PruneWebhookDeliveries},
 		{&p.Events, s.store.PruneEvents},
+		{&p.CronRuns, s.store.PruneCronRuns},
 	}
 	for _, st := range steps {
 		for {

@@ -57,3 +57,8 @@ func (q queries) PruneEvents(ctx context.Context, before time.Time, limit int) (
 	return q.pruneBatch(ctx, "events", "created_at",
 		`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id)`, before, limit)
 }
+
+// PruneCronRuns: index cron_runs_tick.
+func (q queries) PruneCronRuns(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return q.pruneBatch(ctx, "cron_runs", "tick", "true", before, limit)
+}
