@@ -57,22 +57,17 @@ func (s *Service) PostChatNotices(ctx context.Context, token string, leaseFor ti
 	if err != nil {
 		return nil, fmt.Errorf("claim chat notices: %w", err)
 	}
-	reports := make([]ChatPostReport, 0, len(claimed))
-	for _, c := range claimed {
-		res := s.postChatNotice(ctx, c, posters[c.Place.Platform])
-		rep := s.judgePost(&c.ChatPostState, res, ctx.Err() != nil)
-		rep.Platform, rep.Kind = c.Place.Platform, "notice"
-		if rep.Status == DeliveryFailed {
-			s.log().Warn("chat notice given up", "platform", c.Place.Platform, "channel", c.Place.ChannelID,
-				"notice", c.Key, "err", res.Error)
-		}
-		if _, err := s.store.SettleChatNotice(context.WithoutCancel(ctx), c, token); err != nil {
-			return reports, fmt.Errorf("settle chat notice %s: %w", c.Key, err)
-		}
-		reports = append(reports, rep)
-	}
-	return reports, nil
+	return postOutbox(ctx, s, "notice", claimed,
+		func(c *ClaimedChatNotice) ChatPostResult { return s.postChatNotice(ctx, c, posters[c.Place.Platform]) },
+		func(ctx context.Context, c *ClaimedChatNotice) error {
+			_, err := s.store.SettleChatNotice(ctx, c, token)
+			return err
+		})
 }
+
+func (c *ClaimedChatNotice) postState() *ChatPostState { return &c.ChatPostState }
+func (c *ClaimedChatNotice) where() ChatPlace          { return c.Place }
+func (c *ClaimedChatNotice) logAttrs() []any           { return []any{"notice", c.Key} }
 
 func (s *Service) postChatNotice(ctx context.Context, c *ClaimedChatNotice, poster ChatPoster) ChatPostResult {
 	if poster == nil {

@@ -28,17 +28,43 @@ func (s *Service) PostChatReplies(ctx context.Context, token string, leaseFor ti
 	if err != nil {
 		return nil, fmt.Errorf("claim chat replies: %w", err)
 	}
+	return postOutbox(ctx, s, "reply", claimed,
+		func(c *ClaimedChatReply) ChatPostResult { return s.postChatReply(ctx, c, posters[c.Place.Platform]) },
+		func(ctx context.Context, c *ClaimedChatReply) error {
+			_, err := s.store.SettleChatDelivery(ctx, c, token)
+			return err
+		})
+}
+
+// chatOutboxRow is a claimed reply or notice, as the posting loop sees it.
+type chatOutboxRow interface {
+	postState() *ChatPostState
+	where() ChatPlace
+	logAttrs() []any // which row, for logs and errors
+}
+
+func (c *ClaimedChatReply) postState() *ChatPostState { return &c.ChatPostState }
+func (c *ClaimedChatReply) where() ChatPlace          { return c.Place }
+func (c *ClaimedChatReply) logAttrs() []any {
+	return []any{"workspace", c.WorkspaceID, "message", c.MessageID}
+}
+
+// postOutbox posts claimed rows one at a time, outside any transaction, judges each
+// post and settles the row under the lease: the loop replies and notices share. It
+// reports each row settled.
+func postOutbox[T chatOutboxRow](ctx context.Context, s *Service, kind string, claimed []T,
+	post func(T) ChatPostResult, settle func(context.Context, T) error) ([]ChatPostReport, error) {
 	reports := make([]ChatPostReport, 0, len(claimed))
 	for _, c := range claimed {
-		res := s.postChatReply(ctx, c, posters[c.Place.Platform])
-		rep := s.judgePost(&c.ChatPostState, res, ctx.Err() != nil)
-		rep.Platform, rep.Kind = c.Place.Platform, "reply"
+		res := post(c)
+		rep := s.judgePost(c.postState(), res, ctx.Err() != nil)
+		rep.Platform, rep.Kind = c.where().Platform, kind
 		if rep.Status == DeliveryFailed {
-			s.log().Warn("chat reply given up", "platform", c.Place.Platform, "channel", c.Place.ChannelID,
-				"workspace", c.WorkspaceID, "message", c.MessageID, "err", res.Error)
+			s.log().Warn("chat "+kind+" given up", append([]any{"platform", c.where().Platform,
+				"channel", c.where().ChannelID, "err", res.Error}, c.logAttrs()...)...)
 		}
-		if _, err := s.store.SettleChatDelivery(context.WithoutCancel(ctx), c, token); err != nil {
-			return reports, fmt.Errorf("settle chat reply %s: %w", c.MessageID, err)
+		if err := settle(context.WithoutCancel(ctx), c); err != nil {
+			return reports, fmt.Errorf("settle chat %s %v: %w", kind, c.logAttrs(), err)
 		}
 		reports = append(reports, rep)
 	}
