@@ -62,8 +62,8 @@ type Config struct {
 	// SweepEvery is the interval of the lifecycle and expiry sweeps.
 	SweepEvery time.Duration `env:"WSHUB_SWEEP_EVERY" envDefault:"30s"`
 	// Retention is how long idempotency receipts, handled chat events, settled chat
-	// replies and webhook deliveries (and their events) are kept; an hourly sweep deletes
-	// older ones. At least 720h: behaviour.md keeps receipts at least 30 days. Longer
+	// replies and notices, webhook deliveries (and their events) and sweep tick records
+	// are kept; an hourly sweep deletes older ones. At least 720h: behaviour.md keeps receipts at least 30 days. Longer
 	// keeps more history for operators at the cost of table size.
 	Retention time.Duration `env:"WSHUB_RETENTION" envDefault:"720h"`
 	// MigrateOnStart applies pending migrations when serving (under goose's lock).
