@@ -33,10 +33,12 @@ build:
 	$(GO) build -o bin/wshub ./cmd/wshub
 
 run:
+	bash scripts/sandbox.sh
 	$(WITH_DB) \
 	$(GO) run ./cmd/wshub dev
 
 test:
+	bash scripts/sandbox.sh
 	$(WITH_DB) \
 	$(GO) vet ./...; \
 	$(GO) test -race -count=1 ./...; \
@@ -47,6 +49,7 @@ fuzz:
 	$(FUZZ_ALL)
 
 bench:
+	bash scripts/sandbox.sh
 	$(WITH_DB) \
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 

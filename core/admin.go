@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"path"
@@ -94,6 +95,8 @@ type AddProjectInput struct {
 	Name          string
 	DefaultBranch string
 	Push          bool
+	// Network is NetworkFull (the default, when empty) or NetworkNone.
+	Network string
 }
 
 // AddProject records a project as connected and returns it; PrepareProject mirrors it.
@@ -107,6 +110,10 @@ func (s *Service) AddProject(ctx context.Context, in AddProjectInput) (*Project,
 			return nil, err
 		}
 	}
+	network := cmp.Or(in.Network, NetworkFull)
+	if !ValidNetwork(network) {
+		return nil, Errorf(CodeInvalidRequest, "network is %q or %q, not %q", NetworkFull, NetworkNone, in.Network)
+	}
 	if _, err := s.store.GetAccount(ctx, in.AccountID); err != nil {
 		return nil, notFound(err, CodeNotFound, "no such account")
 	}
@@ -117,7 +124,7 @@ func (s *Service) AddProject(ctx context.Context, in AddProjectInput) (*Project,
 	now := s.clock.Now()
 	p := &Project{
 		ID: NewID(s.rand, PrefixProject), AccountID: in.AccountID, Repository: repo, DisplayName: name,
-		DefaultBranch: in.DefaultBranch, State: ProjectConnected, Push: in.Push, CreatedAt: now, UpdatedAt: now,
+		DefaultBranch: in.DefaultBranch, State: ProjectConnected, Push: in.Push, Network: network, CreatedAt: now, UpdatedAt: now,
 	}
 	return p, s.store.CreateProject(ctx, p)
 }
@@ -146,6 +153,29 @@ func (s *Service) PrepareProject(ctx context.Context, p *Project) error {
 		return errors.Join(err, uerr)
 	}
 	return nil
+}
+
+// UpdateProjectInput changes a project's settings; nil fields are left as they are.
+type UpdateProjectInput struct {
+	ProjectID string
+	Network   *string
+}
+
+// AdminUpdateProject changes a project's settings. A new network setting applies from
+// the next turn of each of its workspaces.
+func (s *Service) AdminUpdateProject(ctx context.Context, in UpdateProjectInput) (*Project, error) {
+	if in.Network != nil && !ValidNetwork(*in.Network) {
+		return nil, Errorf(CodeInvalidRequest, "network is %q or %q, not %q", NetworkFull, NetworkNone, *in.Network)
+	}
+	p, err := s.store.GetProjectByID(ctx, in.ProjectID)
+	if err != nil {
+		return nil, notFound(err, CodeNotFound, "no such project")
+	}
+	if in.Network != nil {
+		p.Network = *in.Network
+	}
+	p.UpdatedAt = s.clock.Now()
+	return p, s.store.UpdateProject(ctx, p)
 }
 
 // AdminListProjects lists an account's projects for the operator.

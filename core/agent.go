@@ -18,8 +18,13 @@ type TurnRequest struct {
 	RuntimeMode string // one of RuntimeModes
 	Branch      string
 	// Dir is the workspace checkout, the agent's working directory.
-	Dir    string
-	Prompt string
+	Dir string
+	// Home is the workspace's home directory, the agent's HOME: kept across turns
+	// (agent CLIs keep their sessions there) and never shared with another workspace.
+	Home string
+	// Network is the project's setting: NetworkFull, or NetworkNone for no network.
+	Network string
+	Prompt  string
 	// Attachments are the message's files, as paths relative to Dir.
 	Attachments []string
 	// SessionID is the agent's session from the previous turn ("" on the first), so

@@ -37,6 +37,8 @@ type Queries interface {
 	CreateProject(ctx context.Context, p *Project) error
 	UpdateProject(ctx context.Context, p *Project) error
 	GetProject(ctx context.Context, accountID, id string) (*Project, error)
+	// GetProjectByID reads any account's project (operator commands).
+	GetProjectByID(ctx context.Context, id string) (*Project, error)
 	ListProjects(ctx context.Context, accountID string) ([]*Project, error)
 
 	InsertWorkspace(ctx context.Context, w *Workspace) error

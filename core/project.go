@@ -10,6 +10,15 @@ const (
 	ProjectFailed    = "failed"
 )
 
+// Project network settings (wshub admin project add|update --network).
+const (
+	NetworkFull = "full"
+	NetworkNone = "none"
+)
+
+// ValidNetwork reports whether n is a project network setting.
+func ValidNetwork(n string) bool { return n == NetworkFull || n == NetworkNone }
+
 // Project is a repository connected to the account.
 type Project struct {
 	ID            string
@@ -22,6 +31,9 @@ type Project struct {
 	FailureReason string
 	// Push makes the runtime push the workspace branch after each turn.
 	Push bool
+	// Network is what agent turns in the project's workspaces may reach: NetworkFull
+	// or NetworkNone (the sandbox gets no network at all, loopback included).
+	Network string
 	// MirrorPath is where the mirror clone lives (local provider).
 	MirrorPath string
 	CreatedAt  time.Time

@@ -67,6 +67,8 @@ type Machines interface {
 	// CommitTurn commits the checkout's changes on the workspace branch, pushing when
 	// the project asks for it. committed is false when nothing changed.
 	CommitTurn(ctx context.Context, ws *Workspace, p *Project, message string) (committed bool, err error)
+	// Home is the workspace's home directory for agent processes, kept across turns.
+	Home(ws *Workspace) string
 	// WriteFile places an attachment inside the checkout and returns its path relative
 	// to the checkout.
 	WriteFile(ctx context.Context, ws *Workspace, name string, data []byte) (string, error)

@@ -93,6 +93,12 @@ func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 			}
 		}
 	}
+	// Fail closed: a turn whose project cannot be read gets no network rather than more
+	// than the operator may have allowed.
+	network := NetworkNone
+	if p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID); err == nil {
+		network = p.Network
+	}
 	turnCtx := ctx
 	if s.runtime.TurnTimeout > 0 {
 		var cancel context.CancelFunc
@@ -101,7 +107,8 @@ func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 	}
 	return s.runner.RunTurn(turnCtx, TurnRequest{
 		WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Model: ws.Model, RuntimeMode: ws.RuntimeMode,
-		Branch: ws.Branch, Dir: ws.CheckoutPath, Prompt: prompt, Attachments: files, SessionID: ws.AgentSession,
+		Branch: ws.Branch, Dir: ws.CheckoutPath, Home: s.machines.Home(ws), Network: network,
+		Prompt: prompt, Attachments: files, SessionID: ws.AgentSession,
 	})
 }
 

@@ -76,6 +76,18 @@ type Config struct {
 	SlackAppToken string `env:"WSHUB_SLACK_APP_TOKEN"`
 	// SlackAPIURL replaces https://slack.com/api/ (tests).
 	SlackAPIURL string `env:"WSHUB_SLACK_API_URL"`
+	// Sandbox confines agent processes: "bwrap" (bubblewrap, the default; the hub
+	// refuses to start when it is missing or cannot make namespaces here) or "none"
+	// (agents run as the hub's user and can read everything it can: development on a
+	// machine without user namespaces only; the hub logs a warning).
+	Sandbox string `env:"WSHUB_SANDBOX" envDefault:"bwrap"`
+	// SandboxReadOnly are more host paths agents see read-only, for agent CLIs
+	// installed outside /usr and /opt (colon-separated, like PATH).
+	SandboxReadOnly []string `env:"WSHUB_SANDBOX_READONLY" envSeparator:":"`
+	// AgentEnv names the variables of the hub's environment agents get, typically their
+	// credentials (comma-separated, e.g. ANTHROPIC_API_KEY,OPENAI_API_KEY). Agents get
+	// nothing else of the hub's environment.
+	AgentEnv []string `env:"WSHUB_AGENT_ENV" envSeparator:","`
 	// AgentCommands binds agent ids to commands (WSHUB_AGENT_<N>_COMMAND), read separately.
 	AgentCommands map[string]string `env:"-"`
 }

@@ -41,6 +41,9 @@ type Hub struct {
 type Options struct {
 	Clock  core.Clock
 	Random core.Random
+	// Admin opens the hub for an operator command: no agent turn runs in it, so there is
+	// no agent runner and the sandbox is not checked.
+	Admin bool
 }
 
 // Open connects to the database and builds every part. The caller closes it.
@@ -90,6 +93,21 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		}
 		publicHost = u.Hostname()
 	}
+	var runner core.AgentRunner
+	if !opt.Admin {
+		r, err := agents.New(context.Background(), agents.Options{
+			Commands: cfg.AgentCommands, LookPath: exec.LookPath, AgentEnv: cfg.AgentEnv,
+			StateDir: filepath.Join(cfg.DataDir, "run"),
+			Sandbox: agents.SandboxConfig{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly,
+				// Nothing of the data directory is visible to agents but their own
+				// checkout and home, bound one by one.
+				Hidden: []string{cfg.DataDir}},
+		})
+		if err != nil {
+			return nil, err
+		}
+		runner = r
+	}
 	svc := core.NewService(core.Deps{
 		Store:     store,
 		Sealer:    sealer,
@@ -102,7 +120,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
 		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
 		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces")},
-		Runner:    agents.NewRunner(cfg.AgentCommands, exec.LookPath),
+		Runner:    runner,
 		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, Log: log},
 	})
 	m := metrics.New()

@@ -113,7 +113,7 @@ sleep 60`
 	f := newFakeCLI(t, "claude", body)
 	ctx := cancelWhenReady(t, ready)
 	done := make(chan core.TurnResult, 1)
-	go func() { done <- NewRunner(nil, f.lookPath).RunTurn(ctx, turn(t, "agent_1", "auto", "")) }()
+	go func() { done <- unsandboxed(t, nil, f.lookPath).RunTurn(ctx, turn(t, "agent_1", "auto", "")) }()
 	waitForFile(t, ready)
 	select {
 	case res := <-done:
@@ -127,7 +127,7 @@ func TestCLINotInstalled(t *testing.T) {
 	for _, id := range core.AgentIDs {
 		t.Run(id, func(t *testing.T) {
 			empty := newFakeCLI(t, "unrelated-program", "")
-			res := NewRunner(nil, empty.lookPath).RunTurn(context.Background(), turn(t, id, "full-access", ""))
+			res := unsandboxed(t, nil, empty.lookPath).RunTurn(context.Background(), turn(t, id, "full-access", ""))
 			if res.Outcome != core.OutcomeError || res.FailureCode != core.FailureAgentNotInstalled {
 				t.Fatalf("expected error/agent_not_installed, got %+v", res)
 			}

@@ -66,6 +66,10 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 	if err != nil {
 		return failed(core.FailureAgentNotInstalled, fmt.Sprintf("%s is not installed on this machine: the program %q was not found on PATH.", c.name, c.program))
 	}
+	at := r.place(req)
+	if path, err = at.program(c.name, path); err != nil {
+		return failed(core.FailureAgentNotInstalled, err.Error())
+	}
 	prompt := promptWithAttachments(req)
 	args := c.args(req, mode, prompt)
 	for _, a := range args {
@@ -79,7 +83,7 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 	}
 	p := c.newParser()
 	lines := &lineWriter{max: maxLine, fn: p.line}
-	st := run(ctx, invocation{path: path, args: args, dir: req.Dir, env: turnEnv(req), stdin: stdin, stdout: lines, grace: r.grace})
+	st := r.run(ctx, req.WorkspaceID, at.wrap(invocation{path: path, args: args, env: r.turnEnv(req, at.home), stdin: stdin, stdout: lines, grace: r.grace}))
 	lines.close()
 	t := p.transcript()
 	session := t.sessionID

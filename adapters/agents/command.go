@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 
 	"github.com/wshub/wshub/core"
 )
@@ -27,25 +28,25 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 	if err != nil {
 		return startFailure("sh", err)
 	}
-	sessionFile, err := os.CreateTemp("", "wshub-session-*")
+	at := r.place(req)
+	at.showCommand(command)
+	sessionHost, sessionAgent, err := at.sessionFile(req.WorkspaceID)
 	if err != nil {
 		return failed(core.FailureAgentError, fmt.Sprintf("the hub could not create the session file: %v", err))
 	}
-	_ = sessionFile.Close()
-	defer os.Remove(sessionFile.Name())
+	defer os.Remove(sessionHost)
 
 	out := &headBuffer{max: maxStdout}
-	st := run(ctx, invocation{
+	st := r.run(ctx, req.WorkspaceID, at.wrap(invocation{
 		path:   sh,
 		args:   []string{"-c", command},
-		dir:    req.Dir,
-		env:    turnEnv(req, "WSHUB_SESSION_FILE="+sessionFile.Name()),
+		env:    r.turnEnv(req, at.home, "WSHUB_SESSION_FILE="+sessionAgent),
 		stdin:  req.Prompt,
 		stdout: out,
 		grace:  r.grace,
-	})
+	}))
 	reply := strings.ToValidUTF8(strings.TrimSuffix(out.String(), "\n"), "\uFFFD")
-	session := readSession(sessionFile.Name())
+	session := readSession(sessionHost)
 	if session == "" {
 		session = req.SessionID
 	}
@@ -65,7 +66,9 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 
 // readSession reads the session id a command agent wrote, "" if none.
 func readSession(path string) string {
-	f, err := os.Open(path)
+	// O_NOFOLLOW: without the sandbox the agent can replace the file with a symlink to
+	// something only the hub may read; the hub would then hand it back as the session.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}

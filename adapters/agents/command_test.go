@@ -18,7 +18,7 @@ import (
 func runCommandAgent(ctx context.Context, t *testing.T, command string, req core.TurnRequest) core.TurnResult {
 	t.Helper()
 	noCLIs := func(string) (string, error) { return "", errors.New("no CLIs in this test") }
-	return NewRunner(map[string]string{"agent_1": command}, noCLIs).RunTurn(ctx, req)
+	return unsandboxed(t, map[string]string{"agent_1": command}, noCLIs).RunTurn(ctx, req)
 }
 
 func TestCommandCompleted(t *testing.T) {
@@ -159,7 +159,7 @@ func TestCommandInterruptKillsProcessGroup(t *testing.T) {
 func TestCommandInterruptEscalatesToSIGKILL(t *testing.T) {
 	// An agent that ignores SIGTERM is killed after the grace period.
 	ready := filepath.Join(t.TempDir(), "ready")
-	r := NewRunner(map[string]string{"agent_1": `trap '' TERM; cat >/dev/null; echo stubborn; touch ` + shQuote(ready) + `; while :; do sleep 1; done`}, nil)
+	r := unsandboxed(t, map[string]string{"agent_1": `trap '' TERM; cat >/dev/null; echo stubborn; touch ` + shQuote(ready) + `; while :; do sleep 1; done`}, nil)
 	r.grace = 200 * time.Millisecond
 	ctx := cancelWhenReady(t, ready)
 	res := r.RunTurn(ctx, turn(t, "agent_1", "auto", ""))
@@ -185,28 +185,49 @@ func TestCommandAlreadyCancelled(t *testing.T) {
 }
 
 func TestCommandEnvironment(t *testing.T) {
+	// The hub's environment holds its secrets under many names; the agent's is built
+	// from an allow-list, so none of them (whatever they are called) gets through.
 	t.Setenv("DATABASE_URL", "postgres://hub:secret@db/wshub")
 	t.Setenv("WSHUB_CONTENT_KEY", "c2VjcmV0")
+	t.Setenv("PGPASSWORD", "secret")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	t.Setenv("WSHUB_TURN_ID", "stale-value-from-the-hub")
 	t.Setenv("AGENT_API_KEY", "for-the-agent")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("TERM", "xterm")
 	req := turn(t, "agent_1", "auto-accept-edits", "sess-prev")
 	req.Attachments = []string{"a/one.txt", "b/two words.png"}
-	command := `cat >/dev/null; for v in WSHUB_WORKSPACE_ID WSHUB_TURN_ID WSHUB_MODEL WSHUB_RUNTIME_MODE WSHUB_BRANCH WSHUB_ATTACHMENTS WSHUB_SESSION_ID AGENT_API_KEY DATABASE_URL WSHUB_CONTENT_KEY; do printf '%s=[%s]\n' "$v" "$(printenv "$v")"; done; test -f "$WSHUB_SESSION_FILE" && echo session-file-exists`
-	res := runCommandAgent(context.Background(), t, command, req)
+	r, err := New(context.Background(), Options{Commands: map[string]string{"agent_1": `cat >/dev/null; test -f "$WSHUB_SESSION_FILE" && echo session-file-exists; env -u PWD -u WSHUB_SESSION_FILE | sort`},
+		StateDir: t.TempDir(), AgentEnv: []string{"AGENT_API_KEY", "NOT_SET_ANYWHERE"}, Sandbox: SandboxConfig{Mode: SandboxNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.RunTurn(context.Background(), req)
 	want := strings.Join([]string{
-		"WSHUB_WORKSPACE_ID=[ws_01JQ7Z]",
-		"WSHUB_TURN_ID=[tn_01]",
-		"WSHUB_MODEL=[test-model]",
-		"WSHUB_RUNTIME_MODE=[auto-accept-edits]",
-		"WSHUB_BRANCH=[wshub/fix-add]",
-		"WSHUB_ATTACHMENTS=[a/one.txt\nb/two words.png]",
-		"WSHUB_SESSION_ID=[sess-prev]",
-		"AGENT_API_KEY=[for-the-agent]",
-		"DATABASE_URL=[]",
-		"WSHUB_CONTENT_KEY=[]",
 		"session-file-exists",
+		"AGENT_API_KEY=for-the-agent",
+		"HOME=" + req.Home,
+		"LANG=C.UTF-8",
+		"PATH=" + os.Getenv("PATH"),
+		"TERM=xterm",
+		"WSHUB_ATTACHMENTS=a/one.txt",
+		"WSHUB_BRANCH=wshub/fix-add",
+		"WSHUB_MODEL=test-model",
+		"WSHUB_RUNTIME_MODE=auto-accept-edits",
+		"WSHUB_SESSION_ID=sess-prev",
+		"WSHUB_TURN_ID=tn_01",
+		"WSHUB_WORKSPACE_ID=ws_01JQ7Z",
+		"b/two words.png", // the second line of WSHUB_ATTACHMENTS, sorted last
 	}, "\n")
 	checkResult(t, res, core.TurnResult{Outcome: core.OutcomeCompleted, Reply: want, SessionID: "sess-prev"})
+}
+
+func TestAgentEnvRefusesHubConfiguration(t *testing.T) {
+	for _, name := range []string{"DATABASE_URL", "WSHUB_CONTENT_KEY", "PGPASSWORD", "HOME", "1BAD", "A-B"} {
+		if _, err := New(context.Background(), Options{StateDir: t.TempDir(), AgentEnv: []string{name}, Sandbox: SandboxConfig{Mode: SandboxNone}}); err == nil {
+			t.Errorf("expected WSHUB_AGENT_ENV=%s to be refused, it was accepted", name)
+		}
+	}
 }
 
 func TestCommandSessionRoundTrip(t *testing.T) {
@@ -283,12 +304,12 @@ func TestRunTurnRejects(t *testing.T) {
 		checkResult(t, res, core.TurnResult{Outcome: core.OutcomeError, FailureCode: core.FailureAgentError, FailureMessage: `unknown runtime mode "yolo"`})
 	})
 	t.Run("unknown agent", func(t *testing.T) {
-		res := NewRunner(nil, nil).RunTurn(context.Background(), turn(t, "agent_9", "auto", ""))
+		res := unsandboxed(t, nil, nil).RunTurn(context.Background(), turn(t, "agent_9", "auto", ""))
 		checkResult(t, res, core.TurnResult{Outcome: core.OutcomeError, FailureCode: core.FailureAgentError, FailureMessage: `unknown agent "agent_9"`})
 	})
 	t.Run("blank command falls back to the CLI", func(t *testing.T) {
 		f := newFakeCLI(t, "codex", printing("codex-exec.jsonl", 0))
-		res := NewRunner(map[string]string{"agent_2": "  "}, f.lookPath).RunTurn(context.Background(), turn(t, "agent_2", "auto", ""))
+		res := unsandboxed(t, map[string]string{"agent_2": "  "}, f.lookPath).RunTurn(context.Background(), turn(t, "agent_2", "auto", ""))
 		if res.Outcome != core.OutcomeCompleted || res.SessionID != codexThread {
 			t.Errorf("expected the Codex CLI's completed turn, got %+v", res)
 		}

@@ -1,8 +1,13 @@
 package agents
 
 import (
+	"cmp"
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
+
+	"github.com/wshub/wshub/core"
 )
 
 // CommandsFromEnv reads WSHUB_AGENT_1_COMMAND..WSHUB_AGENT_4_COMMAND from environ
@@ -40,4 +45,64 @@ func agentNumber(name string) (int, bool) {
 	}
 	n := int(digits[0] - '0')
 	return n, n >= 1 && n <= 4
+}
+
+// defaultPath is the agent's PATH when the hub has none.
+const defaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+// turnEnv is an agent's whole environment, built from an allow-list rather than by
+// filtering the hub's: PATH, HOME (the workspace's home as the agent sees it), LANG,
+// TERM, the variables the operator named for agents (their credentials), and the
+// turn's WSHUB_* variables. Whatever else the hub was started with (DATABASE_URL,
+// PGPASSWORD, WSHUB_CONTENT_KEY, chat tokens, cloud credentials) never reaches an
+// agent, whatever it is called.
+func (r *Runner) turnEnv(req core.TurnRequest, home string, extra ...string) []string {
+	env := []string{
+		"PATH=" + cmp.Or(os.Getenv("PATH"), defaultPath),
+		"HOME=" + home,
+		"LANG=" + cmp.Or(os.Getenv("LANG"), "C.UTF-8"),
+		"TERM=" + cmp.Or(os.Getenv("TERM"), "dumb"),
+	}
+	for _, name := range r.agentEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	env = append(env,
+		"WSHUB_WORKSPACE_ID="+req.WorkspaceID,
+		"WSHUB_TURN_ID="+req.TurnID,
+		"WSHUB_MODEL="+req.Model,
+		"WSHUB_RUNTIME_MODE="+req.RuntimeMode,
+		"WSHUB_BRANCH="+req.Branch,
+		"WSHUB_ATTACHMENTS="+strings.Join(req.Attachments, "\n"),
+		"WSHUB_SESSION_ID="+req.SessionID,
+	)
+	// exec keeps the last value of a repeated name, so extra wins.
+	return append(env, extra...)
+}
+
+// agentEnvNames checks WSHUB_AGENT_ENV: names of variables, none of them the hub's
+// own configuration or PostgreSQL's (naming DATABASE_URL there would hand agents the
+// store), none of the names turnEnv sets itself.
+func agentEnvNames(names []string) ([]string, error) {
+	var out []string
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		for i, c := range n {
+			if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+				return nil, fmt.Errorf("WSHUB_AGENT_ENV: %q is not a variable name", n)
+			}
+		}
+		switch {
+		case n == "DATABASE_URL", strings.HasPrefix(n, "WSHUB_"), strings.HasPrefix(n, "PG"):
+			return nil, fmt.Errorf("WSHUB_AGENT_ENV: %s is the hub's own configuration and is never passed to agents", n)
+		case n == "PATH", n == "HOME", n == "LANG", n == "TERM":
+			return nil, fmt.Errorf("WSHUB_AGENT_ENV: %s is set by the hub for every agent", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

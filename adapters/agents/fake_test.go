@@ -81,9 +81,22 @@ func (f *fakeCLI) stdin() string {
 func turn(t *testing.T, agent, mode, session string) core.TurnRequest {
 	return core.TurnRequest{
 		WorkspaceID: "ws_01JQ7Z", TurnID: "tn_01", Agent: agent, Model: "test-model", RuntimeMode: mode,
-		Branch: "wshub/fix-add", Dir: t.TempDir(), Prompt: "Fix the failing test",
+		Branch: "wshub/fix-add", Dir: t.TempDir(), Home: t.TempDir(), Network: core.NetworkFull, Prompt: "Fix the failing test",
 		Attachments: []string{".wshub/attachments/as_01-log.txt"}, SessionID: session,
 	}
+}
+
+// unsandboxed is a runner whose agents run without the sandbox: these tests drive
+// fake programs kept in temporary directories the sandbox would hide (sandbox_test.go
+// runs agents in it).
+func unsandboxed(t *testing.T, commands map[string]string, lookPath func(string) (string, error)) *Runner {
+	t.Helper()
+	r, err := New(context.Background(), Options{Commands: commands, LookPath: lookPath, StateDir: t.TempDir(),
+		Sandbox: SandboxConfig{Mode: SandboxNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // checkArgv compares argument lists, saying which differ.
@@ -106,7 +119,7 @@ func checkResult(t *testing.T, got, want core.TurnResult) {
 func runFake(t *testing.T, program, body string, req core.TurnRequest) (core.TurnResult, *fakeCLI) {
 	t.Helper()
 	f := newFakeCLI(t, program, body)
-	return NewRunner(nil, f.lookPath).RunTurn(context.Background(), req), f
+	return unsandboxed(t, nil, f.lookPath).RunTurn(context.Background(), req), f
 }
 
 // withAttachments is the prompt the CLIs get for turn's request.

@@ -41,6 +41,8 @@ type invocation struct {
 	stdout io.Writer
 	// grace is the time between SIGTERM and SIGKILL when ctx ends.
 	grace time.Duration
+	// started, when set, is told the process's pid (its process group) once it runs.
+	started func(pid int)
 }
 
 // exitStatus is how a process ended.
@@ -99,6 +101,9 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		return exitStatus{startErr: err}
 	}
 	pgid := cmd.Process.Pid
+	if inv.started != nil {
+		inv.started(pgid)
+	}
 	// Each pipe end is closed once, by whichever path gets there first.
 	closeStdin := sync.OnceFunc(func() { _ = stdinW.Close() })
 	closeStdout := sync.OnceFunc(func() { _ = stdoutR.Close() })

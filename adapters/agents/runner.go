@@ -14,25 +14,69 @@ import (
 
 // Runner is the core.AgentRunner of the local machines. An agent id bound to a command
 // runs that command under the command-agent protocol (command.go); otherwise its CLI
-// (claude.go, codex.go, cursor.go, grok.go) runs in headless mode.
+// (claude.go, codex.go, cursor.go, grok.go) runs in headless mode. Every agent process
+// runs in the sandbox (sandbox.go) with an allow-listed environment (env.go).
 type Runner struct {
 	commands map[string]string
 	lookPath func(string) (string, error)
 	// grace is the time an interrupted agent's process group has between SIGTERM and
 	// SIGKILL.
 	grace time.Duration
+	// sandbox is nil when agents run unconfined (SandboxNone).
+	sandbox *bwrap
+	// agentEnv names the hub's environment variables agents get (credentials).
+	agentEnv []string
+	// stateDir is hub-private: the running turns' process records and session files.
+	stateDir string
 }
 
 var _ core.AgentRunner = (*Runner)(nil)
 
-// NewRunner returns a runner over commands (agent id -> command, as read by
-// CommandsFromEnv; blank commands and unknown ids are ignored) and lookPath, which
-// finds a CLI program (nil means exec.LookPath). The map is copied.
-func NewRunner(commands map[string]string, lookPath func(string) (string, error)) *Runner {
-	if lookPath == nil {
-		lookPath = exec.LookPath
+// Options configure a Runner.
+type Options struct {
+	// Commands binds agent ids to commands (as read by CommandsFromEnv; blank commands
+	// and unknown ids are ignored). The map is copied.
+	Commands map[string]string
+	// LookPath finds a CLI program; nil means exec.LookPath.
+	LookPath func(string) (string, error)
+	// Sandbox confines agent processes; the zero value is bubblewrap.
+	Sandbox SandboxConfig
+	// AgentEnv names environment variables of the hub passed on to agents
+	// (WSHUB_AGENT_ENV, e.g. ANTHROPIC_API_KEY). Nothing else of the hub's environment is.
+	AgentEnv []string
+	// StateDir is a directory of the hub's that agents never see.
+	StateDir string
+}
+
+// New returns a runner. With the bubblewrap sandbox it checks that bubblewrap works
+// here, and fails saying how to install it when it does not: the hub must not run
+// agents unconfined because a package is missing.
+func New(ctx context.Context, opt Options) (*Runner, error) {
+	if opt.LookPath == nil {
+		opt.LookPath = exec.LookPath
 	}
-	return &Runner{commands: boundCommands(commands), lookPath: lookPath, grace: defaultGrace}
+	if opt.StateDir == "" {
+		return nil, errors.New("agent runner: no state directory")
+	}
+	if err := os.MkdirAll(opt.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("agent runner state: %w", err)
+	}
+	agentEnv, err := agentEnvNames(opt.AgentEnv)
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{commands: boundCommands(opt.Commands), lookPath: opt.LookPath, grace: defaultGrace,
+		agentEnv: agentEnv, stateDir: opt.StateDir}
+	switch opt.Sandbox.Mode {
+	case "", SandboxBwrap:
+		if r.sandbox, err = newBwrap(ctx, opt.Sandbox); err != nil {
+			return nil, err
+		}
+	case SandboxNone:
+	default:
+		return nil, fmt.Errorf("WSHUB_SANDBOX is %q or %q, not %q", SandboxBwrap, SandboxNone, opt.Sandbox.Mode)
+	}
+	return r, nil
 }
 
 // RunTurn runs one turn of req.Agent in req.Dir. It never returns an error: every
@@ -41,6 +85,17 @@ func (r *Runner) RunTurn(ctx context.Context, req core.TurnRequest) core.TurnRes
 	// Checked first: exec reports a missing working directory as a missing program.
 	if fi, err := os.Stat(req.Dir); err != nil || !fi.IsDir() {
 		return failed(core.FailureAgentError, fmt.Sprintf("the workspace checkout %q is not a directory on this machine", req.Dir))
+	}
+	if req.Home == "" {
+		return failed(core.FailureAgentError, "the workspace has no home directory on this machine")
+	}
+	if err := os.MkdirAll(req.Home, 0o700); err != nil {
+		return failed(core.FailureAgentError, fmt.Sprintf("the workspace's home directory could not be made: %v", err))
+	}
+	// Whatever an earlier turn of this workspace left running (a hub that crashed
+	// mid-turn) is ended before this one starts in the same checkout.
+	if err := r.endStrays(req.WorkspaceID); err != nil {
+		return failed(core.FailureAgentError, "processes of an earlier turn could not be stopped: "+err.Error())
 	}
 	if command, bound := r.commands[req.Agent]; bound {
 		return r.runCommand(ctx, command, req)
@@ -98,48 +153,6 @@ func exitFailure(program string, st exitStatus, reported string) core.TurnResult
 		code = core.FailureAgentNotInstalled
 	}
 	return failed(code, message)
-}
-
-// turnEnv is the agent's environment: the hub's own, less the hub's secrets, plus the
-// turn's WSHUB_* variables (extra, NAME=value, win over inherited ones).
-func turnEnv(req core.TurnRequest, extra ...string) []string {
-	env := make([]string, 0, len(os.Environ())+8+len(extra))
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !hubSecret(name) {
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
-		"WSHUB_WORKSPACE_ID="+req.WorkspaceID,
-		"WSHUB_TURN_ID="+req.TurnID,
-		"WSHUB_MODEL="+req.Model,
-		"WSHUB_RUNTIME_MODE="+req.RuntimeMode,
-		"WSHUB_BRANCH="+req.Branch,
-		"WSHUB_ATTACHMENTS="+strings.Join(req.Attachments, "\n"),
-		"WSHUB_SESSION_ID="+req.SessionID,
-	)
-	// exec keeps the last value of a repeated name, so these override the hub's.
-	return append(env, extra...)
-}
-
-// hubSecret reports whether an environment variable of the hub must not reach
-// agents: the database URL and any WSHUB_ variable that holds a key, token or secret
-// (the content key today, chat credentials later). An agent runs arbitrary code in a
-// checkout; it has no business reading the hub's store or sealed content.
-func hubSecret(name string) bool {
-	if name == "DATABASE_URL" {
-		return true
-	}
-	if !strings.HasPrefix(name, "WSHUB_") {
-		return false
-	}
-	for _, word := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD"} {
-		if strings.Contains(name, word) {
-			return true
-		}
-	}
-	return false
 }
 
 // runtimeMode returns req's mode, the default when empty, or an error result for a

@@ -22,7 +22,8 @@ const adminUsage = `usage: wshub admin <command>
   account update --account ID [--entitled=BOOL] [--billing-hold=BOOL] [--billing-period-end RFC3339|none]
   key create --account ID --name N
   key revoke --key-id ID
-  project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push]
+  project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none]
+  project update --project ID [--network full|none]
   project list --account ID
   workspace archive|unarchive|delete --workspace ID
   webhook deliveries --account ID [--status pending|delivered|failed] [--limit N]
@@ -45,7 +46,8 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wshub admin: %v\n", err)
 		return 1
 	}
-	h, err := hub.Open(ctx, cfg, nil, hub.Options{})
+	// Operator commands run no agent turns, so they do not need (or check) the sandbox.
+	h, err := hub.Open(ctx, cfg, nil, hub.Options{Admin: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "wshub admin: %v\n", err)
 		return 1
@@ -147,10 +149,28 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		name := fs.String("name", "", "display name (default: the repository's name)")
 		branch := fs.String("default-branch", "", "default branch (default: detected)")
 		push := fs.Bool("push", false, "push workspace branches after each turn")
+		network := fs.String("network", core.NetworkFull, "what agent turns may reach: full or none")
 		if err := parse(fs, args, "account", "repository"); err != nil {
 			return nil, err
 		}
-		return addProject(ctx, svc, core.AddProjectInput{AccountID: *id, Repository: localPath(*repo), Name: *name, DefaultBranch: *branch, Push: *push})
+		return addProject(ctx, svc, core.AddProjectInput{AccountID: *id, Repository: localPath(*repo), Name: *name,
+			DefaultBranch: *branch, Push: *push, Network: *network})
+
+	case "project update":
+		id := fs.String("project", "", "project id")
+		network := fs.String("network", "", "what agent turns may reach: full or none")
+		if err := parse(fs, args, "project"); err != nil {
+			return nil, err
+		}
+		in := core.UpdateProjectInput{ProjectID: *id}
+		if flagGiven(fs, "network") {
+			in.Network = network
+		}
+		p, err := svc.AdminUpdateProject(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return projectAdminJSON(p), nil
 
 	case "project list":
 		id := fs.String("account", "", "account id")
@@ -270,7 +290,7 @@ func accountJSON(a *core.Account) map[string]any {
 func projectAdminJSON(p *core.Project) map[string]any {
 	out := map[string]any{
 		"projectId": p.ID, "repository": p.Repository, "displayName": p.DisplayName,
-		"defaultBranch": p.DefaultBranch, "state": p.State, "push": p.Push,
+		"defaultBranch": p.DefaultBranch, "state": p.State, "push": p.Push, "network": p.Network,
 	}
 	if p.FailureReason != "" {
 		out["failureReason"] = p.FailureReason
@@ -315,6 +335,13 @@ func parse(fs *flag.FlagSet, args []string, required ...string) error {
 		}
 	}
 	return nil
+}
+
+// flagGiven reports whether the flag was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // optBool is a boolean flag that remembers whether it was given (--flag or --flag=BOOL).

@@ -47,6 +47,9 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	if cfg.WebhookAllowInsecure {
 		log.Warn("WSHUB_WEBHOOK_ALLOW_INSECURE is on: webhooks may target http and loopback addresses; never use this in production")
 	}
+	if cfg.Sandbox == "none" {
+		log.Warn("WSHUB_SANDBOX=none: agents run unconfined, as the hub's user, and can read everything the hub can (other workspaces, the data directory, its environment); never use this in production")
+	}
 	if cfg.ContentKey == "" {
 		log.Warn("WSHUB_CONTENT_KEY is not set: sending messages, uploads and webhook creation answer 503")
 	}

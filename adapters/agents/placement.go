@@ -1,0 +1,97 @@
+package agents
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wshub/wshub/core"
+)
+
+// placement is where one turn's process runs: the paths it sees, and how it is
+// started (inside bubblewrap, or as it is when the sandbox is off).
+type placement struct {
+	r *Runner
+	// dir and home are the checkout and home directory as the agent sees them.
+	dir, home string
+	// hostDir is the checkout on the host, the working directory bwrap starts in.
+	hostDir string
+	m       mounts
+}
+
+func (r *Runner) place(req core.TurnRequest) *placement {
+	p := &placement{r: r, dir: req.Dir, home: req.Home, hostDir: req.Dir,
+		m: mounts{checkout: req.Dir, home: req.Home, network: req.Network}}
+	if r.sandbox != nil {
+		p.dir, p.home = sandboxCheckout, sandboxHome
+	}
+	return p
+}
+
+// program checks that a CLI program found on the hub's PATH is visible inside the
+// sandbox, and returns the path to run it by.
+func (p *placement) program(name, path string) (string, error) {
+	if p.r.sandbox == nil || p.r.sandbox.visible(path) {
+		return path, nil
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil && p.r.sandbox.visible(real) {
+		return real, nil
+	}
+	return "", fmt.Errorf("%s is installed at %s, %w (/usr, /opt and WSHUB_SANDBOX_READONLY): install it under /usr or /opt, or add its directory to WSHUB_SANDBOX_READONLY", name, path, errProgramHidden)
+}
+
+// showCommand makes a command agent's program visible, read-only at its own path, when
+// the command starts with an absolute path to a file (WSHUB_AGENT_1_COMMAND=/srv/agent.sh):
+// the operator named that file as the agent. Anything else the command reads must be
+// under a system path or WSHUB_SANDBOX_READONLY.
+func (p *placement) showCommand(command string) {
+	if p.r.sandbox == nil {
+		return
+	}
+	fields := strings.Fields(command)
+	if len(fields) == 0 || !filepath.IsAbs(fields[0]) || p.r.sandbox.visible(fields[0]) {
+		return
+	}
+	if fi, err := os.Stat(fields[0]); err == nil && fi.Mode().IsRegular() {
+		p.m.readOnlyFiles = append(p.m.readOnlyFiles, filepath.Clean(fields[0]))
+	}
+}
+
+// sessionFile gives the agent a file to report its session in: a hub-private file on
+// the host, bound into the sandbox at a fixed path. It returns the host path and the
+// path the agent uses.
+func (p *placement) sessionFile(workspaceID string) (host, agent string, err error) {
+	f, err := os.CreateTemp(p.r.stateDir, safeName(workspaceID)+"-session-*")
+	if err != nil {
+		return "", "", err
+	}
+	_ = f.Close()
+	if p.r.sandbox == nil {
+		return f.Name(), f.Name(), nil
+	}
+	p.m.session = f.Name()
+	return f.Name(), sandboxSession, nil
+}
+
+// wrap turns an invocation of path with args into the sandboxed one.
+func (p *placement) wrap(inv invocation) invocation {
+	inv.dir = p.hostDir
+	if p.r.sandbox == nil {
+		return inv
+	}
+	args := append(p.r.sandbox.args(p.m), inv.path)
+	inv.args = append(args, inv.args...)
+	inv.path = p.r.sandbox.program
+	return inv
+}
+
+// safeName keeps a workspace id usable as part of a file name.
+func safeName(id string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, id)
+}

@@ -1,0 +1,297 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+// The sandbox tests run real agent processes under real bubblewrap (make test installs
+// it), with a command agent standing in for a malicious one.
+
+// hostLayout is a hub data directory as the local provider lays it out: this
+// workspace, another workspace with a secret in its checkout, mirrors, blobs.
+type hostLayout struct {
+	data, checkout, home, otherSecret string
+}
+
+func newHostLayout(t *testing.T) hostLayout {
+	t.Helper()
+	data := filepath.Join(t.TempDir(), "data")
+	l := hostLayout{
+		data:        data,
+		checkout:    filepath.Join(data, "workspaces", "ws_mine", "checkout"),
+		home:        filepath.Join(data, "workspaces", "ws_mine", "home"),
+		otherSecret: filepath.Join(data, "workspaces", "ws_theirs", "checkout", "secret.txt"),
+	}
+	for _, d := range []string{l.checkout, filepath.Dir(l.otherSecret), filepath.Join(data, "mirrors", "prj_x"), filepath.Join(data, "assets")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, l.otherSecret, "another team's code")
+	write(t, filepath.Join(data, "assets", "blob"), "sealed bytes")
+	write(t, filepath.Join(l.checkout, "README.md"), "# mine\n")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.name", "agent"}, {"config", "user.email", "agent@example.com"}, {"add", "."}, {"commit", "-q", "-m", "init"}} {
+		if out, err := exec.Command("git", append([]string{"-C", l.checkout}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	return l
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sandboxed is a runner with the bubblewrap sandbox, hiding l's data directory.
+func sandboxed(t *testing.T, l hostLayout, command string) *Runner {
+	t.Helper()
+	r, err := New(context.Background(), Options{
+		Commands: map[string]string{"agent_1": command}, StateDir: filepath.Join(l.data, "run"),
+		AgentEnv: []string{"AGENT_API_KEY"},
+		Sandbox:  SandboxConfig{Mode: SandboxBwrap, Hidden: []string{l.data}},
+	})
+	if err != nil {
+		t.Fatalf("expected the bubblewrap sandbox to work here (make test installs bubblewrap): %v", err)
+	}
+	return r
+}
+
+func (l hostLayout) turn(network, prompt string) core.TurnRequest {
+	return core.TurnRequest{WorkspaceID: "ws_mine", TurnID: "turn_1", Agent: "agent_1", Model: "m",
+		RuntimeMode: "full-access", Branch: "main", Dir: l.checkout, Home: l.home, Network: network, Prompt: prompt}
+}
+
+// script writes an agent program outside the data directory and returns its path.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/bash\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// probe runs one shell check per line in the sandbox: each prints "name=yes" when the
+// agent managed the thing, "name=no" otherwise.
+func probeLines(checks map[string]string) string {
+	var b strings.Builder
+	for name, cmd := range checks {
+		fmt.Fprintf(&b, "if ( %s ) >/dev/null 2>&1; then echo %s=yes; else echo %s=no; fi\n", cmd, name, name)
+	}
+	return b.String()
+}
+
+func results(t *testing.T, res core.TurnResult) map[string]string {
+	t.Helper()
+	if res.Outcome != core.OutcomeCompleted {
+		t.Fatalf("expected the probing turn to complete, got %+v", res)
+	}
+	out := map[string]string{}
+	for line := range strings.Lines(res.Reply) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func TestSandboxConfinesAMaliciousAgent(t *testing.T) {
+	l := newHostLayout(t)
+	const marker = "hub-secret-4b1d"
+	t.Setenv("DATABASE_URL", "postgres://wshub:"+marker+"@127.0.0.1/wshub")
+	t.Setenv("WSHUB_CONTENT_KEY", marker)
+	t.Setenv("PGPASSWORD", marker)
+	t.Setenv("AGENT_API_KEY", "for-the-agent")
+	hub := os.Getpid()
+	exe, _ := os.Executable()
+	checks := map[string]string{
+		"read_other_checkout": "cat " + shQuote(l.otherSecret),
+		"list_data_dir":       "ls " + shQuote(l.data),
+		"read_blob":           "cat " + shQuote(filepath.Join(l.data, "assets", "blob")),
+		"list_mirrors":        "ls " + shQuote(filepath.Join(l.data, "mirrors")),
+		"read_hub_environ":    fmt.Sprintf("cat /proc/%d/environ", hub),
+		"see_hub_process":     fmt.Sprintf("test -e /proc/%d", hub),
+		"see_hub_by_name":     "grep -qs -- " + shQuote(filepath.Base(exe)) + " /proc/[0-9]*/comm",
+		"secret_in_env":       "env | grep -q " + marker,
+		"secret_in_proc":      "grep -qs " + marker + " /proc/[0-9]*/environ",
+		"read_hub_binary":     "cat " + shQuote(exe),
+		"write_usr":           "touch /usr/pwned",
+		"write_etc":           "touch /etc/pwned",
+		"write_root":          "touch /pwned",
+		"write_data_dir":      "touch " + shQuote(filepath.Join(l.data, "pwned")),
+		"agent_key_in_env":    `test "$AGENT_API_KEY" = for-the-agent`,
+		"read_checkout":       "grep -q mine README.md",
+		"write_checkout":      "echo new > written-by-agent.txt",
+		"git_works":           "git add -A && git commit -q -m turn && git log --oneline | grep -q turn",
+		"home_is_private":     `test "$HOME" = /home/agent && touch "$HOME/.kept"`,
+	}
+	r := sandboxed(t, l, script(t, "cat >/dev/null\n"+probeLines(checks)))
+	got := results(t, r.RunTurn(context.Background(), l.turn(core.NetworkFull, "probe")))
+	for name := range checks {
+		want := "no"
+		switch name {
+		case "agent_key_in_env", "read_checkout", "write_checkout", "git_works", "home_is_private":
+			want = "yes"
+		}
+		if got[name] != want {
+			t.Errorf("%s: expected %s, got %q", name, want, got[name])
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(l.checkout, "written-by-agent.txt")); err != nil || string(b) != "new\n" {
+		t.Errorf("expected the agent's file in the checkout on the host, got %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(l.home, ".kept")); err != nil {
+		t.Errorf("expected the agent's home file on the host in the workspace home: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(l.data, "pwned")); err == nil {
+		t.Errorf("the agent wrote into the data directory")
+	}
+}
+
+func TestSandboxHomeIsKeptAcrossTurns(t *testing.T) {
+	l := newHostLayout(t)
+	r := sandboxed(t, l, script(t, `read -r prompt
+case "$prompt" in
+remember) echo "$WSHUB_TURN_ID" > "$HOME/.agent-session"; echo kept ;;
+recall) cat "$HOME/.agent-session" ;;
+esac`))
+	first := l.turn(core.NetworkFull, "remember")
+	if res := r.RunTurn(context.Background(), first); res.Reply != "kept" {
+		t.Fatalf("expected the first turn to keep a file in its home, got %+v", res)
+	}
+	second := l.turn(core.NetworkFull, "recall")
+	second.TurnID = "turn_2"
+	if res := r.RunTurn(context.Background(), second); res.Reply != "turn_1" {
+		t.Fatalf("expected the second turn to read the first turn's home file (turn_1), got %+v", res)
+	}
+}
+
+func TestSandboxNetworkNone(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	connect := map[string]string{"connect": fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)}
+	for _, tt := range []struct{ network, want string }{{core.NetworkFull, "yes"}, {core.NetworkNone, "no"}} {
+		t.Run(tt.network, func(t *testing.T) {
+			l := newHostLayout(t)
+			r := sandboxed(t, l, script(t, "cat >/dev/null\n"+probeLines(connect)))
+			got := results(t, r.RunTurn(context.Background(), l.turn(tt.network, "probe")))
+			if got["connect"] != tt.want {
+				t.Errorf("network %s: expected connecting to the test's loopback listener: %s, got %q", tt.network, tt.want, got["connect"])
+			}
+		})
+	}
+}
+
+func TestSandboxNothingOutlivesTheTurn(t *testing.T) {
+	// A child that leaves the process group (setsid) and would write into the checkout
+	// after the turn: the PID namespace ends it with the turn's first process.
+	l := newHostLayout(t)
+	r := sandboxed(t, l, script(t, `cat >/dev/null
+setsid sh -c 'sleep 1; echo late > late.txt' >/dev/null 2>&1 < /dev/null &
+echo started`))
+	if res := r.RunTurn(context.Background(), l.turn(core.NetworkFull, "go")); res.Reply != "started" {
+		t.Fatalf("expected the turn to complete, got %+v", res)
+	}
+	time.Sleep(2 * time.Second)
+	if _, err := os.Stat(filepath.Join(l.checkout, "late.txt")); err == nil {
+		t.Fatalf("a process of the finished turn wrote late.txt into the checkout after the turn ended")
+	}
+}
+
+func TestStraysOfACrashedTurnAreEndedBeforeTheNext(t *testing.T) {
+	// What a hub killed mid-turn leaves behind, without the sandbox to end it: a process
+	// group still writing into the checkout. The record the dead hub kept names it.
+	l := newHostLayout(t)
+	r, err := New(context.Background(), Options{Commands: map[string]string{"agent_1": "cat >/dev/null; echo next"},
+		StateDir: filepath.Join(l.data, "run"), Sandbox: SandboxConfig{Mode: SandboxNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := exec.Command("sh", "-c", "while :; do date +%s%N >> stray.log; sleep 0.05; done")
+	stray.Dir = l.checkout
+	stray.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- stray.Wait() }()
+	t.Cleanup(func() { _ = syscall.Kill(-stray.Process.Pid, syscall.SIGKILL) })
+	r.recordTurn("ws_mine", stray.Process.Pid)
+
+	if res := r.RunTurn(context.Background(), l.turn(core.NetworkFull, "go")); res.Reply != "next" {
+		t.Fatalf("expected the next turn to run, got %+v", res)
+	}
+	select {
+	case err := <-exited:
+		if err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Errorf("expected the stray process killed, it ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the crashed turn's process was still running after the next turn")
+	}
+	if _, err := os.Stat(r.pidFile("ws_mine")); !os.IsNotExist(err) {
+		t.Errorf("expected the turn record removed after the turn, got %v", err)
+	}
+}
+
+func TestSandboxHidesProgramsOutsideItsPaths(t *testing.T) {
+	l := newHostLayout(t)
+	bin := t.TempDir()
+	write(t, filepath.Join(bin, "claude"), "#!/bin/sh\necho hi\n")
+	if err := os.Chmod(filepath.Join(bin, "claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(context.Background(), Options{StateDir: filepath.Join(l.data, "run"),
+		LookPath: func(string) (string, error) { return filepath.Join(bin, "claude"), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := l.turn(core.NetworkFull, "hi")
+	res := r.RunTurn(context.Background(), req)
+	if res.FailureCode != core.FailureAgentNotInstalled || !strings.Contains(res.FailureMessage, "WSHUB_SANDBOX_READONLY") {
+		t.Errorf("expected agent_not_installed naming WSHUB_SANDBOX_READONLY for a CLI the sandbox cannot see, got %+v", res)
+	}
+}
+
+func TestSandboxRefusesToShowTheDataDirectory(t *testing.T) {
+	l := newHostLayout(t)
+	_, err := New(context.Background(), Options{StateDir: filepath.Join(l.data, "run"),
+		Sandbox: SandboxConfig{ReadOnly: []string{filepath.Dir(l.data)}, Hidden: []string{l.data}}})
+	if err == nil || !strings.Contains(err.Error(), "data directory") {
+		t.Fatalf("expected WSHUB_SANDBOX_READONLY over the data directory refused, got %v", err)
+	}
+}
+
+func TestSandboxMissingProgram(t *testing.T) {
+	_, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: SandboxConfig{Program: "bwrap-not-installed"}})
+	if err == nil || !strings.Contains(err.Error(), "apt-get install bubblewrap") {
+		t.Fatalf("expected a missing bwrap refused with how to install it, got %v", err)
+	}
+}
