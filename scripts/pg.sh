@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Local PostgreSQL cluster for development and tests (NOT for production:
-# trust auth, fsync=off).
+# fsync=off). TCP connections need a password, generated once and kept in
+# $WSHUB_PG_DIR/password: agents run on this host with network access to loopback,
+# so a passwordless database on 127.0.0.1 would be theirs to read. The Unix socket
+# (inside .data/, which agents never see) trusts local users.
 #
 #   export DATABASE_URL=$(scripts/pg.sh)   # ensure running, print URL
 #   scripts/pg.sh stop                     # stop the local cluster
@@ -46,7 +49,6 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 PORT=${WSHUB_PG_PORT:-55432}
 TIMEOUT=${WSHUB_PG_TIMEOUT:-60}
 DB=wshub
-URL="postgres://postgres@127.0.0.1:${PORT}/${DB}?sslmode=disable"
 
 [[ $PORT =~ ^[0-9]+$ ]] || die "WSHUB_PG_PORT must be a number, got '$PORT'"
 [[ $TIMEOUT =~ ^[0-9]+$ ]] || die "WSHUB_PG_TIMEOUT must be a number, got '$TIMEOUT'"
@@ -58,6 +60,7 @@ DATA=$BASE/data
 LOGFILE=$BASE/log
 SOCKDIR=$BASE/run
 LOCK=$BASE/lock
+PWFILE=$BASE/password
 
 # ---------------------------------------------------------------- binaries --
 
@@ -128,7 +131,7 @@ if [[ $(id -u) -eq 0 ]]; then
 		alt=/tmp/wshub-pg-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)
 		log "user '$RUN_AS' cannot access $BASE (parent not traversable); using $alt instead"
 		rmdir "$BASE" 2>/dev/null || true
-		BASE=$alt DATA=$alt/data LOGFILE=$alt/log SOCKDIR=$alt/run LOCK=$alt/lock
+		BASE=$alt DATA=$alt/data LOGFILE=$alt/log SOCKDIR=$alt/run LOCK=$alt/lock PWFILE=$alt/password
 		mkdir -p "$BASE"
 		chown "$RUN_AS": "$BASE"
 		chmod 700 "$BASE"
@@ -192,6 +195,25 @@ fi
 
 # ------------------------------------------------------------------- start --
 
+# The password of the postgres role for TCP connections: made once, kept beside the
+# cluster, readable by its owner only (and by the server's user, for initdb).
+if [[ ! -s $PWFILE ]]; then
+	(umask 077 && head -c 48 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 32 >"$PWFILE")
+fi
+[[ $(id -u) -eq 0 ]] && chown "$RUN_AS": "$PWFILE"
+PGPASS=$(<"$PWFILE")
+[[ $PGPASS =~ ^[A-Za-z0-9]{32}$ ]] || die "$PWFILE does not hold a generated password; remove it"
+URL="postgres://postgres:${PGPASS}@127.0.0.1:${PORT}/${DB}?sslmode=disable"
+HBA=$(
+	cat <<-'EOF'
+		# wshub dev/test cluster (scripts/pg.sh): the socket trusts local users; TCP on
+		# loopback needs the password (agents on this host can reach loopback).
+		local all all                trust
+		host  all all 127.0.0.1/32   scram-sha-256
+		host  all all ::1/128        scram-sha-256
+	EOF
+)
+
 if [[ ! -f $DATA/PG_VERSION ]]; then
 	if [[ -e $DATA ]] && [[ -n $(ls -A "$DATA" 2>/dev/null) ]]; then
 		die "$DATA exists but is not a PostgreSQL data directory; remove it"
@@ -199,19 +221,13 @@ if [[ ! -f $DATA/PG_VERSION ]]; then
 	log "initialising cluster in $DATA ($("$PGBIN/postgres" --version))"
 	rm -rf "$DATA"
 	as_pg mkdir -p "$DATA"
-	as_pg "$PGBIN/initdb" -D "$DATA" -U postgres --auth=trust \
-		--encoding=UTF8 --locale=C --no-sync >"$BASE/initdb.log" 2>&1 9>&- || {
+	as_pg "$PGBIN/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
+		--pwfile="$PWFILE" --encoding=UTF8 --locale=C --no-sync >"$BASE/initdb.log" 2>&1 9>&- || {
 		cat "$BASE/initdb.log" >&2
 		rm -rf "$DATA"
 		die "initdb failed"
 	}
-	# Dev/test cluster only: trust for local and loopback connections.
-	as_pg tee "$DATA/pg_hba.conf" >/dev/null <<-'EOF'
-		# wshub dev/test cluster (scripts/pg.sh): trust local + loopback only.
-		local all all            trust
-		host  all all 127.0.0.1/32 trust
-		host  all all ::1/128      trust
-	EOF
+	printf '%s\n' "$HBA" | as_pg tee "$DATA/pg_hba.conf" >/dev/null
 	printf "\ninclude_if_exists = 'wshub.conf'\n" | as_pg tee -a "$DATA/postgresql.conf" >/dev/null
 fi
 
@@ -266,8 +282,22 @@ until "$PG_ISREADY" -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres; do
 	sleep 0.2
 done
 
-# Create the database if missing.
+export PGPASSWORD=$PGPASS
 admin_conn="host=127.0.0.1 port=$PORT user=postgres dbname=postgres sslmode=disable connect_timeout=10"
+
+# A cluster made by an older pg.sh trusts loopback: give the role its password, then
+# require it.
+if grep -qE '^host[[:space:]].*[[:space:]]trust[[:space:]]*$' "$DATA/pg_hba.conf"; then
+	log "requiring a password for TCP connections (was trust)"
+	# On stdin, not -c: psql interpolates variables only there (the password is [A-Za-z0-9]).
+	printf "alter role postgres password '%s';\n" "$PGPASS" | PGOPTIONS= "$PSQL" "$admin_conn" -X -q \
+		-v ON_ERROR_STOP=1 >&2 || die "could not set the postgres password"
+	printf '%s\n' "$HBA" | as_pg tee "$DATA/pg_hba.conf" >/dev/null
+	pg_ctl_ reload >&2 || die "pg_ctl reload failed"
+	sleep 0.5
+fi
+
+# Create the database if missing.
 exists=$(PGOPTIONS= "$PSQL" "$admin_conn" -X -q -tA -v ON_ERROR_STOP=1 \
 	-c "select 1 from pg_database where datname = '$DB'") ||
 	die "could not query 127.0.0.1:$PORT as postgres"
