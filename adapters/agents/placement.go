@@ -21,6 +21,14 @@ type placement struct {
 }
 
 func (r *Runner) place(req core.TurnRequest) *placement {
+	// bwrap resolves bind sources against its working directory (the checkout): a
+	// relative WSHUB_DATA_DIR (".data", the default) must not reach it as such.
+	if abs, err := filepath.Abs(req.Dir); err == nil {
+		req.Dir = abs
+	}
+	if abs, err := filepath.Abs(req.Home); err == nil {
+		req.Home = abs
+	}
 	p := &placement{r: r, dir: req.Dir, home: req.Home, hostDir: req.Dir,
 		m: mounts{checkout: req.Dir, home: req.Home, network: req.Network}}
 	if r.sandbox != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -58,6 +59,12 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 	if opt.StateDir == "" {
 		return nil, errors.New("agent runner: no state directory")
 	}
+	// Absolute: bwrap resolves bind sources (the session file) against the checkout.
+	stateDir, err := filepath.Abs(opt.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("agent runner state: %w", err)
+	}
+	opt.StateDir = stateDir
 	if err := os.MkdirAll(opt.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent runner state: %w", err)
 	}

@@ -261,6 +261,25 @@ func TestStraysOfACrashedTurnAreEndedBeforeTheNext(t *testing.T) {
 	}
 }
 
+func TestSandboxWithARelativeDataDirectory(t *testing.T) {
+	// WSHUB_DATA_DIR defaults to ".data": the checkout and home reach the runner as
+	// relative paths.
+	l := newHostLayout(t)
+	t.Chdir(filepath.Dir(l.data))
+	r, err := New(context.Background(), Options{
+		Commands: map[string]string{"agent_1": script(t, `cat >/dev/null; pwd; echo "$HOME"; echo s > "$WSHUB_SESSION_FILE"`)},
+		StateDir: filepath.Join("data", "run"), Sandbox: SandboxConfig{Hidden: []string{"data"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := l.turn(core.NetworkFull, "hi")
+	req.Dir, req.Home = filepath.Join("data", "workspaces", "ws_mine", "checkout"), filepath.Join("data", "workspaces", "ws_mine", "home")
+	if res := r.RunTurn(context.Background(), req); res.Reply != "/workspace\n/home/agent" || res.SessionID != "s" {
+		t.Fatalf("expected the turn to run in /workspace with HOME /home/agent, got %+v", res)
+	}
+}
+
 func TestSandboxHidesProgramsOutsideItsPaths(t *testing.T) {
 	l := newHostLayout(t)
 	bin := t.TempDir()
