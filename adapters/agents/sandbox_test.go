@@ -314,3 +314,18 @@ func TestSandboxMissingProgram(t *testing.T) {
 		t.Fatalf("expected a missing bwrap refused with how to install it, got %v", err)
 	}
 }
+
+func TestSandboxMasksADataDirectoryUnderASystemPath(t *testing.T) {
+	// A data directory under /opt (or /usr) would be visible through the system binds:
+	// an empty tmpfs is mounted over it, after the bind it would show through.
+	if _, err := os.Stat("/opt"); err != nil {
+		t.Skip("no /opt on this machine")
+	}
+	b := &bwrap{program: "bwrap", hidden: []string{"/opt/wshub/data"}}
+	args := strings.Join(b.args(mounts{checkout: "/opt/wshub/data/workspaces/ws/checkout", home: "/opt/wshub/data/workspaces/ws/home"}), " ")
+	bind, mask := strings.Index(args, "--ro-bind /opt /opt"), strings.Index(args, "--tmpfs /opt/wshub/data")
+	work := strings.Index(args, "--bind /opt/wshub/data/workspaces/ws/checkout /workspace")
+	if bind < 0 || mask < bind || work < mask {
+		t.Fatalf("expected /opt bound, then the data directory masked, then the checkout bound, got:\n%s", args)
+	}
+}
