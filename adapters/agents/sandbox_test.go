@@ -136,7 +136,7 @@ func TestSandboxConfinesAMaliciousAgent(t *testing.T) {
 		"agent_key_in_env":    `test "$AGENT_API_KEY" = for-the-agent`,
 		"read_checkout":       "grep -q mine README.md",
 		"write_checkout":      "echo new > written-by-agent.txt",
-		"git_works":           "git add -A && git commit -q -m turn && git log --oneline | grep -q turn",
+		"git_works":           "echo g > by-git.txt && git add -A && git commit -q -m turn && git log --oneline | grep -q turn",
 		"home_is_private":     `test "$HOME" = /home/agent && touch "$HOME/.kept"`,
 	}
 	r := sandboxed(t, l, script(t, "cat >/dev/null\n"+probeLines(checks)))
