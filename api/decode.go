@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -17,7 +16,7 @@ import (
 // error text in place of the body. Bodies are taken as they are: an encoded one is
 // refused with code.
 func requestBody(c *fiber.Ctx, code string) ([]byte, error) {
-	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
+	if Encoded(c) {
 		return nil, core.Errorf(code, "Content-Encoding is not supported; send the body unencoded")
 	}
 	return c.Request().Body(), nil

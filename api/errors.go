@@ -29,6 +29,8 @@ var statusOf = map[string]int{
 
 	core.CodeMethodNotAllowed: 405,
 
+	core.CodeUnsupportedContentEncoding: 415,
+
 	core.CodeProjectNotReady: 409, core.CodeSnapshotUnavailable: 409, core.CodeBranchInUse: 409,
 	core.CodeIdempotencyKeyReused: 409, core.CodeIdempotencyKeyReusedAsset: 409,
 	core.CodeWorkspaceNotAcceptingMessages: 409, core.CodeMessageNotDeliverable: 409, core.CodeWebhookLimitReached: 409,

@@ -91,6 +91,8 @@ func New(svc *core.Service, opt Options) *fiber.App {
 		// answer a malformed one itself, ahead of authentication; no endpoint takes forms.
 		DisablePreParseMultipartForm: true,
 	})
+	// First of all handlers, so that it also guards routes added later (/slack/events).
+	app.Use(s.refuseEncoded)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
 	app.Get("/readyz", func(c *fiber.Ctx) error {
 		if opt.Ready != nil {

@@ -69,6 +69,9 @@ const (
 	CodeWebhookNotFound   = "webhook_not_found"
 	// 405
 	CodeMethodNotAllowed = "method_not_allowed"
+	// 415, outside /v1/api only (the API answers its documented 400 codes): a
+	// content-encoded body, refused before anything inflates it.
+	CodeUnsupportedContentEncoding = "unsupported_content_encoding"
 	// 409
 	CodeProjectNotReady               = "cloud_project_not_ready"
 	CodeSnapshotUnavailable           = "cloud_snapshot_unavailable"

@@ -58,7 +58,10 @@ func (c callback) threadKey() string {
 // the inbox (deduplicating Slack's retries by event_id) before acknowledging; the
 // inbox worker does the slow work. Slack wants an answer within 3 seconds.
 func (b *Bot) EventsHandler(c *fiber.Ctx) error {
-	body := append([]byte(nil), c.Body()...) // fasthttp reuses its buffers
+	// The raw bytes, never c.Body(), which inflates an encoded body before the signature
+	// is checked (the api package refuses encoded bodies before this runs). A copy:
+	// fasthttp reuses its buffers.
+	body := append([]byte(nil), c.Request().Body()...)
 	if err := b.verify(c, body); err != nil {
 		b.log.Warn("slack event refused: bad signature", "err", err)
 		return c.Status(http.StatusUnauthorized).JSON(fiber.Map{"error": "invalid_signature"})
