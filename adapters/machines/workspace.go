@@ -91,16 +91,12 @@ func (m *LocalMachines) CommitTurn(ctx context.Context, ws *core.Workspace, p *c
 	return true, co.Push(ctx, ws.Branch)
 }
 
-// WriteFile places an attachment under .context/files/ in the checkout.
+// WriteFile places an attachment under .context/files/ in the checkout, never
+// following a symlink out of it (files.go).
 func (m *LocalMachines) WriteFile(ctx context.Context, ws *core.Workspace, name string, data []byte) (string, error) {
 	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
 	if name == "." || name == ".." || name == "/" {
 		name = "attachment"
 	}
-	rel := filepath.Join(".context", "files", name)
-	full := filepath.Join(m.checkout(ws).Dir, rel)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return "", err
-	}
-	return rel, os.WriteFile(full, data, 0o644)
+	return writeBeneath(m.checkout(ws).Dir, name, data)
 }
