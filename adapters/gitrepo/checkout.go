@@ -30,13 +30,15 @@ func (c *Checkout) git() *runner {
 }
 
 // Create clones mirror into c.Dir and checks out a new branch from baseRef (a branch,
-// tag or commit). pushURL, when set, is where Push sends the branch. Creating again
-// after a crash finishes the job: an existing clone on the branch is kept.
-func (c *Checkout) Create(ctx context.Context, mirror, branch, baseRef, pushURL string) error {
+// tag or commit). Creating again after a crash finishes the job: an existing clone on
+// the branch is kept.
+func (c *Checkout) Create(ctx context.Context, mirror, branch, baseRef string) error {
 	g := c.git()
 	if _, err := os.Stat(filepath.Join(c.Dir, ".git")); err == nil {
-		if cur, err := g.run(ctx, c.Dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(cur) == branch {
-			return nil
+		if c.secure(branch) == nil {
+			if cur, err := g.run(ctx, c.Dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(cur) == branch {
+				return nil
+			}
 		}
 		if err := os.RemoveAll(c.Dir); err != nil {
 			return err
@@ -55,30 +57,16 @@ func (c *Checkout) Create(ctx context.Context, mirror, branch, baseRef, pushURL 
 		_ = os.RemoveAll(tmp)
 		return err
 	}
-	steps := [][]string{
-		{"checkout", "--quiet", "-b", branch, base},
-		{"config", "user.name", "wshub"},
-		{"config", "user.email", "wshub@localhost"},
+	if _, err := g.run(ctx, tmp, "checkout", "--quiet", "-b", branch, base); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
 	}
-	if pushURL != "" {
-		steps = append(steps, []string{"remote", "set-url", "--push", "origin", pushURL})
+	if err := os.Rename(tmp, c.Dir); err != nil {
+		return err
 	}
-	for _, args := range steps {
-		if _, err := g.run(ctx, tmp, args...); err != nil {
-			_ = os.RemoveAll(tmp)
-			return err
-		}
-	}
-	// Files the hub places for the agent (attachments) are not part of the work.
-	exclude := filepath.Join(tmp, ".git", "info", "exclude")
-	if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err == nil {
-		f, err := os.OpenFile(exclude, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err == nil {
-			_, _ = f.WriteString("\n/.context/\n")
-			f.Close()
-		}
-	}
-	return os.Rename(tmp, c.Dir)
+	// The hub's own configuration from the start (no remote: the agent cannot reach the
+	// mirror, and pushes name their URL).
+	return c.secure(branch)
 }
 
 // resolveRef finds baseRef among the mirror's branches, then tags, then commits.
@@ -95,9 +83,12 @@ func resolveRef(ctx context.Context, g *runner, dir, ref string) (string, error)
 	return "", fmt.Errorf("%w: %s", ErrRefNotFound, ref)
 }
 
-// CommitAll commits every change in the checkout; committed is false when the tree
-// is clean.
-func (c *Checkout) CommitAll(ctx context.Context, message string) (bool, error) {
+// CommitAll commits every change in the checkout on branch; committed is false when
+// the tree is clean. The repository is made safe for the hub's git first (secure).
+func (c *Checkout) CommitAll(ctx context.Context, branch, message string) (bool, error) {
+	if err := c.secure(branch); err != nil {
+		return false, err
+	}
 	g := c.git()
 	if _, err := g.run(ctx, c.Dir, "add", "-A"); err != nil {
 		return false, err
@@ -112,8 +103,11 @@ func (c *Checkout) CommitAll(ctx context.Context, message string) (bool, error) 
 	return true, nil
 }
 
-// Push sends the branch to the push URL set at Create.
-func (c *Checkout) Push(ctx context.Context, branch string) error {
-	_, err := c.git().run(ctx, c.Dir, "push", "--quiet", "origin", "HEAD:refs/heads/"+branch)
+// Push sends branch to url (the project's repository).
+func (c *Checkout) Push(ctx context.Context, url, branch string) error {
+	if err := c.secure(branch); err != nil {
+		return err
+	}
+	_, err := c.git().run(ctx, c.Dir, "push", "--quiet", "--", url, "HEAD:refs/heads/"+branch)
 	return err
 }

@@ -49,6 +49,7 @@ func (g *runner) run(ctx context.Context, dir string, args ...string) (string, e
 	if dir != "" {
 		args = append([]string{"-C", dir}, args...)
 	}
+	args = append(append([]string(nil), safeConfig...), args...)
 	cmd := exec.CommandContext(ctx, g.prog, args...)
 	cmd.Env = gitEnv(os.Environ())
 	cmd.WaitDelay = waitDelay
@@ -78,24 +79,40 @@ func (g *runner) run(ctx context.Context, dir string, args ...string) (string, e
 	return "", e
 }
 
-// gitEnv is the hub's environment made fit for unattended git: never prompt for a
-// password (a prompt would hang the hub, and nobody is at the terminal), ignore the
-// machine-wide config, speak English so reasons read the same everywhere, and drop
-// variables that would point git at some other repository than the one named by -C.
+// safeConfig comes first on every git command line the hub runs. Command-line
+// configuration wins over every file, so a repository's own config cannot run a
+// program in the hub's name: no fsmonitor daemon, no hooks (post-commit runs even
+// with --no-verify), and no ext:: transport (a URL that is a shell command).
+var safeConfig = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.hooksPath=/dev/null",
+	"-c", "protocol.ext.allow=never",
+}
+
+// gitVars are the variables of the hub's environment git may see: what it needs to
+// find programs and reach repositories (ssh agent, ssh command, proxies, CA
+// certificates). The environment is built from this list, not by filtering the hub's:
+// DATABASE_URL, WSHUB_CONTENT_KEY and the rest never reach git, its helpers or a
+// hook, and GIT_DIR and its kind cannot point git at another repository.
+var gitVars = map[string]bool{
+	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "TMPDIR": true,
+	"SSH_AUTH_SOCK": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true,
+	"http_proxy": true, "https_proxy": true, "no_proxy": true, "HTTP_PROXY": true, "HTTPS_PROXY": true, "NO_PROXY": true,
+	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "GIT_SSL_CAINFO": true, "GIT_SSL_CAPATH": true,
+}
+
+// gitEnv is git's environment for unattended use: the allow-listed variables of
+// environ, then never prompt for a password (a prompt would hang the hub, and nobody
+// is at the terminal), no system or global config (the operator's ~/.gitconfig is
+// not the hub's), and English, so reasons read the same everywhere.
 func gitEnv(environ []string) []string {
-	env := make([]string, 0, len(environ)+4)
+	env := make([]string, 0, len(gitVars)+5)
 	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-			"GIT_CEILING_DIRECTORIES", "LANGUAGE":
-			continue
+		if name, _, _ := strings.Cut(kv, "="); gitVars[name] {
+			env = append(env, kv)
 		}
-		env = append(env, kv)
 	}
-	// Later entries win over inherited ones (exec dedupes keeping the last).
-	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C")
 }
 
 // lastLine picks the line of git's stderr that says what went wrong: the last

@@ -40,12 +40,8 @@ func (m *LocalMachines) Checkout(ctx context.Context, ws *core.Workspace, p *cor
 	if p.MirrorPath == "" || p.State != core.ProjectReady {
 		return "", &core.SetupError{StatusCode: "setup_failed:project_not_ready", Detail: "the project has no mirror"}
 	}
-	push := ""
-	if p.Push {
-		push = p.Repository
-	}
 	co := m.checkout(ws)
-	err := co.Create(ctx, p.MirrorPath, ws.Branch, ws.BaseRef, push)
+	err := co.Create(ctx, p.MirrorPath, ws.Branch, ws.BaseRef)
 	switch {
 	case errors.Is(err, gitrepo.ErrRefNotFound):
 		return "", &core.SetupError{StatusCode: "setup_failed:base_ref_not_found", Detail: fmt.Sprintf("baseRef %q does not exist", ws.BaseRef)}
@@ -84,11 +80,11 @@ func (m *LocalMachines) Delete(ctx context.Context, ws *core.Workspace) error {
 // CommitTurn commits the turn's changes and pushes when the project asks for it.
 func (m *LocalMachines) CommitTurn(ctx context.Context, ws *core.Workspace, p *core.Project, message string) (bool, error) {
 	co := m.checkout(ws)
-	committed, err := co.CommitAll(ctx, message)
+	committed, err := co.CommitAll(ctx, ws.Branch, message)
 	if err != nil || !committed || !p.Push {
 		return committed, err
 	}
-	return true, co.Push(ctx, ws.Branch)
+	return true, co.Push(ctx, p.Repository, ws.Branch)
 }
 
 // WriteFile places an attachment under .context/files/ in the checkout, never

@@ -1,0 +1,164 @@
+package gitrepo
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// hostileCheckout is a workspace checkout made from a mirror, and a bare repository
+// the project pushes to.
+func hostileCheckout(t *testing.T) (co *Checkout, bare string) {
+	t.Helper()
+	requireGit(t)
+	ctx := context.Background()
+	src := newSource(t, "main", 1)
+	m := &Mirror{Dir: filepath.Join(t.TempDir(), "mirrors")}
+	mirror, _, err := m.Mirror(ctx, "prj_1", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	co = &Checkout{Dir: filepath.Join(t.TempDir(), "ws_1", "checkout")}
+	if err := co.Create(ctx, mirror, "wshub/work", "main"); err != nil {
+		t.Fatal(err)
+	}
+	bare = filepath.Join(t.TempDir(), "pushed.git")
+	testGit(t, t.TempDir(), "init", "--quiet", "--bare", bare)
+	return co, bare
+}
+
+// tripwire is a program that records that it ran by creating marker; it exits 0 and
+// copies its input, so it works as a hook, an fsmonitor or a filter.
+func tripwire(t *testing.T, dir, name string) (program, marker string) {
+	t.Helper()
+	marker = filepath.Join(dir, name+".ran")
+	program = filepath.Join(dir, name)
+	if err := os.WriteFile(program, []byte("#!/bin/sh\ntouch '"+marker+"'\ncat 2>/dev/null\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return program, marker
+}
+
+// TestHubGitRunsNothingFromTheCheckout plants, as a turn could, every way a
+// repository can make git run a program (fsmonitor, hooks in .git/hooks and in a
+// core.hooksPath, a clean filter selected by a committed .gitattributes, an include,
+// an ssh command and an ext:: push URL), then runs the hub's commit and push. None
+// runs; the commit and the push still happen.
+func TestHubGitRunsNothingFromTheCheckout(t *testing.T) {
+	co, bare := hostileCheckout(t)
+	traps := t.TempDir()
+	gitDir := filepath.Join(co.Dir, ".git")
+	var markers []string
+	trap := func(name string) string {
+		p, m := tripwire(t, traps, name)
+		markers = append(markers, m)
+		return p
+	}
+	agentGit := func(args ...string) { testGit(t, co.Dir, args...) }
+
+	agentGit("config", "core.fsmonitor", trap("fsmonitor"))
+	hooks := filepath.Join(traps, "hooks")
+	if err := os.Mkdir(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"pre-commit", "post-commit", "pre-push", "reference-transaction"} {
+		for _, dir := range []string{hooks, filepath.Join(gitDir, "hooks")} {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			prog := trap(filepath.Base(dir) + "-" + h)
+			if err := os.Rename(prog, filepath.Join(dir, h)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	agentGit("config", "core.hooksPath", hooks)
+	agentGit("config", "filter.evil.clean", trap("clean-filter"))
+	agentGit("config", "filter.evil.required", "true")
+	if err := os.WriteFile(filepath.Join(co.Dir, ".gitattributes"), []byte("* filter=evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	included := filepath.Join(traps, "included.gitconfig")
+	if err := os.WriteFile(included, []byte("[core]\n\tfsmonitor = "+trap("included-fsmonitor")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agentGit("config", "include.path", included)
+	agentGit("config", "core.sshCommand", trap("ssh-command"))
+	agentGit("config", "remote.origin.pushurl", "ext::"+trap("ext-transport"))
+	if err := os.WriteFile(filepath.Join(co.Dir, "work.txt"), []byte("the turn's work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := context.Background()
+	committed, err := co.CommitAll(ctx, "wshub/work", "wshub: turn_1")
+	if err != nil || !committed {
+		t.Fatalf("expected the turn's work committed, got %v, %v", committed, err)
+	}
+	if err := co.Push(ctx, bare, "wshub/work"); err != nil {
+		t.Fatalf("expected the push to succeed, got %v", err)
+	}
+	for _, m := range markers {
+		if _, err := os.Stat(m); err == nil {
+			t.Errorf("the hub's git ran a program the checkout planted: %s", filepath.Base(m))
+		}
+	}
+	if got := testGit(t, bare, "log", "-1", "--format=%s", "wshub/work"); got != "wshub: turn_1" {
+		t.Errorf("expected the pushed branch to end in the turn's commit, got %q", got)
+	}
+	if got := testGit(t, co.Dir, "show", "HEAD:work.txt"); got != "the turn's work" {
+		t.Errorf("expected the file committed unfiltered, got %q", got)
+	}
+}
+
+func TestHubGitRefusesARedirectedRepository(t *testing.T) {
+	tests := []struct {
+		name  string
+		plant func(t *testing.T, co *Checkout, elsewhere string)
+	}{
+		{".git is a gitfile naming another repository", func(t *testing.T, co *Checkout, elsewhere string) {
+			gitDir := filepath.Join(co.Dir, ".git")
+			if err := os.RemoveAll(gitDir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(gitDir, []byte("gitdir: "+filepath.Join(elsewhere, ".git")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{".git is a symlink to another repository", func(t *testing.T, co *Checkout, elsewhere string) {
+			gitDir := filepath.Join(co.Dir, ".git")
+			if err := os.RemoveAll(gitDir); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(elsewhere, ".git"), gitDir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"an objects directory symlinked elsewhere", func(t *testing.T, co *Checkout, elsewhere string) {
+			ab := filepath.Join(co.Dir, ".git", "objects", "ab")
+			_ = os.RemoveAll(ab)
+			if err := os.Symlink(filepath.Join(elsewhere, ".git", "objects"), ab); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			co, _ := hostileCheckout(t)
+			elsewhere := newSource(t, "main", 1)
+			before := testGit(t, elsewhere, "rev-parse", "HEAD")
+			tt.plant(t, co, elsewhere)
+			if err := os.WriteFile(filepath.Join(co.Dir, "work.txt"), []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := co.CommitAll(context.Background(), "wshub/work", "wshub: turn_1")
+			if !errors.Is(err, ErrUnsafeRepository) {
+				t.Errorf("expected the commit refused as unsafe, got %v", err)
+			}
+			if after := testGit(t, elsewhere, "rev-parse", "HEAD"); after != before {
+				t.Errorf("the other repository moved from %s to %s", before, after)
+			}
+		})
+	}
+}
