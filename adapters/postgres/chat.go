@@ -193,7 +193,7 @@ func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now, unt
 	FROM due, chat_threads t, messages m
 	WHERE d.thread_id = due.thread_id AND d.message_id = due.message_id AND t.id = d.thread_id AND m.id = d.message_id
 	RETURNING d.thread_id, d.message_id, t.platform, t.team_id, t.channel_id, t.thread_id AS thread, t.workspace_id,
-		d.truncated, m.outcome, m.text_sealed, m.failure_code, m.failure_agent, m.failure_sealed, d.parts_posted, d.attempts`,
+		d.truncated, m.outcome, m.text_sealed, m.failure_code, m.failure_agent, m.failure_sealed, d.parts_posted, d.attempts, d.created_at`,
 		token, now, until, limit)
 	if err != nil {
 		return nil, err

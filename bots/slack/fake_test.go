@@ -229,7 +229,8 @@ func deliverSigned(t testing.TB, h *hubtest.Hub, body []byte, ts, sig string) (i
 }
 
 // waitMetrics waits until the hub's /metrics has every line in want.
-func waitMetrics(t testing.TB, h *hubtest.Hub, want ...string) {
+// waitMetrics waits until /metrics holds every wanted line and returns the scrape.
+func waitMetrics(t testing.TB, h *hubtest.Hub, want ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -247,7 +248,7 @@ func waitMetrics(t testing.TB, h *hubtest.Hub, want ...string) {
 			}
 		}
 		if missing == "" {
-			return
+			return string(b)
 		}
 		if time.Now().After(deadline) {
 			var lines []string

@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -281,7 +282,14 @@ func TestAccountRefusalsAndServerErrorsRetried(t *testing.T) {
 	if posts = f.waitPosts(t, root, "", func([]post) bool { return true }); len(posts) != 1 || posts[0].Text != "wrote retried.txt" {
 		t.Fatalf("expected the reply posted once after the 503s, got %+v", posts)
 	}
-	waitMetrics(t, h, `wshub_chat_posts_total{kind="reply",platform="slack",result="retrying"} 2`,
+	scrape := waitMetrics(t, h, `wshub_chat_posts_total{kind="reply",platform="slack",result="retrying"} 2`,
 		`wshub_chat_posts_total{kind="reply",platform="slack",result="posted"} 1`,
 		`wshub_chat_reply_latency_seconds_count{platform="slack"} 1`)
+	// The latency is from the turn's end to the reply posted: two backoffs (2 s, 4 s)
+	// long at least. Before created_at was read with the claim it was always 0.
+	_, sum, _ := strings.Cut(scrape, `wshub_chat_reply_latency_seconds_sum{platform="slack"} `)
+	sum, _, _ = strings.Cut(sum, "\n")
+	if secs, err := strconv.ParseFloat(sum, 64); err != nil || secs < 2 || secs > 120 {
+		t.Fatalf("expected the reply latency's sum between 2 s (two backoffs) and 2 minutes, got %q", sum)
+	}
 }
