@@ -241,6 +241,7 @@ func TestSendMessageValidation(t *testing.T) {
 		{"text too long astral", map[string]any{"text": strings.Repeat("\U0001F600", core.MaxTextChars+1)}, nil, "invalid_message"},
 		{"empty text", map[string]any{"text": ""}, nil, "invalid_message"},
 		{"white space text", map[string]any{"text": " \n\t "}, nil, "invalid_message"},
+		{"NUL and white space text", map[string]any{"text": "\x00 \n\x00"}, nil, "invalid_message"},
 		{"empty text, empty attachments", map[string]any{"text": "", "attachments": []string{}}, nil, "invalid_message"},
 		{"empty text, null attachments", []byte(`{"text":"","attachments":null}`), nil, "invalid_message"},
 		{"nine distinct attachments", map[string]any{"text": "a", "attachments": nine}, nil, "invalid_message"},
@@ -676,7 +677,8 @@ func TestListMessages(t *testing.T) {
 			t.Fatalf("expected an empty messages array and latestSeq 0, got %s", r.Raw)
 		}
 		ws2 := msgsWorkspace(t, h, h.Key, "only")
-		for q, want := range map[string]float64{"afterSeq=1": 1, "afterSeq=1000": 1000, "afterSeq=5&limit=3": 5} {
+		for q, want := range map[string]float64{"afterSeq=1": 1, "afterSeq=1000": 1000, "afterSeq=5&limit=3": 5,
+			"afterSeq=9007199254740991": 9007199254740991} {
 			msgs, body := msgsList(t, h, h.Key, ws2, q)
 			if len(msgs) != 0 || body["latestSeq"] != want {
 				t.Fatalf("%s: expected no messages and latestSeq %v, got %v", q, want, body)
@@ -691,6 +693,7 @@ func TestListMessages(t *testing.T) {
 			"afterSeq=-1", "afterSeq=abc", "afterSeq=1.5", "afterSeq=1e3", "afterSeq=0x10",
 			"limit=0", "limit=-3", "limit=x", "limit=2.5", "limit=-99999999999999999999",
 			"afterSeq=1&limit=0", "afterSeq=-1&limit=10",
+			"afterSeq=9007199254740992", "afterSeq=9223372036854775807", // above 2^53-1
 		} {
 			r := msgsCall(t, h, "GET", msgsPath(ws)+"?"+q, h.Key, nil)
 			if r.Status != 400 || r.Code() != "invalid_message_query" {

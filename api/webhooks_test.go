@@ -309,6 +309,11 @@ func TestWebhookURLRules(t *testing.T) {
 		"https://foo.ｌｏｃａｌｈｏｓｔ/h",
 		"https://127。0。0。1/h",
 		"https://bücher.example/h",
+		// Ports url.Parse takes and a dial cannot use.
+		"https://hooks.example.com:0/h",
+		"https://hooks.example.com:65536/h",
+		"https://hooks.example.com:99999999999999999999/h",
+		"https://hooks.example.com:00/h",
 	}
 	for _, u := range rejected {
 		r := h.Call("POST", whPath, h.Key, map[string]any{"url": u})

@@ -367,6 +367,8 @@ func TestCreateWorkspaceValidation(t *testing.T) {
 		// Prompt.
 		{"prompt empty", map[string]any{"prompt": ""}, 400, "invalid_prompt"},
 		{"prompt blank", map[string]any{"prompt": " \n\t\r "}, 400, "invalid_prompt"},
+		{"prompt NULs and blanks", map[string]any{"prompt": "\x00 \x00\n\x00"}, 400, "invalid_prompt"},
+		{"branch HEAD", map[string]any{"branch": "HEAD"}, 400, "invalid_git_ref"},
 		{"prompt 65537 ascii", map[string]any{"prompt": rep("a", 65537)}, 400, "invalid_prompt"},
 		{"prompt 65537 two-byte", map[string]any{"prompt": rep("é", 65537)}, 400, "invalid_prompt"},
 		{"prompt 65537 four-byte", map[string]any{"prompt": rep("😀", 65537)}, 400, "invalid_prompt"},
@@ -588,6 +590,21 @@ func TestCreateWorkspaceBranchInUse(t *testing.T) {
 	// Another account's project is independent.
 	_, key2, _ := newTenant(t, h)
 	create(t, h, key2, withAgent(map[string]any{"branch": "feature/shared"}))
+}
+
+func TestCreateWorkspaceExistingRepositoryBranch(t *testing.T) {
+	// A branch the repository already has is not in use by a workspace, but a workspace
+	// cannot be created on it: 400 invalid_git_ref (409 is for live workspaces).
+	t.Parallel()
+	h := hubtest.Start(t)
+	for _, branch := range []string{"main", " main "} {
+		h.Call("POST", workspacesPath, h.Key, withAgent(map[string]any{"branch": branch})).Expect(t, 400, "invalid_git_ref")
+	}
+	// Branch names are case-sensitive: "Main" is new.
+	create(t, h, h.Key, withAgent(map[string]any{"branch": "Main"}))
+	if ids := listIDs(t, h, h.Key); len(ids) != 1 {
+		t.Errorf("expected only the Main workspace created, got %v", ids)
+	}
 }
 
 func TestCreateWorkspaceBranchRace(t *testing.T) {

@@ -28,6 +28,8 @@ func validateRef(field, ref string, allowHash bool) error {
 		}
 	}
 	switch {
+	case !allowHash && ref == "HEAD":
+		return bad("must not be HEAD, which git does not allow as a branch name")
 	case strings.HasPrefix(ref, "-"), strings.HasPrefix(ref, "/"), strings.HasPrefix(ref, "."):
 		return bad("must not start with '-', '/' or '.'")
 	case strings.HasSuffix(ref, "/"), strings.HasSuffix(ref, "."), strings.HasSuffix(ref, ".lock"):

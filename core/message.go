@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Message roles and statuses (api.md 2.3, 3.2).
 const (
@@ -86,4 +89,11 @@ type MessagePage struct {
 	Messages    []*Message
 	LatestSeq   int64
 	TurnFailure *TurnFailure
+}
+
+// cleanText is a prompt or message text as the hub keeps it: NUL characters removed
+// (no agent can receive them: a command line cannot hold one, and agents read text),
+// then surrounding white space. A text of only NULs and white space is empty.
+func cleanText(s string) string {
+	return strings.TrimSpace(strings.ReplaceAll(s, "\x00", ""))
 }

@@ -6,13 +6,18 @@ import (
 	"strings"
 )
 
+// MaxSafeInteger is 2^53-1, the largest integer a JSON number holds exactly in every
+// client (JavaScript's Number.MAX_SAFE_INTEGER): seq and latestSeq never exceed it, and
+// an afterSeq above it is not a position a client could have been given.
+const MaxSafeInteger = 1<<53 - 1
+
 // ParseMessageQuery reads List messages' afterSeq and limit (empty means default).
 func ParseMessageQuery(afterSeq, limit string) (int64, int, error) {
 	after, lim := int64(0), MaxMessagesPage
 	if s := strings.TrimSpace(afterSeq); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || v < 0 {
-			return 0, 0, Errorf(CodeInvalidMessageQuery, "afterSeq must be an integer of at least 0")
+		if err != nil || v < 0 || v > MaxSafeInteger {
+			return 0, 0, Errorf(CodeInvalidMessageQuery, "afterSeq must be an integer from 0 to 9007199254740991")
 		}
 		after = v
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strings"
 )
 
 // SendMessageInput is what a caller sent to a workspace. Nil means absent.
@@ -36,7 +35,7 @@ func ValidateSend(in SendMessageInput) (sendRequest, string, error) {
 	if in.Text == nil {
 		return r, "", Errorf(CodeInvalidRequest, "text is required")
 	}
-	r.Text = strings.TrimSpace(*in.Text)
+	r.Text = cleanText(*in.Text)
 	if chars(r.Text) > MaxTextChars {
 		return r, "", Errorf(CodeInvalidMessage, "text must be at most 65536 characters")
 	}

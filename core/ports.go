@@ -130,6 +130,8 @@ type RepoMirror interface {
 	// Mirror clones (or refreshes) repository for the project and returns where the
 	// mirror lives and the repository's default branch.
 	Mirror(ctx context.Context, projectID, repository string) (path, defaultBranch string, err error)
+	// HasBranch reports whether the mirror at path has the branch.
+	HasBranch(ctx context.Context, path, branch string) (bool, error)
 }
 
 // Clock gives the time; tests inject their own.

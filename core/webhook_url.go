@@ -3,6 +3,7 @@ package core
 import (
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -44,6 +45,12 @@ func (p WebhookURLPolicy) CheckWebhookURL(raw string) (string, error) {
 	host := strings.TrimRight(strings.ToLower(u.Hostname()), ".")
 	if host == "" {
 		return "", bad("must name a host")
+	}
+	if port := u.Port(); port != "" {
+		// url.Parse takes any digits as a port; a dial would fail on 0 or > 65535.
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return "", bad("must have a port from 1 to 65535")
+		}
 	}
 	if p.AllowInsecure && isLoopbackHost(host) {
 		return normalized(u)

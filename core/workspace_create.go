@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -50,7 +51,7 @@ func ValidateCreate(in CreateWorkspaceInput) (createRequest, string, error) {
 		return r, "", err
 	}
 	if in.Prompt != nil {
-		p := strings.TrimSpace(*in.Prompt)
+		p := cleanText(*in.Prompt)
 		if p == "" {
 			return r, "", Errorf(CodeInvalidPrompt, "prompt must not be empty; omit it to create an idle workspace")
 		}
@@ -193,6 +194,18 @@ func (s *Service) newWorkspace(ctx context.Context, q Queries, acct *Account, re
 		}
 		if !errors.Is(err, ErrNoRows) {
 			return nil, err
+		}
+		// An existing branch of the repository is not "in use" (no live workspace has
+		// it) but a workspace would fork it or, pushing, overwrite it: the name is
+		// unusable as given, a 400, decided once the project is known.
+		if project.MirrorPath != "" {
+			exists, err := s.mirror.HasBranch(ctx, project.MirrorPath, branch)
+			if err != nil {
+				return nil, fmt.Errorf("look up branch %q in the project's mirror: %w", branch, err)
+			}
+			if exists {
+				return nil, Errorf(CodeInvalidGitRef, "branch %q already exists in the project's repository; name a new branch, or omit branch for a generated one", branch)
+			}
 		}
 	} else if branch, err = s.freeBranch(ctx, q, project.ID); err != nil {
 		return nil, err
