@@ -420,9 +420,11 @@ func TestSendMessageBillingAndEntitlement(t *testing.T) {
 		{"hold: asset lookup first", nil, ws, map[string]any{"text": "a", "attachments": []string{"asset_AAAAAAAAAAAAAAAA"}}, 404, "api_asset_not_found"},
 		{"hold: state first", nil, archived, ok, 409, "workspace_not_accepting_messages"},
 		{"hold lifted", &core.AccountUpdate{BillingHold: &no}, ws, ok, 200, ""},
-		{"billing period over", &core.AccountUpdate{BillingPeriodEnd: &past}, ws, ok, 403, "cloud_billing_period_missing"},
+		{"billing period over", &core.AccountUpdate{Metered: &yes, BillingPeriodEnd: &past}, ws, ok, 403, "cloud_billing_period_missing"},
 		{"billing period current", &core.AccountUpdate{BillingPeriodEnd: &future}, ws, ok, 200, ""},
-		{"no metered plan", &core.AccountUpdate{ClearBillingPeriod: true}, ws, ok, 200, ""},
+		{"metered, no billing period", &core.AccountUpdate{ClearBillingPeriod: true}, ws, ok, 403, "cloud_billing_period_missing"},
+		{"not metered", &core.AccountUpdate{Metered: &no}, ws, ok, 200, ""},
+		{"not metered, period over", &core.AccountUpdate{BillingPeriodEnd: &past}, ws, ok, 200, ""},
 		{"entitlement removed", &core.AccountUpdate{Entitled: &no}, ws, ok, 403, "cloud_entitlement_required"},
 		{"entitlement before validation", nil, ws, []byte(`{`), 403, "cloud_entitlement_required"},
 		{"entitlement before lookup", nil, "ws_0000000000000000", ok, 403, "cloud_entitlement_required"},
@@ -436,8 +438,8 @@ func TestSendMessageBillingAndEntitlement(t *testing.T) {
 			t.Fatalf("%s: expected %d %s, got %d %s", s.name, s.status, s.code, r.Status, r.Raw)
 		}
 	}
-	if n := msgsCount(t, h, ws); n != 3 {
-		t.Fatalf("expected only the 3 accepted sends to be stored, got %d", n)
+	if n := msgsCount(t, h, ws); n != 4 {
+		t.Fatalf("expected only the 4 accepted sends to be stored, got %d", n)
 	}
 	r := msgsCall(t, h, "GET", msgsPath(ws), h.Key, nil)
 	r.Expect(t, 403, "cloud_entitlement_required")

@@ -677,9 +677,11 @@ func TestCreateWorkspaceBilling(t *testing.T) {
 		code   string
 	}{
 		{"billing hold", core.AccountUpdate{BillingHold: &yes}, 403, "cloud_billing_hold"},
-		{"billing period over", core.AccountUpdate{BillingPeriodEnd: &past}, 403, "cloud_billing_period_missing"},
-		{"billing period current", core.AccountUpdate{BillingPeriodEnd: &future}, 201, ""},
-		{"no billing period (not metered)", core.AccountUpdate{ClearBillingPeriod: true}, 201, ""},
+		{"billing period over", core.AccountUpdate{Metered: &yes, BillingPeriodEnd: &past}, 403, "cloud_billing_period_missing"},
+		{"billing period current", core.AccountUpdate{Metered: &yes, BillingPeriodEnd: &future}, 201, ""},
+		{"metered, no billing period", core.AccountUpdate{Metered: &yes, ClearBillingPeriod: true}, 403, "cloud_billing_period_missing"},
+		{"not metered, no billing period", core.AccountUpdate{Metered: &no, ClearBillingPeriod: true}, 201, ""},
+		{"not metered, period over", core.AccountUpdate{Metered: &no, BillingPeriodEnd: &past}, 201, ""},
 		{"hold lifted", core.AccountUpdate{BillingHold: &no}, 201, ""},
 	}
 	for _, c := range cases {
@@ -720,12 +722,12 @@ func TestCreateWorkspaceBillingCheckOrder(t *testing.T) {
 		code string
 	}{
 		{"hold", core.AccountUpdate{BillingHold: &yes}, "cloud_billing_hold"},
-		{"period missing", core.AccountUpdate{BillingPeriodEnd: &past}, "cloud_billing_period_missing"},
+		{"period missing", core.AccountUpdate{Metered: &yes, BillingPeriodEnd: &past}, "cloud_billing_period_missing"},
 	} {
 		t.Run(upd.name, func(t *testing.T) {
 			// Reset, then apply this flag alone.
 			no := false
-			if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{BillingHold: &no, ClearBillingPeriod: true}); err != nil {
+			if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{BillingHold: &no, Metered: &no, ClearBillingPeriod: true}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, upd.u); err != nil {
@@ -765,7 +767,7 @@ func TestCreateWorkspaceBillingCheckOrder(t *testing.T) {
 	}
 	// A key refused for billing was not burned: once billing is fine it creates.
 	no := false
-	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{BillingHold: &no, ClearBillingPeriod: true}); err != nil {
+	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{BillingHold: &no, Metered: &no, ClearBillingPeriod: true}); err != nil {
 		t.Fatal(err)
 	}
 	h.Call("POST", workspacesPath, h.Key, withAgent(map[string]any{"projectId": h.Project.ID}), "Idempotency-Key", "held-key").Expect(t, 201, "")

@@ -10,9 +10,14 @@ type Account struct {
 	Entitled bool
 	// BillingHold blocks creating workspaces and sending messages.
 	BillingHold bool
-	// BillingPeriodEnd is the end of the account's current billing period. Nil means the
-	// account is not on a metered plan and is never checked; a time in the past means the
-	// period ran out and no new one was recorded: cloud_billing_period_missing.
+	// Metered accounts pay by billing period: creating workspaces and sending messages
+	// need a current one. Accounts that are not metered (the development account, an
+	// operator's own) are never checked. An explicit property rather than "no period
+	// end": api.md says a missing billing period is refused.
+	Metered bool
+	// BillingPeriodEnd is the end of a metered account's current billing period. Nil
+	// (none recorded) or a time in the past (it ran out and no new one was recorded):
+	// cloud_billing_period_missing.
 	BillingPeriodEnd *time.Time
 	CreatedAt        time.Time
 }
@@ -30,7 +35,7 @@ func (a *Account) checkBilling(now time.Time) error {
 	if a.BillingHold {
 		return Errorf(CodeBillingHold, "this account has a billing hold")
 	}
-	if a.BillingPeriodEnd != nil && !now.Before(*a.BillingPeriodEnd) {
+	if a.Metered && (a.BillingPeriodEnd == nil || !now.Before(*a.BillingPeriodEnd)) {
 		return Errorf(CodeBillingPeriodMissing, "this account has no current billing period")
 	}
 	return nil

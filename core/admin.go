@@ -26,6 +26,7 @@ func (s *Service) CreateAccount(ctx context.Context, a *Account) error {
 type AccountUpdate struct {
 	Entitled    *bool
 	BillingHold *bool
+	Metered     *bool
 	// BillingPeriodEnd: set to change; ClearBillingPeriod removes it.
 	BillingPeriodEnd   *time.Time
 	ClearBillingPeriod bool
@@ -47,6 +48,9 @@ func (s *Service) UpdateAccount(ctx context.Context, id string, u AccountUpdate)
 		}
 		if u.BillingHold != nil {
 			a.BillingHold = *u.BillingHold
+		}
+		if u.Metered != nil {
+			a.Metered = *u.Metered
 		}
 		if u.BillingPeriodEnd != nil {
 			a.BillingPeriodEnd = u.BillingPeriodEnd

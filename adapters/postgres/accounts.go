@@ -13,26 +13,27 @@ type accountRow struct {
 	Name             string       `db:"name"`
 	Entitled         bool         `db:"entitled"`
 	BillingHold      bool         `db:"billing_hold"`
+	Metered          bool         `db:"metered"`
 	BillingPeriodEnd sql.NullTime `db:"billing_period_end"`
 	CreatedAt        time.Time    `db:"created_at"`
 }
 
 func (r *accountRow) core() *core.Account {
-	return &core.Account{ID: r.ID, Name: r.Name, Entitled: r.Entitled, BillingHold: r.BillingHold,
+	return &core.Account{ID: r.ID, Name: r.Name, Entitled: r.Entitled, BillingHold: r.BillingHold, Metered: r.Metered,
 		BillingPeriodEnd: timePtr(r.BillingPeriodEnd), CreatedAt: r.CreatedAt}
 }
 
-const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.billing_period_end, a.created_at`
+const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.metered, a.billing_period_end, a.created_at`
 
 func (q queries) CreateAccount(ctx context.Context, a *core.Account) error {
-	_, err := q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, billing_period_end, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, a.ID, a.Name, a.Entitled, a.BillingHold, nullTime(a.BillingPeriodEnd), a.CreatedAt)
+	_, err := q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, metered, billing_period_end, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ID, a.Name, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd), a.CreatedAt)
 	return err
 }
 
 func (q queries) UpdateAccount(ctx context.Context, a *core.Account) error {
-	_, err := q.exec(ctx, `UPDATE accounts SET entitled = $2, billing_hold = $3, billing_period_end = $4 WHERE id = $1`,
-		a.ID, a.Entitled, a.BillingHold, nullTime(a.BillingPeriodEnd))
+	_, err := q.exec(ctx, `UPDATE accounts SET entitled = $2, billing_hold = $3, metered = $4, billing_period_end = $5 WHERE id = $1`,
+		a.ID, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd))
 	return err
 }
 

@@ -18,8 +18,8 @@ import (
 
 const adminUsage = `usage: wshub admin <command>
 
-  account create --name N [--entitled] [--billing-hold] [--billing-period-end RFC3339]
-  account update --account ID [--entitled=BOOL] [--billing-hold=BOOL] [--billing-period-end RFC3339|none]
+  account create --name N [--entitled] [--billing-hold] [--metered=BOOL] [--billing-period-end RFC3339]
+  account update --account ID [--entitled=BOOL] [--billing-hold=BOOL] [--metered=BOOL] [--billing-period-end RFC3339|none]
   key create --account ID --name N
   key revoke --key-id ID
   project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none]
@@ -77,11 +77,12 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		name := fs.String("name", "", "account name")
 		entitled := fs.Bool("entitled", false, "the account has the cloud entitlement")
 		hold := fs.Bool("billing-hold", false, "the account has a billing hold")
+		metered := fs.Bool("metered", true, "the account pays by billing period (false: never checked)")
 		periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339)")
 		if err := parse(fs, args, "name"); err != nil {
 			return nil, err
 		}
-		a := &core.Account{Name: *name, Entitled: *entitled, BillingHold: *hold}
+		a := &core.Account{Name: *name, Entitled: *entitled, BillingHold: *hold, Metered: *metered}
 		if *periodEnd != "" {
 			t, err := time.Parse(time.RFC3339, *periodEnd)
 			if err != nil {
@@ -96,14 +97,15 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 
 	case "account update":
 		id := fs.String("account", "", "account id")
-		var entitled, hold optBool
+		var entitled, hold, metered optBool
 		fs.Var(&entitled, "entitled", "the account has the cloud entitlement (true|false)")
 		fs.Var(&hold, "billing-hold", "the account has a billing hold (true|false)")
+		fs.Var(&metered, "metered", "the account pays by billing period (true|false)")
 		periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339), or none")
 		if err := parse(fs, args, "account"); err != nil {
 			return nil, err
 		}
-		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v}
+		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v, Metered: metered.v}
 		switch *periodEnd {
 		case "":
 		case "none":
@@ -280,7 +282,7 @@ func localPath(repo string) string {
 }
 
 func accountJSON(a *core.Account) map[string]any {
-	out := map[string]any{"accountId": a.ID, "name": a.Name, "entitled": a.Entitled, "billingHold": a.BillingHold}
+	out := map[string]any{"accountId": a.ID, "name": a.Name, "entitled": a.Entitled, "billingHold": a.BillingHold, "metered": a.Metered}
 	if a.BillingPeriodEnd != nil {
 		out["billingPeriodEnd"] = a.BillingPeriodEnd.Format(time.RFC3339)
 	}

@@ -44,12 +44,12 @@ func TestAdminAccountKeyProject(t *testing.T) {
 	}
 
 	upd, _ := wshub(t, 0, "admin", "account", "update", "--account", id, "--billing-hold", "--billing-period-end", "2030-01-02T03:04:05Z")
-	if upd["billingHold"] != true || upd["billingPeriodEnd"] != "2030-01-02T03:04:05Z" || upd["entitled"] != true {
-		t.Fatalf("expected hold on, period set, still entitled; got %v", upd)
+	if upd["billingHold"] != true || upd["billingPeriodEnd"] != "2030-01-02T03:04:05Z" || upd["entitled"] != true || upd["metered"] != true {
+		t.Fatalf("expected hold on, period set, still entitled, metered by default; got %v", upd)
 	}
-	upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--billing-hold=false", "--billing-period-end", "none", "--entitled=false")
-	if upd["billingHold"] != false || upd["billingPeriodEnd"] != nil || upd["entitled"] != false {
-		t.Fatalf("expected hold off, no period, not entitled; got %v", upd)
+	upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--billing-hold=false", "--billing-period-end", "none", "--entitled=false", "--metered=false")
+	if upd["billingHold"] != false || upd["billingPeriodEnd"] != nil || upd["entitled"] != false || upd["metered"] != false {
+		t.Fatalf("expected hold off, no period, not entitled, not metered; got %v", upd)
 	}
 
 	key, _ := wshub(t, 0, "admin", "key", "create", "--account", id, "--name", "ci")

@@ -87,7 +87,8 @@ func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devSt
 			return false, nil
 		}
 	}
-	acct := &core.Account{Name: "Development", Entitled: true}
+	// Not metered: the development account never needs a billing period.
+	acct := &core.Account{Name: "Development", Entitled: true, Metered: false}
 	if err := h.Service.CreateAccount(ctx, acct); err != nil {
 		return false, err
 	}

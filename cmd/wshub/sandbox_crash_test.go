@@ -38,7 +38,7 @@ func TestAgentProcessesDieWithAKilledHub(t *testing.T) {
 	t.Setenv("DATABASE_URL", strings.TrimPrefix(env[0], "DATABASE_URL="))
 	t.Setenv("WSHUB_DATA_DIR", dataDir)
 	t.Setenv("WSHUB_CONTENT_KEY", strings.TrimPrefix(env[2], "WSHUB_CONTENT_KEY="))
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "crash", "--entitled")
+	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "crash", "--entitled", "--metered=false")
 	key, _ := wshub(t, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
 	wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
 	k := key["key"].(string)

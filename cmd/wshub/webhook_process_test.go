@@ -45,7 +45,7 @@ func newDeliveryFixture(t *testing.T, endpoints int) *deliveryFixture {
 	t.Setenv("WSHUB_DATA_DIR", dataDir)
 	t.Setenv("WSHUB_CONTENT_KEY", contentKey)
 	t.Setenv("WSHUB_WEBHOOK_ALLOW_INSECURE", "true")
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "hooks", "--entitled")
+	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "hooks", "--entitled", "--metered=false")
 	key, _ := wshub(t, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
 	wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
 	f.key, f.account = key["key"].(string), acct["accountId"].(string)
