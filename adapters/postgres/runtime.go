@@ -10,21 +10,32 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
+// claimableWorkspaces selects (and locks) up to $3 unleased workspaces with work. It is
+// driven from the two small sets that have work, each read through its partial index:
+// transitional states (workspaces_transitional) and open user messages
+// (messages_open); a ready workspace with nothing to do, the common case, is never
+// read. The outer state test keeps a paused workspace with a queued message out (the
+// message resumes it through the state change, not the claim).
+const claimableWorkspaces = `
+		SELECT w.id FROM workspaces w
+		WHERE w.id IN (
+		        SELECT t.id FROM workspaces t
+		        WHERE t.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting')
+		        UNION ALL
+		        SELECT m.workspace_id FROM messages m WHERE m.role = 'user' AND m.status IN ('pending', 'delivered'))
+		  AND w.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting', 'ready')
+		  AND (w.lease_expires_at IS NULL OR w.lease_expires_at < now())
+		ORDER BY w.updated_at
+		LIMIT $3
+		FOR UPDATE OF w SKIP LOCKED`
+
 // ClaimWorkspaces leases workspaces with work: a transitional state
 // (workspaces_transitional) or ready with an open user message (messages_open).
 // SKIP LOCKED lets replicas claim side by side; an expired lease is claimable again,
 // which is how a dead worker's workspace is recovered.
 func (q queries) ClaimWorkspaces(ctx context.Context, token string, until time.Time, limit int) ([]*core.Workspace, error) {
 	var ids []string
-	err := q.selectAll(ctx, &ids, `WITH due AS (
-		SELECT w.id FROM workspaces w
-		WHERE (w.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting')
-		       OR (w.state = 'ready' AND EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id
-		            AND m.role = 'user' AND m.status IN ('pending', 'delivered'))))
-		  AND (w.lease_expires_at IS NULL OR w.lease_expires_at < now())
-		ORDER BY w.updated_at
-		LIMIT $3
-		FOR UPDATE SKIP LOCKED)
+	err := q.selectAll(ctx, &ids, `WITH due AS (`+claimableWorkspaces+`)
 	UPDATE workspaces w SET lease_token = $1, lease_expires_at = $2 FROM due WHERE w.id = due.id
 	RETURNING w.id`, token, until, limit)
 	if err != nil || len(ids) == 0 {

@@ -107,10 +107,14 @@ func (q queries) WorkspaceUsingBranch(ctx context.Context, projectID, branch str
 	return id, err
 }
 
-// NewestWorkspace uses workspaces_account_live; deleted workspaces still count as
-// "the most recent workspace" for agent and model defaults.
+// newestWorkspaceWhere uses workspaces_account_newest (a backward scan of one row):
+// deleted workspaces still count as "the most recent workspace" for agent and model
+// defaults, so the live-only workspaces_account_live cannot serve it.
+const newestWorkspaceWhere = `WHERE w.account_id = $1 ORDER BY w.created_at DESC, w.id DESC LIMIT 1`
+
+// NewestWorkspace is the account's newest workspace, deleted ones included.
 func (q queries) NewestWorkspace(ctx context.Context, accountID string) (*core.Workspace, error) {
-	return q.getWorkspace(ctx, `WHERE w.account_id = $1 ORDER BY w.created_at DESC, w.id DESC LIMIT 1`, accountID)
+	return q.getWorkspace(ctx, newestWorkspaceWhere, accountID)
 }
 
 func (q queries) SetWorkspaceState(ctx context.Context, id, from string, to core.StateChange) (bool, error) {

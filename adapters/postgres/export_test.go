@@ -1,0 +1,7 @@
+package postgres
+
+// Statements the external tests plan (plan_test.go), exported for tests only.
+var (
+	NewestWorkspaceSQL     = workspaceSelect + newestWorkspaceWhere
+	ClaimableWorkspacesSQL = claimableWorkspaces
+)
