@@ -50,9 +50,8 @@ type ChatEventHandler func(ctx context.Context, payload []byte) ([]ChatNotice, e
 // events in order), settling each: done (with what the bot said queued), retried
 // later, or failed after the last try.
 // It reports each one settled.
-func (s *Service) HandleChatEvents(ctx context.Context, token string, leaseFor time.Duration, limit int, handlers map[string]ChatEventHandler) ([]ChatEventReport, error) {
-	now := s.clock.Now()
-	events, err := s.store.ClaimChatEvents(ctx, token, now, now.Add(leaseFor), limit)
+func (s *Service) HandleChatEvents(ctx context.Context, leaseFor time.Duration, limit int, handlers map[string]ChatEventHandler) ([]ChatEventReport, error) {
+	events, err := s.store.ClaimChatEvents(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat events: %w", err)
 	}
@@ -60,7 +59,7 @@ func (s *Service) HandleChatEvents(ctx context.Context, token string, leaseFor t
 	for _, e := range events {
 		said, err := s.handleChatEvent(ctx, e, handlers[e.Platform])
 		released := s.judgeChatEvent(e, err, ctx.Err() != nil)
-		if err := s.settleChatEvent(context.WithoutCancel(ctx), e, token, said); err != nil {
+		if err := s.settleChatEvent(context.WithoutCancel(ctx), e, said); err != nil {
 			return reports, fmt.Errorf("settle chat event %s: %w", e.EventID, err)
 		}
 		reports = append(reports, ChatEventReport{Platform: e.Platform, Status: e.Status, Released: released})

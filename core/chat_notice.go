@@ -15,7 +15,7 @@ func chatNoticeBinding(platform, key string) string {
 // the bot had to say, in one transaction: an event is answered exactly when it is
 // settled done, so a retried event never repeats its answer. Nothing is written when
 // the lease was lost (another worker handles the event again and says it then).
-func (s *Service) settleChatEvent(ctx context.Context, e *ChatEvent, token string, said []ChatNotice) error {
+func (s *Service) settleChatEvent(ctx context.Context, e *ChatEvent, said []ChatNotice) error {
 	var queued []*QueuedChatNotice
 	if e.Status == "done" {
 		for i, n := range said {
@@ -28,7 +28,7 @@ func (s *Service) settleChatEvent(ctx context.Context, e *ChatEvent, token strin
 		}
 	}
 	return s.store.InTx(ctx, func(q Queries) error {
-		held, err := q.SettleChatEvent(ctx, e, token)
+		held, err := q.SettleChatEvent(ctx, e, e.Lease)
 		if err != nil || !held || len(queued) == 0 {
 			return err
 		}
@@ -51,16 +51,15 @@ func (s *Service) queueFailureNotices(ctx context.Context, q Queries, ws *Worksp
 
 // PostChatNotices claims due notices and posts each through the platform's poster,
 // outside any transaction, settling it under the lease. It reports each one settled.
-func (s *Service) PostChatNotices(ctx context.Context, token string, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
-	now := s.clock.Now()
-	claimed, err := s.store.ClaimChatNotices(ctx, token, now, now.Add(leaseFor), limit)
+func (s *Service) PostChatNotices(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
+	claimed, err := s.store.ClaimChatNotices(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat notices: %w", err)
 	}
 	return postOutbox(ctx, s, "notice", claimed,
 		func(c *ClaimedChatNotice) ChatPostResult { return s.postChatNotice(ctx, c, posters[c.Place.Platform]) },
 		func(ctx context.Context, c *ClaimedChatNotice) error {
-			_, err := s.store.SettleChatNotice(ctx, c, token)
+			_, err := s.store.SettleChatNotice(ctx, c, c.Lease)
 			return err
 		})
 }

@@ -23,14 +23,19 @@ type ChatQueries interface {
 	InsertChatEvent(ctx context.Context, e *ChatEvent) (bool, error)
 	// ClaimChatEvents leases due events, at most one per thread and only the oldest
 	// pending one of each, so a thread's messages are handled in order.
-	ClaimChatEvents(ctx context.Context, token string, now, until time.Time, limit int) ([]*ChatEvent, error)
+	//
+	// The Claim statements of the inbox and outboxes give each row claimed its own
+	// lease token (token, the claim's, joined with the row's key), returned in Lease;
+	// due times are the hub's clock (now), but a lease runs leaseFor by the database's
+	// clock, which alone judges it.
+	ClaimChatEvents(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*ChatEvent, error)
 	// SettleChatEvent is fenced by the lease token; false when the lease was lost.
 	SettleChatEvent(ctx context.Context, e *ChatEvent, token string) (bool, error)
 
 	// InsertChatDeliveries queues the reply for every thread of the workspace.
 	InsertChatDeliveries(ctx context.Context, workspaceID, messageID string, seq int64, truncated bool, at time.Time) (int64, error)
 	// ClaimChatDeliveries leases due replies, only the oldest pending one per thread.
-	ClaimChatDeliveries(ctx context.Context, token string, now, until time.Time, limit int) ([]*ClaimedChatReply, error)
+	ClaimChatDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*ClaimedChatReply, error)
 	SettleChatDelivery(ctx context.Context, r *ClaimedChatReply, token string) (bool, error)
 
 	// InsertChatNotices queues notices; a (platform, key) already queued is skipped.
@@ -40,7 +45,7 @@ type ChatQueries interface {
 	InsertFailureNotices(ctx context.Context, workspaceID, code string, at time.Time) (int64, error)
 	// ClaimChatNotices leases due notices, only the oldest pending one per thread, and
 	// a failure notice only once its thread has no pending reply.
-	ClaimChatNotices(ctx context.Context, token string, now, until time.Time, limit int) ([]*ClaimedChatNotice, error)
+	ClaimChatNotices(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*ClaimedChatNotice, error)
 	SettleChatNotice(ctx context.Context, n *ClaimedChatNotice, token string) (bool, error)
 }
 
@@ -55,6 +60,8 @@ type ChatEvent struct {
 	NextAt    time.Time
 	LastError string
 	At        time.Time
+	// Lease is the token of the claim handling it: settling is fenced by it.
+	Lease string
 }
 
 // ClaimedChatReply is a leased reply with where it goes and what it says (sealed).
@@ -81,6 +88,8 @@ type ChatPostState struct {
 	Status      string
 	NextAt      time.Time
 	LastError   string
+	// Lease is the token of the claim posting it: settling is fenced by it.
+	Lease string
 }
 
 // ChatReply is a finished turn to post in a thread.

@@ -22,16 +22,15 @@ func (s *Service) emitChatReplies(ctx context.Context, q Queries, ws *Workspace,
 
 // PostChatReplies claims due replies and posts each through the platform's poster,
 // outside any transaction, settling it under the lease. It reports each one settled.
-func (s *Service) PostChatReplies(ctx context.Context, token string, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
-	now := s.clock.Now()
-	claimed, err := s.store.ClaimChatDeliveries(ctx, token, now, now.Add(leaseFor), limit)
+func (s *Service) PostChatReplies(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
+	claimed, err := s.store.ClaimChatDeliveries(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat replies: %w", err)
 	}
 	return postOutbox(ctx, s, "reply", claimed,
 		func(c *ClaimedChatReply) ChatPostResult { return s.postChatReply(ctx, c, posters[c.Place.Platform]) },
 		func(ctx context.Context, c *ClaimedChatReply) error {
-			_, err := s.store.SettleChatDelivery(ctx, c, token)
+			_, err := s.store.SettleChatDelivery(ctx, c, c.Lease)
 			return err
 		})
 }

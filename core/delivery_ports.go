@@ -14,8 +14,10 @@ type DeliveryQueries interface {
 	InsertEvent(ctx context.Context, e *Event) error
 	InsertDeliveries(ctx context.Context, ds []*Delivery) error
 	// ClaimDueDeliveries leases up to limit pending deliveries due at now whose lease
-	// is free or expired (FOR UPDATE SKIP LOCKED), with what sending them needs.
-	ClaimDueDeliveries(ctx context.Context, token string, now, until time.Time, limit int) ([]*ClaimedDelivery, error)
+	// is free or expired (FOR UPDATE SKIP LOCKED), with what sending them needs. Each
+	// row gets its own lease token (token, the claim's, joined with the row's id, in
+	// Lease); the lease runs leaseFor by the database's clock, which alone judges it.
+	ClaimDueDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*ClaimedDelivery, error)
 	// SettleDelivery records a finished attempt and frees the lease; false when the
 	// lease was lost or the delivery is gone.
 	SettleDelivery(ctx context.Context, id, token string, st DeliverySettlement) (bool, error)
@@ -31,6 +33,8 @@ type DeliveryQueries interface {
 // ClaimedDelivery is a leased delivery with its endpoint and event, still sealed.
 type ClaimedDelivery struct {
 	Delivery
+	// Lease is this claim's token: settling is fenced by it.
+	Lease          string
 	SealedSecret   []byte
 	SealedBody     []byte
 	EventCreatedAt time.Time

@@ -10,6 +10,7 @@ import (
 type DeliveryJob struct {
 	Delivery
 	EventCreatedAt time.Time
+	lease          string // the claim's token, which fences the settlement
 	attempt        WebhookAttempt
 	// openErr is set when the secret or body did not open (content key changed): the
 	// attempt then fails without sending.
@@ -44,16 +45,16 @@ type DeliveryReport struct {
 }
 
 // ClaimDeliveries leases up to limit due deliveries for leaseFor and opens what they
-// need. The lease outlives the attempt's 10-second limit by a wide margin.
-func (s *Service) ClaimDeliveries(ctx context.Context, token string, leaseFor time.Duration, limit int) ([]*DeliveryJob, error) {
-	now := s.clock.Now()
-	claimed, err := s.store.ClaimDueDeliveries(ctx, token, now, now.Add(leaseFor), limit)
+// need. The lease outlives the attempt's 10-second limit by a wide margin. Due times
+// are the hub's clock (retry backoff); lease expiry is the database's.
+func (s *Service) ClaimDeliveries(ctx context.Context, leaseFor time.Duration, limit int) ([]*DeliveryJob, error) {
+	claimed, err := s.store.ClaimDueDeliveries(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
 	jobs := make([]*DeliveryJob, len(claimed))
 	for i, c := range claimed {
-		j := &DeliveryJob{Delivery: c.Delivery, EventCreatedAt: c.EventCreatedAt}
+		j := &DeliveryJob{Delivery: c.Delivery, EventCreatedAt: c.EventCreatedAt, lease: c.Lease}
 		secret, err := s.open(c.SealedSecret, webhookBinding(c.AccountID, c.WebhookID))
 		var body string
 		if err == nil {
@@ -69,7 +70,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, token string, leaseFor ti
 // AttemptDelivery sends a claimed delivery once, outside any transaction, and settles
 // it while the lease still holds: delivered on a 2xx, otherwise retried after
 // RetryDelay(attempt), or given up after the last allowed attempt.
-func (s *Service) AttemptDelivery(ctx context.Context, j *DeliveryJob, token string) (DeliveryReport, error) {
+func (s *Service) AttemptDelivery(ctx context.Context, j *DeliveryJob) (DeliveryReport, error) {
 	rep := DeliveryReport{Attempt: j.attempt.Attempt}
 	if j.openErr != nil {
 		s.log().Warn("webhook delivery: event or secret does not open", "delivery", j.ID, "err", j.openErr)
@@ -81,7 +82,7 @@ func (s *Service) AttemptDelivery(ctx context.Context, j *DeliveryJob, token str
 	settleCtx := context.WithoutCancel(ctx)
 	if ctx.Err() != nil && !rep.Result.Acknowledged() {
 		rep.Outcome = DeliveryReleased
-		return rep, s.store.ReleaseDelivery(settleCtx, j.ID, token)
+		return rep, s.store.ReleaseDelivery(settleCtx, j.ID, j.lease)
 	}
 	now := s.clock.Now()
 	rep.SinceEvent = now.Sub(j.EventCreatedAt)
@@ -97,7 +98,7 @@ func (s *Service) AttemptDelivery(ctx context.Context, j *DeliveryJob, token str
 	default:
 		st.Status, st.NextAttemptAt, rep.Outcome = DeliveryPending, now.Add(RetryDelay(rep.Attempt)), DeliveryRetrying
 	}
-	ok, err := s.store.SettleDelivery(settleCtx, j.ID, token, st)
+	ok, err := s.store.SettleDelivery(settleCtx, j.ID, j.lease, st)
 	if err != nil {
 		return rep, fmt.Errorf("settle delivery %s: %w", j.ID, err)
 	}

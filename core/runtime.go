@@ -152,15 +152,18 @@ func (s *Service) log() *slog.Logger {
 	return slog.Default()
 }
 
-// ClaimWork leases workspaces that need work for leaseFor.
-func (s *Service) ClaimWork(ctx context.Context, token string, leaseFor time.Duration, limit int) ([]*Workspace, error) {
-	return s.store.ClaimWorkspaces(ctx, token, s.clock.Now().Add(leaseFor), limit)
+// ClaimWork leases workspaces that need work for leaseFor. Every claim has its own
+// token (each workspace's is in its LeaseToken): a worker still busy under an older
+// claim of the same workspace, even in this process, is fenced out of the new one.
+func (s *Service) ClaimWork(ctx context.Context, leaseFor time.Duration, limit int) ([]*Workspace, error) {
+	return s.store.ClaimWorkspaces(ctx, s.newLeaseToken(), leaseFor, limit)
 }
 
-// RenewLease keeps a lease and reports whether the workspace may keep running a turn
-// (it is still ready); ok is false when the lease is gone.
+// RenewLease keeps a lease for leaseFor more (by the database's clock) and reports the
+// workspace's state, so the worker can stop a turn whose workspace moved on; ok is
+// false when the lease is gone.
 func (s *Service) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state string, ok bool, err error) {
-	return s.store.RenewLease(ctx, id, token, s.clock.Now().Add(leaseFor))
+	return s.store.RenewLease(ctx, id, token, leaseFor)
 }
 
 // ReleaseLease lets go of a workspace.
@@ -168,5 +171,10 @@ func (s *Service) ReleaseLease(ctx context.Context, id, token string) error {
 	return s.store.ReleaseLease(ctx, id, token)
 }
 
-// NewLeaseToken returns a random lease token.
-func (s *Service) NewLeaseToken() string { return NewID(s.rand, "lease_") }
+// ErrLeaseLost is the cause a worker cancels a step's context with when its claim is
+// gone: taken by another claim, or not renewed for longer than the lease. Nothing more
+// is written under that claim; the claim that takes over deals with the work.
+var ErrLeaseLost = errors.New("lease lost")
+
+// newLeaseToken returns a random token for one claim.
+func (s *Service) newLeaseToken() string { return NewID(s.rand, "lease_") }

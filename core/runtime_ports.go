@@ -9,11 +9,14 @@ import (
 // and cron. Statements taking a lease token only act while that lease is held (fencing).
 type RuntimeQueries interface {
 	// ClaimWorkspaces leases up to limit workspaces that need work: a transitional
-	// state, or ready with an open user message (FOR UPDATE SKIP LOCKED).
-	ClaimWorkspaces(ctx context.Context, token string, until time.Time, limit int) ([]*Workspace, error)
-	// RenewLease extends a lease and returns the workspace's state; ok is false when
-	// the lease was lost.
-	RenewLease(ctx context.Context, id, token string, until time.Time) (state string, ok bool, err error)
+	// state, or ready with an open user message (FOR UPDATE SKIP LOCKED). Each row
+	// claimed gets its own lease token (token, the claim's, joined with the row's id),
+	// returned in LeaseToken. Lease expiry is the database's clock plus leaseFor, and
+	// only the database's clock judges it: hubs' clocks may disagree.
+	ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit int) ([]*Workspace, error)
+	// RenewLease extends a lease to leaseFor from the database's now and returns the
+	// workspace's state; ok is false when the lease was lost.
+	RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state string, ok bool, err error)
 	ReleaseLease(ctx context.Context, id, token string) error
 	// LockLeasedWorkspace reads and locks a workspace whose lease token is token;
 	// ErrNoRows when the lease was lost.

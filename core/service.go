@@ -43,6 +43,8 @@ type Service struct {
 	machines  Machines
 	runner    AgentRunner
 	runtime   RuntimeConfig
+	// unrecorded keeps finished turns the store could not take (turn_unrecorded.go).
+	unrecorded unrecordedTurns
 }
 
 // NewService builds a Service; a nil Clock or Random falls back to the real ones.

@@ -10,14 +10,23 @@ import (
 
 // Texts of turns the hub ends itself.
 const (
-	replyHubRestarted = "The turn was interrupted: the hub stopped while the agent was working."
+	// replyTurnLost ends a turn found still delivered by a new claim, with no result
+	// kept in this process: the worker that ran it died, lost its lease, or could not
+	// reach the database to record it.
+	replyTurnLost = "The turn was interrupted: the agent's reply could not be recorded " +
+		"(the hub stopped, or lost its database, while the agent was working)."
 )
 
 // runNextTurn runs the oldest open user message of a ready, leased workspace as one
 // agent turn: claim (pending -> delivered), run the agent outside any transaction,
 // commit the checkout, record the turn (assistant message, settle, lastTurn) in one
-// transaction. A message found already delivered was claimed by a worker that died:
-// its turn is ended interrupted and the queue moves on.
+// transaction. A message found already delivered was claimed by a worker that died or
+// could not record it: endStaleTurn ends it and the queue moves on.
+//
+// A finished turn is not lost to a store outage: recording it is retried while the
+// claim lasts, and when that is not enough its result is kept in memory for the next
+// claim of the workspace (endStaleTurn). ctx cancelled with the cause ErrLeaseLost
+// means another claim has the workspace: nothing is written.
 func (s *Service) runNextTurn(ctx context.Context, ws *Workspace, lease string) (bool, error) {
 	var msg *StoredMessage
 	var stale bool
@@ -53,19 +62,61 @@ func (s *Service) runNextTurn(ctx context.Context, ws *Workspace, lease string) 
 		return false, err
 	}
 	if stale {
-		return true, s.recordTurn(ctx, ws, lease, msg, TurnResult{Outcome: OutcomeInterrupted, Reply: replyHubRestarted})
+		return true, s.endStaleTurn(ctx, ws, lease, msg)
 	}
 
 	result := s.runAgent(ctx, ws, msg)
-	// The turn's record must survive the cancellation that interrupted it (shutdown).
-	recordCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if p, err := s.store.GetProject(recordCtx, ws.AccountID, ws.ProjectID); err == nil {
-		if _, err := s.machines.CommitTurn(recordCtx, ws, p, "wshub: "+msg.TurnID); err != nil {
-			s.log().Warn("commit turn", "workspace", ws.ID, "turn", msg.TurnID, "err", err)
-		}
+	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		// The claim that takes over ends the turn; anything written here would race it.
+		s.log().Warn("turn not recorded: the worker lost its lease; the next claim ends it",
+			"workspace", ws.ID, "turn", msg.TurnID)
+		return false, fmt.Errorf("record turn %s: %w", msg.TurnID, ErrLeaseLost)
 	}
-	return true, s.recordTurn(recordCtx, ws, lease, msg, result)
+	s.commitTurn(ctx, ws, msg)
+	err = s.retryStore(ctx, func(ctx context.Context) error { return s.recordTurn(ctx, ws, lease, msg, result) })
+	if err != nil {
+		s.keepUnrecorded(ws, msg, result, err)
+		return false, fmt.Errorf("record turn %s: %w", msg.TurnID, err)
+	}
+	return true, nil
+}
+
+// endStaleTurn ends a turn a new claim found still delivered. A result this process
+// kept because the store was unreachable when the turn finished is recorded as it
+// was; otherwise the worker that ran the turn is gone, and it ends interrupted.
+func (s *Service) endStaleTurn(ctx context.Context, ws *Workspace, lease string, msg *StoredMessage) error {
+	r, kept := s.unrecorded.take(msg.ID)
+	if kept {
+		s.commitTurn(ctx, ws, msg) // the outage may have kept the project from being read then
+	} else {
+		r = TurnResult{Outcome: OutcomeInterrupted, Reply: replyTurnLost}
+	}
+	err := s.retryStore(ctx, func(ctx context.Context) error { return s.recordTurn(ctx, ws, lease, msg, r) })
+	if err != nil && kept {
+		s.keepUnrecorded(ws, msg, r, err)
+	}
+	return err
+}
+
+// commitTurn commits the turn's changes on the workspace branch. Reading the project
+// is retried like the record, so an outage does not leave this turn's changes to the
+// next turn's commit; git itself runs once.
+func (s *Service) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) {
+	var p *Project
+	err := s.retryStore(ctx, func(ctx context.Context) error {
+		var err error
+		p, err = s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
+		return err
+	})
+	if err == nil {
+		// The commit must survive the cancellation that interrupted the turn (shutdown).
+		commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_, err = s.machines.CommitTurn(commitCtx, ws, p, "wshub: "+msg.TurnID)
+	}
+	if err != nil {
+		s.log().Warn("commit turn", "workspace", ws.ID, "turn", msg.TurnID, "err", err)
+	}
 }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.
@@ -126,8 +177,15 @@ func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, u
 			return fmt.Errorf("lock leased %s: %w", ws.ID, err)
 		}
 		now := s.clock.Now()
-		if _, err := q.SettleMessage(ctx, user.ID); err != nil {
+		settled, err := q.SettleMessage(ctx, user.ID)
+		if err != nil {
 			return err
+		}
+		if !settled {
+			// The message is no longer delivered: an earlier attempt committed though its
+			// answer was lost with the connection (or a sweep failed the message). The
+			// turn is recorded once.
+			return nil
 		}
 		seq, err := q.NextSeq(ctx, ws.ID, now)
 		if err != nil {

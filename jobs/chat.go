@@ -50,14 +50,13 @@ func (c *Chat) Run(ctx context.Context) {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
-	token := c.Service.NewLeaseToken()
 	var wg sync.WaitGroup
 	for i := 0; i < c.Concurrency; i++ {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
 			c.drain(ctx, c.Events, "chat events", func() (int, error) {
-				reps, err := c.Service.HandleChatEvents(ctx, token, c.LeaseFor, 1, c.Handlers)
+				reps, err := c.Service.HandleChatEvents(ctx, c.LeaseFor, 1, c.Handlers)
 				for _, r := range reps {
 					if c.Observer != nil && !r.Released {
 						c.Observer.ObserveChatEvent(r)
@@ -69,10 +68,10 @@ func (c *Chat) Run(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			c.drain(ctx, c.Replies, "chat replies", func() (int, error) {
-				reps, err := c.Service.PostChatReplies(ctx, token, c.LeaseFor, 1, c.Posters)
+				reps, err := c.Service.PostChatReplies(ctx, c.LeaseFor, 1, c.Posters)
 				if err == nil {
 					var more []core.ChatPostReport
-					more, err = c.Service.PostChatNotices(ctx, token, c.LeaseFor, 1, c.Posters)
+					more, err = c.Service.PostChatNotices(ctx, c.LeaseFor, 1, c.Posters)
 					reps = append(reps, more...)
 				}
 				for _, r := range reps {

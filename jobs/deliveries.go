@@ -52,19 +52,18 @@ func (d *Deliveries) defaults() {
 // are released (due again at once), not counted.
 func (d *Deliveries) Run(ctx context.Context) {
 	d.defaults()
-	token := d.Service.NewLeaseToken()
 	claimLoop(ctx, d.Concurrency, d.Waker, d.Poll, func(free int) []*core.DeliveryJob {
-		jobs, err := d.Service.ClaimDeliveries(ctx, token, d.LeaseFor, free)
+		jobs, err := d.Service.ClaimDeliveries(ctx, d.LeaseFor, free)
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("claim deliveries", "err", err) // fail open: the next poll retries
 		}
 		return jobs
-	}, func(j *core.DeliveryJob) { d.attempt(ctx, j, token) })
+	}, func(j *core.DeliveryJob) { d.attempt(ctx, j) })
 }
 
-func (d *Deliveries) attempt(ctx context.Context, j *core.DeliveryJob, token string) {
+func (d *Deliveries) attempt(ctx context.Context, j *core.DeliveryJob) {
 	start := time.Now()
-	rep, err := d.Service.AttemptDelivery(ctx, j, token)
+	rep, err := d.Service.AttemptDelivery(ctx, j)
 	if err != nil {
 		// The attempt happened but its result was not stored: the lease expires and
 		// the delivery is attempted again (at least once).

@@ -5,7 +5,6 @@ package jobs
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/wshub/wshub/core"
@@ -53,51 +52,46 @@ func (w *Worker) defaults() {
 // interrupted and recorded before Run returns.
 func (w *Worker) Run(ctx context.Context) {
 	w.defaults()
-	token := w.Service.NewLeaseToken()
-	claimLoop(ctx, w.Concurrency, w.Waker, w.Poll, func(free int) []*core.Workspace {
-		claimed, err := w.Service.ClaimWork(ctx, token, w.LeaseFor, free)
+	claimLoop(ctx, w.Concurrency, w.Waker, w.Poll, func(free int) []claimedWorkspace {
+		// Taken before the database's now() that starts the lease, so the claim surely
+		// holds until at+LeaseFor, whatever the database's clock says.
+		at := time.Now()
+		claimed, err := w.Service.ClaimWork(ctx, w.LeaseFor, free)
 		if err != nil && ctx.Err() == nil {
 			w.Log.Warn("claim workspaces", "err", err) // fail open: the next poll retries
 		}
-		return claimed
-	}, func(ws *core.Workspace) { w.work(ctx, ws, token) })
+		out := make([]claimedWorkspace, len(claimed))
+		for i, ws := range claimed {
+			out[i] = claimedWorkspace{ws: ws, at: at}
+		}
+		return out
+	}, func(c claimedWorkspace) { w.work(ctx, c) })
+}
+
+// claimedWorkspace is one claim: the workspace (its LeaseToken is the claim's token)
+// and when the lease surely started.
+type claimedWorkspace struct {
+	ws *core.Workspace
+	at time.Time
 }
 
 // work steps one leased workspace until it has no more work, then lets it go.
-func (w *Worker) work(ctx context.Context, ws *core.Workspace, token string) {
-	stepCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var mu sync.Mutex
-	id, claimedState := ws.ID, ws.State // ws itself is rewritten by the step
-	done := make(chan struct{})
-	go func() { // heartbeat: keep the lease, and stop a turn whose workspace moved on
-		t := time.NewTicker(w.LeaseFor / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			state, ok, err := w.Service.RenewLease(context.WithoutCancel(ctx), id, token, w.LeaseFor)
-			mu.Lock()
-			running := claimedState
-			mu.Unlock()
-			if err == nil && (!ok || (running == core.StateReady && state != core.StateReady)) {
-				cancel()
-			}
-		}
-	}()
+func (w *Worker) work(ctx context.Context, c claimedWorkspace) {
+	ws, token := c.ws, c.ws.LeaseToken
+	stepCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hb := &heartbeat{w: w, id: ws.ID, token: token, renewed: c.at, claimedState: ws.State, cancel: cancel}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() { defer close(stopped); hb.run(ctx, done) }()
 	defer func() {
 		close(done)
-		if err := w.Service.ReleaseLease(context.WithoutCancel(ctx), id, token); err != nil {
-			w.Log.Warn("release lease", "workspace", id, "err", err) // expires by itself
+		<-stopped
+		if !hb.lost {
+			w.release(ctx, ws.ID, token, hb.renewed.Add(w.LeaseFor))
 		}
 	}()
 	for stepCtx.Err() == nil {
-		mu.Lock()
-		claimedState = ws.State
-		mu.Unlock()
+		hb.setState(ws.State)
 		more, err := w.Service.StepWorkspace(stepCtx, ws, token)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -108,5 +102,31 @@ func (w *Worker) work(ctx context.Context, ws *core.Workspace, token string) {
 		if !more {
 			return
 		}
+	}
+}
+
+// release lets go of a claim, so the workspace's next work is claimed at once rather
+// than when the lease runs out. While the store is unreachable it keeps trying until
+// the lease would have run out by itself (heldUntil) or the hub stops.
+func (w *Worker) release(ctx context.Context, id, token string, heldUntil time.Time) {
+	wait := 100 * time.Millisecond
+	for {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.LeaseFor/3)
+		err := w.Service.ReleaseLease(rctx, id, token)
+		cancel()
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil || time.Now().Add(wait).After(heldUntil) {
+			w.Log.Warn("release lease", "workspace", id, "err", err) // it runs out by itself
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Second)
 	}
 }

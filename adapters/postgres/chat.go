@@ -107,6 +107,7 @@ func (q queries) InsertChatEvent(ctx context.Context, e *core.ChatEvent) (bool, 
 }
 
 type chatEventRow struct {
+	Lease     string    `db:"lease_token"`
 	Platform  string    `db:"platform"`
 	EventID   string    `db:"event_id"`
 	ThreadKey string    `db:"thread_key"`
@@ -117,27 +118,30 @@ type chatEventRow struct {
 
 // ClaimChatEvents uses chat_inbox_due and chat_inbox_thread: an event waits while an
 // older event of its thread is pending (leased or not), so a thread is handled in order.
-func (q queries) ClaimChatEvents(ctx context.Context, token string, now, until time.Time, limit int) ([]*core.ChatEvent, error) {
+// Due is the hub's clock ($2); lease expiry is set and compared by the database's.
+func (q queries) ClaimChatEvents(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*core.ChatEvent, error) {
 	var rows []chatEventRow
 	err := q.selectAll(ctx, &rows, `WITH due AS (
 		SELECT e.platform, e.event_id FROM chat_inbox e
 		WHERE e.status = 'pending' AND e.next_attempt_at <= $2
-		  AND (e.lease_expires_at IS NULL OR e.lease_expires_at < $2)
+		  AND (e.lease_expires_at IS NULL OR e.lease_expires_at < now())
 		  AND NOT EXISTS (SELECT 1 FROM chat_inbox o WHERE o.status = 'pending' AND o.thread_key = e.thread_key
 		                  AND (o.received_at, o.event_id) < (e.received_at, e.event_id))
 		ORDER BY e.next_attempt_at
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED)
-	UPDATE chat_inbox e SET lease_token = $1, lease_expires_at = $3 FROM due
-	WHERE e.platform = due.platform AND e.event_id = due.event_id
-	RETURNING e.platform, e.event_id, e.thread_key, e.payload_sealed, e.attempts, e.received_at`, token, now, until, limit)
+	UPDATE chat_inbox e SET lease_token = $1::text || '/' || e.platform || '/' || e.event_id,
+		lease_expires_at = now() + make_interval(secs => $3)
+	FROM due WHERE e.platform = due.platform AND e.event_id = due.event_id
+	RETURNING e.lease_token, e.platform, e.event_id, e.thread_key, e.payload_sealed, e.attempts, e.received_at`,
+		token, now, leaseFor.Seconds(), limit)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*core.ChatEvent, len(rows))
 	for i, r := range rows {
 		out[i] = &core.ChatEvent{Platform: r.Platform, EventID: r.EventID, ThreadKey: r.ThreadKey, Payload: r.Payload,
-			Status: "pending", Attempts: r.Attempts, At: r.At}
+			Status: "pending", Attempts: r.Attempts, At: r.At, Lease: r.Lease}
 	}
 	return out, nil
 }
@@ -159,6 +163,7 @@ func (q queries) InsertChatDeliveries(ctx context.Context, workspaceID, messageI
 }
 
 type chatReplyRow struct {
+	Lease         string         `db:"lease_token"`
 	ThreadID      int64          `db:"thread_id"`
 	MessageID     string         `db:"message_id"`
 	Platform      string         `db:"platform"`
@@ -179,22 +184,24 @@ type chatReplyRow struct {
 
 // ClaimChatDeliveries uses chat_deliveries_due and chat_deliveries_thread: a reply
 // waits while an earlier reply of its thread is pending, so a thread reads in order.
-func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now, until time.Time, limit int) ([]*core.ClaimedChatReply, error) {
+// Due is the hub's clock ($2); lease expiry is set and compared by the database's.
+func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*core.ClaimedChatReply, error) {
 	var rows []chatReplyRow
 	err := q.selectAll(ctx, &rows, `WITH due AS (
 		SELECT d.thread_id, d.message_id FROM chat_deliveries d
 		WHERE d.status = 'pending' AND d.next_attempt_at <= $2
-		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $2)
+		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < now())
 		  AND NOT EXISTS (SELECT 1 FROM chat_deliveries o WHERE o.status = 'pending' AND o.thread_id = d.thread_id AND o.seq < d.seq)
 		ORDER BY d.next_attempt_at
 		LIMIT $4
 		FOR UPDATE OF d SKIP LOCKED)
-	UPDATE chat_deliveries d SET lease_token = $1, lease_expires_at = $3
+	UPDATE chat_deliveries d SET lease_token = $1::text || '/' || d.thread_id || '/' || d.message_id,
+		lease_expires_at = now() + make_interval(secs => $3)
 	FROM due, chat_threads t, messages m
 	WHERE d.thread_id = due.thread_id AND d.message_id = due.message_id AND t.id = d.thread_id AND m.id = d.message_id
-	RETURNING d.thread_id, d.message_id, t.platform, t.team_id, t.channel_id, t.thread_id AS thread, t.workspace_id,
+	RETURNING d.lease_token, d.thread_id, d.message_id, t.platform, t.team_id, t.channel_id, t.thread_id AS thread, t.workspace_id,
 		d.truncated, m.outcome, m.text_sealed, m.failure_code, m.failure_agent, m.failure_sealed, d.parts_posted, d.attempts, d.created_at`,
-		token, now, until, limit)
+		token, now, leaseFor.Seconds(), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +212,7 @@ func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now, unt
 			Place:     core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.Thread},
 			Truncated: r.Truncated, Outcome: r.Outcome.String, SealedText: r.TextSealed, FailureCode: r.FailureCode.String,
 			FailureAgent: r.FailureAgent.String, SealedFailure: r.FailureSealed,
-			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts, CreatedAt: r.CreatedAt},
+			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts, CreatedAt: r.CreatedAt, Lease: r.Lease},
 		}
 	}
 	return out, nil

@@ -44,6 +44,7 @@ func (q queries) InsertFailureNotices(ctx context.Context, workspaceID, code str
 }
 
 type chatNoticeRow struct {
+	Lease       string    `db:"lease_token"`
 	ID          int64     `db:"id"`
 	Key         string    `db:"notice_key"`
 	Platform    string    `db:"platform"`
@@ -62,12 +63,13 @@ type chatNoticeRow struct {
 // ClaimChatNotices uses chat_notices_due, chat_notices_thread and
 // chat_deliveries_thread: a notice waits while an earlier notice of its thread is
 // pending, and a failure notice while its thread still has a reply to post.
-func (q queries) ClaimChatNotices(ctx context.Context, token string, now, until time.Time, limit int) ([]*core.ClaimedChatNotice, error) {
+// Due is the hub's clock ($2); lease expiry is set and compared by the database's.
+func (q queries) ClaimChatNotices(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*core.ClaimedChatNotice, error) {
 	var rows []chatNoticeRow
 	err := q.selectAll(ctx, &rows, `WITH due AS (
 		SELECT n.id FROM chat_notices n
 		WHERE n.status = 'pending' AND n.next_attempt_at <= $2
-		  AND (n.lease_expires_at IS NULL OR n.lease_expires_at < $2)
+		  AND (n.lease_expires_at IS NULL OR n.lease_expires_at < now())
 		  AND NOT EXISTS (SELECT 1 FROM chat_notices o WHERE o.status = 'pending' AND o.platform = n.platform
 		                  AND o.team_id = n.team_id AND o.channel_id = n.channel_id AND o.thread_id = n.thread_id AND o.id < n.id)
 		  AND (n.chat_thread IS NULL OR NOT EXISTS (
@@ -75,9 +77,10 @@ func (q queries) ClaimChatNotices(ctx context.Context, token string, now, until 
 		ORDER BY n.next_attempt_at
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED)
-	UPDATE chat_notices n SET lease_token = $1, lease_expires_at = $3 FROM due WHERE n.id = due.id
-	RETURNING n.id, n.notice_key, n.platform, n.team_id, n.channel_id, n.thread_id, n.kind, n.text_sealed,
-		n.workspace_id, n.code, n.parts_posted, n.attempts, n.created_at`, token, now, until, limit)
+	UPDATE chat_notices n SET lease_token = $1::text || '/' || n.id, lease_expires_at = now() + make_interval(secs => $3)
+	FROM due WHERE n.id = due.id
+	RETURNING n.lease_token, n.id, n.notice_key, n.platform, n.team_id, n.channel_id, n.thread_id, n.kind, n.text_sealed,
+		n.workspace_id, n.code, n.parts_posted, n.attempts, n.created_at`, token, now, leaseFor.Seconds(), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +89,7 @@ func (q queries) ClaimChatNotices(ctx context.Context, token string, now, until 
 		out[i] = &core.ClaimedChatNotice{
 			ID: r.ID, Key: r.Key, Kind: r.Kind, SealedText: r.TextSealed, WorkspaceID: r.WorkspaceID, Code: r.Code,
 			Place:         core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.ThreadID},
-			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts, CreatedAt: r.CreatedAt},
+			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts, CreatedAt: r.CreatedAt, Lease: r.Lease},
 		}
 	}
 	return out, nil

@@ -47,6 +47,7 @@ func (q queries) InsertDeliveries(ctx context.Context, ds []*core.Delivery) erro
 
 type claimedDeliveryRow struct {
 	ID             string    `db:"id"`
+	LeaseToken     string    `db:"lease_token"`
 	AccountID      string    `db:"account_id"`
 	WebhookID      string    `db:"webhook_id"`
 	EventID        string    `db:"event_id"`
@@ -60,20 +61,21 @@ type claimedDeliveryRow struct {
 
 // ClaimDueDeliveries uses webhook_deliveries_due. One statement claims and returns
 // everything an attempt needs (endpoint URL and secret, event body): no query per row.
-func (q queries) ClaimDueDeliveries(ctx context.Context, token string, now, until time.Time, limit int) ([]*core.ClaimedDelivery, error) {
+// Due is the hub's clock ($2); lease expiry is set and compared by the database's.
+func (q queries) ClaimDueDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*core.ClaimedDelivery, error) {
 	var rows []claimedDeliveryRow
 	err := q.selectAll(ctx, &rows, `WITH due AS (
 		SELECT d.id FROM webhook_deliveries d
 		WHERE d.status = 'pending' AND d.next_attempt_at <= $2
-		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < $2)
+		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < now())
 		ORDER BY d.next_attempt_at
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED)
-	UPDATE webhook_deliveries d SET lease_token = $1, lease_expires_at = $3
+	UPDATE webhook_deliveries d SET lease_token = $1::text || '/' || d.id, lease_expires_at = now() + make_interval(secs => $3)
 	FROM due, events e, webhooks w
 	WHERE d.id = due.id AND e.id = d.event_id AND w.id = d.webhook_id
-	RETURNING d.id, d.account_id, d.webhook_id, d.event_id, d.attempts, d.max_attempts, w.url, w.secret_sealed,
-		e.body_sealed, e.created_at AS event_created_at`, token, now, until, limit)
+	RETURNING d.id, d.lease_token, d.account_id, d.webhook_id, d.event_id, d.attempts, d.max_attempts, w.url, w.secret_sealed,
+		e.body_sealed, e.created_at AS event_created_at`, token, now, leaseFor.Seconds(), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func (q queries) ClaimDueDeliveries(ctx context.Context, token string, now, unti
 		out[i] = &core.ClaimedDelivery{
 			Delivery: core.Delivery{ID: r.ID, AccountID: r.AccountID, WebhookID: r.WebhookID, EventID: r.EventID,
 				Status: core.DeliveryPending, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, URL: r.URL},
-			SealedSecret: r.SecretSealed, SealedBody: r.BodySealed, EventCreatedAt: r.EventCreatedAt,
+			Lease: r.LeaseToken, SealedSecret: r.SecretSealed, SealedBody: r.BodySealed, EventCreatedAt: r.EventCreatedAt,
 		}
 	}
 	return out, nil

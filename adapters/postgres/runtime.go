@@ -32,12 +32,15 @@ const claimableWorkspaces = `
 // ClaimWorkspaces leases workspaces with work: a transitional state
 // (workspaces_transitional) or ready with an open user message (messages_open).
 // SKIP LOCKED lets replicas claim side by side; an expired lease is claimable again,
-// which is how a dead worker's workspace is recovered.
-func (q queries) ClaimWorkspaces(ctx context.Context, token string, until time.Time, limit int) ([]*core.Workspace, error) {
+// which is how a dead worker's workspace is recovered. Each row's token is the claim's
+// token and the row's id, and its expiry is set and compared by the database's clock
+// only, so hubs with skewed clocks agree on when a lease ran out.
+func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit int) ([]*core.Workspace, error) {
 	var ids []string
 	err := q.selectAll(ctx, &ids, `WITH due AS (`+claimableWorkspaces+`)
-	UPDATE workspaces w SET lease_token = $1, lease_expires_at = $2 FROM due WHERE w.id = due.id
-	RETURNING w.id`, token, until, limit)
+	UPDATE workspaces w SET lease_token = $1::text || '/' || w.id, lease_expires_at = now() + make_interval(secs => $2)
+	FROM due WHERE w.id = due.id
+	RETURNING w.id`, token, leaseFor.Seconds(), limit)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
@@ -52,10 +55,11 @@ func (q queries) ClaimWorkspaces(ctx context.Context, token string, until time.T
 	return out, nil
 }
 
-func (q queries) RenewLease(ctx context.Context, id, token string, until time.Time) (string, bool, error) {
+// RenewLease uses the primary key; the expiry is the database's clock plus leaseFor.
+func (q queries) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (string, bool, error) {
 	var state string
-	err := q.get(ctx, &state, `UPDATE workspaces SET lease_expires_at = $3 WHERE id = $1 AND lease_token = $2 RETURNING state`,
-		id, token, until)
+	err := q.get(ctx, &state, `UPDATE workspaces SET lease_expires_at = now() + make_interval(secs => $3)
+		WHERE id = $1 AND lease_token = $2 RETURNING state`, id, token, leaseFor.Seconds())
 	if errors.Is(err, core.ErrNoRows) {
 		return "", false, nil
 	}

@@ -82,6 +82,9 @@ func Start(t testing.TB, opts ...Option) *Hub {
 	for _, o := range opts {
 		o(&cfg, &hopt)
 	}
+	if cfg.DatabaseURL != dbURL { // WithStoreProxy: the hub reaches its database through a proxy
+		store = storeVia(t, cfg.DatabaseURL)
+	}
 	h, err := hub.New(cfg, store, nil, hopt)
 	if err != nil {
 		t.Fatalf("build hub: %v", err)
