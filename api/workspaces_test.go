@@ -395,6 +395,7 @@ func TestCreateWorkspaceValidation(t *testing.T) {
 		{"branch empty", map[string]any{"branch": ""}, 400, "invalid_git_ref"},
 		{"branch blank", map[string]any{"branch": "   "}, 400, "invalid_git_ref"},
 		{"branch .lock", map[string]any{"branch": "topic.lock"}, 400, "invalid_git_ref"},
+		{"branch .lock component", map[string]any{"branch": "topic.lock/a"}, 400, "invalid_git_ref"},
 		{"branch trailing slash", map[string]any{"branch": "topic/"}, 400, "invalid_git_ref"},
 		{"branch double slash", map[string]any{"branch": "a//b"}, 400, "invalid_git_ref"},
 		{"branch component dot", map[string]any{"branch": "a/.b"}, 400, "invalid_git_ref"},

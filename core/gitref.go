@@ -36,6 +36,8 @@ func validateRef(field, ref string, allowHash bool) error {
 		return bad("must not end with '/', '.' or '.lock'")
 	case strings.Contains(ref, ".."), strings.Contains(ref, "//"), strings.Contains(ref, "/."):
 		return bad("must not contain '..', '//' or '/.'")
+	case strings.Contains(ref, ".lock/"): // git refuses a .lock suffix on any component
+		return bad("must not have a component ending in '.lock'")
 	}
 	return nil
 }

@@ -125,7 +125,8 @@ func NewContentKey(t testing.TB) string {
 func (h *Hub) NewAccount(entitled bool) (*core.Account, string) {
 	h.t.Helper()
 	ctx := context.Background()
-	a := &core.Account{Name: "test", Entitled: entitled}
+	// Not metered, so it needs no billing period; billing tests make it metered.
+	a := &core.Account{Name: "test", Entitled: entitled, Metered: false}
 	if err := h.Service.CreateAccount(ctx, a); err != nil {
 		h.t.Fatalf("create account: %v", err)
 	}
