@@ -37,6 +37,8 @@ var statusOf = map[string]int{
 
 	core.CodeInternal: 500,
 
+	core.CodeNotImplemented: 501,
+
 	core.CodeServiceUnavailable: 503, core.CodeProviderUnavailable: 503, core.CodeProviderRequired: 503,
 	core.CodeEncryptionNotConfigured: 503, core.CodeSealFailed: 503, core.CodeWorkspaceStateContended: 503,
 	core.CodeAssetStoreUnavailable: 503,

@@ -3,12 +3,14 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
@@ -28,11 +30,29 @@ type Options struct {
 	Ready Pinger
 	// Metrics serves /metrics (Prometheus text format) when set.
 	Metrics http.Handler
+	// Timeouts bound every connection; zero fields take the defaults (DefaultTimeouts).
+	Timeouts Timeouts
 }
 
+// Timeouts bound how long a connection may take, so that slow or stalled clients
+// (slowloris, a body that never arrives) cannot hold connections and memory forever.
+type Timeouts struct {
+	// Read bounds reading one request, headers and body: a 20 MiB upload must arrive
+	// within it (60 s: about 350 KB/s).
+	Read time.Duration
+	// Write bounds writing one response.
+	Write time.Duration
+	// Idle bounds the wait for the next request on a keep-alive connection.
+	Idle time.Duration
+}
+
+// DefaultTimeouts are the listeners' timeouts unless configured.
+var DefaultTimeouts = Timeouts{Read: 60 * time.Second, Write: 60 * time.Second, Idle: 60 * time.Second}
+
 type server struct {
-	svc *core.Service
-	log *slog.Logger
+	svc   *core.Service
+	log   *slog.Logger
+	heads heads
 }
 
 const prefix = "/v1/api"
@@ -74,7 +94,12 @@ func New(svc *core.Service, opt Options) *fiber.App {
 		log = slog.Default()
 	}
 	s := &server{svc: svc, log: log}
+	to := opt.Timeouts
+	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)
 	app := fiber.New(fiber.Config{
+		ReadTimeout:  to.Read,
+		WriteTimeout: to.Write,
+		IdleTimeout:  to.Idle,
 		// Uploads are the largest bodies; a Content-Length over this is refused before
 		// the body is read and reaches errorHandler as 413.
 		BodyLimit:             core.MaxAssetBytes,
@@ -91,8 +116,9 @@ func New(svc *core.Service, opt Options) *fiber.App {
 		// answer a malformed one itself, ahead of authentication; no endpoint takes forms.
 		DisablePreParseMultipartForm: true,
 	})
-	// First of all handlers, so that it also guards routes added later (/slack/events).
-	app.Use(s.refuseEncoded)
+	app.Server().HeaderReceived = s.headerReceived
+	// First of all handlers, so that they also guard routes added later (/slack/events).
+	app.Use(s.refuseMisframed, s.refuseEncoded)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
 	app.Get("/readyz", func(c *fiber.Ctx) error {
 		if opt.Ready != nil {
@@ -131,11 +157,16 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 
 // caller checks the key (401) and then entitlement (403), except for Delete webhook.
 func (s *server) caller(c *fiber.Ctx) (*core.Account, error) {
-	acct, err := s.svc.Authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
+	return s.callerOf(c.UserContext(), head{method: c.Method(), path: c.Path(), auth: c.Get(fiber.HeaderAuthorization)})
+}
+
+// callerOf is caller for a request known by its head only (its body could not be read).
+func (s *server) callerOf(ctx context.Context, hd head) (*core.Account, error) {
+	acct, err := s.svc.Authenticate(ctx, hd.auth)
 	if err != nil {
 		return nil, err
 	}
-	if !isDeleteWebhook(c) {
+	if !isDeleteWebhook(hd.method, hd.path) {
 		if err := s.svc.RequireEntitlement(acct); err != nil {
 			return nil, err
 		}
@@ -146,8 +177,8 @@ func (s *server) caller(c *fiber.Ctx) (*core.Account, error) {
 var deleteWebhookPath = regexp.MustCompile(`^` + prefix + `/webhooks/[^/]+/?$`)
 
 // isDeleteWebhook marks the one endpoint api.md exempts from the entitlement check.
-func isDeleteWebhook(c *fiber.Ctx) bool {
-	return c.Method() == fiber.MethodDelete && deleteWebhookPath.MatchString(c.Path())
+func isDeleteWebhook(method, path string) bool {
+	return method == fiber.MethodDelete && deleteWebhookPath.MatchString(path)
 }
 
 type accountKey struct{}
@@ -168,16 +199,25 @@ func (s *server) unmatched(c *fiber.Ctx) error {
 // oversized body is refused before it is read; the key and entitlement are still
 // checked first, so the order of checks holds for it too.
 func (s *server) errorHandler(c *fiber.Ctx, err error) error {
+	// When reading the body failed, fasthttp has reset the request: its head, kept
+	// before the body was read, says what it was.
+	hd, ok := s.heads.take(c)
+	if !ok {
+		hd = head{method: c.Method(), path: c.Path(), auth: c.Get(fiber.HeaderAuthorization)}
+	}
+	if hd.refuse != nil {
+		return writeError(c, s.log, hd.refuse)
+	}
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
-			if strings.HasPrefix(c.Path(), prefix) {
-				if _, aerr := s.caller(c); aerr != nil {
+			if strings.HasPrefix(hd.path, prefix) {
+				if _, aerr := s.callerOf(c.UserContext(), hd); aerr != nil {
 					return writeError(c, s.log, aerr)
 				}
 			}
-			if strings.HasSuffix(strings.TrimSuffix(c.Path(), "/"), "/attachments") {
+			if strings.HasSuffix(strings.TrimSuffix(hd.path, "/"), "/attachments") {
 				return writeError(c, s.log, core.Errorf(core.CodeInvalidAssetSize, "an attachment is 1 byte to 20 MiB"))
 			}
 			return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "the request body is too large"))

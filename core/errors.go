@@ -69,6 +69,8 @@ const (
 	CodeWebhookNotFound   = "webhook_not_found"
 	// 405
 	CodeMethodNotAllowed = "method_not_allowed"
+	// 501: a Transfer-Encoding the server does not implement (RFC 9112 6.1).
+	CodeNotImplemented = "not_implemented"
 	// 415, outside /v1/api only (the API answers its documented 400 codes): a
 	// content-encoded body, refused before anything inflates it.
 	CodeUnsupportedContentEncoding = "unsupported_content_encoding"

@@ -27,6 +27,12 @@ type Config struct {
 	// ContentKey is the base64 AES-256 key that seals message text, attachments and
 	// webhook secrets. Without it the endpoints that must seal answer 503.
 	ContentKey string `env:"WSHUB_CONTENT_KEY"`
+	// HTTPReadTimeout bounds reading one request, headers and body (a 20 MiB upload
+	// must arrive within it); HTTPWriteTimeout writing one response; HTTPIdleTimeout the
+	// wait for the next request on a keep-alive connection.
+	HTTPReadTimeout  time.Duration `env:"WSHUB_HTTP_READ_TIMEOUT" envDefault:"60s"`
+	HTTPWriteTimeout time.Duration `env:"WSHUB_HTTP_WRITE_TIMEOUT" envDefault:"60s"`
+	HTTPIdleTimeout  time.Duration `env:"WSHUB_HTTP_IDLE_TIMEOUT" envDefault:"60s"`
 	// IdleTimeout pauses a ready workspace with no activity for this long.
 	IdleTimeout time.Duration `env:"WSHUB_IDLE_TIMEOUT" envDefault:"10m"`
 	// TurnTimeout ends a turn that runs longer as interrupted.

@@ -124,7 +124,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, Log: log},
 	})
 	m := metrics.New()
-	app := api.New(svc, api.Options{Log: log, Ready: store, Metrics: m.Handler()})
+	app := api.New(svc, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
+		Timeouts: api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout}})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m}
 	if cfg.SlackBotToken != "" {
 		h.Slack = slackbot.New(svc, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,

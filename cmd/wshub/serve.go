@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/wshub/wshub/adapters/postgres"
+	"github.com/wshub/wshub/api"
 	"github.com/wshub/wshub/hub"
 )
 
@@ -53,12 +55,17 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	if cfg.ContentKey == "" {
 		log.Warn("WSHUB_CONTENT_KEY is not set: sending messages, uploads and webhook creation answer 503")
 	}
+	// Listened on first: a port in use fails the start before any work is claimed.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
+	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	ran := make(chan error, 1)
 	go func() { ran <- h.Run(runCtx) }()
 	errc := make(chan error, 1)
-	go func() { errc <- h.App.Listen(cfg.Addr) }()
+	go func() { errc <- h.App.Listener(api.Listener(ln)) }()
 	log.Info("wshub serving", "addr", cfg.Addr)
 	var listenErr error
 	select {

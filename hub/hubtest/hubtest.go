@@ -24,6 +24,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/postgres"
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
+	"github.com/wshub/wshub/api"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 )
@@ -93,7 +94,7 @@ func Start(t testing.TB, opts ...Option) *Hub {
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	go func() { _ = h.App.Listener(ln) }()
+	go func() { _ = h.App.Listener(api.Listener(ln)) }()
 	runCtx, stopRun := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	if !cfgNoJobs(&cfg) {

@@ -1,0 +1,53 @@
+package api
+
+import (
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// lingerFor bounds how long a closing connection waits for the client to stop
+// sending. Long enough for a client still uploading to read the answer, short enough
+// that a client that never stops cannot hold the connection.
+const lingerFor = 2 * time.Second
+
+// Listener wraps ln so that closing a connection lets the client read the last answer.
+// A request refused before its body was read (a 25 MiB upload: 400 invalid_asset_size)
+// leaves the body's bytes arriving; closing a socket with unread input makes the kernel
+// send a reset, and a reset that arrives before the client read the answer destroys
+// it: the client sees "connection reset by peer" instead of the 400. So Close first
+// half-closes (the client reads the answer and then end of stream), then reads and
+// discards what the client still sends until it closes its side or lingerFor passes,
+// as net/http does (closeWriteAndWait). Serve every listener of the hub through it.
+func Listener(ln net.Listener) net.Listener { return lingerListener{ln} }
+
+type lingerListener struct{ net.Listener }
+
+func (l lingerListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		return &lingerConn{TCPConn: tc}, nil
+	}
+	return c, nil
+}
+
+type lingerConn struct {
+	*net.TCPConn
+	once sync.Once
+	err  error
+}
+
+func (c *lingerConn) Close() error {
+	c.once.Do(func() {
+		if err := c.CloseWrite(); err == nil {
+			_ = c.SetReadDeadline(time.Now().Add(lingerFor))
+			_, _ = io.Copy(io.Discard, c.TCPConn)
+		}
+		c.err = c.TCPConn.Close()
+	})
+	return c.err
+}
