@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -201,7 +200,9 @@ func (s *Service) newWorkspace(ctx context.Context, q Queries, acct *Account, re
 		if project.MirrorPath != "" {
 			exists, err := s.mirror.HasBranch(ctx, project.MirrorPath, branch)
 			if err != nil {
-				return nil, fmt.Errorf("look up branch %q in the project's mirror: %w", branch, err)
+				// Fail open: a mirror that cannot be read now fails the workspace's setup
+				// with git's reason, which says more than a 500 here would.
+				s.log().Warn("look up branch in the project's mirror", "project", project.ID, "branch", branch, "err", err)
 			}
 			if exists {
 				return nil, Errorf(CodeInvalidGitRef, "branch %q already exists in the project's repository; name a new branch, or omit branch for a generated one", branch)

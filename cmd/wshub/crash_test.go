@@ -103,25 +103,8 @@ func TestHubKilledDuringATurnRecovers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := buildBinary(t)
-	dataDir := t.TempDir()
-	agent := filepath.Join(dataDir, "agent.sh")
-	script := "#!/bin/sh\nprompt=$(cat)\ncase \"$prompt\" in sleep*) sleep 60;; esac\necho \"echo: $prompt\"\n"
-	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{
-		"DATABASE_URL=" + pgtest.NewDatabase(t), "WSHUB_DATA_DIR=" + dataDir,
-		"WSHUB_CONTENT_KEY=" + hubtest.NewContentKey(t), "WSHUB_AGENT_1_COMMAND=" + agent,
-		"WSHUB_LEASE_FOR=1s", "WSHUB_WORKER_POLL=200ms",
-	}
-	t.Setenv("DATABASE_URL", strings.TrimPrefix(env[0], "DATABASE_URL="))
-	t.Setenv("WSHUB_DATA_DIR", dataDir)
-	t.Setenv("WSHUB_CONTENT_KEY", strings.TrimPrefix(env[2], "WSHUB_CONTENT_KEY="))
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "crash", "--entitled", "--metered=false")
-	key, _ := wshub(t, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
-	wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
-	k := key["key"].(string)
+	f := newCrashFixture(t, "#!/bin/sh\nprompt=$(cat)\ncase \"$prompt\" in sleep*) sleep 60;; esac\necho \"echo: $prompt\"\n")
+	bin, env, k := f.bin, f.env, f.key
 
 	p := startHub(t, bin, env)
 	ws := call(t, "POST", p.base+"/v1/api/workspaces", k, map[string]any{"agent": "agent_1", "model": "m", "prompt": "sleep please"})["workspace"].(map[string]any)
@@ -161,6 +144,36 @@ func TestHubKilledDuringATurnRecovers(t *testing.T) {
 		len(order) != 2 || order[0] != first {
 		t.Fatalf("expected the killed turn interrupted and then the next answered, got %v in order %v", replies, order)
 	}
+}
+
+// crashFixture is a built binary, its environment (1 s leases) with agent_1 bound to an
+// agent script, and an account with a key and a ready project made through `wshub admin`.
+type crashFixture struct {
+	bin, dataDir, key string
+	env               []string
+}
+
+func newCrashFixture(t *testing.T, script string) crashFixture {
+	t.Helper()
+	f := crashFixture{bin: buildBinary(t), dataDir: t.TempDir()}
+	// Outside the data directory, as an operator installs an agent.
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, contentKey := pgtest.NewDatabase(t), hubtest.NewContentKey(t)
+	f.env = []string{
+		"DATABASE_URL=" + db, "WSHUB_DATA_DIR=" + f.dataDir, "WSHUB_CONTENT_KEY=" + contentKey,
+		"WSHUB_AGENT_1_COMMAND=" + agent, "WSHUB_LEASE_FOR=1s", "WSHUB_WORKER_POLL=200ms",
+	}
+	t.Setenv("DATABASE_URL", db)
+	t.Setenv("WSHUB_DATA_DIR", f.dataDir)
+	t.Setenv("WSHUB_CONTENT_KEY", contentKey)
+	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "crash", "--entitled", "--metered=false")
+	key, _ := wshub(t, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
+	wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
+	f.key = key["key"].(string)
+	return f
 }
 
 func waitMessages(t *testing.T, base, key, id, what string, cond func([]any) bool) []any {

@@ -3,13 +3,9 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/wshub/wshub/adapters/postgres/pgtest"
-	"github.com/wshub/wshub/hub/hubtest"
 )
 
 // TestAgentProcessesDieWithAKilledHub kills `wshub serve` with SIGKILL while its agent
@@ -21,27 +17,10 @@ func TestAgentProcessesDieWithAKilledHub(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := buildBinary(t)
-	dataDir := t.TempDir()
-	agent := filepath.Join(t.TempDir(), "agent.sh")
-	script := "#!/bin/sh\nprompt=$(cat)\ncase \"$prompt\" in\n" +
-		"spawn*) setsid sh -c 'while :; do date +%s%N >> heartbeat; sleep 0.05; done' </dev/null >/dev/null 2>&1 &\n sleep 60 ;;\n" +
-		"esac\necho \"echo: $prompt\"\n"
-	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{
-		"DATABASE_URL=" + pgtest.NewDatabase(t), "WSHUB_DATA_DIR=" + dataDir,
-		"WSHUB_CONTENT_KEY=" + hubtest.NewContentKey(t), "WSHUB_AGENT_1_COMMAND=" + agent,
-		"WSHUB_LEASE_FOR=1s", "WSHUB_WORKER_POLL=200ms",
-	}
-	t.Setenv("DATABASE_URL", strings.TrimPrefix(env[0], "DATABASE_URL="))
-	t.Setenv("WSHUB_DATA_DIR", dataDir)
-	t.Setenv("WSHUB_CONTENT_KEY", strings.TrimPrefix(env[2], "WSHUB_CONTENT_KEY="))
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "crash", "--entitled", "--metered=false")
-	key, _ := wshub(t, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
-	wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
-	k := key["key"].(string)
+	f := newCrashFixture(t, "#!/bin/sh\nprompt=$(cat)\ncase \"$prompt\" in\n"+
+		"spawn*) setsid sh -c 'while :; do date +%s%N >> heartbeat; sleep 0.05; done' </dev/null >/dev/null 2>&1 &\n sleep 60 ;;\n"+
+		"esac\necho \"echo: $prompt\"\n")
+	bin, env, k, dataDir := f.bin, f.env, f.key, f.dataDir
 
 	p := startHub(t, bin, env)
 	ws := call(t, "POST", p.base+"/v1/api/workspaces", k, map[string]any{"agent": "agent_1", "model": "m", "prompt": "spawn a writer"})["workspace"].(map[string]any)
