@@ -19,7 +19,8 @@ const lingerFor = 2 * time.Second
 // it: the client sees "connection reset by peer" instead of the 400. So Close first
 // half-closes (the client reads the answer and then end of stream), then reads and
 // discards what the client still sends until it closes its side or lingerFor passes,
-// as net/http does (closeWriteAndWait). Serve every listener of the hub through it.
+// as net/http does (closeWriteAndWait), and only then closes the socket. Serve every
+// listener of the hub through it.
 func Listener(ln net.Listener) net.Listener { return lingerListener{ln} }
 
 type lingerListener struct{ net.Listener }
@@ -41,13 +42,19 @@ type lingerConn struct {
 	err  error
 }
 
+// Close half-closes at once and lingers in the background: the server's goroutine (and
+// a shutdown closing idle connections one by one) does not wait for the client.
 func (c *lingerConn) Close() error {
 	c.once.Do(func() {
-		if err := c.CloseWrite(); err == nil {
+		if err := c.CloseWrite(); err != nil {
+			c.err = c.TCPConn.Close()
+			return
+		}
+		go func() {
 			_ = c.SetReadDeadline(time.Now().Add(lingerFor))
 			_, _ = io.Copy(io.Discard, c.TCPConn)
-		}
-		c.err = c.TCPConn.Close()
+			_ = c.TCPConn.Close()
+		}()
 	})
 	return c.err
 }
