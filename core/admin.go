@@ -182,6 +182,20 @@ func (s *Service) AdminUpdateProject(ctx context.Context, in UpdateProjectInput)
 	return p, s.store.UpdateProject(ctx, p)
 }
 
+// AdminRefreshProject fetches a project's repository now: a ready project's mirror is
+// fetched in place (it stays ready, so creates go on); any other is prepared again
+// (a failed add retried, with the default branch detected).
+func (s *Service) AdminRefreshProject(ctx context.Context, projectID string) (*Project, error) {
+	p, err := s.store.GetProjectByID(ctx, projectID)
+	if err != nil {
+		return nil, notFound(err, CodeNotFound, "no such project")
+	}
+	if p.State != ProjectReady {
+		return p, s.PrepareProject(ctx, p)
+	}
+	return p, s.mirror.Refresh(ctx, p.ID, p.Repository, 0)
+}
+
 // AdminListProjects lists an account's projects for the operator.
 func (s *Service) AdminListProjects(ctx context.Context, accountID string) ([]*Project, error) {
 	return s.store.ListProjects(ctx, accountID)

@@ -130,6 +130,9 @@ type RepoMirror interface {
 	// Mirror clones (or refreshes) repository for the project and returns where the
 	// mirror lives and the repository's default branch.
 	Mirror(ctx context.Context, projectID, repository string) (path, defaultBranch string, err error)
+	// Refresh fetches the project's mirror unless it was fetched less than maxAge ago;
+	// on error the mirror is left as it was.
+	Refresh(ctx context.Context, projectID, repository string, maxAge time.Duration) error
 	// HasBranch reports whether the mirror at path has the branch.
 	HasBranch(ctx context.Context, path, branch string) (bool, error)
 }

@@ -37,10 +37,17 @@ func statusFor(state string) (phase, runtime string) {
 	}
 }
 
+// StatusMirrorStale is the statusCode of a workspace that became ready from its
+// project's mirror as it was, because fetching the repository failed.
+const StatusMirrorStale = "ready:mirror_fetch_failed"
+
 // RuntimeConfig tunes the workspace runtime.
 type RuntimeConfig struct {
 	TurnTimeout time.Duration
-	Log         *slog.Logger
+	// MirrorMaxAge is how old a project's mirror may be when a workspace is set up
+	// before it is fetched first (0: always fetched).
+	MirrorMaxAge time.Duration
+	Log          *slog.Logger
 }
 
 // transition moves a leased workspace from its current state under the lease, in one
@@ -62,6 +69,11 @@ func (s *Service) transition(ctx context.Context, ws *Workspace, lease, to, stat
 		}
 		change.apply(ws)
 		if to == StateFailed {
+			// No turn will ever take the workspace's messages: they fail now, in the
+			// transaction that fails the workspace, not 24 hours later by expiry.
+			if _, err := q.FailOpenMessages(ctx, ws.ID); err != nil {
+				return err
+			}
 			if err := s.queueFailureNotices(ctx, q, ws, statusCode); err != nil {
 				return err
 			}
@@ -96,12 +108,24 @@ func (s *Service) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 		if err != nil {
 			return false, err
 		}
+		// Start from current code: a commit pushed a minute ago is in the new workspace.
+		statusCode := ""
+		if err := s.mirror.Refresh(ctx, p.ID, p.Repository, s.runtime.MirrorMaxAge); err != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			// Fall back to the mirror as it is: a workspace from the code last fetched
+			// beats none, and its statusCode says it may be behind.
+			s.log().Warn("mirror fetch failed; the workspace starts from the mirror as it is",
+				"workspace", ws.ID, "project", p.ID, "err", err)
+			statusCode = StatusMirrorStale
+		}
 		dir, err := s.machines.Checkout(ctx, ws, p)
 		if err != nil {
 			return false, s.failSetup(ctx, ws, lease, err)
 		}
 		ws.CheckoutPath = dir
-		return true, s.transition(ctx, ws, lease, StateReady, "")
+		return true, s.transition(ctx, ws, lease, StateReady, statusCode)
 	case StateResuming:
 		p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
 		if err != nil {

@@ -38,6 +38,8 @@ type RuntimeQueries interface {
 	WorkspacesInStateSince(ctx context.Context, state string, since time.Time, limit int) ([]string, error)
 	// ExpirePendingMessages marks pending messages created before `before` expired.
 	ExpirePendingMessages(ctx context.Context, before time.Time) (int64, error)
+	// FailOpenMessages fails a workspace's pending and delivered user messages.
+	FailOpenMessages(ctx context.Context, workspaceID string) (int64, error)
 	// FailStrandedMessages fails delivered messages whose workspace can no longer
 	// answer (failed or deleted).
 	FailStrandedMessages(ctx context.Context) (int64, error)

@@ -33,6 +33,9 @@ type Config struct {
 	HTTPReadTimeout  time.Duration `env:"WSHUB_HTTP_READ_TIMEOUT" envDefault:"60s"`
 	HTTPWriteTimeout time.Duration `env:"WSHUB_HTTP_WRITE_TIMEOUT" envDefault:"60s"`
 	HTTPIdleTimeout  time.Duration `env:"WSHUB_HTTP_IDLE_TIMEOUT" envDefault:"60s"`
+	// MirrorMaxAge: a project's mirror older than this is fetched when a workspace is
+	// set up, so workspaces start from current code (0: fetch for every workspace).
+	MirrorMaxAge time.Duration `env:"WSHUB_MIRROR_MAX_AGE" envDefault:"1m"`
 	// IdleTimeout pauses a ready workspace with no activity for this long.
 	IdleTimeout time.Duration `env:"WSHUB_IDLE_TIMEOUT" envDefault:"10m"`
 	// TurnTimeout ends a turn that runs longer as interrupted.

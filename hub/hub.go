@@ -121,7 +121,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
 		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces")},
 		Runner:    runner,
-		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, Log: log},
+		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, MirrorMaxAge: cfg.MirrorMaxAge, Log: log},
 	})
 	m := metrics.New()
 	app := api.New(svc, api.Options{Log: log, Ready: store, Metrics: m.Handler(),

@@ -254,11 +254,17 @@ func TestArchiveInterruptsARunningTurn(t *testing.T) {
 func TestBadBaseRefFailsTheWorkspace(t *testing.T) {
 	t.Parallel()
 	h := startRuntime(t)
-	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m", "baseRef": "no-such-branch"}).Expect(t, 201, "")
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m", "baseRef": "no-such-branch",
+		"prompt": "never answered"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
 	ws := waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
 	if ws["statusCode"] != "setup_failed:base_ref_not_found" || ws["startupPhase"] != "failed" {
 		t.Fatalf("expected setup_failed:base_ref_not_found, got %v", ws)
+	}
+	// The prompt fails with the workspace, at once (before: pending until it expired
+	// 24 hours later), and the workspace is not "working" on it.
+	if msgs, _ := messages(t, h, id); len(msgs) != 1 || msgs[0].Status != "failed" || ws["agentStatus"] == "working" {
+		t.Fatalf("expected the prompt failed with the workspace and the agent not working, got %+v, agentStatus %v", msgs, ws["agentStatus"])
 	}
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "hi"}).Expect(t, 409, "workspace_not_accepting_messages")
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/wshub/wshub/core"
 )
@@ -75,7 +76,51 @@ func (m *Mirror) Mirror(ctx context.Context, projectID, repository string) (path
 	if err != nil {
 		return "", "", err
 	}
+	stampFetched(path)
 	return path, branch, nil
+}
+
+// fetchedStamp, inside a mirror, is touched after each successful fetch: its time is
+// the mirror's age, shared by every process on the host that uses the mirror.
+const fetchedStamp = "wshub-fetched"
+
+func stampFetched(path string) {
+	// Best effort: without the stamp the next Refresh fetches again.
+	_ = os.WriteFile(filepath.Join(path, fetchedStamp), nil, 0o600)
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(path, fetchedStamp), now, now)
+}
+
+// Refresh fetches the project's existing mirror unless it was fetched less than maxAge
+// ago. Calls for one project are serialised, so workspaces provisioned together share
+// one fetch: those that waited find the mirror fresh. On error the mirror is as it was.
+func (m *Mirror) Refresh(ctx context.Context, projectID, repository string, maxAge time.Duration) error {
+	if err := checkProjectID(projectID); err != nil {
+		return err
+	}
+	repository, err := normaliseRepository(repository)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(m.dir())
+	if err != nil {
+		return fmt.Errorf("mirror directory: %w", err)
+	}
+	path := filepath.Join(dir, projectID+".git")
+	mu := m.lock(projectID)
+	mu.Lock()
+	defer mu.Unlock()
+	if fi, err := os.Stat(filepath.Join(path, fetchedStamp)); err == nil && time.Since(fi.ModTime()) < maxAge {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("the project has no mirror: %s", reasonOf(err, redactor{dir: dir}))
+	}
+	if err := m.git(dir, path, repository).refresh(ctx, path, repository); err != nil {
+		return err
+	}
+	stampFetched(path)
+	return nil
 }
 
 func (m *Mirror) dir() string {

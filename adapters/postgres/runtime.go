@@ -147,6 +147,13 @@ func (q queries) FailStrandedMessages(ctx context.Context) (int64, error) {
 		WHERE m.workspace_id = w.id AND m.role = 'user' AND m.status = 'delivered' AND w.state IN ('failed', 'deleted')`)
 }
 
+// FailOpenMessages fails a workspace's pending and delivered user messages (its setup
+// failed: no turn will ever take them); uses messages_open.
+func (q queries) FailOpenMessages(ctx context.Context, workspaceID string) (int64, error) {
+	return q.exec(ctx, `UPDATE messages SET status = 'failed'
+		WHERE workspace_id = $1 AND role = 'user' AND status IN ('pending', 'delivered')`, workspaceID)
+}
+
 // ClaimCronTick: the advisory lock keeps two replicas from running a job at once; the
 // (job, tick) row keeps a tick from running twice.
 func (q queries) ClaimCronTick(ctx context.Context, job string, tick, now time.Time) (bool, error) {

@@ -24,6 +24,7 @@ const adminUsage = `usage: wshub admin <command>
   key revoke --key-id ID
   project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none]
   project update --project ID [--network full|none]
+  project refresh --project ID
   project list --account ID
   workspace archive|unarchive|delete --workspace ID
   webhook deliveries --account ID [--status pending|delivered|failed] [--limit N]
@@ -57,14 +58,17 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 2
 	}
+	// A command can fail with something to show (a project kept failed, with its
+	// reason): the JSON goes to stdout all the same, the error to stderr.
+	if out != nil {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if eerr := enc.Encode(out); eerr != nil && err == nil {
+			err = eerr
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "wshub admin %s: %v\n", cmd, err)
-		return 1
-	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		fmt.Fprintf(stderr, "wshub admin: %v\n", err)
 		return 1
 	}
 	return 0
@@ -174,6 +178,23 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		}
 		return projectAdminJSON(p), nil
 
+	case "project refresh":
+		id := fs.String("project", "", "project id")
+		if err := parse(fs, args, "project"); err != nil {
+			return nil, err
+		}
+		p, err := svc.AdminRefreshProject(ctx, *id)
+		if err != nil {
+			if p != nil {
+				return projectAdminJSON(p), fmt.Errorf("the repository could not be fetched: %w", err)
+			}
+			return nil, err
+		}
+		if p.State == core.ProjectFailed {
+			return projectAdminJSON(p), fmt.Errorf("the repository could not be mirrored: %s", p.FailureReason)
+		}
+		return projectAdminJSON(p), nil
+
 	case "project list":
 		id := fs.String("account", "", "account id")
 		if err := parse(fs, args, "account"); err != nil {
@@ -266,6 +287,10 @@ func addProject(ctx context.Context, svc *core.Service, in core.AddProjectInput)
 	out := map[string]any{"projectId": p.ID, "state": p.State}
 	if p.FailureReason != "" {
 		out["failureReason"] = p.FailureReason
+	}
+	if p.State == core.ProjectFailed {
+		// Kept (project list shows it, with the reason); the exit status says it failed.
+		return out, fmt.Errorf("the repository could not be mirrored: %s", p.FailureReason)
 	}
 	return out, nil
 }

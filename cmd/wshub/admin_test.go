@@ -27,7 +27,7 @@ func wshub(t *testing.T, wantCode int, args ...string) (map[string]any, string) 
 		t.Fatalf("wshub %s: expected exit %d, got %d; stderr: %s", strings.Join(args, " "), wantCode, code, errb.String())
 	}
 	var m map[string]any
-	if code == 0 && strings.HasPrefix(strings.TrimSpace(out.String()), "{") {
+	if strings.HasPrefix(strings.TrimSpace(out.String()), "{") {
 		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 			t.Fatalf("wshub %s: output is not JSON: %v: %s", strings.Join(args, " "), err, out.String())
 		}
@@ -68,9 +68,17 @@ func TestAdminAccountKeyProject(t *testing.T) {
 	if ready["state"] != "ready" {
 		t.Fatalf("expected the project ready, got %v", ready)
 	}
-	failed, _ := wshub(t, 0, "admin", "project", "add", "--account", id, "--repository", "/nonexistent/repo", "--name", "broken")
-	if failed["state"] != "failed" || failed["failureReason"] == "" {
-		t.Fatalf("expected failed with a reason, got %v", failed)
+	// A failed add exits non-zero; the project is kept failed, with its reason.
+	failed, msg := wshub(t, 1, "admin", "project", "add", "--account", id, "--repository", "/nonexistent/repo", "--name", "broken")
+	if failed["state"] != "failed" || failed["failureReason"] == "" || !strings.Contains(msg, "could not be mirrored") {
+		t.Fatalf("expected failed with a reason on stdout and an error on stderr, got %v, %q", failed, msg)
+	}
+	// refresh: a ready project is fetched in place; a failed one is tried again.
+	if out, _ := wshub(t, 0, "admin", "project", "refresh", "--project", ready["projectId"].(string)); out["state"] != "ready" {
+		t.Fatalf("expected the ready project refreshed and still ready, got %v", out)
+	}
+	if out, _ := wshub(t, 1, "admin", "project", "refresh", "--project", failed["projectId"].(string)); out["state"] != "failed" {
+		t.Fatalf("expected the failed project tried again and still failed, got %v", out)
 	}
 
 	var out, errb bytes.Buffer
