@@ -107,7 +107,7 @@ func (s *server) listProjects(c *fiber.Ctx) error {
 	}
 	out := make([]projectJSON, len(list))
 	for i, p := range list {
-		out[i] = projectJSON{ProjectID: p.ID, Repository: p.Repository, DisplayName: p.DisplayName,
+		out[i] = projectJSON{ProjectID: p.ID, Repository: core.DisplayRepository(p.Repository), DisplayName: p.DisplayName,
 			DefaultBranch: p.DefaultBranch, State: p.State}
 	}
 	return c.JSON(fiber.Map{"projects": out})

@@ -109,6 +109,9 @@ func (s *Service) AddProject(ctx context.Context, in AddProjectInput) (*Project,
 	if repo == "" {
 		return nil, Errorf(CodeInvalidRequest, "a project needs a repository")
 	}
+	if err := checkRepositoryCredentials(repo); err != nil {
+		return nil, err
+	}
 	if in.DefaultBranch != "" {
 		if err := validateRef("default branch", in.DefaultBranch, false); err != nil {
 			return nil, err

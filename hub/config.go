@@ -33,6 +33,14 @@ type Config struct {
 	HTTPReadTimeout  time.Duration `env:"WSHUB_HTTP_READ_TIMEOUT" envDefault:"60s"`
 	HTTPWriteTimeout time.Duration `env:"WSHUB_HTTP_WRITE_TIMEOUT" envDefault:"60s"`
 	HTTPIdleTimeout  time.Duration `env:"WSHUB_HTTP_IDLE_TIMEOUT" envDefault:"60s"`
+	// GitHTTPSToken (or the file GitHTTPSTokenFile) is the token the hub's git sends to
+	// https remotes that ask for credentials (private repositories), with GitHTTPSUser
+	// (default x-access-token). Never part of a repository URL, never given to agents.
+	GitHTTPSToken     string `env:"WSHUB_GIT_HTTPS_TOKEN"`
+	GitHTTPSTokenFile string `env:"WSHUB_GIT_HTTPS_TOKEN_FILE,file"`
+	GitHTTPSUser      string `env:"WSHUB_GIT_HTTPS_USER"`
+	// GitSSHKeyFile is a deploy key the hub's git uses for ssh remotes.
+	GitSSHKeyFile string `env:"WSHUB_GIT_SSH_KEY_FILE"`
 	// MirrorMaxAge: a project's mirror older than this is fetched when a workspace is
 	// set up, so workspaces start from current code (0: fetch for every workspace).
 	MirrorMaxAge time.Duration `env:"WSHUB_MIRROR_MAX_AGE" envDefault:"1m"`

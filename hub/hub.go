@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -93,6 +94,10 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		}
 		publicHost = u.Hostname()
 	}
+	var creds *gitrepo.Credentials
+	if token := cmp.Or(cfg.GitHTTPSToken, strings.TrimSpace(cfg.GitHTTPSTokenFile)); token != "" || cfg.GitSSHKeyFile != "" {
+		creds = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
+	}
 	var runner core.AgentRunner
 	if !opt.Admin {
 		r, err := agents.New(context.Background(), agents.Options{
@@ -114,12 +119,12 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Blobs:     blobs,
 		Providers: machines.NewLocal(),
 		Agents:    agents.NewCatalog(cfg.AgentCommands, exec.LookPath),
-		Mirror:    &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors")},
+		Mirror:    &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Credentials: creds},
 		Clock:     opt.Clock,
 		Random:    opt.Random,
 		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
 		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
-		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces")},
+		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds},
 		Runner:    runner,
 		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, MirrorMaxAge: cfg.MirrorMaxAge, Log: log},
 	})

@@ -16,6 +16,8 @@ import (
 type Checkout struct {
 	Dir string
 	Git string // default "git"
+	// Credentials reach the project's repository when pushing (nil: none).
+	Credentials *Credentials
 }
 
 // ErrRefNotFound means baseRef names no branch, tag or commit of the repository.
@@ -26,7 +28,7 @@ func (c *Checkout) git() *runner {
 	if prog == "" {
 		prog = "git"
 	}
-	return &runner{prog: prog, redact: redactor{dir: filepath.Dir(c.Dir)}}
+	return &runner{prog: prog, redact: redactor{dir: filepath.Dir(c.Dir), token: c.Credentials.token()}, creds: c.Credentials}
 }
 
 // Create clones mirror into c.Dir and checks out a new branch from baseRef (a branch,

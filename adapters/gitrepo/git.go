@@ -34,10 +34,11 @@ const waitDelay = 5 * time.Second
 // maxReason caps the failure reason: it is a sentence for a status page, not a log.
 const maxReason = 300
 
-// runner runs git for one Mirror call.
+// runner runs git for one Mirror or Checkout call.
 type runner struct {
 	prog   string
 	redact redactor
+	creds  *Credentials
 }
 
 // run runs git with args (in dir when dir is not empty) and returns its standard output.
@@ -49,9 +50,9 @@ func (g *runner) run(ctx context.Context, dir string, args ...string) (string, e
 	if dir != "" {
 		args = append([]string{"-C", dir}, args...)
 	}
-	args = append(append([]string(nil), safeConfig...), args...)
+	args = append(append(append([]string(nil), safeConfig...), g.creds.args()...), args...)
 	cmd := exec.CommandContext(ctx, g.prog, args...)
-	cmd.Env = gitEnv(os.Environ())
+	cmd.Env = append(gitEnv(os.Environ()), g.creds.env()...)
 	cmd.WaitDelay = waitDelay
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

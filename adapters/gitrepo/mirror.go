@@ -29,6 +29,8 @@ type Mirror struct {
 	Dir string
 	// Git is the git program; empty means "git" on PATH.
 	Git string
+	// Credentials reach private repositories (nil: none).
+	Credentials *Credentials
 
 	locks sync.Map // project id -> *sync.Mutex
 }
@@ -135,7 +137,8 @@ func (m *Mirror) git(dir, path, repository string) *runner {
 	if prog == "" {
 		prog = "git"
 	}
-	return &runner{prog: prog, redact: redactor{dir: dir, mirror: path, repository: repository}}
+	return &runner{prog: prog, redact: redactor{dir: dir, mirror: path, repository: repository, token: m.Credentials.token()},
+		creds: m.Credentials}
 }
 
 func (m *Mirror) lock(projectID string) *sync.Mutex {

@@ -10,9 +10,13 @@ type redactor struct {
 	mirror     string // this project's mirror
 	tmp        string // the temporary clone, while cloning
 	repository string
+	token      string // the hub's HTTPS token, should git ever echo it
 }
 
 func (r redactor) apply(s string) string {
+	if r.token != "" {
+		s = strings.ReplaceAll(s, r.token, "***")
+	}
 	if cred := credentials(r.repository); cred != "" {
 		s = strings.ReplaceAll(s, cred+"@", "***@")
 	}

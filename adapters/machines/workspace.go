@@ -17,6 +17,8 @@ import (
 // only change state; delete removes the checkout.
 type LocalMachines struct {
 	Dir string
+	// Credentials reach the projects' repositories when pushing (nil: none).
+	Credentials *gitrepo.Credentials
 }
 
 var _ core.Machines = (*LocalMachines)(nil)
@@ -24,7 +26,7 @@ var _ core.Machines = (*LocalMachines)(nil)
 func (m *LocalMachines) root(ws *core.Workspace) string { return filepath.Join(m.Dir, ws.ID) }
 
 func (m *LocalMachines) checkout(ws *core.Workspace) *gitrepo.Checkout {
-	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout")}
+	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout"), Credentials: m.Credentials}
 }
 
 // Allocate makes the workspace's directory.

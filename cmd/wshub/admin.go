@@ -316,7 +316,7 @@ func accountJSON(a *core.Account) map[string]any {
 
 func projectAdminJSON(p *core.Project) map[string]any {
 	out := map[string]any{
-		"projectId": p.ID, "repository": p.Repository, "displayName": p.DisplayName,
+		"projectId": p.ID, "repository": core.DisplayRepository(p.Repository), "displayName": p.DisplayName,
 		"defaultBranch": p.DefaultBranch, "state": p.State, "push": p.Push, "network": p.Network,
 	}
 	if p.FailureReason != "" {
