@@ -80,6 +80,19 @@ func (s *Service) CreateAPIKey(ctx context.Context, accountID, name string) (*AP
 	return k, secret, nil
 }
 
+// AdminListAccounts lists every account for the operator.
+func (s *Service) AdminListAccounts(ctx context.Context) ([]*Account, error) {
+	return s.store.ListAccounts(ctx)
+}
+
+// AdminListAPIKeys lists an account's keys (never their secrets, which are not kept).
+func (s *Service) AdminListAPIKeys(ctx context.Context, accountID string) ([]*APIKey, error) {
+	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
+		return nil, notFound(err, CodeNotFound, "no such account")
+	}
+	return s.store.ListAPIKeys(ctx, accountID)
+}
+
 // RevokeAPIKey revokes a key; the next request with it is refused.
 func (s *Service) RevokeAPIKey(ctx context.Context, keyID string) error {
 	ok, err := s.store.RevokeAPIKey(ctx, keyID, s.clock.Now())
@@ -164,15 +177,26 @@ func (s *Service) PrepareProject(ctx context.Context, p *Project) error {
 
 // UpdateProjectInput changes a project's settings; nil fields are left as they are.
 type UpdateProjectInput struct {
-	ProjectID string
-	Network   *string
+	ProjectID     string
+	Name          *string
+	DefaultBranch *string
+	Push          *bool
+	Network       *string
 }
 
-// AdminUpdateProject changes a project's settings. A new network setting applies from
-// the next turn of each of its workspaces.
+// AdminUpdateProject changes a project's settings. Network and push apply from the next
+// turn of each of its workspaces; the default branch to workspaces created after.
 func (s *Service) AdminUpdateProject(ctx context.Context, in UpdateProjectInput) (*Project, error) {
 	if in.Network != nil && !ValidNetwork(*in.Network) {
 		return nil, Errorf(CodeInvalidRequest, "network is %q or %q, not %q", NetworkFull, NetworkNone, *in.Network)
+	}
+	if in.Name != nil && strings.TrimSpace(*in.Name) == "" {
+		return nil, Errorf(CodeInvalidRequest, "a project's name must not be empty")
+	}
+	if in.DefaultBranch != nil {
+		if err := validateRef("default branch", *in.DefaultBranch, false); err != nil {
+			return nil, err
+		}
 	}
 	p, err := s.store.GetProjectByID(ctx, in.ProjectID)
 	if err != nil {
@@ -180,6 +204,15 @@ func (s *Service) AdminUpdateProject(ctx context.Context, in UpdateProjectInput)
 	}
 	if in.Network != nil {
 		p.Network = *in.Network
+	}
+	if in.Name != nil {
+		p.DisplayName = strings.TrimSpace(*in.Name)
+	}
+	if in.DefaultBranch != nil {
+		p.DefaultBranch = *in.DefaultBranch
+	}
+	if in.Push != nil {
+		p.Push = *in.Push
 	}
 	p.UpdatedAt = s.clock.Now()
 	return p, s.store.UpdateProject(ctx, p)

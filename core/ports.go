@@ -26,6 +26,10 @@ type Queries interface {
 	CreateAccount(ctx context.Context, a *Account) error
 	UpdateAccount(ctx context.Context, a *Account) error
 	GetAccount(ctx context.Context, id string) (*Account, error)
+	// ListAccounts lists every account, oldest first (operator).
+	ListAccounts(ctx context.Context) ([]*Account, error)
+	// ListAPIKeys lists an account's keys, revoked ones included, oldest first.
+	ListAPIKeys(ctx context.Context, accountID string) ([]*APIKey, error)
 	// LockAccount takes the account row lock, serialising per-account limits.
 	LockAccount(ctx context.Context, id string) error
 

@@ -37,6 +37,41 @@ func (q queries) UpdateAccount(ctx context.Context, a *core.Account) error {
 	return err
 }
 
+// ListAccounts reads the whole table: an operator command, not a request path.
+func (q queries) ListAccounts(ctx context.Context) ([]*core.Account, error) {
+	var rows []accountRow
+	if err := q.selectAll(ctx, &rows, `SELECT `+accountColumns+` FROM accounts a ORDER BY a.created_at, a.id`); err != nil {
+		return nil, err
+	}
+	out := make([]*core.Account, len(rows))
+	for i := range rows {
+		out[i] = rows[i].core()
+	}
+	return out, nil
+}
+
+type apiKeyRow struct {
+	ID        string       `db:"id"`
+	AccountID string       `db:"account_id"`
+	Name      string       `db:"name"`
+	CreatedAt time.Time    `db:"created_at"`
+	RevokedAt sql.NullTime `db:"revoked_at"`
+}
+
+// ListAPIKeys: an account has few keys; the hash is never read back.
+func (q queries) ListAPIKeys(ctx context.Context, accountID string) ([]*core.APIKey, error) {
+	var rows []apiKeyRow
+	if err := q.selectAll(ctx, &rows, `SELECT id, account_id, name, created_at, revoked_at FROM api_keys
+		WHERE account_id = $1 ORDER BY created_at, id`, accountID); err != nil {
+		return nil, err
+	}
+	out := make([]*core.APIKey, len(rows))
+	for i, r := range rows {
+		out[i] = &core.APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, CreatedAt: r.CreatedAt, RevokedAt: timePtr(r.RevokedAt)}
+	}
+	return out, nil
+}
+
 func (q queries) GetAccount(ctx context.Context, id string) (*core.Account, error) {
 	var r accountRow
 	if err := q.get(ctx, &r, `SELECT `+accountColumns+` FROM accounts a WHERE a.id = $1`, id); err != nil {

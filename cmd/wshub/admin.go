@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,10 +21,12 @@ const adminUsage = `usage: wshub admin <command>
 
   account create --name N [--entitled] [--billing-hold] [--metered=BOOL] [--billing-period-end RFC3339]
   account update --account ID [--entitled=BOOL] [--billing-hold=BOOL] [--metered=BOOL] [--billing-period-end RFC3339|none]
+  account list
   key create --account ID --name N
+  key list --account ID
   key revoke --key-id ID
   project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none]
-  project update --project ID [--network full|none]
+  project update --project ID [--name N] [--default-branch B] [--push=BOOL] [--network full|none]
   project refresh --project ID
   project list --account ID
   workspace archive|unarchive|delete --workspace ID
@@ -34,14 +37,38 @@ const adminUsage = `usage: wshub admin <command>
 Output is JSON on stdout; errors go to stderr with a non-zero exit.
 `
 
+// adminCommands are the commands adminCommand knows, as adminUsage lists them.
+var adminCommands = []string{
+	"account create", "account update", "account list", "key create", "key list", "key revoke",
+	"project add", "project update", "project refresh", "project list",
+	"workspace archive", "workspace unarchive", "workspace delete",
+	"webhook deliveries", "webhook redeliver", "slack bind",
+}
+
 // admin runs an operator command. It opens the hub (store and use cases) for the
 // duration of the command only.
 func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprint(stdout, adminUsage)
+		return 0
+	}
 	if len(args) < 2 {
 		fmt.Fprint(stderr, adminUsage)
 		return 2
 	}
 	cmd := args[0] + " " + args[1]
+	// Usage questions and unknown commands are answered before anything is opened, so
+	// they work without DATABASE_URL.
+	if !slices.Contains(adminCommands, cmd) {
+		fmt.Fprintf(stderr, "wshub admin: unknown command %q\n\n%s", cmd, adminUsage)
+		return 2
+	}
+	for _, a := range args[2:] {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Fprint(stdout, adminUsage)
+			return 0
+		}
+	}
 	cfg, err := hub.LoadConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "wshub admin: %v\n", err)
@@ -164,13 +191,23 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 
 	case "project update":
 		id := fs.String("project", "", "project id")
+		name := fs.String("name", "", "display name")
+		branch := fs.String("default-branch", "", "default branch")
+		var push optBool
+		fs.Var(&push, "push", "push workspace branches after each turn (true|false)")
 		network := fs.String("network", "", "what agent turns may reach: full or none")
 		if err := parse(fs, args, "project"); err != nil {
 			return nil, err
 		}
-		in := core.UpdateProjectInput{ProjectID: *id}
+		in := core.UpdateProjectInput{ProjectID: *id, Push: push.v}
 		if flagGiven(fs, "network") {
 			in.Network = network
+		}
+		if flagGiven(fs, "name") {
+			in.Name = name
+		}
+		if flagGiven(fs, "default-branch") {
+			in.DefaultBranch = branch
 		}
 		p, err := svc.AdminUpdateProject(ctx, in)
 		if err != nil {
@@ -194,6 +231,38 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 			return projectAdminJSON(p), fmt.Errorf("the repository could not be mirrored: %s", p.FailureReason)
 		}
 		return projectAdminJSON(p), nil
+
+	case "account list":
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		list, err := svc.AdminListAccounts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]map[string]any, len(list))
+		for i, a := range list {
+			out[i] = accountJSON(a)
+		}
+		return out, nil
+
+	case "key list":
+		id := fs.String("account", "", "account id")
+		if err := parse(fs, args, "account"); err != nil {
+			return nil, err
+		}
+		list, err := svc.AdminListAPIKeys(ctx, *id)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]map[string]any, len(list))
+		for i, k := range list {
+			out[i] = map[string]any{"keyId": k.ID, "name": k.Name, "createdAt": k.CreatedAt.Format(time.RFC3339), "revoked": k.RevokedAt != nil}
+			if k.RevokedAt != nil {
+				out[i]["revokedAt"] = k.RevokedAt.Format(time.RFC3339)
+			}
+		}
+		return out, nil
 
 	case "project list":
 		id := fs.String("account", "", "account id")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -73,6 +74,15 @@ func TestAdminAccountKeyProject(t *testing.T) {
 	if failed["state"] != "failed" || failed["failureReason"] == "" || !strings.Contains(msg, "could not be mirrored") {
 		t.Fatalf("expected failed with a reason on stdout and an error on stderr, got %v, %q", failed, msg)
 	}
+	// update: each flag given changes its setting, the others stay.
+	upd, _ = wshub(t, 0, "admin", "project", "update", "--project", ready["projectId"].(string), "--name", "Renamed",
+		"--push", "--network", "none")
+	if upd["displayName"] != "Renamed" || upd["push"] != true || upd["network"] != "none" || upd["defaultBranch"] != "trunk" {
+		t.Fatalf("expected name, push and network changed, the default branch kept, got %v", upd)
+	}
+	if _, msg := wshub(t, 1, "admin", "project", "update", "--project", ready["projectId"].(string), "--default-branch", "a..b"); !strings.Contains(msg, "default branch") {
+		t.Fatalf("expected a bad default branch refused, got %q", msg)
+	}
 	// refresh: a ready project is fetched in place; a failed one is tried again.
 	if out, _ := wshub(t, 0, "admin", "project", "refresh", "--project", ready["projectId"].(string)); out["state"] != "ready" {
 		t.Fatalf("expected the ready project refreshed and still ready, got %v", out)
@@ -108,7 +118,6 @@ func TestAdminErrors(t *testing.T) {
 		{[]string{"admin", "account", "update", "--account", "acct_nope", "--entitled"}, "no such account"},
 		{[]string{"admin", "key", "create", "--account", "acct_nope", "--name", "k"}, "no such account"},
 		{[]string{"admin", "project", "add", "--account", "acct_nope", "--repository", "/tmp"}, "no such account"},
-		{[]string{"admin", "nothing", "here"}, "unknown command"},
 	}
 	for _, c := range cases {
 		_, msg := wshub(t, 1, c.args...)
@@ -130,6 +139,54 @@ func TestAdminWorkspaceCommands(t *testing.T) {
 	}
 	if _, msg := wshub(t, 1, "admin", "workspace", "archive"); !strings.Contains(msg, "--workspace is required") {
 		t.Errorf("expected --workspace to be required, got %q", msg)
+	}
+}
+
+func TestAdminListsAccountsAndKeys(t *testing.T) {
+	adminEnv(t)
+	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Listed", "--entitled")
+	id := acct["accountId"].(string)
+	key, _ := wshub(t, 0, "admin", "key", "create", "--account", id, "--name", "ci")
+	wshub(t, 0, "admin", "key", "create", "--account", id, "--name", "laptop")
+	wshub(t, 0, "admin", "key", "revoke", "--key-id", key["keyId"].(string))
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"admin", "key", "list", "--account", id}, &out, &errb); code != 0 {
+		t.Fatalf("key list: exit %d: %s", code, errb.String())
+	}
+	var keys []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &keys); err != nil || len(keys) != 2 {
+		t.Fatalf("expected two keys listed, got %s (%v)", out.String(), err)
+	}
+	if keys[0]["name"] != "ci" || keys[0]["revoked"] != true || keys[1]["name"] != "laptop" || keys[1]["revoked"] != false {
+		t.Errorf("expected ci (revoked) then laptop, got %v", keys)
+	}
+	if strings.Contains(out.String(), "svc_") {
+		t.Errorf("a key list must never show a key, got %s", out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"admin", "account", "list"}, &out, &errb); code != 0 || !strings.Contains(out.String(), id) {
+		t.Fatalf("expected account list to show %s, got exit %d: %s", id, code, out.String())
+	}
+}
+
+func TestAdminHelpAndVersionNeedNoDatabase(t *testing.T) {
+	t.Setenv("DATABASE_URL", "")
+	os.Unsetenv("DATABASE_URL")
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"admin", "--help"}, 0, "account list"},
+		{[]string{"admin", "key", "list", "--help"}, 0, "key list --account ID"},
+		{[]string{"admin", "no", "such"}, 2, `unknown command "no such"`}, // a usage error, as for wshub itself
+		{[]string{"version"}, 0, "wshub "},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), tt.args, &out, &errb)
+		if code != tt.code || !strings.Contains(out.String()+errb.String(), tt.want) {
+			t.Errorf("wshub %v: expected exit %d with %q, got %d: %s%s", tt.args, tt.code, tt.want, code, out.String(), errb.String())
+		}
 	}
 }
 

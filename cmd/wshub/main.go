@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -23,6 +24,7 @@ commands:
   migrate   apply database migrations to DATABASE_URL
   admin     operator commands (run 'wshub admin' for the list)
   dev       development hub: local setup once, then serve
+  version   the build: module version, commit and Go version
 `
 
 func main() {
@@ -48,6 +50,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return admin(ctx, args[1:], stdout, stderr)
 	case "dev":
 		err = dev(ctx, log, stdout)
+	case "version", "--version":
+		fmt.Fprintln(stdout, version())
+		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -60,4 +65,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// version describes the build from what the Go toolchain recorded in the binary.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "wshub (unknown build)"
+	}
+	v := "wshub " + bi.Main.Version
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += " commit " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				v += " (modified)"
+			}
+		}
+	}
+	return v + " " + bi.GoVersion
 }
