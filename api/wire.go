@@ -9,13 +9,16 @@ import (
 // Wire shapes of api.md section 2. Timestamps are Unix epoch milliseconds.
 
 type workspaceJSON struct {
-	WorkspaceID  string        `json:"workspaceId"`
-	ProviderID   string        `json:"providerId"`
-	ProjectID    string        `json:"projectId"`
-	Branch       string        `json:"branch"`
-	BaseRef      string        `json:"baseRef"`
-	State        string        `json:"state"`
-	StatusCode   string        `json:"statusCode"`
+	WorkspaceID string `json:"workspaceId"`
+	ProviderID  string `json:"providerId"`
+	ProjectID   string `json:"projectId"`
+	Branch      string `json:"branch"`
+	BaseRef     string `json:"baseRef"`
+	State       string `json:"state"`
+	StatusCode  string `json:"statusCode"`
+	// StatusDetail is an extension of api.md's object: why, in words, when the workspace
+	// failed (git's reason for a failed checkout). Absent otherwise.
+	StatusDetail string        `json:"statusDetail,omitempty"`
 	StartupPhase string        `json:"startupPhase"`
 	RuntimeState string        `json:"runtimeState"`
 	AgentStatus  string        `json:"agentStatus"`
@@ -36,7 +39,7 @@ func ms(t time.Time) int64 { return t.UnixMilli() }
 func toWorkspace(w *core.Workspace) workspaceJSON {
 	out := workspaceJSON{
 		WorkspaceID: w.ID, ProviderID: w.ProviderID, ProjectID: w.ProjectID, Branch: w.Branch, BaseRef: w.BaseRef,
-		State: w.State, StatusCode: w.StatusCode, StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
+		State: w.State, StatusCode: w.StatusCode, StatusDetail: w.StatusDetail, StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
 		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
 	}
 	if lt := w.LastTurnInfo(); lt != nil {

@@ -16,6 +16,8 @@ type StateChange struct {
 	At           time.Time
 	// CheckoutPath, when set, records where the machine keeps the checkout.
 	CheckoutPath string
+	// StatusDetail says why the workspace is in this state ("" for most states).
+	StatusDetail string
 }
 
 func changeTo(state, statusCode string, now time.Time) StateChange {
@@ -29,6 +31,7 @@ func changeTo(state, statusCode string, now time.Time) StateChange {
 // apply copies a change onto the in-memory workspace the worker keeps stepping.
 func (c StateChange) apply(w *Workspace) {
 	w.State, w.StatusCode, w.StartupPhase, w.RuntimeState = c.State, c.StatusCode, c.StartupPhase, c.RuntimeState
+	w.StatusDetail = c.StatusDetail
 	w.StateChangedAt, w.UpdatedAt = c.At, c.At
 	if c.CheckoutPath != "" {
 		w.CheckoutPath = c.CheckoutPath

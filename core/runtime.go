@@ -53,6 +53,11 @@ type RuntimeConfig struct {
 // transition moves a leased workspace from its current state under the lease, in one
 // transaction; the caller has done the machine work that justifies it.
 func (s *Service) transition(ctx context.Context, ws *Workspace, lease, to, statusCode string) error {
+	return s.transitionDetail(ctx, ws, lease, to, statusCode, "")
+}
+
+// transitionDetail is transition with a statusDetail: why, in words, for a failure.
+func (s *Service) transitionDetail(ctx context.Context, ws *Workspace, lease, to, statusCode, detail string) error {
 	from := ws.State
 	return s.store.InTx(ctx, func(q Queries) error {
 		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
@@ -63,7 +68,7 @@ func (s *Service) transition(ctx context.Context, ws *Workspace, lease, to, stat
 			return fmt.Errorf("workspace %s is %s, not %s: %w", ws.ID, cur.State, from, errStateMoved)
 		}
 		change := changeTo(to, statusCode, s.clock.Now())
-		change.CheckoutPath = ws.CheckoutPath
+		change.CheckoutPath, change.StatusDetail = ws.CheckoutPath, detail
 		if _, err := q.SetWorkspaceState(ctx, ws.ID, from, change); err != nil {
 			return err
 		}
@@ -165,8 +170,8 @@ func (s *Service) failSetup(ctx context.Context, ws *Workspace, lease string, er
 	if !errors.As(err, &se) {
 		return err
 	}
-	s.log().Warn("workspace setup failed", "workspace", ws.ID, "status", se.StatusCode, "detail", se.Detail)
-	return s.transition(ctx, ws, lease, StateFailed, se.StatusCode)
+	s.log().Warn("workspace setup failed", "workspace", ws.ID, "status", se.StatusCode, "detail", se.Detail, "err", se.Err)
+	return s.transitionDetail(ctx, ws, lease, StateFailed, se.StatusCode, se.Detail)
 }
 
 func (s *Service) log() *slog.Logger {

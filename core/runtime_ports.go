@@ -83,7 +83,13 @@ type Machines interface {
 // is shown as the workspace's statusCode.
 type SetupError struct {
 	StatusCode string
-	Detail     string
+	// Detail says why in words fit to show the workspace's owner (it becomes the
+	// statusDetail): git's own reason, with the hub's paths and credentials taken out.
+	Detail string
+	// Err is the underlying failure, for the hub's log only.
+	Err error
 }
 
 func (e *SetupError) Error() string { return e.StatusCode + ": " + e.Detail }
+
+func (e *SetupError) Unwrap() error { return e.Err }

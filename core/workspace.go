@@ -53,18 +53,20 @@ const (
 
 // Workspace is one cloud workspace and the fields its status object is derived from.
 type Workspace struct {
-	ID           string
-	AccountID    string
-	ProjectID    string
-	ProviderID   string
-	Agent        string
-	Model        string
-	RuntimeMode  string
-	Branch       string
-	BaseRef      string
-	Origin       string
-	State        string
-	StatusCode   string
+	ID          string
+	AccountID   string
+	ProjectID   string
+	ProviderID  string
+	Agent       string
+	Model       string
+	RuntimeMode string
+	Branch      string
+	BaseRef     string
+	Origin      string
+	State       string
+	StatusCode  string
+	// StatusDetail says why in words, for a failed workspace (setup: git's reason).
+	StatusDetail string
 	StartupPhase string
 	RuntimeState string
 	LatestSeq    int64

@@ -261,6 +261,10 @@ func TestBadBaseRefFailsTheWorkspace(t *testing.T) {
 	if ws["statusCode"] != "setup_failed:base_ref_not_found" || ws["startupPhase"] != "failed" {
 		t.Fatalf("expected setup_failed:base_ref_not_found, got %v", ws)
 	}
+	// The reason is kept with the workspace, in words (before: the hub's log only).
+	if d, _ := ws["statusDetail"].(string); !strings.Contains(d, `"no-such-branch"`) || strings.Contains(d, h.Config.DataDir) {
+		t.Fatalf("expected statusDetail to name the missing baseRef and no host path, got %q", d)
+	}
 	// The prompt fails with the workspace, at once (before: pending until it expired
 	// 24 hours later), and the workspace is not "working" on it.
 	if msgs, _ := messages(t, h, id); len(msgs) != 1 || msgs[0].Status != "failed" || ws["agentStatus"] == "working" {
