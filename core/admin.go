@@ -80,6 +80,11 @@ func (s *Service) CreateAPIKey(ctx context.Context, accountID, name string) (*AP
 	return k, secret, nil
 }
 
+// CountWork is the work queue's size for metrics: workspaces by state and open messages.
+func (s *Service) CountWork(ctx context.Context) (map[string]int64, int64, error) {
+	return s.store.CountWork(ctx)
+}
+
 // AdminListAccounts lists every account for the operator.
 func (s *Service) AdminListAccounts(ctx context.Context) ([]*Account, error) {
 	return s.store.ListAccounts(ctx)

@@ -26,6 +26,8 @@ type Queries interface {
 	CreateAccount(ctx context.Context, a *Account) error
 	UpdateAccount(ctx context.Context, a *Account) error
 	GetAccount(ctx context.Context, id string) (*Account, error)
+	// CountWork counts workspaces by state (deleted left out) and open user messages.
+	CountWork(ctx context.Context) (byState map[string]int64, openMessages int64, err error)
 	// ListAccounts lists every account, oldest first (operator).
 	ListAccounts(ctx context.Context) ([]*Account, error)
 	// ListAPIKeys lists an account's keys, revoked ones included, oldest first.

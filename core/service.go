@@ -26,6 +26,8 @@ type Deps struct {
 	Machines Machines
 	Runner   AgentRunner
 	Runtime  RuntimeConfig
+	// Turns is told of every recorded turn (nil: no one).
+	Turns TurnObserver
 }
 
 // Service is the set of use cases every front-end (REST, Slack, Discord, jobs) calls.
@@ -43,6 +45,7 @@ type Service struct {
 	machines  Machines
 	runner    AgentRunner
 	runtime   RuntimeConfig
+	turns     TurnObserver
 	// unrecorded keeps finished turns the store could not take (turn_unrecorded.go).
 	unrecorded unrecordedTurns
 }
@@ -58,7 +61,7 @@ func NewService(d Deps) *Service {
 	return &Service{
 		store: d.Store, sealer: d.Sealer, blobs: d.Blobs, providers: d.Providers,
 		agents: d.Agents, mirror: d.Mirror, clock: d.Clock, rand: d.Random, webhooks: d.Webhooks,
-		sender: d.Sender, machines: d.Machines, runner: d.Runner, runtime: d.Runtime,
+		sender: d.Sender, machines: d.Machines, runner: d.Runner, runtime: d.Runtime, turns: d.Turns,
 	}
 }
 

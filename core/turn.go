@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -65,19 +66,23 @@ func (s *Service) runNextTurn(ctx context.Context, ws *Workspace, lease string) 
 		return true, s.endStaleTurn(ctx, ws, lease, msg)
 	}
 
+	started := s.clock.Now()
 	result := s.runAgent(ctx, ws, msg)
+	took := s.clock.Now().Sub(started)
 	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
 		// The claim that takes over ends the turn; anything written here would race it.
 		s.log().Warn("turn not recorded: the worker lost its lease; the next claim ends it",
 			"workspace", ws.ID, "turn", msg.TurnID)
 		return false, fmt.Errorf("record turn %s: %w", msg.TurnID, ErrLeaseLost)
 	}
-	s.commitTurn(ctx, ws, msg)
+	committed := s.commitTurn(ctx, ws, msg)
 	err = s.retryStore(ctx, func(ctx context.Context) error { return s.recordTurn(ctx, ws, lease, msg, result) })
 	if err != nil {
 		s.keepUnrecorded(ws, msg, result, err)
 		return false, fmt.Errorf("record turn %s: %w", msg.TurnID, err)
 	}
+	s.reportTurn(TurnReport{WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Outcome: cmp.Or(result.Outcome, OutcomeError),
+		FailureCode: result.FailureCode, Took: took, Committed: committed})
 	return true, nil
 }
 
@@ -101,7 +106,7 @@ func (s *Service) endStaleTurn(ctx context.Context, ws *Workspace, lease string,
 // commitTurn commits the turn's changes on the workspace branch. Reading the project
 // is retried like the record, so an outage does not leave this turn's changes to the
 // next turn's commit; git itself runs once.
-func (s *Service) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) {
+func (s *Service) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (committed bool) {
 	var p *Project
 	err := s.retryStore(ctx, func(ctx context.Context) error {
 		var err error
@@ -112,11 +117,16 @@ func (s *Service) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMess
 		// The commit must survive the cancellation that interrupted the turn (shutdown).
 		commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		_, err = s.machines.CommitTurn(commitCtx, ws, p, "wshub: "+msg.TurnID)
+		subject := "wshub: " + msg.TurnID
+		if prompt, oerr := s.open(msg.SealedText, messageBinding(ws.ID, msg.ID)); oerr == nil {
+			subject = commitSubject(prompt, msg.TurnID)
+		}
+		committed, err = s.machines.CommitTurn(commitCtx, ws, p, subject+"\n\nwshub turn "+msg.TurnID+" in workspace "+ws.ID)
 	}
 	if err != nil {
 		s.log().Warn("commit turn", "workspace", ws.ID, "turn", msg.TurnID, "err", err)
 	}
+	return committed
 }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.

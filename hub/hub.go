@@ -113,6 +113,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		}
 		runner = r
 	}
+	m := metrics.New()
 	svc := core.NewService(core.Deps{
 		Store:     store,
 		Sealer:    sealer,
@@ -127,8 +128,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds},
 		Runner:    runner,
 		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, MirrorMaxAge: cfg.MirrorMaxAge, Log: log},
+		Turns:     m,
 	})
-	m := metrics.New()
+	m.WatchWorkQueue(svc.CountWork)
 	app := api.New(svc, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
 		Timeouts: api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout}})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m}

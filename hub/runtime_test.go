@@ -102,7 +102,11 @@ func TestTurnRunsToSettledReplyAndCommit(t *testing.T) {
 	if got := hubtest.Git(t, checkout, "rev-parse", "--abbrev-ref", "HEAD"); got != branch {
 		t.Fatalf("expected the checkout on %s, got %s", branch, got)
 	}
-	if got := hubtest.Git(t, checkout, "log", "-1", "--format=%s", "--name-only"); !strings.Contains(got, "wshub: "+lt["turnId"].(string)) || !strings.Contains(got, "hello.txt") {
+	// The commit's subject is the prompt's first line; its body names the turn.
+	if got := hubtest.Git(t, checkout, "log", "-1", "--format=%s"); got != msgs[0].Text {
+		t.Fatalf("expected the commit's subject to be the prompt %q, got %q", msgs[0].Text, got)
+	}
+	if got := hubtest.Git(t, checkout, "log", "-1", "--format=%B", "--name-only"); !strings.Contains(got, "wshub turn "+lt["turnId"].(string)) || !strings.Contains(got, "hello.txt") {
 		t.Fatalf("expected a commit of hello.txt for the turn, got %q", got)
 	}
 }

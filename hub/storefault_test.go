@@ -125,7 +125,7 @@ func TestStoreOutageLongerThanTheLeaseKeepsTheReply(t *testing.T) {
 	if got := strings.Join(replies(t, h, id), "|"); got != want {
 		t.Fatalf("expected the replies %q, each once, got %q", want, got)
 	}
-	if log := hubtest.Git(t, checkout, "log", "--format=%s"); strings.Count(log, "wshub: ") != 2 {
+	if log := hubtest.Git(t, checkout, "log", "--format=%B"); strings.Count(log, "wshub turn ") != 2 {
 		t.Fatalf("expected a commit for each turn (the first made by the claim that recorded it), got %q", log)
 	}
 }

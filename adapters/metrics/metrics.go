@@ -26,11 +26,12 @@ type Metrics struct {
 	attempt   prometheus.Histogram
 	latency   prometheus.Histogram
 	chat      *chatMetrics
+	turn      *turnMetrics
 }
 
 // New registers the collectors.
 func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry(), chat: newChatMetrics()}
+	m := &Metrics{reg: prometheus.NewRegistry(), chat: newChatMetrics(), turn: newTurnMetrics()}
 	m.attempted = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "wshub_webhook_attempts_total", Help: "Webhook delivery attempts made."})
 	m.succeeded = prometheus.NewCounter(prometheus.CounterOpts{
@@ -50,6 +51,7 @@ func New() *Metrics {
 	m.reg.MustRegister(m.attempted, m.succeeded, m.failed, m.givenUp, m.dropped, m.attempt, m.latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.reg.MustRegister(m.chat.collectors()...)
+	m.reg.MustRegister(m.turn.turns, m.turn.duration)
 	return m
 }
 

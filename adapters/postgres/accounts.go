@@ -37,6 +37,26 @@ func (q queries) UpdateAccount(ctx context.Context, a *core.Account) error {
 	return err
 }
 
+// CountWork runs at each metrics scrape: one grouped count over workspaces (a
+// sequential scan; a scrape every 15 s or more makes it negligible next to the
+// workers' own queries) and the open messages through messages_open.
+func (q queries) CountWork(ctx context.Context) (map[string]int64, int64, error) {
+	var rows []struct {
+		State string `db:"state"`
+		N     int64  `db:"n"`
+	}
+	if err := q.selectAll(ctx, &rows, `SELECT state, count(*) AS n FROM workspaces WHERE state <> 'deleted' GROUP BY state`); err != nil {
+		return nil, 0, err
+	}
+	byState := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		byState[r.State] = r.N
+	}
+	var open int64
+	err := q.get(ctx, &open, `SELECT count(*) FROM messages WHERE role = 'user' AND status IN ('pending', 'delivered')`)
+	return byState, open, err
+}
+
 // ListAccounts reads the whole table: an operator command, not a request path.
 func (q queries) ListAccounts(ctx context.Context) ([]*core.Account, error) {
 	var rows []accountRow

@@ -1,0 +1,45 @@
+package core
+
+import (
+	"strings"
+	"time"
+)
+
+// TurnReport is what is known of a turn once it is recorded, for metrics and the log.
+type TurnReport struct {
+	WorkspaceID, TurnID, Agent, Outcome string
+	// FailureCode is agent_not_installed or agent_error for an error outcome.
+	FailureCode string
+	// Took is the agent's run, from the message taken to the agent's end.
+	Took time.Duration
+	// Committed is true when the turn left changes that were committed on the branch.
+	Committed bool
+}
+
+// TurnObserver is told of every recorded turn (metrics). Optional.
+type TurnObserver interface {
+	ObserveTurn(r TurnReport)
+}
+
+// reportTurn logs one line per recorded turn and tells the observer.
+func (s *Service) reportTurn(r TurnReport) {
+	s.log().Info("turn finished", "workspace", r.WorkspaceID, "turn", r.TurnID, "agent", r.Agent,
+		"outcome", r.Outcome, "failure", r.FailureCode, "duration", r.Took.Round(time.Millisecond), "committed", r.Committed)
+	if s.turns != nil {
+		s.turns.ObserveTurn(r)
+	}
+}
+
+// commitSubject is the first line of a turn's commit message: the prompt's first line,
+// cut to 72 characters, so `git log --oneline` on the branch reads as the conversation.
+func commitSubject(prompt, turnID string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return "wshub: " + turnID
+	}
+	if r := []rune(line); len(r) > 72 {
+		line = string(r[:71]) + "…"
+	}
+	return line
+}

@@ -1,0 +1,49 @@
+package hub_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func scrape(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestTurnsAndTheWorkQueueAreMeasured(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	ok := createWorkspace(t, h, "write measured")
+	bad := createWorkspace(t, h, "fail please")
+	waitFor(t, h, ok, "the turn done", idleAfterTurns(1))
+	waitFor(t, h, bad, "the turn done", idleAfterTurns(1))
+	m := scrape(t, h.URL)
+	for _, want := range []string{
+		`wshub_turns_total{agent="agent_1",outcome="completed"} 1`,
+		`wshub_turns_total{agent="agent_1",outcome="error"} 1`,
+		`wshub_turn_duration_seconds_count{agent="agent_1"} 2`,
+		`wshub_workspaces{state="ready"} 2`,
+		`wshub_messages_open 0`,
+	} {
+		if !strings.Contains(m, want+"\n") {
+			t.Errorf("expected %q in /metrics", want)
+		}
+	}
+	if t.Failed() {
+		var lines []string
+		for _, l := range strings.Split(m, "\n") {
+			if strings.HasPrefix(l, "wshub_turn") || strings.HasPrefix(l, "wshub_workspaces") || strings.HasPrefix(l, "wshub_messages") {
+				lines = append(lines, l)
+			}
+		}
+		t.Logf("got:\n%s", strings.Join(lines, "\n"))
+	}
+}
