@@ -25,7 +25,7 @@ type Account struct {
 // checkEntitled answers 403 cloud_entitlement_required for accounts without cloud.
 func (a *Account) checkEntitled() error {
 	if !a.Entitled {
-		return Errorf(CodeEntitlementRequired, "this account has no cloud entitlement")
+		return Errorf(CodeEntitlementRequired, "this account has no cloud entitlement; the hub's operator grants it with: wshub admin account update --account %s --entitled=true", a.ID)
 	}
 	return nil
 }

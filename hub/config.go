@@ -6,6 +6,7 @@ package hub
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/caarlos0/env/v11"
@@ -121,6 +122,13 @@ func LoadConfig() (Config, error) {
 		return c, fmt.Errorf("configuration: %w", err)
 	}
 	c.AgentCommands = agents.CommandsFromEnv(os.Environ())
+	// Resolved once, here: everything under it (mirrors, checkouts, the sandbox's
+	// binds) then means the same directory whatever a later working directory is.
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return c, fmt.Errorf("configuration: WSHUB_DATA_DIR: %w", err)
+	}
+	c.DataDir = abs
 	return c, nil
 }
 

@@ -54,6 +54,11 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	if cfg.ContentKey == "" {
 		cfg.ContentKey = st.ContentKey
 	}
+	// The development hub holds a printed key and runs agents: reachable from this
+	// machine only, unless WSHUB_ADDR says otherwise.
+	if _, set := os.LookupEnv("WSHUB_ADDR"); !set {
+		cfg.Addr = "127.0.0.1:8080"
+	}
 	if !cfg.WebhookAllowInsecure && os.Getenv("WSHUB_WEBHOOK_ALLOW_INSECURE") == "" {
 		cfg.WebhookAllowInsecure = true // development: let webhooks reach a local receiver
 	}
@@ -172,10 +177,12 @@ func printDevBanner(w io.Writer, cfg hub.Config, st devState, created bool) {
   project   %s
   API key   %s
 
+Listening on %s (set WSHUB_ADDR=:8080 to listen on every interface).
+
 Try it:
 
   export WSHUB_KEY=%s
   curl -s -H "Authorization: Bearer $WSHUB_KEY" %s/v1/api/projects
 
-`, what, cfg.DataDir, st.AccountID, st.ProjectID, st.Key, st.Key, base)
+`, what, cfg.DataDir, st.AccountID, st.ProjectID, st.Key, cfg.Addr, st.Key, base)
 }

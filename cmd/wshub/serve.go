@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,7 +67,7 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	go func() { ran <- h.Run(runCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- h.App.Listener(api.Listener(ln)) }()
-	log.Info("wshub serving", "addr", cfg.Addr)
+	log.Info("wshub serving", "addr", cfg.Addr, "dataDir", cfg.DataDir, "sandbox", cmp.Or(cfg.Sandbox, "bwrap"))
 	var listenErr error
 	select {
 	case err := <-errc:
