@@ -18,7 +18,12 @@ type workspaceJSON struct {
 	StatusCode  string `json:"statusCode"`
 	// StatusDetail is an extension of api.md's object: why, in words, when the workspace
 	// failed (git's reason for a failed checkout). Absent otherwise.
-	StatusDetail string        `json:"statusDetail,omitempty"`
+	StatusDetail string `json:"statusDetail,omitempty"`
+	// HeadCommit and Pushed are extensions too: the last commit a turn left on the
+	// branch, and whether the last push reached the project's repository (absent when
+	// the project does not push, or before the first commit).
+	HeadCommit   string        `json:"headCommit,omitempty"`
+	Pushed       *bool         `json:"pushed,omitempty"`
 	StartupPhase string        `json:"startupPhase"`
 	RuntimeState string        `json:"runtimeState"`
 	AgentStatus  string        `json:"agentStatus"`
@@ -39,7 +44,7 @@ func ms(t time.Time) int64 { return t.UnixMilli() }
 func toWorkspace(w *core.Workspace) workspaceJSON {
 	out := workspaceJSON{
 		WorkspaceID: w.ID, ProviderID: w.ProviderID, ProjectID: w.ProjectID, Branch: w.Branch, BaseRef: w.BaseRef,
-		State: w.State, StatusCode: w.StatusCode, StatusDetail: w.StatusDetail, StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
+		State: w.State, StatusCode: w.StatusCode, StatusDetail: w.StatusDetail, HeadCommit: w.HeadCommit, Pushed: pushed(w.LastPush), StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
 		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
 	}
 	if lt := w.LastTurnInfo(); lt != nil {
@@ -123,4 +128,14 @@ type webhookJSON struct {
 
 func toWebhook(w *core.Webhook) webhookJSON {
 	return webhookJSON{WebhookID: w.ID, URL: w.URL, Description: w.Description, CreatedAt: ms(w.CreatedAt)}
+}
+
+// pushed is the status object's pushed: true, false, or absent (nil) when no push was
+// tried.
+func pushed(lastPush string) *bool {
+	if lastPush == "" {
+		return nil
+	}
+	ok := lastPush == core.PushPushed
+	return &ok
 }

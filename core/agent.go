@@ -42,4 +42,6 @@ type TurnResult struct {
 	// FailureCode (agent_not_installed | agent_error) and FailureMessage explain an error.
 	FailureCode    string
 	FailureMessage string
+	// Commit is what the turn left on its branch (set by the runtime after the agent).
+	Commit TurnCommit
 }

@@ -70,8 +70,9 @@ type Machines interface {
 	// Delete removes the machine and its checkout.
 	Delete(ctx context.Context, ws *Workspace) error
 	// CommitTurn commits the checkout's changes on the workspace branch, pushing when
-	// the project asks for it. committed is false when nothing changed.
-	CommitTurn(ctx context.Context, ws *Workspace, p *Project, message string) (committed bool, err error)
+	// the project asks for it. Committed is false when nothing changed; a refused push
+	// is not an error but PushRefused with the remote's reason.
+	CommitTurn(ctx context.Context, ws *Workspace, p *Project, message string) (TurnCommit, error)
 	// Home is the workspace's home directory for agent processes, kept across turns.
 	Home(ws *Workspace) string
 	// WriteFile places an attachment inside the checkout and returns its path relative
@@ -93,3 +94,15 @@ type SetupError struct {
 func (e *SetupError) Error() string { return e.StatusCode + ": " + e.Detail }
 
 func (e *SetupError) Unwrap() error { return e.Err }
+
+// TurnCommit is what a turn left on its branch.
+type TurnCommit struct {
+	Committed                    bool
+	SHA                          string
+	Files, Insertions, Deletions int
+	// Pushed: the branch reached the project's repository. PushRefused: the remote (or
+	// the way to it) refused it, for PushError's reason. Neither: the project does not
+	// push, or nothing was committed.
+	Pushed, PushRefused bool
+	PushError           string
+}

@@ -75,14 +75,14 @@ func (s *Service) runNextTurn(ctx context.Context, ws *Workspace, lease string) 
 			"workspace", ws.ID, "turn", msg.TurnID)
 		return false, fmt.Errorf("record turn %s: %w", msg.TurnID, ErrLeaseLost)
 	}
-	committed := s.commitTurn(ctx, ws, msg)
+	result.Commit = s.commitTurn(ctx, ws, msg)
 	err = s.retryStore(ctx, func(ctx context.Context) error { return s.recordTurn(ctx, ws, lease, msg, result) })
 	if err != nil {
 		s.keepUnrecorded(ws, msg, result, err)
 		return false, fmt.Errorf("record turn %s: %w", msg.TurnID, err)
 	}
 	s.reportTurn(TurnReport{WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Outcome: cmp.Or(result.Outcome, OutcomeError),
-		FailureCode: result.FailureCode, Took: took, Committed: committed})
+		FailureCode: result.FailureCode, Took: took, Commit: result.Commit})
 	return true, nil
 }
 
@@ -92,7 +92,7 @@ func (s *Service) runNextTurn(ctx context.Context, ws *Workspace, lease string) 
 func (s *Service) endStaleTurn(ctx context.Context, ws *Workspace, lease string, msg *StoredMessage) error {
 	r, kept := s.unrecorded.take(msg.ID)
 	if kept {
-		s.commitTurn(ctx, ws, msg) // the outage may have kept the project from being read then
+		r.Commit = s.commitTurn(ctx, ws, msg) // the outage may have kept the project from being read then
 	} else {
 		r = TurnResult{Outcome: OutcomeInterrupted, Reply: replyTurnLost}
 	}
@@ -106,7 +106,7 @@ func (s *Service) endStaleTurn(ctx context.Context, ws *Workspace, lease string,
 // commitTurn commits the turn's changes on the workspace branch. Reading the project
 // is retried like the record, so an outage does not leave this turn's changes to the
 // next turn's commit; git itself runs once.
-func (s *Service) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (committed bool) {
+func (s *Service) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (tc TurnCommit) {
 	var p *Project
 	err := s.retryStore(ctx, func(ctx context.Context) error {
 		var err error
@@ -121,13 +121,30 @@ func (s *Service) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMess
 		if prompt, oerr := s.open(msg.SealedText, messageBinding(ws.ID, msg.ID)); oerr == nil {
 			subject = commitSubject(prompt, msg.TurnID)
 		}
-		committed, err = s.machines.CommitTurn(commitCtx, ws, p, subject+"\n\nwshub turn "+msg.TurnID+" in workspace "+ws.ID)
+		tc, err = s.machines.CommitTurn(commitCtx, ws, p, subject+"\n\nwshub turn "+msg.TurnID+" in workspace "+ws.ID)
 	}
 	if err != nil {
 		s.log().Warn("commit turn", "workspace", ws.ID, "turn", msg.TurnID, "err", err)
 	}
-	return committed
+	if tc.PushRefused {
+		s.log().Warn("push refused", "workspace", ws.ID, "turn", msg.TurnID, "branch", ws.Branch, "reason", tc.PushError)
+	}
+	return tc
 }
+
+// pushNote is what a reply says of its push: that it reached the repository, or why
+// not, so a refused push (a pre-receive hook) is not a silent "completed".
+func pushNote(c TurnCommit, branch string) string {
+	switch {
+	case c.Pushed:
+		return "\n\n---\nPushed to `" + branch + "` (" + shortSHA(c.SHA) + ")."
+	case c.PushRefused:
+		return "\n\n---\nPush to `" + branch + "` refused: " + c.PushError
+	}
+	return ""
+}
+
+func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.
 func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) TurnResult {
@@ -177,7 +194,9 @@ func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 // capped), the user message settled, the workspace's lastTurn and agent session, and
 // the turn's event with its webhook deliveries and chat replies (outbox).
 func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, user *StoredMessage, r TurnResult) error {
-	reply, truncated := capRunes(r.Reply, MaxReplyChars)
+	note := pushNote(r.Commit, ws.Branch)
+	reply, truncated := capRunes(r.Reply, MaxReplyChars-chars(note))
+	reply += note
 	if r.Outcome == "" {
 		r.Outcome = OutcomeError
 	}
@@ -235,6 +254,15 @@ func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, u
 		cur.LastActivityAt, cur.UpdatedAt = now, now
 		if r.SessionID != "" {
 			cur.AgentSession = r.SessionID
+		}
+		if r.Commit.Committed {
+			cur.HeadCommit = r.Commit.SHA
+		}
+		switch {
+		case r.Commit.Pushed:
+			cur.LastPush = PushPushed
+		case r.Commit.PushRefused:
+			cur.LastPush = PushRefused
 		}
 		if err := q.RecordLastTurn(ctx, cur); err != nil {
 			return err

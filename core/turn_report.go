@@ -12,8 +12,8 @@ type TurnReport struct {
 	FailureCode string
 	// Took is the agent's run, from the message taken to the agent's end.
 	Took time.Duration
-	// Committed is true when the turn left changes that were committed on the branch.
-	Committed bool
+	// Commit is what the turn left on its branch, and its push.
+	Commit TurnCommit
 }
 
 // TurnObserver is told of every recorded turn (metrics). Optional.
@@ -24,7 +24,8 @@ type TurnObserver interface {
 // reportTurn logs one line per recorded turn and tells the observer.
 func (s *Service) reportTurn(r TurnReport) {
 	s.log().Info("turn finished", "workspace", r.WorkspaceID, "turn", r.TurnID, "agent", r.Agent,
-		"outcome", r.Outcome, "failure", r.FailureCode, "duration", r.Took.Round(time.Millisecond), "committed", r.Committed)
+		"outcome", r.Outcome, "failure", r.FailureCode, "duration", r.Took.Round(time.Millisecond),
+		"commit", r.Commit.SHA, "pushed", r.Commit.Pushed, "pushRefused", r.Commit.PushRefused)
 	if s.turns != nil {
 		s.turns.ObserveTurn(r)
 	}

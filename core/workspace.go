@@ -51,6 +51,12 @@ const (
 	OriginDiscord = "discord"
 )
 
+// Push results kept as a workspace's LastPush.
+const (
+	PushPushed  = "pushed"
+	PushRefused = "refused"
+)
+
 // Workspace is one cloud workspace and the fields its status object is derived from.
 type Workspace struct {
 	ID          string
@@ -67,6 +73,10 @@ type Workspace struct {
 	StatusCode  string
 	// StatusDetail says why in words, for a failed workspace (setup: git's reason).
 	StatusDetail string
+	// HeadCommit is the last commit a turn left on the branch ("" before any).
+	HeadCommit string
+	// LastPush is how the last push went: PushPushed, PushRefused, or "" (none).
+	LastPush     string
 	StartupPhase string
 	RuntimeState string
 	LatestSeq    int64

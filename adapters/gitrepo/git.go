@@ -21,6 +21,9 @@ type Error struct {
 	ExitCode int
 	// Err is the underlying failure (an *exec.ExitError, a context error, ...).
 	Err error
+	// Stderr is git's whole complaint, redacted like Reason (push reads the remote's
+	// lines from it).
+	Stderr string
 }
 
 func (e *Error) Error() string { return "git " + e.Op + ": " + e.Reason }
@@ -74,6 +77,7 @@ func (g *runner) run(ctx context.Context, dir string, args ...string) (string, e
 			e.Reason = err.Error()
 		}
 		e.Reason = g.redact.apply(e.Reason)
+		e.Stderr = g.redact.applyLong(stderr.String())
 	default:
 		e.Reason = reasonOf(err, g.redact)
 	}

@@ -13,7 +13,24 @@ type redactor struct {
 	token      string // the hub's HTTPS token, should git ever echo it
 }
 
+// applyLong redacts like apply, keeping up to 4 KiB (a push's remote messages).
+func (r redactor) applyLong(s string) string {
+	if len(s) > 4096 {
+		s = s[len(s)-4096:]
+	}
+	return r.scrub(s)
+}
+
 func (r redactor) apply(s string) string {
+	s = r.scrub(s)
+	if n := len([]rune(s)); n > maxReason {
+		s = string([]rune(s)[:maxReason-1]) + "…"
+	}
+	return s
+}
+
+// scrub takes out credentials and the hub's paths.
+func (r redactor) scrub(s string) string {
 	if r.token != "" {
 		s = strings.ReplaceAll(s, r.token, "***")
 	}
@@ -27,9 +44,6 @@ func (r redactor) apply(s string) string {
 		if p.path != "" {
 			s = strings.ReplaceAll(s, p.path, p.as)
 		}
-	}
-	if n := len([]rune(s)); n > maxReason {
-		s = string([]rune(s)[:maxReason-1]) + "…"
 	}
 	return s
 }

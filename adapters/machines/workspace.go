@@ -79,14 +79,30 @@ func (m *LocalMachines) Delete(ctx context.Context, ws *core.Workspace) error {
 	return os.RemoveAll(m.root(ws))
 }
 
-// CommitTurn commits the turn's changes and pushes when the project asks for it.
-func (m *LocalMachines) CommitTurn(ctx context.Context, ws *core.Workspace, p *core.Project, message string) (bool, error) {
+// CommitTurn commits the turn's changes and pushes when the project asks for it. A
+// push the remote refuses is reported in the result, with the remote's reason.
+func (m *LocalMachines) CommitTurn(ctx context.Context, ws *core.Workspace, p *core.Project, message string) (core.TurnCommit, error) {
 	co := m.checkout(ws)
 	committed, err := co.CommitAll(ctx, ws.Branch, message)
-	if err != nil || !committed || !p.Push {
-		return committed, err
+	if err != nil || !committed {
+		return core.TurnCommit{}, err
 	}
-	return true, co.Push(ctx, p.Repository, ws.Branch)
+	tc := core.TurnCommit{Committed: true}
+	if st, err := co.Head(ctx, ws.Branch); err == nil {
+		tc.SHA, tc.Files, tc.Insertions, tc.Deletions = st.SHA, st.Files, st.Insertions, st.Deletions
+	}
+	if !p.Push {
+		return tc, nil
+	}
+	if err := co.Push(ctx, p.Repository, ws.Branch); err != nil {
+		if ctx.Err() != nil {
+			return tc, err
+		}
+		tc.PushRefused, tc.PushError = true, gitrepo.PushRefusal(err)
+		return tc, nil
+	}
+	tc.Pushed = true
+	return tc, nil
 }
 
 // WriteFile places an attachment under .context/files/ in the checkout, never

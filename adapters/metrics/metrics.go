@@ -51,7 +51,7 @@ func New() *Metrics {
 	m.reg.MustRegister(m.attempted, m.succeeded, m.failed, m.givenUp, m.dropped, m.attempt, m.latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.reg.MustRegister(m.chat.collectors()...)
-	m.reg.MustRegister(m.turn.turns, m.turn.duration)
+	m.reg.MustRegister(m.turn.turns, m.turn.duration, m.turn.pushes)
 	return m
 }
 

@@ -13,6 +13,7 @@ import (
 type turnMetrics struct {
 	turns    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	pushes   *prometheus.CounterVec
 }
 
 func newTurnMetrics() *turnMetrics {
@@ -26,6 +27,10 @@ func newTurnMetrics() *turnMetrics {
 			Help:    "Time an agent worked on a turn, message taken to agent ended.",
 			Buckets: []float64{.1, .5, 1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600}},
 			[]string{"agent"}),
+		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wshub_pushes_total",
+			Help: "Pushes of workspace branches after turns, by result (pushed, refused)."},
+			[]string{"result"}),
 	}
 }
 
@@ -33,6 +38,12 @@ func newTurnMetrics() *turnMetrics {
 func (m *Metrics) ObserveTurn(r core.TurnReport) {
 	m.turn.turns.WithLabelValues(r.Agent, r.Outcome).Inc()
 	m.turn.duration.WithLabelValues(r.Agent).Observe(r.Took.Seconds())
+	switch {
+	case r.Commit.Pushed:
+		m.turn.pushes.WithLabelValues(core.PushPushed).Inc()
+	case r.Commit.PushRefused:
+		m.turn.pushes.WithLabelValues(core.PushRefused).Inc()
+	}
 }
 
 var _ core.TurnObserver = (*Metrics)(nil)

@@ -81,8 +81,9 @@ func (q queries) GetWorkspaceByID(ctx context.Context, id string) (*core.Workspa
 
 func (q queries) RecordLastTurn(ctx context.Context, w *core.Workspace) error {
 	_, err := q.exec(ctx, `UPDATE workspaces SET last_turn_id = $2, last_turn_outcome = $3, last_turn_completed_at = $4,
-		agent_session = $5, last_activity_at = $6, updated_at = $7 WHERE id = $1`,
-		w.ID, w.LastTurnID, w.LastTurnOutcome, nullTime(w.LastTurnCompletedAt), w.AgentSession, w.LastActivityAt, w.UpdatedAt)
+		agent_session = $5, last_activity_at = $6, updated_at = $7, head_commit = $8, last_push = $9 WHERE id = $1`,
+		w.ID, w.LastTurnID, w.LastTurnOutcome, nullTime(w.LastTurnCompletedAt), w.AgentSession, w.LastActivityAt, w.UpdatedAt,
+		w.HeadCommit, w.LastPush)
 	return err
 }
 

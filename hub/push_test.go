@@ -1,0 +1,69 @@
+package hub_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// hostedRepository is a bare repository served over HTTP, with main from a fresh repo;
+// a pre-receive hook refusing every push is installed when refuse is set.
+func hostedRepository(t *testing.T, refuse bool) string {
+	t.Helper()
+	root := t.TempDir()
+	bare := filepath.Join(root, "hosted.git")
+	hubtest.Git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	hubtest.Git(t, bare, "config", "http.receivepack", "true")
+	hubtest.Git(t, hubtest.GitRepo(t), "push", "-q", bare, "main")
+	if refuse {
+		hook := "#!/bin/sh\necho 'protected: pushes to this repository need review' >&2\nexit 1\n"
+		if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hubtest.GitHTTP(t, root) + "/hosted.git"
+}
+
+func TestPushResultsReachTheReply(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name    string
+		refuse  bool
+		note    string
+		pushed  bool
+		counter string
+	}{
+		{"accepted", false, "Pushed to `", true, `wshub_pushes_total{result="pushed"}`},
+		{"refused by a pre-receive hook", true, "refused: protected: pushes to this repository need review", false, `wshub_pushes_total{result="refused"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: hostedRepository(t, tt.refuse), Push: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.Service.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+				t.Fatalf("expected the hosted project ready, got %s %v %s", p.State, err, p.FailureReason)
+			}
+			r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m", "prompt": "write result"}).Expect(t, 201, "")
+			id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+			ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
+			msgs, _ := messages(t, h, id)
+			if !strings.Contains(msgs[1].Text, tt.note) || msgs[1].Outcome != "completed" {
+				t.Errorf("expected the reply to say %q, got %q (%s)", tt.note, msgs[1].Text, msgs[1].Outcome)
+			}
+			if sha, _ := ws["headCommit"].(string); len(sha) != 40 || ws["pushed"] != tt.pushed {
+				t.Errorf("expected headCommit (40 hex) and pushed %v in the status, got %v, %v", tt.pushed, ws["headCommit"], ws["pushed"])
+			}
+			if m := scrape(t, h.URL); !strings.Contains(m, tt.counter+" 1\n") {
+				t.Errorf("expected %s 1 in /metrics", tt.counter)
+			}
+		})
+	}
+}
