@@ -25,7 +25,8 @@ type TurnObserver interface {
 func (s *Service) reportTurn(r TurnReport) {
 	s.log().Info("turn finished", "workspace", r.WorkspaceID, "turn", r.TurnID, "agent", r.Agent,
 		"outcome", r.Outcome, "failure", r.FailureCode, "duration", r.Took.Round(time.Millisecond),
-		"commit", r.Commit.SHA, "pushed", r.Commit.Pushed, "pushRefused", r.Commit.PushRefused)
+		"commit", r.Commit.SHA, "files", r.Commit.Files, "insertions", r.Commit.Insertions, "deletions", r.Commit.Deletions,
+		"pushed", r.Commit.Pushed, "pushRefused", r.Commit.PushRefused)
 	if s.turns != nil {
 		s.turns.ObserveTurn(r)
 	}
