@@ -36,6 +36,11 @@ type eventBody struct {
 	Outcome     string     `json:"outcome"`
 	Reply       eventReply `json:"reply"`
 	MessageID   string     `json:"messageId"`
+	// Extensions (api.md's fields are unchanged): the commit this turn left on the
+	// branch, and whether it reached the project's repository (absent when the turn
+	// committed nothing, or the project does not push).
+	HeadCommit string `json:"headCommit,omitempty"`
+	Pushed     *bool  `json:"pushed,omitempty"`
 }
 
 type eventReply struct {
@@ -57,7 +62,7 @@ func eventBinding(accountID, eventID string) string {
 // account has now, inside the transaction that records the turn (transactional
 // outbox). Endpoints registered later never see this turn. With no endpoint there is
 // nothing to deliver and nothing is written.
-func (s *Service) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool) error {
+func (s *Service) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool, commit TurnCommit) error {
 	hooks, err := q.WebhookIDs(ctx, ws.AccountID)
 	if err != nil || len(hooks) == 0 {
 		return err
@@ -66,11 +71,18 @@ func (s *Service) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspac
 		ID: EventIDFor(ws.ID, reply.TurnID), AccountID: ws.AccountID, WorkspaceID: ws.ID, TurnID: reply.TurnID,
 		Type: EventTurnCompleted, CreatedAt: reply.CreatedAt,
 	}
-	body, err := json.Marshal(eventBody{
+	eb := eventBody{
 		EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UnixMilli(), WorkspaceID: ws.ID, Branch: ws.Branch,
 		TurnID: reply.TurnID, Outcome: reply.Outcome, Reply: eventReply{Text: reply.Text, Truncated: truncated},
 		MessageID: reply.ID,
-	})
+	}
+	if commit.Committed {
+		eb.HeadCommit = commit.SHA
+	}
+	if commit.Pushed || commit.PushRefused {
+		eb.Pushed = &commit.Pushed
+	}
+	body, err := json.Marshal(eb)
 	if err != nil {
 		return err
 	}

@@ -244,7 +244,7 @@ func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, u
 		if err := q.InsertAssistantMessage(ctx, m, sealed, failure, sealedFailure); err != nil {
 			return err
 		}
-		if err := s.emitTurnCompleted(ctx, q, cur, m, truncated); err != nil {
+		if err := s.emitTurnCompleted(ctx, q, cur, m, truncated, r.Commit); err != nil {
 			return err
 		}
 		if err := s.emitChatReplies(ctx, q, cur, m, truncated); err != nil {

@@ -31,7 +31,7 @@ func hostedRepository(t *testing.T, refuse bool) string {
 
 func TestPushResultsReachTheReply(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
+	h := startDelivering(t)
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name    string
@@ -51,6 +51,9 @@ func TestPushResultsReachTheReply(t *testing.T) {
 			if err := h.Service.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
 				t.Fatalf("expected the hosted project ready, got %s %v %s", p.State, err, p.FailureReason)
 			}
+			rc := hubtest.NewReceiver(t, nil)
+			hookID, _ := addWebhook(t, h, h.Key, rc.URL)
+			defer h.Call("DELETE", "/v1/api/webhooks/"+hookID, h.Key, nil)
 			r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m", "prompt": "write result"}).Expect(t, 201, "")
 			id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
 			ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
@@ -60,6 +63,11 @@ func TestPushResultsReachTheReply(t *testing.T) {
 			}
 			if sha, _ := ws["headCommit"].(string); len(sha) != 40 || ws["pushed"] != tt.pushed {
 				t.Errorf("expected headCommit (40 hex) and pushed %v in the status, got %v, %v", tt.pushed, ws["headCommit"], ws["pushed"])
+			}
+			// The webhook event carries both too (extensions of api.md's event).
+			ev := rc.Wait(t, 1)[0].Event
+			if ev.HeadCommit != ws["headCommit"] || ev.Pushed == nil || *ev.Pushed != tt.pushed {
+				t.Errorf("expected the event's headCommit %v and pushed %v, got %q, %v", ws["headCommit"], tt.pushed, ev.HeadCommit, ev.Pushed)
 			}
 			if m := scrape(t, h.URL); !strings.Contains(m, tt.counter+" 1\n") {
 				t.Errorf("expected %s 1 in /metrics", tt.counter)

@@ -30,6 +30,10 @@ type Event struct {
 	Outcome     string `json:"outcome"` // OutcomeCompleted, OutcomeInterrupted or OutcomeError
 	Reply       Reply  `json:"reply"`
 	MessageID   string `json:"messageId"` // the agent's message in the conversation
+	// HeadCommit and Pushed extend api.md's event: the commit the turn left on the
+	// branch, and whether it reached the project's repository (nil: no push tried).
+	HeadCommit string `json:"headCommit,omitempty"`
+	Pushed     *bool  `json:"pushed,omitempty"`
 }
 
 // Reply is the agent's answer, capped at 16,384 characters; Truncated says it was cut.
