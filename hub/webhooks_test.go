@@ -88,6 +88,8 @@ func TestWebhookIsSignedAndCarriesTheTurn(t *testing.T) {
 		EventID: core.EventIDFor(id, msgs[1].TurnID), Type: "workspace.turn.completed", CreatedAt: int64(reply["createdAt"].(float64)),
 		WorkspaceID: id, Branch: ws["branch"].(string), TurnID: msgs[1].TurnID, Outcome: "completed",
 		Reply: webhook.Reply{Text: "wrote hello.txt", Truncated: false}, MessageID: reply["messageId"].(string),
+		// Extension: the turn's commit (the workspace's head); no push, so no pushed.
+		HeadCommit: ws["headCommit"].(string),
 	}
 	if ev != want {
 		t.Fatalf("expected event %+v, got %+v", want, ev)
