@@ -12,15 +12,21 @@ import (
 // that a client that never stops cannot hold the connection.
 const lingerFor = 2 * time.Second
 
+// lingerBytes bounds what a closing connection reads and discards, so that a client
+// sending as fast as loopback allows costs the hub a bounded amount of work. It is more
+// than the rest of an upload somewhat over the 20 MiB limit; a client still sending
+// after that much has had time to read its answer.
+const lingerBytes = 64 << 20
+
 // Listener wraps ln so that closing a connection lets the client read the last answer.
 // A request refused before its body was read (a 25 MiB upload: 400 invalid_asset_size)
 // leaves the body's bytes arriving; closing a socket with unread input makes the kernel
 // send a reset, and a reset that arrives before the client read the answer destroys
 // it: the client sees "connection reset by peer" instead of the 400. So Close first
 // half-closes (the client reads the answer and then end of stream), then reads and
-// discards what the client still sends until it closes its side or lingerFor passes,
-// as net/http does (closeWriteAndWait), and only then closes the socket. Serve every
-// listener of the hub through it.
+// discards what the client still sends until it closes its side, lingerFor passes or
+// lingerBytes were read, and only then closes the socket (net/http's closeWriteAndWait
+// half-closes and waits too). Serve every listener of the hub through it.
 func Listener(ln net.Listener) net.Listener { return lingerListener{ln} }
 
 type lingerListener struct{ net.Listener }
@@ -52,7 +58,7 @@ func (c *lingerConn) Close() error {
 		}
 		go func() {
 			_ = c.SetReadDeadline(time.Now().Add(lingerFor))
-			_, _ = io.Copy(io.Discard, c.TCPConn)
+			_, _ = io.CopyN(io.Discard, c.TCPConn, lingerBytes)
 			_ = c.TCPConn.Close()
 		}()
 	})
