@@ -87,22 +87,65 @@ func resolveRef(ctx context.Context, g *runner, dir, ref string) (string, error)
 
 // CommitAll commits every change in the checkout on branch; committed is false when
 // the tree is clean. The repository is made safe for the hub's git first (secure).
+//
+// Repositories embedded in the checkout (gitlinks: a turn's clone of a dependency, a
+// submodule) have their own .git/config, which secure does not own. `git add -A`,
+// `git status` and a `git commit` with nothing to commit find out whether such a
+// repository is dirty by running git status inside it, under its config, whose clean
+// and process filters would then run as the hub. So the hub's commands never look
+// into them: add skips the gitlinks, update-index records each one's HEAD (it reads
+// refs, runs nothing), the change check compares the index with HEAD only, and
+// commit is never asked to explain an empty commit.
 func (c *Checkout) CommitAll(ctx context.Context, branch, message string) (bool, error) {
 	if err := c.secure(branch); err != nil {
 		return false, err
 	}
 	g := c.git()
-	if _, err := g.run(ctx, c.Dir, "add", "-A"); err != nil {
+	links, err := gitlinks(ctx, g, c.Dir)
+	if err != nil {
 		return false, err
 	}
-	status, err := g.run(ctx, c.Dir, "status", "--porcelain")
-	if err != nil || strings.TrimSpace(status) == "" {
+	add := []string{"add", "-A", "--", "."}
+	for _, l := range links {
+		add = append(add, ":(exclude,literal)"+l)
+	}
+	if _, err := g.run(ctx, c.Dir, add...); err != nil {
 		return false, err
 	}
-	if _, err := g.run(ctx, c.Dir, "commit", "--quiet", "--no-verify", "-m", message); err != nil {
+	if len(links) > 0 {
+		if _, err := g.run(ctx, c.Dir, append([]string{"update-index", "--add", "--remove", "--"}, links...)...); err != nil {
+			return false, err
+		}
+	}
+	_, err = g.run(ctx, c.Dir, "diff-index", "--cached", "--quiet", "HEAD", "--")
+	var ge *Error
+	switch {
+	case err == nil:
+		return false, nil // the index is HEAD's tree: nothing changed
+	case !errors.As(err, &ge) || ge.ExitCode != 1:
+		return false, err
+	}
+	// --allow-empty: there is a change, and with it commit never runs a status.
+	if _, err := g.run(ctx, c.Dir, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// gitlinks lists the index's gitlink paths (mode 160000). It reads the index only.
+func gitlinks(ctx context.Context, g *runner, dir string) ([]string, error) {
+	out, err := g.run(ctx, dir, "ls-files", "--stage", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var links []string
+	for _, entry := range strings.Split(out, "\x00") {
+		// "<mode> <object> <stage>\t<path>"
+		if meta, path, ok := strings.Cut(entry, "\t"); ok && strings.HasPrefix(meta, "160000 ") {
+			links = append(links, path)
+		}
+	}
+	return links, nil
 }
 
 // Push sends branch to url (the project's repository).
