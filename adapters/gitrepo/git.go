@@ -99,25 +99,37 @@ var safeConfig = []string{
 // certificates). The environment is built from this list, not by filtering the hub's:
 // DATABASE_URL, WSHUB_CONTENT_KEY and the rest never reach git, its helpers or a
 // hook, and GIT_DIR and its kind cannot point git at another repository.
+//
+// Private repositories are reached with what the operator gives the hub
+// (Credentials), or the hub user's ssh agent (SSH_AUTH_SOCK), ssh command (GIT_SSH,
+// GIT_SSH_COMMAND) and ~/.ssh: ssh finds that directory from the user database, not
+// from HOME. These serve pushes from a checkout too: the hub's git runs no program a
+// checkout names (secure, safeConfig), so they never reach an agent.
 var gitVars = map[string]bool{
-	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "TMPDIR": true,
+	"PATH": true, "USER": true, "LOGNAME": true, "TMPDIR": true,
 	"SSH_AUTH_SOCK": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true,
 	"http_proxy": true, "https_proxy": true, "no_proxy": true, "HTTP_PROXY": true, "HTTPS_PROXY": true, "NO_PROXY": true,
 	"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "GIT_SSL_CAINFO": true, "GIT_SSL_CAPATH": true,
 }
 
+// noHome is git's HOME. git reads ~/.config/git/ignore and ~/.config/git/attributes
+// whatever GIT_CONFIG_GLOBAL says (and curl reads ~/.netrc): the hub user's files
+// there would silently leave a turn's files out of its commit. Nothing may exist at
+// this path.
+const noHome = "/nonexistent"
+
 // gitEnv is git's environment for unattended use: the allow-listed variables of
 // environ, then never prompt for a password (a prompt would hang the hub, and nobody
 // is at the terminal), no system or global config (the operator's ~/.gitconfig is
-// not the hub's), and English, so reasons read the same everywhere.
+// not the hub's), no home, and English, so reasons read the same everywhere.
 func gitEnv(environ []string) []string {
-	env := make([]string, 0, len(gitVars)+5)
+	env := make([]string, 0, len(gitVars)+6)
 	for _, kv := range environ {
 		if name, _, _ := strings.Cut(kv, "="); gitVars[name] {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C")
+	return append(env, "HOME="+noHome, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C")
 }
 
 // lastLine picks the line of git's stderr that says what went wrong: the last
