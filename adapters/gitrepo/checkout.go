@@ -63,6 +63,10 @@ func (c *Checkout) Create(ctx context.Context, mirror, branch, baseRef string) e
 		_ = os.RemoveAll(tmp)
 		return err
 	}
+	if err := c.writeConfigCopy(ctx, g, tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
 	if err := os.Rename(tmp, c.Dir); err != nil {
 		return err
 	}

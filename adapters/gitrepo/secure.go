@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,8 +20,11 @@ import (
 //     another repository), with no symlink anywhere inside it: git writes objects, refs
 //     and the index under .git, and a symlinked objects/ab would make the hub write
 //     wherever it points, with the hub's rights.
-//   - config is rewritten from scratch (hooks, fsmonitor, filters, ssh commands,
-//     includes, extensions: none survive), and HEAD names the workspace branch.
+//   - config is restored from the hub's copy (hooks, fsmonitor, filters, ssh
+//     commands, includes: none survive), and HEAD names the workspace branch. The
+//     copy is written at Create from the hub's own fresh clone, so it keeps what the
+//     repository needs to be read (extensions.objectformat for a SHA-256 project),
+//     and it is kept beside the checkout, where the sandbox does not show it.
 //   - commondir and objects/info/alternates, which send git to other repositories, are
 //     removed; info/exclude keeps the hub's /.context/ line.
 //
@@ -28,7 +32,8 @@ import (
 // when this runs (the sandbox ends them with the turn), so nothing changes .git between
 // the check and git's run.
 
-// hubConfig is the whole config of a checkout as the hub's git sees it.
+// hubConfig is the whole config of a checkout as the hub's git sees it, but for
+// the format of the repository (configCopy).
 const hubConfig = `[core]
 	repositoryformatversion = 0
 	filemode = true
@@ -74,7 +79,15 @@ func (c *Checkout) secure(branch string) error {
 			return fmt.Errorf("%w: %v", ErrUnsafeRepository, err)
 		}
 	}
-	if err := replaceFile(filepath.Join(gitDir, "config"), hubConfig); err != nil {
+	config, err := os.ReadFile(c.configCopy())
+	if errors.Is(err, fs.ErrNotExist) {
+		// A checkout made before the hub kept a copy: the plain config, as it had then.
+		config, err = []byte(hubConfig), nil
+	}
+	if err != nil {
+		return fmt.Errorf("read the hub's copy of the checkout's config: %w", err)
+	}
+	if err := replaceFile(filepath.Join(gitDir, "config"), string(config)); err != nil {
 		return err
 	}
 	if err := replaceFile(filepath.Join(gitDir, "HEAD"), "ref: refs/heads/"+branch+"\n"); err != nil {
@@ -89,6 +102,39 @@ func (c *Checkout) secure(branch string) error {
 		return replaceFile(exclude, strings.TrimRight(string(old), "\n")+"\n"+excludeContext+"\n")
 	}
 	return nil
+}
+
+// configCopy is the hub's copy of the checkout's config: beside the checkout, in the
+// workspace's directory, which the agent's sandbox does not show.
+func (c *Checkout) configCopy() string { return c.Dir + ".gitconfig" }
+
+// formatKeys are the settings of a fresh clone's config that say how to read the
+// repository; the rest of the hub's config is hubConfig.
+var formatKeys = `^(core\.repositoryformatversion|extensions\..*)$`
+
+// writeConfigCopy writes the hub's copy of the config for the fresh clone at dir
+// (made by the hub, not yet seen by any agent): hubConfig with the clone's format.
+func (c *Checkout) writeConfigCopy(ctx context.Context, g *runner, dir string) error {
+	out, err := g.run(ctx, "", "config", "--file", filepath.Join(dir, ".git", "config"), "--null", "--get-regexp", formatKeys)
+	var ge *Error
+	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) { // 1: no such key
+		return err
+	}
+	tmp := c.configCopy() + ".tmp"
+	if err := os.WriteFile(tmp, []byte(hubConfig), 0o600); err != nil {
+		return fmt.Errorf("write the hub's copy of the checkout's config: %w", err)
+	}
+	defer os.Remove(tmp) // a no-op once renamed
+	for _, kv := range strings.Split(out, "\x00") {
+		key, value, ok := strings.Cut(kv, "\n")
+		if !ok {
+			continue
+		}
+		if _, err := g.run(ctx, "", "config", "--file", tmp, "--", key, value); err != nil {
+			return err
+		}
+	}
+	return os.Rename(tmp, c.configCopy())
 }
 
 // replaceFile writes content to path through a new file renamed over it.
