@@ -43,9 +43,11 @@ func tripwire(t *testing.T, dir, name string) (program, marker string) {
 
 // TestHubGitRunsNothingFromTheCheckout plants, as a turn could, every way a
 // repository can make git run a program (fsmonitor, hooks in .git/hooks and in a
-// core.hooksPath, a clean filter selected by a committed .gitattributes, an include,
-// an ssh command and an ext:: push URL), then runs the hub's commit and push. None
-// runs; the commit and the push still happen.
+// core.hooksPath, clean, smudge and process filters selected by a committed
+// .gitattributes, diff drivers selected by .git/info/attributes, an external diff, a
+// pager, an include, an ssh command and an ext:: push URL), then runs the hub's
+// commit, its description of the commit and the push. None runs; the commit and the
+// push still happen.
 func TestHubGitRunsNothingFromTheCheckout(t *testing.T) {
 	co, bare := hostileCheckout(t)
 	traps := t.TempDir()
@@ -63,23 +65,32 @@ func TestHubGitRunsNothingFromTheCheckout(t *testing.T) {
 	if err := os.Mkdir(hooks, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, h := range []string{"pre-commit", "post-commit", "pre-push", "reference-transaction"} {
-		for _, dir := range []string{hooks, filepath.Join(gitDir, "hooks")} {
+	for _, h := range []string{"pre-commit", "post-commit", "pre-push", "reference-transaction", "post-index-change"} {
+		for prefix, dir := range map[string]string{"hooksPath-": hooks, ".git-hooks-": filepath.Join(gitDir, "hooks")} {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			prog := trap(filepath.Base(dir) + "-" + h)
-			if err := os.Rename(prog, filepath.Join(dir, h)); err != nil {
+			if err := os.Rename(trap(prefix+h), filepath.Join(dir, h)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	agentGit("config", "core.hooksPath", hooks)
 	agentGit("config", "filter.evil.clean", trap("clean-filter"))
+	agentGit("config", "filter.evil.smudge", trap("smudge-filter"))
 	agentGit("config", "filter.evil.required", "true")
-	if err := os.WriteFile(filepath.Join(co.Dir, ".gitattributes"), []byte("* filter=evil\n"), 0o644); err != nil {
+	agentGit("config", "filter.proc.process", trap("process-filter"))
+	agentGit("config", "filter.proc.required", "true")
+	if err := os.WriteFile(filepath.Join(co.Dir, ".gitattributes"), []byte("*.txt filter=evil\n*.md filter=proc\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(gitDir, "info", "attributes"), []byte("* diff=evil\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agentGit("config", "diff.evil.command", trap("diff-driver"))
+	agentGit("config", "diff.evil.textconv", trap("textconv"))
+	agentGit("config", "diff.external", trap("diff-external"))
+	agentGit("config", "core.pager", trap("pager"))
 	included := filepath.Join(traps, "included.gitconfig")
 	if err := os.WriteFile(included, []byte("[core]\n\tfsmonitor = "+trap("included-fsmonitor")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -87,17 +98,22 @@ func TestHubGitRunsNothingFromTheCheckout(t *testing.T) {
 	agentGit("config", "include.path", included)
 	agentGit("config", "core.sshCommand", trap("ssh-command"))
 	agentGit("config", "remote.origin.pushurl", "ext::"+trap("ext-transport"))
-	if err := os.WriteFile(filepath.Join(co.Dir, "work.txt"), []byte("the turn's work\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"work.txt", "notes.md"} {
+		if err := os.WriteFile(filepath.Join(co.Dir, f), []byte("the turn's work\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	ctx := context.Background()
 	committed, err := co.CommitAll(ctx, "wshub/work", "wshub: turn_1")
 	if err != nil || !committed {
-		t.Fatalf("expected the turn's work committed, got %v, %v", committed, err)
+		t.Errorf("expected the turn's work committed, got %v, %v", committed, err)
+	}
+	if _, err := co.Head(ctx, "wshub/work"); err != nil {
+		t.Errorf("expected the commit described, got %v", err)
 	}
 	if err := co.Push(ctx, bare, "wshub/work"); err != nil {
-		t.Fatalf("expected the push to succeed, got %v", err)
+		t.Errorf("expected the push to succeed, got %v", err)
 	}
 	for _, m := range markers {
 		if _, err := os.Stat(m); err == nil {
@@ -107,8 +123,10 @@ func TestHubGitRunsNothingFromTheCheckout(t *testing.T) {
 	if got := testGit(t, bare, "log", "-1", "--format=%s", "wshub/work"); got != "wshub: turn_1" {
 		t.Errorf("expected the pushed branch to end in the turn's commit, got %q", got)
 	}
-	if got := testGit(t, co.Dir, "show", "HEAD:work.txt"); got != "the turn's work" {
-		t.Errorf("expected the file committed unfiltered, got %q", got)
+	for _, f := range []string{"work.txt", "notes.md"} {
+		if got := testGit(t, co.Dir, "cat-file", "blob", "HEAD:"+f); got != "the turn's work" {
+			t.Errorf("expected %s committed unfiltered, got %q", f, got)
+		}
 	}
 }
 
