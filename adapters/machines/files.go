@@ -23,7 +23,12 @@ var errNotADirectory = errors.New("is not a directory (a symlink or a file); att
 // file's name, must not make the hub write elsewhere with its own rights.
 //
 //   - os.Root confines every step to the checkout: no path, symlink or ".." leads out.
+//     It does follow a symlink that stays inside; that is acceptable (a write inside
+//     the agent's own checkout gives it nothing it could not do itself), and none is
+//     followed here anyway:
 //   - .context and .context/files must be real directories (Lstat), made when missing.
+//     A symlink there is refused even when it points inside the checkout: the turn is
+//     told, rather than the file landing somewhere the prompt does not name.
 //   - The file is written under a fresh random name (O_EXCL: a new file, never an
 //     existing one or a symlink) and renamed over the final name, so whatever was
 //     there (a symlink included) is replaced, not followed.

@@ -73,6 +73,14 @@ func TestAttachmentsAreNotWrittenThroughSymlinkedDirectories(t *testing.T) {
 			symlink(t, h.other, filepath.Join(h.checkout, ".context"))
 			return h.other
 		}},
+		{"committed .context/files -> a directory of the checkout", func(h attachmentHost) string {
+			src := filepath.Join(h.checkout, "src")
+			if err := os.Mkdir(src, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			symlink(t, "../src", filepath.Join(h.checkout, ".context", "files"))
+			return src
+		}},
 		{"relative .context/files -> ../../outside", func(h attachmentHost) string {
 			rel, _ := filepath.Rel(filepath.Join(h.checkout, ".context"), h.outside)
 			symlink(t, rel, filepath.Join(h.checkout, ".context", "files"))
