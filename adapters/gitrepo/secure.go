@@ -27,6 +27,11 @@ import (
 //     and it is kept beside the checkout, where the sandbox does not show it.
 //   - commondir and objects/info/alternates, which send git to other repositories, are
 //     removed; info/exclude keeps the hub's /.context/ line.
+//   - hooks and attributes are left as the agent made them: hooks are off through
+//     safeConfig, and attributes (.gitattributes, info/attributes) only name filter,
+//     diff and merge drivers, which nothing defines in the hub's config.
+//   - repositories embedded in the checkout keep their own config: the hub's git never
+//     runs inside them (CommitAll).
 //
 // Command-line configuration (safeConfig) is a second layer. Agents' processes are gone
 // when this runs (the sandbox ends them with the turn), so nothing changes .git between
