@@ -128,14 +128,23 @@ func TestManySlowClientsAreAllClosed(t *testing.T) {
 // status reads one response's status line from c.
 func status(t *testing.T, c net.Conn) (int, string) {
 	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	code, body, err := answer(c, 5*time.Second)
 	if err != nil {
 		t.Fatalf("expected a response, got %v", err)
 	}
+	return code, body
+}
+
+// answer reads one response from c within limit.
+func answer(c net.Conn, limit time.Duration) (int, string, error) {
+	_ = c.SetReadDeadline(time.Now().Add(limit))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0, "", err
+	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
 }
 
 func TestMalformedFramingIsRefused(t *testing.T) {
@@ -241,14 +250,7 @@ func rawUpload(h *hubtest.Hub, ws, key string, chunked bool) (int, string, error
 		}
 	}()
 	defer func() { c.Close(); <-wrote }()
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
+	return answer(c, 10*time.Second)
 }
 
 // TestOversizedUploadsGetTheirAnswer: an upload over 20 MiB is refused before its body
@@ -335,12 +337,5 @@ func rawChunked(h *hubtest.Hub, ws, text string) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
+	return answer(c, 10*time.Second)
 }
