@@ -110,6 +110,9 @@ type Receipt struct {
 type Sealer interface {
 	Seal(plaintext []byte, binding string) ([]byte, error)
 	Open(sealed []byte, binding string) ([]byte, error)
+	// Current reports whether sealed is sealed under the key Seal uses now (Reseal
+	// skips it).
+	Current(sealed []byte) bool
 }
 
 // BlobStore keeps attachment bytes (already sealed) by key.

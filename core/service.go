@@ -28,6 +28,8 @@ type Deps struct {
 	Runtime  RuntimeConfig
 	// Turns is told of every recorded turn (nil: no one).
 	Turns TurnObserver
+	// Sealed lists and replaces sealed values for Reseal (nil: Reseal refuses).
+	Sealed SealedStore
 }
 
 // Service is the set of use cases every front-end (REST, Slack, Discord, jobs) calls.
@@ -46,6 +48,7 @@ type Service struct {
 	runner    AgentRunner
 	runtime   RuntimeConfig
 	turns     TurnObserver
+	sealed    SealedStore
 	// unrecorded keeps finished turns the store could not take (turn_unrecorded.go).
 	unrecorded unrecordedTurns
 }
@@ -62,6 +65,7 @@ func NewService(d Deps) *Service {
 		store: d.Store, sealer: d.Sealer, blobs: d.Blobs, providers: d.Providers,
 		agents: d.Agents, mirror: d.Mirror, clock: d.Clock, rand: d.Random, webhooks: d.Webhooks,
 		sender: d.Sender, machines: d.Machines, runner: d.Runner, runtime: d.Runtime, turns: d.Turns,
+		sealed: d.Sealed,
 	}
 }
 

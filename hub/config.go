@@ -28,6 +28,11 @@ type Config struct {
 	// ContentKey is the base64 AES-256 key that seals message text, attachments and
 	// webhook secrets. Without it the endpoints that must seal answer 503.
 	ContentKey string `env:"WSHUB_CONTENT_KEY"`
+	// ContentKeys is the same during a key rotation: the current key first, then older
+	// keys kept only to open what they sealed until `wshub admin reseal` has re-sealed
+	// it (comma- or space-separated; docs/operations.md). With both set, ContentKey
+	// must be the first of ContentKeys.
+	ContentKeys string `env:"WSHUB_CONTENT_KEYS"`
 	// HTTPReadTimeout bounds reading one request, headers and body (a 20 MiB upload
 	// must arrive within it); HTTPWriteTimeout writing one response; HTTPIdleTimeout the
 	// wait for the next request on a keep-alive connection.

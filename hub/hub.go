@@ -36,6 +36,8 @@ type Hub struct {
 	Metrics *metrics.Metrics
 	// Slack is the Slack bot, nil when WSHUB_SLACK_BOT_TOKEN is unset.
 	Slack *slackbot.Bot
+	// ContentKeyID names the key that seals ("" without one); logs and reseal show it.
+	ContentKeyID string
 }
 
 // Options let tests replace the clock and randomness.
@@ -75,12 +77,12 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		return nil, err
 	}
 	var sealer core.Sealer
-	if cfg.ContentKey != "" {
-		s, err := seal.FromBase64(cfg.ContentKey)
-		if err != nil {
-			return nil, fmt.Errorf("WSHUB_CONTENT_KEY: %w", err)
-		}
-		sealer = s
+	keys, err := contentKeys(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if keys != nil {
+		sealer = keys
 	}
 	blobs, err := assets.NewFS(filepath.Join(cfg.DataDir, "assets"))
 	if err != nil {
@@ -129,11 +131,15 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Runner:    runner,
 		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, MirrorMaxAge: cfg.MirrorMaxAge, Log: log},
 		Turns:     m,
+		Sealed:    store,
 	})
 	m.WatchWorkQueue(svc.CountWork)
 	app := api.New(svc, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
 		Timeouts: api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout}})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m}
+	if keys != nil {
+		h.ContentKeyID = keys.CurrentKeyID()
+	}
 	if cfg.SlackBotToken != "" {
 		h.Slack = slackbot.New(svc, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,
 			AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL}, log)
@@ -191,3 +197,27 @@ func (h *Hub) Run(ctx context.Context) error {
 
 // Close releases the store.
 func (h *Hub) Close() error { return h.Store.Close() }
+
+// contentKeys builds the sealer from WSHUB_CONTENT_KEY and WSHUB_CONTENT_KEYS (nil:
+// neither is set). Errors never echo key material.
+func contentKeys(cfg Config) (*seal.AESGCM, error) {
+	var one, ring *seal.AESGCM
+	var err error
+	if strings.TrimSpace(cfg.ContentKey) != "" {
+		if one, err = seal.FromBase64(cfg.ContentKey); err != nil {
+			return nil, fmt.Errorf("WSHUB_CONTENT_KEY: %w", err)
+		}
+	}
+	if strings.TrimSpace(cfg.ContentKeys) != "" {
+		if ring, err = seal.FromKeyList(cfg.ContentKeys); err != nil {
+			return nil, fmt.Errorf("WSHUB_CONTENT_KEYS: %w", err)
+		}
+	}
+	switch {
+	case ring == nil:
+		return one, nil
+	case one != nil && one.CurrentKeyID() != ring.CurrentKeyID():
+		return nil, fmt.Errorf("WSHUB_CONTENT_KEY (key id %s) is not the first of WSHUB_CONTENT_KEYS (key id %s): set one of them", one.CurrentKeyID(), ring.CurrentKeyID())
+	}
+	return ring, nil
+}

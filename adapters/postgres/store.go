@@ -175,3 +175,11 @@ func timePtr(t sql.NullTime) *time.Time {
 	v := t.Time
 	return &v
 }
+
+// wrapErr annotates a returned error with the operation, keeping errors.Is and
+// errors.As working (the deferred wrap of pkgsite's derrors.Wrap).
+func wrapErr(errp *error, format string, args ...any) {
+	if *errp != nil {
+		*errp = fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), *errp)
+	}
+}

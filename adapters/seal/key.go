@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // FromBase64 builds a sealer from a key in configuration. Operators produce keys with
@@ -16,6 +17,25 @@ func FromBase64(s string, opts ...Option) (*AESGCM, error) {
 		return nil, err
 	}
 	return New(key, opts...)
+}
+
+// FromKeyList builds a sealer from WSHUB_CONTENT_KEYS: keys separated by commas or
+// white space, the current key first and older keys after it, kept only to open what
+// they sealed until `wshub admin reseal` has re-sealed it.
+func FromKeyList(list string, opts ...Option) (*AESGCM, error) {
+	fields := strings.FieldsFunc(list, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("seal: no key in the list")
+	}
+	keys := make([][]byte, len(fields))
+	for i, f := range fields {
+		k, err := decodeKey(f)
+		if err != nil {
+			return nil, fmt.Errorf("key %d: %w", i+1, err)
+		}
+		keys[i] = k
+	}
+	return NewKeyring(keys, opts...)
 }
 
 // decodeKey tries the standard and URL alphabets, padded and unpadded. The error

@@ -41,8 +41,8 @@ func TestRoundTrip(t *testing.T) {
 			if want := len(tt.plaintext) + Overhead; len(sealed) != want {
 				t.Errorf("sealed length: expected %d, got %d", want, len(sealed))
 			}
-			if sealed[0] != version1 {
-				t.Errorf("version byte: expected %#x, got %#x", version1, sealed[0])
+			if sealed[0] != version2 {
+				t.Errorf("version byte: expected %#x, got %#x", version2, sealed[0])
 			}
 			got, err := s.Open(sealed, tt.binding)
 			if err != nil {
@@ -68,7 +68,9 @@ func TestOpenRejects(t *testing.T) {
 		return b
 	}
 	unknownVersion := bytes.Clone(sealed)
-	unknownVersion[0] = 0x02
+	unknownVersion[0] = 0x03
+	unknownKey := bytes.Clone(sealed)
+	unknownKey[1] ^= 0xFF
 	tests := []struct {
 		name    string
 		sealer  *AESGCM
@@ -78,9 +80,10 @@ func TestOpenRejects(t *testing.T) {
 	}{
 		{"wrong binding", s, sealed, "ws_1/msg_2", ErrOpen},
 		{"empty binding", s, sealed, "", ErrOpen},
-		{"wrong key", other, sealed, "ws_1/msg_1", ErrOpen},
-		{"tampered nonce", s, flip(1), "ws_1/msg_1", ErrOpen},
-		{"tampered ciphertext", s, flip(1 + nonceSize), "ws_1/msg_1", ErrOpen},
+		{"wrong key", other, sealed, "ws_1/msg_1", ErrUnknownKey},
+		{"tampered key id", s, unknownKey, "ws_1/msg_1", ErrUnknownKey},
+		{"tampered nonce", s, flip(1 + idSize), "ws_1/msg_1", ErrOpen},
+		{"tampered ciphertext", s, flip(1 + idSize + nonceSize), "ws_1/msg_1", ErrOpen},
 		{"tampered tag", s, flip(len(sealed) - 1), "ws_1/msg_1", ErrOpen},
 		{"truncated", s, sealed[:len(sealed)-1], "ws_1/msg_1", ErrOpen},
 		{"unknown version", s, unknownVersion, "ws_1/msg_1", nil},
@@ -146,7 +149,7 @@ func TestNoncesAreFreshAndInjectable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Seal: expected no error, got %v", err)
 	}
-	if got := sealed[1 : 1+nonceSize]; !bytes.Equal(got, nonce) {
+	if got := sealed[1+idSize : 1+idSize+nonceSize]; !bytes.Equal(got, nonce) {
 		t.Errorf("nonce: expected %x, got %x", nonce, got)
 	}
 	// The reader is now exhausted: Seal must fail rather than reuse a nonce.

@@ -33,6 +33,7 @@ const adminUsage = `usage: wshub admin <command>
   webhook deliveries --account ID [--status pending|delivered|failed] [--limit N]
   webhook redeliver --delivery ID
   slack bind --team T --account ID [--project P] [--agent X --model M]
+  reseal [--batch N]   re-seal every sealed value under the current content key
 
 Output is JSON on stdout; errors go to stderr with a non-zero exit.
 `
@@ -42,7 +43,7 @@ var adminCommands = []string{
 	"account create", "account update", "account list", "key create", "key list", "key revoke",
 	"project add", "project update", "project refresh", "project list",
 	"workspace archive", "workspace unarchive", "workspace delete",
-	"webhook deliveries", "webhook redeliver", "slack bind",
+	"webhook deliveries", "webhook redeliver", "slack bind", "reseal",
 }
 
 // admin runs an operator command. It opens the hub (store and use cases) for the
@@ -52,18 +53,22 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, adminUsage)
 		return 0
 	}
-	if len(args) < 2 {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, adminUsage)
 		return 2
 	}
-	cmd := args[0] + " " + args[1]
+	// Commands are two words ("account create") except the few of one ("reseal").
+	cmd, rest := args[0], args[1:]
+	if !slices.Contains(adminCommands, cmd) && len(args) >= 2 {
+		cmd, rest = args[0]+" "+args[1], args[2:]
+	}
 	// Usage questions and unknown commands are answered before anything is opened, so
 	// they work without DATABASE_URL.
 	if !slices.Contains(adminCommands, cmd) {
 		fmt.Fprintf(stderr, "wshub admin: unknown command %q\n\n%s", cmd, adminUsage)
 		return 2
 	}
-	for _, a := range args[2:] {
+	for _, a := range rest {
 		if a == "-h" || a == "--help" || a == "-help" {
 			fmt.Fprint(stdout, adminUsage)
 			return 0
@@ -81,7 +86,10 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer h.Close()
-	out, err := adminCommand(ctx, h.Service, cmd, args[2:])
+	if cmd == "reseal" {
+		return reseal(ctx, h, rest, stdout, stderr)
+	}
+	out, err := adminCommand(ctx, h.Service, cmd, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		return 2
 	}

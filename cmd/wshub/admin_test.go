@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
+	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
@@ -208,5 +209,22 @@ func TestAdminSlackBind(t *testing.T) {
 		if _, msg := wshub(t, 1, append([]string{"admin", "slack", "bind"}, args...)...); msg == "" {
 			t.Fatalf("%s: expected an error message", name)
 		}
+	}
+}
+
+func TestAdminReseal(t *testing.T) {
+	adminEnv(t)
+	k1, k2 := os.Getenv("WSHUB_CONTENT_KEY"), hubtest.NewContentKey(t)
+	t.Setenv("WSHUB_CONTENT_KEYS", k2+","+k1)
+	_, out := wshub(t, 1, "admin", "reseal")
+	if !strings.Contains(out, "is not the first of WSHUB_CONTENT_KEYS") || strings.Contains(out, k1) || strings.Contains(out, k2) {
+		t.Fatalf("expected a mismatch between the two settings refused without echoing keys, got %q", out)
+	}
+	t.Setenv("WSHUB_CONTENT_KEY", "")
+	wshub(t, 2, "admin", "reseal", "--batch", "0")
+	res, out := wshub(t, 0, "admin", "reseal", "--batch", "1")
+	kinds, _ := res["kinds"].([]any)
+	if id, _ := res["keyId"].(string); len(id) != 8 || len(kinds) != len(core.SealedKinds) || !strings.Contains(out, "message_text") {
+		t.Fatalf("expected the current key id and one report per kind, got %v / %s", res, out)
 	}
 }

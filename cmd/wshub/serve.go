@@ -53,7 +53,7 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	if cfg.Sandbox == "none" {
 		log.Warn("WSHUB_SANDBOX=none: agents run unconfined, as the hub's user, and can read everything the hub can (other workspaces, the data directory, its environment); never use this in production")
 	}
-	if cfg.ContentKey == "" {
+	if h.ContentKeyID == "" {
 		log.Warn("WSHUB_CONTENT_KEY is not set: sending messages, uploads and webhook creation answer 503")
 	}
 	// Listened on first: a port in use fails the start before any work is claimed.
@@ -67,7 +67,7 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	go func() { ran <- h.Run(runCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- h.App.Listener(api.Listener(ln)) }()
-	log.Info("wshub serving", "addr", cfg.Addr, "dataDir", cfg.DataDir, "sandbox", cmp.Or(cfg.Sandbox, "bwrap"))
+	log.Info("wshub serving", "addr", cfg.Addr, "dataDir", cfg.DataDir, "sandbox", cmp.Or(cfg.Sandbox, "bwrap"), "contentKeyId", h.ContentKeyID)
 	var listenErr error
 	select {
 	case err := <-errc:

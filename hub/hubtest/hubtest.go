@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/wshub/wshub/adapters/postgres"
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
-	"github.com/wshub/wshub/api"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 )
@@ -90,11 +88,7 @@ func Start(t testing.TB, opts ...Option) *Hub {
 	if err != nil {
 		t.Fatalf("build hub: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	go func() { _ = h.App.Listener(api.Listener(ln)) }()
+	url := serveAPI(t, h)
 	runCtx, stopRun := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	if !cfgNoJobs(&cfg) {
@@ -103,11 +97,10 @@ func Start(t testing.TB, opts ...Option) *Hub {
 		close(ran)
 	}
 	t.Cleanup(func() {
-		_ = h.App.ShutdownWithTimeout(5 * time.Second)
 		stopRun()
 		<-ran
 	})
-	th := &Hub{Hub: h, t: t, URL: "http://" + ln.Addr().String(), DBURL: dbURL}
+	th := &Hub{Hub: h, t: t, URL: url, DBURL: dbURL}
 	th.Account, th.Key = th.NewAccount(true)
 	th.Project = th.NewProject(th.Account.ID, GitRepo(t))
 	return th
