@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wshub/wshub/adapters/agents"
 	"github.com/wshub/wshub/core"
@@ -462,5 +463,65 @@ func TestListProviders(t *testing.T) {
 		if mem, ok := m["memoryMib"].(float64); !ok || mem < 0 || mem != float64(int64(mem)) {
 			t.Errorf("memoryMib = %v, want a whole number of MiB", m["memoryMib"])
 		}
+	}
+}
+
+// A key's last use is stamped on the request path, at most once a minute, and shown
+// to the operator; a key never used has none, and a refused key is not stamped.
+func TestKeyLastUsed(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t)
+	ctx := context.Background()
+	lastUsed := func() map[string]*string {
+		t.Helper()
+		out := map[string]*string{}
+		rows, err := h.PG().DB().Query(`SELECT name, last_used_at::text FROM api_keys WHERE account_id = $1`, h.Account.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			var at *string
+			if err := rows.Scan(&name, &at); err != nil {
+				t.Fatal(err)
+			}
+			out[name] = at
+		}
+		return out
+	}
+	keys, err := h.Service.AdminListAPIKeys(ctx, h.Account.ID)
+	if err != nil || len(keys) != 1 || keys[0].LastUsedAt != nil {
+		t.Fatalf("expected one key never used, got %+v, %v", keys, err)
+	}
+	h.Call("GET", "/v1/api/projects", h.Key, nil).Expect(t, 200, "")
+	first := lastUsed()
+	keys, _ = h.Service.AdminListAPIKeys(ctx, h.Account.ID)
+	if keys[0].LastUsedAt == nil || time.Since(*keys[0].LastUsedAt) > time.Minute {
+		t.Fatalf("expected the key stamped as just used, got %+v", keys[0])
+	}
+	// Within the minute, more requests do not write again.
+	for range 5 {
+		h.Call("GET", "/v1/api/projects", h.Key, nil).Expect(t, 200, "")
+	}
+	if again := lastUsed(); *again[keys[0].Name] != *first[keys[0].Name] {
+		t.Fatalf("expected no second stamp within a minute, got %s then %s", *first[keys[0].Name], *again[keys[0].Name])
+	}
+	// A stale stamp is renewed.
+	if _, err := h.PG().DB().Exec(`UPDATE api_keys SET last_used_at = now() - interval '2 hours' WHERE account_id = $1`, h.Account.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.Call("GET", "/v1/api/projects", h.Key, nil).Expect(t, 200, "")
+	keys, _ = h.Service.AdminListAPIKeys(ctx, h.Account.ID)
+	if time.Since(*keys[0].LastUsedAt) > time.Minute {
+		t.Fatalf("expected a stale stamp renewed, got %v", keys[0].LastUsedAt)
+	}
+	// A revoked key is refused and not stamped.
+	if _, err := h.PG().DB().Exec(`UPDATE api_keys SET last_used_at = NULL, revoked_at = now() WHERE account_id = $1`, h.Account.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.Call("GET", "/v1/api/projects", h.Key, nil).Expect(t, 401, core.CodeInvalidAPIKey)
+	if at := lastUsed()[keys[0].Name]; at != nil {
+		t.Fatalf("expected a refused key left unstamped, got %s", *at)
 	}
 }

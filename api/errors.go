@@ -33,7 +33,7 @@ var statusOf = map[string]int{
 
 	core.CodeProjectNotReady: 409, core.CodeSnapshotUnavailable: 409, core.CodeBranchInUse: 409,
 	core.CodeIdempotencyKeyReused: 409, core.CodeIdempotencyKeyReusedAsset: 409,
-	core.CodeWorkspaceNotAcceptingMessages: 409, core.CodeMessageNotDeliverable: 409, core.CodeWebhookLimitReached: 409,
+	core.CodeWorkspaceNotAcceptingMessages: 409, core.CodeMessageNotDeliverable: 409, core.CodeWebhookLimitReached: 409, core.CodeProjectInUse: 409,
 
 	core.CodeInternal: 500,
 

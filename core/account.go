@@ -49,4 +49,6 @@ type APIKey struct {
 	Hash      []byte
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// LastUsedAt is when the key last authenticated a request, within a minute (nil: never).
+	LastUsedAt *time.Time
 }

@@ -80,8 +80,17 @@ func (s *Service) CreateAPIKey(ctx context.Context, accountID, name string) (*AP
 	return k, secret, nil
 }
 
-// CountWork is the work queue's size for metrics: workspaces by state and open messages.
-func (s *Service) CountWork(ctx context.Context) (map[string]int64, int64, error) {
+// WorkCounts is the size of the work queue, for metrics.
+type WorkCounts struct {
+	// ByState counts workspaces by state, deleted ones left out.
+	ByState map[string]int64
+	// OpenMessages are user messages pending or in a turn, over all workspaces;
+	// BusyWorkspaces the workspaces that have any; DeepestQueue the most one has.
+	OpenMessages, BusyWorkspaces, DeepestQueue int64
+}
+
+// CountWork is the work queue's size for metrics.
+func (s *Service) CountWork(ctx context.Context) (*WorkCounts, error) {
 	return s.store.CountWork(ctx)
 }
 
@@ -203,9 +212,9 @@ func (s *Service) AdminUpdateProject(ctx context.Context, in UpdateProjectInput)
 			return nil, err
 		}
 	}
-	p, err := s.store.GetProjectByID(ctx, in.ProjectID)
+	p, err := s.liveProject(ctx, in.ProjectID)
 	if err != nil {
-		return nil, notFound(err, CodeNotFound, "no such project")
+		return nil, err
 	}
 	if in.Network != nil {
 		p.Network = *in.Network
@@ -227,14 +236,24 @@ func (s *Service) AdminUpdateProject(ctx context.Context, in UpdateProjectInput)
 // fetched in place (it stays ready, so creates go on); any other is prepared again
 // (a failed add retried, with the default branch detected).
 func (s *Service) AdminRefreshProject(ctx context.Context, projectID string) (*Project, error) {
-	p, err := s.store.GetProjectByID(ctx, projectID)
+	p, err := s.liveProject(ctx, projectID)
 	if err != nil {
-		return nil, notFound(err, CodeNotFound, "no such project")
+		return nil, err
 	}
 	if p.State != ProjectReady {
 		return p, s.PrepareProject(ctx, p)
 	}
 	return p, s.mirror.Refresh(ctx, p.ID, p.Repository, 0)
+}
+
+// liveProject reads a project for an operator command that changes it: a removed
+// project is not found.
+func (s *Service) liveProject(ctx context.Context, id string) (*Project, error) {
+	p, err := s.store.GetProjectByID(ctx, id)
+	if err == nil && p.RemovedAt != nil {
+		return nil, Errorf(CodeNotFound, "the project was removed")
+	}
+	return p, notFound(err, CodeNotFound, "no such project")
 }
 
 // AdminListProjects lists an account's projects for the operator.

@@ -19,7 +19,11 @@ func (s *Service) BindChat(ctx context.Context, b *ChatBinding) error {
 		return notFound(err, CodeNotFound, "no such account")
 	}
 	if b.ProjectID != "" {
-		if _, err := s.store.GetProject(ctx, b.AccountID, b.ProjectID); err != nil {
+		p, err := s.store.GetProject(ctx, b.AccountID, b.ProjectID)
+		if err == nil && p.RemovedAt != nil {
+			err = ErrNoRows
+		}
+		if err != nil {
 			return notFound(err, CodeProjectNotFound, "no such project on this account")
 		}
 	}

@@ -83,6 +83,8 @@ const (
 	CodeWorkspaceNotAcceptingMessages = "workspace_not_accepting_messages"
 	CodeMessageNotDeliverable         = "message_not_deliverable"
 	CodeWebhookLimitReached           = "webhook_limit_reached"
+	// CodeProjectInUse: operator commands only (project remove while workspaces use it).
+	CodeProjectInUse = "project_in_use"
 	// 500, 503
 	CodeInternal                = "internal_error"
 	CodeServiceUnavailable      = "service_unavailable"

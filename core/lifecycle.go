@@ -76,6 +76,12 @@ func (s *Service) operatorMove(ctx context.Context, id string, from []string, to
 		if !allowed {
 			return Errorf(CodeWorkspaceNotAcceptingMessages, "the workspace is %s and cannot move to %s", w.State, to)
 		}
+		if to == StateResuming {
+			// Back to live only while its project is (held against removal until commit).
+			if _, err := q.ShareProject(ctx, w.AccountID, w.ProjectID); err != nil {
+				return notFound(err, CodeProjectNotFound, "the workspace's project was removed")
+			}
+		}
 		ok, err := q.SetWorkspaceState(ctx, w.ID, w.State, changeTo(to, "", s.clock.Now()))
 		if err != nil {
 			return err

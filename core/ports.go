@@ -27,7 +27,7 @@ type Queries interface {
 	UpdateAccount(ctx context.Context, a *Account) error
 	GetAccount(ctx context.Context, id string) (*Account, error)
 	// CountWork counts workspaces by state (deleted left out) and open user messages.
-	CountWork(ctx context.Context) (byState map[string]int64, openMessages int64, err error)
+	CountWork(ctx context.Context) (*WorkCounts, error)
 	// ListAccounts lists every account, oldest first (operator).
 	ListAccounts(ctx context.Context) ([]*Account, error)
 	// ListAPIKeys lists an account's keys, revoked ones included, oldest first.
@@ -45,7 +45,17 @@ type Queries interface {
 	GetProject(ctx context.Context, accountID, id string) (*Project, error)
 	// GetProjectByID reads any account's project (operator commands).
 	GetProjectByID(ctx context.Context, id string) (*Project, error)
+	// ListProjects lists the account's projects that are not removed.
 	ListProjects(ctx context.Context, accountID string) ([]*Project, error)
+	// ShareProject reads a project that is not removed and holds it against removal
+	// until the transaction ends (ErrNoRows: none, or removed).
+	ShareProject(ctx context.Context, accountID, id string) (*Project, error)
+	// LockProject reads any project and holds it against creates until the transaction ends.
+	LockProject(ctx context.Context, id string) (*Project, error)
+	// LiveWorkspacesOfProject lists the ids of the project's workspaces that take messages.
+	LiveWorkspacesOfProject(ctx context.Context, projectID string) ([]string, error)
+	// RemoveProject marks the project removed and drops it as a chat default.
+	RemoveProject(ctx context.Context, id string, at time.Time) error
 
 	InsertWorkspace(ctx context.Context, w *Workspace) error
 	// GetWorkspace returns a workspace that is not deleted.
@@ -142,6 +152,8 @@ type RepoMirror interface {
 	// Refresh fetches the project's mirror unless it was fetched less than maxAge ago;
 	// on error the mirror is left as it was.
 	Refresh(ctx context.Context, projectID, repository string, maxAge time.Duration) error
+	// Remove deletes the project's mirror from disk (a missing mirror is no error).
+	Remove(ctx context.Context, projectID string) error
 	// HasBranch reports whether the mirror at path has the branch.
 	HasBranch(ctx context.Context, path, branch string) (bool, error)
 }

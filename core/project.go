@@ -38,4 +38,7 @@ type Project struct {
 	MirrorPath string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// RemovedAt is set once the operator removed the project: it is gone from listings
+	// and takes no new workspace; workspaces that had it keep naming it.
+	RemovedAt *time.Time
 }

@@ -243,7 +243,7 @@ func (s *Service) resolveProject(ctx context.Context, q Queries, acct *Account, 
 		if !ValidID(*id, PrefixProject) { // no such project; and a NUL would fail in the store
 			return nil, Errorf(CodeProjectNotFound, "no project with this id on this account")
 		}
-		p, err := q.GetProject(ctx, acct.ID, *id)
+		p, err := q.ShareProject(ctx, acct.ID, *id)
 		return p, notFound(err, CodeProjectNotFound, "no project with this id on this account")
 	}
 	projects, err := q.ListProjects(ctx, acct.ID)
@@ -256,7 +256,9 @@ func (s *Service) resolveProject(ctx context.Context, q Queries, acct *Account, 
 	if projects[0].State != ProjectReady {
 		return nil, Errorf(CodeCloudProjectRequired, "name a projectId: this account has no ready project")
 	}
-	return projects[0], nil
+	// Held against removal like a named project; removed since the listing: none left.
+	p, err := q.ShareProject(ctx, acct.ID, projects[0].ID)
+	return p, notFound(err, CodeCloudProjectRequired, "name a projectId: this account has no ready project")
 }
 
 func (s *Service) hasProvider(ctx context.Context, id string) bool {

@@ -46,4 +46,19 @@ func TestTurnsAndTheWorkQueueAreMeasured(t *testing.T) {
 		}
 		t.Logf("got:\n%s", strings.Join(lines, "\n"))
 	}
+
+	// A workspace with a slow turn and two messages queued behind it: three open, in one
+	// workspace (the other two have none).
+	slow := createWorkspace(t, h, "sleep 3")
+	for _, text := range []string{"one", "two"} {
+		h.Call("POST", "/v1/api/workspaces/"+slow+"/messages", h.Key, map[string]any{"text": text}).Expect(t, 200, "")
+	}
+	m = scrape(t, h.URL)
+	for _, want := range []string{
+		`wshub_messages_open 3`, `wshub_workspaces_with_open_messages 1`, `wshub_workspace_queue_depth_max 3`,
+	} {
+		if !strings.Contains(m, want+"\n") {
+			t.Errorf("expected %q in /metrics while the slow turn runs", want)
+		}
+	}
 }

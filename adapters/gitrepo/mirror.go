@@ -125,6 +125,25 @@ func (m *Mirror) Refresh(ctx context.Context, projectID, repository string, maxA
 	return nil
 }
 
+// Remove deletes the project's mirror. Workspace checkouts do not depend on it (they
+// are cloned with --local: hard links, no alternates), so they keep working.
+func (m *Mirror) Remove(ctx context.Context, projectID string) error {
+	if err := checkProjectID(projectID); err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(m.dir())
+	if err != nil {
+		return fmt.Errorf("mirror directory: %w", err)
+	}
+	mu := m.lock(projectID)
+	mu.Lock()
+	defer mu.Unlock()
+	if err := os.RemoveAll(filepath.Join(dir, projectID+".git")); err != nil {
+		return fmt.Errorf("remove mirror: %s", reasonOf(err, redactor{dir: dir}))
+	}
+	return nil
+}
+
 func (m *Mirror) dir() string {
 	if m.Dir == "" {
 		return "."

@@ -50,36 +50,48 @@ var _ core.TurnObserver = (*Metrics)(nil)
 
 // WorkQueue reads, at each scrape, how many workspaces are in each state and how many
 // user messages wait for or are in a turn.
-type WorkQueue func(ctx context.Context) (byState map[string]int64, openMessages int64, err error)
+type WorkQueue func(ctx context.Context) (*core.WorkCounts, error)
 
 // queueCollector asks the store at scrape time: the figures are the database's, so
 // every replica reports the same and none keeps a count that drifts.
 type queueCollector struct {
-	read                 WorkQueue
-	workspaces, messages *prometheus.Desc
+	read                             WorkQueue
+	workspaces, messages, busy, deep *prometheus.Desc
 }
 
-// WatchWorkQueue adds wshub_workspaces{state} and wshub_messages_open, read at scrape.
+// WatchWorkQueue adds wshub_workspaces{state} and the open-message gauges, read at
+// scrape. Queue depth is reported per hub rather than per workspace (a label per
+// workspace id would grow without bound): the total, how many workspaces have any,
+// and the deepest.
 func (m *Metrics) WatchWorkQueue(read WorkQueue) {
 	m.reg.MustRegister(&queueCollector{read: read,
 		workspaces: prometheus.NewDesc("wshub_workspaces", "Workspaces by state (deleted ones left out).", []string{"state"}, nil),
 		messages:   prometheus.NewDesc("wshub_messages_open", "User messages pending or in a turn, over all workspaces.", nil, nil),
+		busy:       prometheus.NewDesc("wshub_workspaces_with_open_messages", "Workspaces with at least one user message pending or in a turn.", nil, nil),
+		deep:       prometheus.NewDesc("wshub_workspace_queue_depth_max", "The most user messages pending or in a turn in any one workspace.", nil, nil),
 	})
 }
 
-func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.workspaces; ch <- c.messages }
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.workspaces
+	ch <- c.messages
+	ch <- c.busy
+	ch <- c.deep
+}
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	byState, open, err := c.read(ctx)
+	w, err := c.read(ctx)
 	if err != nil {
 		// Fail open: the scrape goes on without these figures.
 		ch <- prometheus.NewInvalidMetric(c.workspaces, err)
 		return
 	}
-	for state, n := range byState {
+	for state, n := range w.ByState {
 		ch <- prometheus.MustNewConstMetric(c.workspaces, prometheus.GaugeValue, float64(n), state)
 	}
-	ch <- prometheus.MustNewConstMetric(c.messages, prometheus.GaugeValue, float64(open))
+	ch <- prometheus.MustNewConstMetric(c.messages, prometheus.GaugeValue, float64(w.OpenMessages))
+	ch <- prometheus.MustNewConstMetric(c.busy, prometheus.GaugeValue, float64(w.BusyWorkspaces))
+	ch <- prometheus.MustNewConstMetric(c.deep, prometheus.GaugeValue, float64(w.DeepestQueue))
 }

@@ -40,21 +40,33 @@ func (q queries) UpdateAccount(ctx context.Context, a *core.Account) error {
 // CountWork runs at each metrics scrape: one grouped count over workspaces (a
 // sequential scan; a scrape every 15 s or more makes it negligible next to the
 // workers' own queries) and the open messages through messages_open.
-func (q queries) CountWork(ctx context.Context) (map[string]int64, int64, error) {
+func (q queries) CountWork(ctx context.Context) (_ *core.WorkCounts, err error) {
+	defer wrapErr(&err, "count work")
 	var rows []struct {
 		State string `db:"state"`
 		N     int64  `db:"n"`
 	}
 	if err := q.selectAll(ctx, &rows, `SELECT state, count(*) AS n FROM workspaces WHERE state <> 'deleted' GROUP BY state`); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	byState := make(map[string]int64, len(rows))
+	out := &core.WorkCounts{ByState: make(map[string]int64, len(rows))}
 	for _, r := range rows {
-		byState[r.State] = r.N
+		out.ByState[r.State] = r.N
 	}
-	var open int64
-	err := q.get(ctx, &open, `SELECT count(*) FROM messages WHERE role = 'user' AND status IN ('pending', 'delivered')`)
-	return byState, open, err
+	// Open messages per workspace, folded: the partial index messages_open holds just
+	// these rows, grouped by its leading column.
+	var open struct {
+		Total   int64 `db:"total"`
+		Busy    int64 `db:"busy"`
+		Deepest int64 `db:"deepest"`
+	}
+	if err := q.get(ctx, &open, `SELECT coalesce(sum(n), 0) AS total, count(*) AS busy, coalesce(max(n), 0) AS deepest
+		FROM (SELECT count(*) AS n FROM messages WHERE role = 'user' AND status IN ('pending', 'delivered')
+			GROUP BY workspace_id) per_workspace`); err != nil {
+		return nil, err
+	}
+	out.OpenMessages, out.BusyWorkspaces, out.DeepestQueue = open.Total, open.Busy, open.Deepest
+	return out, nil
 }
 
 // ListAccounts reads the whole table: an operator command, not a request path.
@@ -76,18 +88,20 @@ type apiKeyRow struct {
 	Name      string       `db:"name"`
 	CreatedAt time.Time    `db:"created_at"`
 	RevokedAt sql.NullTime `db:"revoked_at"`
+	LastUsed  sql.NullTime `db:"last_used_at"`
 }
 
 // ListAPIKeys: an account has few keys; the hash is never read back.
 func (q queries) ListAPIKeys(ctx context.Context, accountID string) ([]*core.APIKey, error) {
 	var rows []apiKeyRow
-	if err := q.selectAll(ctx, &rows, `SELECT id, account_id, name, created_at, revoked_at FROM api_keys
+	if err := q.selectAll(ctx, &rows, `SELECT id, account_id, name, created_at, revoked_at, last_used_at FROM api_keys
 		WHERE account_id = $1 ORDER BY created_at, id`, accountID); err != nil {
 		return nil, err
 	}
 	out := make([]*core.APIKey, len(rows))
 	for i, r := range rows {
-		out[i] = &core.APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, CreatedAt: r.CreatedAt, RevokedAt: timePtr(r.RevokedAt)}
+		out[i] = &core.APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, CreatedAt: r.CreatedAt, RevokedAt: timePtr(r.RevokedAt),
+			LastUsedAt: timePtr(r.LastUsed)}
 	}
 	return out, nil
 }
@@ -119,8 +133,13 @@ func (q queries) RevokeAPIKey(ctx context.Context, id string, at time.Time) (boo
 // AccountByKeyHash uses api_keys_hash.
 func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (*core.Account, error) {
 	var r accountRow
-	err := q.get(ctx, &r, `SELECT `+accountColumns+` FROM api_keys k JOIN accounts a ON a.id = k.account_id
-		WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash)
+	// The key's last use is stamped in the same statement, at most once a minute per
+	// key: the UPDATE matches (and locks, and writes) only a stale row, so the hot path
+	// stays a read. A concurrent request finds the row fresh once the lock is released.
+	err := q.get(ctx, &r, `WITH k AS (SELECT id, account_id FROM api_keys WHERE hash = $1 AND revoked_at IS NULL),
+		touched AS (UPDATE api_keys SET last_used_at = date_trunc('second', now()) WHERE id = (SELECT id FROM k)
+			AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute') RETURNING 1)
+		SELECT `+accountColumns+` FROM k JOIN accounts a ON a.id = k.account_id`, hash)
 	if err != nil {
 		return nil, err
 	}

@@ -8,18 +8,19 @@ import (
 )
 
 type projectRow struct {
-	ID            string    `db:"id"`
-	AccountID     string    `db:"account_id"`
-	Repository    string    `db:"repository"`
-	DisplayName   string    `db:"display_name"`
-	DefaultBranch string    `db:"default_branch"`
-	State         string    `db:"state"`
-	FailureReason string    `db:"failure_reason"`
-	Push          bool      `db:"push"`
-	Network       string    `db:"network"`
-	MirrorPath    string    `db:"mirror_path"`
-	CreatedAt     time.Time `db:"created_at"`
-	UpdatedAt     time.Time `db:"updated_at"`
+	ID            string     `db:"id"`
+	AccountID     string     `db:"account_id"`
+	Repository    string     `db:"repository"`
+	DisplayName   string     `db:"display_name"`
+	DefaultBranch string     `db:"default_branch"`
+	State         string     `db:"state"`
+	FailureReason string     `db:"failure_reason"`
+	Push          bool       `db:"push"`
+	Network       string     `db:"network"`
+	MirrorPath    string     `db:"mirror_path"`
+	CreatedAt     time.Time  `db:"created_at"`
+	UpdatedAt     time.Time  `db:"updated_at"`
+	RemovedAt     *time.Time `db:"removed_at"`
 }
 
 func (r *projectRow) core() *core.Project {
@@ -28,10 +29,11 @@ func (r *projectRow) core() *core.Project {
 }
 
 const projectColumns = `id, account_id, repository, display_name, default_branch, state, failure_reason, push,
-	network, mirror_path, created_at, updated_at`
+	network, mirror_path, created_at, updated_at, removed_at`
 
 func (q queries) CreateProject(ctx context.Context, p *core.Project) error {
-	_, err := q.exec(ctx, `INSERT INTO projects (`+projectColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+	_, err := q.exec(ctx, `INSERT INTO projects (id, account_id, repository, display_name, default_branch, state,
+		failure_reason, push, network, mirror_path, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		p.ID, p.AccountID, p.Repository, p.DisplayName, p.DefaultBranch, p.State, p.FailureReason, p.Push,
 		p.Network, p.MirrorPath, p.CreatedAt, p.UpdatedAt)
 	return err
@@ -60,11 +62,54 @@ func (q queries) GetProjectByID(ctx context.Context, id string) (*core.Project, 
 	return r.core(), nil
 }
 
+// ShareProject reads a project that is not removed, holding it against removal
+// (FOR KEY SHARE, the lock a workspace's foreign key takes anyway) until the
+// transaction ends: a removal waits for the create, or the create sees the removal.
+func (q queries) ShareProject(ctx context.Context, accountID, id string) (*core.Project, error) {
+	var r projectRow
+	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE account_id = $1 AND id = $2
+		AND removed_at IS NULL FOR KEY SHARE`, accountID, id); err != nil {
+		return nil, err
+	}
+	return r.core(), nil
+}
+
+// LockProject reads a project and locks it against creates until the transaction ends.
+func (q queries) LockProject(ctx context.Context, id string) (*core.Project, error) {
+	var r projectRow
+	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE id = $1 FOR UPDATE`, id); err != nil {
+		return nil, err
+	}
+	return r.core(), nil
+}
+
+// LiveWorkspacesOfProject lists the project's workspaces that still take messages
+// (workspaces_project_branch_live covers project_id).
+func (q queries) LiveWorkspacesOfProject(ctx context.Context, projectID string) ([]string, error) {
+	var ids []string
+	err := q.selectAll(ctx, &ids, `SELECT id FROM workspaces WHERE project_id = $1
+		AND state NOT IN ('archiving', 'archived', 'deleting', 'deleted', 'failed') ORDER BY created_at, id`, projectID)
+	return ids, err
+}
+
+// RemoveProject marks the project removed and forgets it as a chat default: channels
+// that used it fall back to the team's default, a team binding naming it to none.
+func (q queries) RemoveProject(ctx context.Context, id string, at time.Time) error {
+	if _, err := q.exec(ctx, `UPDATE projects SET removed_at = $2, updated_at = $2 WHERE id = $1`, id, at); err != nil {
+		return err
+	}
+	if _, err := q.exec(ctx, `DELETE FROM chat_channels WHERE project_id = $1`, id); err != nil {
+		return err
+	}
+	_, err := q.exec(ctx, `UPDATE chat_bindings SET project_id = NULL, updated_at = $2 WHERE project_id = $1`, id, at)
+	return err
+}
+
 // ListProjects uses projects_account.
 func (q queries) ListProjects(ctx context.Context, accountID string) ([]*core.Project, error) {
 	var rows []projectRow
 	if err := q.selectAll(ctx, &rows, `SELECT `+projectColumns+` FROM projects WHERE account_id = $1
-		ORDER BY created_at, id`, accountID); err != nil {
+		AND removed_at IS NULL ORDER BY created_at, id`, accountID); err != nil {
 		return nil, err
 	}
 	out := make([]*core.Project, len(rows))

@@ -28,6 +28,7 @@ const adminUsage = `usage: wshub admin <command>
   project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none]
   project update --project ID [--name N] [--default-branch B] [--push=BOOL] [--network full|none]
   project refresh --project ID
+  project remove --project ID [--force]
   project list --account ID
   workspace archive|unarchive|delete --workspace ID
   webhook deliveries --account ID [--status pending|delivered|failed] [--limit N]
@@ -41,7 +42,7 @@ Output is JSON on stdout; errors go to stderr with a non-zero exit.
 // adminCommands are the commands adminCommand knows, as adminUsage lists them.
 var adminCommands = []string{
 	"account create", "account update", "account list", "key create", "key list", "key revoke",
-	"project add", "project update", "project refresh", "project list",
+	"project add", "project update", "project refresh", "project remove", "project list",
 	"workspace archive", "workspace unarchive", "workspace delete",
 	"webhook deliveries", "webhook redeliver", "slack bind", "reseal",
 }
@@ -240,6 +241,23 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		}
 		return projectAdminJSON(p), nil
 
+	case "project remove":
+		id := fs.String("project", "", "project id")
+		force := fs.Bool("force", false, "archive the live workspaces that use the project first")
+		if err := parse(fs, args, "project"); err != nil {
+			return nil, err
+		}
+		r, err := svc.AdminRemoveProject(ctx, *id, *force)
+		if err != nil {
+			return nil, err
+		}
+		out := projectAdminJSON(r.Project)
+		out["archivedWorkspaces"] = append([]string{}, r.Archived...)
+		if r.MirrorError != "" {
+			out["mirrorError"] = r.MirrorError
+		}
+		return out, nil
+
 	case "account list":
 		if err := parse(fs, args); err != nil {
 			return nil, err
@@ -268,6 +286,10 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 			out[i] = map[string]any{"keyId": k.ID, "name": k.Name, "createdAt": k.CreatedAt.Format(time.RFC3339), "revoked": k.RevokedAt != nil}
 			if k.RevokedAt != nil {
 				out[i]["revokedAt"] = k.RevokedAt.Format(time.RFC3339)
+			}
+			out[i]["lastUsedAt"] = nil
+			if k.LastUsedAt != nil {
+				out[i]["lastUsedAt"] = k.LastUsedAt.UTC().Format(time.RFC3339)
 			}
 		}
 		return out, nil
@@ -398,6 +420,9 @@ func projectAdminJSON(p *core.Project) map[string]any {
 	}
 	if p.FailureReason != "" {
 		out["failureReason"] = p.FailureReason
+	}
+	if p.RemovedAt != nil {
+		out["removedAt"] = p.RemovedAt.UTC().Format(time.RFC3339)
 	}
 	return out
 }

@@ -106,6 +106,21 @@ func TestAdminAccountKeyProject(t *testing.T) {
 	if list[1]["state"] != "failed" || list[1]["failureReason"] == nil {
 		t.Fatalf("expected the failure reason kept, got %v", list[1])
 	}
+
+	// remove: the project leaves the list; removing it again changes nothing.
+	removed, _ := wshub(t, 0, "admin", "project", "remove", "--project", failed["projectId"].(string))
+	if removed["removedAt"] == nil || removed["archivedWorkspaces"] == nil {
+		t.Fatalf("expected removedAt and the (empty) archived list, got %v", removed)
+	}
+	wshub(t, 0, "admin", "project", "remove", "--project", failed["projectId"].(string))
+	if _, msg := wshub(t, 1, "admin", "project", "refresh", "--project", failed["projectId"].(string)); !strings.Contains(msg, "removed") {
+		t.Fatalf("expected a removed project refused by refresh, got %q", msg)
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"admin", "project", "list", "--account", id}, &out, &errb); code != 0 ||
+		json.Unmarshal(out.Bytes(), &list) != nil || len(list) != 1 {
+		t.Fatalf("expected one project listed after the removal, got %d %s", code, out.String())
+	}
 }
 
 func TestAdminErrors(t *testing.T) {
