@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/adapters/postgres/pgtest"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from the hub and read from the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// readmeBlock returns the first ```sh block after the heading in README.md.
+func readmeBlock(t *testing.T, readme, heading string) string {
+	t.Helper()
+	i := strings.Index(readme, "\n"+heading+"\n")
+	if i < 0 {
+		t.Fatalf("README.md has no heading %q", heading)
+	}
+	rest := readme[i:]
+	start := strings.Index(rest, "```sh\n")
+	if start < 0 {
+		t.Fatalf("README.md: no sh block after %q", heading)
+	}
+	rest = rest[start+len("```sh\n"):]
+	return rest[:strings.Index(rest, "```")]
+}
+
+// replaceLine swaps the line of block that starts with prefix, failing the test when
+// there is none: the README changed and the test must follow.
+func replaceLine(t *testing.T, block, prefix, with string) string {
+	t.Helper()
+	lines := strings.Split(block, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			lines[i] = with
+			return strings.Join(lines, "\n")
+		}
+	}
+	t.Fatalf("README.md: expected a line starting %q in\n%s", prefix, block)
+	return ""
+}
+
+// TestREADMESessions runs the README's quick start and its two curl sessions as a
+// user would paste them: `wshub dev` (what `make run` starts) on a fresh database, the
+// key taken from its banner, then each block's commands in bash, unchanged but for
+// the key and address the user would fill in.
+func TestREADMESessions(t *testing.T) {
+	for _, tool := range []string{"bash", "curl", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("the README's sessions need %s: %v", tool, err)
+		}
+	}
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	demo, err := filepath.Abs("../../examples/demo-agent.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	home := t.TempDir() // the user's checkout: .data lives here
+	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t))
+	t.Setenv("WSHUB_DATA_DIR", filepath.Join(home, ".data"))
+	t.Setenv("WSHUB_ADDR", addr)
+	t.Setenv("WSHUB_AGENT_1_COMMAND", demo)
+	t.Setenv("WSHUB_CONTENT_KEY", "")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var banner, logs syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"dev"}, &banner, &logs) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("wshub dev did not stop")
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("wshub dev exited %d: %s", code, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("wshub dev did not become ready: %s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	m := regexp.MustCompile(`export WSHUB_KEY=(svc_[A-Za-z0-9_-]{43})\n`).FindStringSubmatch(banner.String())
+	if m == nil || !strings.Contains(banner.String(), "API key   "+m[1]) {
+		t.Fatalf("expected the banner to show the API key as the README says, got:\n%s", banner.String())
+	}
+
+	first := readmeBlock(t, readme, "### A first session with curl")
+	first = replaceLine(t, first, "export WSHUB_KEY=svc_...", "export WSHUB_KEY="+m[1])
+	first = replaceLine(t, first, "export B=http://127.0.0.1:8080/v1/api", "export B=http://"+addr+"/v1/api")
+	second := readmeBlock(t, readme, "### Workspaces that really run")
+	second = replaceLine(t, second, "WSHUB_AGENT_1_COMMAND=$PWD/examples/demo-agent.sh make run", "# (the hub above runs with it)")
+
+	sh := exec.Command("bash", "-e", "-o", "pipefail", "-c", first+"\n"+second)
+	sh.Dir = home
+	sh.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	sh.Stdout, sh.Stderr = &out, &out
+	timer := time.AfterFunc(2*time.Minute, func() { _ = sh.Process.Kill() })
+	err = sh.Run()
+	timer.Stop()
+	got := out.String()
+	if err != nil {
+		t.Fatalf("the README's sessions failed: %v\n%s", err, got)
+	}
+	for _, want := range []string{
+		"\n201\n", "\n200\n", // create, then its replay
+		`"seq":1`, `"assetId":"asset_`, `"webhookId":"wh_`, `{"ok":true} 200`,
+		"Noted in NOTES.md", "Remember the milk", // the demo agent's reply, and its commit
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("expected %q in the sessions' output:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"error":`) {
+		t.Errorf("expected no error answer in the sessions' output:\n%s", got)
+	}
+}
