@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Chat platforms.
 const (
@@ -13,6 +16,10 @@ const (
 	CodeChatNotBound       = "chat_not_bound"
 	CodeChatNoWorkspace    = "chat_no_workspace"
 	CodeChatProjectUnknown = "chat_project_unknown"
+	// CodeChatNotAllowed: the binding limits who may start or talk, or where.
+	CodeChatNotAllowed = "chat_not_allowed"
+	// CodeChatDirectMessage: workspaces are started and driven in a server's channels.
+	CodeChatDirectMessage = "chat_direct_message"
 )
 
 // ChatBinding lets a Slack team (or Discord guild) act for an account, with defaults
@@ -24,8 +31,25 @@ type ChatBinding struct {
 	ProjectID string // "" = the channel's, or the account's only ready project
 	Agent     string // "" with Model "" = from the account's newest workspace
 	Model     string
+	// Roles (Discord): only members holding one of them may start or talk; Channels:
+	// only in these channels and their threads. Empty: no limit.
+	Roles     []string
+	Channels  []string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+}
+
+// Permits checks the binding's limits for a member holding roles, writing in the
+// session's channel (a thread's parent).
+func (s *ChatSession) Permits(roles []string) error {
+	b := s.Binding
+	if len(b.Channels) > 0 && !slices.Contains(b.Channels, s.Place.ChannelID) {
+		return Errorf(CodeChatNotAllowed, "workspaces are not started or driven in this channel")
+	}
+	if len(b.Roles) > 0 && !slices.ContainsFunc(roles, func(r string) bool { return slices.Contains(b.Roles, r) }) {
+		return Errorf(CodeChatNotAllowed, "only members with one of the bound roles may start or talk to workspaces")
+	}
+	return nil
 }
 
 // ChatPlace is where a chat message was written: team, channel and thread (the

@@ -15,6 +15,9 @@ type ChatQueries interface {
 	// already has one (a race between two first messages).
 	InsertChatThread(ctx context.Context, t *ChatThread) (bool, error)
 	GetChatThread(ctx context.Context, place ChatPlace) (*ChatThread, error)
+	// GetChatThreadByThread finds a thread by its own id (a Discord thread is a channel
+	// whose messages do not name its parent).
+	GetChatThreadByThread(ctx context.Context, platform, teamID, threadID string) (*ChatThread, error)
 	SetThreadFollow(ctx context.Context, id int64, all bool) error
 	CountPendingMessages(ctx context.Context, workspaceID string) (int, error)
 

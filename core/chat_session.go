@@ -27,6 +27,16 @@ func (s *Service) BindChat(ctx context.Context, b *ChatBinding) error {
 			return notFound(err, CodeProjectNotFound, "no such project on this account")
 		}
 	}
+	if len(b.Roles) > 0 && b.Platform != PlatformDiscord {
+		return Errorf(CodeInvalidRequest, "roles limit Discord guilds only")
+	}
+	for _, list := range [][]string{b.Roles, b.Channels} {
+		for _, id := range list {
+			if strings.TrimSpace(id) == "" || strings.ContainsAny(id, ", \t\n") {
+				return Errorf(CodeInvalidRequest, "role and channel ids are comma-separated, without spaces")
+			}
+		}
+	}
 	if (b.Agent == "") != (b.Model == "") {
 		return Errorf(CodeInvalidRequest, "give both --agent and --model, or neither")
 	}
@@ -63,6 +73,27 @@ func (s *Service) ChatSessionFor(ctx context.Context, place ChatPlace) (*ChatSes
 		return nil, err
 	}
 	return sess, nil
+}
+
+// ChatSessionForThread resolves the session of a message in a thread the hub knows
+// by the thread's id alone (a Discord thread is a channel; its messages do not name
+// the parent). CodeChatNoWorkspace when the thread has no workspace.
+func (s *Service) ChatSessionForThread(ctx context.Context, platform, teamID, threadID string) (*ChatSession, error) {
+	t, err := s.store.GetChatThreadByThread(ctx, platform, teamID, threadID)
+	if err != nil {
+		return nil, notFound(err, CodeChatNoWorkspace, "this thread has no workspace")
+	}
+	return s.ChatSessionFor(ctx, t.Place)
+}
+
+// KnownChatThread reports whether the thread has a workspace: a front-end that
+// receives every message stores only those its threads need.
+func (s *Service) KnownChatThread(ctx context.Context, platform, teamID, threadID string) (bool, error) {
+	_, err := s.store.GetChatThreadByThread(ctx, platform, teamID, threadID)
+	if errors.Is(err, ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // UseProject sets the channel's default project, named by id or display name.

@@ -6,14 +6,26 @@ import (
 	"errors"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/wshub/wshub/core"
 )
 
+// nonNil stores an empty array rather than NULL (the columns are NOT NULL).
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
 func (q queries) UpsertChatBinding(ctx context.Context, b *core.ChatBinding) error {
-	_, err := q.exec(ctx, `INSERT INTO chat_bindings (platform, team_id, account_id, project_id, agent, model, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-		ON CONFLICT (platform, team_id) DO UPDATE SET account_id = $3, project_id = $4, agent = $5, model = $6, updated_at = $7`,
-		b.Platform, b.TeamID, b.AccountID, nullString(b.ProjectID), b.Agent, b.Model, b.UpdatedAt)
+	_, err := q.exec(ctx, `INSERT INTO chat_bindings (platform, team_id, account_id, project_id, agent, model, roles, channels, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+		ON CONFLICT (platform, team_id) DO UPDATE SET account_id = $3, project_id = $4, agent = $5, model = $6,
+			roles = $7, channels = $8, updated_at = $9`,
+		b.Platform, b.TeamID, b.AccountID, nullString(b.ProjectID), b.Agent, b.Model,
+		pq.StringArray(nonNil(b.Roles)), pq.StringArray(nonNil(b.Channels)), b.UpdatedAt)
 	return err
 }
 
@@ -24,6 +36,8 @@ type chatBindingRow struct {
 	ProjectID sql.NullString `db:"project_id"`
 	Agent     string         `db:"agent"`
 	Model     string         `db:"model"`
+	Roles     pq.StringArray `db:"roles"`
+	Channels  pq.StringArray `db:"channels"`
 	CreatedAt time.Time      `db:"created_at"`
 	UpdatedAt time.Time      `db:"updated_at"`
 }
@@ -31,12 +45,12 @@ type chatBindingRow struct {
 // GetChatBinding uses the primary key.
 func (q queries) GetChatBinding(ctx context.Context, platform, teamID string) (*core.ChatBinding, error) {
 	var r chatBindingRow
-	if err := q.get(ctx, &r, `SELECT platform, team_id, account_id, project_id, agent, model, created_at, updated_at
+	if err := q.get(ctx, &r, `SELECT platform, team_id, account_id, project_id, agent, model, roles, channels, created_at, updated_at
 		FROM chat_bindings WHERE platform = $1 AND team_id = $2`, platform, teamID); err != nil {
 		return nil, err
 	}
 	return &core.ChatBinding{Platform: r.Platform, TeamID: r.TeamID, AccountID: r.AccountID, ProjectID: r.ProjectID.String,
-		Agent: r.Agent, Model: r.Model, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+		Agent: r.Agent, Model: r.Model, Roles: r.Roles, Channels: r.Channels, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
 }
 
 func (q queries) SetChannelProject(ctx context.Context, p core.ChatPlace, projectID string, at time.Time) error {
@@ -81,6 +95,18 @@ func (q queries) GetChatThread(ctx context.Context, p core.ChatPlace) (*core.Cha
 	if err := q.get(ctx, &r, `SELECT id, platform, team_id, channel_id, thread_id, workspace_id, follow_all, created_at
 		FROM chat_threads WHERE platform = $1 AND team_id = $2 AND channel_id = $3 AND thread_id = $4`,
 		p.Platform, p.TeamID, p.ChannelID, p.ThreadID); err != nil {
+		return nil, err
+	}
+	return &core.ChatThread{ID: r.ID, Place: core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID,
+		ThreadID: r.ThreadID}, WorkspaceID: r.WorkspaceID, FollowAll: r.FollowAll, CreatedAt: r.CreatedAt}, nil
+}
+
+// GetChatThreadByThread uses chat_threads_thread.
+func (q queries) GetChatThreadByThread(ctx context.Context, platform, teamID, threadID string) (*core.ChatThread, error) {
+	var r chatThreadRow
+	if err := q.get(ctx, &r, `SELECT id, platform, team_id, channel_id, thread_id, workspace_id, follow_all, created_at
+		FROM chat_threads WHERE platform = $1 AND team_id = $2 AND thread_id = $3 ORDER BY id LIMIT 1`,
+		platform, teamID, threadID); err != nil {
 		return nil, err
 	}
 	return &core.ChatThread{ID: r.ID, Place: core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID,

@@ -76,6 +76,12 @@ func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) e
 	if !mentioned && (sess.Thread == nil || !sess.Thread.FollowAll) {
 		return nil
 	}
+	if err := sess.Permits(nil); err != nil { // the binding's channel list
+		if !mentioned {
+			return nil
+		}
+		return h.refuse(place, err)
+	}
 	text := stripMention(e.Text, self)
 	if mentioned {
 		if handled, err := h.command(ctx, sess, text); handled {

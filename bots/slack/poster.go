@@ -7,6 +7,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/wshub/wshub/bots/chat"
+
 	"github.com/wshub/wshub/core"
 )
 
@@ -18,7 +20,7 @@ var _ core.ChatPoster = (*Bot)(nil)
 // with backoff; errors that cannot pass (channel gone, bot removed, token revoked)
 // are permanent.
 func (b *Bot) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResult {
-	parts := formatReply(Reply{
+	parts := formatReply(chat.Reply{
 		Text: r.Text, Outcome: r.Outcome, Truncated: r.Truncated, FailureCode: r.FailureCode,
 		FailureMessage: r.FailureMessage, Agent: agentName(r.Agent),
 	})

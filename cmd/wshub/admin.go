@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wshub/wshub/core"
@@ -34,6 +35,7 @@ const adminUsage = `usage: wshub admin <command>
   webhook deliveries --account ID [--status pending|delivered|failed] [--limit N]
   webhook redeliver --delivery ID
   slack bind --team T --account ID [--project P] [--agent X --model M]
+  discord bind --guild G --account ID [--project P] [--agent X --model M] [--roles R1,R2] [--channels C1,C2]
   reseal [--batch N]   re-seal every sealed value under the current content key
 
 Output is JSON on stdout; errors go to stderr with a non-zero exit.
@@ -44,7 +46,7 @@ var adminCommands = []string{
 	"account create", "account update", "account list", "key create", "key list", "key revoke",
 	"project add", "project update", "project refresh", "project remove", "project list",
 	"workspace archive", "workspace unarchive", "workspace delete",
-	"webhook deliveries", "webhook redeliver", "slack bind", "reseal",
+	"webhook deliveries", "webhook redeliver", "slack bind", "discord bind", "reseal",
 }
 
 // admin runs an operator command. It opens the hub (store and use cases) for the
@@ -360,6 +362,25 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		return map[string]any{"platform": b.Platform, "team": b.TeamID, "accountId": b.AccountID, "projectId": b.ProjectID,
 			"agent": b.Agent, "model": b.Model}, nil
 
+	case "discord bind":
+		guild := fs.String("guild", "", "Discord server (guild) id")
+		id := fs.String("account", "", "account id the guild acts for")
+		project := fs.String("project", "", "default project for workspaces started from Discord")
+		agent := fs.String("agent", "", "default agent (agent_1..agent_4), with --model")
+		model := fs.String("model", "", "default model, with --agent")
+		roles := fs.String("roles", "", "comma-separated role ids: only members holding one may start or talk")
+		channels := fs.String("channels", "", "comma-separated channel ids: only there and in their threads")
+		if err := parse(fs, args, "guild", "account"); err != nil {
+			return nil, err
+		}
+		b := &core.ChatBinding{Platform: core.PlatformDiscord, TeamID: *guild, AccountID: *id, ProjectID: *project,
+			Agent: *agent, Model: *model, Roles: splitIDs(*roles), Channels: splitIDs(*channels)}
+		if err := svc.BindChat(ctx, b); err != nil {
+			return nil, err
+		}
+		return map[string]any{"platform": b.Platform, "guild": b.TeamID, "accountId": b.AccountID, "projectId": b.ProjectID,
+			"agent": b.Agent, "model": b.Model, "roles": b.Roles, "channels": b.Channels}, nil
+
 	case "webhook redeliver":
 		id := fs.String("delivery", "", "delivery id")
 		if err := parse(fs, args, "delivery"); err != nil {
@@ -464,6 +485,17 @@ func parse(fs *flag.FlagSet, args []string, required ...string) error {
 		}
 	}
 	return nil
+}
+
+// splitIDs reads a comma-separated list of ids (empty: none).
+func splitIDs(s string) []string {
+	out := []string{}
+	for _, id := range strings.Split(s, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // flagGiven reports whether the flag was set on the command line.

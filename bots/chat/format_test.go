@@ -1,4 +1,4 @@
-package slack
+package chat
 
 import (
 	"fmt"
@@ -93,7 +93,7 @@ func hasRunePrefix(s, prefix []rune) bool {
 	return true
 }
 
-// checkSplit verifies the invariants of splitForSlack(text, max) == parts and returns
+// checkSplit verifies the invariants of Split(text, max) == parts and returns
 // the cut points (rune indices into text where each part's own text ends, except the last).
 func checkSplit(t *testing.T, text string, max int, parts []string) []int {
 	t.Helper()
@@ -251,7 +251,7 @@ func TestSplitForSlackExamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := splitForSlack(tt.text, tt.max)
+			got := Split(tt.text, tt.max)
 			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", tt.want) {
 				t.Fatalf("expected %q, got %q", tt.want, got)
 			}
@@ -279,7 +279,7 @@ func TestSplitForSlackCodeBlocks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parts := splitForSlack(tt.text, tt.max)
+			parts := Split(tt.text, tt.max)
 			checkSplit(t, tt.text, tt.max, parts)
 			if len(parts) < tt.minParts {
 				t.Fatalf("expected at least %d parts, got %d", tt.minParts, len(parts))
@@ -308,7 +308,7 @@ func TestSplitForSlackSeveralFences(t *testing.T) {
 	text := b.String()
 	for _, max := range []int{64, 120, 300, 1000} {
 		t.Run(fmt.Sprint(max), func(t *testing.T) {
-			parts := splitForSlack(text, max)
+			parts := Split(text, max)
 			cuts := checkSplit(t, text, max, parts)
 			if max >= 300 {
 				// Blocks this short are never split: every cut falls outside code.
@@ -342,7 +342,7 @@ func TestSplitForSlackEntitiesAndRunes(t *testing.T) {
 	for _, tt := range tests {
 		for _, max := range []int{64, 65, 66, 67, 100, 3900} {
 			t.Run(fmt.Sprintf("%s/%d", tt.name, max), func(t *testing.T) {
-				parts := splitForSlack(tt.text, max)
+				parts := Split(tt.text, max)
 				cuts := checkSplit(t, tt.text, max, parts)
 				checkClusters(t, tt.text, cuts)
 				src := []rune(tt.text)
@@ -407,7 +407,7 @@ func TestSplitForSlackInvariants(t *testing.T) {
 	for i, text := range inputs() {
 		for _, max := range []int{64, 70, 97, 160, 512, maxPostChars} {
 			t.Run(fmt.Sprintf("%d/%d", i, max), func(t *testing.T) {
-				checkSplit(t, text, max, splitForSlack(text, max))
+				checkSplit(t, text, max, Split(text, max))
 			})
 		}
 	}
@@ -448,7 +448,7 @@ func TestSplitForSlackFullReplyPartCount(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := utf8.RuneCountInString(tt.text)
-			parts := formatReply(Reply{Text: tt.text, Outcome: "completed", Truncated: true})
+			parts := slackFormat(Reply{Text: tt.text, Outcome: "completed", Truncated: true})
 			for k, p := range parts {
 				if c := utf8.RuneCountInString(p); c > maxPostChars {
 					t.Fatalf("part %d: expected at most %d runes, got %d", k, maxPostChars, c)
@@ -460,7 +460,7 @@ func TestSplitForSlackFullReplyPartCount(t *testing.T) {
 			if !strings.HasSuffix(parts[len(parts)-1], lineTruncated) {
 				t.Fatalf("expected the last part to end with the truncation line, got %q", abbrev(parts[len(parts)-1]))
 			}
-			body := splitForSlack(tt.text, maxPostChars)
+			body := Split(tt.text, maxPostChars)
 			checkSplit(t, tt.text, maxPostChars, body)
 		})
 	}
@@ -477,8 +477,8 @@ func TestEscapeMrkdwn(t *testing.T) {
 		{"ünïcödé 😀 >", "ünïcödé 😀 &gt;"},
 	}
 	for _, tt := range tests {
-		if got := escapeMrkdwn(tt.in); got != tt.want {
-			t.Errorf("escapeMrkdwn(%q): expected %q, got %q", tt.in, tt.want, got)
+		if got := EscapeMrkdwn(tt.in); got != tt.want {
+			t.Errorf("EscapeMrkdwn(%q): expected %q, got %q", tt.in, tt.want, got)
 		}
 	}
 }
@@ -508,7 +508,7 @@ func TestFormatReply(t *testing.T) {
 		},
 		{
 			name: "interrupted", r: Reply{Text: "Partial work.", Outcome: "interrupted"},
-			want: []string{"Partial work.\n\n" + lineInterrupted},
+			want: []string{"Partial work.\n\n" + slackInterrupted},
 		},
 		{
 			name: "error with message", r: Reply{Text: "Trying.", Outcome: "error", FailureCode: "agent_error", FailureMessage: "exit 2: <oops> & more", Agent: "agent_2"},
@@ -528,7 +528,7 @@ func TestFormatReply(t *testing.T) {
 		},
 		{
 			name: "truncated and interrupted", r: Reply{Text: "Long text", Outcome: "interrupted", Truncated: true},
-			want: []string{"Long text\n\n" + lineTruncated + "\n" + lineInterrupted},
+			want: []string{"Long text\n\n" + lineTruncated + "\n" + slackInterrupted},
 		},
 		{
 			name: "unknown outcome", r: Reply{Text: "x", Outcome: "<weird>"},
@@ -545,11 +545,11 @@ func TestFormatReply(t *testing.T) {
 		},
 		{
 			name: "footer does not fit: one more part", r: Reply{Text: strings.Repeat("a", 3890), Outcome: "interrupted"},
-			want: []string{strings.Repeat("a", 3890), lineInterrupted},
+			want: []string{strings.Repeat("a", 3890), slackInterrupted},
 		},
 		{
 			name: "footer after an unclosed code block stays outside it", r: Reply{Text: "```\ncode", Outcome: "interrupted"},
-			want: []string{"```\ncode\n```\n\n" + lineInterrupted},
+			want: []string{"```\ncode\n```\n\n" + slackInterrupted},
 		},
 		{
 			name: "escaped failure message longer than a post", max: 300,
@@ -565,9 +565,9 @@ func TestFormatReply(t *testing.T) {
 			if max == 0 {
 				max = maxPostChars
 			}
-			got := formatReplyMax(tt.r, max)
+			got := slackFormat(tt.r, max)
 			if tt.max == 0 {
-				if direct := formatReply(tt.r); fmt.Sprintf("%q", direct) != fmt.Sprintf("%q", got) {
+				if direct := slackFormat(tt.r); fmt.Sprintf("%q", direct) != fmt.Sprintf("%q", got) {
 					t.Fatalf("formatReply: expected %q, got %q", got, direct)
 				}
 			}
@@ -610,14 +610,14 @@ func TestFormatReplyLines(t *testing.T) {
 					r := Reply{Text: text, Outcome: outcome, Truncated: truncated, FailureCode: code, FailureMessage: "boom", Agent: "agent_3"}
 					name := fmt.Sprintf("%s/%s/%v/%d", outcome, code, truncated, len(text))
 					t.Run(name, func(t *testing.T) {
-						parts := formatReply(r)
+						parts := slackFormat(r)
 						joined := strings.Join(parts, "\n")
 						check := func(what, line string, want bool) {
 							if got := strings.Contains(joined, line); got != want {
 								t.Fatalf("%s line: expected present=%v, got present=%v", what, want, got)
 							}
 						}
-						check("interrupted", lineInterrupted, outcome == "interrupted")
+						check("interrupted", slackInterrupted, outcome == "interrupted")
 						check("failure", ":x: The agent failed: boom", outcome == "error")
 						check("not installed", "The agent's program (agent_3) is not installed", outcome == "error" && code == "agent_not_installed")
 						check("truncation", lineTruncated, truncated)
@@ -629,7 +629,7 @@ func TestFormatReplyLines(t *testing.T) {
 						case outcome == "error":
 							wantLast = ":x: The agent failed: boom"
 						case outcome == "interrupted":
-							wantLast = lineInterrupted
+							wantLast = slackInterrupted
 						case truncated:
 							wantLast = lineTruncated
 						}
@@ -643,7 +643,7 @@ func TestFormatReplyLines(t *testing.T) {
 	}
 }
 
-func FuzzSplitForSlack(f *testing.F) {
+func FuzzSplit(f *testing.F) {
 	for _, s := range []string{
 		"", "hello", "```go\nx\n```", "```\nnever closed", "a&amp;b<@U1>c", "😀👩\u200d👩\u200d👧🇫🇷e\u0301",
 		"漢字かな。", "````\n```\n````", "\r\n\r\n", strings.Repeat("`", 10), "x\n\n```js\ny\n```\n\nz",
@@ -654,12 +654,12 @@ func FuzzSplitForSlack(f *testing.F) {
 	f.Add("```py\n"+strings.Repeat("1\n", 100), uint16(17), byte(2))
 	f.Fuzz(func(t *testing.T, text string, maxSeed uint16, outcome byte) {
 		max := minSplitMax + int(maxSeed%300)
-		parts := splitForSlack(text, max)
+		parts := Split(text, max)
 		checkSplit(t, text, max, parts)
 
 		r := Reply{Text: text, Outcome: []string{"completed", "interrupted", "error", "odd"}[outcome%4],
 			Truncated: outcome&4 != 0, FailureCode: "agent_not_installed", FailureMessage: text, Agent: "agent_1"}
-		for k, p := range formatReplyMax(r, max) {
+		for k, p := range slackFormat(r, max) {
 			if n := utf8.RuneCountInString(p); n > max || strings.TrimSpace(p) == "" {
 				t.Fatalf("formatReply part %d: expected 1..%d visible runes, got %d", k, max, n)
 			}
@@ -669,3 +669,16 @@ func FuzzSplitForSlack(f *testing.F) {
 		}
 	})
 }
+
+// maxPostChars is Slack's post size (bots/slack), the size these tests were written for.
+const maxPostChars = 3900
+
+func slackFormat(r Reply, limit ...int) []string {
+	if len(limit) == 1 {
+		return Slack.FormatReply(r, limit[0])
+	}
+	return Slack.FormatReply(r, maxPostChars)
+}
+
+// slackInterrupted is the interrupted line as Slack shows it.
+const slackInterrupted = ":warning: " + lineInterrupted

@@ -1,4 +1,4 @@
-package slack
+package chat
 
 import (
 	"strings"
@@ -14,7 +14,7 @@ func TestFailureNoticeWordsEachStatusCode(t *testing.T) {
 		"something_new":                   "failed (the hub could not keep it running)",
 	}
 	for code, want := range cases {
-		got := failureNotice("ws_1", code)
+		got := Slack.FailureNotice("ws_1", code)
 		if !strings.Contains(got, "Workspace `ws_1` "+want) || !strings.Contains(got, "Start a new thread") {
 			t.Errorf("%s: expected %q and how to go on, got %q", code, want, got)
 		}

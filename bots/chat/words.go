@@ -1,0 +1,120 @@
+// Package chat holds what the chat front-ends (bots/slack, bots/discord) share above
+// core: the words for core's refusal codes and for failed workspaces, and agent names.
+// Each bot keeps only its platform's wire format; it calls core only.
+package chat
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/wshub/wshub/core"
+)
+
+// Platform is what the words need to know of a chat platform.
+type Platform struct {
+	// Team names a bound team for people: "Slack workspace", "Discord server".
+	Team string
+	// Bind is the operator command that binds a team, up to its flags.
+	Bind string
+	// Warning and Cross mark failures (Slack renders :warning:, Discord needs the emoji).
+	Warning, Cross string
+	// Escape makes text from an agent show as written (nil: shown as is).
+	Escape func(string) string
+}
+
+func (p Platform) escape(s string) string {
+	if p.Escape == nil {
+		return s
+	}
+	return p.Escape(s)
+}
+
+// The platforms.
+var (
+	Slack = Platform{Team: "Slack workspace", Bind: "wshub admin slack bind --team <team id> --account <account id>",
+		Warning: ":warning:", Cross: ":x:", Escape: EscapeMrkdwn}
+	Discord = Platform{Team: "Discord server", Bind: "wshub admin discord bind --guild <guild id> --account <account id>",
+		Warning: "⚠️", Cross: "❌"}
+)
+
+// refusals words core's codes for people in a thread: one table, like api/'s status
+// table. Codes not listed get the generic sentence; internals are never shown. %[1]s is
+// the team word, %[2]s the bind command.
+var refusals = map[string]string{
+	core.CodeChatNotBound:                  "This %[1]s isn't connected to a wshub account yet. Ask your hub operator to run `%[2]s`.",
+	core.CodeEntitlementRequired:           "This team's wshub account doesn't have cloud workspaces enabled. Ask your hub operator to enable them.",
+	core.CodeBillingHold:                   "This team's wshub account has a billing hold, so no work can start. Ask your hub operator to clear it.",
+	core.CodeBillingPeriodMissing:          "This team's wshub account has no current billing period, so no work can start. Ask your hub operator to renew it.",
+	core.CodeCloudProjectRequired:          "There's no ready project to start from. Choose this channel's project with `use <project>` (mention me first), or ask your hub operator to add one.",
+	core.CodeProjectNotFound:               "The project chosen for this channel no longer exists. Choose another with `use <project>`.",
+	core.CodeProjectNotReady:               "The project chosen for this channel isn't ready yet (it is still being prepared, or failed). Try again shortly, or choose another with `use <project>`.",
+	core.CodeChatProjectUnknown:            "I don't know that project. Use its name or id as `wshub admin project list` shows it.",
+	core.CodeAgentAndModelRequired:         "No agent and model are chosen for this team yet. Ask your hub operator to bind the team with one, for example `%[2]s --agent agent_1 --model <model>` (agent_1 Claude Code, agent_2 Codex, agent_3 Cursor Agent, agent_4 Grok CLI).",
+	core.CodeWorkspaceNotAcceptingMessages: "This thread's workspace is archived or has failed, so it takes no more messages. Start a new thread (mention me there) to begin a new workspace.",
+	core.CodeWorkspaceNotFound:             "This thread's workspace has been deleted. Start a new thread (mention me there) to begin a new one.",
+	core.CodeChatNoWorkspace:               "There's no workspace in this thread yet. Mention me with what to do to start one.",
+	core.CodeChatNotAllowed:                "You can't start or talk to workspaces here: this %[1]s limits them to some roles or channels. Ask your hub operator which.",
+	core.CodeChatDirectMessage:             "I only work in a server's channels: mention me in a channel to start a workspace.",
+	core.CodeInvalidPrompt:                 "That message is empty or longer than 65,536 characters.",
+	core.CodeInvalidMessage:                "That message is empty or longer than 65,536 characters.",
+	core.CodeUnsupportedAssetType:          "One of the files is of a type workspaces can't take. Attach text, code, images, PDFs or archives.",
+	core.CodeInvalidAssetSize:              "One of the files is empty or larger than 20 MiB.",
+	core.CodeInvalidAssetBody:              "One of the files could not be read.",
+	core.CodeEncryptionNotConfigured:       "The hub has no content key configured, so it can't store messages. Ask your hub operator to set WSHUB_CONTENT_KEY.",
+	core.CodeProviderUnavailable:           "The machine provider for workspaces is unavailable. Try again later.",
+}
+
+// GenericRefusal is said for anything else: the details are in the hub's logs.
+const GenericRefusal = "Something went wrong on the hub and your request wasn't taken. Try again; if it keeps failing, your hub operator can find the details in the hub's logs."
+
+// Refusal is the sentence for err on platform p.
+func (p Platform) Refusal(err error) string {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		code, _, _ := strings.Cut(ce.Code, ":")
+		if s, ok := refusals[code]; ok {
+			return fmt.Sprintf(s, p.Team, p.Bind)
+		}
+		if code == core.CodeBranchInUse {
+			return "That branch is already used by another workspace."
+		}
+	}
+	return GenericRefusal
+}
+
+// failures words a failed workspace's statusCode (its part before ":").
+var failures = map[string]string{
+	"provision_failed": "its machine could not be provisioned",
+	"setup_failed":     "its checkout could not be set up",
+	"machine_lost":     "its machine was lost",
+}
+
+// setupDetails words the part after ":" of a setup failure, when it helps.
+var setupDetails = map[string]string{
+	"base_ref_not_found": "the base branch or commit does not exist",
+	"project_not_ready":  "the project is not ready",
+}
+
+// FailureNotice tells a thread that its workspace failed, and what to do.
+func (p Platform) FailureNotice(workspaceID, code string) string {
+	kind, detail, _ := strings.Cut(code, ":")
+	why, ok := failures[kind]
+	if !ok {
+		why = "the hub could not keep it running"
+	}
+	if d, ok := setupDetails[detail]; ok {
+		why += ": " + d
+	}
+	return fmt.Sprintf("%s Workspace `%s` failed (%s), so it takes no more messages. "+
+		"Start a new thread (mention me there) to try again.", p.Warning, workspaceID, why)
+}
+
+// AgentName is the agent's product name for people.
+func AgentName(id string) string {
+	names := map[string]string{"agent_1": "Claude Code", "agent_2": "Codex", "agent_3": "Cursor Agent", "agent_4": "Grok CLI"}
+	if n, ok := names[id]; ok {
+		return n + " (" + id + ")"
+	}
+	return id
+}
