@@ -96,6 +96,9 @@ type ChatInput struct {
 	Key   string
 	Text  string
 	Files []ChatFile
+	// Project (a name or id), Agent and Model choose for a new workspace instead of the
+	// channel's and binding's defaults (Discord's /workspace options); empty: defaults.
+	Project, Agent, Model string
 }
 
 // ChatStatus answers `status` in a thread.

@@ -98,26 +98,30 @@ func (s *Service) KnownChatThread(ctx context.Context, platform, teamID, threadI
 
 // UseProject sets the channel's default project, named by id or display name.
 func (s *Service) UseProject(ctx context.Context, sess *ChatSession, name string) (*Project, error) {
-	name = strings.TrimSpace(name)
-	projects, err := s.store.ListProjects(ctx, sess.Account.ID)
+	match, err := s.findProject(ctx, sess.Account.ID, name)
 	if err != nil {
 		return nil, err
-	}
-	var match *Project
-	for _, p := range projects {
-		if p.ID == name || strings.EqualFold(p.DisplayName, name) {
-			match = p
-			break
-		}
-	}
-	if match == nil {
-		return nil, Errorf(CodeChatProjectUnknown, "no project %q on this account", name)
 	}
 	if err := s.store.SetChannelProject(ctx, sess.Place, match.ID, s.clock.Now()); err != nil {
 		return nil, err
 	}
 	sess.ChannelProject = match.ID
 	return match, nil
+}
+
+// findProject finds an account's project by id or display name (chat commands).
+func (s *Service) findProject(ctx context.Context, accountID, name string) (*Project, error) {
+	name = strings.TrimSpace(name)
+	projects, err := s.store.ListProjects(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range projects {
+		if p.ID == name || strings.EqualFold(p.DisplayName, name) {
+			return p, nil
+		}
+	}
+	return nil, Errorf(CodeChatProjectUnknown, "no project %q on this account", name)
 }
 
 // SetFollow switches the thread between "every reply is a message" and "mentions only".

@@ -20,8 +20,21 @@ func (s *Service) StartFromChat(ctx context.Context, sess *ChatSession, in ChatI
 	if p := firstNonEmpty(sess.ChannelProject, b.ProjectID); p != "" {
 		create.ProjectID = &p
 	}
+	if in.Project != "" {
+		p, err := s.findProject(ctx, sess.Account.ID, in.Project)
+		if err != nil {
+			return nil, err
+		}
+		create.ProjectID = &p.ID
+	}
 	if b.Agent != "" {
 		create.Agent, create.Model = &b.Agent, &b.Model
+	}
+	if in.Agent != "" {
+		create.Agent = &in.Agent
+	}
+	if in.Model != "" {
+		create.Model = &in.Model
 	}
 	if len(in.Files) == 0 {
 		create.Prompt = &in.Text

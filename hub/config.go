@@ -5,6 +5,7 @@ package hub
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -99,6 +100,14 @@ type Config struct {
 	SlackAppToken string `env:"WSHUB_SLACK_APP_TOKEN"`
 	// SlackAPIURL replaces https://slack.com/api/ (tests).
 	SlackAPIURL string `env:"WSHUB_SLACK_API_URL"`
+	// DiscordBotToken turns the Discord bot on: the gateway session and REST calls.
+	DiscordBotToken string `env:"WSHUB_DISCORD_BOT_TOKEN"`
+	// DiscordPublicKey (hex) verifies requests to POST /discord/interactions.
+	DiscordPublicKey string `env:"WSHUB_DISCORD_PUBLIC_KEY"`
+	// DiscordAppID is the application id; with it the bot registers /workspace.
+	DiscordAppID string `env:"WSHUB_DISCORD_APP_ID"`
+	// DiscordHTTPClient replaces the client the Discord bot uses (tests: a fake Discord).
+	DiscordHTTPClient *http.Client `env:"-"`
 	// Sandbox confines agent processes: "bwrap" (bubblewrap, the default; the hub
 	// refuses to start when it is missing or cannot make namespaces here) or "none"
 	// (agents run as the hub's user and can read everything it can: development on a

@@ -21,6 +21,7 @@ import (
 	"github.com/wshub/wshub/adapters/seal"
 	"github.com/wshub/wshub/adapters/webhooks"
 	"github.com/wshub/wshub/api"
+	discordbot "github.com/wshub/wshub/bots/discord"
 	slackbot "github.com/wshub/wshub/bots/slack"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/jobs"
@@ -36,6 +37,8 @@ type Hub struct {
 	Metrics *metrics.Metrics
 	// Slack is the Slack bot, nil when WSHUB_SLACK_BOT_TOKEN is unset.
 	Slack *slackbot.Bot
+	// Discord is the Discord bot, nil when WSHUB_DISCORD_BOT_TOKEN is unset.
+	Discord *discordbot.Bot
 	// ContentKeyID names the key that seals ("" without one); logs and reseal show it.
 	ContentKeyID string
 }
@@ -145,6 +148,15 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 			AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL}, log)
 		app.Post("/slack/events", h.Slack.EventsHandler)
 	}
+	if cfg.DiscordBotToken != "" {
+		d, err := discordbot.New(svc, discordbot.Config{BotToken: cfg.DiscordBotToken, PublicKey: cfg.DiscordPublicKey,
+			AppID: cfg.DiscordAppID, HTTPClient: cfg.DiscordHTTPClient}, log)
+		if err != nil {
+			return nil, err
+		}
+		h.Discord = d
+		app.Post("/discord/interactions", d.InteractionsHandler)
+	}
 	return h, nil
 }
 
@@ -170,6 +182,14 @@ func (h *Hub) Run(ctx context.Context) error {
 				}
 			}()
 		}
+	}
+	if h.Discord != nil {
+		chat.Handlers[core.PlatformDiscord], chat.Posters[core.PlatformDiscord] = h.Discord.HandleEvent, h.Discord
+		go func() {
+			if err := h.Discord.Run(ctx); err != nil && ctx.Err() == nil {
+				h.Log.Error("discord gateway stopped", "err", err)
+			}
+		}()
 	}
 	worker := &jobs.Worker{Service: h.Service, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
 	sender := &jobs.Deliveries{Service: h.Service, Waker: deliveries, Log: h.Log, Observer: h.Metrics,

@@ -7,7 +7,9 @@ import "github.com/wshub/wshub/bots/chat"
 
 func refusal(err error) string { return chat.Slack.Refusal(err) }
 
-func failureNotice(workspaceID, code string) string { return chat.Slack.FailureNotice(workspaceID, code) }
+func failureNotice(workspaceID, code string) string {
+	return chat.Slack.FailureNotice(workspaceID, code)
+}
 
 func agentName(id string) string { return chat.AgentName(id) }
 

@@ -1,0 +1,178 @@
+package discord
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/wshub/wshub/core"
+)
+
+// envelope is what the bot stores in the chat inbox: the event's own JSON, as Discord
+// sent it, and which kind it is.
+type envelope struct {
+	Kind string          `json:"kind"` // "message" or "interaction"
+	Data json.RawMessage `json:"data"`
+}
+
+// inMessage is the part of a MESSAGE_CREATE the intake reads.
+type inMessage struct {
+	ID        string `json:"id"`
+	ChannelID string `json:"channel_id"`
+	GuildID   string `json:"guild_id"`
+	Author    struct {
+		ID  string `json:"id"`
+		Bot bool   `json:"bot"`
+	} `json:"author"`
+	Mentions []struct {
+		ID string `json:"id"`
+	} `json:"mentions"`
+}
+
+func (m inMessage) mentions(id string) bool {
+	return slices.ContainsFunc(m.Mentions, func(u struct {
+		ID string `json:"id"`
+	}) bool {
+		return u.ID == id
+	})
+}
+
+// commandName is the slash command the bot registers.
+const commandName = "workspace"
+
+// onGatewayEvent stores the gateway events the bot acts on, before anything else, so
+// that a crash loses nothing; the inbox worker does the work. Discord does not send a
+// gateway event twice, but a RESUME can replay one: the inbox drops duplicates by id.
+func (b *Bot) onGatewayEvent(s *discordgo.Session, e *discordgo.Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	switch e.Type {
+	case "MESSAGE_CREATE":
+		b.acceptMessage(ctx, e.RawData)
+	case "INTERACTION_CREATE":
+		var i discordgo.Interaction
+		if err := json.Unmarshal(e.RawData, &i); err != nil || i.Type != discordgo.InteractionApplicationCommand {
+			return
+		}
+		resp := b.acceptInteraction(ctx, &i, e.RawData)
+		if err := s.InteractionRespond(&i, resp, discordgo.WithContext(ctx)); err != nil {
+			b.log.Warn("discord: interaction not acknowledged", "interaction", i.ID, "err", err)
+		}
+	}
+}
+
+// acceptMessage stores a message that mentions the bot, or that was written in a
+// thread with a workspace (which may follow every message); others are not kept.
+func (b *Bot) acceptMessage(ctx context.Context, raw json.RawMessage) {
+	var m inMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m.Author.Bot || m.GuildID == "" || m.ID == "" {
+		return
+	}
+	self, err := b.self(ctx)
+	if err != nil {
+		b.log.Error("discord: message dropped: the bot's id is unknown", "message", m.ID, "err", err)
+		return
+	}
+	if m.Author.ID == self {
+		return
+	}
+	if !m.mentions(self) {
+		known, err := b.svc.KnownChatThread(ctx, core.PlatformDiscord, m.GuildID, m.ChannelID)
+		if err != nil {
+			b.log.Error("discord: message dropped: the store did not answer", "message", m.ID, "err", err)
+			return
+		}
+		if !known {
+			return
+		}
+	}
+	if err := b.store(ctx, "message:"+m.ID, m.GuildID+"/"+m.ChannelID, envelope{Kind: "message", Data: raw}); err != nil {
+		b.log.Error("discord: message not stored", "message", m.ID, "err", err)
+	}
+}
+
+// acceptInteraction stores a /workspace command and answers with what Discord must
+// hear within 3 seconds: a deferred response, edited later by the inbox worker, or
+// (ephemeral) why the command was not taken.
+func (b *Bot) acceptInteraction(ctx context.Context, i *discordgo.Interaction, raw json.RawMessage) *discordgo.InteractionResponse {
+	if i.ApplicationCommandData().Name != commandName {
+		return ephemeral("I don't know that command.")
+	}
+	if i.GuildID == "" {
+		return ephemeral(words.Refusal(core.Errorf(core.CodeChatDirectMessage, "direct message")))
+	}
+	if err := b.store(ctx, "interaction:"+i.ID, i.GuildID+"/"+i.ChannelID, envelope{Kind: "interaction", Data: raw}); err != nil {
+		b.log.Error("discord: interaction not stored", "interaction", i.ID, "err", err)
+		return ephemeral("The hub couldn't take this right now. Try again in a moment.")
+	}
+	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource}
+}
+
+func ephemeral(text string) *discordgo.InteractionResponse {
+	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: text, Flags: discordgo.MessageFlagsEphemeral,
+			AllowedMentions: &discordgo.MessageAllowedMentions{}}}
+}
+
+// store puts an event in the inbox, trying a few times over a short outage: the
+// gateway does not deliver an event again.
+func (b *Bot) store(ctx context.Context, id, threadKey string, env envelope) error {
+	payload, err := json.Marshal(env)
+	if err != nil {
+		return err
+	}
+	delay := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		_, err = b.svc.AcceptChatEvent(ctx, core.PlatformDiscord, id, threadKey, payload)
+		if err == nil || attempt == 4 || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(delay)
+		delay *= 2
+	}
+}
+
+// InteractionsHandler serves POST /discord/interactions: the Ed25519 signature over
+// timestamp and raw body is checked before anything is parsed (401 and nothing stored
+// when it fails), PING is answered, and a /workspace command is stored and answered
+// with a deferred response.
+func (b *Bot) InteractionsHandler(c *fiber.Ctx) error {
+	// The raw bytes (never c.Body(), which would inflate an encoded body); a copy, as
+	// fasthttp reuses its buffers.
+	body := append([]byte(nil), c.Request().Body()...)
+	if !b.verify(c, body) {
+		return c.Status(http.StatusUnauthorized).JSON(fiber.Map{"error": "invalid_signature"})
+	}
+	var i discordgo.Interaction
+	if err := json.Unmarshal(body, &i); err != nil {
+		return c.Status(http.StatusBadRequest).JSON(fiber.Map{"error": "invalid_json"})
+	}
+	switch i.Type {
+	case discordgo.InteractionPing:
+		return c.JSON(discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong})
+	case discordgo.InteractionApplicationCommand:
+		return c.JSON(b.acceptInteraction(c.UserContext(), &i, body))
+	}
+	return c.Status(http.StatusBadRequest).JSON(fiber.Map{"error": "unsupported_interaction"})
+}
+
+// verify checks X-Signature-Ed25519 over X-Signature-Timestamp + body with
+// discordgo.VerifyInteraction.
+func (b *Bot) verify(c *fiber.Ctx, body []byte) bool {
+	if b.pub == nil {
+		return false
+	}
+	r, err := http.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	r.Header.Set("X-Signature-Ed25519", c.Get("X-Signature-Ed25519"))
+	r.Header.Set("X-Signature-Timestamp", c.Get("X-Signature-Timestamp"))
+	return discordgo.VerifyInteraction(r, b.pub)
+}
