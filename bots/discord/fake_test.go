@@ -325,7 +325,7 @@ func (f *fakeDiscord) waitPosts(t testing.TB, channelID, what string, cond func(
 		if time.Now().After(deadline) {
 			t.Fatalf("expected %s in %s within 30s, got %+v", what, channelID, in)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -339,3 +339,5 @@ func messageCreate(id, channelID, content string, mentionsBot bool, roles ...str
 	}
 	return m
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

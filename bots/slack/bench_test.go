@@ -7,9 +7,10 @@ package slack_test
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/wshub/wshub/hub/hubtest"
 )
 
 // BenchmarkMentionToReply: one thread's workspace is started before timing; each op is
@@ -38,12 +39,7 @@ func BenchmarkMentionToReply(b *testing.B) {
 		samples = append(samples, time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(samples)
-	ms := func(q float64) float64 {
-		return float64(samples[int(q*float64(len(samples)-1))].Microseconds()) / 1000
-	}
-	b.ReportMetric(ms(0.5), "p50_ms")
-	b.ReportMetric(ms(0.99), "p99_ms")
+	hubtest.ReportPercentiles(b, samples)
 }
 
 // waitReply waits for the post saying text, skipping others (the 👀 reaction is not a post).

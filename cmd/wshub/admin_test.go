@@ -227,6 +227,26 @@ func TestAdminSlackBind(t *testing.T) {
 	}
 }
 
+func TestAdminDiscordBind(t *testing.T) {
+	adminEnv(t)
+	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	id := acct["accountId"].(string)
+	out, _ := wshub(t, 0, "admin", "discord", "bind", "--guild", "910000000000000001", "--account", id,
+		"--agent", "agent_1", "--model", "m", "--roles", "940000000000000001, 940000000000000002", "--channels", "920000000000000001")
+	roles, _ := out["roles"].([]any)
+	channels, _ := out["channels"].([]any)
+	if out["guild"] != "910000000000000001" || len(roles) != 2 || roles[1] != "940000000000000002" || len(channels) != 1 {
+		t.Fatalf("expected the binding with two roles and one channel echoed, got %v", out)
+	}
+	out, _ = wshub(t, 0, "admin", "discord", "bind", "--guild", "910000000000000001", "--account", id)
+	if r, _ := out["roles"].([]any); len(r) != 0 {
+		t.Fatalf("expected binding again without --roles to lift the limit, got %v", out)
+	}
+	if _, msg := wshub(t, 1, "admin", "discord", "bind", "--account", id); !strings.Contains(msg, "--guild is required") {
+		t.Fatalf("expected --guild required, got %q", msg)
+	}
+}
+
 func TestAdminReseal(t *testing.T) {
 	adminEnv(t)
 	k1, k2 := os.Getenv("WSHUB_CONTENT_KEY"), hubtest.NewContentKey(t)

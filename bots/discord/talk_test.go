@@ -1,0 +1,139 @@
+package discord_test
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// waitFor polls cond until it holds, failing after 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("expected %s within 30s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func scrape(t *testing.T, h *hubtest.Hub) string {
+	t.Helper()
+	resp, err := http.Get(h.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// The gateway's INTERACTION_CREATE is acknowledged over REST at once (deferred), and
+// /workspace inside a workspace's thread sends it a message. Commands and `follow all`
+// work in the thread; metrics carry platform="discord".
+func TestGatewayCommandsAndThreadConversation(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	h := discordHub(t, f, nil)
+	var cmd map[string]any
+	raw := workspaceCommand("981000000000000001", "tok-g", channel, "write over-gateway")
+	if err := jsonUnmarshal(raw, &cmd); err != nil {
+		t.Fatal(err)
+	}
+	f.dispatch("INTERACTION_CREATE", cmd)
+	var thread string
+	waitFor(t, "the command acknowledged and answered with a thread", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		thread = f.origIDs["tok-g"]
+		return f.acks["981000000000000001"] == 5 && strings.HasPrefix(f.originals["tok-g"], "Started workspace")
+	})
+	f.waitPosts(t, thread, "the reply", func(p []post) bool { return len(p) >= 1 })
+
+	// /workspace in the thread: a message for its workspace.
+	if err := jsonUnmarshal(workspaceCommand("981000000000000002", "tok-g2", thread, "second"), &cmd); err != nil {
+		t.Fatal(err)
+	}
+	f.dispatch("INTERACTION_CREATE", cmd)
+	f.waitPosts(t, thread, "the second reply", func(p []post) bool { return len(p) >= 2 })
+	f.mu.Lock()
+	sent := f.originals["tok-g2"]
+	f.mu.Unlock()
+	if !strings.HasPrefix(sent, "Sent to workspace `ws_") {
+		t.Fatalf("expected the in-thread command answered as sent, got %q", sent)
+	}
+
+	// Commands, and `follow all`: then an unmentioned message is the agent's.
+	f.dispatch("MESSAGE_CREATE", messageCreate("981000000000000003", thread, "<@"+botID+"> status", true))
+	posts := f.waitPosts(t, thread, "the status", func(p []post) bool { return len(p) >= 3 })
+	if !strings.Contains(posts[2].Content, "is **ready**") || !strings.Contains(posts[2].Content, "Claude Code (agent_1)") {
+		t.Fatalf("expected the status, got %q", posts[2].Content)
+	}
+	f.dispatch("MESSAGE_CREATE", messageCreate("981000000000000004", thread, "<@!"+botID+"> follow all", true))
+	f.waitPosts(t, thread, "follow confirmed", func(p []post) bool { return len(p) >= 4 })
+	f.dispatch("MESSAGE_CREATE", messageCreate("981000000000000005", thread, "third without a mention", false))
+	posts = f.waitPosts(t, thread, "the third reply", func(p []post) bool { return len(p) >= 5 })
+	if posts[4].Content != "echo: third without a mention" {
+		t.Fatalf("expected the followed message answered, got %q", posts[4].Content)
+	}
+	m := scrape(t, h)
+	for _, want := range []string{`wshub_chat_events_total{platform="discord",result="handled"}`, `wshub_chat_posts_total{kind="reply",platform="discord",result="posted"} 3`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("expected %q in /metrics", want)
+		}
+	}
+}
+
+// Files on a mention reach the agent; one over 20 MiB is refused before anything is
+// downloaded, with a plain answer.
+func TestAttachmentsReachTheAgent(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	discordHub(t, f, nil)
+	f.mu.Lock()
+	f.files["1/notes.txt"] = []byte("line of notes")
+	f.mu.Unlock()
+	ev := messageCreate("982000000000000001", channel, "<@"+botID+"> attachments", true)
+	ev["attachments"] = []any{map[string]any{"id": "982000000000000009", "filename": "notes.txt", "size": 13,
+		"content_type": "text/plain", "url": "https://cdn.discordapp.com/attachments/1/notes.txt"}}
+	f.dispatch("MESSAGE_CREATE", ev)
+	posts := f.waitPosts(t, "982000000000000001", "the reply", func(p []post) bool { return len(p) >= 1 })
+	if !strings.HasSuffix(posts[0].Content, "-notes.txt=line of notes") {
+		t.Fatalf("expected the agent to read the attachment, got %q", posts[0].Content)
+	}
+
+	big := messageCreate("982000000000000002", channel, "<@"+botID+"> write big", true)
+	big["attachments"] = []any{map[string]any{"id": "982000000000000010", "filename": "huge.bin", "size": 21 << 20,
+		"content_type": "application/octet-stream", "url": "https://cdn.discordapp.com/attachments/1/missing.bin"}}
+	f.dispatch("MESSAGE_CREATE", big)
+	posts = f.waitPosts(t, "982000000000000002", "the refusal", func(p []post) bool { return len(p) >= 1 })
+	if !strings.Contains(posts[0].Content, "larger than 20 MiB") {
+		t.Fatalf("expected the file refused in words, got %q", posts[0].Content)
+	}
+}
+
+// A workspace that fails during setup is announced in its thread, once.
+func TestWorkspaceFailureIsAnnouncedInTheThread(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	h := discordHub(t, f, nil)
+	if err := os.RemoveAll(h.Project.MirrorPath); err != nil {
+		t.Fatal(err)
+	}
+	const root = "983000000000000001"
+	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> write doomed", true))
+	posts := f.waitPosts(t, root, "the failure notice", func(p []post) bool { return len(p) >= 1 })
+	if !strings.HasPrefix(posts[0].Content, "⚠️ Workspace `ws_") || !strings.Contains(posts[0].Content, "could not be set up") {
+		t.Fatalf("expected the failure told in the thread, got %q", posts[0].Content)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if posts = f.waitPosts(t, root, "", func([]post) bool { return true }); len(posts) != 1 {
+		t.Fatalf("expected the failure told once, got %+v", posts)
+	}
+}
