@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"time"
@@ -107,11 +108,50 @@ func (b *Bot) acceptInteraction(ctx context.Context, i *discordgo.Interaction, r
 	if i.GuildID == "" {
 		return ephemeral(words.Refusal(core.Errorf(core.CodeChatDirectMessage, "direct message")))
 	}
+	if err := b.precheck(ctx, i); err != nil {
+		var ce *core.Error
+		if errors.As(err, &ce) { // a refusal: said to the member alone, nothing stored
+			return ephemeral(words.Refusal(err))
+		}
+		b.log.Warn("discord: command precheck failed; taking the command", "interaction", i.ID, "err", err)
+	}
 	if err := b.store(ctx, "interaction:"+i.ID, i.GuildID+"/"+i.ChannelID, envelope{Kind: "interaction", Data: raw}); err != nil {
 		b.log.Error("discord: interaction not stored", "interaction", i.ID, "err", err)
 		return ephemeral("The hub couldn't take this right now. Try again in a moment.")
 	}
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource}
+}
+
+// precheck refuses a command the binding would refuse (no binding, a member without
+// the roles, a channel outside the list) before it is deferred, so the refusal can be
+// ephemeral. The handler checks again; an error that is not a refusal lets the command
+// through to it.
+func (b *Bot) precheck(ctx context.Context, i *discordgo.Interaction) error {
+	place := core.ChatPlace{Platform: core.PlatformDiscord, TeamID: i.GuildID, ChannelID: i.ChannelID}
+	sess, err := b.svc.ChatSessionForThread(ctx, core.PlatformDiscord, i.GuildID, i.ChannelID)
+	if err != nil {
+		var ce *core.Error
+		if !errors.As(err, &ce) || ce.Code != core.CodeChatNoWorkspace {
+			return err
+		}
+		if sess, err = b.svc.ChatSessionFor(ctx, place); err != nil {
+			return err
+		}
+		if len(sess.Binding.Channels) > 0 {
+			info, err := b.channel(ctx, i.ChannelID)
+			if err != nil {
+				return err
+			}
+			if info.isThread {
+				sess.Place.ChannelID = info.parent
+			}
+		}
+	}
+	var roles []string
+	if i.Member != nil {
+		roles = i.Member.Roles
+	}
+	return sess.Permits(roles)
 }
 
 func ephemeral(text string) *discordgo.InteractionResponse {

@@ -1,6 +1,7 @@
 package discord_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wshub/wshub/bots/chat"
+	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
@@ -135,5 +138,65 @@ func TestWorkspaceFailureIsAnnouncedInTheThread(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if posts = f.waitPosts(t, root, "", func([]post) bool { return true }); len(posts) != 1 {
 		t.Fatalf("expected the failure told once, got %+v", posts)
+	}
+}
+
+// A command the binding refuses, or one from a direct message, is answered at once
+// with an ephemeral refusal, and nothing is stored.
+func TestRefusedCommandsAreEphemeral(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	h := discordHub(t, f, &core.ChatBinding{Roles: []string{roleDevs}})
+	cases := map[string][]byte{
+		"no role": workspaceCommand("984000000000000001", "tok-r", channel, "write x"),
+		"direct message": func() []byte {
+			var m map[string]any
+			_ = jsonUnmarshal(workspaceCommand("984000000000000002", "tok-d", "925000000000000001", "write y", roleDevs), &m)
+			delete(m, "guild_id")
+			delete(m, "member")
+			m["user"] = map[string]any{"id": humanID, "username": "dev"}
+			b, _ := json.Marshal(m)
+			return b
+		}(),
+	}
+	for name, body := range cases {
+		r := signedInteraction(t, h, body, appKey)
+		data, _ := r.Body["data"].(map[string]any)
+		if r.Status != 200 || r.Body["type"] != float64(4) || data["flags"] != float64(64) {
+			t.Fatalf("%s: expected an ephemeral message (type 4, flags 64), got %d %s", name, r.Status, r.Raw)
+		}
+		if content, _ := data["content"].(string); !strings.Contains(content, "can't") && !strings.Contains(content, "only work in a server") {
+			t.Fatalf("%s: expected the refusal to say why, got %q", name, content)
+		}
+	}
+	var n int
+	if err := h.PG().DB().Get(&n, `SELECT count(*) FROM chat_inbox`); err != nil || n != 0 {
+		t.Fatalf("expected nothing stored, got %d (%v)", n, err)
+	}
+	// With the role: deferred and started.
+	r := signedInteraction(t, h, workspaceCommand("984000000000000003", "tok-ok", channel, "write ok", roleDevs), appKey)
+	if r.Body["type"] != float64(5) {
+		t.Fatalf("expected a deferred response with the role, got %s", r.Raw)
+	}
+}
+
+// A reply longer than a post is split under 2,000 characters; a code block cut between
+// posts is closed and reopened, so every post renders.
+func TestLongRepliesAreSplitWithCodeBlocksIntact(t *testing.T) {
+	reply := "Here:\n```go\n" + strings.Repeat("fmt.Println(\"line\")\n", 300) + "```\nDone."
+	parts := chat.Discord.FormatReply(chat.Reply{Text: reply, Outcome: "completed"}, 2000)
+	if len(parts) < 4 {
+		t.Fatalf("expected the 6,000-character reply in several posts, got %d", len(parts))
+	}
+	for i, p := range parts {
+		if n := len([]rune(p)); n > 2000 {
+			t.Fatalf("part %d: %d characters, over Discord's 2,000", i, n)
+		}
+		if strings.Count(p, "```")%2 != 0 {
+			t.Fatalf("part %d leaves a code block open:\n%s", i, p)
+		}
+		if i > 0 && i < len(parts)-1 && !strings.HasPrefix(p, "```go\n") {
+			t.Fatalf("part %d: expected the block reopened with its language, got %.20q", i, p)
+		}
 	}
 }
