@@ -120,6 +120,7 @@ func New(svc *core.Service, opt Options) *fiber.App {
 	// First of all handlers, so that they also guard routes added later (/slack/events).
 	app.Use(s.refuseMisframed, s.refuseEncoded)
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
+	app.Get("/openapi.json", serveOpenAPI)
 	app.Get("/readyz", func(c *fiber.Ctx) error {
 		if opt.Ready != nil {
 			if err := opt.Ready.Ping(c.UserContext()); err != nil {

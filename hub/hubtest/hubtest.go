@@ -251,6 +251,9 @@ func (h *Hub) Try(method, path, key string, body any, headers ...string) (*Respo
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckResponse(method, h.URL+path, resp.StatusCode, resp.Header, raw); err != nil {
+		return nil, err
+	}
 	r := &Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &r.Body); err != nil {
