@@ -49,6 +49,11 @@ func TestImportRules(t *testing.T) {
 				if !isStd(imp) {
 					t.Errorf("core imports %s; core may import the standard library only", imp)
 				}
+			case rel == "client":
+				// The public client is what scripts import: nothing of the hub's inside.
+				if !isStd(imp) && imp != module+"webhook" {
+					t.Errorf("client imports %s; the client uses the standard library only", imp)
+				}
 			case rel == "api" || strings.HasPrefix(rel, "bots/"):
 				// bots/chat is the words and helpers the bots share above core.
 				shared := strings.HasPrefix(rel, "bots/") && imp == module+"bots/chat"
