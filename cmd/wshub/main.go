@@ -25,6 +25,9 @@ commands:
   admin     operator commands (run 'wshub admin' for the list)
   dev       development hub: local setup once, then serve
   version   the build: module version, commit and Go version
+
+client commands (the REST API from a shell or CI; WSHUB_URL, WSHUB_API_KEY; --help on each):
+  ws create|send|get|list|messages, projects, agents, providers, webhooks create|list|delete
 `
 
 func main() {
@@ -56,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "ws", "projects", "agents", "providers", "webhooks":
+		return runAPI(ctx, args, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "wshub: unknown command %q\n\n%s", args[0], usage)
 		return 2

@@ -1,0 +1,282 @@
+package main
+
+// The client commands: the REST API from a shell or a CI job, through the client
+// package, reading WSHUB_URL and WSHUB_API_KEY.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"mime"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wshub/wshub/client"
+)
+
+// Exit codes of the client commands (README, "CI"): --wait reports how the turn ended.
+const (
+	exitCompleted   = 0
+	exitFailed      = 1 // the hub could not be reached, or something else went wrong
+	exitTurnError   = 2
+	exitInterrupted = 3
+	exitRefused     = 4 // the API answered with an error; its code is on stderr
+	exitTimeout     = 5
+	exitUsage       = 64
+)
+
+// stdin is where "-" reads a prompt from (tests replace it).
+var stdin io.Reader = os.Stdin
+
+// apiCommand is one client command.
+type apiCommand struct {
+	usage, example string
+	run            func(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string) int
+}
+
+var apiCommands = map[string]apiCommand{
+	"ws create": {"wshub ws create --prompt TEXT|- [--project ID] [--provider ID] [--agent A] [--model M] [--runtime-mode MODE] [--branch B] [--base-ref REF] [--file F ...] [--wait] [--timeout D] [--json]",
+		`wshub ws create --prompt "Fix the flaky test" --agent agent_1 --model sonnet --branch ci/fix --wait --timeout 30m`, wsCreate},
+	"ws send": {"wshub ws send ID TEXT|- [--file F ...] [--wait] [--timeout D] [--json]",
+		`git diff | wshub ws send ws_123 - --wait`, wsSend},
+	"ws get":      {"wshub ws get ID [--json]", "wshub ws get ws_123", wsGet},
+	"ws list":     {"wshub ws list [--json]", "wshub ws list", wsList},
+	"ws messages": {"wshub ws messages ID [--after N] [--follow] [--json]", "wshub ws messages ws_123 --follow", wsMessages},
+	"projects":    {"wshub projects [--json]", "wshub projects", listProjects},
+	"agents":      {"wshub agents [--json]", "wshub agents", listAgents},
+	"providers":   {"wshub providers [--json]", "wshub providers", listProviders},
+	"webhooks create": {"wshub webhooks create --url URL [--description TEXT] [--json]",
+		"wshub webhooks create --url https://ci.example.com/wshub --description CI", webhooksCreate},
+	"webhooks list":   {"wshub webhooks list [--json]", "wshub webhooks list", webhooksList},
+	"webhooks delete": {"wshub webhooks delete ID", "wshub webhooks delete wh_123", webhooksDelete},
+}
+
+// apiEnv is what a command works with.
+type apiEnv struct {
+	c              *client.Client
+	stdout, stderr io.Writer
+	json           bool
+}
+
+// runAPI runs a client command; args start after "wshub".
+func runAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name, rest := args[0], args[1:]
+	if _, ok := apiCommands[name]; !ok && len(args) >= 2 {
+		name, rest = args[0]+" "+args[1], args[2:]
+	}
+	cmd, ok := apiCommands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "wshub: unknown command %q\n\n%s", strings.Join(args, " "), apiUsage())
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("wshub "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s\n\nexample:\n  %s\n\nflags:\n", cmd.usage, cmd.example)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, "\nWSHUB_URL is the hub's address, WSHUB_API_KEY an API key (svc_...).\n")
+	}
+	e := &apiEnv{stdout: stdout, stderr: stderr}
+	fs.BoolVar(&e.json, "json", false, "print the API's JSON instead of a table")
+	for _, a := range rest {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fs.SetOutput(stdout)
+			fs.Usage = func() {
+				fmt.Fprintf(stdout, "usage: %s\n\nexample:\n  %s\n\nWSHUB_URL is the hub's address, WSHUB_API_KEY an API key (svc_...).\n", cmd.usage, cmd.example)
+			}
+			fs.Usage()
+			return 0
+		}
+	}
+	c, err := client.New(os.Getenv("WSHUB_URL"), os.Getenv("WSHUB_API_KEY"))
+	if err != nil {
+		fmt.Fprintf(stderr, "wshub %s: set WSHUB_URL and WSHUB_API_KEY (%v)\n", name, err)
+		return exitUsage
+	}
+	e.c = c
+	return cmd.run(ctx, e, fs, rest)
+}
+
+func apiUsage() string {
+	var b strings.Builder
+	b.WriteString("client commands (WSHUB_URL, WSHUB_API_KEY):\n")
+	for _, n := range []string{"ws create", "ws send", "ws get", "ws list", "ws messages", "projects", "agents", "providers",
+		"webhooks create", "webhooks list", "webhooks delete"} {
+		fmt.Fprintf(&b, "  %s\n", apiCommands[n].usage)
+	}
+	return b.String()
+}
+
+// parseArgs parses flags that may come before or after the positional arguments.
+func parseArgs(fs *flag.FlagSet, args []string, positional int) ([]string, bool) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(pos) != positional {
+		fmt.Fprintf(fs.Output(), "expected %d argument(s), got %d\n", positional, len(pos))
+		fs.Usage()
+		return nil, false
+	}
+	return pos, true
+}
+
+// fail reports err: an API refusal (exit 4, its code on stderr) or anything else.
+func (e *apiEnv) fail(err error) int {
+	var ae *client.Error
+	switch {
+	case errors.As(err, &ae):
+		fmt.Fprintf(e.stderr, "%s\n", ae.Code)
+		if ae.Detail != "" {
+			fmt.Fprintf(e.stderr, "%s\n", ae.Detail)
+		}
+		return exitRefused
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintln(e.stderr, "timed out")
+		return exitTimeout
+	}
+	fmt.Fprintln(e.stderr, err)
+	return exitFailed
+}
+
+func (e *apiEnv) printJSON(v any) {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func (e *apiEnv) table(header string, rows [][]string) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	_ = tw.Flush()
+}
+
+// files collects repeated --file flags.
+type files []string
+
+func (f *files) String() string     { return strings.Join(*f, ",") }
+func (f *files) Set(v string) error { *f = append(*f, v); return nil }
+
+// readText is the argument, or standard input for "-".
+func readText(s string) (string, error) {
+	if s != "-" {
+		return s, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
+	return strings.TrimRight(string(b), "\n"), err
+}
+
+// upload sends each file and returns the asset ids.
+func (e *apiEnv) upload(ctx context.Context, workspaceID string, paths []string) ([]string, error) {
+	var ids []string
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		ctype := mime.TypeByExtension(filepath.Ext(p))
+		if ctype == "" || strings.HasPrefix(ctype, "text/plain") {
+			ctype = "text/plain"
+		}
+		if strings.HasSuffix(p, ".md") {
+			ctype = "text/markdown"
+		}
+		a, err := e.c.UploadAttachment(ctx, workspaceID, client.Upload{Name: filepath.Base(p), ContentType: ctype, Data: data})
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, a.AssetID)
+	}
+	return ids, nil
+}
+
+// wait waits for the message's turn, printing progress to stderr when stdout is a
+// terminal, then the reply on stdout; the exit code says how the turn ended.
+func (e *apiEnv) wait(ctx context.Context, workspaceID, messageID string, timeout time.Duration) int {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	stop := e.progress(ctx, workspaceID)
+	r, err := e.c.WaitForReply(ctx, workspaceID, messageID)
+	stop()
+	if err != nil {
+		return e.fail(err)
+	}
+	if e.json {
+		e.printJSON(r)
+	} else if r.Assistant != nil {
+		fmt.Fprintln(e.stdout, r.Assistant.Text)
+	}
+	switch r.Outcome() {
+	case "completed":
+		return exitCompleted
+	case "interrupted":
+		return exitInterrupted
+	}
+	if r.Failure != nil {
+		fmt.Fprintf(e.stderr, "%s: %s\n", r.Failure.Code, r.Failure.Message)
+	} else if r.Assistant == nil {
+		fmt.Fprintf(e.stderr, "the message was %s without a turn\n", r.Message.Status)
+	}
+	return exitTurnError
+}
+
+// progress shows the workspace's state, startup phase, agent status and the time
+// waited, on one line of stderr refreshed every second, when stdout is a terminal.
+func (e *apiEnv) progress(ctx context.Context, workspaceID string) (stop func()) {
+	if !isTerminal(e.stdout) {
+		return func() {}
+	}
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			if ws, err := e.c.GetWorkspace(ctx, workspaceID); err == nil {
+				fmt.Fprintf(e.stderr, "\r\033[K%s  %s  agent %s  %s", ws.State, ws.StartupPhase, ws.AgentStatus,
+					time.Since(start).Round(time.Second))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// wshubAPI runs a client command in-process and returns its exit code and output.
+func wshubAPI(t *testing.T, in string, args ...string) (int, string, string) {
+	t.Helper()
+	stdin = strings.NewReader(in)
+	defer func() { stdin = os.Stdin }()
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code := run(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func expectExit(t *testing.T, want int, code int, out, errs string, args ...string) {
+	t.Helper()
+	if code != want {
+		t.Fatalf("wshub %s: expected exit %d, got %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), want, code, out, errs)
+	}
+}
+
+func TestClientCommands(t *testing.T) {
+	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
+		hubtest.WithConfig(func(c *hub.Config) { c.TurnTimeout = 2 * time.Second }))
+	t.Setenv("WSHUB_URL", h.URL)
+	t.Setenv("WSHUB_API_KEY", h.Key)
+	run := func(want int, in string, args ...string) (string, string) {
+		t.Helper()
+		code, out, errs := wshubAPI(t, in, args...)
+		expectExit(t, want, code, out, errs, args...)
+		return out, errs
+	}
+
+	// create --wait: the reply on stdout, exit 0; no progress lines (not a terminal).
+	out, errs := run(0, "", "ws", "create", "--prompt", "write ci", "--agent", "agent_1", "--model", "m", "--wait")
+	if out != "wrote ci.txt\n" || !strings.HasPrefix(errs, "workspace ws_") || strings.Contains(errs, "\r") {
+		t.Fatalf("expected the reply alone on stdout, got %q / %q", out, errs)
+	}
+	id := strings.Fields(errs)[1]
+
+	// send from stdin; an agent error exits 2 with the failure on stderr.
+	out, _ = run(0, "write fromstdin\n", "ws", "send", id, "-", "--wait")
+	if out != "wrote fromstdin.txt\n" {
+		t.Fatalf("expected the stdin prompt's reply, got %q", out)
+	}
+	_, errs = run(2, "", "ws", "send", id, "fail now", "--wait")
+	if !strings.Contains(errs, "agent_error: the agent tripped over something") {
+		t.Fatalf("expected the turn failure on stderr, got %q", errs)
+	}
+	// interrupted (the turn outlives the hub's turn limit): 3; giving up first: 5.
+	run(3, "", "ws", "send", id, "sleep 5", "--wait")
+	_, errs = run(5, "", "ws", "send", id, "sleep 3", "--wait", "--timeout", "300ms")
+	if !strings.Contains(errs, "timed out") {
+		t.Fatalf("expected a timeout said, got %q", errs)
+	}
+	// refused by the API: 4 and the code.
+	_, errs = run(4, "", "ws", "get", "ws_0000000000000000")
+	if !strings.HasPrefix(errs, "cloud_workspace_not_found\n") {
+		t.Fatalf("expected the code on stderr, got %q", errs)
+	}
+
+	// --file: create idle, upload, send the prompt with the files.
+	notes := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notes, []byte("line of notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = run(0, "", "ws", "create", "--prompt", "attachments", "--file", notes, "--agent", "agent_1", "--model", "m", "--wait")
+	if !strings.HasSuffix(strings.TrimSpace(out), "-notes.txt=line of notes") {
+		t.Fatalf("expected the agent to read the file, got %q", out)
+	}
+
+	// Tables and JSON.
+	out, _ = run(0, "", "ws", "list")
+	if !strings.HasPrefix(out, "WORKSPACE") || strings.Count(out, "ws_") != 2 {
+		t.Fatalf("expected a table of two workspaces, got %q", out)
+	}
+	out, _ = run(0, "", "ws", "get", id, "--json")
+	var got struct {
+		Workspace struct {
+			WorkspaceID string `json:"workspaceId"`
+		} `json:"workspace"`
+	}
+	if json.Unmarshal([]byte(out), &got) != nil || got.Workspace.WorkspaceID != id {
+		t.Fatalf("expected the workspace as JSON, got %q", out)
+	}
+	out, _ = run(0, "", "ws", "messages", id, "--after", "1")
+	if !strings.HasPrefix(out, "#2 assistant (completed)\nwrote ci.txt") {
+		t.Fatalf("expected the conversation after seq 1, got %q", out)
+	}
+	for _, c := range [][]string{{"projects"}, {"agents"}, {"providers"}} {
+		if out, _ := run(0, "", c...); !strings.Contains(out, "\n") || strings.Count(out, "\n") < 2 {
+			t.Fatalf("%s: expected a header and rows, got %q", c[0], out)
+		}
+	}
+	out, _ = run(0, "", "webhooks", "create", "--url", "https://hooks.example.com/ci", "--json")
+	var wh struct {
+		Webhook struct {
+			WebhookID string `json:"webhookId"`
+		} `json:"webhook"`
+		Secret string `json:"secret"`
+	}
+	if json.Unmarshal([]byte(out), &wh) != nil || !strings.HasPrefix(wh.Secret, "whsec_") {
+		t.Fatalf("expected the webhook and its secret, got %q", out)
+	}
+	if out, _ := run(0, "", "webhooks", "list"); !strings.Contains(out, wh.Webhook.WebhookID) {
+		t.Fatalf("expected the webhook listed, got %q", out)
+	}
+	run(0, "", "webhooks", "delete", wh.Webhook.WebhookID)
+	run(4, "", "webhooks", "delete", wh.Webhook.WebhookID)
+}
+
+func TestClientCommandUsage(t *testing.T) {
+	t.Setenv("WSHUB_URL", "")
+	t.Setenv("WSHUB_API_KEY", "")
+	code, out, _ := wshubAPI(t, "", "ws", "create", "--help")
+	if code != 0 || !strings.Contains(out, "example:\n  wshub ws create --prompt") {
+		t.Fatalf("expected help with an example without any setting, got %d %q", code, out)
+	}
+	code, _, errs := wshubAPI(t, "", "ws", "list")
+	if code != exitUsage || !strings.Contains(errs, "WSHUB_URL") {
+		t.Fatalf("expected the settings asked for, got %d %q", code, errs)
+	}
+	t.Setenv("WSHUB_URL", "http://127.0.0.1:9")
+	t.Setenv("WSHUB_API_KEY", "svc_x")
+	if code, _, _ := wshubAPI(t, "", "ws", "send", "only-one-arg"); code != exitUsage {
+		t.Fatalf("expected a usage error for a missing argument, got %d", code)
+	}
+	if code, _, _ := wshubAPI(t, "", "ws", "frobnicate"); code != exitUsage {
+		t.Fatalf("expected an unknown command refused, got %d", code)
+	}
+}
