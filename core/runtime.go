@@ -138,7 +138,13 @@ func (s *Service) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 		}
 		dir, err := s.machines.Resume(ctx, ws, p)
 		if err != nil {
-			return false, s.transition(ctx, ws, lease, StateFailed, "machine_lost")
+			if ctx.Err() != nil {
+				return false, err
+			}
+			// The machine is gone: the workspace fails; the reason goes to the log (it
+			// names the hub's paths) and the owner reads a plain one.
+			return false, s.failSetup(ctx, ws, lease, &SetupError{StatusCode: "machine_lost",
+				Detail: "the workspace's machine could not be resumed (its checkout is gone)", Err: err})
 		}
 		ws.CheckoutPath = dir
 		return true, s.transition(ctx, ws, lease, StateReady, "")

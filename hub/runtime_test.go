@@ -401,3 +401,29 @@ func TestSweepArchivesLongPausedAndDeletesLongArchived(t *testing.T) {
 		t.Fatalf("expected the archived workspace's checkout kept: %v", err)
 	}
 }
+
+// A paused workspace whose machine is gone fails on resume, with a reason the owner
+// can read (the hub's paths stay in its log), and the message that woke it fails too.
+func TestResumeOfALostMachineFailsWithAReason(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createWorkspace(t, h, "hello")
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	if moved, err := h.Service.SweepLifecycle(context.Background(), core.LifecycleConfig{IdleTimeout: time.Nanosecond}, time.Now()); err != nil || moved != 1 {
+		t.Fatalf("expected the idle sweep to pause the workspace, got %d, %v", moved, err)
+	}
+	waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
+	if err := os.RemoveAll(filepath.Join(h.Config.DataDir, "workspaces", id)); err != nil {
+		t.Fatal(err)
+	}
+	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "wake up"}).Expect(t, 200, "")
+	ws := waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	detail, _ := ws["statusDetail"].(string)
+	if ws["statusCode"] != "machine_lost" || !strings.Contains(detail, "could not be resumed") || strings.Contains(detail, h.Config.DataDir) {
+		t.Fatalf("expected machine_lost with a plain reason, got %v / %q", ws["statusCode"], detail)
+	}
+	msgs, _ := messages(t, h, id)
+	if last := msgs[len(msgs)-1]; last.Text != "wake up" || last.Status != "failed" {
+		t.Fatalf("expected the waking message failed, got %+v", last)
+	}
+}

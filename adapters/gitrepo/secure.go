@@ -61,7 +61,7 @@ func (c *Checkout) secure(branch string) error {
 	gitDir := filepath.Join(c.Dir, ".git")
 	fi, err := os.Lstat(gitDir)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnsafeRepository, err)
+		return fmt.Errorf("%w: %w", ErrUnsafeRepository, err)
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("%w: .git is not a directory", ErrUnsafeRepository)
@@ -81,7 +81,7 @@ func (c *Checkout) secure(branch string) error {
 	}
 	for _, name := range []string{"commondir", filepath.Join("objects", "info", "alternates"), filepath.Join("objects", "info", "http-alternates")} {
 		if err := os.Remove(filepath.Join(gitDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w: %v", ErrUnsafeRepository, err)
+			return fmt.Errorf("%w: %w", ErrUnsafeRepository, err)
 		}
 	}
 	config, err := os.ReadFile(c.configCopy())

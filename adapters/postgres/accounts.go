@@ -25,14 +25,16 @@ func (r *accountRow) core() *core.Account {
 
 const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.metered, a.billing_period_end, a.created_at`
 
-func (q queries) CreateAccount(ctx context.Context, a *core.Account) error {
-	_, err := q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, metered, billing_period_end, created_at)
+func (q queries) CreateAccount(ctx context.Context, a *core.Account) (err error) {
+	defer wrapErr(&err, "create account")
+	_, err = q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, metered, billing_period_end, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ID, a.Name, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd), a.CreatedAt)
 	return err
 }
 
-func (q queries) UpdateAccount(ctx context.Context, a *core.Account) error {
-	_, err := q.exec(ctx, `UPDATE accounts SET entitled = $2, billing_hold = $3, metered = $4, billing_period_end = $5 WHERE id = $1`,
+func (q queries) UpdateAccount(ctx context.Context, a *core.Account) (err error) {
+	defer wrapErr(&err, "update account")
+	_, err = q.exec(ctx, `UPDATE accounts SET entitled = $2, billing_hold = $3, metered = $4, billing_period_end = $5 WHERE id = $1`,
 		a.ID, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd))
 	return err
 }
@@ -70,7 +72,8 @@ func (q queries) CountWork(ctx context.Context) (_ *core.WorkCounts, err error) 
 }
 
 // ListAccounts reads the whole table: an operator command, not a request path.
-func (q queries) ListAccounts(ctx context.Context) ([]*core.Account, error) {
+func (q queries) ListAccounts(ctx context.Context) (_ []*core.Account, err error) {
+	defer wrapErr(&err, "list accounts")
 	var rows []accountRow
 	if err := q.selectAll(ctx, &rows, `SELECT `+accountColumns+` FROM accounts a ORDER BY a.created_at, a.id`); err != nil {
 		return nil, err
@@ -92,7 +95,8 @@ type apiKeyRow struct {
 }
 
 // ListAPIKeys: an account has few keys; the hash is never read back.
-func (q queries) ListAPIKeys(ctx context.Context, accountID string) ([]*core.APIKey, error) {
+func (q queries) ListAPIKeys(ctx context.Context, accountID string) (_ []*core.APIKey, err error) {
+	defer wrapErr(&err, "list API keys")
 	var rows []apiKeyRow
 	if err := q.selectAll(ctx, &rows, `SELECT id, account_id, name, created_at, revoked_at, last_used_at FROM api_keys
 		WHERE account_id = $1 ORDER BY created_at, id`, accountID); err != nil {
@@ -106,7 +110,8 @@ func (q queries) ListAPIKeys(ctx context.Context, accountID string) ([]*core.API
 	return out, nil
 }
 
-func (q queries) GetAccount(ctx context.Context, id string) (*core.Account, error) {
+func (q queries) GetAccount(ctx context.Context, id string) (_ *core.Account, err error) {
+	defer wrapErr(&err, "get account")
 	var r accountRow
 	if err := q.get(ctx, &r, `SELECT `+accountColumns+` FROM accounts a WHERE a.id = $1`, id); err != nil {
 		return nil, err
@@ -114,29 +119,33 @@ func (q queries) GetAccount(ctx context.Context, id string) (*core.Account, erro
 	return r.core(), nil
 }
 
-func (q queries) LockAccount(ctx context.Context, id string) error {
+func (q queries) LockAccount(ctx context.Context, id string) (err error) {
+	defer wrapErr(&err, "lock account")
 	var got string
 	return q.get(ctx, &got, `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, id)
 }
 
-func (q queries) CreateAPIKey(ctx context.Context, k *core.APIKey) error {
-	_, err := q.exec(ctx, `INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
+func (q queries) CreateAPIKey(ctx context.Context, k *core.APIKey) (err error) {
+	defer wrapErr(&err, "create API key")
+	_, err = q.exec(ctx, `INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		k.ID, k.AccountID, k.Name, k.Hash, k.CreatedAt)
 	return err
 }
 
-func (q queries) RevokeAPIKey(ctx context.Context, id string, at time.Time) (bool, error) {
+func (q queries) RevokeAPIKey(ctx context.Context, id string, at time.Time) (_ bool, err error) {
+	defer wrapErr(&err, "revoke API key")
 	n, err := q.exec(ctx, `UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id, at)
 	return n == 1, err
 }
 
 // AccountByKeyHash uses api_keys_hash.
-func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (*core.Account, error) {
+func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (_ *core.Account, err error) {
+	defer wrapErr(&err, "account by key hash")
 	var r accountRow
 	// The key's last use is stamped in the same statement, at most once a minute per
 	// key: the UPDATE matches (and locks, and writes) only a stale row, so the hot path
 	// stays a read. A concurrent request finds the row fresh once the lock is released.
-	err := q.get(ctx, &r, `WITH k AS (SELECT id, account_id FROM api_keys WHERE hash = $1 AND revoked_at IS NULL),
+	err = q.get(ctx, &r, `WITH k AS (SELECT id, account_id FROM api_keys WHERE hash = $1 AND revoked_at IS NULL),
 		touched AS (UPDATE api_keys SET last_used_at = date_trunc('second', now()) WHERE id = (SELECT id FROM k)
 			AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute') RETURNING 1)
 		SELECT `+accountColumns+` FROM k JOIN accounts a ON a.id = k.account_id`, hash)

@@ -28,14 +28,16 @@ func (r *assetRow) core() *core.Asset {
 
 const assetColumns = `id, account_id, workspace_id, mime_type, original_name, size_bytes, sha256, blob_key, created_at`
 
-func (q queries) InsertAsset(ctx context.Context, a *core.Asset) error {
-	_, err := q.exec(ctx, `INSERT INTO assets (`+assetColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+func (q queries) InsertAsset(ctx context.Context, a *core.Asset) (err error) {
+	defer wrapErr(&err, "insert asset")
+	_, err = q.exec(ctx, `INSERT INTO assets (`+assetColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		a.ID, a.AccountID, a.WorkspaceID, a.MimeType, a.OriginalName, a.SizeBytes, a.SHA256, a.BlobKey, a.CreatedAt)
 	return err
 }
 
 // GetAsset uses assets_workspace.
-func (q queries) GetAsset(ctx context.Context, workspaceID, id string) (*core.Asset, error) {
+func (q queries) GetAsset(ctx context.Context, workspaceID, id string) (_ *core.Asset, err error) {
+	defer wrapErr(&err, "get asset")
 	var r assetRow
 	if err := q.get(ctx, &r, `SELECT `+assetColumns+` FROM assets WHERE workspace_id = $1 AND id = $2`, workspaceID, id); err != nil {
 		return nil, err
@@ -44,7 +46,8 @@ func (q queries) GetAsset(ctx context.Context, workspaceID, id string) (*core.As
 }
 
 // AssetsByID uses assets_workspace.
-func (q queries) AssetsByID(ctx context.Context, workspaceID string, ids []string) ([]*core.Asset, error) {
+func (q queries) AssetsByID(ctx context.Context, workspaceID string, ids []string) (_ []*core.Asset, err error) {
+	defer wrapErr(&err, "assets by ID")
 	var rows []assetRow
 	if err := q.selectAll(ctx, &rows, `SELECT `+assetColumns+` FROM assets WHERE workspace_id = $1 AND id = ANY($2)`,
 		workspaceID, pq.StringArray(ids)); err != nil {

@@ -19,8 +19,9 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func (q queries) UpsertChatBinding(ctx context.Context, b *core.ChatBinding) error {
-	_, err := q.exec(ctx, `INSERT INTO chat_bindings (platform, team_id, account_id, project_id, agent, model, roles, channels, created_at, updated_at)
+func (q queries) UpsertChatBinding(ctx context.Context, b *core.ChatBinding) (err error) {
+	defer wrapErr(&err, "upsert chat binding")
+	_, err = q.exec(ctx, `INSERT INTO chat_bindings (platform, team_id, account_id, project_id, agent, model, roles, channels, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
 		ON CONFLICT (platform, team_id) DO UPDATE SET account_id = $3, project_id = $4, agent = $5, model = $6,
 			roles = $7, channels = $8, updated_at = $9`,
@@ -43,7 +44,8 @@ type chatBindingRow struct {
 }
 
 // GetChatBinding uses the primary key.
-func (q queries) GetChatBinding(ctx context.Context, platform, teamID string) (*core.ChatBinding, error) {
+func (q queries) GetChatBinding(ctx context.Context, platform, teamID string) (_ *core.ChatBinding, err error) {
+	defer wrapErr(&err, "get chat binding")
 	var r chatBindingRow
 	if err := q.get(ctx, &r, `SELECT platform, team_id, account_id, project_id, agent, model, roles, channels, created_at, updated_at
 		FROM chat_bindings WHERE platform = $1 AND team_id = $2`, platform, teamID); err != nil {
@@ -53,23 +55,26 @@ func (q queries) GetChatBinding(ctx context.Context, platform, teamID string) (*
 		Agent: r.Agent, Model: r.Model, Roles: r.Roles, Channels: r.Channels, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
 }
 
-func (q queries) SetChannelProject(ctx context.Context, p core.ChatPlace, projectID string, at time.Time) error {
-	_, err := q.exec(ctx, `INSERT INTO chat_channels (platform, team_id, channel_id, project_id, updated_at) VALUES ($1, $2, $3, $4, $5)
+func (q queries) SetChannelProject(ctx context.Context, p core.ChatPlace, projectID string, at time.Time) (err error) {
+	defer wrapErr(&err, "set channel project")
+	_, err = q.exec(ctx, `INSERT INTO chat_channels (platform, team_id, channel_id, project_id, updated_at) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (platform, team_id, channel_id) DO UPDATE SET project_id = $4, updated_at = $5`,
 		p.Platform, p.TeamID, p.ChannelID, projectID, at)
 	return err
 }
 
 // ChannelProject uses the primary key.
-func (q queries) ChannelProject(ctx context.Context, p core.ChatPlace) (string, error) {
+func (q queries) ChannelProject(ctx context.Context, p core.ChatPlace) (_ string, err error) {
+	defer wrapErr(&err, "channel project")
 	var id string
-	err := q.get(ctx, &id, `SELECT project_id FROM chat_channels WHERE platform = $1 AND team_id = $2 AND channel_id = $3`,
+	err = q.get(ctx, &id, `SELECT project_id FROM chat_channels WHERE platform = $1 AND team_id = $2 AND channel_id = $3`,
 		p.Platform, p.TeamID, p.ChannelID)
 	return id, err
 }
 
-func (q queries) InsertChatThread(ctx context.Context, t *core.ChatThread) (bool, error) {
-	err := q.get(ctx, &t.ID, `INSERT INTO chat_threads (platform, team_id, channel_id, thread_id, workspace_id, follow_all, created_at)
+func (q queries) InsertChatThread(ctx context.Context, t *core.ChatThread) (_ bool, err error) {
+	defer wrapErr(&err, "insert chat thread")
+	err = q.get(ctx, &t.ID, `INSERT INTO chat_threads (platform, team_id, channel_id, thread_id, workspace_id, follow_all, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (platform, team_id, channel_id, thread_id) DO NOTHING RETURNING id`,
 		t.Place.Platform, t.Place.TeamID, t.Place.ChannelID, t.Place.ThreadID, t.WorkspaceID, t.FollowAll, t.CreatedAt)
 	if errors.Is(err, core.ErrNoRows) {
@@ -90,7 +95,8 @@ type chatThreadRow struct {
 }
 
 // GetChatThread uses the (platform, team, channel, thread) unique index.
-func (q queries) GetChatThread(ctx context.Context, p core.ChatPlace) (*core.ChatThread, error) {
+func (q queries) GetChatThread(ctx context.Context, p core.ChatPlace) (_ *core.ChatThread, err error) {
+	defer wrapErr(&err, "get chat thread")
 	var r chatThreadRow
 	if err := q.get(ctx, &r, `SELECT id, platform, team_id, channel_id, thread_id, workspace_id, follow_all, created_at
 		FROM chat_threads WHERE platform = $1 AND team_id = $2 AND channel_id = $3 AND thread_id = $4`,
@@ -102,7 +108,8 @@ func (q queries) GetChatThread(ctx context.Context, p core.ChatPlace) (*core.Cha
 }
 
 // GetChatThreadByThread uses chat_threads_thread.
-func (q queries) GetChatThreadByThread(ctx context.Context, platform, teamID, threadID string) (*core.ChatThread, error) {
+func (q queries) GetChatThreadByThread(ctx context.Context, platform, teamID, threadID string) (_ *core.ChatThread, err error) {
+	defer wrapErr(&err, "get chat thread by thread")
 	var r chatThreadRow
 	if err := q.get(ctx, &r, `SELECT id, platform, team_id, channel_id, thread_id, workspace_id, follow_all, created_at
 		FROM chat_threads WHERE platform = $1 AND team_id = $2 AND thread_id = $3 ORDER BY id LIMIT 1`,
@@ -113,19 +120,22 @@ func (q queries) GetChatThreadByThread(ctx context.Context, platform, teamID, th
 		ThreadID: r.ThreadID}, WorkspaceID: r.WorkspaceID, FollowAll: r.FollowAll, CreatedAt: r.CreatedAt}, nil
 }
 
-func (q queries) SetThreadFollow(ctx context.Context, id int64, all bool) error {
-	_, err := q.exec(ctx, `UPDATE chat_threads SET follow_all = $2 WHERE id = $1`, id, all)
+func (q queries) SetThreadFollow(ctx context.Context, id int64, all bool) (err error) {
+	defer wrapErr(&err, "set thread follow")
+	_, err = q.exec(ctx, `UPDATE chat_threads SET follow_all = $2 WHERE id = $1`, id, all)
 	return err
 }
 
 // CountPendingMessages uses messages_open.
-func (q queries) CountPendingMessages(ctx context.Context, workspaceID string) (int, error) {
+func (q queries) CountPendingMessages(ctx context.Context, workspaceID string) (_ int, err error) {
+	defer wrapErr(&err, "count pending messages")
 	var n int
-	err := q.get(ctx, &n, `SELECT count(*) FROM messages WHERE workspace_id = $1 AND role = 'user' AND status = 'pending'`, workspaceID)
+	err = q.get(ctx, &n, `SELECT count(*) FROM messages WHERE workspace_id = $1 AND role = 'user' AND status = 'pending'`, workspaceID)
 	return n, err
 }
 
-func (q queries) InsertChatEvent(ctx context.Context, e *core.ChatEvent) (bool, error) {
+func (q queries) InsertChatEvent(ctx context.Context, e *core.ChatEvent) (_ bool, err error) {
+	defer wrapErr(&err, "insert chat event")
 	n, err := q.exec(ctx, `INSERT INTO chat_inbox (platform, event_id, thread_key, payload_sealed, status, next_attempt_at, received_at)
 		VALUES ($1, $2, $3, $4, 'pending', $5, $6) ON CONFLICT DO NOTHING`,
 		e.Platform, e.EventID, e.ThreadKey, e.Payload, e.NextAt, e.At)
@@ -145,9 +155,10 @@ type chatEventRow struct {
 // ClaimChatEvents uses chat_inbox_due and chat_inbox_thread: an event waits while an
 // older event of its thread is pending (leased or not), so a thread is handled in order.
 // Due is the hub's clock ($2); lease expiry is set and compared by the database's.
-func (q queries) ClaimChatEvents(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*core.ChatEvent, error) {
+func (q queries) ClaimChatEvents(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) (_ []*core.ChatEvent, err error) {
+	defer wrapErr(&err, "claim chat events")
 	var rows []chatEventRow
-	err := q.selectAll(ctx, &rows, `WITH due AS (
+	err = q.selectAll(ctx, &rows, `WITH due AS (
 		SELECT e.platform, e.event_id FROM chat_inbox e
 		WHERE e.status = 'pending' AND e.next_attempt_at <= $2
 		  AND (e.lease_expires_at IS NULL OR e.lease_expires_at < now())
@@ -173,7 +184,8 @@ func (q queries) ClaimChatEvents(ctx context.Context, token string, now time.Tim
 }
 
 // SettleChatEvent is fenced by the lease token.
-func (q queries) SettleChatEvent(ctx context.Context, e *core.ChatEvent, token string) (bool, error) {
+func (q queries) SettleChatEvent(ctx context.Context, e *core.ChatEvent, token string) (_ bool, err error) {
+	defer wrapErr(&err, "settle chat event")
 	n, err := q.exec(ctx, `UPDATE chat_inbox SET status = $4, attempts = $5, next_attempt_at = COALESCE($6, next_attempt_at),
 		last_error = $7, lease_token = NULL, lease_expires_at = NULL
 	WHERE platform = $1 AND event_id = $2 AND lease_token = $3`,
@@ -182,7 +194,8 @@ func (q queries) SettleChatEvent(ctx context.Context, e *core.ChatEvent, token s
 }
 
 // InsertChatDeliveries uses chat_threads_workspace.
-func (q queries) InsertChatDeliveries(ctx context.Context, workspaceID, messageID string, seq int64, truncated bool, at time.Time) (int64, error) {
+func (q queries) InsertChatDeliveries(ctx context.Context, workspaceID, messageID string, seq int64, truncated bool, at time.Time) (_ int64, err error) {
+	defer wrapErr(&err, "insert chat deliveries")
 	return q.exec(ctx, `INSERT INTO chat_deliveries (thread_id, message_id, seq, truncated, status, next_attempt_at, created_at)
 		SELECT id, $2, $3, $4, 'pending', $5, $5 FROM chat_threads WHERE workspace_id = $1`,
 		workspaceID, messageID, seq, truncated, at)
@@ -211,9 +224,10 @@ type chatReplyRow struct {
 // ClaimChatDeliveries uses chat_deliveries_due and chat_deliveries_thread: a reply
 // waits while an earlier reply of its thread is pending, so a thread reads in order.
 // Due is the hub's clock ($2); lease expiry is set and compared by the database's.
-func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*core.ClaimedChatReply, error) {
+func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) (_ []*core.ClaimedChatReply, err error) {
+	defer wrapErr(&err, "claim chat deliveries")
 	var rows []chatReplyRow
-	err := q.selectAll(ctx, &rows, `WITH due AS (
+	err = q.selectAll(ctx, &rows, `WITH due AS (
 		SELECT d.thread_id, d.message_id FROM chat_deliveries d
 		WHERE d.status = 'pending' AND d.next_attempt_at <= $2
 		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < now())
@@ -245,7 +259,8 @@ func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now time
 }
 
 // SettleChatDelivery is fenced by the lease token.
-func (q queries) SettleChatDelivery(ctx context.Context, r *core.ClaimedChatReply, token string) (bool, error) {
+func (q queries) SettleChatDelivery(ctx context.Context, r *core.ClaimedChatReply, token string) (_ bool, err error) {
+	defer wrapErr(&err, "settle chat delivery")
 	n, err := q.exec(ctx, `UPDATE chat_deliveries SET status = $4, parts_posted = $5, attempts = $6,
 		next_attempt_at = COALESCE($7, next_attempt_at), last_error = $8, lease_token = NULL, lease_expires_at = NULL
 	WHERE thread_id = $1 AND message_id = $2 AND lease_token = $3`,

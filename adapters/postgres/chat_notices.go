@@ -10,7 +10,8 @@ import (
 )
 
 // InsertChatNotices writes the notices with one statement (unnest of parallel arrays).
-func (q queries) InsertChatNotices(ctx context.Context, ns []*core.QueuedChatNotice) (int64, error) {
+func (q queries) InsertChatNotices(ctx context.Context, ns []*core.QueuedChatNotice) (_ int64, err error) {
+	defer wrapErr(&err, "insert chat notices")
 	if len(ns) == 0 {
 		return 0, nil
 	}
@@ -34,7 +35,8 @@ func (q queries) InsertChatNotices(ctx context.Context, ns []*core.QueuedChatNot
 }
 
 // InsertFailureNotices uses chat_threads_workspace.
-func (q queries) InsertFailureNotices(ctx context.Context, workspaceID, code string, at time.Time) (int64, error) {
+func (q queries) InsertFailureNotices(ctx context.Context, workspaceID, code string, at time.Time) (_ int64, err error) {
+	defer wrapErr(&err, "insert failure notices")
 	return q.exec(ctx, `INSERT INTO chat_notices (platform, team_id, channel_id, thread_id, notice_key, kind, workspace_id,
 		code, chat_thread, status, next_attempt_at, created_at)
 	SELECT platform, team_id, channel_id, thread_id, 'failed:' || workspace_id || ':' || id, 'workspace_failed', workspace_id,
@@ -64,9 +66,10 @@ type chatNoticeRow struct {
 // chat_deliveries_thread: a notice waits while an earlier notice of its thread is
 // pending, and a failure notice while its thread still has a reply to post.
 // Due is the hub's clock ($2); lease expiry is set and compared by the database's.
-func (q queries) ClaimChatNotices(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*core.ClaimedChatNotice, error) {
+func (q queries) ClaimChatNotices(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) (_ []*core.ClaimedChatNotice, err error) {
+	defer wrapErr(&err, "claim chat notices")
 	var rows []chatNoticeRow
-	err := q.selectAll(ctx, &rows, `WITH due AS (
+	err = q.selectAll(ctx, &rows, `WITH due AS (
 		SELECT n.id FROM chat_notices n
 		WHERE n.status = 'pending' AND n.next_attempt_at <= $2
 		  AND (n.lease_expires_at IS NULL OR n.lease_expires_at < now())
@@ -96,7 +99,8 @@ func (q queries) ClaimChatNotices(ctx context.Context, token string, now time.Ti
 }
 
 // SettleChatNotice is fenced by the lease token.
-func (q queries) SettleChatNotice(ctx context.Context, n *core.ClaimedChatNotice, token string) (bool, error) {
+func (q queries) SettleChatNotice(ctx context.Context, n *core.ClaimedChatNotice, token string) (_ bool, err error) {
+	defer wrapErr(&err, "settle chat notice")
 	c, err := q.exec(ctx, `UPDATE chat_notices SET status = $3, parts_posted = $4, attempts = $5,
 		next_attempt_at = COALESCE($6, next_attempt_at), last_error = $7, lease_token = NULL, lease_expires_at = NULL
 	WHERE id = $1 AND lease_token = $2`,

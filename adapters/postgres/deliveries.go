@@ -11,21 +11,24 @@ import (
 )
 
 // WebhookIDs uses webhooks_account.
-func (q queries) WebhookIDs(ctx context.Context, accountID string) ([]string, error) {
+func (q queries) WebhookIDs(ctx context.Context, accountID string) (_ []string, err error) {
+	defer wrapErr(&err, "webhook ids")
 	var ids []string
-	err := q.selectAll(ctx, &ids, `SELECT id FROM webhooks WHERE account_id = $1 ORDER BY position`, accountID)
+	err = q.selectAll(ctx, &ids, `SELECT id FROM webhooks WHERE account_id = $1 ORDER BY position`, accountID)
 	return ids, err
 }
 
-func (q queries) InsertEvent(ctx context.Context, e *core.Event) error {
-	_, err := q.exec(ctx, `INSERT INTO events (id, account_id, workspace_id, turn_id, type, body_sealed, created_at)
+func (q queries) InsertEvent(ctx context.Context, e *core.Event) (err error) {
+	defer wrapErr(&err, "insert event")
+	_, err = q.exec(ctx, `INSERT INTO events (id, account_id, workspace_id, turn_id, type, body_sealed, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`, e.ID, e.AccountID, e.WorkspaceID, e.TurnID, e.Type, e.SealedBody, e.CreatedAt)
 	return err
 }
 
 // InsertDeliveries writes all of an event's deliveries in one statement (at most one
 // per endpoint, so at most 20 rows).
-func (q queries) InsertDeliveries(ctx context.Context, ds []*core.Delivery) error {
+func (q queries) InsertDeliveries(ctx context.Context, ds []*core.Delivery) (err error) {
+	defer wrapErr(&err, "insert deliveries")
 	if len(ds) == 0 {
 		return nil
 	}
@@ -41,7 +44,7 @@ func (q queries) InsertDeliveries(ctx context.Context, ds []*core.Delivery) erro
 		fmt.Fprintf(&sb, "($%d, $%d, $%d, $%d, $%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
 		args = append(args, d.ID, d.AccountID, d.WebhookID, d.EventID, d.Status, d.MaxAttempts, d.NextAttemptAt, d.CreatedAt)
 	}
-	_, err := q.exec(ctx, sb.String(), args...)
+	_, err = q.exec(ctx, sb.String(), args...)
 	return err
 }
 
@@ -62,9 +65,10 @@ type claimedDeliveryRow struct {
 // ClaimDueDeliveries uses webhook_deliveries_due. One statement claims and returns
 // everything an attempt needs (endpoint URL and secret, event body): no query per row.
 // Due is the hub's clock ($2); lease expiry is set and compared by the database's.
-func (q queries) ClaimDueDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*core.ClaimedDelivery, error) {
+func (q queries) ClaimDueDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) (_ []*core.ClaimedDelivery, err error) {
+	defer wrapErr(&err, "claim due deliveries")
 	var rows []claimedDeliveryRow
-	err := q.selectAll(ctx, &rows, `WITH due AS (
+	err = q.selectAll(ctx, &rows, `WITH due AS (
 		SELECT d.id FROM webhook_deliveries d
 		WHERE d.status = 'pending' AND d.next_attempt_at <= $2
 		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < now())
@@ -92,7 +96,8 @@ func (q queries) ClaimDueDeliveries(ctx context.Context, token string, now time.
 
 // SettleDelivery is fenced by the lease token: a row deleted with its endpoint, or
 // claimed by another worker after this lease expired, is left alone.
-func (q queries) SettleDelivery(ctx context.Context, id, token string, st core.DeliverySettlement) (bool, error) {
+func (q queries) SettleDelivery(ctx context.Context, id, token string, st core.DeliverySettlement) (_ bool, err error) {
+	defer wrapErr(&err, "settle delivery")
 	n, err := q.exec(ctx, `UPDATE webhook_deliveries SET status = $3, attempts = $4, last_status_code = $5,
 		last_error = $6, last_attempt_at = $7, next_attempt_at = $8, delivered_at = COALESCE($9, delivered_at),
 		lease_token = NULL, lease_expires_at = NULL
@@ -101,8 +106,9 @@ func (q queries) SettleDelivery(ctx context.Context, id, token string, st core.D
 	return n == 1, err
 }
 
-func (q queries) ReleaseDelivery(ctx context.Context, id, token string) error {
-	_, err := q.exec(ctx, `UPDATE webhook_deliveries SET lease_token = NULL, lease_expires_at = NULL
+func (q queries) ReleaseDelivery(ctx context.Context, id, token string) (err error) {
+	defer wrapErr(&err, "release delivery")
+	_, err = q.exec(ctx, `UPDATE webhook_deliveries SET lease_token = NULL, lease_expires_at = NULL
 		WHERE id = $1 AND lease_token = $2`, id, token)
 	return err
 }
@@ -137,7 +143,8 @@ const deliveryColumns = `d.id, d.account_id, d.webhook_id, d.event_id, d.status,
 	d.next_attempt_at, d.last_status_code, d.last_error, d.last_attempt_at, d.delivered_at, d.created_at, w.url`
 
 // ListDeliveries uses webhook_deliveries_account.
-func (q queries) ListDeliveries(ctx context.Context, accountID, status string, limit int) ([]*core.Delivery, error) {
+func (q queries) ListDeliveries(ctx context.Context, accountID, status string, limit int) (_ []*core.Delivery, err error) {
+	defer wrapErr(&err, "list deliveries")
 	var rows []deliveryRow
 	if err := q.selectAll(ctx, &rows, `SELECT `+deliveryColumns+` FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
 		WHERE d.account_id = $1 AND ($2 = '' OR d.status = $2) ORDER BY d.created_at DESC, d.id LIMIT $3`,
@@ -152,9 +159,10 @@ func (q queries) ListDeliveries(ctx context.Context, accountID, status string, l
 }
 
 // RedeliverDelivery allows one attempt beyond those made, due at now.
-func (q queries) RedeliverDelivery(ctx context.Context, id string, now time.Time) (*core.Delivery, error) {
+func (q queries) RedeliverDelivery(ctx context.Context, id string, now time.Time) (_ *core.Delivery, err error) {
+	defer wrapErr(&err, "redeliver delivery")
 	var r deliveryRow
-	err := q.get(ctx, &r, `WITH d AS (
+	err = q.get(ctx, &r, `WITH d AS (
 		UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2,
 			max_attempts = GREATEST(max_attempts, attempts + 1)
 		WHERE id = $1 RETURNING *)

@@ -43,19 +43,21 @@ const messageColumns = `id, workspace_id, seq, role, text_sealed, status, turn_i
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
-func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText []byte) error {
+func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText []byte) (err error) {
+	defer wrapErr(&err, "insert message")
 	assets := m.AssetIDs
 	if assets == nil {
 		assets = []string{}
 	}
-	_, err := q.exec(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
+	_, err = q.exec(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
 		asset_ids, created_at, delivered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		m.ID, m.WorkspaceID, m.Seq, m.Role, sealedText, m.Status, m.TurnID, nullString(m.Outcome),
 		pq.StringArray(assets), m.CreatedAt, nullTime(m.DeliveredAt))
 	return err
 }
 
-func (q queries) GetMessage(ctx context.Context, workspaceID, id string) (*core.StoredMessage, error) {
+func (q queries) GetMessage(ctx context.Context, workspaceID, id string) (_ *core.StoredMessage, err error) {
+	defer wrapErr(&err, "get message")
 	var r messageRow
 	if err := q.get(ctx, &r, `SELECT `+messageColumns+` FROM messages WHERE workspace_id = $1 AND id = $2`, workspaceID, id); err != nil {
 		return nil, err
@@ -64,7 +66,8 @@ func (q queries) GetMessage(ctx context.Context, workspaceID, id string) (*core.
 }
 
 // ListMessages uses the (workspace_id, seq) unique index.
-func (q queries) ListMessages(ctx context.Context, workspaceID string, afterSeq int64, limit int) ([]*core.StoredMessage, error) {
+func (q queries) ListMessages(ctx context.Context, workspaceID string, afterSeq int64, limit int) (_ []*core.StoredMessage, err error) {
+	defer wrapErr(&err, "list messages")
 	var rows []messageRow
 	if err := q.selectAll(ctx, &rows, `SELECT `+messageColumns+` FROM messages WHERE workspace_id = $1 AND seq > $2
 		ORDER BY seq LIMIT $3`, workspaceID, afterSeq, limit); err != nil {

@@ -31,22 +31,25 @@ func (r *projectRow) core() *core.Project {
 const projectColumns = `id, account_id, repository, display_name, default_branch, state, failure_reason, push,
 	network, mirror_path, created_at, updated_at, removed_at`
 
-func (q queries) CreateProject(ctx context.Context, p *core.Project) error {
-	_, err := q.exec(ctx, `INSERT INTO projects (id, account_id, repository, display_name, default_branch, state,
+func (q queries) CreateProject(ctx context.Context, p *core.Project) (err error) {
+	defer wrapErr(&err, "create project")
+	_, err = q.exec(ctx, `INSERT INTO projects (id, account_id, repository, display_name, default_branch, state,
 		failure_reason, push, network, mirror_path, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		p.ID, p.AccountID, p.Repository, p.DisplayName, p.DefaultBranch, p.State, p.FailureReason, p.Push,
 		p.Network, p.MirrorPath, p.CreatedAt, p.UpdatedAt)
 	return err
 }
 
-func (q queries) UpdateProject(ctx context.Context, p *core.Project) error {
-	_, err := q.exec(ctx, `UPDATE projects SET display_name = $2, default_branch = $3, state = $4, failure_reason = $5,
+func (q queries) UpdateProject(ctx context.Context, p *core.Project) (err error) {
+	defer wrapErr(&err, "update project")
+	_, err = q.exec(ctx, `UPDATE projects SET display_name = $2, default_branch = $3, state = $4, failure_reason = $5,
 		push = $6, network = $7, mirror_path = $8, updated_at = $9 WHERE id = $1`,
 		p.ID, p.DisplayName, p.DefaultBranch, p.State, p.FailureReason, p.Push, p.Network, p.MirrorPath, p.UpdatedAt)
 	return err
 }
 
-func (q queries) GetProject(ctx context.Context, accountID, id string) (*core.Project, error) {
+func (q queries) GetProject(ctx context.Context, accountID, id string) (_ *core.Project, err error) {
+	defer wrapErr(&err, "get project")
 	var r projectRow
 	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE account_id = $1 AND id = $2`, accountID, id); err != nil {
 		return nil, err
@@ -54,7 +57,8 @@ func (q queries) GetProject(ctx context.Context, accountID, id string) (*core.Pr
 	return r.core(), nil
 }
 
-func (q queries) GetProjectByID(ctx context.Context, id string) (*core.Project, error) {
+func (q queries) GetProjectByID(ctx context.Context, id string) (_ *core.Project, err error) {
+	defer wrapErr(&err, "get project by ID")
 	var r projectRow
 	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE id = $1`, id); err != nil {
 		return nil, err
@@ -65,7 +69,8 @@ func (q queries) GetProjectByID(ctx context.Context, id string) (*core.Project, 
 // ShareProject reads a project that is not removed, holding it against removal
 // (FOR KEY SHARE, the lock a workspace's foreign key takes anyway) until the
 // transaction ends: a removal waits for the create, or the create sees the removal.
-func (q queries) ShareProject(ctx context.Context, accountID, id string) (*core.Project, error) {
+func (q queries) ShareProject(ctx context.Context, accountID, id string) (_ *core.Project, err error) {
+	defer wrapErr(&err, "share project")
 	var r projectRow
 	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE account_id = $1 AND id = $2
 		AND removed_at IS NULL FOR KEY SHARE`, accountID, id); err != nil {
@@ -75,7 +80,8 @@ func (q queries) ShareProject(ctx context.Context, accountID, id string) (*core.
 }
 
 // LockProject reads a project and locks it against creates until the transaction ends.
-func (q queries) LockProject(ctx context.Context, id string) (*core.Project, error) {
+func (q queries) LockProject(ctx context.Context, id string) (_ *core.Project, err error) {
+	defer wrapErr(&err, "lock project")
 	var r projectRow
 	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE id = $1 FOR UPDATE`, id); err != nil {
 		return nil, err
@@ -85,28 +91,31 @@ func (q queries) LockProject(ctx context.Context, id string) (*core.Project, err
 
 // LiveWorkspacesOfProject lists the project's workspaces that still take messages
 // (workspaces_project_branch_live covers project_id).
-func (q queries) LiveWorkspacesOfProject(ctx context.Context, projectID string) ([]string, error) {
+func (q queries) LiveWorkspacesOfProject(ctx context.Context, projectID string) (_ []string, err error) {
+	defer wrapErr(&err, "live workspaces of project")
 	var ids []string
-	err := q.selectAll(ctx, &ids, `SELECT id FROM workspaces WHERE project_id = $1
+	err = q.selectAll(ctx, &ids, `SELECT id FROM workspaces WHERE project_id = $1
 		AND state NOT IN ('archiving', 'archived', 'deleting', 'deleted', 'failed') ORDER BY created_at, id`, projectID)
 	return ids, err
 }
 
 // RemoveProject marks the project removed and forgets it as a chat default: channels
 // that used it fall back to the team's default, a team binding naming it to none.
-func (q queries) RemoveProject(ctx context.Context, id string, at time.Time) error {
+func (q queries) RemoveProject(ctx context.Context, id string, at time.Time) (err error) {
+	defer wrapErr(&err, "remove project")
 	if _, err := q.exec(ctx, `UPDATE projects SET removed_at = $2, updated_at = $2 WHERE id = $1`, id, at); err != nil {
 		return err
 	}
 	if _, err := q.exec(ctx, `DELETE FROM chat_channels WHERE project_id = $1`, id); err != nil {
 		return err
 	}
-	_, err := q.exec(ctx, `UPDATE chat_bindings SET project_id = NULL, updated_at = $2 WHERE project_id = $1`, id, at)
+	_, err = q.exec(ctx, `UPDATE chat_bindings SET project_id = NULL, updated_at = $2 WHERE project_id = $1`, id, at)
 	return err
 }
 
 // ListProjects uses projects_account.
-func (q queries) ListProjects(ctx context.Context, accountID string) ([]*core.Project, error) {
+func (q queries) ListProjects(ctx context.Context, accountID string) (_ []*core.Project, err error) {
+	defer wrapErr(&err, "list projects")
 	var rows []projectRow
 	if err := q.selectAll(ctx, &rows, `SELECT `+projectColumns+` FROM projects WHERE account_id = $1
 		AND removed_at IS NULL ORDER BY created_at, id`, accountID); err != nil {

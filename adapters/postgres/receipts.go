@@ -21,9 +21,10 @@ type receiptRow struct {
 // ClaimIdempotencyKey relies on INSERT ... ON CONFLICT DO NOTHING waiting for a concurrent
 // inserter of the same key: when that transaction commits, the SELECT (a new statement,
 // so a new READ COMMITTED snapshot) sees its receipt; when it rolls back, our insert wins.
-func (q queries) ClaimIdempotencyKey(ctx context.Context, r *core.Receipt) (*core.Receipt, bool, error) {
+func (q queries) ClaimIdempotencyKey(ctx context.Context, r *core.Receipt) (_ *core.Receipt, _ bool, err error) {
+	defer wrapErr(&err, "claim idempotency key")
 	var inserted string
-	err := q.get(ctx, &inserted, `INSERT INTO idempotency_receipts (account_id, scope, key, fingerprint, resource_id, result, created_at)
+	err = q.get(ctx, &inserted, `INSERT INTO idempotency_receipts (account_id, scope, key, fingerprint, resource_id, result, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, scope, key) DO NOTHING RETURNING resource_id`,
 		r.AccountID, r.Scope, r.Key, r.Fingerprint, r.ResourceID, nullJSON(r.Result), r.CreatedAt)
 	if err == nil {
@@ -41,8 +42,9 @@ func (q queries) ClaimIdempotencyKey(ctx context.Context, r *core.Receipt) (*cor
 	return &stored, false, nil
 }
 
-func (q queries) SetReceiptResult(ctx context.Context, r *core.Receipt) error {
-	_, err := q.exec(ctx, `UPDATE idempotency_receipts SET result = $4 WHERE account_id = $1 AND scope = $2 AND key = $3`,
+func (q queries) SetReceiptResult(ctx context.Context, r *core.Receipt) (err error) {
+	defer wrapErr(&err, "set receipt result")
+	_, err = q.exec(ctx, `UPDATE idempotency_receipts SET result = $4 WHERE account_id = $1 AND scope = $2 AND key = $3`,
 		r.AccountID, r.Scope, r.Key, nullJSON(r.Result))
 	return err
 }

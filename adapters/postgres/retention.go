@@ -23,29 +23,34 @@ func (q queries) pruneBatch(ctx context.Context, table, age, where string, befor
 }
 
 // PruneReceipts: index idempotency_receipts_created.
-func (q queries) PruneReceipts(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (q queries) PruneReceipts(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune receipts")
 	return q.pruneBatch(ctx, "idempotency_receipts", "created_at", "true", before, limit)
 }
 
 // PruneChatInbox: index chat_inbox_received (status <> 'pending', which the planner
 // proves from the IN list).
-func (q queries) PruneChatInbox(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (q queries) PruneChatInbox(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune chat inbox")
 	return q.pruneBatch(ctx, "chat_inbox", "received_at", `status IN ('done', 'failed')`, before, limit)
 }
 
 // PruneChatDeliveries: index chat_deliveries_settled.
-func (q queries) PruneChatDeliveries(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (q queries) PruneChatDeliveries(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune chat deliveries")
 	return q.pruneBatch(ctx, "chat_deliveries", "created_at", `status IN ('delivered', 'failed')`, before, limit)
 }
 
 // PruneChatNotices: index chat_notices_created.
-func (q queries) PruneChatNotices(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (q queries) PruneChatNotices(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune chat notices")
 	return q.pruneBatch(ctx, "chat_notices", "created_at", `status IN ('delivered', 'failed')`, before, limit)
 }
 
 // PruneWebhookDeliveries: index webhook_deliveries_settled. Age is the creation time (the
 // turn's end): attempts end within a day of it, far inside the retention period.
-func (q queries) PruneWebhookDeliveries(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (q queries) PruneWebhookDeliveries(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune webhook deliveries")
 	return q.pruneBatch(ctx, "webhook_deliveries", "created_at", `status IN ('delivered', 'failed')`, before, limit)
 }
 
@@ -53,12 +58,14 @@ func (q queries) PruneWebhookDeliveries(ctx context.Context, before time.Time, l
 // Deliveries are only ever inserted with their event, so one that has none left never
 // gets one again. Old events still held by a pending delivery are passed over on each
 // batch; there are few (a delivery gives up within a day unless an operator redelivers).
-func (q queries) PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (q queries) PruneEvents(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune events")
 	return q.pruneBatch(ctx, "events", "created_at",
 		`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id)`, before, limit)
 }
 
 // PruneCronRuns: index cron_runs_tick.
-func (q queries) PruneCronRuns(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (q queries) PruneCronRuns(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune cron runs")
 	return q.pruneBatch(ctx, "cron_runs", "tick", "true", before, limit)
 }

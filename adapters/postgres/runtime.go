@@ -35,9 +35,10 @@ const claimableWorkspaces = `
 // which is how a dead worker's workspace is recovered. Each row's token is the claim's
 // token and the row's id, and its expiry is set and compared by the database's clock
 // only, so hubs with skewed clocks agree on when a lease ran out.
-func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit int) ([]*core.Workspace, error) {
+func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit int) (_ []*core.Workspace, err error) {
+	defer wrapErr(&err, "claim workspaces")
 	var ids []string
-	err := q.selectAll(ctx, &ids, `WITH due AS (`+claimableWorkspaces+`)
+	err = q.selectAll(ctx, &ids, `WITH due AS (`+claimableWorkspaces+`)
 	UPDATE workspaces w SET lease_token = $1::text || '/' || w.id, lease_expires_at = now() + make_interval(secs => $2)
 	FROM due WHERE w.id = due.id
 	RETURNING w.id`, token, leaseFor.Seconds(), limit)
@@ -56,9 +57,10 @@ func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor tim
 }
 
 // RenewLease uses the primary key; the expiry is the database's clock plus leaseFor.
-func (q queries) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (string, bool, error) {
+func (q queries) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (_ string, _ bool, err error) {
+	defer wrapErr(&err, "renew lease")
 	var state string
-	err := q.get(ctx, &state, `UPDATE workspaces SET lease_expires_at = now() + make_interval(secs => $3)
+	err = q.get(ctx, &state, `UPDATE workspaces SET lease_expires_at = now() + make_interval(secs => $3)
 		WHERE id = $1 AND lease_token = $2 RETURNING state`, id, token, leaseFor.Seconds())
 	if errors.Is(err, core.ErrNoRows) {
 		return "", false, nil
@@ -66,21 +68,25 @@ func (q queries) RenewLease(ctx context.Context, id, token string, leaseFor time
 	return state, err == nil, err
 }
 
-func (q queries) ReleaseLease(ctx context.Context, id, token string) error {
-	_, err := q.exec(ctx, `UPDATE workspaces SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`, id, token)
+func (q queries) ReleaseLease(ctx context.Context, id, token string) (err error) {
+	defer wrapErr(&err, "release lease")
+	_, err = q.exec(ctx, `UPDATE workspaces SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`, id, token)
 	return err
 }
 
-func (q queries) LockLeasedWorkspace(ctx context.Context, id, token string) (*core.Workspace, error) {
+func (q queries) LockLeasedWorkspace(ctx context.Context, id, token string) (_ *core.Workspace, err error) {
+	defer wrapErr(&err, "lock leased workspace")
 	return q.getWorkspace(ctx, `WHERE w.id = $1 AND w.lease_token = $2 FOR UPDATE OF w`, id, token)
 }
 
-func (q queries) GetWorkspaceByID(ctx context.Context, id string) (*core.Workspace, error) {
+func (q queries) GetWorkspaceByID(ctx context.Context, id string) (_ *core.Workspace, err error) {
+	defer wrapErr(&err, "get workspace by ID")
 	return q.getWorkspace(ctx, `WHERE w.id = $1`, id)
 }
 
-func (q queries) RecordLastTurn(ctx context.Context, w *core.Workspace) error {
-	_, err := q.exec(ctx, `UPDATE workspaces SET last_turn_id = $2, last_turn_outcome = $3, last_turn_completed_at = $4,
+func (q queries) RecordLastTurn(ctx context.Context, w *core.Workspace) (err error) {
+	defer wrapErr(&err, "record last turn")
+	_, err = q.exec(ctx, `UPDATE workspaces SET last_turn_id = $2, last_turn_outcome = $3, last_turn_completed_at = $4,
 		agent_session = $5, last_activity_at = $6, updated_at = $7, head_commit = $8, last_push = $9 WHERE id = $1`,
 		w.ID, w.LastTurnID, w.LastTurnOutcome, nullTime(w.LastTurnCompletedAt), w.AgentSession, w.LastActivityAt, w.UpdatedAt,
 		w.HeadCommit, w.LastPush)
@@ -88,7 +94,8 @@ func (q queries) RecordLastTurn(ctx context.Context, w *core.Workspace) error {
 }
 
 // OldestOpenMessage uses messages_open.
-func (q queries) OldestOpenMessage(ctx context.Context, workspaceID string) (*core.StoredMessage, error) {
+func (q queries) OldestOpenMessage(ctx context.Context, workspaceID string) (_ *core.StoredMessage, err error) {
+	defer wrapErr(&err, "oldest open message")
 	var r messageRow
 	if err := q.get(ctx, &r, `SELECT `+messageColumns+` FROM messages WHERE workspace_id = $1 AND role = 'user'
 		AND status IN ('pending', 'delivered') ORDER BY seq LIMIT 1`, workspaceID); err != nil {
@@ -97,22 +104,25 @@ func (q queries) OldestOpenMessage(ctx context.Context, workspaceID string) (*co
 	return r.core(), nil
 }
 
-func (q queries) MarkDelivered(ctx context.Context, messageID string, at time.Time) (bool, error) {
+func (q queries) MarkDelivered(ctx context.Context, messageID string, at time.Time) (_ bool, err error) {
+	defer wrapErr(&err, "mark delivered")
 	n, err := q.exec(ctx, `UPDATE messages SET status = 'delivered', delivered_at = $2 WHERE id = $1 AND status = 'pending'`, messageID, at)
 	return n == 1, err
 }
 
-func (q queries) SettleMessage(ctx context.Context, messageID string) (bool, error) {
+func (q queries) SettleMessage(ctx context.Context, messageID string) (_ bool, err error) {
+	defer wrapErr(&err, "settle message")
 	n, err := q.exec(ctx, `UPDATE messages SET status = 'settled' WHERE id = $1 AND status = 'delivered'`, messageID)
 	return n == 1, err
 }
 
-func (q queries) InsertAssistantMessage(ctx context.Context, m *core.Message, sealedText []byte, f *core.TurnFailure, sealedFailure []byte) error {
+func (q queries) InsertAssistantMessage(ctx context.Context, m *core.Message, sealedText []byte, f *core.TurnFailure, sealedFailure []byte) (err error) {
+	defer wrapErr(&err, "insert assistant message")
 	var code, agent string
 	if f != nil {
 		code, agent = f.Code, f.Agent
 	}
-	_, err := q.exec(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
+	_, err = q.exec(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
 		failure_code, failure_agent, failure_sealed, created_at) VALUES ($1, $2, $3, 'assistant', $4, 'settled', $5, $6, $7, $8, $9, $10)`,
 		m.ID, m.WorkspaceID, m.Seq, sealedText, m.TurnID, m.Outcome, nullString(code), nullString(agent), sealedFailure, m.CreatedAt)
 	return err
@@ -120,9 +130,10 @@ func (q queries) InsertAssistantMessage(ctx context.Context, m *core.Message, se
 
 // IdleReadyWorkspaces uses workspaces_lifecycle; a workspace with an open message is
 // never idle.
-func (q queries) IdleReadyWorkspaces(ctx context.Context, idleSince time.Time, limit int) ([]string, error) {
+func (q queries) IdleReadyWorkspaces(ctx context.Context, idleSince time.Time, limit int) (_ []string, err error) {
+	defer wrapErr(&err, "idle ready workspaces")
 	var ids []string
-	err := q.selectAll(ctx, &ids, `SELECT w.id FROM workspaces w WHERE w.state = 'ready' AND w.last_activity_at < $1
+	err = q.selectAll(ctx, &ids, `SELECT w.id FROM workspaces w WHERE w.state = 'ready' AND w.last_activity_at < $1
 		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'
 		                AND m.status IN ('pending', 'delivered'))
 		ORDER BY w.last_activity_at LIMIT $2`, idleSince, limit)
@@ -130,34 +141,39 @@ func (q queries) IdleReadyWorkspaces(ctx context.Context, idleSince time.Time, l
 }
 
 // WorkspacesInStateSince uses workspaces_lifecycle.
-func (q queries) WorkspacesInStateSince(ctx context.Context, state string, since time.Time, limit int) ([]string, error) {
+func (q queries) WorkspacesInStateSince(ctx context.Context, state string, since time.Time, limit int) (_ []string, err error) {
+	defer wrapErr(&err, "workspaces in state since")
 	var ids []string
-	err := q.selectAll(ctx, &ids, `SELECT id FROM workspaces WHERE state = $1 AND state_changed_at < $2
+	err = q.selectAll(ctx, &ids, `SELECT id FROM workspaces WHERE state = $1 AND state_changed_at < $2
 		ORDER BY state_changed_at LIMIT $3`, state, since, limit)
 	return ids, err
 }
 
 // ExpirePendingMessages uses messages_pending_age.
-func (q queries) ExpirePendingMessages(ctx context.Context, before time.Time) (int64, error) {
+func (q queries) ExpirePendingMessages(ctx context.Context, before time.Time) (_ int64, err error) {
+	defer wrapErr(&err, "expire pending messages")
 	return q.exec(ctx, `UPDATE messages SET status = 'expired' WHERE status = 'pending' AND created_at < $1`, before)
 }
 
 // FailStrandedMessages uses messages_open.
-func (q queries) FailStrandedMessages(ctx context.Context) (int64, error) {
+func (q queries) FailStrandedMessages(ctx context.Context) (_ int64, err error) {
+	defer wrapErr(&err, "fail stranded messages")
 	return q.exec(ctx, `UPDATE messages m SET status = 'failed' FROM workspaces w
 		WHERE m.workspace_id = w.id AND m.role = 'user' AND m.status = 'delivered' AND w.state IN ('failed', 'deleted')`)
 }
 
 // FailOpenMessages fails a workspace's pending and delivered user messages (its setup
 // failed: no turn will ever take them); uses messages_open.
-func (q queries) FailOpenMessages(ctx context.Context, workspaceID string) (int64, error) {
+func (q queries) FailOpenMessages(ctx context.Context, workspaceID string) (_ int64, err error) {
+	defer wrapErr(&err, "fail open messages")
 	return q.exec(ctx, `UPDATE messages SET status = 'failed'
 		WHERE workspace_id = $1 AND role = 'user' AND status IN ('pending', 'delivered')`, workspaceID)
 }
 
 // ClaimCronTick: the advisory lock keeps two replicas from running a job at once; the
 // (job, tick) row keeps a tick from running twice.
-func (q queries) ClaimCronTick(ctx context.Context, job string, tick, now time.Time) (bool, error) {
+func (q queries) ClaimCronTick(ctx context.Context, job string, tick, now time.Time) (_ bool, err error) {
+	defer wrapErr(&err, "claim cron tick")
 	var locked bool
 	if err := q.get(ctx, &locked, `SELECT pg_try_advisory_xact_lock(hashtext('wshub.cron.' || $1))`, job); err != nil || !locked {
 		return false, err
@@ -166,7 +182,8 @@ func (q queries) ClaimCronTick(ctx context.Context, job string, tick, now time.T
 	return n == 1, err
 }
 
-func (q queries) Notify(ctx context.Context, channel, payload string) error {
-	_, err := q.exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
+func (q queries) Notify(ctx context.Context, channel, payload string) (err error) {
+	defer wrapErr(&err, "notify")
+	_, err = q.exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
 	return err
 }

@@ -140,9 +140,9 @@ func mapErr(err error) error {
 		case pqErr.Code == "23505":
 			return fmt.Errorf("%w: %s", core.ErrConflict, pqErr.Constraint)
 		case pqErr.Code == "55P03":
-			return fmt.Errorf("%w: %v", core.ErrContended, err)
+			return fmt.Errorf("%w: %w", core.ErrContended, err)
 		case pqErr.Code.Class() == "08", pqErr.Code == "57P01", pqErr.Code == "57P02", pqErr.Code == "57P03", pqErr.Code == "53300":
-			return fmt.Errorf("%w: %v", core.ErrUnavailable, err)
+			return fmt.Errorf("%w: %w", core.ErrUnavailable, err)
 		}
 		return err
 	}
@@ -150,7 +150,7 @@ func mapErr(err error) error {
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.As(err, &netErr) ||
 		strings.Contains(err.Error(), "connection refused") {
-		return fmt.Errorf("%w: %v", core.ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", core.ErrUnavailable, err)
 	}
 	return err
 }

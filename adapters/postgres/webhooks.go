@@ -17,20 +17,23 @@ type webhookRow struct {
 }
 
 // CountWebhooks uses webhooks_account.
-func (q queries) CountWebhooks(ctx context.Context, accountID string) (int, error) {
+func (q queries) CountWebhooks(ctx context.Context, accountID string) (_ int, err error) {
+	defer wrapErr(&err, "count webhooks")
 	var n int
-	err := q.get(ctx, &n, `SELECT count(*) FROM webhooks WHERE account_id = $1`, accountID)
+	err = q.get(ctx, &n, `SELECT count(*) FROM webhooks WHERE account_id = $1`, accountID)
 	return n, err
 }
 
-func (q queries) InsertWebhook(ctx context.Context, w *core.Webhook) error {
-	_, err := q.exec(ctx, `INSERT INTO webhooks (id, account_id, url, description, secret_sealed, created_at)
+func (q queries) InsertWebhook(ctx context.Context, w *core.Webhook) (err error) {
+	defer wrapErr(&err, "insert webhook")
+	_, err = q.exec(ctx, `INSERT INTO webhooks (id, account_id, url, description, secret_sealed, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, w.ID, w.AccountID, w.URL, w.Description, w.SealedSecret, w.CreatedAt)
 	return err
 }
 
 // ListWebhooks uses webhooks_account; position is the registration order.
-func (q queries) ListWebhooks(ctx context.Context, accountID string) ([]*core.Webhook, error) {
+func (q queries) ListWebhooks(ctx context.Context, accountID string) (_ []*core.Webhook, err error) {
+	defer wrapErr(&err, "list webhooks")
 	var rows []webhookRow
 	if err := q.selectAll(ctx, &rows, `SELECT id, account_id, url, description, secret_sealed, created_at
 		FROM webhooks WHERE account_id = $1 ORDER BY position`, accountID); err != nil {
@@ -44,7 +47,8 @@ func (q queries) ListWebhooks(ctx context.Context, accountID string) ([]*core.We
 	return out, nil
 }
 
-func (q queries) DeleteWebhook(ctx context.Context, accountID, id string) (bool, error) {
+func (q queries) DeleteWebhook(ctx context.Context, accountID, id string) (_ bool, err error) {
+	defer wrapErr(&err, "delete webhook")
 	n, err := q.exec(ctx, `DELETE FROM webhooks WHERE account_id = $1 AND id = $2`, accountID, id)
 	return n == 1, err
 }

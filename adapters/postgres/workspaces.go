@@ -63,8 +63,9 @@ const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id,
 	        AND m.status IN ('pending', 'delivered')) AS open_messages
 	FROM workspaces w `
 
-func (q queries) InsertWorkspace(ctx context.Context, w *core.Workspace) error {
-	_, err := q.exec(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode,
+func (q queries) InsertWorkspace(ctx context.Context, w *core.Workspace) (err error) {
+	defer wrapErr(&err, "insert workspace")
+	_, err = q.exec(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode,
 		branch, base_ref, origin, state, status_code, startup_phase, runtime_state, latest_seq, created_at, updated_at,
 		last_activity_at, state_changed_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $16)`,
@@ -81,16 +82,19 @@ func (q queries) getWorkspace(ctx context.Context, suffix string, args ...any) (
 	return r.core(), nil
 }
 
-func (q queries) GetWorkspace(ctx context.Context, accountID, id string) (*core.Workspace, error) {
+func (q queries) GetWorkspace(ctx context.Context, accountID, id string) (_ *core.Workspace, err error) {
+	defer wrapErr(&err, "get workspace")
 	return q.getWorkspace(ctx, `WHERE w.account_id = $1 AND w.id = $2 AND w.state <> 'deleted'`, accountID, id)
 }
 
-func (q queries) LockWorkspace(ctx context.Context, accountID, id string) (*core.Workspace, error) {
+func (q queries) LockWorkspace(ctx context.Context, accountID, id string) (_ *core.Workspace, err error) {
+	defer wrapErr(&err, "lock workspace")
 	return q.getWorkspace(ctx, `WHERE w.account_id = $1 AND w.id = $2 AND w.state <> 'deleted' FOR UPDATE OF w`, accountID, id)
 }
 
 // ListWorkspaces uses workspaces_account_live.
-func (q queries) ListWorkspaces(ctx context.Context, accountID string) ([]*core.Workspace, error) {
+func (q queries) ListWorkspaces(ctx context.Context, accountID string) (_ []*core.Workspace, err error) {
+	defer wrapErr(&err, "list workspaces")
 	var rows []workspaceRow
 	if err := q.selectAll(ctx, &rows, workspaceSelect+`WHERE w.account_id = $1 AND w.state <> 'deleted'
 		ORDER BY w.created_at, w.id`, accountID); err != nil {
@@ -104,9 +108,10 @@ func (q queries) ListWorkspaces(ctx context.Context, accountID string) ([]*core.
 }
 
 // WorkspaceUsingBranch uses workspaces_project_branch_live.
-func (q queries) WorkspaceUsingBranch(ctx context.Context, projectID, branch string) (string, error) {
+func (q queries) WorkspaceUsingBranch(ctx context.Context, projectID, branch string) (_ string, err error) {
+	defer wrapErr(&err, "workspace using branch")
 	var id string
-	err := q.get(ctx, &id, `SELECT id FROM workspaces WHERE project_id = $1 AND branch = $2 AND state <> 'deleted'`, projectID, branch)
+	err = q.get(ctx, &id, `SELECT id FROM workspaces WHERE project_id = $1 AND branch = $2 AND state <> 'deleted'`, projectID, branch)
 	return id, err
 }
 
@@ -116,11 +121,13 @@ func (q queries) WorkspaceUsingBranch(ctx context.Context, projectID, branch str
 const newestWorkspaceWhere = `WHERE w.account_id = $1 ORDER BY w.created_at DESC, w.id DESC LIMIT 1`
 
 // NewestWorkspace is the account's newest workspace, deleted ones included.
-func (q queries) NewestWorkspace(ctx context.Context, accountID string) (*core.Workspace, error) {
+func (q queries) NewestWorkspace(ctx context.Context, accountID string) (_ *core.Workspace, err error) {
+	defer wrapErr(&err, "newest workspace")
 	return q.getWorkspace(ctx, newestWorkspaceWhere, accountID)
 }
 
-func (q queries) SetWorkspaceState(ctx context.Context, id, from string, to core.StateChange) (bool, error) {
+func (q queries) SetWorkspaceState(ctx context.Context, id, from string, to core.StateChange) (_ bool, err error) {
+	defer wrapErr(&err, "set workspace state")
 	n, err := q.exec(ctx, `UPDATE workspaces SET state = $3, status_code = $4, startup_phase = $5, runtime_state = $6,
 		checkout_path = COALESCE(NULLIF($8, ''), checkout_path), status_detail = $9, state_changed_at = $7, updated_at = $7
 		WHERE id = $1 AND state = $2`,
@@ -128,9 +135,10 @@ func (q queries) SetWorkspaceState(ctx context.Context, id, from string, to core
 	return n == 1, err
 }
 
-func (q queries) NextSeq(ctx context.Context, workspaceID string, at time.Time) (int64, error) {
+func (q queries) NextSeq(ctx context.Context, workspaceID string, at time.Time) (_ int64, err error) {
+	defer wrapErr(&err, "next seq")
 	var seq int64
-	err := q.get(ctx, &seq, `UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $2, last_activity_at = $2 WHERE id = $1
+	err = q.get(ctx, &seq, `UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $2, last_activity_at = $2 WHERE id = $1
 		RETURNING latest_seq`, workspaceID, at)
 	return seq, err
 }
