@@ -652,6 +652,7 @@ func FuzzSplit(f *testing.F) {
 	}
 	f.Add(strings.Repeat("ab ", 100), uint16(3), byte(1))
 	f.Add("```py\n"+strings.Repeat("1\n", 100), uint16(17), byte(2))
+	f.Add("Here:\n```go\n"+strings.Repeat("fmt.Println(\"line\")\n", 300)+"```\nDone.", uint16(0), byte(0))
 	f.Fuzz(func(t *testing.T, text string, maxSeed uint16, outcome byte) {
 		max := minSplitMax + int(maxSeed%300)
 		parts := Split(text, max)
@@ -659,12 +660,18 @@ func FuzzSplit(f *testing.F) {
 
 		r := Reply{Text: text, Outcome: []string{"completed", "interrupted", "error", "odd"}[outcome%4],
 			Truncated: outcome&4 != 0, FailureCode: "agent_not_installed", FailureMessage: text, Agent: "agent_1"}
-		for k, p := range slackFormat(r, max) {
-			if n := utf8.RuneCountInString(p); n > max || strings.TrimSpace(p) == "" {
-				t.Fatalf("formatReply part %d: expected 1..%d visible runes, got %d", k, max, n)
-			}
-			if n := fenceToggles(p); n%2 != 0 {
-				t.Fatalf("formatReply part %d: expected balanced fences, got %d", k, n)
+		// Slack at the fuzzed size; Discord at the fuzzed size and at its real 2,000.
+		for _, c := range []struct {
+			parts []string
+			max   int
+		}{{slackFormat(r, max), max}, {Discord.FormatReply(r, max), max}, {Discord.FormatReply(r, 2000), 2000}} {
+			for k, p := range c.parts {
+				if n := utf8.RuneCountInString(p); n > c.max || strings.TrimSpace(p) == "" {
+					t.Fatalf("formatReply part %d: expected 1..%d visible runes, got %d", k, c.max, n)
+				}
+				if n := fenceToggles(p); n%2 != 0 {
+					t.Fatalf("formatReply part %d: expected balanced fences, got %d", k, n)
+				}
 			}
 		}
 	})
