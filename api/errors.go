@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"log/slog"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -62,8 +61,7 @@ func writeError(c *fiber.Ctx, log *slog.Logger, err error) error {
 			ce = &core.Error{Code: core.CodeInternal, Detail: "an unexpected error occurred"}
 		}
 	}
-	code, _, _ := strings.Cut(ce.Code, ":") // cloud_branch_in_use:<workspaceId>
-	status, ok := statusOf[code]
+	status, ok := statusOf[core.BaseErrorCode(ce.Code)]
 	if !ok {
 		log.Error("error code without status", "code", ce.Code)
 		status = 500

@@ -109,8 +109,3 @@ var ErrConflict = errors.New("unique conflict")
 
 // ErrNoRows is returned by store lookups that find nothing.
 var ErrNoRows = errors.New("no rows")
-
-// BranchInUse builds the 409 whose code carries the workspace that holds the branch.
-func BranchInUse(workspaceID string) *Error {
-	return &Error{Code: CodeBranchInUse + ":" + workspaceID, Detail: "the branch is already used by another workspace of this project"}
-}

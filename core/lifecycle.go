@@ -9,7 +9,7 @@ import (
 
 // StateChange is a workspace's new state with its derived status fields.
 type StateChange struct {
-	State        string
+	State        WorkspaceState
 	StatusCode   string
 	StartupPhase string
 	RuntimeState string
@@ -20,9 +20,9 @@ type StateChange struct {
 	StatusDetail string
 }
 
-func changeTo(state, statusCode string, now time.Time) StateChange {
+func changeTo(state WorkspaceState, statusCode string, now time.Time) StateChange {
 	if statusCode == "" {
-		statusCode = state
+		statusCode = string(state)
 	}
 	phase, runtime := statusFor(state)
 	return StateChange{State: state, StatusCode: statusCode, StartupPhase: phase, RuntimeState: runtime, At: now}
@@ -42,8 +42,8 @@ func (c StateChange) apply(w *Workspace) {
 // transitional state, then the worker (woken by NOTIFY) does the machine work. A turn
 // that is running sees the change on its next lease renewal and is interrupted.
 var (
-	archivableFrom   = []string{StateReady, StatePaused}
-	unarchivableFrom = []string{StateArchived}
+	archivableFrom   = []WorkspaceState{StateReady, StatePaused}
+	unarchivableFrom = []WorkspaceState{StateArchived}
 )
 
 // ArchiveWorkspace moves a ready or paused workspace to archiving.
@@ -61,7 +61,7 @@ func (s *Service) DeleteWorkspace(ctx context.Context, id string) (*Workspace, e
 	return s.operatorMove(ctx, id, nil, StateDeleting)
 }
 
-func (s *Service) operatorMove(ctx context.Context, id string, from []string, to string) (*Workspace, error) {
+func (s *Service) operatorMove(ctx context.Context, id string, from []WorkspaceState, to WorkspaceState) (*Workspace, error) {
 	var ws *Workspace
 	err := s.store.InTx(ctx, func(q Queries) error {
 		w, err := q.GetWorkspaceByID(ctx, id)
@@ -82,7 +82,7 @@ func (s *Service) operatorMove(ctx context.Context, id string, from []string, to
 				return notFound(err, CodeProjectNotFound, "the workspace's project was removed")
 			}
 		}
-		ok, err := q.SetWorkspaceState(ctx, w.ID, w.State, changeTo(to, "", s.clock.Now()))
+		ok, err := setState(ctx, q, w.ID, w.State, changeTo(to, "", s.clock.Now()))
 		if err != nil {
 			return err
 		}
@@ -115,7 +115,7 @@ func (s *Service) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick 
 		now := s.clock.Now()
 		type step struct {
 			ids      func() ([]string, error)
-			from, to string
+			from, to WorkspaceState
 		}
 		steps := []step{
 			{func() ([]string, error) { return q.IdleReadyWorkspaces(ctx, now.Add(-cfg.IdleTimeout), sweepBatch) }, StateReady, StatePausing},
@@ -136,7 +136,7 @@ func (s *Service) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick 
 				return err
 			}
 			for _, id := range ids {
-				ok, err := q.SetWorkspaceState(ctx, id, st.from, changeTo(st.to, "", now))
+				ok, err := setState(ctx, q, id, st.from, changeTo(st.to, "", now))
 				if err != nil {
 					return err
 				}

@@ -104,7 +104,7 @@ func (s *Service) SendMessage(ctx context.Context, acct *Account, workspaceID st
 		}
 		resumed := false
 		if ws.State == StatePaused {
-			if resumed, err = q.SetWorkspaceState(ctx, ws.ID, StatePaused, changeTo(StateResuming, "", s.clock.Now())); err != nil {
+			if resumed, err = setState(ctx, q, ws.ID, StatePaused, changeTo(StateResuming, "", s.clock.Now())); err != nil {
 				return err
 			}
 		}

@@ -68,7 +68,7 @@ type Queries interface {
 	NewestWorkspace(ctx context.Context, accountID string) (*Workspace, error)
 	// SetWorkspaceState moves a workspace from one state to another (compare-and-set),
 	// with the status fields derived from the new state.
-	SetWorkspaceState(ctx context.Context, id, from string, to StateChange) (bool, error)
+	SetWorkspaceState(ctx context.Context, id string, from WorkspaceState, to StateChange) (bool, error)
 	// NextSeq allocates the next message seq of a workspace (under its row lock).
 	NextSeq(ctx context.Context, workspaceID string, at time.Time) (int64, error)
 

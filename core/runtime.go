@@ -18,7 +18,7 @@ const (
 )
 
 // statusFor gives the derived fields a workspace shows in a state.
-func statusFor(state string) (phase, runtime string) {
+func statusFor(state WorkspaceState) (phase, runtime string) {
 	switch state {
 	case StateQueued:
 		return PhaseAllocating, RuntimeOffline
@@ -37,10 +37,6 @@ func statusFor(state string) (phase, runtime string) {
 	}
 }
 
-// StatusMirrorStale is the statusCode of a workspace that became ready from its
-// project's mirror as it was, because fetching the repository failed.
-const StatusMirrorStale = "ready:mirror_fetch_failed"
-
 // RuntimeConfig tunes the workspace runtime.
 type RuntimeConfig struct {
 	TurnTimeout time.Duration
@@ -52,12 +48,12 @@ type RuntimeConfig struct {
 
 // transition moves a leased workspace from its current state under the lease, in one
 // transaction; the caller has done the machine work that justifies it.
-func (s *Service) transition(ctx context.Context, ws *Workspace, lease, to, statusCode string) error {
+func (s *Service) transition(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode string) error {
 	return s.transitionDetail(ctx, ws, lease, to, statusCode, "")
 }
 
 // transitionDetail is transition with a statusDetail: why, in words, for a failure.
-func (s *Service) transitionDetail(ctx context.Context, ws *Workspace, lease, to, statusCode, detail string) error {
+func (s *Service) transitionDetail(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode, detail string) error {
 	from := ws.State
 	return s.store.InTx(ctx, func(q Queries) error {
 		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
@@ -69,7 +65,7 @@ func (s *Service) transitionDetail(ctx context.Context, ws *Workspace, lease, to
 		}
 		change := changeTo(to, statusCode, s.clock.Now())
 		change.CheckoutPath, change.StatusDetail = ws.CheckoutPath, detail
-		if _, err := q.SetWorkspaceState(ctx, ws.ID, from, change); err != nil {
+		if _, err := setState(ctx, q, ws.ID, from, change); err != nil {
 			return err
 		}
 		change.apply(ws)
@@ -143,7 +139,7 @@ func (s *Service) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 			}
 			// The machine is gone: the workspace fails; the reason goes to the log (it
 			// names the hub's paths) and the owner reads a plain one.
-			return false, s.failSetup(ctx, ws, lease, &SetupError{StatusCode: "machine_lost",
+			return false, s.failSetup(ctx, ws, lease, &SetupError{StatusCode: FailureStatus(FailureMachineLost, ""),
 				Detail: "the workspace's machine could not be resumed (its checkout is gone)", Err: err})
 		}
 		ws.CheckoutPath = dir
@@ -197,7 +193,7 @@ func (s *Service) ClaimWork(ctx context.Context, leaseFor time.Duration, limit i
 // RenewLease keeps a lease for leaseFor more (by the database's clock) and reports the
 // workspace's state, so the worker can stop a turn whose workspace moved on; ok is
 // false when the lease is gone.
-func (s *Service) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state string, ok bool, err error) {
+func (s *Service) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state WorkspaceState, ok bool, err error) {
 	return s.store.RenewLease(ctx, id, token, leaseFor)
 }
 

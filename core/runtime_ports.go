@@ -16,7 +16,7 @@ type RuntimeQueries interface {
 	ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit int) ([]*Workspace, error)
 	// RenewLease extends a lease to leaseFor from the database's now and returns the
 	// workspace's state; ok is false when the lease was lost.
-	RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state string, ok bool, err error)
+	RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state WorkspaceState, ok bool, err error)
 	ReleaseLease(ctx context.Context, id, token string) error
 	// LockLeasedWorkspace reads and locks a workspace whose lease token is token;
 	// ErrNoRows when the lease was lost.
@@ -35,7 +35,7 @@ type RuntimeQueries interface {
 
 	// Lifecycle sweeps: ids of workspaces due for a transition.
 	IdleReadyWorkspaces(ctx context.Context, idleSince time.Time, limit int) ([]string, error)
-	WorkspacesInStateSince(ctx context.Context, state string, since time.Time, limit int) ([]string, error)
+	WorkspacesInStateSince(ctx context.Context, state WorkspaceState, since time.Time, limit int) ([]string, error)
 	// ExpirePendingMessages marks pending messages created before `before` expired.
 	ExpirePendingMessages(ctx context.Context, before time.Time) (int64, error)
 	// FailOpenMessages fails a workspace's pending and delivered user messages.

@@ -2,20 +2,24 @@ package core
 
 import "time"
 
+// WorkspaceState is a workspace's lifecycle state (api.md 3.1). Every change goes
+// through the transition table in workspace_state.go.
+type WorkspaceState string
+
 // Workspace states (api.md 3.1, behaviour.md state machine).
 const (
-	StateQueued       = "queued"
-	StateProvisioning = "provisioning"
-	StateSetup        = "setup"
-	StateReady        = "ready"
-	StatePausing      = "pausing"
-	StatePaused       = "paused"
-	StateResuming     = "resuming"
-	StateArchiving    = "archiving"
-	StateArchived     = "archived"
-	StateDeleting     = "deleting"
-	StateDeleted      = "deleted"
-	StateFailed       = "failed"
+	StateQueued       WorkspaceState = "queued"
+	StateProvisioning WorkspaceState = "provisioning"
+	StateSetup        WorkspaceState = "setup"
+	StateReady        WorkspaceState = "ready"
+	StatePausing      WorkspaceState = "pausing"
+	StatePaused       WorkspaceState = "paused"
+	StateResuming     WorkspaceState = "resuming"
+	StateArchiving    WorkspaceState = "archiving"
+	StateArchived     WorkspaceState = "archived"
+	StateDeleting     WorkspaceState = "deleting"
+	StateDeleted      WorkspaceState = "deleted"
+	StateFailed       WorkspaceState = "failed"
 )
 
 // Runtime states and startup phases (behaviour.md, derived status fields).
@@ -69,7 +73,7 @@ type Workspace struct {
 	Branch      string
 	BaseRef     string
 	Origin      string
-	State       string
+	State       WorkspaceState
 	StatusCode  string
 	// StatusDetail says why in words, for a failed workspace (setup: git's reason).
 	StatusDetail string

@@ -223,7 +223,7 @@ func (s *Service) newWorkspace(ctx context.Context, q Queries, acct *Account, re
 	ws := &Workspace{
 		ID: NewID(s.rand, PrefixWorkspace), AccountID: acct.ID, ProjectID: project.ID, ProviderID: providerID,
 		Agent: agent, Model: model, RuntimeMode: DefaultRuntimeMode, Branch: branch, BaseRef: project.DefaultBranch,
-		Origin: origin, State: StateQueued, StatusCode: StateQueued, StartupPhase: PhaseAllocating,
+		Origin: origin, State: StateQueued, StatusCode: string(StateQueued), StartupPhase: PhaseAllocating,
 		RuntimeState: RuntimeOffline, CreatedAt: now, UpdatedAt: now,
 	}
 	if req.RuntimeMode != nil {

@@ -29,14 +29,14 @@ type heartbeat struct {
 	cancel    context.CancelCauseFunc
 
 	mu           sync.Mutex
-	claimedState string // the state the step in progress started from
+	claimedState core.WorkspaceState // the state the step in progress started from
 
 	// Written by run only, read by work after run has returned.
 	renewed time.Time // when the last successful renewal (or the claim) was sent
 	lost    bool
 }
 
-func (h *heartbeat) setState(state string) {
+func (h *heartbeat) setState(state core.WorkspaceState) {
 	h.mu.Lock()
 	h.claimedState = state
 	h.mu.Unlock()

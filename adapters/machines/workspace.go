@@ -32,7 +32,7 @@ func (m *LocalMachines) checkout(ws *core.Workspace) *gitrepo.Checkout {
 // Allocate makes the workspace's directory.
 func (m *LocalMachines) Allocate(ctx context.Context, ws *core.Workspace) error {
 	if err := os.MkdirAll(m.root(ws), 0o755); err != nil {
-		return &core.SetupError{StatusCode: "provision_failed:disk", Detail: "the workspace's directory could not be made on the host", Err: err}
+		return &core.SetupError{StatusCode: core.FailureStatus(core.FailureProvision, core.ReasonDisk), Detail: "the workspace's directory could not be made on the host", Err: err}
 	}
 	return nil
 }
@@ -40,19 +40,19 @@ func (m *LocalMachines) Allocate(ctx context.Context, ws *core.Workspace) error 
 // Checkout clones the project mirror on the workspace branch.
 func (m *LocalMachines) Checkout(ctx context.Context, ws *core.Workspace, p *core.Project) (string, error) {
 	if p.MirrorPath == "" || p.State != core.ProjectReady {
-		return "", &core.SetupError{StatusCode: "setup_failed:project_not_ready", Detail: "the project has no mirror"}
+		return "", &core.SetupError{StatusCode: core.FailureStatus(core.FailureSetup, core.ReasonProjectNotReady), Detail: "the project has no mirror"}
 	}
 	co := m.checkout(ws)
 	err := co.Create(ctx, p.MirrorPath, ws.Branch, ws.BaseRef)
 	switch {
 	case errors.Is(err, gitrepo.ErrRefNotFound):
-		return "", &core.SetupError{StatusCode: "setup_failed:base_ref_not_found", Detail: fmt.Sprintf("baseRef %q is not a branch, tag or commit of the repository", ws.BaseRef), Err: err}
+		return "", &core.SetupError{StatusCode: core.FailureStatus(core.FailureSetup, core.ReasonBaseRefNotFound), Detail: fmt.Sprintf("baseRef %q is not a branch, tag or commit of the repository", ws.BaseRef), Err: err}
 	case ctx.Err() != nil:
 		return "", ctx.Err()
 	case err != nil:
 		var ge *gitrepo.Error
 		if errors.As(err, &ge) {
-			return "", &core.SetupError{StatusCode: "setup_failed:checkout", Detail: ge.Error(), Err: err}
+			return "", &core.SetupError{StatusCode: core.FailureStatus(core.FailureSetup, core.ReasonCheckout), Detail: ge.Error(), Err: err}
 		}
 		return "", err
 	}

@@ -57,9 +57,9 @@ func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor tim
 }
 
 // RenewLease uses the primary key; the expiry is the database's clock plus leaseFor.
-func (q queries) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (_ string, _ bool, err error) {
+func (q queries) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (_ core.WorkspaceState, _ bool, err error) {
 	defer wrapErr(&err, "renew lease")
-	var state string
+	var state core.WorkspaceState
 	err = q.get(ctx, &state, `UPDATE workspaces SET lease_expires_at = now() + make_interval(secs => $3)
 		WHERE id = $1 AND lease_token = $2 RETURNING state`, id, token, leaseFor.Seconds())
 	if errors.Is(err, core.ErrNoRows) {
@@ -141,7 +141,7 @@ func (q queries) IdleReadyWorkspaces(ctx context.Context, idleSince time.Time, l
 }
 
 // WorkspacesInStateSince uses workspaces_lifecycle.
-func (q queries) WorkspacesInStateSince(ctx context.Context, state string, since time.Time, limit int) (_ []string, err error) {
+func (q queries) WorkspacesInStateSince(ctx context.Context, state core.WorkspaceState, since time.Time, limit int) (_ []string, err error) {
 	defer wrapErr(&err, "workspaces in state since")
 	var ids []string
 	err = q.selectAll(ctx, &ids, `SELECT id FROM workspaces WHERE state = $1 AND state_changed_at < $2

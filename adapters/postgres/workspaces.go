@@ -9,35 +9,35 @@ import (
 )
 
 type workspaceRow struct {
-	ID                  string         `db:"id"`
-	AccountID           string         `db:"account_id"`
-	ProjectID           string         `db:"project_id"`
-	ProviderID          string         `db:"provider_id"`
-	Agent               string         `db:"agent"`
-	Model               string         `db:"model"`
-	RuntimeMode         string         `db:"runtime_mode"`
-	Branch              string         `db:"branch"`
-	BaseRef             string         `db:"base_ref"`
-	Origin              string         `db:"origin"`
-	State               string         `db:"state"`
-	StatusCode          string         `db:"status_code"`
-	StatusDetail        string         `db:"status_detail"`
-	HeadCommit          string         `db:"head_commit"`
-	LastPush            string         `db:"last_push"`
-	StartupPhase        string         `db:"startup_phase"`
-	RuntimeState        string         `db:"runtime_state"`
-	LatestSeq           int64          `db:"latest_seq"`
-	LastTurnID          sql.NullString `db:"last_turn_id"`
-	LastTurnOutcome     sql.NullString `db:"last_turn_outcome"`
-	LastTurnCompletedAt sql.NullTime   `db:"last_turn_completed_at"`
-	OpenMessages        bool           `db:"open_messages"`
-	AgentSession        string         `db:"agent_session"`
-	CheckoutPath        string         `db:"checkout_path"`
-	LeaseToken          sql.NullString `db:"lease_token"`
-	LastActivityAt      time.Time      `db:"last_activity_at"`
-	StateChangedAt      time.Time      `db:"state_changed_at"`
-	CreatedAt           time.Time      `db:"created_at"`
-	UpdatedAt           time.Time      `db:"updated_at"`
+	ID                  string              `db:"id"`
+	AccountID           string              `db:"account_id"`
+	ProjectID           string              `db:"project_id"`
+	ProviderID          string              `db:"provider_id"`
+	Agent               string              `db:"agent"`
+	Model               string              `db:"model"`
+	RuntimeMode         string              `db:"runtime_mode"`
+	Branch              string              `db:"branch"`
+	BaseRef             string              `db:"base_ref"`
+	Origin              string              `db:"origin"`
+	State               core.WorkspaceState `db:"state"`
+	StatusCode          string              `db:"status_code"`
+	StatusDetail        string              `db:"status_detail"`
+	HeadCommit          string              `db:"head_commit"`
+	LastPush            string              `db:"last_push"`
+	StartupPhase        string              `db:"startup_phase"`
+	RuntimeState        string              `db:"runtime_state"`
+	LatestSeq           int64               `db:"latest_seq"`
+	LastTurnID          sql.NullString      `db:"last_turn_id"`
+	LastTurnOutcome     sql.NullString      `db:"last_turn_outcome"`
+	LastTurnCompletedAt sql.NullTime        `db:"last_turn_completed_at"`
+	OpenMessages        bool                `db:"open_messages"`
+	AgentSession        string              `db:"agent_session"`
+	CheckoutPath        string              `db:"checkout_path"`
+	LeaseToken          sql.NullString      `db:"lease_token"`
+	LastActivityAt      time.Time           `db:"last_activity_at"`
+	StateChangedAt      time.Time           `db:"state_changed_at"`
+	CreatedAt           time.Time           `db:"created_at"`
+	UpdatedAt           time.Time           `db:"updated_at"`
 }
 
 func (r *workspaceRow) core() *core.Workspace {
@@ -126,7 +126,7 @@ func (q queries) NewestWorkspace(ctx context.Context, accountID string) (_ *core
 	return q.getWorkspace(ctx, newestWorkspaceWhere, accountID)
 }
 
-func (q queries) SetWorkspaceState(ctx context.Context, id, from string, to core.StateChange) (_ bool, err error) {
+func (q queries) SetWorkspaceState(ctx context.Context, id string, from core.WorkspaceState, to core.StateChange) (_ bool, err error) {
 	defer wrapErr(&err, "set workspace state")
 	n, err := q.exec(ctx, `UPDATE workspaces SET state = $3, status_code = $4, startup_phase = $5, runtime_state = $6,
 		checkout_path = COALESCE(NULLIF($8, ''), checkout_path), status_detail = $9, state_changed_at = $7, updated_at = $7

@@ -6,7 +6,6 @@ package chat
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/wshub/wshub/core"
 )
@@ -72,7 +71,7 @@ const GenericRefusal = "Something went wrong on the hub and your request wasn't 
 func (p Platform) Refusal(err error) string {
 	var ce *core.Error
 	if errors.As(err, &ce) {
-		code, _, _ := strings.Cut(ce.Code, ":")
+		code := core.BaseErrorCode(ce.Code)
 		if s, ok := refusals[code]; ok {
 			return fmt.Sprintf(s, p.Team, p.Bind)
 		}
@@ -83,22 +82,22 @@ func (p Platform) Refusal(err error) string {
 	return GenericRefusal
 }
 
-// failures words a failed workspace's statusCode (its part before ":").
-var failures = map[string]string{
-	"provision_failed": "its machine could not be provisioned",
-	"setup_failed":     "its checkout could not be set up",
-	"machine_lost":     "its machine was lost",
+// failures words a failed workspace's statusCode (core.FailureStatus).
+var failures = map[core.FailureKind]string{
+	core.FailureProvision:   "its machine could not be provisioned",
+	core.FailureSetup:       "its checkout could not be set up",
+	core.FailureMachineLost: "its machine was lost",
 }
 
-// setupDetails words the part after ":" of a setup failure, when it helps.
-var setupDetails = map[string]string{
-	"base_ref_not_found": "the base branch or commit does not exist",
-	"project_not_ready":  "the project is not ready",
+// setupDetails words the reason of a failure, when it helps.
+var setupDetails = map[core.FailureReason]string{
+	core.ReasonBaseRefNotFound: "the base branch or commit does not exist",
+	core.ReasonProjectNotReady: "the project is not ready",
 }
 
 // FailureNotice tells a thread that its workspace failed, and what to do.
 func (p Platform) FailureNotice(workspaceID, code string) string {
-	kind, detail, _ := strings.Cut(code, ":")
+	kind, detail := core.ParseFailureStatus(code)
 	why, ok := failures[kind]
 	if !ok {
 		why = "the hub could not keep it running"

@@ -324,7 +324,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if err != nil {
 			return nil, err
 		}
-		return map[string]string{"workspaceId": ws.ID, "state": ws.State}, nil
+		return map[string]string{"workspaceId": ws.ID, "state": string(ws.State)}, nil
 
 	case "webhook deliveries":
 		id := fs.String("account", "", "account id")
