@@ -48,7 +48,7 @@ func toWorkspace(w *core.Workspace) workspaceJSON {
 		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
 	}
 	if lt := w.LastTurnInfo(); lt != nil {
-		out.LastTurn = &lastTurnJSON{TurnID: lt.TurnID, Outcome: lt.Outcome, CompletedAt: ms(lt.CompletedAt)}
+		out.LastTurn = &lastTurnJSON{TurnID: lt.TurnID, Outcome: string(lt.Outcome), CompletedAt: ms(lt.CompletedAt)}
 	}
 	return out
 }
@@ -78,8 +78,8 @@ type messageJSON struct {
 }
 
 func toMessage(m *core.Message) messageJSON {
-	out := messageJSON{MessageID: m.ID, Seq: m.Seq, Role: m.Role, Text: m.Text, Status: m.Status, TurnID: m.TurnID,
-		Outcome: m.Outcome, CreatedAt: ms(m.CreatedAt)}
+	out := messageJSON{MessageID: m.ID, Seq: m.Seq, Role: m.Role, Text: m.Text, Status: string(m.Status), TurnID: m.TurnID,
+		Outcome: string(m.Outcome), CreatedAt: ms(m.CreatedAt)}
 	if m.DeliveredAt != nil {
 		d := ms(*m.DeliveredAt)
 		out.DeliveredAt = &d

@@ -34,7 +34,7 @@ type TurnRequest struct {
 
 // TurnResult is how a turn ended.
 type TurnResult struct {
-	Outcome string // completed | interrupted | error
+	Outcome Outcome // completed | interrupted | error
 	// Reply is the agent's final answer text (not tool output).
 	Reply string
 	// SessionID is the session to resume on the next turn.

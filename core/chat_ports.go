@@ -74,7 +74,7 @@ type ClaimedChatReply struct {
 	Place         ChatPlace
 	WorkspaceID   string
 	Truncated     bool
-	Outcome       string
+	Outcome       Outcome
 	SealedText    []byte
 	FailureCode   string
 	FailureAgent  string
@@ -88,7 +88,7 @@ type ChatPostState struct {
 	PartsPosted int
 	Attempts    int
 	CreatedAt   time.Time // when the turn finished or the notice was queued
-	Status      string
+	Status      DeliveryStatus
 	NextAt      time.Time
 	LastError   string
 	// Lease is the token of the claim posting it: settling is fenced by it.
@@ -100,7 +100,7 @@ type ChatReply struct {
 	Place          ChatPlace
 	WorkspaceID    string
 	Text           string
-	Outcome        string
+	Outcome        Outcome
 	Truncated      bool
 	FailureCode    string
 	FailureMessage string
@@ -173,8 +173,8 @@ type ClaimedChatNotice struct {
 // ChatPostReport is how one claimed reply or notice went, for metrics.
 type ChatPostReport struct {
 	Platform string
-	Kind     string // "reply" or "notice"
-	Status   string // DeliveryDelivered, DeliveryPending (retrying), DeliveryFailed (given up)
+	Kind     string         // "reply" or "notice"
+	Status   DeliveryStatus // DeliveryDelivered, DeliveryPending (retrying), DeliveryFailed (given up)
 	// Released: the hub stopped mid-post; not a try, nothing to count.
 	Released bool
 	// Since is, once delivered, how long after CreatedAt the last part went out.

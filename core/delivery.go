@@ -2,11 +2,15 @@ package core
 
 import "time"
 
-// Delivery statuses: pending until acknowledged (delivered) or given up (failed).
+// DeliveryStatus is an outbox row's status (webhook deliveries, chat replies and
+// notices): pending until acknowledged (delivered) or given up (failed).
+type DeliveryStatus string
+
+// Delivery statuses.
 const (
-	DeliveryPending   = "pending"
-	DeliveryDelivered = "delivered"
-	DeliveryFailed    = "failed"
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliveryDelivered DeliveryStatus = "delivered"
+	DeliveryFailed    DeliveryStatus = "failed"
 )
 
 // Delivery limits (api.md 6.4 and section 8).
@@ -25,7 +29,7 @@ type Delivery struct {
 	AccountID      string
 	WebhookID      string
 	EventID        string
-	Status         string
+	Status         DeliveryStatus
 	Attempts       int // failed or acknowledged attempts so far
 	MaxAttempts    int
 	NextAttemptAt  time.Time

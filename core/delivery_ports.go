@@ -42,7 +42,7 @@ type ClaimedDelivery struct {
 
 // DeliverySettlement is what an attempt leaves on its delivery.
 type DeliverySettlement struct {
-	Status         string
+	Status         DeliveryStatus
 	Attempts       int
 	LastStatusCode int
 	LastError      string

@@ -110,7 +110,7 @@ func (s *Service) AttemptDelivery(ctx context.Context, j *DeliveryJob) (Delivery
 
 // ListDeliveries is the operator's view of an account's deliveries, newest first.
 func (s *Service) ListDeliveries(ctx context.Context, accountID, status string, limit int) ([]*Delivery, error) {
-	switch status {
+	switch DeliveryStatus(status) {
 	case "", DeliveryPending, DeliveryDelivered, DeliveryFailed:
 	default:
 		return nil, fmt.Errorf("status must be pending, delivered or failed, not %q", status)

@@ -33,7 +33,7 @@ type eventBody struct {
 	WorkspaceID string     `json:"workspaceId"`
 	Branch      string     `json:"branch"`
 	TurnID      string     `json:"turnId"`
-	Outcome     string     `json:"outcome"`
+	Outcome     Outcome    `json:"outcome"`
 	Reply       eventReply `json:"reply"`
 	MessageID   string     `json:"messageId"`
 	// Extensions (api.md's fields are unchanged): the commit this turn left on the

@@ -5,23 +5,32 @@ import (
 	"time"
 )
 
-// Message roles and statuses (api.md 2.3, 3.2).
+// Message roles (api.md 2.3).
 const (
 	RoleUser      = "user"
 	RoleAssistant = "assistant"
-
-	MessagePending   = "pending"
-	MessageDelivered = "delivered"
-	MessageSettled   = "settled"
-	MessageFailed    = "failed"
-	MessageExpired   = "expired"
 )
+
+// MessageStatus is a message's status (api.md 3.2).
+type MessageStatus string
+
+// Message statuses.
+const (
+	MessagePending   MessageStatus = "pending"
+	MessageDelivered MessageStatus = "delivered"
+	MessageSettled   MessageStatus = "settled"
+	MessageFailed    MessageStatus = "failed"
+	MessageExpired   MessageStatus = "expired"
+)
+
+// Outcome is how a turn ended (api.md 2.2).
+type Outcome string
 
 // Turn outcomes.
 const (
-	OutcomeCompleted   = "completed"
-	OutcomeInterrupted = "interrupted"
-	OutcomeError       = "error"
+	OutcomeCompleted   Outcome = "completed"
+	OutcomeInterrupted Outcome = "interrupted"
+	OutcomeError       Outcome = "error"
 )
 
 // Turn failure codes (api.md 2.5).
@@ -55,9 +64,9 @@ type Message struct {
 	Seq         int64
 	Role        string
 	Text        string
-	Status      string
+	Status      MessageStatus
 	TurnID      string
-	Outcome     string
+	Outcome     Outcome
 	CreatedAt   time.Time
 	DeliveredAt *time.Time
 	// AssetIDs are the attachments of a user message, in the order sent.

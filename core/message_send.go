@@ -149,7 +149,7 @@ func replaySend(ctx context.Context, q Queries, workspaceID string, stored, clai
 }
 
 // receiptStatus is queued while the message is pending, delivered afterwards.
-func receiptStatus(messageStatus string) string {
+func receiptStatus(messageStatus MessageStatus) string {
 	if messageStatus == MessagePending {
 		return "queued"
 	}

@@ -7,7 +7,8 @@ import (
 
 // TurnReport is what is known of a turn once it is recorded, for metrics and the log.
 type TurnReport struct {
-	WorkspaceID, TurnID, Agent, Outcome string
+	WorkspaceID, TurnID, Agent string
+	Outcome                    Outcome
 	// FailureCode is agent_not_installed or agent_error for an error outcome.
 	FailureCode string
 	// Took is the agent's run, from the message taken to the agent's end.

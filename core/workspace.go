@@ -87,7 +87,7 @@ type Workspace struct {
 	// LastTurn* come from the newest assistant message; kept on the row by the turn
 	// transaction so listing needs no per-workspace query.
 	LastTurnID          string
-	LastTurnOutcome     string
+	LastTurnOutcome     Outcome
 	LastTurnCompletedAt *time.Time
 	// OpenMessages is true when a user message is pending or delivered (computed by the
 	// store in the same query that reads the row).
@@ -128,7 +128,7 @@ func (w *Workspace) AgentStatus() string {
 // LastTurn is the most recent finished agent turn (api.md 2.2).
 type LastTurn struct {
 	TurnID      string
-	Outcome     string
+	Outcome     Outcome
 	CompletedAt time.Time
 }
 

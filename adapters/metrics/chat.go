@@ -39,7 +39,8 @@ func (c *chatMetrics) collectors() []prometheus.Collector {
 
 // results names core's row statuses for people reading dashboards.
 var results = map[string]string{
-	"done": "handled", core.DeliveryDelivered: "posted", core.DeliveryPending: "retrying", core.DeliveryFailed: "failed",
+	"done": "handled", string(core.DeliveryDelivered): "posted", string(core.DeliveryPending): "retrying",
+	string(core.DeliveryFailed): "failed",
 }
 
 // ObserveChatEvent records one handled inbox event.
@@ -49,7 +50,7 @@ func (m *Metrics) ObserveChatEvent(r core.ChatEventReport) {
 
 // ObserveChatPost records one reply or notice post.
 func (m *Metrics) ObserveChatPost(r core.ChatPostReport) {
-	m.chat.posts.WithLabelValues(r.Platform, r.Kind, results[r.Status]).Inc()
+	m.chat.posts.WithLabelValues(r.Platform, r.Kind, results[string(r.Status)]).Inc()
 	if r.Kind == "reply" && r.Status == core.DeliveryDelivered {
 		m.chat.latency.WithLabelValues(r.Platform).Observe(r.Since.Seconds())
 	}

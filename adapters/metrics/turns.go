@@ -36,7 +36,7 @@ func newTurnMetrics() *turnMetrics {
 
 // ObserveTurn is core.TurnObserver.
 func (m *Metrics) ObserveTurn(r core.TurnReport) {
-	m.turn.turns.WithLabelValues(r.Agent, r.Outcome).Inc()
+	m.turn.turns.WithLabelValues(r.Agent, string(r.Outcome)).Inc()
 	m.turn.duration.WithLabelValues(r.Agent).Observe(r.Took.Seconds())
 	switch {
 	case r.Commit.Pushed:

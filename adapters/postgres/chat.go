@@ -250,7 +250,7 @@ func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now time
 		out[i] = &core.ClaimedChatReply{
 			ThreadID: r.ThreadID, MessageID: r.MessageID, WorkspaceID: r.WorkspaceID,
 			Place:     core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.Thread},
-			Truncated: r.Truncated, Outcome: r.Outcome.String, SealedText: r.TextSealed, FailureCode: r.FailureCode.String,
+			Truncated: r.Truncated, Outcome: core.Outcome(r.Outcome.String), SealedText: r.TextSealed, FailureCode: r.FailureCode.String,
 			FailureAgent: r.FailureAgent.String, SealedFailure: r.FailureSealed,
 			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts, CreatedAt: r.CreatedAt, Lease: r.Lease},
 		}

@@ -132,7 +132,7 @@ type deliveryRow struct {
 
 func (r deliveryRow) core() *core.Delivery {
 	return &core.Delivery{
-		ID: r.ID, AccountID: r.AccountID, WebhookID: r.WebhookID, EventID: r.EventID, Status: r.Status,
+		ID: r.ID, AccountID: r.AccountID, WebhookID: r.WebhookID, EventID: r.EventID, Status: core.DeliveryStatus(r.Status),
 		Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, NextAttemptAt: r.NextAttemptAt,
 		LastStatusCode: int(r.LastStatusCode.Int64), LastError: r.LastError, LastAttemptAt: timePtr(r.LastAttemptAt),
 		DeliveredAt: timePtr(r.DeliveredAt), CreatedAt: r.CreatedAt, URL: r.URL,

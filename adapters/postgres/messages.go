@@ -30,8 +30,8 @@ type messageRow struct {
 func (r *messageRow) core() *core.StoredMessage {
 	return &core.StoredMessage{
 		Message: core.Message{
-			ID: r.ID, WorkspaceID: r.WorkspaceID, Seq: r.Seq, Role: r.Role, Status: r.Status, TurnID: r.TurnID,
-			Outcome: r.Outcome.String, CreatedAt: r.CreatedAt, DeliveredAt: timePtr(r.DeliveredAt), AssetIDs: r.AssetIDs,
+			ID: r.ID, WorkspaceID: r.WorkspaceID, Seq: r.Seq, Role: r.Role, Status: core.MessageStatus(r.Status), TurnID: r.TurnID,
+			Outcome: core.Outcome(r.Outcome.String), CreatedAt: r.CreatedAt, DeliveredAt: timePtr(r.DeliveredAt), AssetIDs: r.AssetIDs,
 		},
 		SealedText: r.TextSealed, FailureCode: r.FailureCode.String, FailureAgent: r.FailureAgent.String,
 		SealedFailure: r.FailureSealed,
@@ -51,7 +51,7 @@ func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText 
 	}
 	_, err = q.exec(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
 		asset_ids, created_at, delivered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		m.ID, m.WorkspaceID, m.Seq, m.Role, sealedText, m.Status, m.TurnID, nullString(m.Outcome),
+		m.ID, m.WorkspaceID, m.Seq, m.Role, sealedText, m.Status, m.TurnID, nullString(string(m.Outcome)),
 		pq.StringArray(assets), m.CreatedAt, nullTime(m.DeliveredAt))
 	return err
 }

@@ -45,7 +45,7 @@ func (r *workspaceRow) core() *core.Workspace {
 		ID: r.ID, AccountID: r.AccountID, ProjectID: r.ProjectID, ProviderID: r.ProviderID, Agent: r.Agent,
 		Model: r.Model, RuntimeMode: r.RuntimeMode, Branch: r.Branch, BaseRef: r.BaseRef, Origin: r.Origin,
 		State: r.State, StatusCode: r.StatusCode, StatusDetail: r.StatusDetail, HeadCommit: r.HeadCommit, LastPush: r.LastPush, StartupPhase: r.StartupPhase, RuntimeState: r.RuntimeState,
-		LatestSeq: r.LatestSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: r.LastTurnOutcome.String,
+		LatestSeq: r.LatestSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: core.Outcome(r.LastTurnOutcome.String),
 		LastTurnCompletedAt: timePtr(r.LastTurnCompletedAt), OpenMessages: r.OpenMessages,
 		AgentSession: r.AgentSession, CheckoutPath: r.CheckoutPath, LeaseToken: r.LeaseToken.String,
 		LastActivityAt: r.LastActivityAt, StateChangedAt: r.StateChangedAt,

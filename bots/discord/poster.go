@@ -23,7 +23,7 @@ const maxPostChars = 2000
 // unarchives it.
 func (b *Bot) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResult {
 	parts := words.FormatReply(chat.Reply{
-		Text: r.Text, Outcome: r.Outcome, Truncated: r.Truncated, FailureCode: r.FailureCode,
+		Text: r.Text, Outcome: string(r.Outcome), Truncated: r.Truncated, FailureCode: r.FailureCode,
 		FailureMessage: r.FailureMessage, Agent: chat.AgentName(r.Agent),
 	}, maxPostChars)
 	return b.postParts(ctx, r.Place, parts, r.PartsPosted)

@@ -21,7 +21,7 @@ var _ core.ChatPoster = (*Bot)(nil)
 // are permanent.
 func (b *Bot) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResult {
 	parts := formatReply(chat.Reply{
-		Text: r.Text, Outcome: r.Outcome, Truncated: r.Truncated, FailureCode: r.FailureCode,
+		Text: r.Text, Outcome: string(r.Outcome), Truncated: r.Truncated, FailureCode: r.FailureCode,
 		FailureMessage: r.FailureMessage, Agent: agentName(r.Agent),
 	})
 	return b.postParts(ctx, r.Place, parts, r.PartsPosted)
