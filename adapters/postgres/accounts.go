@@ -138,19 +138,27 @@ func (q queries) RevokeAPIKey(ctx context.Context, id string, at time.Time) (_ b
 	return n == 1, err
 }
 
-// AccountByKeyHash uses api_keys_hash.
+// AccountByKeyHash uses api_keys_hash. It is a plain read on every request; the key's
+// last use is written by a second statement only when the stamp is over a minute old
+// (a data-modifying CTE on every request cost about 15% of a small GET's time).
 func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (_ *core.Account, err error) {
 	defer wrapErr(&err, "account by key hash")
-	var r accountRow
-	// The key's last use is stamped in the same statement, at most once a minute per
-	// key: the UPDATE matches (and locks, and writes) only a stale row, so the hot path
-	// stays a read. A concurrent request finds the row fresh once the lock is released.
-	err = q.get(ctx, &r, `WITH k AS (SELECT id, account_id FROM api_keys WHERE hash = $1 AND revoked_at IS NULL),
-		touched AS (UPDATE api_keys SET last_used_at = date_trunc('second', now()) WHERE id = (SELECT id FROM k)
-			AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute') RETURNING 1)
-		SELECT `+accountColumns+` FROM k JOIN accounts a ON a.id = k.account_id`, hash)
+	var r struct {
+		accountRow
+		KeyID string `db:"key_id"`
+		Stale bool   `db:"stale"`
+	}
+	err = q.get(ctx, &r, `SELECT `+accountColumns+`, k.id AS key_id,
+			(k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS stale
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash)
 	if err != nil {
 		return nil, err
+	}
+	if r.Stale {
+		// Only a stale row is matched, so concurrent requests write it once; a failed
+		// stamp does not fail the request.
+		_, _ = q.exec(ctx, `UPDATE api_keys SET last_used_at = date_trunc('second', now())
+			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, r.KeyID)
 	}
 	return r.core(), nil
 }
