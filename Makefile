@@ -61,10 +61,14 @@ fuzz:
 	$(WITH_DB) \
 	$(FUZZ_ALL)
 
+# bench: the API measured against a real `wshub serve` and a pgbench baseline of the same
+# statements (cmd/wshub-bench writes docs/benchmarks.md), then the package benchmarks.
 bench:
 	bash scripts/sandbox.sh
+	$(GO) build -o bin/wshub ./cmd/wshub
 	$(WITH_DB) \
-	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	$(GO) run ./cmd/wshub-bench -hub bin/wshub -out docs/benchmarks.md -pglog "$${WSHUB_PG_LOG:-.data/pg/log}"; \
+	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=20x ./...
 
 pg-stop:
 	bash scripts/pg.sh stop

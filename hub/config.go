@@ -76,7 +76,8 @@ type Config struct {
 	// DeleteAfter deletes a workspace archived this long (0: never).
 	DeleteAfter time.Duration `env:"WSHUB_DELETE_AFTER" envDefault:"720h"`
 	// MaxActiveWorkspaces bounds the workspaces the worker steps at once (turns run in
-	// parallel across workspaces, one at a time within each).
+	// parallel across workspaces, one at a time within each); 0 runs no worker on this
+	// replica (others run the turns).
 	MaxActiveWorkspaces int `env:"WSHUB_MAX_ACTIVE_WORKSPACES" envDefault:"4"`
 	// WorkerPoll is the worker's backstop poll when no NOTIFY arrives.
 	WorkerPoll time.Duration `env:"WSHUB_WORKER_POLL" envDefault:"2s"`

@@ -209,7 +209,11 @@ func (h *Hub) Run(ctx context.Context) error {
 			sender.Run(ctx)
 		}
 	}()
-	worker.Run(ctx)
+	if h.Config.MaxActiveWorkspaces > 0 {
+		worker.Run(ctx)
+	} else {
+		<-ctx.Done() // this replica serves the API and runs no turns
+	}
 	<-sent
 	<-chatted
 	return <-done

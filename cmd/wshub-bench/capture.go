@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// capture finds the statements the hub sends for one GET workspace: it turns on the
+// statement log for the bench database, starts a hub (whose connections pick the
+// setting up), sends the request, and reads what the server logged. The setting is
+// off again before the measured hub starts.
+func (r *run) capture(ctx context.Context) (string, error) {
+	admin, err := sql.Open("postgres", r.base)
+	if err != nil {
+		return "", err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+r.dbName+" SET log_min_duration_statement = 0"); err != nil {
+		return "", err
+	}
+	defer admin.ExecContext(ctx, "ALTER DATABASE "+r.dbName+" RESET log_min_duration_statement")
+	srv, err := r.serve(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer srv.stop()
+	get := request{method: "GET", path: "/v1/api/workspaces/" + r.wsIDs[0]}
+	hc := clientFor(1)
+	if _, _, err := do(ctx, hc, srv.url, r.key, get); err != nil { // warm: the key's last-use stamp
+		return "", err
+	}
+	time.Sleep(200 * time.Millisecond)
+	fi, err := os.Stat(r.pglog)
+	if err != nil {
+		return "", fmt.Errorf("server log %s: %w", r.pglog, err)
+	}
+	if _, ok, err := do(ctx, hc, srv.url, r.key, get); err != nil || !ok {
+		return "", fmt.Errorf("GET workspace: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	stmts, err := readStatements(r.pglog, fi.Size())
+	if err != nil {
+		return "", err
+	}
+	if len(stmts) == 0 {
+		return "", fmt.Errorf("no statement logged")
+	}
+	script := strings.Join(stmts, ";\n") + ";\n"
+	path := filepath.Join(r.dataDir, "get-workspace.sql")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		return "", err
+	}
+	fmt.Printf("captured %d statements for GET workspace:\n%s\n", len(stmts), script)
+	return path, nil
+}
+
+var (
+	logEntry = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? \S+ \[\d+\] (\w+):  (.*)$`)
+	executed = regexp.MustCompile(`(?s)^duration: [\d.]+ ms  (?:execute [^:]*|statement): (.*)$`)
+	paramRE  = regexp.MustCompile(`\$(\d+) = ('(?:[^']|'')*'|NULL)`)
+)
+
+// readStatements reads the server log from offset: each executed statement, its
+// parameters substituted as the literals they were bound to.
+func readStatements(path string, offset int64) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, 0); err != nil {
+		return nil, err
+	}
+	type entry struct{ level, text string }
+	var entries []entry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := logEntry.FindStringSubmatch(line); m != nil {
+			entries = append(entries, entry{m[2], m[3]})
+		} else if len(entries) > 0 {
+			entries[len(entries)-1].text += "\n" + line
+		}
+	}
+	var out []string
+	for i, e := range entries {
+		m := executed.FindStringSubmatch(e.text)
+		if e.level != "LOG" || m == nil {
+			continue
+		}
+		stmt := strings.TrimSpace(m[1])
+		if i+1 < len(entries) && entries[i+1].level == "DETAIL" && strings.HasPrefix(entries[i+1].text, "parameters: ") {
+			params := map[int]string{}
+			for _, p := range paramRE.FindAllStringSubmatch(entries[i+1].text, -1) {
+				n, _ := strconv.Atoi(p[1])
+				params[n] = p[2]
+			}
+			stmt = regexp.MustCompile(`\$(\d+)`).ReplaceAllStringFunc(stmt, func(s string) string {
+				n, _ := strconv.Atoi(s[1:])
+				if v, ok := params[n]; ok {
+					return v
+				}
+				return s
+			})
+		}
+		out = append(out, stmt)
+	}
+	return out, nil
+}
+
+// pgbench runs script at clients connections for r.dur.
+func (r *run) pgbench(ctx context.Context, script string, clients int) *baseline {
+	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-f", script, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, 4)),
+		"-T", strconv.Itoa(int(r.dur.Seconds())), r.dbURL)
+	out, err := cmd.CombinedOutput()
+	b := &baseline{}
+	if err != nil {
+		b.err = fmt.Sprintf("pgbench: %v: %.300s", err, out)
+		return b
+	}
+	for _, line := range splitLines(string(out)) {
+		var v float64
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "tps = %f", &v); err == nil {
+			b.tps = v
+		}
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "latency average = %f ms", &v); err == nil {
+			b.latency = time.Duration(v * float64(time.Millisecond))
+		}
+	}
+	fmt.Printf("  pgbench, %d clients: %.0f tps, latency %.2f ms\n", clients, b.tps, ms(b.latency))
+	return b
+}

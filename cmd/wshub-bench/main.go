@@ -1,0 +1,42 @@
+// Command wshub-bench measures a real hub and writes docs/benchmarks.md (make bench).
+//
+// It makes its own database on DATABASE_URL's server, seeds it through the hub's own
+// use cases (and 10,000 workspaces by SQL), runs `wshub serve` as a separate process
+// (so its memory is the hub's alone), and drives it with keep-alive HTTP clients. The
+// PostgreSQL baseline replays, with pgbench, exactly the statements the hub sent for
+// the request measured: captured from the server's statement log, not guessed. Every
+// figure is a ratio measured side by side in one run; the machine is shared and noisy.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"time"
+)
+
+func main() {
+	hubBin := flag.String("hub", "bin/wshub", "the wshub binary to serve")
+	out := flag.String("out", "docs/benchmarks.md", "where to write the report")
+	dur := flag.Duration("duration", 5*time.Second, "how long each measurement runs")
+	workspaces := flag.Int("workspaces", 10000, "workspaces in the account (B3)")
+	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
+	flag.Parse()
+	base := os.Getenv("DATABASE_URL")
+	if base == "" {
+		log.Fatal("DATABASE_URL is not set (make bench starts PostgreSQL and sets it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	defer cancel()
+	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, pglog: *pglog}
+	if err := r.all(ctx); err != nil {
+		log.Fatal(err)
+	}
+	report := r.markdown()
+	if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(report)
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"fmt"
+	"log"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	_ "github.com/lib/pq"
+
+	"github.com/wshub/wshub/adapters/postgres"
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+)
+
+// run is one benchmark run: its database, tenant and results.
+type run struct {
+	base, hubBin, pglog string
+	dur                 time.Duration
+	workspaces          int
+
+	dbName, dbURL, dataDir, contentKey string
+	key                                string
+	wsIDs                              []string
+
+	results []result
+	rss     []rssPoint
+	notes   []string
+}
+
+type rssPoint struct {
+	when string
+	kib  int
+}
+
+func (r *run) all(ctx context.Context) error {
+	if err := r.setup(ctx); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	defer r.teardown()
+	getSQL, err := r.capture(ctx)
+	if err != nil {
+		r.notes = append(r.notes, "statement capture failed, no PostgreSQL baseline: "+err.Error())
+	}
+	srv, err := r.serve(ctx)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	time.Sleep(2 * time.Second)
+	r.rss = append(r.rss, rssPoint{"idle, after start", srv.rss()})
+
+	ws := r.wsIDs[0]
+	for _, c := range []int{1, 8, 32} {
+		res := r.load(ctx, srv.url, fmt.Sprintf("B3 GET workspace, %d clients", c), c, func(i int) request {
+			return request{method: "GET", path: "/v1/api/workspaces/" + ws}
+		})
+		if getSQL != "" {
+			res.baseline = r.pgbench(ctx, getSQL, c)
+		}
+		r.results = append(r.results, res)
+	}
+	r.results = append(r.results, r.load(ctx, srv.url, fmt.Sprintf("B3 list workspaces (%d), 1 client", r.workspaces), 1, func(int) request {
+		return request{method: "GET", path: "/v1/api/workspaces"}
+	}))
+	for _, c := range []int{1, 8, 32} {
+		r.results = append(r.results, r.load(ctx, srv.url, fmt.Sprintf("B1' send message, runtime idle, %d clients", c), c, func(i int) request {
+			return request{method: "POST", path: "/v1/api/workspaces/" + r.wsIDs[1+i] + "/messages", body: `{"text":"bench"}`}
+		}))
+	}
+	r.rss = append(r.rss, rssPoint{"after B1'", srv.rss()})
+	return nil
+}
+
+// setup makes the database and the tenant: an account, a key, a project mirrored from
+// a small git repository, and the workspaces.
+func (r *run) setup(ctx context.Context) error {
+	r.dbName = fmt.Sprintf("wshub_bench_%d", os.Getpid())
+	admin, err := sql.Open("postgres", r.base)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+r.dbName); err != nil {
+		return err
+	}
+	u, err := url.Parse(r.base)
+	if err != nil {
+		return err
+	}
+	u.Path = "/" + r.dbName
+	r.dbURL = u.String()
+	if r.dataDir, err = os.MkdirTemp("", "wshub-bench-"); err != nil {
+		return err
+	}
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	r.contentKey = base64.StdEncoding.EncodeToString(k)
+
+	store, err := postgres.Open(ctx, r.dbURL, postgres.Options{})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := postgres.Migrate(ctx, store.DB().DB); err != nil {
+		return err
+	}
+	h, err := hub.New(hub.Config{DatabaseURL: r.dbURL, DataDir: r.dataDir, ContentKey: r.contentKey,
+		Retention: core.MinRetention, AgentCommands: map[string]string{}}, store, nil, hub.Options{Admin: true})
+	if err != nil {
+		return err
+	}
+	acct := &core.Account{Name: "bench", Entitled: true}
+	if err := h.Service.CreateAccount(ctx, acct); err != nil {
+		return err
+	}
+	if _, r.key, err = h.Service.CreateAPIKey(ctx, acct.ID, "bench"); err != nil {
+		return err
+	}
+	repo := filepath.Join(r.dataDir, "repo")
+	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "-c", "user.name=b", "-c", "user.email=b@example.com",
+		"commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v: %s", args, err, out)
+		}
+	}
+	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: repo})
+	if err != nil {
+		return err
+	}
+	if err := h.Service.PrepareProject(ctx, p); err != nil {
+		return err
+	}
+	// The workspaces, ready, as the worker would leave them: inserted in one statement.
+	if _, err := store.DB().ExecContext(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model,
+		runtime_mode, branch, base_ref, origin, state, status_code, startup_phase, runtime_state, created_at, updated_at,
+		last_activity_at, state_changed_at)
+		SELECT 'ws_bench' || lpad(g::text, 8, '0'), $1, $2, 'local', 'agent_1', 'm', 'full-access', 'bench-' || g, 'main',
+			'api', 'ready', 'ready', 'running', 'online', now() + g * interval '1 millisecond', now(), now(), now()
+		FROM generate_series(1, $3) g`, acct.ID, p.ID, r.workspaces); err != nil {
+		return fmt.Errorf("seed workspaces: %w", err)
+	}
+	if _, err := store.DB().ExecContext(ctx, `ANALYZE`); err != nil {
+		return err
+	}
+	for i := 1; i <= 33; i++ {
+		r.wsIDs = append(r.wsIDs, fmt.Sprintf("ws_bench%08d", i))
+	}
+	return nil
+}
+
+func (r *run) teardown() {
+	admin, err := sql.Open("postgres", r.base)
+	if err == nil {
+		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + r.dbName + " WITH (FORCE)")
+		admin.Close()
+	}
+	_ = os.RemoveAll(r.dataDir)
+}
+
+// server is a running `wshub serve`.
+type server struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func (r *run) serve(ctx context.Context) (*server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.CommandContext(ctx, r.hubBin, "serve")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+r.dbURL, "WSHUB_ADDR="+addr, "WSHUB_DATA_DIR="+r.dataDir,
+		"WSHUB_CONTENT_KEY="+r.contentKey, "WSHUB_MAX_ACTIVE_WORKSPACES=0", "WSHUB_WEBHOOK_CONCURRENCY=0",
+		"WSHUB_MIGRATE_ON_START=false")
+	logf, _ := os.Create(filepath.Join(r.dataDir, "hub.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, url: "http://" + addr}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			b, _ := os.ReadFile(filepath.Join(r.dataDir, "hub.log"))
+			return nil, fmt.Errorf("wshub serve did not listen: %s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+	}
+}
+
+// rss is the hub process's resident memory in KiB.
+func (s *server) rss() int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		log.Printf("rss: %v", err)
+		return 0
+	}
+	var kib int
+	for _, line := range splitLines(string(b)) {
+		if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kib); err == nil {
+			return kib
+		}
+	}
+	return 0
+}
