@@ -85,7 +85,7 @@ func (s *Service) judgeChatEvent(e *ChatEvent, err error, stopping bool) (releas
 		s.log().Warn("chat event given up", "platform", e.Platform, "event", e.EventID, "err", err)
 	default:
 		e.Status, e.LastError = "pending", err.Error()
-		e.NextAt = now.Add(chatEventRetryAfter * time.Duration(1<<(e.Attempts-1)))
+		e.NextAt = now.Add(chatEventBackoff.Delay(e.Attempts, s.rand))
 		s.log().Info("chat event will be retried", "platform", e.Platform, "event", e.EventID, "err", err)
 	}
 	return false

@@ -93,7 +93,7 @@ func (s *Service) judgePost(st *ChatPostState, res ChatPostResult, stopping bool
 		st.Status = DeliveryPending
 		wait := res.RetryAfter
 		if wait <= 0 {
-			wait = min(2*time.Second*time.Duration(1<<min(st.Attempts-1, 10)), 10*time.Minute)
+			wait = chatPostBackoff.Delay(st.Attempts, s.rand)
 		}
 		st.NextAt = now.Add(wait)
 	}

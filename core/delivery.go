@@ -42,15 +42,6 @@ type Delivery struct {
 	URL string
 }
 
-// RetryDelay is the wait before attempt n+1 after attempt n failed:
-// min(30 s x 2^(n-1), 1 h).
-func RetryDelay(n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
-	d := firstRetryAfter
-	for i := 1; i < n && d < maxRetryAfter; i++ {
-		d *= 2
-	}
-	return min(d, maxRetryAfter)
-}
+// RetryDelay is the wait before delivery attempt n+1 after attempt n failed:
+// min(30 s x 2^(n-1), 1 h), api.md's schedule.
+func RetryDelay(n int) time.Duration { return webhookBackoff.Delay(max(n, 1), nil) }
