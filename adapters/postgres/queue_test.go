@@ -213,3 +213,82 @@ func TestDeliveryClaimAndSettle(t *testing.T) {
 		t.Fatalf("expected dl_1 due again with one attempt counted, got %+v", due)
 	}
 }
+
+// Chat replies: one thread's replies are posted in seq order (the next waits until the
+// one before is settled), threads side by side; a settle is fenced by its claim; a
+// retry keeps the parts already posted.
+func TestChatReplyClaimOrderAndFencing(t *testing.T) {
+	t.Parallel()
+	store, _ := pgtest.NewStore(t)
+	ctx := context.Background()
+	db := store.DB()
+	for _, q := range []string{
+		`INSERT INTO accounts (id, name, entitled, created_at) VALUES ('acct_r', 'r', true, now())`,
+		`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
+			VALUES ('prj_r', 'acct_r', '/repo', 'repo', 'ready', now(), now())`,
+		`INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode, branch, base_ref,
+			origin, state, status_code, startup_phase, runtime_state, created_at, updated_at)
+			SELECT 'ws_r' || g, 'acct_r', 'prj_r', 'local', 'agent_1', 'm', 'full-access', 'b' || g, 'main', 'slack', 'ready', 'ready',
+			'running', 'online', now(), now() FROM generate_series(1, 2) g`,
+		`INSERT INTO chat_threads (platform, team_id, channel_id, thread_id, workspace_id, created_at)
+			SELECT 'slack', 'T', 'C', 'th' || g, 'ws_r' || g, now() FROM generate_series(1, 2) g`,
+		`INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome, created_at)
+			SELECT 'msg_' || w || '_' || s, 'ws_r' || w, s, 'assistant', '\x01', 'settled', 'turn_' || s, 'completed', now()
+			FROM generate_series(1, 2) w, generate_series(1, 3) s`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%.50s: %v", q, err)
+		}
+	}
+	now := time.Now()
+	for w := 1; w <= 2; w++ {
+		for s := 1; s <= 3; s++ {
+			if _, err := store.InsertChatDeliveries(ctx, fmt.Sprint("ws_r", w), fmt.Sprintf("msg_%d_%d", w, s), int64(s), false, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	claim := func(token string, at time.Time) map[string]*core.ClaimedChatReply {
+		t.Helper()
+		got, err := store.ClaimChatDeliveries(ctx, token, at, time.Minute, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*core.ClaimedChatReply{}
+		for _, r := range got {
+			out[r.MessageID] = r
+		}
+		return out
+	}
+	first := claim("c1", now)
+	if len(first) != 2 || first["msg_1_1"] == nil || first["msg_2_1"] == nil {
+		t.Fatalf("expected the first reply of each thread, got %v", len(first))
+	}
+	if more := claim("c2", now); len(more) != 0 {
+		t.Fatalf("expected the later replies to wait for the first ones, got %d", len(more))
+	}
+	r := first["msg_1_1"]
+	r.Status, r.Attempts, r.PartsPosted, r.NextAt = core.DeliveryPending, 1, 2, now.Add(time.Second)
+	if ok, _ := store.SettleChatDelivery(ctx, r, "c2/x/y"); ok {
+		t.Fatal("expected another claim's token fenced out")
+	}
+	if ok, err := store.SettleChatDelivery(ctx, r, r.Lease); err != nil || !ok {
+		t.Fatalf("expected the retry recorded, got %v, %v", ok, err)
+	}
+	// Thread 1 waits for its first reply's retry; thread 2's first is still leased.
+	if early := claim("c3", now); len(early) != 0 {
+		t.Fatalf("expected nothing due before the retry, got %d", len(early))
+	}
+	retry := claim("c4", now.Add(2*time.Second))
+	if got := retry["msg_1_1"]; got == nil || got.PartsPosted != 2 || got.Attempts != 1 || len(retry) != 1 {
+		t.Fatalf("expected msg_1_1 again with 2 parts posted and 1 attempt, got %+v", retry)
+	}
+	done := retry["msg_1_1"]
+	done.Status = core.DeliveryDelivered
+	if ok, _ := store.SettleChatDelivery(ctx, done, done.Lease); !ok {
+		t.Fatal("expected the delivery settled")
+	}
+	if next := claim("c5", now.Add(2*time.Second)); len(next) != 1 || next["msg_1_2"] == nil {
+		t.Fatalf("expected thread 1's second reply next, got %d", len(next))
+	}
+}
