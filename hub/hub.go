@@ -201,7 +201,14 @@ func (h *Hub) Run(ctx context.Context) error {
 	done := make(chan error, 1)
 	go func() { done <- sweeps.Run(ctx) }()
 	chatted := make(chan struct{})
-	go func() { defer close(chatted); chat.Run(ctx) }()
+	go func() {
+		defer close(chatted)
+		// Without a chat bot there is nothing to handle or post: no polling of the chat
+		// tables (it was a dozen statements a second on an idle hub).
+		if len(chat.Handlers) > 0 {
+			chat.Run(ctx)
+		}
+	}()
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)

@@ -9,58 +9,70 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// capture finds the statements the hub sends for one GET workspace: it turns on the
+// capture finds the statements the hub sends for each request: it turns on the
 // statement log for the bench database, starts a hub (whose connections pick the
-// setting up), sends the request, and reads what the server logged. The setting is
-// off again before the measured hub starts.
-func (r *run) capture(ctx context.Context) (string, error) {
+// setting up), sends each request twice (the first warms caches and stamps the key's
+// last use), and reads what the server logged for the second. The setting is off again
+// before the measured hub starts. It returns a pgbench script per request name.
+func (r *run) capture(ctx context.Context, reqs map[string]request) (map[string]string, error) {
 	admin, err := sql.Open("postgres", r.base)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer admin.Close()
 	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+r.dbName+" SET log_min_duration_statement = 0"); err != nil {
-		return "", err
+		return nil, err
 	}
 	defer admin.ExecContext(ctx, "ALTER DATABASE "+r.dbName+" RESET log_min_duration_statement")
 	srv, err := r.serve(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer srv.stop()
-	get := request{method: "GET", path: "/v1/api/workspaces/" + r.wsIDs[0]}
 	hc := clientFor(1)
-	if _, _, err := do(ctx, hc, srv.url, r.key, get); err != nil { // warm: the key's last-use stamp
-		return "", err
+	scripts := map[string]string{}
+	time.Sleep(2 * time.Second) // the sweeps a hub runs when it starts are over
+	names := make([]string, 0, len(reqs))
+	for name := range reqs {
+		names = append(names, name)
 	}
-	time.Sleep(200 * time.Millisecond)
-	fi, err := os.Stat(r.pglog)
-	if err != nil {
-		return "", fmt.Errorf("server log %s: %w", r.pglog, err)
+	sort.Strings(names)
+	for _, name := range names {
+		req := reqs[name]
+		if _, _, err := do(ctx, hc, srv.url, r.key, req); err != nil {
+			return nil, err
+		}
+		time.Sleep(200 * time.Millisecond)
+		fi, err := os.Stat(r.pglog)
+		if err != nil {
+			return nil, fmt.Errorf("server log %s: %w", r.pglog, err)
+		}
+		if _, ok, err := do(ctx, hc, srv.url, r.key, req); err != nil || !ok {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		stmts, err := readStatements(r.pglog, fi.Size())
+		if err != nil {
+			return nil, err
+		}
+		if len(stmts) == 0 {
+			return nil, fmt.Errorf("%s: no statement logged", name)
+		}
+		script := strings.Join(stmts, ";\n") + ";\n"
+		path := filepath.Join(r.dataDir, name+".sql")
+		if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+			return nil, err
+		}
+		fmt.Printf("captured %d statements for %s\n", len(stmts), name)
+		scripts[name] = path
 	}
-	if _, ok, err := do(ctx, hc, srv.url, r.key, get); err != nil || !ok {
-		return "", fmt.Errorf("GET workspace: %v", err)
-	}
-	time.Sleep(300 * time.Millisecond)
-	stmts, err := readStatements(r.pglog, fi.Size())
-	if err != nil {
-		return "", err
-	}
-	if len(stmts) == 0 {
-		return "", fmt.Errorf("no statement logged")
-	}
-	script := strings.Join(stmts, ";\n") + ";\n"
-	path := filepath.Join(r.dataDir, "get-workspace.sql")
-	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
-		return "", err
-	}
-	fmt.Printf("captured %d statements for GET workspace:\n%s\n", len(stmts), script)
-	return path, nil
+	return scripts, nil
 }
 
 var (

@@ -22,6 +22,7 @@ func main() {
 	out := flag.String("out", "docs/benchmarks.md", "where to write the report")
 	dur := flag.Duration("duration", 5*time.Second, "how long each measurement runs")
 	workspaces := flag.Int("workspaces", 10000, "workspaces in the account (B3)")
+	messages := flag.Int("messages", 100000, "messages in the workspace whose page is read (B2)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
 	flag.Parse()
 	base := os.Getenv("DATABASE_URL")
@@ -30,7 +31,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
-	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, pglog: *pglog}
+	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog}
 	if err := r.all(ctx); err != nil {
 		log.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func (r *run) markdown() string {
 		}
 	}
 	b.WriteString("\nNot measured yet (issue #14): B1 with the runtime running and its pgbench baseline (the send's INSERTs need ")
-	b.WriteString("fresh ids per replay), B2 (100,000-message page), B4 webhook pipeline at 5,000 turns, B5 turns over 200 ")
+	b.WriteString("fresh ids per replay), B4 webhook pipeline at 5,000 turns, B5 turns over 200 ")
 	b.WriteString("workspaces, B7 create-to-ready for 50,000 files. `go test -bench` in `hub`, `bots/slack` and `bots/discord` ")
 	b.WriteString("covers webhook throughput, turn-to-acknowledgement and mention-to-reply meanwhile.\n")
 	return b.String()

@@ -12,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
-	_ "github.com/lib/pq"
+	"github.com/lib/pq"
 
 	"github.com/wshub/wshub/adapters/postgres"
+	"github.com/wshub/wshub/adapters/seal"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 )
@@ -27,7 +29,10 @@ type run struct {
 	dur                 time.Duration
 	workspaces          int
 
+	messages int
+
 	dbName, dbURL, dataDir, contentKey string
+	msgWS                              string
 	key                                string
 	wsIDs                              []string
 
@@ -46,7 +51,11 @@ func (r *run) all(ctx context.Context) error {
 		return fmt.Errorf("setup: %w", err)
 	}
 	defer r.teardown()
-	getSQL, err := r.capture(ctx)
+	msgsPath := "/v1/api/workspaces/" + r.msgWS + "/messages?afterSeq=50000&limit=200"
+	scripts, err := r.capture(ctx, map[string]request{
+		"get-workspace": {method: "GET", path: "/v1/api/workspaces/" + r.wsIDs[0]},
+		"list-messages": {method: "GET", path: msgsPath},
+	})
 	if err != nil {
 		r.notes = append(r.notes, "statement capture failed, no PostgreSQL baseline: "+err.Error())
 	}
@@ -63,11 +72,18 @@ func (r *run) all(ctx context.Context) error {
 		res := r.load(ctx, srv.url, fmt.Sprintf("B3 GET workspace, %d clients", c), c, func(i int) request {
 			return request{method: "GET", path: "/v1/api/workspaces/" + ws}
 		})
-		if getSQL != "" {
-			res.baseline = r.pgbench(ctx, getSQL, c)
+		if script := scripts["get-workspace"]; script != "" {
+			res.baseline = r.pgbench(ctx, script, c)
 		}
 		r.results = append(r.results, res)
 	}
+	msgs := r.load(ctx, srv.url, fmt.Sprintf("B2 list messages, 200 of %d, 8 clients", r.messages), 8, func(int) request {
+		return request{method: "GET", path: msgsPath}
+	})
+	if script := scripts["list-messages"]; script != "" {
+		msgs.baseline = r.pgbench(ctx, script, 8)
+	}
+	r.results = append(r.results, msgs)
 	r.results = append(r.results, r.load(ctx, srv.url, fmt.Sprintf("B3 list workspaces (%d), 1 client", r.workspaces), 1, func(int) request {
 		return request{method: "GET", path: "/v1/api/workspaces"}
 	}))
@@ -148,13 +164,51 @@ func (r *run) setup(ctx context.Context) error {
 		FROM generate_series(1, $3) g`, acct.ID, p.ID, r.workspaces); err != nil {
 		return fmt.Errorf("seed workspaces: %w", err)
 	}
-	if _, err := store.DB().ExecContext(ctx, `ANALYZE`); err != nil {
-		return err
-	}
 	for i := 1; i <= 33; i++ {
 		r.wsIDs = append(r.wsIDs, fmt.Sprintf("ws_bench%08d", i))
 	}
-	return nil
+	r.msgWS = fmt.Sprintf("ws_bench%08d", 100)
+	if err := r.seedMessages(ctx, store.DB().DB); err != nil {
+		return err
+	}
+	_, err = store.DB().ExecContext(ctx, `ANALYZE`)
+	return err
+}
+
+// seedMessages gives one workspace r.messages settled messages, sealed with the hub's
+// key as the hub seals them, inserted 5,000 at a time.
+func (r *run) seedMessages(ctx context.Context, db *sql.DB) error {
+	s, err := seal.FromBase64(r.contentKey)
+	if err != nil {
+		return err
+	}
+	text := []byte(strings.Repeat("A reply of ordinary length, with a few words to carry. ", 4))
+	for start := 1; start <= r.messages; start += 5000 {
+		var ids, roles []string
+		var seqs []int64
+		var sealed [][]byte
+		for seq := start; seq < start+5000 && seq <= r.messages; seq++ {
+			id := fmt.Sprintf("msg_bench%08d", seq)
+			b, err := s.Seal(text, "message:"+r.msgWS+":"+id)
+			if err != nil {
+				return err
+			}
+			role := "user"
+			if seq%2 == 0 {
+				role = "assistant"
+			}
+			ids, roles, seqs, sealed = append(ids, id), append(roles, role), append(seqs, int64(seq)), append(sealed, b)
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome, created_at)
+			SELECT v.id, $1, v.seq, v.role, v.sealed, 'settled', 'turn_' || (v.seq + 1) / 2,
+				CASE WHEN v.role = 'assistant' THEN 'completed' END, now()
+			FROM unnest($2::text[], $3::bigint[], $4::text[], $5::bytea[]) AS v(id, seq, role, sealed)`,
+			r.msgWS, pq.StringArray(ids), pq.Int64Array(seqs), pq.StringArray(roles), pq.ByteaArray(sealed)); err != nil {
+			return fmt.Errorf("seed messages: %w", err)
+		}
+	}
+	_, err = db.ExecContext(ctx, `UPDATE workspaces SET latest_seq = $2 WHERE id = $1`, r.msgWS, r.messages)
+	return err
 }
 
 func (r *run) teardown() {
