@@ -292,3 +292,52 @@ func TestChatReplyClaimOrderAndFencing(t *testing.T) {
 		t.Fatalf("expected thread 1's second reply next, got %d", len(next))
 	}
 }
+
+// Chat notices: one thread's notices in order, a thread's notices side by side with
+// another's, and a settle fenced by its claim; duplicates by key are not queued twice.
+func TestChatNoticeClaimOrderAndFencing(t *testing.T) {
+	t.Parallel()
+	store, _ := pgtest.NewStore(t)
+	ctx := context.Background()
+	now := time.Now()
+	place := func(thread string) core.ChatPlace {
+		return core.ChatPlace{Platform: "slack", TeamID: "T", ChannelID: "C", ThreadID: thread}
+	}
+	var ns []*core.QueuedChatNotice
+	for _, n := range [][2]string{{"th1", "e1:0"}, {"th1", "e1:1"}, {"th2", "e2:0"}} {
+		ns = append(ns, &core.QueuedChatNotice{Place: place(n[0]), Key: n[1], Kind: core.NoticeText, SealedText: []byte{1}, At: now})
+	}
+	if n, err := store.InsertChatNotices(ctx, ns); err != nil || n != 3 {
+		t.Fatalf("insert: %d, %v", n, err)
+	}
+	if n, _ := store.InsertChatNotices(ctx, ns[:1]); n != 0 {
+		t.Fatalf("expected a notice key queued once, got %d more", n)
+	}
+	claim := func(token string) map[string]*core.ClaimedChatNotice {
+		t.Helper()
+		got, err := store.ClaimChatNotices(ctx, token, now, time.Minute, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*core.ClaimedChatNotice{}
+		for _, n := range got {
+			out[n.Key] = n
+		}
+		return out
+	}
+	first := claim("c1")
+	if len(first) != 2 || first["e1:0"] == nil || first["e2:0"] == nil {
+		t.Fatalf("expected the first notice of each thread, got %d", len(first))
+	}
+	n := first["e1:0"]
+	n.Status, n.Attempts = core.DeliveryDelivered, 1
+	if ok, _ := store.SettleChatNotice(ctx, n, "c2/1"); ok {
+		t.Fatal("expected another claim's token fenced out")
+	}
+	if ok, err := store.SettleChatNotice(ctx, n, n.Lease); err != nil || !ok {
+		t.Fatalf("expected the settle to land, got %v, %v", ok, err)
+	}
+	if next := claim("c3"); len(next) != 1 || next["e1:1"] == nil {
+		t.Fatalf("expected th1's second notice next, got %d", len(next))
+	}
+}
