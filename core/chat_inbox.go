@@ -51,20 +51,41 @@ type ChatEventHandler func(ctx context.Context, payload []byte) ([]ChatNotice, e
 // later, or failed after the last try.
 // It reports each one settled.
 func (s *Service) HandleChatEvents(ctx context.Context, leaseFor time.Duration, limit int, handlers map[string]ChatEventHandler) ([]ChatEventReport, error) {
+	events, err := s.ClaimChatEvents(ctx, leaseFor, limit)
+	if err != nil {
+		return nil, err
+	}
+	reports := make([]ChatEventReport, 0, len(events))
+	for _, e := range events {
+		rep, err := s.HandleChatEvent(ctx, e, handlers)
+		if err != nil {
+			return reports, err
+		}
+		reports = append(reports, rep)
+	}
+	return reports, nil
+}
+
+// ClaimChatEvents leases up to limit due inbox events (each thread's oldest pending
+// only, so a thread is handled in order) under a fresh claim token.
+func (s *Service) ClaimChatEvents(ctx context.Context, leaseFor time.Duration, limit int) ([]*ChatEvent, error) {
 	events, err := s.store.ClaimChatEvents(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat events: %w", err)
 	}
-	reports := make([]ChatEventReport, 0, len(events))
-	for _, e := range events {
-		said, err := s.handleChatEvent(ctx, e, handlers[e.Platform])
-		released := s.judgeChatEvent(e, err, ctx.Err() != nil)
-		if err := s.settleChatEvent(context.WithoutCancel(ctx), e, said); err != nil {
-			return reports, fmt.Errorf("settle chat event %s: %w", e.EventID, err)
-		}
-		reports = append(reports, ChatEventReport{Platform: e.Platform, Status: e.Status, Released: released})
+	return events, nil
+}
+
+// HandleChatEvent runs the platform's handler on a claimed event and settles it under
+// its lease: done (with what the bot said queued), retried later, or failed after the
+// last try; released, not counted, when the hub is stopping.
+func (s *Service) HandleChatEvent(ctx context.Context, e *ChatEvent, handlers map[string]ChatEventHandler) (ChatEventReport, error) {
+	said, err := s.handleChatEvent(ctx, e, handlers[e.Platform])
+	released := s.judgeChatEvent(e, err, ctx.Err() != nil)
+	if err := s.settleChatEvent(context.WithoutCancel(ctx), e, said); err != nil {
+		return ChatEventReport{}, fmt.Errorf("settle chat event %s: %w", e.EventID, err)
 	}
-	return reports, nil
+	return ChatEventReport{Platform: e.Platform, Status: e.Status, Released: released}, nil
 }
 
 // judgeChatEvent sets what handling did to e: done, retried with backoff, or failed

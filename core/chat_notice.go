@@ -52,11 +52,26 @@ func (s *Service) queueFailureNotices(ctx context.Context, q Queries, ws *Worksp
 // PostChatNotices claims due notices and posts each through the platform's poster,
 // outside any transaction, settling it under the lease. It reports each one settled.
 func (s *Service) PostChatNotices(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
+	claimed, err := s.ClaimChatNotices(ctx, leaseFor, limit)
+	if err != nil {
+		return nil, err
+	}
+	return postEach(ctx, claimed, func(c *ClaimedChatNotice) (ChatPostReport, error) { return s.PostChatNotice(ctx, c, posters) })
+}
+
+// ClaimChatNotices leases up to limit due notices (each thread's oldest pending only,
+// and a failure notice only after its thread's pending replies).
+func (s *Service) ClaimChatNotices(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatNotice, error) {
 	claimed, err := s.store.ClaimChatNotices(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat notices: %w", err)
 	}
-	return postOutbox(ctx, s, "notice", claimed,
+	return claimed, nil
+}
+
+// PostChatNotice posts a claimed notice and settles it under the lease.
+func (s *Service) PostChatNotice(ctx context.Context, c *ClaimedChatNotice, posters map[string]ChatPoster) (ChatPostReport, error) {
+	return postOne(ctx, s, "notice", c,
 		func(c *ClaimedChatNotice) ChatPostResult { return s.postChatNotice(ctx, c, posters[c.Place.Platform]) },
 		func(ctx context.Context, c *ClaimedChatNotice) error {
 			_, err := s.store.SettleChatNotice(ctx, c, c.Lease)

@@ -23,16 +23,44 @@ func (s *Service) emitChatReplies(ctx context.Context, q Queries, ws *Workspace,
 // PostChatReplies claims due replies and posts each through the platform's poster,
 // outside any transaction, settling it under the lease. It reports each one settled.
 func (s *Service) PostChatReplies(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
+	claimed, err := s.ClaimChatReplies(ctx, leaseFor, limit)
+	if err != nil {
+		return nil, err
+	}
+	return postEach(ctx, claimed, func(c *ClaimedChatReply) (ChatPostReport, error) { return s.PostChatReply(ctx, c, posters) })
+}
+
+// ClaimChatReplies leases up to limit due replies (each thread's oldest pending only).
+func (s *Service) ClaimChatReplies(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatReply, error) {
 	claimed, err := s.store.ClaimChatDeliveries(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat replies: %w", err)
 	}
-	return postOutbox(ctx, s, "reply", claimed,
+	return claimed, nil
+}
+
+// PostChatReply posts a claimed reply through its platform's poster, outside any
+// transaction, and settles it under the lease.
+func (s *Service) PostChatReply(ctx context.Context, c *ClaimedChatReply, posters map[string]ChatPoster) (ChatPostReport, error) {
+	return postOne(ctx, s, "reply", c,
 		func(c *ClaimedChatReply) ChatPostResult { return s.postChatReply(ctx, c, posters[c.Place.Platform]) },
 		func(ctx context.Context, c *ClaimedChatReply) error {
 			_, err := s.store.SettleChatDelivery(ctx, c, c.Lease)
 			return err
 		})
+}
+
+// postEach posts claimed rows one after the other (the batch calls).
+func postEach[T any](ctx context.Context, claimed []T, post func(T) (ChatPostReport, error)) ([]ChatPostReport, error) {
+	reports := make([]ChatPostReport, 0, len(claimed))
+	for _, c := range claimed {
+		rep, err := post(c)
+		if err != nil {
+			return reports, err
+		}
+		reports = append(reports, rep)
+	}
+	return reports, nil
 }
 
 // chatOutboxRow is a claimed reply or notice, as the posting loop sees it.
@@ -48,26 +76,21 @@ func (c *ClaimedChatReply) logAttrs() []any {
 	return []any{"workspace", c.WorkspaceID, "message", c.MessageID}
 }
 
-// postOutbox posts claimed rows one at a time, outside any transaction, judges each
-// post and settles the row under the lease: the loop replies and notices share. It
-// reports each row settled.
-func postOutbox[T chatOutboxRow](ctx context.Context, s *Service, kind string, claimed []T,
-	post func(T) ChatPostResult, settle func(context.Context, T) error) ([]ChatPostReport, error) {
-	reports := make([]ChatPostReport, 0, len(claimed))
-	for _, c := range claimed {
-		res := post(c)
-		rep := s.judgePost(c.postState(), res, ctx.Err() != nil)
-		rep.Platform, rep.Kind = c.where().Platform, kind
-		if rep.Status == DeliveryFailed {
-			s.log().Warn("chat "+kind+" given up", append([]any{"platform", c.where().Platform,
-				"channel", c.where().ChannelID, "err", res.Error}, c.logAttrs()...)...)
-		}
-		if err := settle(context.WithoutCancel(ctx), c); err != nil {
-			return reports, fmt.Errorf("settle chat %s %v: %w", kind, c.logAttrs(), err)
-		}
-		reports = append(reports, rep)
+// postOne posts a claimed row outside any transaction, judges the post and settles the
+// row under the lease: what replies and notices share.
+func postOne[T chatOutboxRow](ctx context.Context, s *Service, kind string, c T,
+	post func(T) ChatPostResult, settle func(context.Context, T) error) (ChatPostReport, error) {
+	res := post(c)
+	rep := s.judgePost(c.postState(), res, ctx.Err() != nil)
+	rep.Platform, rep.Kind = c.where().Platform, kind
+	if rep.Status == DeliveryFailed {
+		s.log().Warn("chat "+kind+" given up", append([]any{"platform", c.where().Platform,
+			"channel", c.where().ChannelID, "err", res.Error}, c.logAttrs()...)...)
 	}
-	return reports, nil
+	if err := settle(context.WithoutCancel(ctx), c); err != nil {
+		return ChatPostReport{}, fmt.Errorf("settle chat %s %v: %w", kind, c.logAttrs(), err)
+	}
+	return rep, nil
 }
 
 // judgePost sets what a post did to a reply's or notice's outbox row: delivered,

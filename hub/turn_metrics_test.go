@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func scrape(t *testing.T, url string) string {
@@ -60,5 +61,23 @@ func TestTurnsAndTheWorkQueueAreMeasured(t *testing.T) {
 		if !strings.Contains(m, want+"\n") {
 			t.Errorf("expected %q in /metrics while the slow turn runs", want)
 		}
+	}
+}
+
+// With the database away, /metrics still answers: the figures read from it at scrape
+// time are left out, every other metric is served.
+func TestMetricsScrapeSurvivesTheDatabaseAway(t *testing.T) {
+	t.Parallel()
+	h, px := startBehindProxy(t, 30*time.Second)
+	px.Cut()
+	defer px.Restore()
+	resp, err := http.Get(h.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "go_goroutines") || strings.Contains(string(b), "wshub_messages_open ") {
+		t.Fatalf("expected 200 with the process metrics and without the database's figures, got %d:\n%.500s", resp.StatusCode, b)
 	}
 }

@@ -36,7 +36,9 @@ type Chat struct {
 	Poll time.Duration
 }
 
-// Run works until ctx ends.
+// Run works until ctx ends: the inbox, the replies and the notices each on the one
+// claim loop every queue of the hub uses (claimLoop), up to Concurrency items of each
+// at a time. Items cut short by the hub stopping are released, not counted.
 func (c *Chat) Run(ctx context.Context) {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 4
@@ -50,66 +52,94 @@ func (c *Chat) Run(ctx context.Context) {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
+	// Replies and notices share one NOTIFY channel: each loop gets every wake-up.
+	replies := fanOut(ctx, c.Replies, 2)
 	var wg sync.WaitGroup
-	for i := 0; i < c.Concurrency; i++ {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			c.drain(ctx, c.Events, "chat events", func() (int, error) {
-				reps, err := c.Service.HandleChatEvents(ctx, c.LeaseFor, 1, c.Handlers)
-				for _, r := range reps {
-					if c.Observer != nil && !r.Released {
-						c.Observer.ObserveChatEvent(r)
-					}
-				}
-				return len(reps), err
-			})
-		}()
-		go func() {
-			defer wg.Done()
-			c.drain(ctx, c.Replies, "chat replies", func() (int, error) {
-				reps, err := c.Service.PostChatReplies(ctx, c.LeaseFor, 1, c.Posters)
-				if err == nil {
-					var more []core.ChatPostReport
-					more, err = c.Service.PostChatNotices(ctx, c.LeaseFor, 1, c.Posters)
-					reps = append(reps, more...)
-				}
-				for _, r := range reps {
-					if c.Observer != nil && !r.Released {
-						c.Observer.ObserveChatPost(r)
-					}
-				}
-				return len(reps), err
-			})
-		}()
-	}
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		claimLoop(ctx, c.Concurrency, c.Events, c.Poll, func(free int) []*core.ChatEvent {
+			return claimedOf(c, "claim chat events", func() ([]*core.ChatEvent, error) { return c.Service.ClaimChatEvents(ctx, c.LeaseFor, free) })
+		}, func(e *core.ChatEvent) {
+			rep, err := c.Service.HandleChatEvent(ctx, e, c.Handlers)
+			if err != nil {
+				c.Log.Warn("chat events", "err", err) // the lease runs out; the event is handled again
+				return
+			}
+			if c.Observer != nil && !rep.Released {
+				c.Observer.ObserveChatEvent(rep)
+			}
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		claimLoop(ctx, c.Concurrency, replies[0], c.Poll, func(free int) []*core.ClaimedChatReply {
+			return claimedOf(c, "claim chat replies", func() ([]*core.ClaimedChatReply, error) { return c.Service.ClaimChatReplies(ctx, c.LeaseFor, free) })
+		}, func(r *core.ClaimedChatReply) {
+			c.observePost(c.Service.PostChatReply(ctx, r, c.Posters))
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		claimLoop(ctx, c.Concurrency, replies[1], c.Poll, func(free int) []*core.ClaimedChatNotice {
+			return claimedOf(c, "claim chat notices", func() ([]*core.ClaimedChatNotice, error) { return c.Service.ClaimChatNotices(ctx, c.LeaseFor, free) })
+		}, func(n *core.ClaimedChatNotice) {
+			c.observePost(c.Service.PostChatNotice(ctx, n, c.Posters))
+		})
+	}()
 	wg.Wait()
 }
 
-// drain takes work one item at a time until none is due, then waits for a wake-up or
-// the poll.
-func (c *Chat) drain(ctx context.Context, w Waker, what string, take func() (int, error)) {
-	var wake <-chan struct{}
-	if w != nil {
-		wake = w.Wake()
+// claimedOf runs a claim, logging a failure (fail open: the next poll retries).
+func claimedOf[T any](c *Chat, what string, claim func() ([]T, error)) []T {
+	items, err := claim()
+	if err != nil {
+		c.Log.Warn(what, "err", err)
 	}
-	poll := time.NewTicker(c.Poll)
-	defer poll.Stop()
-	for {
-		for ctx.Err() == nil {
-			n, err := take()
-			if err != nil && ctx.Err() == nil {
-				c.Log.Warn(what, "err", err) // fail open: the next poll retries
-			}
-			if n == 0 || err != nil {
-				break
+	return items
+}
+
+func (c *Chat) observePost(rep core.ChatPostReport, err error) {
+	if err != nil {
+		c.Log.Warn("chat posts", "err", err) // the lease runs out; the row is posted again
+		return
+	}
+	if c.Observer != nil && !rep.Released {
+		c.Observer.ObserveChatPost(rep)
+	}
+}
+
+// waker is a Waker made here (fanOut's outputs).
+type waker chan struct{}
+
+func (w waker) Wake() <-chan struct{} { return w }
+
+// fanOut gives n loops each every wake-up of w (a NOTIFY channel has one reader).
+func fanOut(ctx context.Context, w Waker, n int) []Waker {
+	outs := make([]Waker, n)
+	chans := make([]waker, n)
+	for i := range outs {
+		chans[i] = make(waker, 1)
+		outs[i] = chans[i]
+	}
+	if w == nil {
+		return outs
+	}
+	go func() {
+		in := w.Wake()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-in:
+				for _, ch := range chans {
+					select {
+					case ch <- struct{}{}:
+					default:
+					}
+				}
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-wake:
-		case <-poll.C:
-		}
-	}
+	}()
+	return outs
 }

@@ -57,7 +57,10 @@ func New() *Metrics {
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+	// ContinueOnError: a figure read from the database at scrape time that cannot be
+	// read (the database slow or away) leaves that figure out; every other metric is
+	// still served, where the default would answer the whole scrape with a 500.
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, ErrorHandling: promhttp.ContinueOnError})
 }
 
 // ObserveDelivery records one attempt; took is its wall time. Releases (hub stopping)
