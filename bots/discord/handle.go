@@ -63,26 +63,16 @@ func (b *Bot) HandleEvent(ctx context.Context, payload []byte) ([]core.ChatNotic
 type handling struct {
 	*Bot
 	self string
-	said []core.ChatNotice
+	said chat.Said
 }
 
 // say queues text for place (its thread, or the channel when ThreadID is empty).
-func (h *handling) say(place core.ChatPlace, text string) {
-	h.said = append(h.said, core.ChatNotice{Place: place, Kind: core.NoticeText, Text: text})
-}
+func (h *handling) say(place core.ChatPlace, text string) { h.said.Say(place, text) }
 
 // refuse tells place why a request was refused. Errors that may pass (store or Discord
 // unreachable, a busy row) go back to the inbox to be retried instead.
 func (h *handling) refuse(place core.ChatPlace, err error) error {
-	if retryable(err) {
-		return err
-	}
-	var ce *core.Error
-	if !errors.As(err, &ce) {
-		h.log.Error("discord request failed", "channel", place.ChannelID, "err", err)
-	}
-	h.say(place, words.Refusal(err))
-	return nil
+	return words.Refuse(&h.said, place, err, retryable, h.log)
 }
 
 func (h *handling) onMessage(ctx context.Context, m *discordgo.Message) error {
@@ -271,17 +261,6 @@ func isCode(err error, code string) bool {
 	return errors.As(err, &ce) && ce.Code == code
 }
 
-func retryable(err error) bool {
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		switch ce.Code {
-		case core.CodeServiceUnavailable, core.CodeWorkspaceStateContended, core.CodeAssetStoreUnavailable:
-			return true
-		}
-		return false
-	}
-	if errors.Is(err, core.ErrUnavailable) || errors.Is(err, core.ErrContended) {
-		return true
-	}
-	return discordTransient(err)
-}
+// retryable: what may pass in core (chat.Retryable) or at Discord (rate limit, 5xx,
+// the network).
+func retryable(err error) bool { return chat.Retryable(err) || discordTransient(err) }

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -47,21 +48,16 @@ func (b *Bot) postParts(ctx context.Context, place core.ChatPlace, parts []strin
 	if target == "" {
 		target = place.ChannelID
 	}
-	for i := from; i < len(parts); i++ {
+	return chat.PostParts(parts, from, func(part string) error {
 		_, err := b.s.ChannelMessageSendComplex(target, &discordgo.MessageSend{
-			Content: parts[i], AllowedMentions: &discordgo.MessageAllowedMentions{},
+			Content: part, AllowedMentions: &discordgo.MessageAllowedMentions{},
 		}, discordgo.WithContext(ctx))
-		if err != nil {
-			res := core.ChatPostResult{PartsPosted: i, Error: err.Error()}
-			var rl *discordgo.RateLimitError
-			switch {
-			case errors.As(err, &rl):
-				res.RetryAfter = rl.RetryAfter
-			case permanent(err):
-				res.Permanent = true
-			}
-			return res
+		return err
+	}, func(err error) (time.Duration, bool) {
+		var rl *discordgo.RateLimitError
+		if errors.As(err, &rl) {
+			return rl.RetryAfter, false
 		}
-	}
-	return core.ChatPostResult{PartsPosted: len(parts), Done: true}
+		return 0, permanent(err)
+	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -54,13 +55,11 @@ func (b *Bot) HandleEvent(ctx context.Context, payload []byte) ([]core.ChatNotic
 type handling struct {
 	*Bot
 	self string
-	said []core.ChatNotice
+	said chat.Said
 }
 
 // say queues text for the thread of place.
-func (h *handling) say(place core.ChatPlace, text string) {
-	h.said = append(h.said, core.ChatNotice{Place: place, Kind: core.NoticeText, Text: text})
-}
+func (h *handling) say(place core.ChatPlace, text string) { h.said.Say(place, text) }
 
 func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) error {
 	b, self := h.Bot, h.self
@@ -158,28 +157,8 @@ func (b *Bot) react(ctx context.Context, channel, ts string) {
 	}
 }
 
-// refuse tells the thread why a request was refused. Errors that may pass (store or
-// Slack unreachable, a busy row) go back to the inbox to be retried instead.
+// refuse tells the thread why a request was refused; errors that may pass go back to
+// the inbox to be retried instead.
 func (h *handling) refuse(place core.ChatPlace, err error) error {
-	if retryable(err) {
-		return err
-	}
-	var ce *core.Error
-	if !errors.As(err, &ce) {
-		h.log.Error("slack request failed", "channel", place.ChannelID, "err", err)
-	}
-	h.say(place, refusal(err))
-	return nil
-}
-
-func retryable(err error) bool {
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		switch ce.Code {
-		case core.CodeServiceUnavailable, core.CodeWorkspaceStateContended, core.CodeAssetStoreUnavailable:
-			return true
-		}
-		return false
-	}
-	return errors.Is(err, core.ErrUnavailable) || errors.Is(err, core.ErrContended)
+	return chat.Slack.Refuse(&h.said, place, err, chat.Retryable, h.log)
 }

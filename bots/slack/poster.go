@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -41,22 +42,17 @@ func (b *Bot) PostNotice(ctx context.Context, n core.ChatNotice) core.ChatPostRe
 // postParts posts parts[from:] in the thread of place, in order, stopping at the first
 // error.
 func (b *Bot) postParts(ctx context.Context, place core.ChatPlace, parts []string, from int) core.ChatPostResult {
-	for i := from; i < len(parts); i++ {
-		_, _, err := b.api.PostMessageContext(ctx, place.ChannelID, slack.MsgOptionText(parts[i], false),
+	return chat.PostParts(parts, from, func(part string) error {
+		_, _, err := b.api.PostMessageContext(ctx, place.ChannelID, slack.MsgOptionText(part, false),
 			slack.MsgOptionTS(place.ThreadID))
-		if err != nil {
-			res := core.ChatPostResult{PartsPosted: i, Error: err.Error()}
-			var rl *slack.RateLimitedError
-			switch {
-			case errors.As(err, &rl):
-				res.RetryAfter = rl.RetryAfter
-			case permanent(err):
-				res.Permanent = true
-			}
-			return res
+		return err
+	}, func(err error) (time.Duration, bool) {
+		var rl *slack.RateLimitedError
+		if errors.As(err, &rl) {
+			return rl.RetryAfter, false
 		}
-	}
-	return core.ChatPostResult{PartsPosted: len(parts), Done: true}
+		return 0, permanent(err)
+	})
 }
 
 // permanentErrors are Slack API errors that a retry cannot fix.
