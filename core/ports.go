@@ -78,6 +78,8 @@ type Queries interface {
 
 	InsertAsset(ctx context.Context, a *Asset) error
 	GetAsset(ctx context.Context, workspaceID, id string) (*Asset, error)
+	// AssetBlobKeys lists the BlobStore keys of the workspace's attachments.
+	AssetBlobKeys(ctx context.Context, workspaceID string) ([]string, error)
 	// AssetsByID returns the assets among ids that belong to the workspace.
 	AssetsByID(ctx context.Context, workspaceID string, ids []string) ([]*Asset, error)
 

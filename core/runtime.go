@@ -158,6 +158,17 @@ func (s *Service) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 		if err := s.machines.Delete(ctx, ws); err != nil {
 			return false, err
 		}
+		// The attachments' bytes go with the workspace (its rows stay, like its
+		// messages, for a deleted workspace answers 404 everywhere).
+		keys, err := s.store.AssetBlobKeys(ctx, ws.ID)
+		if err != nil {
+			return false, err
+		}
+		for _, k := range keys {
+			if err := s.blobs.Delete(ctx, k); err != nil {
+				return false, err
+			}
+		}
 		return false, s.transition(ctx, ws, lease, StateDeleted, "")
 	case StateReady:
 		return s.runNextTurn(ctx, ws, lease)

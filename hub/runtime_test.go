@@ -2,6 +2,7 @@ package hub_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -425,5 +426,36 @@ func TestResumeOfALostMachineFailsWithAReason(t *testing.T) {
 	msgs, _ := messages(t, h, id)
 	if last := msgs[len(msgs)-1]; last.Text != "wake up" || last.Status != "failed" {
 		t.Fatalf("expected the waking message failed, got %+v", last)
+	}
+}
+
+// Deleting a workspace deletes its attachments' bytes with its checkout.
+func TestDeleteRemovesAttachmentBlobs(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createWorkspace(t, h, "")
+	h.Call("POST", "/v1/api/workspaces/"+id+"/attachments", h.Key, []byte("notes"),
+		"Content-Type", "text/plain", "X-Service-File-Name", "n.txt").Expect(t, 201, "")
+	var key string
+	if err := h.PG().DB().Get(&key, `SELECT blob_key FROM assets WHERE workspace_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	blob := filepath.Join(h.Config.DataDir, "assets", filepath.FromSlash(key))
+	if _, err := os.Stat(blob); err != nil {
+		t.Fatalf("expected the attachment stored at %s: %v", blob, err)
+	}
+	waitFor(t, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	if _, err := h.Service.DeleteWorkspace(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(blob); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("expected the attachment's bytes deleted with the workspace")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -45,6 +45,14 @@ func (q queries) GetAsset(ctx context.Context, workspaceID, id string) (_ *core.
 	return r.core(), nil
 }
 
+// AssetBlobKeys lists where a workspace's attachment bytes are (assets_workspace).
+func (q queries) AssetBlobKeys(ctx context.Context, workspaceID string) (_ []string, err error) {
+	defer wrapErr(&err, "asset blob keys")
+	var keys []string
+	err = q.selectAll(ctx, &keys, `SELECT blob_key FROM assets WHERE workspace_id = $1 ORDER BY id`, workspaceID)
+	return keys, err
+}
+
 // AssetsByID uses assets_workspace.
 func (q queries) AssetsByID(ctx context.Context, workspaceID string, ids []string) (_ []*core.Asset, err error) {
 	defer wrapErr(&err, "assets by ID")
