@@ -48,22 +48,23 @@ func (q queries) UpdateProject(ctx context.Context, p *core.Project) (err error)
 	return err
 }
 
-func (q queries) GetProject(ctx context.Context, accountID, id string) (_ *core.Project, err error) {
-	defer wrapErr(&err, "get project")
+// getProject reads one project by the condition (and lock clause) given.
+func (q queries) getProject(ctx context.Context, where string, args ...any) (*core.Project, error) {
 	var r projectRow
-	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE account_id = $1 AND id = $2`, accountID, id); err != nil {
+	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE `+where, args...); err != nil {
 		return nil, err
 	}
 	return r.core(), nil
 }
 
+func (q queries) GetProject(ctx context.Context, accountID, id string) (_ *core.Project, err error) {
+	defer wrapErr(&err, "get project")
+	return q.getProject(ctx, `account_id = $1 AND id = $2`, accountID, id)
+}
+
 func (q queries) GetProjectByID(ctx context.Context, id string) (_ *core.Project, err error) {
 	defer wrapErr(&err, "get project by ID")
-	var r projectRow
-	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE id = $1`, id); err != nil {
-		return nil, err
-	}
-	return r.core(), nil
+	return q.getProject(ctx, `id = $1`, id)
 }
 
 // ShareProject reads a project that is not removed, holding it against removal
@@ -71,22 +72,13 @@ func (q queries) GetProjectByID(ctx context.Context, id string) (_ *core.Project
 // transaction ends: a removal waits for the create, or the create sees the removal.
 func (q queries) ShareProject(ctx context.Context, accountID, id string) (_ *core.Project, err error) {
 	defer wrapErr(&err, "share project")
-	var r projectRow
-	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE account_id = $1 AND id = $2
-		AND removed_at IS NULL FOR KEY SHARE`, accountID, id); err != nil {
-		return nil, err
-	}
-	return r.core(), nil
+	return q.getProject(ctx, `account_id = $1 AND id = $2 AND removed_at IS NULL FOR KEY SHARE`, accountID, id)
 }
 
 // LockProject reads a project and locks it against creates until the transaction ends.
 func (q queries) LockProject(ctx context.Context, id string) (_ *core.Project, err error) {
 	defer wrapErr(&err, "lock project")
-	var r projectRow
-	if err := q.get(ctx, &r, `SELECT `+projectColumns+` FROM projects WHERE id = $1 FOR UPDATE`, id); err != nil {
-		return nil, err
-	}
-	return r.core(), nil
+	return q.getProject(ctx, `id = $1 FOR UPDATE`, id)
 }
 
 // LiveWorkspacesOfProject lists the project's workspaces that still take messages
