@@ -84,6 +84,12 @@ func (b *Bot) acceptMessage(ctx context.Context, raw json.RawMessage) {
 		return
 	}
 	if !m.mentions(self) {
+		// Every message of every channel arrives here: one the gateway's state knows
+		// to be in a plain channel (not a thread) cannot be a workspace's, and costs
+		// no database read.
+		if ch, err := b.s.State.Channel(m.ChannelID); err == nil && !ch.IsThread() {
+			return
+		}
 		known, err := b.svc.KnownChatThread(ctx, core.PlatformDiscord, m.GuildID, m.ChannelID)
 		if err != nil {
 			b.log.Error("discord: message dropped: the store did not answer", "message", m.ID, "err", err)

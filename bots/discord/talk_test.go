@@ -198,3 +198,21 @@ func TestLongRepliesAreSplitWithCodeBlocksIntact(t *testing.T) {
 		}
 	}
 }
+
+// Chatter in a plain channel is neither stored nor looked up: only mentions and
+// messages in a workspace's thread reach the inbox.
+func TestPlainChannelChatterIsNotStored(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	h := discordHub(t, f, nil)
+	f.dispatch("MESSAGE_CREATE", messageCreate("985000000000000001", channel, "just talking", false))
+	f.dispatch("MESSAGE_CREATE", messageCreate("985000000000000002", channel, "<@"+botID+"> write ping", true))
+	f.waitPosts(t, "985000000000000002", "the mention's reply", func(p []post) bool { return len(p) >= 1 })
+	var ids []string
+	if err := h.PG().DB().Select(&ids, `SELECT event_id FROM chat_inbox ORDER BY event_id`); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != 1 || ids[0] != "message:985000000000000002" {
+		t.Fatalf("expected only the mention stored, got %v", ids)
+	}
+}
