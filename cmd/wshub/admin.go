@@ -347,39 +347,22 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		return out, nil
 
 	case "slack bind":
-		team := fs.String("team", "", "Slack team (workspace) id, T...")
-		id := fs.String("account", "", "account id the team acts for")
-		project := fs.String("project", "", "default project for workspaces started from Slack")
-		agent := fs.String("agent", "", "default agent (agent_1..agent_4), with --model")
-		model := fs.String("model", "", "default model, with --agent")
+		b := bindFlags(fs, core.PlatformSlack, "team", "Slack team (workspace) id, T...")
 		if err := parse(fs, args, "team", "account"); err != nil {
 			return nil, err
 		}
-		b := &core.ChatBinding{Platform: core.PlatformSlack, TeamID: *team, AccountID: *id, ProjectID: *project, Agent: *agent, Model: *model}
-		if err := svc.BindChat(ctx, b); err != nil {
-			return nil, err
-		}
-		return map[string]any{"platform": b.Platform, "team": b.TeamID, "accountId": b.AccountID, "projectId": b.ProjectID,
-			"agent": b.Agent, "model": b.Model}, nil
+		return bind(ctx, svc, b())
 
 	case "discord bind":
-		guild := fs.String("guild", "", "Discord server (guild) id")
-		id := fs.String("account", "", "account id the guild acts for")
-		project := fs.String("project", "", "default project for workspaces started from Discord")
-		agent := fs.String("agent", "", "default agent (agent_1..agent_4), with --model")
-		model := fs.String("model", "", "default model, with --agent")
+		b := bindFlags(fs, core.PlatformDiscord, "guild", "Discord server (guild) id")
 		roles := fs.String("roles", "", "comma-separated role ids: only members holding one may start or talk")
 		channels := fs.String("channels", "", "comma-separated channel ids: only there and in their threads")
 		if err := parse(fs, args, "guild", "account"); err != nil {
 			return nil, err
 		}
-		b := &core.ChatBinding{Platform: core.PlatformDiscord, TeamID: *guild, AccountID: *id, ProjectID: *project,
-			Agent: *agent, Model: *model, Roles: splitIDs(*roles), Channels: splitIDs(*channels)}
-		if err := svc.BindChat(ctx, b); err != nil {
-			return nil, err
-		}
-		return map[string]any{"platform": b.Platform, "guild": b.TeamID, "accountId": b.AccountID, "projectId": b.ProjectID,
-			"agent": b.Agent, "model": b.Model, "roles": b.Roles, "channels": b.Channels}, nil
+		binding := b()
+		binding.Roles, binding.Channels = splitIDs(*roles), splitIDs(*channels)
+		return bind(ctx, svc, binding)
 
 	case "webhook redeliver":
 		id := fs.String("delivery", "", "delivery id")
@@ -485,6 +468,34 @@ func parse(fs *flag.FlagSet, args []string, required ...string) error {
 		}
 	}
 	return nil
+}
+
+// bindFlags declares the flags every chat binding takes (the team under the platform's
+// own name) and returns the binding they give once parsed.
+func bindFlags(fs *flag.FlagSet, platform, teamFlag, teamUsage string) func() *core.ChatBinding {
+	team := fs.String(teamFlag, "", teamUsage)
+	id := fs.String("account", "", "account id the "+teamFlag+" acts for")
+	project := fs.String("project", "", "default project for workspaces started from "+platform)
+	agent := fs.String("agent", "", "default agent (agent_1..agent_4), with --model")
+	model := fs.String("model", "", "default model, with --agent")
+	return func() *core.ChatBinding {
+		return &core.ChatBinding{Platform: platform, TeamID: *team, AccountID: *id, ProjectID: *project, Agent: *agent, Model: *model}
+	}
+}
+
+// bind stores a chat binding and echoes it; a Slack team shows as "team", a Discord
+// guild as "guild", with the roles and channels it is limited to.
+func bind(ctx context.Context, svc *core.Service, b *core.ChatBinding) (any, error) {
+	if err := svc.BindChat(ctx, b); err != nil {
+		return nil, err
+	}
+	out := map[string]any{"platform": b.Platform, "accountId": b.AccountID, "projectId": b.ProjectID, "agent": b.Agent, "model": b.Model}
+	if b.Platform == core.PlatformDiscord {
+		out["guild"], out["roles"], out["channels"] = b.TeamID, b.Roles, b.Channels
+	} else {
+		out["team"] = b.TeamID
+	}
+	return out, nil
 }
 
 // splitIDs reads a comma-separated list of ids (empty: none).
