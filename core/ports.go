@@ -53,7 +53,7 @@ type Queries interface {
 	// LockProject reads any project and holds it against creates until the transaction ends.
 	LockProject(ctx context.Context, id string) (*Project, error)
 	// LiveWorkspacesOfProject lists the ids of the project's workspaces that take messages.
-	LiveWorkspacesOfProject(ctx context.Context, projectID string) ([]string, error)
+	LiveWorkspacesOfProject(ctx context.Context, projectID string, closed []WorkspaceState) ([]string, error)
 	// RemoveProject marks the project removed and drops it as a chat default.
 	RemoveProject(ctx context.Context, id string, at time.Time) error
 

@@ -46,7 +46,7 @@ func (s *Service) AdminRemoveProject(ctx context.Context, projectID string, forc
 			}
 			// Creates hold the project (ShareProject) until they commit, so with it locked
 			// here no workspace appears between this count and the removal.
-			if live, err = q.LiveWorkspacesOfProject(ctx, p.ID); err != nil || len(live) > 0 {
+			if live, err = q.LiveWorkspacesOfProject(ctx, p.ID, ClosedStates); err != nil || len(live) > 0 {
 				return err
 			}
 			now := s.clock.Now()

@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // WorkspaceState is a workspace's lifecycle state (api.md 3.1). Every change goes
 // through the transition table in workspace_state.go.
@@ -104,14 +107,12 @@ type Workspace struct {
 	UpdatedAt      time.Time
 }
 
+// ClosedStates take no messages or uploads (behaviour.md); a workspace in any other
+// state is live.
+var ClosedStates = []WorkspaceState{StateArchiving, StateArchived, StateDeleting, StateDeleted, StateFailed}
+
 // AcceptsMessages reports whether sends and uploads are taken in the current state.
-func (w *Workspace) AcceptsMessages() bool {
-	switch w.State {
-	case StateArchiving, StateArchived, StateDeleting, StateDeleted, StateFailed:
-		return false
-	}
-	return true
-}
+func (w *Workspace) AcceptsMessages() bool { return !slices.Contains(ClosedStates, w.State) }
 
 // AgentStatus derives agentStatus as behaviour.md fixes it.
 func (w *Workspace) AgentStatus() string {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/wshub/wshub/core"
 )
 
@@ -81,13 +83,17 @@ func (q queries) LockProject(ctx context.Context, id string) (_ *core.Project, e
 	return q.getProject(ctx, `id = $1 FOR UPDATE`, id)
 }
 
-// LiveWorkspacesOfProject lists the project's workspaces that still take messages
-// (workspaces_project_branch_live covers project_id).
-func (q queries) LiveWorkspacesOfProject(ctx context.Context, projectID string) (_ []string, err error) {
+// LiveWorkspacesOfProject lists the project's workspaces not in one of core's closed
+// states (workspaces_project_branch_live covers project_id).
+func (q queries) LiveWorkspacesOfProject(ctx context.Context, projectID string, closed []core.WorkspaceState) (_ []string, err error) {
 	defer wrapErr(&err, "live workspaces of project")
+	states := make(pq.StringArray, len(closed))
+	for i, st := range closed {
+		states[i] = string(st)
+	}
 	var ids []string
-	err = q.selectAll(ctx, &ids, `SELECT id FROM workspaces WHERE project_id = $1
-		AND state NOT IN ('archiving', 'archived', 'deleting', 'deleted', 'failed') ORDER BY created_at, id`, projectID)
+	err = q.selectAll(ctx, &ids, `SELECT id FROM workspaces WHERE project_id = $1 AND state <> ALL($2)
+		ORDER BY created_at, id`, projectID, states)
 	return ids, err
 }
 
