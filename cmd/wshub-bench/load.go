@@ -105,6 +105,11 @@ func do(ctx context.Context, hc *http.Client, base, key string, q request) (int,
 	return int(n), resp.StatusCode < 300, nil
 }
 
+// clientFor is a keep-alive client for n concurrent requests.
+func clientFor(n int) *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func splitLines(s string) []string { return strings.Split(s, "\n") }

@@ -2,17 +2,12 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
 	"strings"
 	"time"
 )
-
-func clientFor(n int) *http.Client {
-	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 30 * time.Second}
-}
 
 // markdown is the report: the machine, each figure, and how to reproduce it.
 func (r *run) markdown() string {
