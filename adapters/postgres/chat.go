@@ -152,27 +152,23 @@ type chatEventRow struct {
 	At        time.Time `db:"received_at"`
 }
 
-// ClaimChatEvents uses chat_inbox_due and chat_inbox_thread: an event waits while an
-// older event of its thread is pending (leased or not), so a thread is handled in order.
-// Due is the hub's clock ($2); lease expiry is set and compared by the database's.
+// chatEventQueue is the inbox; its claim uses chat_inbox_due and chat_inbox_thread: an
+// event waits while an older event of its thread is pending (leased or not), so a
+// thread is handled in order.
+var chatEventQueue = leasedTable{
+	table: "chat_inbox", alias: "e", key: []string{"platform", "event_id"},
+	due: `e.status = 'pending' AND e.next_attempt_at <= $4
+		  AND NOT EXISTS (SELECT 1 FROM chat_inbox o WHERE o.status = 'pending' AND o.thread_key = e.thread_key
+		                  AND (o.received_at, o.event_id) < (e.received_at, e.event_id))`,
+	order:     "e.next_attempt_at",
+	returning: "e.lease_token, e.platform, e.event_id, e.thread_key, e.payload_sealed, e.attempts, e.received_at",
+}
+
+// ClaimChatEvents claims from chatEventQueue; due is the hub's clock (now).
 func (q queries) ClaimChatEvents(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) (_ []*core.ChatEvent, err error) {
 	defer wrapErr(&err, "claim chat events")
 	var rows []chatEventRow
-	err = q.selectAll(ctx, &rows, `WITH due AS (
-		SELECT e.platform, e.event_id FROM chat_inbox e
-		WHERE e.status = 'pending' AND e.next_attempt_at <= $2
-		  AND (e.lease_expires_at IS NULL OR e.lease_expires_at < now())
-		  AND NOT EXISTS (SELECT 1 FROM chat_inbox o WHERE o.status = 'pending' AND o.thread_key = e.thread_key
-		                  AND (o.received_at, o.event_id) < (e.received_at, e.event_id))
-		ORDER BY e.next_attempt_at
-		LIMIT $4
-		FOR UPDATE SKIP LOCKED)
-	UPDATE chat_inbox e SET lease_token = $1::text || '/' || e.platform || '/' || e.event_id,
-		lease_expires_at = now() + make_interval(secs => $3)
-	FROM due WHERE e.platform = due.platform AND e.event_id = due.event_id
-	RETURNING e.lease_token, e.platform, e.event_id, e.thread_key, e.payload_sealed, e.attempts, e.received_at`,
-		token, now, leaseFor.Seconds(), limit)
-	if err != nil {
+	if err := chatEventQueue.claim(ctx, q, &rows, token, leaseFor, limit, now); err != nil {
 		return nil, err
 	}
 	out := make([]*core.ChatEvent, len(rows))
@@ -186,11 +182,9 @@ func (q queries) ClaimChatEvents(ctx context.Context, token string, now time.Tim
 // SettleChatEvent is fenced by the lease token.
 func (q queries) SettleChatEvent(ctx context.Context, e *core.ChatEvent, token string) (_ bool, err error) {
 	defer wrapErr(&err, "settle chat event")
-	n, err := q.exec(ctx, `UPDATE chat_inbox SET status = $4, attempts = $5, next_attempt_at = COALESCE($6, next_attempt_at),
-		last_error = $7, lease_token = NULL, lease_expires_at = NULL
-	WHERE platform = $1 AND event_id = $2 AND lease_token = $3`,
-		e.Platform, e.EventID, token, e.Status, e.Attempts, nullTime(nonZero(e.NextAt)), e.LastError)
-	return n == 1, err
+	return chatEventQueue.settle(ctx, q, []any{e.Platform, e.EventID}, token,
+		set{col: "status", val: e.Status}, set{col: "attempts", val: e.Attempts},
+		set{col: "next_attempt_at", val: nullTime(nonZero(e.NextAt)), keep: true}, set{col: "last_error", val: e.LastError})
 }
 
 // InsertChatDeliveries uses chat_threads_workspace.
@@ -221,28 +215,24 @@ type chatReplyRow struct {
 	CreatedAt     time.Time      `db:"created_at"`
 }
 
-// ClaimChatDeliveries uses chat_deliveries_due and chat_deliveries_thread: a reply
-// waits while an earlier reply of its thread is pending, so a thread reads in order.
-// Due is the hub's clock ($2); lease expiry is set and compared by the database's.
+// chatReplyQueue is the replies outbox; its claim uses chat_deliveries_due and
+// chat_deliveries_thread: a reply waits while an earlier reply of its thread is
+// pending, so a thread reads in order.
+var chatReplyQueue = leasedTable{
+	table: "chat_deliveries", alias: "d", key: []string{"thread_id", "message_id"},
+	due: `d.status = 'pending' AND d.next_attempt_at <= $4
+		  AND NOT EXISTS (SELECT 1 FROM chat_deliveries o WHERE o.status = 'pending' AND o.thread_id = d.thread_id AND o.seq < d.seq)`,
+	order: "d.next_attempt_at",
+	from:  "chat_threads t, messages m", join: "t.id = d.thread_id AND m.id = d.message_id",
+	returning: `d.lease_token, d.thread_id, d.message_id, t.platform, t.team_id, t.channel_id, t.thread_id AS thread, t.workspace_id,
+		d.truncated, m.outcome, m.text_sealed, m.failure_code, m.failure_agent, m.failure_sealed, d.parts_posted, d.attempts, d.created_at`,
+}
+
+// ClaimChatDeliveries claims from chatReplyQueue; due is the hub's clock (now).
 func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) (_ []*core.ClaimedChatReply, err error) {
 	defer wrapErr(&err, "claim chat deliveries")
 	var rows []chatReplyRow
-	err = q.selectAll(ctx, &rows, `WITH due AS (
-		SELECT d.thread_id, d.message_id FROM chat_deliveries d
-		WHERE d.status = 'pending' AND d.next_attempt_at <= $2
-		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < now())
-		  AND NOT EXISTS (SELECT 1 FROM chat_deliveries o WHERE o.status = 'pending' AND o.thread_id = d.thread_id AND o.seq < d.seq)
-		ORDER BY d.next_attempt_at
-		LIMIT $4
-		FOR UPDATE OF d SKIP LOCKED)
-	UPDATE chat_deliveries d SET lease_token = $1::text || '/' || d.thread_id || '/' || d.message_id,
-		lease_expires_at = now() + make_interval(secs => $3)
-	FROM due, chat_threads t, messages m
-	WHERE d.thread_id = due.thread_id AND d.message_id = due.message_id AND t.id = d.thread_id AND m.id = d.message_id
-	RETURNING d.lease_token, d.thread_id, d.message_id, t.platform, t.team_id, t.channel_id, t.thread_id AS thread, t.workspace_id,
-		d.truncated, m.outcome, m.text_sealed, m.failure_code, m.failure_agent, m.failure_sealed, d.parts_posted, d.attempts, d.created_at`,
-		token, now, leaseFor.Seconds(), limit)
-	if err != nil {
+	if err := chatReplyQueue.claim(ctx, q, &rows, token, leaseFor, limit, now); err != nil {
 		return nil, err
 	}
 	out := make([]*core.ClaimedChatReply, len(rows))
@@ -261,11 +251,13 @@ func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now time
 // SettleChatDelivery is fenced by the lease token.
 func (q queries) SettleChatDelivery(ctx context.Context, r *core.ClaimedChatReply, token string) (_ bool, err error) {
 	defer wrapErr(&err, "settle chat delivery")
-	n, err := q.exec(ctx, `UPDATE chat_deliveries SET status = $4, parts_posted = $5, attempts = $6,
-		next_attempt_at = COALESCE($7, next_attempt_at), last_error = $8, lease_token = NULL, lease_expires_at = NULL
-	WHERE thread_id = $1 AND message_id = $2 AND lease_token = $3`,
-		r.ThreadID, r.MessageID, token, r.Status, r.PartsPosted, r.Attempts, nullTime(nonZero(r.NextAt)), r.LastError)
-	return n == 1, err
+	return chatReplyQueue.settle(ctx, q, []any{r.ThreadID, r.MessageID}, token, postSettlement(r.ChatPostState)...)
+}
+
+// postSettlement is what posting left on a reply or notice.
+func postSettlement(p core.ChatPostState) []set {
+	return []set{{col: "status", val: p.Status}, {col: "parts_posted", val: p.PartsPosted}, {col: "attempts", val: p.Attempts},
+		{col: "next_attempt_at", val: nullTime(nonZero(p.NextAt)), keep: true}, {col: "last_error", val: p.LastError}}
 }
 
 func nonZero(t time.Time) *time.Time {

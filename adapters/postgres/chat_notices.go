@@ -62,29 +62,27 @@ type chatNoticeRow struct {
 	CreatedAt   time.Time `db:"created_at"`
 }
 
-// ClaimChatNotices uses chat_notices_due, chat_notices_thread and
-// chat_deliveries_thread: a notice waits while an earlier notice of its thread is
-// pending, and a failure notice while its thread still has a reply to post.
-// Due is the hub's clock ($2); lease expiry is set and compared by the database's.
-func (q queries) ClaimChatNotices(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) (_ []*core.ClaimedChatNotice, err error) {
-	defer wrapErr(&err, "claim chat notices")
-	var rows []chatNoticeRow
-	err = q.selectAll(ctx, &rows, `WITH due AS (
-		SELECT n.id FROM chat_notices n
-		WHERE n.status = 'pending' AND n.next_attempt_at <= $2
-		  AND (n.lease_expires_at IS NULL OR n.lease_expires_at < now())
+// chatNoticeQueue is the notices outbox; its claim uses chat_notices_due,
+// chat_notices_thread and chat_deliveries_thread: a notice waits while an earlier
+// notice of its thread is pending, and a failure notice while its thread still has a
+// reply to post.
+var chatNoticeQueue = leasedTable{
+	table: "chat_notices", alias: "n", key: []string{"id"},
+	due: `n.status = 'pending' AND n.next_attempt_at <= $4
 		  AND NOT EXISTS (SELECT 1 FROM chat_notices o WHERE o.status = 'pending' AND o.platform = n.platform
 		                  AND o.team_id = n.team_id AND o.channel_id = n.channel_id AND o.thread_id = n.thread_id AND o.id < n.id)
 		  AND (n.chat_thread IS NULL OR NOT EXISTS (
-		       SELECT 1 FROM chat_deliveries d WHERE d.status = 'pending' AND d.thread_id = n.chat_thread))
-		ORDER BY n.next_attempt_at
-		LIMIT $4
-		FOR UPDATE SKIP LOCKED)
-	UPDATE chat_notices n SET lease_token = $1::text || '/' || n.id, lease_expires_at = now() + make_interval(secs => $3)
-	FROM due WHERE n.id = due.id
-	RETURNING n.lease_token, n.id, n.notice_key, n.platform, n.team_id, n.channel_id, n.thread_id, n.kind, n.text_sealed,
-		n.workspace_id, n.code, n.parts_posted, n.attempts, n.created_at`, token, now, leaseFor.Seconds(), limit)
-	if err != nil {
+		       SELECT 1 FROM chat_deliveries d WHERE d.status = 'pending' AND d.thread_id = n.chat_thread))`,
+	order: "n.next_attempt_at",
+	returning: `n.lease_token, n.id, n.notice_key, n.platform, n.team_id, n.channel_id, n.thread_id, n.kind, n.text_sealed,
+		n.workspace_id, n.code, n.parts_posted, n.attempts, n.created_at`,
+}
+
+// ClaimChatNotices claims from chatNoticeQueue; due is the hub's clock (now).
+func (q queries) ClaimChatNotices(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) (_ []*core.ClaimedChatNotice, err error) {
+	defer wrapErr(&err, "claim chat notices")
+	var rows []chatNoticeRow
+	if err := chatNoticeQueue.claim(ctx, q, &rows, token, leaseFor, limit, now); err != nil {
 		return nil, err
 	}
 	out := make([]*core.ClaimedChatNotice, len(rows))
@@ -101,9 +99,5 @@ func (q queries) ClaimChatNotices(ctx context.Context, token string, now time.Ti
 // SettleChatNotice is fenced by the lease token.
 func (q queries) SettleChatNotice(ctx context.Context, n *core.ClaimedChatNotice, token string) (_ bool, err error) {
 	defer wrapErr(&err, "settle chat notice")
-	c, err := q.exec(ctx, `UPDATE chat_notices SET status = $3, parts_posted = $4, attempts = $5,
-		next_attempt_at = COALESCE($6, next_attempt_at), last_error = $7, lease_token = NULL, lease_expires_at = NULL
-	WHERE id = $1 AND lease_token = $2`,
-		n.ID, token, n.Status, n.PartsPosted, n.Attempts, nullTime(nonZero(n.NextAt)), n.LastError)
-	return c == 1, err
+	return chatNoticeQueue.settle(ctx, q, []any{n.ID}, token, postSettlement(n.ChatPostState)...)
 }

@@ -62,25 +62,21 @@ type claimedDeliveryRow struct {
 	EventCreatedAt time.Time `db:"event_created_at"`
 }
 
-// ClaimDueDeliveries uses webhook_deliveries_due. One statement claims and returns
-// everything an attempt needs (endpoint URL and secret, event body): no query per row.
-// Due is the hub's clock ($2); lease expiry is set and compared by the database's.
+// deliveryQueue is the webhook outbox; its claim uses webhook_deliveries_due and
+// returns everything an attempt needs (endpoint URL and secret, event body).
+var deliveryQueue = leasedTable{
+	table: "webhook_deliveries", alias: "d", key: []string{"id"},
+	due: "d.status = 'pending' AND d.next_attempt_at <= $4", order: "d.next_attempt_at",
+	from: "events e, webhooks w", join: "e.id = d.event_id AND w.id = d.webhook_id",
+	returning: `d.id, d.lease_token, d.account_id, d.webhook_id, d.event_id, d.attempts, d.max_attempts, w.url, w.secret_sealed,
+		e.body_sealed, e.created_at AS event_created_at`,
+}
+
+// ClaimDueDeliveries claims from deliveryQueue; due is the hub's clock (now).
 func (q queries) ClaimDueDeliveries(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) (_ []*core.ClaimedDelivery, err error) {
 	defer wrapErr(&err, "claim due deliveries")
 	var rows []claimedDeliveryRow
-	err = q.selectAll(ctx, &rows, `WITH due AS (
-		SELECT d.id FROM webhook_deliveries d
-		WHERE d.status = 'pending' AND d.next_attempt_at <= $2
-		  AND (d.lease_expires_at IS NULL OR d.lease_expires_at < now())
-		ORDER BY d.next_attempt_at
-		LIMIT $4
-		FOR UPDATE SKIP LOCKED)
-	UPDATE webhook_deliveries d SET lease_token = $1::text || '/' || d.id, lease_expires_at = now() + make_interval(secs => $3)
-	FROM due, events e, webhooks w
-	WHERE d.id = due.id AND e.id = d.event_id AND w.id = d.webhook_id
-	RETURNING d.id, d.lease_token, d.account_id, d.webhook_id, d.event_id, d.attempts, d.max_attempts, w.url, w.secret_sealed,
-		e.body_sealed, e.created_at AS event_created_at`, token, now, leaseFor.Seconds(), limit)
-	if err != nil {
+	if err := deliveryQueue.claim(ctx, q, &rows, token, leaseFor, limit, now); err != nil {
 		return nil, err
 	}
 	out := make([]*core.ClaimedDelivery, len(rows))
@@ -98,19 +94,16 @@ func (q queries) ClaimDueDeliveries(ctx context.Context, token string, now time.
 // claimed by another worker after this lease expired, is left alone.
 func (q queries) SettleDelivery(ctx context.Context, id, token string, st core.DeliverySettlement) (_ bool, err error) {
 	defer wrapErr(&err, "settle delivery")
-	n, err := q.exec(ctx, `UPDATE webhook_deliveries SET status = $3, attempts = $4, last_status_code = $5,
-		last_error = $6, last_attempt_at = $7, next_attempt_at = $8, delivered_at = COALESCE($9, delivered_at),
-		lease_token = NULL, lease_expires_at = NULL
-	WHERE id = $1 AND lease_token = $2`, id, token, st.Status, st.Attempts, nullInt(st.LastStatusCode),
-		st.LastError, st.LastAttemptAt, st.NextAttemptAt, nullTime(st.DeliveredAt))
-	return n == 1, err
+	return deliveryQueue.settle(ctx, q, []any{id}, token,
+		set{col: "status", val: st.Status}, set{col: "attempts", val: st.Attempts},
+		set{col: "last_status_code", val: nullInt(st.LastStatusCode)}, set{col: "last_error", val: st.LastError},
+		set{col: "last_attempt_at", val: st.LastAttemptAt}, set{col: "next_attempt_at", val: st.NextAttemptAt},
+		set{col: "delivered_at", val: nullTime(st.DeliveredAt), keep: true})
 }
 
 func (q queries) ReleaseDelivery(ctx context.Context, id, token string) (err error) {
 	defer wrapErr(&err, "release delivery")
-	_, err = q.exec(ctx, `UPDATE webhook_deliveries SET lease_token = NULL, lease_expires_at = NULL
-		WHERE id = $1 AND lease_token = $2`, id, token)
-	return err
+	return deliveryQueue.release(ctx, q, []any{id}, token)
 }
 
 type deliveryRow struct {

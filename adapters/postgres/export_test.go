@@ -2,6 +2,6 @@ package postgres
 
 // Statements the external tests plan (plan_test.go), exported for tests only.
 var (
-	NewestWorkspaceSQL     = workspaceSelect + newestWorkspaceWhere
-	ClaimableWorkspacesSQL = claimableWorkspaces
+	NewestWorkspaceSQL = workspaceSelect + newestWorkspaceWhere
+	ClaimWorkspacesSQL = workspaceQueue.claimSQL()
 )

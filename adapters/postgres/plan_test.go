@@ -54,8 +54,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		index []string
 	}{
 		{"NewestWorkspace", postgres.NewestWorkspaceSQL, []any{"acct_plan"}, []string{"workspaces_account_newest"}},
-		// The claim's selection (its UPDATE only writes the rows chosen), limit as $1.
-		{"ClaimWorkspaces", `WITH due AS (` + strings.Replace(postgres.ClaimableWorkspacesSQL, "$3", "$1", 1) + `) SELECT id FROM due`, []any{16},
+		{"ClaimWorkspaces", postgres.ClaimWorkspacesSQL, []any{"lease_plan", 30, 16},
 			[]string{"workspaces_transitional", "messages_open"}},
 	}
 	for _, p := range plans {

@@ -10,39 +10,31 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// claimableWorkspaces selects (and locks) up to $3 unleased workspaces with work. It is
-// driven from the two small sets that have work, each read through its partial index:
-// transitional states (workspaces_transitional) and open user messages
-// (messages_open); a ready workspace with nothing to do, the common case, is never
-// read. The outer state test keeps a paused workspace with a queued message out (the
-// message resumes it through the state change, not the claim).
-const claimableWorkspaces = `
-		SELECT w.id FROM workspaces w
-		WHERE w.id IN (
+// workspaceQueue leases workspaces with work. The due rows are found from the two small
+// sets that have work, each read through its partial index: transitional states
+// (workspaces_transitional) and open user messages (messages_open); a ready workspace
+// with nothing to do, the common case, is never read. The outer state test keeps a
+// paused workspace with a queued message out (the message resumes it through the
+// state change, not the claim).
+var workspaceQueue = leasedTable{
+	table: "workspaces", alias: "w", key: []string{"id"},
+	due: `w.id IN (
 		        SELECT t.id FROM workspaces t
 		        WHERE t.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting')
 		        UNION ALL
 		        SELECT m.workspace_id FROM messages m WHERE m.role = 'user' AND m.status IN ('pending', 'delivered'))
-		  AND w.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting', 'ready')
-		  AND (w.lease_expires_at IS NULL OR w.lease_expires_at < now())
-		ORDER BY w.updated_at
-		LIMIT $3
-		FOR UPDATE OF w SKIP LOCKED`
+		  AND w.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting', 'ready')`,
+	order:     "w.updated_at",
+	returning: "w.id",
+}
 
-// ClaimWorkspaces leases workspaces with work: a transitional state
-// (workspaces_transitional) or ready with an open user message (messages_open).
-// SKIP LOCKED lets replicas claim side by side; an expired lease is claimable again,
-// which is how a dead worker's workspace is recovered. Each row's token is the claim's
-// token and the row's id, and its expiry is set and compared by the database's clock
-// only, so hubs with skewed clocks agree on when a lease ran out.
+// ClaimWorkspaces leases workspaces with work (workspaceQueue), then reads them whole.
+// An expired lease is claimable again, which is how a dead worker's workspace is
+// recovered.
 func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit int) (_ []*core.Workspace, err error) {
 	defer wrapErr(&err, "claim workspaces")
 	var ids []string
-	err = q.selectAll(ctx, &ids, `WITH due AS (`+claimableWorkspaces+`)
-	UPDATE workspaces w SET lease_token = $1::text || '/' || w.id, lease_expires_at = now() + make_interval(secs => $2)
-	FROM due WHERE w.id = due.id
-	RETURNING w.id`, token, leaseFor.Seconds(), limit)
-	if err != nil || len(ids) == 0 {
+	if err := workspaceQueue.claim(ctx, q, &ids, token, leaseFor, limit); err != nil || len(ids) == 0 {
 		return nil, err
 	}
 	var full []workspaceRow
@@ -60,8 +52,7 @@ func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor tim
 func (q queries) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (_ core.WorkspaceState, _ bool, err error) {
 	defer wrapErr(&err, "renew lease")
 	var state core.WorkspaceState
-	err = q.get(ctx, &state, `UPDATE workspaces SET lease_expires_at = now() + make_interval(secs => $3)
-		WHERE id = $1 AND lease_token = $2 RETURNING state`, id, token, leaseFor.Seconds())
+	err = workspaceQueue.renew(ctx, q, &state, "state", []any{id}, token, leaseFor)
 	if errors.Is(err, core.ErrNoRows) {
 		return "", false, nil
 	}
@@ -70,8 +61,7 @@ func (q queries) RenewLease(ctx context.Context, id, token string, leaseFor time
 
 func (q queries) ReleaseLease(ctx context.Context, id, token string) (err error) {
 	defer wrapErr(&err, "release lease")
-	_, err = q.exec(ctx, `UPDATE workspaces SET lease_token = NULL, lease_expires_at = NULL WHERE id = $1 AND lease_token = $2`, id, token)
-	return err
+	return workspaceQueue.release(ctx, q, []any{id}, token)
 }
 
 func (q queries) LockLeasedWorkspace(ctx context.Context, id, token string) (_ *core.Workspace, err error) {
