@@ -49,8 +49,14 @@ type Timeouts struct {
 // DefaultTimeouts are the listeners' timeouts unless configured.
 var DefaultTimeouts = Timeouts{Read: 60 * time.Second, Write: 60 * time.Second, Idle: 60 * time.Second}
 
+// UseCases are the core groups the API calls (a *core.Service gives both).
+type UseCases struct {
+	*core.Workspaces
+	*core.Webhooks
+}
+
 type server struct {
-	svc   *core.Service
+	svc   UseCases
 	log   *slog.Logger
 	heads heads
 }
@@ -88,7 +94,7 @@ func init() {
 }
 
 // New builds the Fiber app: /v1/api, /healthz, /readyz and /metrics.
-func New(svc *core.Service, opt Options) *fiber.App {
+func New(svc UseCases, opt Options) *fiber.App {
 	log := opt.Log
 	if log == nil {
 		log = slog.Default()

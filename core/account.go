@@ -1,5 +1,7 @@
 package core
 
+import "context"
+
 import "time"
 
 // Account is a personal account of the hub: the owner of keys, projects, workspaces and
@@ -51,4 +53,24 @@ type APIKey struct {
 	RevokedAt *time.Time
 	// LastUsedAt is when the key last authenticated a request, within a minute (nil: never).
 	LastUsedAt *time.Time
+}
+
+// AccountQueries are the store statements of accounts and their API keys.
+type AccountQueries interface {
+	CreateAccount(ctx context.Context, a *Account) error
+	UpdateAccount(ctx context.Context, a *Account) error
+	GetAccount(ctx context.Context, id string) (*Account, error)
+	// CountWork counts workspaces by state (deleted left out) and open user messages.
+	CountWork(ctx context.Context) (*WorkCounts, error)
+	// ListAccounts lists every account, oldest first (operator).
+	ListAccounts(ctx context.Context) ([]*Account, error)
+	// ListAPIKeys lists an account's keys, revoked ones included, oldest first.
+	ListAPIKeys(ctx context.Context, accountID string) ([]*APIKey, error)
+	// LockAccount takes the account row lock, serialising per-account limits.
+	LockAccount(ctx context.Context, id string) error
+
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	RevokeAPIKey(ctx context.Context, id string, at time.Time) (bool, error)
+	// AccountByKeyHash returns the account of a key that is not revoked.
+	AccountByKeyHash(ctx context.Context, hash []byte) (*Account, error)
 }

@@ -13,7 +13,7 @@ import (
 // account's key, so they take ids rather than an authenticated account.
 
 // CreateAccount adds an account.
-func (s *Service) CreateAccount(ctx context.Context, a *Account) error {
+func (s *Admin) CreateAccount(ctx context.Context, a *Account) error {
 	if strings.TrimSpace(a.Name) == "" {
 		return Errorf(CodeInvalidRequest, "an account needs a name")
 	}
@@ -33,7 +33,7 @@ type AccountUpdate struct {
 }
 
 // UpdateAccount changes entitlement and billing flags.
-func (s *Service) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (*Account, error) {
+func (s *Admin) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (*Account, error) {
 	var acct *Account
 	err := s.store.InTx(ctx, func(q Queries) error {
 		if err := q.LockAccount(ctx, id); err != nil {
@@ -65,7 +65,7 @@ func (s *Service) UpdateAccount(ctx context.Context, id string, u AccountUpdate)
 }
 
 // CreateAPIKey makes a key for an account and returns its secret, shown only once.
-func (s *Service) CreateAPIKey(ctx context.Context, accountID, name string) (*APIKey, string, error) {
+func (s *Admin) CreateAPIKey(ctx context.Context, accountID, name string) (*APIKey, string, error) {
 	if strings.TrimSpace(name) == "" {
 		return nil, "", Errorf(CodeInvalidRequest, "a key needs a name")
 	}
@@ -90,17 +90,17 @@ type WorkCounts struct {
 }
 
 // CountWork is the work queue's size for metrics.
-func (s *Service) CountWork(ctx context.Context) (*WorkCounts, error) {
+func (s *Admin) CountWork(ctx context.Context) (*WorkCounts, error) {
 	return s.store.CountWork(ctx)
 }
 
 // AdminListAccounts lists every account for the operator.
-func (s *Service) AdminListAccounts(ctx context.Context) ([]*Account, error) {
+func (s *Admin) AdminListAccounts(ctx context.Context) ([]*Account, error) {
 	return s.store.ListAccounts(ctx)
 }
 
 // AdminListAPIKeys lists an account's keys (never their secrets, which are not kept).
-func (s *Service) AdminListAPIKeys(ctx context.Context, accountID string) ([]*APIKey, error) {
+func (s *Admin) AdminListAPIKeys(ctx context.Context, accountID string) ([]*APIKey, error) {
 	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
 		return nil, notFound(err, CodeNotFound, "no such account")
 	}
@@ -108,7 +108,7 @@ func (s *Service) AdminListAPIKeys(ctx context.Context, accountID string) ([]*AP
 }
 
 // RevokeAPIKey revokes a key; the next request with it is refused.
-func (s *Service) RevokeAPIKey(ctx context.Context, keyID string) error {
+func (s *Admin) RevokeAPIKey(ctx context.Context, keyID string) error {
 	ok, err := s.store.RevokeAPIKey(ctx, keyID, s.clock.Now())
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ type AddProjectInput struct {
 }
 
 // AddProject records a project as connected and returns it; PrepareProject mirrors it.
-func (s *Service) AddProject(ctx context.Context, in AddProjectInput) (*Project, error) {
+func (s *Admin) AddProject(ctx context.Context, in AddProjectInput) (*Project, error) {
 	repo := strings.TrimSpace(in.Repository)
 	if repo == "" {
 		return nil, Errorf(CodeInvalidRequest, "a project needs a repository")
@@ -165,7 +165,7 @@ func (s *Service) AddProject(ctx context.Context, in AddProjectInput) (*Project,
 
 // PrepareProject mirrors the repository: connected -> preparing -> ready, or failed
 // with the reason kept. The default branch is detected unless one was given.
-func (s *Service) PrepareProject(ctx context.Context, p *Project) error {
+func (s *Admin) PrepareProject(ctx context.Context, p *Project) error {
 	p.State, p.UpdatedAt = ProjectPreparing, s.clock.Now()
 	if err := s.store.UpdateProject(ctx, p); err != nil {
 		return err
@@ -200,7 +200,7 @@ type UpdateProjectInput struct {
 
 // AdminUpdateProject changes a project's settings. Network and push apply from the next
 // turn of each of its workspaces; the default branch to workspaces created after.
-func (s *Service) AdminUpdateProject(ctx context.Context, in UpdateProjectInput) (*Project, error) {
+func (s *Admin) AdminUpdateProject(ctx context.Context, in UpdateProjectInput) (*Project, error) {
 	if in.Network != nil && !ValidNetwork(*in.Network) {
 		return nil, Errorf(CodeInvalidRequest, "network is %q or %q, not %q", NetworkFull, NetworkNone, *in.Network)
 	}
@@ -235,7 +235,7 @@ func (s *Service) AdminUpdateProject(ctx context.Context, in UpdateProjectInput)
 // AdminRefreshProject fetches a project's repository now: a ready project's mirror is
 // fetched in place (it stays ready, so creates go on); any other is prepared again
 // (a failed add retried, with the default branch detected).
-func (s *Service) AdminRefreshProject(ctx context.Context, projectID string) (*Project, error) {
+func (s *Admin) AdminRefreshProject(ctx context.Context, projectID string) (*Project, error) {
 	p, err := s.liveProject(ctx, projectID)
 	if err != nil {
 		return nil, err
@@ -248,7 +248,7 @@ func (s *Service) AdminRefreshProject(ctx context.Context, projectID string) (*P
 
 // liveProject reads a project for an operator command that changes it: a removed
 // project is not found.
-func (s *Service) liveProject(ctx context.Context, id string) (*Project, error) {
+func (s *Admin) liveProject(ctx context.Context, id string) (*Project, error) {
 	p, err := s.store.GetProjectByID(ctx, id)
 	if err == nil && p.RemovedAt != nil {
 		return nil, Errorf(CodeNotFound, "the project was removed")
@@ -257,6 +257,23 @@ func (s *Service) liveProject(ctx context.Context, id string) (*Project, error) 
 }
 
 // AdminListProjects lists an account's projects for the operator.
-func (s *Service) AdminListProjects(ctx context.Context, accountID string) ([]*Project, error) {
+func (s *Admin) AdminListProjects(ctx context.Context, accountID string) ([]*Project, error) {
 	return s.store.ListProjects(ctx, accountID)
+}
+
+// Admin is the operator's commands: accounts, keys, projects and resealing.
+type Admin struct {
+	kernel
+	store      adminStore
+	blobs      BlobStore
+	mirror     RepoMirror
+	sealed     SealedStore
+	workspaces *Workspaces
+}
+
+// adminStore is what Admin reads and writes.
+type adminStore interface {
+	TxStore
+	AccountQueries
+	ProjectQueries
 }

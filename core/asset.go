@@ -1,5 +1,7 @@
 package core
 
+import "context"
+
 import "time"
 
 // AcceptedMediaTypes is the upload list of api.md 4.6.
@@ -21,4 +23,14 @@ type Asset struct {
 	// SHA256 of the plaintext bytes; part of the upload idempotency fingerprint.
 	SHA256    []byte
 	CreatedAt time.Time
+}
+
+// AssetQueries are the store statements of attachments.
+type AssetQueries interface {
+	InsertAsset(ctx context.Context, a *Asset) error
+	GetAsset(ctx context.Context, workspaceID, id string) (*Asset, error)
+	// AssetBlobKeys lists the BlobStore keys of the workspace's attachments.
+	AssetBlobKeys(ctx context.Context, workspaceID string) ([]string, error)
+	// AssetsByID returns the assets among ids that belong to the workspace.
+	AssetsByID(ctx context.Context, workspaceID string, ids []string) ([]*Asset, error)
 }

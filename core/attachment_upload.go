@@ -86,7 +86,7 @@ func ValidateUpload(in UploadInput) (uploadRequest, string, error) {
 // first, under a key of their own (random per request), so a retry or a conflicting
 // request never overwrites or deletes the original's bytes; the asset row and receipt
 // follow in one transaction.
-func (s *Service) UploadAttachment(ctx context.Context, acct *Account, workspaceID string, in UploadInput) (*Asset, error) {
+func (s *Workspaces) UploadAttachment(ctx context.Context, acct *Account, workspaceID string, in UploadInput) (*Asset, error) {
 	req, key, err := ValidateUpload(in)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func (s *Service) UploadAttachment(ctx context.Context, acct *Account, workspace
 		return nil, Errorf(CodeAssetStoreUnavailable, "the attachment store is unavailable; retry")
 	}
 	var result *Asset
-	err = s.inTx(ctx, func(q Queries) error {
+	err = inTx(ctx, s.store, func(q Queries) error {
 		result = nil
 		if claim != nil {
 			stored, claimed, err := q.ClaimIdempotencyKey(ctx, claim)
@@ -162,8 +162,13 @@ func (s *Service) UploadAttachment(ctx context.Context, acct *Account, workspace
 }
 
 // ReadAttachment returns the plaintext bytes of an asset (runtime and chat use it).
-func (s *Service) ReadAttachment(ctx context.Context, a *Asset) ([]byte, error) {
-	sealed, err := s.blobs.Get(ctx, a.BlobKey)
+func (s *Workspaces) ReadAttachment(ctx context.Context, a *Asset) ([]byte, error) {
+	return readAttachment(ctx, s.kernel, s.blobs, a)
+}
+
+// readAttachment is ReadAttachment for the groups that hold the blob store.
+func readAttachment(ctx context.Context, s kernel, blobs BlobStore, a *Asset) ([]byte, error) {
+	sealed, err := blobs.Get(ctx, a.BlobKey)
 	if err != nil {
 		return nil, errors.Join(Errorf(CodeAssetStoreUnavailable, "the attachment store is unavailable"), err)
 	}

@@ -9,7 +9,7 @@ import (
 // Authenticate resolves an Authorization header to the account of its key. The header
 // is `Bearer <key>` with a case-insensitive scheme; anything else is missing_api_key.
 // Lookups go to the store every time, so a revocation holds from the next request.
-func (s *Service) Authenticate(ctx context.Context, header string) (*Account, error) {
+func (s *Workspaces) Authenticate(ctx context.Context, header string) (*Account, error) {
 	scheme, key, ok := strings.Cut(strings.TrimSpace(header), " ")
 	key = strings.TrimSpace(key)
 	if !ok || !strings.EqualFold(scheme, "bearer") || key == "" {
@@ -26,4 +26,4 @@ func (s *Service) Authenticate(ctx context.Context, header string) (*Account, er
 }
 
 // RequireEntitlement answers 403 cloud_entitlement_required for accounts without cloud.
-func (s *Service) RequireEntitlement(a *Account) error { return a.checkEntitled() }
+func (s *Workspaces) RequireEntitlement(a *Account) error { return a.checkEntitled() }

@@ -3,16 +3,16 @@ package core
 import "context"
 
 // ListProjects returns the account's projects.
-func (s *Service) ListProjects(ctx context.Context, acct *Account) ([]*Project, error) {
+func (s *Workspaces) ListProjects(ctx context.Context, acct *Account) ([]*Project, error) {
 	return s.store.ListProjects(ctx, acct.ID)
 }
 
 // ListAgents returns the agent ids whose program is configured for the machines.
-func (s *Service) ListAgents(ctx context.Context, acct *Account) []string {
+func (s *Workspaces) ListAgents(ctx context.Context, acct *Account) []string {
 	return s.agents.Available(ctx)
 }
 
 // ListProviders returns the configured machine providers.
-func (s *Service) ListProviders(ctx context.Context, acct *Account) []Provider {
+func (s *Workspaces) ListProviders(ctx context.Context, acct *Account) []Provider {
 	return s.providers.List(ctx)
 }

@@ -107,3 +107,20 @@ type ChatStatus struct {
 	Project   *Project
 	Queued    int // user messages waiting for their turn (pending)
 }
+
+// Chat is the chat front-ends' use cases: sessions bound to threads, the inbox of
+// platform events and the outboxes of replies and notices. Starting workspaces and
+// sending messages go through Workspaces, as the API's do.
+type Chat struct {
+	kernel
+	store      chatStore
+	workspaces *Workspaces
+}
+
+// chatStore is what Chat reads and writes.
+type chatStore interface {
+	TxStore
+	AccountQueries
+	ProjectQueries
+	ChatQueries
+}

@@ -10,9 +10,9 @@ import (
 // than the backoff covers; the reply stays in the API either way).
 const maxChatReplyAttempts = 12
 
-// emitChatReplies queues the turn's reply for every thread of the workspace, inside
+// queueChatReplies queues the turn's reply for every thread of the workspace, inside
 // the turn's transaction (the same outbox as webhooks).
-func (s *Service) emitChatReplies(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool) error {
+func queueChatReplies(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool) error {
 	n, err := q.InsertChatDeliveries(ctx, ws.ID, reply.ID, reply.Seq, truncated, reply.CreatedAt)
 	if err != nil || n == 0 {
 		return err
@@ -22,7 +22,7 @@ func (s *Service) emitChatReplies(ctx context.Context, q Queries, ws *Workspace,
 
 // PostChatReplies claims due replies and posts each through the platform's poster,
 // outside any transaction, settling it under the lease. It reports each one settled.
-func (s *Service) PostChatReplies(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
+func (s *Chat) PostChatReplies(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
 	claimed, err := s.ClaimChatReplies(ctx, leaseFor, limit)
 	if err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func (s *Service) PostChatReplies(ctx context.Context, leaseFor time.Duration, l
 }
 
 // ClaimChatReplies leases up to limit due replies (each thread's oldest pending only).
-func (s *Service) ClaimChatReplies(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatReply, error) {
+func (s *Chat) ClaimChatReplies(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatReply, error) {
 	claimed, err := s.store.ClaimChatDeliveries(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat replies: %w", err)
@@ -41,7 +41,7 @@ func (s *Service) ClaimChatReplies(ctx context.Context, leaseFor time.Duration, 
 
 // PostChatReply posts a claimed reply through its platform's poster, outside any
 // transaction, and settles it under the lease.
-func (s *Service) PostChatReply(ctx context.Context, c *ClaimedChatReply, posters map[string]ChatPoster) (ChatPostReport, error) {
+func (s *Chat) PostChatReply(ctx context.Context, c *ClaimedChatReply, posters map[string]ChatPoster) (ChatPostReport, error) {
 	return postOne(ctx, s, "reply", c,
 		func(c *ClaimedChatReply) ChatPostResult { return s.postChatReply(ctx, c, posters[c.Place.Platform]) },
 		func(ctx context.Context, c *ClaimedChatReply) error {
@@ -78,7 +78,7 @@ func (c *ClaimedChatReply) logAttrs() []any {
 
 // postOne posts a claimed row outside any transaction, judges the post and settles the
 // row under the lease: what replies and notices share.
-func postOne[T chatOutboxRow](ctx context.Context, s *Service, kind string, c T,
+func postOne[T chatOutboxRow](ctx context.Context, s *Chat, kind string, c T,
 	post func(T) ChatPostResult, settle func(context.Context, T) error) (ChatPostReport, error) {
 	res := post(c)
 	rep := s.judgePost(c.postState(), res, ctx.Err() != nil)
@@ -97,7 +97,7 @@ func postOne[T chatOutboxRow](ctx context.Context, s *Service, kind string, c T,
 // retried (after the platform's Retry-After, else with backoff), or failed when the
 // error is permanent or the attempts are spent. A post cut short by the hub stopping
 // is not a failed try: it is due again at once.
-func (s *Service) judgePost(st *ChatPostState, res ChatPostResult, stopping bool) ChatPostReport {
+func (s *Chat) judgePost(st *ChatPostState, res ChatPostResult, stopping bool) ChatPostReport {
 	st.PartsPosted = max(st.PartsPosted, res.PartsPosted)
 	st.LastError = res.Error
 	now := s.clock.Now()
@@ -127,7 +127,7 @@ func (s *Service) judgePost(st *ChatPostState, res ChatPostResult, stopping bool
 	return rep
 }
 
-func (s *Service) postChatReply(ctx context.Context, c *ClaimedChatReply, poster ChatPoster) ChatPostResult {
+func (s *Chat) postChatReply(ctx context.Context, c *ClaimedChatReply, poster ChatPoster) ChatPostResult {
 	if poster == nil {
 		return ChatPostResult{Error: "no poster for platform " + c.Place.Platform, PartsPosted: c.PartsPosted}
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // BindChat binds a team to an account (operator command), with optional defaults.
-func (s *Service) BindChat(ctx context.Context, b *ChatBinding) error {
+func (s *Chat) BindChat(ctx context.Context, b *ChatBinding) error {
 	if b.Platform != PlatformSlack && b.Platform != PlatformDiscord {
 		return Errorf(CodeInvalidRequest, "platform must be slack or discord")
 	}
@@ -53,7 +53,7 @@ func (s *Service) BindChat(ctx context.Context, b *ChatBinding) error {
 
 // ChatSessionFor resolves who acts for a chat message: the team's binding and account
 // (entitled), the thread's workspace if any, and the channel's default project.
-func (s *Service) ChatSessionFor(ctx context.Context, place ChatPlace) (*ChatSession, error) {
+func (s *Chat) ChatSessionFor(ctx context.Context, place ChatPlace) (*ChatSession, error) {
 	b, err := s.store.GetChatBinding(ctx, place.Platform, place.TeamID)
 	if err != nil {
 		return nil, notFound(err, CodeChatNotBound, "this team is not bound to a hub account")
@@ -78,7 +78,7 @@ func (s *Service) ChatSessionFor(ctx context.Context, place ChatPlace) (*ChatSes
 // ChatSessionForThread resolves the session of a message in a thread the hub knows
 // by the thread's id alone (a Discord thread is a channel; its messages do not name
 // the parent). CodeChatNoWorkspace when the thread has no workspace.
-func (s *Service) ChatSessionForThread(ctx context.Context, platform, teamID, threadID string) (*ChatSession, error) {
+func (s *Chat) ChatSessionForThread(ctx context.Context, platform, teamID, threadID string) (*ChatSession, error) {
 	t, err := s.store.GetChatThreadByThread(ctx, platform, teamID, threadID)
 	if err != nil {
 		return nil, notFound(err, CodeChatNoWorkspace, "this thread has no workspace")
@@ -88,7 +88,7 @@ func (s *Service) ChatSessionForThread(ctx context.Context, platform, teamID, th
 
 // KnownChatThread reports whether the thread has a workspace: a front-end that
 // receives every message stores only those its threads need.
-func (s *Service) KnownChatThread(ctx context.Context, platform, teamID, threadID string) (bool, error) {
+func (s *Chat) KnownChatThread(ctx context.Context, platform, teamID, threadID string) (bool, error) {
 	_, err := s.store.GetChatThreadByThread(ctx, platform, teamID, threadID)
 	if errors.Is(err, ErrNoRows) {
 		return false, nil
@@ -97,7 +97,7 @@ func (s *Service) KnownChatThread(ctx context.Context, platform, teamID, threadI
 }
 
 // UseProject sets the channel's default project, named by id or display name.
-func (s *Service) UseProject(ctx context.Context, sess *ChatSession, name string) (*Project, error) {
+func (s *Chat) UseProject(ctx context.Context, sess *ChatSession, name string) (*Project, error) {
 	match, err := s.findProject(ctx, sess.Account.ID, name)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (s *Service) UseProject(ctx context.Context, sess *ChatSession, name string
 }
 
 // findProject finds an account's project by id or display name (chat commands).
-func (s *Service) findProject(ctx context.Context, accountID, name string) (*Project, error) {
+func (s *Chat) findProject(ctx context.Context, accountID, name string) (*Project, error) {
 	name = strings.TrimSpace(name)
 	projects, err := s.store.ListProjects(ctx, accountID)
 	if err != nil {
@@ -125,7 +125,7 @@ func (s *Service) findProject(ctx context.Context, accountID, name string) (*Pro
 }
 
 // SetFollow switches the thread between "every reply is a message" and "mentions only".
-func (s *Service) SetFollow(ctx context.Context, sess *ChatSession, all bool) error {
+func (s *Chat) SetFollow(ctx context.Context, sess *ChatSession, all bool) error {
 	if sess.Thread == nil {
 		return Errorf(CodeChatNoWorkspace, "this thread has no workspace")
 	}
@@ -137,11 +137,11 @@ func (s *Service) SetFollow(ctx context.Context, sess *ChatSession, all bool) er
 }
 
 // ThreadStatus is the thread's workspace with its project and queued messages.
-func (s *Service) ThreadStatus(ctx context.Context, sess *ChatSession) (*ChatStatus, error) {
+func (s *Chat) ThreadStatus(ctx context.Context, sess *ChatSession) (*ChatStatus, error) {
 	if sess.Thread == nil {
 		return nil, Errorf(CodeChatNoWorkspace, "this thread has no workspace")
 	}
-	ws, err := s.GetWorkspace(ctx, sess.Account, sess.Thread.WorkspaceID)
+	ws, err := s.workspaces.GetWorkspace(ctx, sess.Account, sess.Thread.WorkspaceID)
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +157,12 @@ func (s *Service) ThreadStatus(ctx context.Context, sess *ChatSession) (*ChatSta
 }
 
 // ArchiveThread archives the thread's workspace.
-func (s *Service) ArchiveThread(ctx context.Context, sess *ChatSession) (*Workspace, error) {
+func (s *Chat) ArchiveThread(ctx context.Context, sess *ChatSession) (*Workspace, error) {
 	if sess.Thread == nil {
 		return nil, Errorf(CodeChatNoWorkspace, "this thread has no workspace")
 	}
-	if _, err := s.GetWorkspace(ctx, sess.Account, sess.Thread.WorkspaceID); err != nil {
+	if _, err := s.workspaces.GetWorkspace(ctx, sess.Account, sess.Thread.WorkspaceID); err != nil {
 		return nil, err
 	}
-	return s.ArchiveWorkspace(ctx, sess.Thread.WorkspaceID)
+	return s.workspaces.ArchiveWorkspace(ctx, sess.Thread.WorkspaceID)
 }

@@ -14,7 +14,7 @@ var errThreadTaken = errors.New("chat thread already has a workspace")
 // files, the workspace starts idle, the files are uploaded, and the message follows
 // with them attached. Every step is keyed by in.Key, so a redelivered event repeats
 // nothing.
-func (s *Service) StartFromChat(ctx context.Context, sess *ChatSession, in ChatInput) (*Workspace, error) {
+func (s *Chat) StartFromChat(ctx context.Context, sess *ChatSession, in ChatInput) (*Workspace, error) {
 	b := sess.Binding
 	create := CreateWorkspaceInput{HeaderKey: &in.Key, Origin: sess.Place.Platform}
 	if p := firstNonEmpty(sess.ChannelProject, b.ProjectID); p != "" {
@@ -41,7 +41,7 @@ func (s *Service) StartFromChat(ctx context.Context, sess *ChatSession, in ChatI
 	}
 	thread := &ChatThread{Place: sess.Place, CreatedAt: s.clock.Now()}
 	create.thread = thread
-	ws, _, err := s.CreateWorkspace(ctx, sess.Account, create)
+	ws, _, err := s.workspaces.CreateWorkspace(ctx, sess.Account, create)
 	if errors.Is(err, errThreadTaken) {
 		if sess.Thread, err = s.store.GetChatThread(ctx, sess.Place); err != nil {
 			return nil, err
@@ -50,7 +50,7 @@ func (s *Service) StartFromChat(ctx context.Context, sess *ChatSession, in ChatI
 		if err != nil {
 			return nil, err
 		}
-		return s.GetWorkspace(ctx, sess.Account, sess.Thread.WorkspaceID)
+		return s.workspaces.GetWorkspace(ctx, sess.Account, sess.Thread.WorkspaceID)
 	}
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (s *Service) StartFromChat(ctx context.Context, sess *ChatSession, in ChatI
 }
 
 // SendFromChat sends a thread message (with its files) to the thread's workspace.
-func (s *Service) SendFromChat(ctx context.Context, sess *ChatSession, in ChatInput) (*SendReceipt, error) {
+func (s *Chat) SendFromChat(ctx context.Context, sess *ChatSession, in ChatInput) (*SendReceipt, error) {
 	if sess.Thread == nil {
 		return nil, Errorf(CodeChatNoWorkspace, "this thread has no workspace")
 	}
@@ -75,7 +75,7 @@ func (s *Service) SendFromChat(ctx context.Context, sess *ChatSession, in ChatIn
 	for _, f := range in.Files {
 		key := in.Key + ":file:" + f.ID
 		name := f.Name
-		a, err := s.UploadAttachment(ctx, sess.Account, sess.Thread.WorkspaceID, UploadInput{
+		a, err := s.workspaces.UploadAttachment(ctx, sess.Account, sess.Thread.WorkspaceID, UploadInput{
 			ContentType: f.MimeType, FileName: &name, HeaderKey: &key, Body: f.Data,
 		})
 		if err != nil {
@@ -84,7 +84,7 @@ func (s *Service) SendFromChat(ctx context.Context, sess *ChatSession, in ChatIn
 		ids = append(ids, a.ID)
 	}
 	text := in.Text
-	return s.SendMessage(ctx, sess.Account, sess.Thread.WorkspaceID, SendMessageInput{Text: &text, Attachments: ids, HeaderKey: &in.Key})
+	return s.workspaces.SendMessage(ctx, sess.Account, sess.Thread.WorkspaceID, SendMessageInput{Text: &text, Attachments: ids, HeaderKey: &in.Key})
 }
 
 func firstNonEmpty(vals ...string) string {

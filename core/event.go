@@ -62,7 +62,7 @@ func eventBinding(accountID, eventID string) string {
 // account has now, inside the transaction that records the turn (transactional
 // outbox). Endpoints registered later never see this turn. With no endpoint there is
 // nothing to deliver and nothing is written.
-func (s *Service) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool, commit TurnCommit) error {
+func (s *Runtime) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool, commit TurnCommit) error {
 	hooks, err := q.WebhookIDs(ctx, ws.AccountID)
 	if err != nil || len(hooks) == 0 {
 		return err

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -87,3 +88,12 @@ func keyOutlivedReceipt(lookupErr error, code string) error {
 
 // errOf keeps a lookup's error only.
 func errOf[T any](_ T, err error) error { return err }
+
+// ReceiptQueries are the store statements of Idempotency-Key receipts.
+type ReceiptQueries interface {
+	// ClaimIdempotencyKey inserts r unless (account, scope, key) exists; it waits for a
+	// concurrent claim of the same key to finish and then returns the stored receipt.
+	// claimed is true when r was inserted.
+	ClaimIdempotencyKey(ctx context.Context, r *Receipt) (stored *Receipt, claimed bool, err error)
+	SetReceiptResult(ctx context.Context, r *Receipt) error
+}

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 )
 
@@ -38,65 +37,6 @@ func (c StateChange) apply(w *Workspace) {
 	}
 }
 
-// Operator lifecycle commands: each is a compare-and-set from an allowed state to the
-// transitional state, then the worker (woken by NOTIFY) does the machine work. A turn
-// that is running sees the change on its next lease renewal and is interrupted.
-var (
-	archivableFrom   = []WorkspaceState{StateReady, StatePaused}
-	unarchivableFrom = []WorkspaceState{StateArchived}
-)
-
-// ArchiveWorkspace moves a ready or paused workspace to archiving.
-func (s *Service) ArchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
-	return s.operatorMove(ctx, id, archivableFrom, StateArchiving)
-}
-
-// UnarchiveWorkspace moves an archived workspace to resuming.
-func (s *Service) UnarchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
-	return s.operatorMove(ctx, id, unarchivableFrom, StateResuming)
-}
-
-// DeleteWorkspace moves any workspace that is not deleted to deleting.
-func (s *Service) DeleteWorkspace(ctx context.Context, id string) (*Workspace, error) {
-	return s.operatorMove(ctx, id, nil, StateDeleting)
-}
-
-func (s *Service) operatorMove(ctx context.Context, id string, from []WorkspaceState, to WorkspaceState) (*Workspace, error) {
-	var ws *Workspace
-	err := s.store.InTx(ctx, func(q Queries) error {
-		w, err := q.GetWorkspaceByID(ctx, id)
-		if err != nil {
-			return notFound(err, CodeWorkspaceNotFound, "no such workspace")
-		}
-		if w.State == to {
-			ws = w // already on its way: nothing to do
-			return nil
-		}
-		allowed := from == nil && w.State != StateDeleted && w.State != StateDeleting || slices.Contains(from, w.State)
-		if !allowed {
-			return Errorf(CodeWorkspaceNotAcceptingMessages, "the workspace is %s and cannot move to %s", w.State, to)
-		}
-		if to == StateResuming {
-			// Back to live only while its project is (held against removal until commit).
-			if _, err := q.ShareProject(ctx, w.AccountID, w.ProjectID); err != nil {
-				return notFound(err, CodeProjectNotFound, "the workspace's project was removed")
-			}
-		}
-		ok, err := setState(ctx, q, w.ID, w.State, changeTo(to, "", s.clock.Now()))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return Errorf(CodeWorkspaceStateContended, "the workspace changed state meanwhile; retry")
-		}
-		if ws, err = q.GetWorkspaceByID(ctx, id); err != nil {
-			return err
-		}
-		return q.Notify(ctx, WorkChannel, id)
-	})
-	return ws, err
-}
-
 // LifecycleConfig sets when sweeps move workspaces on.
 type LifecycleConfig struct {
 	IdleTimeout  time.Duration // ready and idle -> pausing
@@ -109,7 +49,7 @@ const sweepBatch = 500
 
 // SweepLifecycle pauses idle workspaces, archives long-paused ones and deletes
 // long-archived ones. It runs once per tick across replicas (cron).
-func (s *Service) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick time.Time) (moved int, err error) {
+func (s *Runtime) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick time.Time) (moved int, err error) {
 	err = s.runTick(ctx, "lifecycle", tick, func(q Queries) error {
 		moved = 0 // the transaction may run again
 		now := s.clock.Now()
@@ -155,7 +95,7 @@ func (s *Service) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick 
 
 // SweepMessages expires messages pending for over 24 hours and fails delivered ones
 // whose workspace can no longer answer.
-func (s *Service) SweepMessages(ctx context.Context, tick time.Time) (expired, failed int64, err error) {
+func (s *Runtime) SweepMessages(ctx context.Context, tick time.Time) (expired, failed int64, err error) {
 	err = s.runTick(ctx, "messages", tick, func(q Queries) error {
 		if expired, err = q.ExpirePendingMessages(ctx, s.clock.Now().Add(-MessageExpiry)); err != nil {
 			return err
@@ -171,7 +111,7 @@ var errTickTaken = errors.New("tick taken")
 
 // runTick runs fn once per (job, tick) across replicas, in the transaction that claims
 // the tick, so a tick whose work failed is not marked run.
-func (s *Service) runTick(ctx context.Context, job string, tick time.Time, fn func(q Queries) error) error {
+func (s *Runtime) runTick(ctx context.Context, job string, tick time.Time, fn func(q Queries) error) error {
 	err := s.store.InTx(ctx, func(q Queries) error {
 		ok, err := q.ClaimCronTick(ctx, job, tick, s.clock.Now())
 		if err != nil {

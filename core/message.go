@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"strings"
 	"time"
 )
@@ -105,4 +106,11 @@ type MessagePage struct {
 // then surrounding white space. A text of only NULs and white space is empty.
 func cleanText(s string) string {
 	return strings.TrimSpace(strings.ReplaceAll(s, "\x00", ""))
+}
+
+// MessageQueries are the store statements of a workspace's conversation.
+type MessageQueries interface {
+	InsertMessage(ctx context.Context, m *Message, sealedText []byte) error
+	GetMessage(ctx context.Context, workspaceID, id string) (*StoredMessage, error)
+	ListMessages(ctx context.Context, workspaceID string, afterSeq int64, limit int) ([]*StoredMessage, error)
 }

@@ -58,13 +58,13 @@ func ValidateSend(in SendMessageInput) (sendRequest, string, error) {
 
 // SendMessage queues a user message for the workspace's agent, resuming a paused
 // workspace. The seq allocation, the message and the receipt are one transaction.
-func (s *Service) SendMessage(ctx context.Context, acct *Account, workspaceID string, in SendMessageInput) (*SendReceipt, error) {
+func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID string, in SendMessageInput) (*SendReceipt, error) {
 	req, key, err := ValidateSend(in)
 	if err != nil {
 		return nil, err
 	}
 	var receipt *SendReceipt
-	err = s.inTx(ctx, func(q Queries) error {
+	err = inTx(ctx, s.store, func(q Queries) error {
 		ws, err := q.LockWorkspace(ctx, acct.ID, workspaceID)
 		if err != nil {
 			return contended(notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account"))
@@ -158,7 +158,7 @@ func receiptStatus(messageStatus MessageStatus) string {
 
 // appendUserMessage writes a pending user message with the next seq; id may be preset
 // (derived from an idempotency key) or "" for a new one.
-func (s *Service) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string) (*Message, error) {
+func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string) (*Message, error) {
 	if id == "" {
 		id = NewID(s.rand, PrefixMessage)
 	}

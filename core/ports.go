@@ -10,6 +10,14 @@ import (
 // transaction use the Queries directly.
 type Store interface {
 	Queries
+	TxStore
+}
+
+// TxStore runs transactions: what every group's store interface starts from. Outside
+// a transaction a group reads only its own statements; inside one it sees all of
+// them, because one state change may write several areas' rows in one commit (a
+// finished turn writes its reply, its webhook event and its chat outbox rows).
+type TxStore interface {
 	// InTx runs fn in one transaction, committing when fn returns nil.
 	InTx(ctx context.Context, fn func(q Queries) error) error
 }
@@ -23,76 +31,13 @@ type Queries interface {
 	ChatQueries
 	RetentionQueries
 
-	CreateAccount(ctx context.Context, a *Account) error
-	UpdateAccount(ctx context.Context, a *Account) error
-	GetAccount(ctx context.Context, id string) (*Account, error)
-	// CountWork counts workspaces by state (deleted left out) and open user messages.
-	CountWork(ctx context.Context) (*WorkCounts, error)
-	// ListAccounts lists every account, oldest first (operator).
-	ListAccounts(ctx context.Context) ([]*Account, error)
-	// ListAPIKeys lists an account's keys, revoked ones included, oldest first.
-	ListAPIKeys(ctx context.Context, accountID string) ([]*APIKey, error)
-	// LockAccount takes the account row lock, serialising per-account limits.
-	LockAccount(ctx context.Context, id string) error
-
-	CreateAPIKey(ctx context.Context, k *APIKey) error
-	RevokeAPIKey(ctx context.Context, id string, at time.Time) (bool, error)
-	// AccountByKeyHash returns the account of a key that is not revoked.
-	AccountByKeyHash(ctx context.Context, hash []byte) (*Account, error)
-
-	CreateProject(ctx context.Context, p *Project) error
-	UpdateProject(ctx context.Context, p *Project) error
-	GetProject(ctx context.Context, accountID, id string) (*Project, error)
-	// GetProjectByID reads any account's project (operator commands).
-	GetProjectByID(ctx context.Context, id string) (*Project, error)
-	// ListProjects lists the account's projects that are not removed.
-	ListProjects(ctx context.Context, accountID string) ([]*Project, error)
-	// ShareProject reads a project that is not removed and holds it against removal
-	// until the transaction ends (ErrNoRows: none, or removed).
-	ShareProject(ctx context.Context, accountID, id string) (*Project, error)
-	// LockProject reads any project and holds it against creates until the transaction ends.
-	LockProject(ctx context.Context, id string) (*Project, error)
-	// LiveWorkspacesOfProject lists the ids of the project's workspaces that take messages.
-	LiveWorkspacesOfProject(ctx context.Context, projectID string, closed []WorkspaceState) ([]string, error)
-	// RemoveProject marks the project removed and drops it as a chat default.
-	RemoveProject(ctx context.Context, id string, at time.Time) error
-
-	InsertWorkspace(ctx context.Context, w *Workspace) error
-	// GetWorkspace returns a workspace that is not deleted.
-	GetWorkspace(ctx context.Context, accountID, id string) (*Workspace, error)
-	// LockWorkspace reads a workspace that is not deleted and holds its row lock.
-	LockWorkspace(ctx context.Context, accountID, id string) (*Workspace, error)
-	ListWorkspaces(ctx context.Context, accountID string) ([]*Workspace, error)
-	// WorkspaceUsingBranch names the live workspace of a project that holds a branch.
-	WorkspaceUsingBranch(ctx context.Context, projectID, branch string) (string, error)
-	NewestWorkspace(ctx context.Context, accountID string) (*Workspace, error)
-	// SetWorkspaceState moves a workspace from one state to another (compare-and-set),
-	// with the status fields derived from the new state.
-	SetWorkspaceState(ctx context.Context, id string, from WorkspaceState, to StateChange) (bool, error)
-	// NextSeq allocates the next message seq of a workspace (under its row lock).
-	NextSeq(ctx context.Context, workspaceID string, at time.Time) (int64, error)
-
-	InsertMessage(ctx context.Context, m *Message, sealedText []byte) error
-	GetMessage(ctx context.Context, workspaceID, id string) (*StoredMessage, error)
-	ListMessages(ctx context.Context, workspaceID string, afterSeq int64, limit int) ([]*StoredMessage, error)
-
-	InsertAsset(ctx context.Context, a *Asset) error
-	GetAsset(ctx context.Context, workspaceID, id string) (*Asset, error)
-	// AssetBlobKeys lists the BlobStore keys of the workspace's attachments.
-	AssetBlobKeys(ctx context.Context, workspaceID string) ([]string, error)
-	// AssetsByID returns the assets among ids that belong to the workspace.
-	AssetsByID(ctx context.Context, workspaceID string, ids []string) ([]*Asset, error)
-
-	// ClaimIdempotencyKey inserts r unless (account, scope, key) exists; it waits for a
-	// concurrent claim of the same key to finish and then returns the stored receipt.
-	// claimed is true when r was inserted.
-	ClaimIdempotencyKey(ctx context.Context, r *Receipt) (stored *Receipt, claimed bool, err error)
-	SetReceiptResult(ctx context.Context, r *Receipt) error
-
-	CountWebhooks(ctx context.Context, accountID string) (int, error)
-	InsertWebhook(ctx context.Context, w *Webhook) error
-	ListWebhooks(ctx context.Context, accountID string) ([]*Webhook, error)
-	DeleteWebhook(ctx context.Context, accountID, id string) (bool, error)
+	AccountQueries
+	ProjectQueries
+	WorkspaceQueries
+	MessageQueries
+	AssetQueries
+	ReceiptQueries
+	WebhookQueries
 }
 
 // StoredMessage is a message row as the store keeps it: the text sealed.

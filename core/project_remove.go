@@ -29,7 +29,7 @@ const (
 // stops being a chat default, and its mirror is deleted from disk. Workspaces that
 // had it keep their history. It is refused while live workspaces use the project,
 // unless force, which archives them first. Removing a removed project changes nothing.
-func (s *Service) AdminRemoveProject(ctx context.Context, projectID string, force bool) (*RemovedProject, error) {
+func (s *Admin) AdminRemoveProject(ctx context.Context, projectID string, force bool) (*RemovedProject, error) {
 	out := &RemovedProject{}
 	archived := map[string]bool{}
 	deadline := time.Now().Add(removeWait)
@@ -65,7 +65,7 @@ func (s *Service) AdminRemoveProject(ctx context.Context, projectID string, forc
 		}
 		var waiting []string
 		for _, id := range live {
-			if _, err := s.ArchiveWorkspace(ctx, id); err != nil {
+			if _, err := s.workspaces.ArchiveWorkspace(ctx, id); err != nil {
 				if !notArchivableYet(err) {
 					return nil, err
 				}

@@ -102,7 +102,7 @@ const maxResealErrors = 10
 // statement, calling report after each kind. Values that do not open (sealed under a
 // key no longer configured, or damaged) are counted and named, not fatal: the rest
 // still move to the current key. It returns ErrResealIncomplete when any failed.
-func (s *Service) Reseal(ctx context.Context, batch int, report func(ResealProgress)) error {
+func (s *Admin) Reseal(ctx context.Context, batch int, report func(ResealProgress)) error {
 	if err := s.requireSealer(); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (s *Service) Reseal(ctx context.Context, batch int, report func(ResealProgr
 // ErrResealIncomplete says some values did not open; the progress reports name them.
 var ErrResealIncomplete = errors.New("some sealed values did not open and were left as they were")
 
-func (s *Service) resealKind(ctx context.Context, kind SealedKind, batch int) (ResealProgress, error) {
+func (s *Admin) resealKind(ctx context.Context, kind SealedKind, batch int) (ResealProgress, error) {
 	p := ResealProgress{Kind: kind}
 	after := ""
 	for {
@@ -171,7 +171,7 @@ func (s *Service) resealKind(ctx context.Context, kind SealedKind, batch int) (R
 
 // resealOne opens v and seals it again under the current key; ok is false when v is
 // already current or does not open (counted in p).
-func (s *Service) resealOne(kind SealedKind, v SealedValue, p *ResealProgress) (fresh []byte, ok bool) {
+func (s *Admin) resealOne(kind SealedKind, v SealedValue, p *ResealProgress) (fresh []byte, ok bool) {
 	if s.sealer.Current(v.Sealed) {
 		p.Current++
 		return nil, false
@@ -193,7 +193,7 @@ func (s *Service) resealOne(kind SealedKind, v SealedValue, p *ResealProgress) (
 
 // resealBlob re-seals an asset's bytes in place. Assets are never rewritten after
 // upload, so the atomic Put cannot lose a concurrent change.
-func (s *Service) resealBlob(ctx context.Context, v SealedValue, p *ResealProgress) error {
+func (s *Admin) resealBlob(ctx context.Context, v SealedValue, p *ResealProgress) error {
 	sealed, err := s.blobs.Get(ctx, v.BlobKey)
 	if errors.Is(err, ErrNoRows) {
 		p.Changed++ // its upload failed or it was removed since the listing

@@ -48,12 +48,12 @@ type RuntimeConfig struct {
 
 // transition moves a leased workspace from its current state under the lease, in one
 // transaction; the caller has done the machine work that justifies it.
-func (s *Service) transition(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode string) error {
+func (s *Runtime) transition(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode string) error {
 	return s.transitionDetail(ctx, ws, lease, to, statusCode, "")
 }
 
 // transitionDetail is transition with a statusDetail: why, in words, for a failure.
-func (s *Service) transitionDetail(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode, detail string) error {
+func (s *Runtime) transitionDetail(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode, detail string) error {
 	from := ws.State
 	return s.store.InTx(ctx, func(q Queries) error {
 		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
@@ -75,7 +75,7 @@ func (s *Service) transitionDetail(ctx context.Context, ws *Workspace, lease str
 			if _, err := q.FailOpenMessages(ctx, ws.ID); err != nil {
 				return err
 			}
-			if err := s.queueFailureNotices(ctx, q, ws, statusCode); err != nil {
+			if err := queueFailureNotices(ctx, q, s.clock.Now(), ws, statusCode); err != nil {
 				return err
 			}
 		}
@@ -90,7 +90,7 @@ var errStateMoved = errors.New("state moved")
 // StepWorkspace does the next piece of work of a leased workspace: one lifecycle
 // transition, or the next turn when it is ready. It returns whether more work may be
 // waiting (so the worker steps it again at once).
-func (s *Service) StepWorkspace(ctx context.Context, ws *Workspace, lease string) (more bool, err error) {
+func (s *Runtime) StepWorkspace(ctx context.Context, ws *Workspace, lease string) (more bool, err error) {
 	defer func() {
 		if errors.Is(err, errStateMoved) {
 			more, err = true, nil
@@ -111,7 +111,7 @@ func (s *Service) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 		}
 		// Start from current code: a commit pushed a minute ago is in the new workspace.
 		statusCode := ""
-		if err := s.mirror.Refresh(ctx, p.ID, p.Repository, s.runtime.MirrorMaxAge); err != nil {
+		if err := s.mirror.Refresh(ctx, p.ID, p.Repository, s.config.MirrorMaxAge); err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
 			}
@@ -178,7 +178,7 @@ func (s *Service) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 
 // failSetup ends a starting workspace failed when the provider says setup cannot
 // succeed; other errors are returned so the claim is retried.
-func (s *Service) failSetup(ctx context.Context, ws *Workspace, lease string, err error) error {
+func (s *Runtime) failSetup(ctx context.Context, ws *Workspace, lease string, err error) error {
 	var se *SetupError
 	if !errors.As(err, &se) {
 		return err
@@ -187,29 +187,22 @@ func (s *Service) failSetup(ctx context.Context, ws *Workspace, lease string, er
 	return s.transitionDetail(ctx, ws, lease, StateFailed, se.StatusCode, se.Detail)
 }
 
-func (s *Service) log() *slog.Logger {
-	if s.runtime.Log != nil {
-		return s.runtime.Log
-	}
-	return slog.Default()
-}
-
 // ClaimWork leases workspaces that need work for leaseFor. Every claim has its own
 // token (each workspace's is in its LeaseToken): a worker still busy under an older
 // claim of the same workspace, even in this process, is fenced out of the new one.
-func (s *Service) ClaimWork(ctx context.Context, leaseFor time.Duration, limit int) ([]*Workspace, error) {
+func (s *Runtime) ClaimWork(ctx context.Context, leaseFor time.Duration, limit int) ([]*Workspace, error) {
 	return s.store.ClaimWorkspaces(ctx, s.newLeaseToken(), leaseFor, limit)
 }
 
 // RenewLease keeps a lease for leaseFor more (by the database's clock) and reports the
 // workspace's state, so the worker can stop a turn whose workspace moved on; ok is
 // false when the lease is gone.
-func (s *Service) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state WorkspaceState, ok bool, err error) {
+func (s *Runtime) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state WorkspaceState, ok bool, err error) {
 	return s.store.RenewLease(ctx, id, token, leaseFor)
 }
 
 // ReleaseLease lets go of a workspace.
-func (s *Service) ReleaseLease(ctx context.Context, id, token string) error {
+func (s *Runtime) ReleaseLease(ctx context.Context, id, token string) error {
 	return s.store.ReleaseLease(ctx, id, token)
 }
 
@@ -219,4 +212,29 @@ func (s *Service) ReleaseLease(ctx context.Context, id, token string) error {
 var ErrLeaseLost = errors.New("lease lost")
 
 // newLeaseToken returns a random token for one claim.
-func (s *Service) newLeaseToken() string { return NewID(s.rand, "lease_") }
+func (s kernel) newLeaseToken() string { return NewID(s.rand, "lease_") }
+
+// Runtime is the workspace worker's use cases (lifecycle transitions and turns) and the
+// cron sweeps.
+type Runtime struct {
+	kernel
+	store    runtimeStore
+	blobs    BlobStore
+	mirror   RepoMirror
+	machines Machines
+	runner   AgentRunner
+	config   RuntimeConfig
+	// turns is told of every recorded turn (nil: no one).
+	turns TurnObserver
+	// unrecorded keeps finished turns the store could not take (turn_unrecorded.go).
+	unrecorded unrecordedTurns
+}
+
+// runtimeStore is what Runtime reads and writes.
+type runtimeStore interface {
+	TxStore
+	RuntimeQueries
+	ProjectQueries
+	AssetQueries
+	RetentionQueries
+}

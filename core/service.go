@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 )
 
 // Deps are the adapters a Service runs on.
@@ -32,25 +33,30 @@ type Deps struct {
 	Sealed SealedStore
 }
 
-// Service is the set of use cases every front-end (REST, Slack, Discord, jobs) calls.
+// Service is every use case of the hub, grouped by who calls them; the groups' methods
+// are promoted, so a caller may hold the Service or only the group it needs. Each
+// group holds just the adapters its use cases run on.
 type Service struct {
-	store     Store
-	sealer    Sealer
-	blobs     BlobStore
-	providers Providers
-	agents    AgentCatalog
-	mirror    RepoMirror
-	clock     Clock
-	rand      Random
-	webhooks  WebhookURLPolicy
-	sender    WebhookSender
-	machines  Machines
-	runner    AgentRunner
-	runtime   RuntimeConfig
-	turns     TurnObserver
-	sealed    SealedStore
-	// unrecorded keeps finished turns the store could not take (turn_unrecorded.go).
-	unrecorded unrecordedTurns
+	*Workspaces // the REST API and the chat bots: workspaces, messages, attachments
+	*Webhooks   // webhook endpoints and the delivery worker
+	*Runtime    // the workspace worker, turns and the cron sweeps
+	*Chat       // the chat front-ends: sessions, the inbox and the outboxes
+	*Admin      // the operator's commands
+}
+
+// kernel is what every group shares: time, randomness and content sealing.
+type kernel struct {
+	sealer Sealer
+	clock  Clock
+	rand   Random
+	logger *slog.Logger // nil: slog's default
+}
+
+func (s kernel) log() *slog.Logger {
+	if s.logger != nil {
+		return s.logger
+	}
+	return slog.Default()
 }
 
 // NewService builds a Service; a nil Clock or Random falls back to the real ones.
@@ -61,20 +67,24 @@ func NewService(d Deps) *Service {
 	if d.Random == nil {
 		d.Random = rand.Reader
 	}
+	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, logger: d.Runtime.Log}
+	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror}
 	return &Service{
-		store: d.Store, sealer: d.Sealer, blobs: d.Blobs, providers: d.Providers,
-		agents: d.Agents, mirror: d.Mirror, clock: d.Clock, rand: d.Random, webhooks: d.Webhooks,
-		sender: d.Sender, machines: d.Machines, runner: d.Runner, runtime: d.Runtime, turns: d.Turns,
-		sealed: d.Sealed,
+		Workspaces: ws,
+		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks, sender: d.Sender},
+		Runtime: &Runtime{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
+			config: d.Runtime, turns: d.Turns},
+		Chat:  &Chat{kernel: k, store: d.Store, workspaces: ws},
+		Admin: &Admin{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }
 
 // inTx runs fn in a transaction and retries it when it lost a unique race (ErrConflict),
 // so that the retry re-reads the winner and answers as if it had come second.
-func (s *Service) inTx(ctx context.Context, fn func(q Queries) error) error {
+func inTx(ctx context.Context, store TxStore, fn func(q Queries) error) error {
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		err = s.store.InTx(ctx, fn)
+		err = store.InTx(ctx, fn)
 		if !errors.Is(err, ErrConflict) {
 			return err
 		}
@@ -98,14 +108,14 @@ func contended(err error) error {
 	return err
 }
 
-func (s *Service) requireSealer() error {
+func (s kernel) requireSealer() error {
 	if s.sealer == nil {
 		return Errorf(CodeEncryptionNotConfigured, "content encryption is not configured on this hub")
 	}
 	return nil
 }
 
-func (s *Service) seal(plaintext []byte, binding string) ([]byte, error) {
+func (s kernel) seal(plaintext []byte, binding string) ([]byte, error) {
 	if err := s.requireSealer(); err != nil {
 		return nil, err
 	}
@@ -116,7 +126,7 @@ func (s *Service) seal(plaintext []byte, binding string) ([]byte, error) {
 	return out, nil
 }
 
-func (s *Service) open(sealed []byte, binding string) (string, error) {
+func (s kernel) open(sealed []byte, binding string) (string, error) {
 	if err := s.requireSealer(); err != nil {
 		return "", err
 	}

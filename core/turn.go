@@ -28,7 +28,7 @@ const (
 // claim lasts, and when that is not enough its result is kept in memory for the next
 // claim of the workspace (endStaleTurn). ctx cancelled with the cause ErrLeaseLost
 // means another claim has the workspace: nothing is written.
-func (s *Service) runNextTurn(ctx context.Context, ws *Workspace, lease string) (bool, error) {
+func (s *Runtime) runNextTurn(ctx context.Context, ws *Workspace, lease string) (bool, error) {
 	var msg *StoredMessage
 	var stale bool
 	err := s.store.InTx(ctx, func(q Queries) error {
@@ -89,7 +89,7 @@ func (s *Service) runNextTurn(ctx context.Context, ws *Workspace, lease string) 
 // endStaleTurn ends a turn a new claim found still delivered. A result this process
 // kept because the store was unreachable when the turn finished is recorded as it
 // was; otherwise the worker that ran the turn is gone, and it ends interrupted.
-func (s *Service) endStaleTurn(ctx context.Context, ws *Workspace, lease string, msg *StoredMessage) error {
+func (s *Runtime) endStaleTurn(ctx context.Context, ws *Workspace, lease string, msg *StoredMessage) error {
 	r, kept := s.unrecorded.take(msg.ID)
 	if kept {
 		r.Commit = s.commitTurn(ctx, ws, msg) // the outage may have kept the project from being read then
@@ -106,7 +106,7 @@ func (s *Service) endStaleTurn(ctx context.Context, ws *Workspace, lease string,
 // commitTurn commits the turn's changes on the workspace branch. Reading the project
 // is retried like the record, so an outage does not leave this turn's changes to the
 // next turn's commit; git itself runs once.
-func (s *Service) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (tc TurnCommit) {
+func (s *Runtime) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (tc TurnCommit) {
 	var p *Project
 	err := s.retryStore(ctx, func(ctx context.Context) error {
 		var err error
@@ -147,7 +147,7 @@ func pushNote(c TurnCommit, branch string) string {
 func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.
-func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) TurnResult {
+func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) TurnResult {
 	prompt, err := s.open(msg.SealedText, messageBinding(ws.ID, msg.ID))
 	if err != nil {
 		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}
@@ -159,7 +159,7 @@ func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 			return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the attachments could not be read by the hub"}
 		}
 		for _, a := range assets {
-			data, err := s.ReadAttachment(ctx, a)
+			data, err := readAttachment(ctx, s.kernel, s.blobs, a)
 			if err == nil {
 				var rel string
 				if rel, err = s.machines.WriteFile(ctx, ws, a.ID+"-"+a.OriginalName, data); err == nil {
@@ -178,9 +178,9 @@ func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 		network = p.Network
 	}
 	turnCtx := ctx
-	if s.runtime.TurnTimeout > 0 {
+	if s.config.TurnTimeout > 0 {
 		var cancel context.CancelFunc
-		turnCtx, cancel = context.WithTimeout(ctx, s.runtime.TurnTimeout)
+		turnCtx, cancel = context.WithTimeout(ctx, s.config.TurnTimeout)
 		defer cancel()
 	}
 	return s.runner.RunTurn(turnCtx, TurnRequest{
@@ -193,7 +193,7 @@ func (s *Service) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 // recordTurn writes a finished turn in one transaction: the assistant message (reply
 // capped), the user message settled, the workspace's lastTurn and agent session, and
 // the turn's event with its webhook deliveries and chat replies (outbox).
-func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, user *StoredMessage, r TurnResult) error {
+func (s *Runtime) recordTurn(ctx context.Context, ws *Workspace, lease string, user *StoredMessage, r TurnResult) error {
 	note := pushNote(r.Commit, ws.Branch)
 	reply, truncated := capRunes(r.Reply, MaxReplyChars-chars(note))
 	reply += note
@@ -247,7 +247,7 @@ func (s *Service) recordTurn(ctx context.Context, ws *Workspace, lease string, u
 		if err := s.emitTurnCompleted(ctx, q, cur, m, truncated, r.Commit); err != nil {
 			return err
 		}
-		if err := s.emitChatReplies(ctx, q, cur, m, truncated); err != nil {
+		if err := queueChatReplies(ctx, q, cur, m, truncated); err != nil {
 			return err
 		}
 		cur.LastTurnID, cur.LastTurnOutcome, cur.LastTurnCompletedAt = user.TurnID, r.Outcome, &now

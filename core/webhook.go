@@ -1,5 +1,7 @@
 package core
 
+import "context"
+
 import "time"
 
 // Webhook is a registered endpoint. Its secret is kept sealed and never returned again.
@@ -10,4 +12,12 @@ type Webhook struct {
 	Description  string
 	SealedSecret []byte
 	CreatedAt    time.Time
+}
+
+// WebhookQueries are the store statements of webhook endpoints.
+type WebhookQueries interface {
+	CountWebhooks(ctx context.Context, accountID string) (int, error)
+	InsertWebhook(ctx context.Context, w *Webhook) error
+	ListWebhooks(ctx context.Context, accountID string) ([]*Webhook, error)
+	DeleteWebhook(ctx context.Context, accountID, id string) (bool, error)
 }

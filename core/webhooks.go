@@ -14,11 +14,11 @@ type CreateWebhookInput struct {
 
 // CreateWebhook registers an endpoint and returns it with its signing secret, which is
 // shown only here. The account row lock makes the 20-endpoint limit exact under races.
-func (s *Service) CreateWebhook(ctx context.Context, acct *Account, in CreateWebhookInput) (*Webhook, string, error) {
+func (s *Webhooks) CreateWebhook(ctx context.Context, acct *Account, in CreateWebhookInput) (*Webhook, string, error) {
 	if in.URL == nil {
 		return nil, "", Errorf(CodeInvalidWebhookURL, "url is required")
 	}
-	url, err := s.webhooks.CheckWebhookURL(*in.URL)
+	url, err := s.policy.CheckWebhookURL(*in.URL)
 	if err != nil {
 		return nil, "", err
 	}
@@ -35,7 +35,7 @@ func (s *Service) CreateWebhook(ctx context.Context, acct *Account, in CreateWeb
 	}
 	wh := &Webhook{ID: NewID(s.rand, PrefixWebhook), AccountID: acct.ID, URL: url, Description: desc, CreatedAt: s.clock.Now()}
 	secret := NewWebhookSecret(s.rand)
-	err = s.inTx(ctx, func(q Queries) error {
+	err = inTx(ctx, s.store, func(q Queries) error {
 		if err := q.LockAccount(ctx, acct.ID); err != nil {
 			return err
 		}
@@ -58,13 +58,13 @@ func (s *Service) CreateWebhook(ctx context.Context, acct *Account, in CreateWeb
 }
 
 // ListWebhooks returns the account's endpoints in registration order.
-func (s *Service) ListWebhooks(ctx context.Context, acct *Account) ([]*Webhook, error) {
+func (s *Webhooks) ListWebhooks(ctx context.Context, acct *Account) ([]*Webhook, error) {
 	return s.store.ListWebhooks(ctx, acct.ID)
 }
 
 // DeleteWebhook removes an endpoint; its pending deliveries go with it (same statement
 // through the foreign key, so in the same transaction).
-func (s *Service) DeleteWebhook(ctx context.Context, acct *Account, id string) error {
+func (s *Webhooks) DeleteWebhook(ctx context.Context, acct *Account, id string) error {
 	ok, err := s.store.DeleteWebhook(ctx, acct.ID, id)
 	if err != nil {
 		return err
@@ -73,4 +73,21 @@ func (s *Service) DeleteWebhook(ctx context.Context, acct *Account, id string) e
 		return Errorf(CodeWebhookNotFound, "no webhook with this id on this account")
 	}
 	return nil
+}
+
+// Webhooks are the use cases of webhook endpoints (REST) and of the delivery worker.
+type Webhooks struct {
+	kernel
+	store  webhooksStore
+	policy WebhookURLPolicy
+	// sender makes delivery attempts (nil: the hub does not deliver).
+	sender WebhookSender
+}
+
+// webhooksStore is what Webhooks reads and writes.
+type webhooksStore interface {
+	TxStore
+	AccountQueries
+	WebhookQueries
+	DeliveryQueries
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"slices"
 	"time"
 )
@@ -139,4 +140,22 @@ func (w *Workspace) LastTurnInfo() *LastTurn {
 		return nil
 	}
 	return &LastTurn{TurnID: w.LastTurnID, Outcome: w.LastTurnOutcome, CompletedAt: *w.LastTurnCompletedAt}
+}
+
+// WorkspaceQueries are the store statements of workspace rows.
+type WorkspaceQueries interface {
+	InsertWorkspace(ctx context.Context, w *Workspace) error
+	// GetWorkspace returns a workspace that is not deleted.
+	GetWorkspace(ctx context.Context, accountID, id string) (*Workspace, error)
+	// LockWorkspace reads a workspace that is not deleted and holds its row lock.
+	LockWorkspace(ctx context.Context, accountID, id string) (*Workspace, error)
+	ListWorkspaces(ctx context.Context, accountID string) ([]*Workspace, error)
+	// WorkspaceUsingBranch names the live workspace of a project that holds a branch.
+	WorkspaceUsingBranch(ctx context.Context, projectID, branch string) (string, error)
+	NewestWorkspace(ctx context.Context, accountID string) (*Workspace, error)
+	// SetWorkspaceState moves a workspace from one state to another (compare-and-set),
+	// with the status fields derived from the new state.
+	SetWorkspaceState(ctx context.Context, id string, from WorkspaceState, to StateChange) (bool, error)
+	// NextSeq allocates the next message seq of a workspace (under its row lock).
+	NextSeq(ctx context.Context, workspaceID string, at time.Time) (int64, error)
 }

@@ -102,7 +102,7 @@ func trimmed(p *string) *string {
 
 // CreateWorkspace starts a workspace (state queued) with an optional first message.
 // It returns created=false when an idempotent replay returned an existing workspace.
-func (s *Service) CreateWorkspace(ctx context.Context, acct *Account, in CreateWorkspaceInput) (ws *Workspace, created bool, err error) {
+func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in CreateWorkspaceInput) (ws *Workspace, created bool, err error) {
 	req, key, err := ValidateCreate(in)
 	if err != nil {
 		return nil, false, err
@@ -111,7 +111,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, acct *Account, in CreateW
 	if origin == "" {
 		origin = OriginAPI
 	}
-	err = s.inTx(ctx, func(q Queries) error {
+	err = inTx(ctx, s.store, func(q Queries) error {
 		ws, created = nil, false
 		var receipt *Receipt
 		if key != "" {
@@ -165,7 +165,7 @@ func (s *Service) CreateWorkspace(ctx context.Context, acct *Account, in CreateW
 
 // newWorkspace resolves defaults and runs the lookup (404), state (409) and billing
 // (403) checks in behaviour.md's order. It returns the row to insert.
-func (s *Service) newWorkspace(ctx context.Context, q Queries, acct *Account, req createRequest, origin string) (*Workspace, error) {
+func (s *Workspaces) newWorkspace(ctx context.Context, q Queries, acct *Account, req createRequest, origin string) (*Workspace, error) {
 	project, err := s.resolveProject(ctx, q, acct, req.ProjectID)
 	if err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func (s *Service) newWorkspace(ctx context.Context, q Queries, acct *Account, re
 // resolveProject applies api.md 4.1 and behaviour.md: the named project, or else the
 // only ready project when it is the account's one project; with none, several, or one
 // that is not ready, the caller must name one.
-func (s *Service) resolveProject(ctx context.Context, q Queries, acct *Account, id *string) (*Project, error) {
+func (s *Workspaces) resolveProject(ctx context.Context, q Queries, acct *Account, id *string) (*Project, error) {
 	if id != nil {
 		if !ValidID(*id, PrefixProject) { // no such project; and a NUL would fail in the store
 			return nil, Errorf(CodeProjectNotFound, "no project with this id on this account")
@@ -261,7 +261,7 @@ func (s *Service) resolveProject(ctx context.Context, q Queries, acct *Account, 
 	return p, notFound(err, CodeCloudProjectRequired, "name a projectId: this account has no ready project")
 }
 
-func (s *Service) hasProvider(ctx context.Context, id string) bool {
+func (s *Workspaces) hasProvider(ctx context.Context, id string) bool {
 	for _, p := range s.providers.List(ctx) {
 		if p.ID == id {
 			return true
@@ -271,7 +271,7 @@ func (s *Service) hasProvider(ctx context.Context, id string) bool {
 }
 
 // resolveAgentModel fills agent and model from the account's newest workspace.
-func (s *Service) resolveAgentModel(ctx context.Context, q Queries, acct *Account, agent, model *string) (string, string, error) {
+func (s *Workspaces) resolveAgentModel(ctx context.Context, q Queries, acct *Account, agent, model *string) (string, string, error) {
 	if agent != nil && model != nil {
 		return *agent, *model, nil
 	}
@@ -293,7 +293,7 @@ func (s *Service) resolveAgentModel(ctx context.Context, q Queries, acct *Accoun
 }
 
 // freeBranch generates branch names until one is not used by a live workspace.
-func (s *Service) freeBranch(ctx context.Context, q Queries, projectID string) (string, error) {
+func (s *Workspaces) freeBranch(ctx context.Context, q Queries, projectID string) (string, error) {
 	for i := 0; i < 20; i++ {
 		b := GenerateBranch(s.rand)
 		if _, err := q.WorkspaceUsingBranch(ctx, projectID, b); errors.Is(err, ErrNoRows) {
@@ -306,12 +306,12 @@ func (s *Service) freeBranch(ctx context.Context, q Queries, projectID string) (
 }
 
 // ListWorkspaces returns the account's workspaces that are not deleted, oldest first.
-func (s *Service) ListWorkspaces(ctx context.Context, acct *Account) ([]*Workspace, error) {
+func (s *Workspaces) ListWorkspaces(ctx context.Context, acct *Account) ([]*Workspace, error) {
 	return s.store.ListWorkspaces(ctx, acct.ID)
 }
 
 // GetWorkspace returns one workspace of the account.
-func (s *Service) GetWorkspace(ctx context.Context, acct *Account, id string) (*Workspace, error) {
+func (s *Workspaces) GetWorkspace(ctx context.Context, acct *Account, id string) (*Workspace, error) {
 	ws, err := s.store.GetWorkspace(ctx, acct.ID, id)
 	return ws, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 }

@@ -137,19 +137,19 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Sealed:    store,
 	})
 	m.WatchWorkQueue(svc.CountWork)
-	app := api.New(svc, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
+	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks}, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
 		Timeouts: api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout}})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
 	if cfg.SlackBotToken != "" {
-		h.Slack = slackbot.New(svc, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,
+		h.Slack = slackbot.New(svc.Chat, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,
 			AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL}, log)
 		app.Post("/slack/events", h.Slack.EventsHandler)
 	}
 	if cfg.DiscordBotToken != "" {
-		d, err := discordbot.New(svc, discordbot.Config{BotToken: cfg.DiscordBotToken, PublicKey: cfg.DiscordPublicKey,
+		d, err := discordbot.New(svc.Chat, discordbot.Config{BotToken: cfg.DiscordBotToken, PublicKey: cfg.DiscordPublicKey,
 			AppID: cfg.DiscordAppID, HTTPClient: cfg.DiscordHTTPClient}, log)
 		if err != nil {
 			return nil, err
@@ -171,7 +171,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)
 		chatEvents, chatReplies = l.On(core.ChatEventChannel), l.On(core.ChatReplyChannel)
 	}
-	chat := &jobs.Chat{Service: h.Service, Events: chatEvents, Replies: chatReplies, Log: h.Log, Observer: h.Metrics,
+	chat := &jobs.Chat{Chat: h.Service.Chat, Events: chatEvents, Replies: chatReplies, Log: h.Log, Observer: h.Metrics,
 		Handlers: map[string]core.ChatEventHandler{}, Posters: map[string]core.ChatPoster{}}
 	if h.Slack != nil {
 		chat.Handlers[core.PlatformSlack], chat.Posters[core.PlatformSlack] = h.Slack.HandleEvent, h.Slack
@@ -191,10 +191,10 @@ func (h *Hub) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	worker := &jobs.Worker{Service: h.Service, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
-	sender := &jobs.Deliveries{Service: h.Service, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
+	worker := &jobs.Worker{Runtime: h.Service.Runtime, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
+	sender := &jobs.Deliveries{Webhooks: h.Service.Webhooks, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
 		Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
-	sweeps := &jobs.Sweeps{Service: h.Service, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
+	sweeps := &jobs.Sweeps{Runtime: h.Service.Runtime, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
 		Lifecycle: core.LifecycleConfig{
 			IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
 		}}

@@ -21,7 +21,7 @@ type Waker interface {
 // renewing, and after LeaseFor another worker (or this one after restart) claims the
 // workspace and recovers it.
 type Worker struct {
-	Service *core.Service
+	Runtime *core.Runtime
 	Waker   Waker
 	Log     *slog.Logger
 	// Concurrency bounds the workspaces worked on at once (default 4).
@@ -56,7 +56,7 @@ func (w *Worker) Run(ctx context.Context) {
 		// Taken before the database's now() that starts the lease, so the claim surely
 		// holds until at+LeaseFor, whatever the database's clock says.
 		at := time.Now()
-		claimed, err := w.Service.ClaimWork(ctx, w.LeaseFor, free)
+		claimed, err := w.Runtime.ClaimWork(ctx, w.LeaseFor, free)
 		if err != nil && ctx.Err() == nil {
 			w.Log.Warn("claim workspaces", "err", err) // fail open: the next poll retries
 		}
@@ -92,7 +92,7 @@ func (w *Worker) work(ctx context.Context, c claimedWorkspace) {
 	}()
 	for stepCtx.Err() == nil {
 		hb.setState(ws.State)
-		more, err := w.Service.StepWorkspace(stepCtx, ws, token)
+		more, err := w.Runtime.StepWorkspace(stepCtx, ws, token)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.Log.Warn("step workspace", "workspace", ws.ID, "state", ws.State, "err", err)
@@ -112,7 +112,7 @@ func (w *Worker) release(ctx context.Context, id, token string, heldUntil time.T
 	wait := 100 * time.Millisecond
 	for {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.LeaseFor/3)
-		err := w.Service.ReleaseLease(rctx, id, token)
+		err := w.Runtime.ReleaseLease(rctx, id, token)
 		cancel()
 		if err == nil {
 			return

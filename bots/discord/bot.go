@@ -35,7 +35,7 @@ type Config struct {
 
 // Bot is one Discord application's front-end.
 type Bot struct {
-	svc *core.Service
+	svc *core.Chat
 	s   *discordgo.Session
 	cfg Config
 	pub ed25519.PublicKey
@@ -54,7 +54,7 @@ type channelInfo struct {
 }
 
 // New builds the bot; it connects to nothing until Run.
-func New(svc *core.Service, cfg Config, log *slog.Logger) (*Bot, error) {
+func New(svc *core.Chat, cfg Config, log *slog.Logger) (*Bot, error) {
 	if log == nil {
 		log = slog.Default()
 	}

@@ -25,7 +25,7 @@ type Config struct {
 
 // Bot is one Slack app installation's front-end.
 type Bot struct {
-	svc    *core.Service
+	svc    *core.Chat
 	api    *slack.Client
 	cfg    Config
 	log    *slog.Logger
@@ -34,7 +34,7 @@ type Bot struct {
 }
 
 // New builds the bot; it makes no call to Slack until it is used.
-func New(svc *core.Service, cfg Config, log *slog.Logger) *Bot {
+func New(svc *core.Chat, cfg Config, log *slog.Logger) *Bot {
 	if log == nil {
 		log = slog.Default()
 	}

@@ -4,19 +4,26 @@ package layers
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 type pkg struct {
-	ImportPath string
-	Imports    []string
+	ImportPath   string
+	Dir          string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
 }
 
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", "github.com/wshub/wshub/...").Output()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Dir,Imports,TestImports,XTestImports", "github.com/wshub/wshub/...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -49,6 +56,11 @@ func TestImportRules(t *testing.T) {
 				if !isStd(imp) {
 					t.Errorf("core imports %s; core may import the standard library only", imp)
 				}
+			case rel == "jobs":
+				// The background work is scheduled here and done by core.
+				if strings.HasPrefix(imp, module) && imp != module+"core" {
+					t.Errorf("jobs imports %s; jobs run work through core only", imp)
+				}
 			case rel == "client":
 				// The public client is what scripts import: nothing of the hub's inside.
 				if !isStd(imp) && imp != module+"webhook" {
@@ -70,6 +82,51 @@ func TestImportRules(t *testing.T) {
 					t.Errorf("%s imports %s; SQL lives in adapters/postgres", rel, imp)
 				}
 			}
+		}
+	}
+}
+
+// core's own tests use nothing but the standard library and core: the domain is
+// tested without a database or a web framework (the store's tests live beside it).
+func TestCoreTestsImportNothingOfTheHub(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if p.ImportPath != module+"core" {
+			continue
+		}
+		for _, imp := range append(p.TestImports, p.XTestImports...) {
+			if !isStd(imp) && imp != module+"core" {
+				t.Errorf("core's tests import %s", imp)
+			}
+		}
+	}
+}
+
+// The front-ends and jobs hold the core group they call (core.Workspaces, core.Chat,
+// core.Runtime...), not the whole core.Service: what a package can reach is what its
+// fields say. Only the hub's wiring (and tests) hold the Service.
+func TestFrontEndsHoldTheirGroupOnly(t *testing.T) {
+	for _, p := range listPackages(t) {
+		rel := strings.TrimPrefix(p.ImportPath, module)
+		if rel != "api" && rel != "jobs" && !strings.HasPrefix(rel, "bots/") {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(p.Dir, "*.go"))
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Service" {
+					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "core" {
+						t.Errorf("%s names core.Service; hold the group it calls", f)
+					}
+				}
+				return true
+			})
 		}
 	}
 }

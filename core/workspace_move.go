@@ -1,0 +1,65 @@
+package core
+
+import (
+	"context"
+	"slices"
+)
+
+// Operator lifecycle commands: each is a compare-and-set from an allowed state to the
+// transitional state, then the worker (woken by NOTIFY) does the machine work. A turn
+// that is running sees the change on its next lease renewal and is interrupted.
+var (
+	archivableFrom   = []WorkspaceState{StateReady, StatePaused}
+	unarchivableFrom = []WorkspaceState{StateArchived}
+)
+
+// ArchiveWorkspace moves a ready or paused workspace to archiving.
+func (s *Workspaces) ArchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	return s.operatorMove(ctx, id, archivableFrom, StateArchiving)
+}
+
+// UnarchiveWorkspace moves an archived workspace to resuming.
+func (s *Workspaces) UnarchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	return s.operatorMove(ctx, id, unarchivableFrom, StateResuming)
+}
+
+// DeleteWorkspace moves any workspace that is not deleted to deleting.
+func (s *Workspaces) DeleteWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	return s.operatorMove(ctx, id, nil, StateDeleting)
+}
+
+func (s *Workspaces) operatorMove(ctx context.Context, id string, from []WorkspaceState, to WorkspaceState) (*Workspace, error) {
+	var ws *Workspace
+	err := s.store.InTx(ctx, func(q Queries) error {
+		w, err := q.GetWorkspaceByID(ctx, id)
+		if err != nil {
+			return notFound(err, CodeWorkspaceNotFound, "no such workspace")
+		}
+		if w.State == to {
+			ws = w // already on its way: nothing to do
+			return nil
+		}
+		allowed := from == nil && w.State != StateDeleted && w.State != StateDeleting || slices.Contains(from, w.State)
+		if !allowed {
+			return Errorf(CodeWorkspaceNotAcceptingMessages, "the workspace is %s and cannot move to %s", w.State, to)
+		}
+		if to == StateResuming {
+			// Back to live only while its project is (held against removal until commit).
+			if _, err := q.ShareProject(ctx, w.AccountID, w.ProjectID); err != nil {
+				return notFound(err, CodeProjectNotFound, "the workspace's project was removed")
+			}
+		}
+		ok, err := setState(ctx, q, w.ID, w.State, changeTo(to, "", s.clock.Now()))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return Errorf(CodeWorkspaceStateContended, "the workspace changed state meanwhile; retry")
+		}
+		if ws, err = q.GetWorkspaceByID(ctx, id); err != nil {
+			return err
+		}
+		return q.Notify(ctx, WorkChannel, id)
+	})
+	return ws, err
+}

@@ -1,0 +1,22 @@
+package core
+
+// Workspaces are the use cases of the REST API (and of the chat bots, through Chat):
+// workspaces, their messages and attachments, the catalog, and API keys.
+type Workspaces struct {
+	kernel
+	store     workspacesStore
+	blobs     BlobStore
+	providers Providers
+	agents    AgentCatalog
+	mirror    RepoMirror
+}
+
+// workspacesStore is what Workspaces reads and writes.
+type workspacesStore interface {
+	TxStore
+	AccountQueries
+	ProjectQueries
+	WorkspaceQueries
+	MessageQueries
+	AssetQueries
+}
