@@ -145,7 +145,7 @@ func (b *bwrap) probe(ctx context.Context) error {
 	args := b.args(mounts{checkout: filepath.Join(dir, "checkout"), home: filepath.Join(dir, "home"), network: core.NetworkNone})
 	out, err := exec.CommandContext(ctx, b.program, append(args, "true")...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("bubblewrap (%s) cannot start a sandbox on this machine: %v: %s (it needs unprivileged user namespaces, or root; or set WSHUB_SANDBOX=none, unsafe)", b.program, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("bubblewrap (%s) cannot start a sandbox on this machine: %w: %s (it needs unprivileged user namespaces, or root; or set WSHUB_SANDBOX=none, unsafe)", b.program, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

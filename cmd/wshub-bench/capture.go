@@ -54,7 +54,7 @@ func (r *run) capture(ctx context.Context, reqs map[string]request) (map[string]
 			return nil, fmt.Errorf("server log %s: %w", r.pglog, err)
 		}
 		if _, ok, err := do(ctx, hc, srv.url, r.key, req); err != nil || !ok {
-			return nil, fmt.Errorf("%s: %v", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		time.Sleep(300 * time.Millisecond)
 		stmts, err := readStatements(r.pglog, fi.Size())

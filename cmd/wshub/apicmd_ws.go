@@ -61,7 +61,7 @@ func wsCreate(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string) i
 	} else if text != "" && *wait {
 		page, err := e.c.ListMessages(ctx, ws.WorkspaceID, 0, 1)
 		if err != nil || len(page.Messages) == 0 {
-			return e.fail(fmt.Errorf("the first message is not in the conversation: %v", err))
+			return e.fail(fmt.Errorf("the first message is not in the conversation: %w", err))
 		}
 		messageID = page.Messages[0].MessageID
 	}
