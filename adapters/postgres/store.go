@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -37,17 +38,36 @@ type Options struct {
 }
 
 // Open connects to url and checks the connection.
+//
+// Two settings of every connection save round trips: binary_parameters sends a
+// statement with its arguments in one exchange (lib/pq otherwise prepares it first and
+// waits, then executes: two), and lock_timeout is a session setting rather than a
+// SET LOCAL at the start of each transaction. The lock timeout then also bounds
+// statements outside transactions and migrations, which is what it is for: nothing
+// queues requests behind a slow change (a migration that gives up is rerun).
 func Open(ctx context.Context, url string, opt Options) (*Store, error) {
-	db, err := sqlx.Open("postgres", url)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
 	if opt.MaxOpenConns == 0 {
 		opt.MaxOpenConns = 20
 	}
 	if opt.LockTimeout == 0 {
 		opt.LockTimeout = 5 * time.Second
 	}
+	cfg, err := pq.NewConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	cfg.BinaryParameters = true
+	if cfg.Runtime == nil {
+		cfg.Runtime = map[string]string{}
+	}
+	if _, set := cfg.Runtime["lock_timeout"]; !set { // a URL's own setting wins
+		cfg.Runtime["lock_timeout"] = strconv.FormatInt(opt.LockTimeout.Milliseconds(), 10)
+	}
+	connector, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
 	db.SetMaxOpenConns(opt.MaxOpenConns)
 	db.SetMaxIdleConns(opt.MaxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
@@ -55,7 +75,7 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", mapErr(err))
 	}
-	return &Store{db: db, queries: queries{ext: db, lockTimeout: opt.LockTimeout}}, nil
+	return &Store{db: db, queries: queries{ext: db}}, nil
 }
 
 // DB exposes the pool for migrations and the operator tools.
@@ -89,10 +109,7 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(q core.Queries) error) (er
 			_ = tx.Rollback()
 		}
 	}()
-	if _, err = tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL lock_timeout = %d", s.lockTimeout.Milliseconds())); err != nil {
-		return fmt.Errorf("set lock timeout: %w", mapErr(err))
-	}
-	if err = fn(queries{ext: tx, lockTimeout: s.lockTimeout}); err != nil {
+	if err = fn(queries{ext: tx}); err != nil {
 		return err
 	}
 	if err = tx.Commit(); err != nil {
@@ -103,8 +120,7 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(q core.Queries) error) (er
 
 // queries runs statements on the pool or on a transaction.
 type queries struct {
-	ext         sqlx.ExtContext
-	lockTimeout time.Duration
+	ext sqlx.ExtContext
 }
 
 var _ core.Queries = queries{}
