@@ -65,6 +65,9 @@ func (r *run) capture(ctx context.Context, reqs map[string]request) (map[string]
 			return nil, fmt.Errorf("%s: no statement logged", name)
 		}
 		script := strings.Join(stmts, ";\n") + ";\n"
+		if req.replay != nil {
+			script = req.replay(stmts)
+		}
 		path := filepath.Join(r.dataDir, name+".sql")
 		if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 			return nil, err
@@ -151,4 +154,35 @@ func (r *run) pgbench(ctx context.Context, script string, clients int) *baseline
 	}
 	fmt.Printf("  pgbench, %d clients: %.0f tps, latency %.2f ms\n", clients, b.tps, ms(b.latency))
 	return b
+}
+
+var (
+	messageIDLit = regexp.MustCompile(`'msg_[A-Za-z0-9]+'`)
+	turnIDLit    = regexp.MustCompile(`'turn_[A-Za-z0-9]+'`)
+	insertSeq    = regexp.MustCompile(`^(INSERT INTO messages \([^)]*\)\s*VALUES \('[^']*', '[^']*', )'\d+'`)
+)
+
+// sendReplay makes a captured send replayable by pgbench at any concurrency: each
+// client writes to its own workspace (client i to the i+2nd, as the load generator's
+// client i does), each message gets a fresh id, and the seq the hub allocated is the
+// one the replayed allocation returns (\gset). Everything else is the hub's statements
+// as sent.
+func sendReplay(workspaceID string, firstWorkspace int) func(stmts []string) string {
+	return func(stmts []string) string {
+		var b strings.Builder
+		b.WriteString("\\set r random(1, 1000000000000)\n")
+		ws := fmt.Sprintf("('ws_bench' || lpad((:client_id + %d)::text, 8, '0'))", firstWorkspace)
+		for _, s := range stmts {
+			s = insertSeq.ReplaceAllString(s, "${1}:latest_seq") // first: it matches the literals
+			s = strings.ReplaceAll(s, "'"+workspaceID+"'", ws)
+			s = messageIDLit.ReplaceAllString(s, "('msg_' || :client_id || '_' || :r)")
+			s = turnIDLit.ReplaceAllString(s, "('turn_' || :client_id || '_' || :r)")
+			if strings.Contains(s, "RETURNING latest_seq") {
+				b.WriteString(s + " \\gset\n")
+				continue
+			}
+			b.WriteString(s + ";\n")
+		}
+		return b.String()
+	}
 }

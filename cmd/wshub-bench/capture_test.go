@@ -41,3 +41,31 @@ func TestReadStatements(t *testing.T) {
 		t.Fatalf("expected %q, got %q", want, got)
 	}
 }
+
+// A captured send becomes a script each pgbench client can replay without colliding:
+// its own workspace, a fresh message id, and the seq its own allocation returned.
+func TestSendReplay(t *testing.T) {
+	stmts := []string{
+		"BEGIN",
+		"SELECT w.id FROM workspaces w WHERE w.account_id = 'acct_1' AND w.id = 'ws_bench00000002' FOR UPDATE OF w",
+		"UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = '2026-11-23' WHERE id = 'ws_bench00000002'\n\t\tRETURNING latest_seq",
+		"INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,\n\t\tasset_ids, created_at, delivered_at) VALUES ('msg_AbC123', 'ws_bench00000002', '51', 'user', '\\x02', 'pending', 'turn_AbC123', NULL, '{}', '2026-11-23', NULL)",
+		"SELECT pg_notify('wshub_work', 'ws_bench00000002')",
+		"COMMIT",
+	}
+	got := sendReplay("ws_bench00000002", 2)(stmts)
+	ws := "('ws_bench' || lpad((:client_id + 2)::text, 8, '0'))"
+	want := `\set r random(1, 1000000000000)
+BEGIN;
+SELECT w.id FROM workspaces w WHERE w.account_id = 'acct_1' AND w.id = ` + ws + ` FOR UPDATE OF w;
+UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = '2026-11-23' WHERE id = ` + ws + `
+		RETURNING latest_seq \gset
+INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
+		asset_ids, created_at, delivered_at) VALUES (('msg_' || :client_id || '_' || :r), ` + ws + `, :latest_seq, 'user', '\x02', 'pending', ('turn_' || :client_id || '_' || :r), NULL, '{}', '2026-11-23', NULL);
+SELECT pg_notify('wshub_work', ` + ws + `);
+COMMIT;
+`
+	if got != want {
+		t.Fatalf("expected\n%s\ngot\n%s", want, got)
+	}
+}

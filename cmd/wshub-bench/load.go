@@ -13,6 +13,8 @@ import (
 
 type request struct {
 	method, path, body string
+	// replay turns the captured statements into a pgbench script (nil: as captured).
+	replay func(stmts []string) string
 }
 
 // result is one measurement: the hub's figures and, when there is one, PostgreSQL's

@@ -23,6 +23,7 @@ func main() {
 	dur := flag.Duration("duration", 5*time.Second, "how long each measurement runs")
 	workspaces := flag.Int("workspaces", 10000, "workspaces in the account (B3)")
 	messages := flag.Int("messages", 100000, "messages in the workspace whose page is read (B2)")
+	files := flag.Int("files", 50000, "files in the repository of B7")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
 	flag.Parse()
 	base := os.Getenv("DATABASE_URL")
@@ -31,7 +32,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
-	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog}
+	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog, bigFiles: *files}
 	if err := r.all(ctx); err != nil {
 		log.Fatal(err)
 	}

@@ -33,6 +33,10 @@ func (r *run) markdown() string {
 		fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.2f | %d | %d | %s | %s |\n", x.name, x.perSec, ms(x.p50), ms(x.p99), x.bytes,
 			x.errors, base, ratio)
 	}
+	b.WriteString("\nB1 and B1' send to workspaces of their own (client i to the i+2nd); their baseline is the send's ")
+	b.WriteString("statements replayed with a fresh message id and the seq each replayed allocation returns (`sendReplay`). ")
+	b.WriteString("B1 runs on a second hub with the runtime on: each send starts a turn of the trivial agent, so turns ")
+	b.WriteString("and webhook deliveries run beside the requests measured.\n")
 	b.WriteString("\nResident memory of the hub process (B6):\n\n")
 	for _, p := range r.rss {
 		fmt.Fprintf(&b, "- %s: %.1f MiB\n", p.when, float64(p.kib)/1024)
@@ -43,10 +47,7 @@ func (r *run) markdown() string {
 			fmt.Fprintf(&b, "- %s\n", n)
 		}
 	}
-	b.WriteString("\nNot measured yet (issue #14): B1 with the runtime running and its pgbench baseline (the send's INSERTs need ")
-	b.WriteString("fresh ids per replay), B4 webhook pipeline at 5,000 turns, B5 turns over 200 ")
-	b.WriteString("workspaces, B7 create-to-ready for 50,000 files. `go test -bench` in `hub`, `bots/slack` and `bots/discord` ")
-	b.WriteString("covers webhook throughput, turn-to-acknowledgement and mention-to-reply meanwhile.\n")
+	r.turnFigures.markdown(&b)
 	return b.String()
 }
 
@@ -79,4 +80,36 @@ func pgVersion() string {
 		return "PostgreSQL ?"
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// markdown writes the runtime's figures: B5, B4 and B7.
+func (f *turnFigures) markdown(b *strings.Builder) {
+	if f.serial == 0 && len(f.createToReady) == 0 {
+		return
+	}
+	b.WriteString("\nTurns, with a trivial command agent (`" + benchAgent + "`) in the bubblewrap sandbox, 8 workspaces ")
+	b.WriteString("stepped at once:\n\n")
+	b.WriteString("| measurement | figure |\n|---|---|\n")
+	if f.serial > 0 {
+		fmt.Fprintf(b, "| B5 one workspace, %d turns one after another: send accepted → reply recorded | p50 %.1f ms, p99 %.1f ms |\n",
+			f.serial, ms(pct(f.serialTotal, 50)), ms(pct(f.serialTotal, 99)))
+		fmt.Fprintf(b, "| B5 hub overhead per turn (the same, less the agent's own start-to-end) | p50 %.1f ms, p99 %.1f ms |\n",
+			ms(pct(f.serialOverhead, 50)), ms(pct(f.serialOverhead, 99)))
+	}
+	if f.burstTurns > 0 {
+		fmt.Fprintf(b, "| B5 burst: %d messages over %d workspaces from 32 clients, first send → last turn recorded | %.0f turns/s |\n",
+			f.burstTurns, f.burstWorkspaces, f.burstTurnsPerS)
+		fmt.Fprintf(b, "| B4 the burst's webhook deliveries to a local receiver (verifying each signature) | %.0f deliveries/s |\n",
+			f.deliveriesPerS)
+		fmt.Fprintf(b, "| B4 lag, turn recorded → delivery acknowledged | p50 %.0f ms, p99 %.0f ms |\n",
+			ms(pct(f.lag, 50)), ms(pct(f.lag, 99)))
+	}
+	if len(f.createToReady) > 0 {
+		fmt.Fprintf(b, "| B7 create → ready, repository of %d files, one at a time (%d runs) | p50 %.0f ms, max %.0f ms |\n",
+			f.files, len(f.createToReady), ms(pct(f.createToReady, 50)), ms(pct(f.createToReady, 100)))
+	}
+	if len(f.createToReadyTiny) > 0 {
+		fmt.Fprintf(b, "| create → ready, one-file repository, %d created together from 16 clients | p50 %.0f ms, p99 %.0f ms |\n",
+			len(f.createToReadyTiny), ms(pct(f.createToReadyTiny, 50)), ms(pct(f.createToReadyTiny, 99)))
+	}
 }

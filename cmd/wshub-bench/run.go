@@ -35,6 +35,10 @@ type run struct {
 	msgWS                              string
 	key                                string
 	wsIDs                              []string
+	tinyProject, bigProject            string
+	bigFiles                           int
+
+	turnFigures turnFigures
 
 	results []result
 	rss     []rssPoint
@@ -55,6 +59,8 @@ func (r *run) all(ctx context.Context) error {
 	scripts, err := r.capture(ctx, map[string]request{
 		"get-workspace": {method: "GET", path: "/v1/api/workspaces/" + r.wsIDs[0]},
 		"list-messages": {method: "GET", path: msgsPath},
+		"send-message": {method: "POST", path: "/v1/api/workspaces/" + r.wsIDs[1] + "/messages", body: `{"text":"bench"}`,
+			replay: sendReplay(r.wsIDs[1], 2)},
 	})
 	if err != nil {
 		r.notes = append(r.notes, "statement capture failed, no PostgreSQL baseline: "+err.Error())
@@ -88,12 +94,17 @@ func (r *run) all(ctx context.Context) error {
 		return request{method: "GET", path: "/v1/api/workspaces"}
 	}))
 	for _, c := range []int{1, 8, 32} {
-		r.results = append(r.results, r.load(ctx, srv.url, fmt.Sprintf("B1' send message, runtime idle, %d clients", c), c, func(i int) request {
+		res := r.load(ctx, srv.url, fmt.Sprintf("B1' send message, runtime idle, %d clients", c), c, func(i int) request {
 			return request{method: "POST", path: "/v1/api/workspaces/" + r.wsIDs[1+i] + "/messages", body: `{"text":"bench"}`}
-		}))
+		})
+		if script := scripts["send-message"]; script != "" {
+			res.baseline = r.pgbench(ctx, script, c)
+		}
+		r.results = append(r.results, res)
 	}
-	r.rss = append(r.rss, rssPoint{"after B1'", srv.rss()})
-	return nil
+	r.rss = append(r.rss, rssPoint{"after B1' (runtime off)", srv.rss()})
+	srv.stop()
+	return r.turns(ctx, scripts["send-message"])
 }
 
 // setup makes the database and the tenant: an account, a key, a project mirrored from
@@ -155,6 +166,10 @@ func (r *run) setup(ctx context.Context) error {
 	if err := h.Service.PrepareProject(ctx, p); err != nil {
 		return err
 	}
+	r.tinyProject = p.ID
+	if r.bigProject, err = r.addBigProject(ctx, h, acct.ID); err != nil {
+		return fmt.Errorf("B7 repository: %w", err)
+	}
 	// The workspaces, ready, as the worker would leave them: inserted in one statement.
 	if _, err := store.DB().ExecContext(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model,
 		runtime_mode, branch, base_ref, origin, state, status_code, startup_phase, runtime_state, created_at, updated_at,
@@ -211,6 +226,35 @@ func (r *run) seedMessages(ctx context.Context, db *sql.DB) error {
 	return err
 }
 
+// addBigProject makes a repository of r.bigFiles files (git fast-import) and adds it
+// as a project, its mirror cloned: B7 measures the workspaces made from it.
+func (r *run) addBigProject(ctx context.Context, h *hub.Hub, accountID string) (string, error) {
+	repo := filepath.Join(r.dataDir, "big")
+	if out, err := exec.CommandContext(ctx, "git", "init", "-q", "-b", "main", repo).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("git init: %w: %s", err, out)
+	}
+	cmd := exec.CommandContext(ctx, "git", "-C", repo, "fast-import", "--quiet")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return "", err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	werr := bigRepoStream(in, r.bigFiles)
+	in.Close()
+	if err := cmd.Wait(); err != nil || werr != nil {
+		return "", fmt.Errorf("git fast-import: %v %v: %s", err, werr, stderr.String())
+	}
+	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: accountID, Repository: repo, Name: "big"})
+	if err != nil {
+		return "", err
+	}
+	return p.ID, h.Service.PrepareProject(ctx, p)
+}
+
 func (r *run) teardown() {
 	admin, err := sql.Open("postgres", r.base)
 	if err == nil {
@@ -226,7 +270,9 @@ type server struct {
 	url string
 }
 
-func (r *run) serve(ctx context.Context) (*server, error) {
+// serve starts `wshub serve` on the bench database; env overrides the defaults (the
+// runtime and webhook delivery off: the API alone).
+func (r *run) serve(ctx context.Context, env ...string) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -237,6 +283,7 @@ func (r *run) serve(ctx context.Context) (*server, error) {
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+r.dbURL, "WSHUB_ADDR="+addr, "WSHUB_DATA_DIR="+r.dataDir,
 		"WSHUB_CONTENT_KEY="+r.contentKey, "WSHUB_MAX_ACTIVE_WORKSPACES=0", "WSHUB_WEBHOOK_CONCURRENCY=0",
 		"WSHUB_MIGRATE_ON_START=false")
+	cmd.Env = append(cmd.Env, env...) // later entries win
 	logf, _ := os.Create(filepath.Join(r.dataDir, "hub.log"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
