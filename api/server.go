@@ -209,6 +209,13 @@ func (s *server) errorHandler(c *fiber.Ctx, err error) error {
 	// When reading the body failed, fasthttp has reset the request: its head, kept
 	// before the body was read, says what it was.
 	hd, ok := s.heads.take(c)
+	if !ok && len(c.Request().Header.RawHeaders()) == 0 && errors.As(err, new(*fiber.Error)) {
+		// Nothing at all was read: a connection a client opened and never used timed
+		// out. It is closed without an answer, which the client would otherwise read
+		// as the answer to the next request it sends on it.
+		_ = c.Context().Conn().Close()
+		return nil
+	}
 	if !ok {
 		hd = head{method: c.Method(), path: c.Path(), auth: c.Get(fiber.HeaderAuthorization)}
 	}
