@@ -40,7 +40,7 @@ FUZZ_ALL = found=0; \
 	done; \
 	if [[ $$found -eq 0 ]]; then echo "fuzz: no fuzz targets found"; else echo "fuzz: $$found target(s) passed"; fi
 
-.PHONY: build run test fuzz bench pg-stop fmt vet
+.PHONY: build run test fuzz bench soak pg-stop fmt vet
 
 build:
 	$(GO) build -o bin/wshub ./cmd/wshub
@@ -69,6 +69,16 @@ bench:
 	$(WITH_DB) \
 	$(GO) run ./cmd/wshub-bench -hub bin/wshub -out docs/benchmarks.md -pglog "$${WSHUB_PG_LOG:-.data/pg/log}"; \
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=20x ./...
+
+# soak: steady load on a real `wshub serve` that is SIGKILLed several times (and, on the
+# local cluster of scripts/pg.sh, PostgreSQL restarted once), then checks that nothing
+# was lost or duplicated and a run of malformed requests; writes docs/soak.md.
+soak:
+	bash scripts/sandbox.sh
+	$(GO) build -o bin/wshub ./cmd/wshub
+	restart=""; [ -n "$${DATABASE_URL:-}" ] || restart=scripts/pg.sh; \
+	$(WITH_DB) \
+	$(GO) run ./cmd/wshub-bench -soak -hub bin/wshub -out docs/soak.md -pg-restart "$$restart"
 
 pg-stop:
 	bash scripts/pg.sh stop

@@ -68,6 +68,7 @@ func (r *run) capture(ctx context.Context, reqs map[string]request) (map[string]
 		if req.replay != nil {
 			script = req.replay(stmts)
 		}
+		r.captured[name] = stmts
 		path := filepath.Join(r.dataDir, name+".sql")
 		if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 			return nil, err
@@ -168,10 +169,15 @@ var (
 // one the replayed allocation returns (\gset). Everything else is the hub's statements
 // as sent.
 func sendReplay(workspaceID string, firstWorkspace int) func(stmts []string) string {
+	return sendReplayTo(workspaceID, fmt.Sprintf("('ws_bench' || lpad((:client_id + %d)::text, 8, '0'))", firstWorkspace))
+}
+
+// sendReplayTo is sendReplay with each client's workspace given as an SQL expression
+// of :client_id.
+func sendReplayTo(workspaceID, ws string) func(stmts []string) string {
 	return func(stmts []string) string {
 		var b strings.Builder
 		b.WriteString("\\set r random(1, 1000000000000)\n")
-		ws := fmt.Sprintf("('ws_bench' || lpad((:client_id + %d)::text, 8, '0'))", firstWorkspace)
 		for _, s := range stmts {
 			s = insertSeq.ReplaceAllString(s, "${1}:latest_seq") // first: it matches the literals
 			s = strings.ReplaceAll(s, "'"+workspaceID+"'", ws)

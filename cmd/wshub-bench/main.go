@@ -24,15 +24,38 @@ func main() {
 	workspaces := flag.Int("workspaces", 10000, "workspaces in the account (B3)")
 	messages := flag.Int("messages", 100000, "messages in the workspace whose page is read (B2)")
 	files := flag.Int("files", 50000, "files in the repository of B7")
+	soakMode := flag.Bool("soak", false, "run the soak (make soak) instead of the benchmarks")
+	soakFor := flag.Duration("soak-load", 7*time.Minute, "how long the soak's load runs")
+	kills := flag.Int("kills", 4, "times the soak SIGKILLs the hub")
+	pgRestart := flag.String("pg-restart", "", "a script taking stop and start that the soak restarts PostgreSQL with (empty: no restart)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
 	flag.Parse()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
 		log.Fatal("DATABASE_URL is not set (make bench starts PostgreSQL and sets it)")
 	}
+	if *soakMode {
+		ctx, cancel := context.WithTimeout(context.Background(), *soakFor+7*time.Minute)
+		defer cancel()
+		r := &run{base: base, hubBin: *hubBin}
+		s, err := r.runSoak(ctx, *soakFor, *kills, *pgRestart)
+		if err != nil {
+			log.Fatal(err)
+		}
+		report := s.markdown(ctx)
+		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print(report)
+		if n := s.failed(); n > 0 {
+			log.Fatalf("soak: %d checks failed", n)
+		}
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
-	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog, bigFiles: *files}
+	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog, bigFiles: *files,
+		captured: map[string][]string{}}
 	if err := r.all(ctx); err != nil {
 		log.Fatal(err)
 	}

@@ -14,10 +14,11 @@ func (r *run) markdown() string {
 	var b strings.Builder
 	b.WriteString("# Benchmarks\n\n")
 	b.WriteString("Written by `make bench` (`cmd/wshub-bench`); rerun it to reproduce. The hub runs as a separate `wshub serve` ")
-	b.WriteString("process with the workspace runtime and webhook delivery off, so only the API path is measured; the load ")
-	b.WriteString("generator, the hub and PostgreSQL share this machine. The PostgreSQL baseline is pgbench replaying the ")
-	b.WriteString("statements the hub sent for one such request, captured from the server's statement log, at the same ")
-	b.WriteString("concurrency against the same database. Figures are comparable within one run only.\n\n")
+	b.WriteString("process: first with the workspace runtime and webhook delivery off, so the API path is measured alone (B1', B2, ")
+	b.WriteString("B3), then with them on (B1, B4, B5, B7). The load generator, the hub and PostgreSQL share this machine. The ")
+	b.WriteString("PostgreSQL baseline is pgbench replaying the statements the hub sent for one such request, captured from the ")
+	b.WriteString("server's statement log, at the same concurrency against the same database. Figures are comparable within one ")
+	b.WriteString("run only.\n\n")
 	fmt.Fprintf(&b, "Machine: %s, %d CPUs, %s; %s; %s. Run %s, %s per measurement.\n\n", cpuModel(), runtime.NumCPU(),
 		memTotal(), runtime.Version(), pgVersion(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), r.dur)
 	b.WriteString("| measurement | hub req/s | p50 ms | p99 ms | response bytes | errors | PostgreSQL tps (same SQL) | hub / PostgreSQL |\n")
@@ -96,13 +97,17 @@ func (f *turnFigures) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "| B5 hub overhead per turn (the same, less the agent's own start-to-end) | p50 %.1f ms, p99 %.1f ms |\n",
 			ms(pct(f.serialOverhead, 50)), ms(pct(f.serialOverhead, 99)))
 	}
-	if f.burstTurns > 0 {
-		fmt.Fprintf(b, "| B5 burst: %d messages over %d workspaces from 32 clients, first send → last turn recorded | %.0f turns/s |\n",
-			f.burstTurns, f.burstWorkspaces, f.burstTurnsPerS)
-		fmt.Fprintf(b, "| B4 the burst's webhook deliveries to a local receiver (verifying each signature) | %.0f deliveries/s |\n",
-			f.deliveriesPerS)
-		fmt.Fprintf(b, "| B4 lag, turn recorded → delivery acknowledged | p50 %.0f ms, p99 %.0f ms |\n",
+	if len(f.lag) > 0 {
+		fmt.Fprintf(b, "| B4 lag, turn recorded → delivery acknowledged by a local receiver (verifying each signature), the serial turns | p50 %.0f ms, p99 %.0f ms |\n",
 			ms(pct(f.lag, 50)), ms(pct(f.lag, 99)))
+	}
+	if f.burstTurns > 0 {
+		fmt.Fprintf(b, "| B5 burst: %d messages over %d workspaces from 32 clients (webhook delivery off), first send → last turn recorded | %.0f turns/s |\n",
+			f.burstTurns, f.burstWorkspaces, f.burstTurnsPerS)
+	}
+	if f.drained > 0 {
+		fmt.Fprintf(b, "| B4 a hub started with the burst's %d deliveries queued: start → last acknowledged | %.0f deliveries/s |\n",
+			f.drained, f.deliveriesPerS)
 	}
 	if len(f.createToReady) > 0 {
 		fmt.Fprintf(b, "| B7 create → ready, repository of %d files, one at a time (%d runs) | p50 %.0f ms, max %.0f ms |\n",

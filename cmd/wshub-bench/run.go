@@ -39,6 +39,7 @@ type run struct {
 	bigFiles                           int
 
 	turnFigures turnFigures
+	captured    map[string][]string // the statements of each request captured, as sent
 
 	results []result
 	rss     []rssPoint
@@ -104,69 +105,17 @@ func (r *run) all(ctx context.Context) error {
 	}
 	r.rss = append(r.rss, rssPoint{"after B1' (runtime off)", srv.rss()})
 	srv.stop()
-	return r.turns(ctx, scripts["send-message"])
+	return r.turns(ctx)
 }
 
 // setup makes the database and the tenant: an account, a key, a project mirrored from
-// a small git repository, and the workspaces.
+// a small git repository, the project of B7, and the workspaces.
 func (r *run) setup(ctx context.Context) error {
-	r.dbName = fmt.Sprintf("wshub_bench_%d", os.Getpid())
-	admin, err := sql.Open("postgres", r.base)
-	if err != nil {
-		return err
-	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+r.dbName); err != nil {
-		return err
-	}
-	u, err := url.Parse(r.base)
-	if err != nil {
-		return err
-	}
-	u.Path = "/" + r.dbName
-	r.dbURL = u.String()
-	if r.dataDir, err = os.MkdirTemp("", "wshub-bench-"); err != nil {
-		return err
-	}
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	r.contentKey = base64.StdEncoding.EncodeToString(k)
-
-	store, err := postgres.Open(ctx, r.dbURL, postgres.Options{})
+	store, h, acct, err := r.tenant(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := postgres.Migrate(ctx, store.DB().DB); err != nil {
-		return err
-	}
-	h, err := hub.New(hub.Config{DatabaseURL: r.dbURL, DataDir: r.dataDir, ContentKey: r.contentKey,
-		Retention: core.MinRetention, AgentCommands: map[string]string{}}, store, nil, hub.Options{Admin: true})
-	if err != nil {
-		return err
-	}
-	acct := &core.Account{Name: "bench", Entitled: true}
-	if err := h.Service.CreateAccount(ctx, acct); err != nil {
-		return err
-	}
-	if _, r.key, err = h.Service.CreateAPIKey(ctx, acct.ID, "bench"); err != nil {
-		return err
-	}
-	repo := filepath.Join(r.dataDir, "repo")
-	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "-c", "user.name=b", "-c", "user.email=b@example.com",
-		"commit", "-q", "--allow-empty", "-m", "init"}} {
-		if out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v: %s", args, err, out)
-		}
-	}
-	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: repo})
-	if err != nil {
-		return err
-	}
-	if err := h.Service.PrepareProject(ctx, p); err != nil {
-		return err
-	}
-	r.tinyProject = p.ID
 	if r.bigProject, err = r.addBigProject(ctx, h, acct.ID); err != nil {
 		return fmt.Errorf("B7 repository: %w", err)
 	}
@@ -176,7 +125,7 @@ func (r *run) setup(ctx context.Context) error {
 		last_activity_at, state_changed_at)
 		SELECT 'ws_bench' || lpad(g::text, 8, '0'), $1, $2, 'local', 'agent_1', 'm', 'full-access', 'bench-' || g, 'main',
 			'api', 'ready', 'ready', 'running', 'online', now() + g * interval '1 millisecond', now(), now(), now()
-		FROM generate_series(1, $3) g`, acct.ID, p.ID, r.workspaces); err != nil {
+		FROM generate_series(1, $3) g`, acct.ID, r.tinyProject, r.workspaces); err != nil {
 		return fmt.Errorf("seed workspaces: %w", err)
 	}
 	for i := 1; i <= 33; i++ {
@@ -224,6 +173,73 @@ func (r *run) seedMessages(ctx context.Context, db *sql.DB) error {
 	}
 	_, err = db.ExecContext(ctx, `UPDATE workspaces SET latest_seq = $2 WHERE id = $1`, r.msgWS, r.messages)
 	return err
+}
+
+// tenant makes the run's database (migrated), and in it an account with a key and a
+// project mirrored from a one-commit repository; it returns the store and an
+// in-process hub on it for more seeding.
+func (r *run) tenant(ctx context.Context) (*postgres.Store, *hub.Hub, *core.Account, error) {
+	r.dbName = fmt.Sprintf("wshub_bench_%d", os.Getpid())
+	admin, err := sql.Open("postgres", r.base)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+r.dbName); err != nil {
+		return nil, nil, nil, err
+	}
+	u, err := url.Parse(r.base)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	u.Path = "/" + r.dbName
+	r.dbURL = u.String()
+	if r.dataDir, err = os.MkdirTemp("", "wshub-bench-"); err != nil {
+		return nil, nil, nil, err
+	}
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	r.contentKey = base64.StdEncoding.EncodeToString(k)
+
+	store, err := postgres.Open(ctx, r.dbURL, postgres.Options{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fail := func(err error) (*postgres.Store, *hub.Hub, *core.Account, error) {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	if err := postgres.Migrate(ctx, store.DB().DB); err != nil {
+		return fail(err)
+	}
+	h, err := hub.New(hub.Config{DatabaseURL: r.dbURL, DataDir: r.dataDir, ContentKey: r.contentKey,
+		Retention: core.MinRetention, AgentCommands: map[string]string{}}, store, nil, hub.Options{Admin: true})
+	if err != nil {
+		return fail(err)
+	}
+	acct := &core.Account{Name: "bench", Entitled: true}
+	if err := h.Service.CreateAccount(ctx, acct); err != nil {
+		return fail(err)
+	}
+	if _, r.key, err = h.Service.CreateAPIKey(ctx, acct.ID, "bench"); err != nil {
+		return fail(err)
+	}
+	repo := filepath.Join(r.dataDir, "repo")
+	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "-c", "user.name=b", "-c", "user.email=b@example.com",
+		"commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput(); err != nil {
+			return fail(fmt.Errorf("git %v: %w: %s", args, err, out))
+		}
+	}
+	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: repo})
+	if err != nil {
+		return fail(err)
+	}
+	if err := h.Service.PrepareProject(ctx, p); err != nil {
+		return fail(err)
+	}
+	r.tinyProject = p.ID
+	return store, h, acct, nil
 }
 
 // addBigProject makes a repository of r.bigFiles files (git fast-import) and adds it
@@ -279,12 +295,17 @@ func (r *run) serve(ctx context.Context, env ...string) (*server, error) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	for _, e := range env { // a fixed address (the soak restarts the hub on it)
+		if a, ok := strings.CutPrefix(e, "WSHUB_ADDR="); ok {
+			addr = a
+		}
+	}
 	cmd := exec.CommandContext(ctx, r.hubBin, "serve")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+r.dbURL, "WSHUB_ADDR="+addr, "WSHUB_DATA_DIR="+r.dataDir,
 		"WSHUB_CONTENT_KEY="+r.contentKey, "WSHUB_MAX_ACTIVE_WORKSPACES=0", "WSHUB_WEBHOOK_CONCURRENCY=0",
 		"WSHUB_MIGRATE_ON_START=false")
 	cmd.Env = append(cmd.Env, env...) // later entries win
-	logf, _ := os.Create(filepath.Join(r.dataDir, "hub.log"))
+	logf, _ := os.OpenFile(filepath.Join(r.dataDir, "hub.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -314,6 +335,12 @@ func (s *server) stop() {
 	case <-time.After(15 * time.Second):
 		_ = s.cmd.Process.Kill()
 	}
+}
+
+// kill ends the hub at once (SIGKILL), as a crash would.
+func (s *server) kill() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
 }
 
 // rss is the hub process's resident memory in KiB.

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,8 +36,9 @@ type turnFigures struct {
 	burstTurns      int
 	burstWorkspaces int
 	burstTurnsPerS  float64
-	deliveriesPerS  float64
-	lag             []time.Duration // turn recorded -> delivery acknowledged
+	drained         int
+	deliveriesPerS  float64         // draining the burst's backlog
+	lag             []time.Duration // turn recorded -> delivery acknowledged, serial turns
 }
 
 // receiver acknowledges webhook deliveries on loopback and records when each arrived.
@@ -121,13 +125,34 @@ func (rc *receiver) waitFor(ctx context.Context, limit time.Duration, ok func() 
 // turn, and a burst over 200 workspaces, for turns/s) with B4 (the burst's deliveries to
 // a local receiver), then B1 (sends while those turns run) beside the send's baseline,
 // and the hub's memory after each.
-func (r *run) turns(ctx context.Context, sendScript string) error {
-	srv, err := r.serve(ctx, "WSHUB_MAX_ACTIVE_WORKSPACES=8", "WSHUB_AGENT_1_COMMAND="+benchAgent,
-		"WSHUB_WEBHOOK_ALLOW_INSECURE=true", "WSHUB_WEBHOOK_CONCURRENCY=16", "WSHUB_WORKER_POLL=1s")
+func (r *run) turns(ctx context.Context) error {
+	// The seeded workspaces have no checkout: the messages B1' left in them would be
+	// turns that fail, beside the turns measured. They are expired first.
+	if err := r.expireOpenMessages(ctx); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	addr := ln.Addr().String()
+	ln.Close()
+	env := []string{"WSHUB_ADDR=" + addr, "WSHUB_MAX_ACTIVE_WORKSPACES=8", "WSHUB_AGENT_1_COMMAND=" + benchAgent,
+		"WSHUB_WEBHOOK_ALLOW_INSECURE=true", "WSHUB_WEBHOOK_CONCURRENCY=16", "WSHUB_WORKER_POLL=1s"}
+	srv, err := r.serve(ctx, env...)
+	if err != nil {
+		return err
+	}
+	defer func() { srv.stop() }()
+	// restart replaces the hub on the same address, with env's settings overridden.
+	restart := func(extra ...string) (*server, error) {
+		srv.stop()
+		next, err := r.serve(ctx, append(slices.Clone(env), extra...)...)
+		if err == nil {
+			srv = next
+		}
+		return next, err
+	}
 	api, err := client.New(srv.url, r.key, client.WithHTTPClient(clientFor(64)))
 	if err != nil {
 		return err
@@ -169,12 +194,24 @@ func (r *run) turns(ctx context.Context, sendScript string) error {
 	if err := r.serialTurns(ctx, api, rc, ids[0], f); err != nil {
 		return fmt.Errorf("B5 serial: %w", err)
 	}
-	if err := r.burst(ctx, api, rc, ids, f); err != nil {
+	if err := r.burst(ctx, api, rc, ids, f, restart); err != nil {
 		return fmt.Errorf("B5 burst: %w", err)
 	}
-	r.rss = append(r.rss, rssPoint{"after B5 (runtime on)", srv.rss()})
 
-	// B1: sends while turns run (each send makes one), to the burst's workspaces.
+	// B1: sends while turns run (each send makes one), to the burst's workspaces; the
+	// baseline's replayed sends go to the same workspaces, so they make turns too.
+	sendScript := ""
+	if stmts := r.captured["send-message"]; len(stmts) > 0 {
+		quoted := make([]string, 32)
+		for i := range quoted {
+			quoted[i] = "'" + ids[i] + "'"
+		}
+		script := sendReplayTo(r.wsIDs[1], "((ARRAY["+strings.Join(quoted, ", ")+"])[:client_id + 1])")(stmts)
+		sendScript = filepath.Join(r.dataDir, "send-message-turns.sql")
+		if err := os.WriteFile(sendScript, []byte(script), 0o644); err != nil {
+			return err
+		}
+	}
 	for _, c := range []int{1, 8, 32} {
 		res := r.load(ctx, srv.url, fmt.Sprintf("B1 send message, turns running, %d clients", c), c, func(i int) request {
 			return request{method: "POST", path: "/v1/api/workspaces/" + ids[i] + "/messages", body: `{"text":"bench"}`}
@@ -186,6 +223,16 @@ func (r *run) turns(ctx context.Context, sendScript string) error {
 	}
 	r.rss = append(r.rss, rssPoint{"after B1 (runtime on)", srv.rss()})
 	return nil
+}
+
+func (r *run) expireOpenMessages(ctx context.Context) error {
+	db, err := sql.Open("postgres", r.dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `UPDATE messages SET status = 'expired' WHERE role = 'user' AND status IN ('pending', 'delivered')`)
+	return err
 }
 
 // serialTurns sends one workspace n messages, each after the previous reply's
@@ -228,18 +275,26 @@ func (r *run) serialTurns(ctx context.Context, api *client.Client, rc *receiver,
 		f.serialOverhead = append(f.serialOverhead, total-time.Duration(end-start))
 	}
 	f.serial = len(f.serialTotal)
+	rc.mu.Lock()
+	f.lag = slices.Clone(rc.lag) // the serial turns' deliveries: the pipeline keeping pace
+	rc.mu.Unlock()
 	fmt.Printf("B5 serial: %d turns, p50 %.1f ms, overhead p50 %.1f ms\n", f.serial, ms(pct(f.serialTotal, 50)), ms(pct(f.serialOverhead, 50)))
 	return nil
 }
 
-// burst sends 25 messages to each workspace from 32 clients and waits for every
-// delivery: turns/s from the first send to the last turn recorded, deliveries/s and
-// the lag from each turn's end to its acknowledgement.
-func (r *run) burst(ctx context.Context, api *client.Client, rc *receiver, ids []string, f *turnFigures) error {
+// burst measures the two halves of the pipeline apart, each at its own pace: turns,
+// with webhook delivery off (a hub with WSHUB_WEBHOOK_CONCURRENCY=0), 25 messages to
+// each workspace from 32 clients, from the first send to the last turn recorded; then
+// deliveries, by a hub with delivery on draining the 5,000 deliveries those turns
+// queued, from its start to the last acknowledgement. (With both on, deliveries keep
+// pace with turns and their rate is the turns' rate; the lag of that steady state is
+// the serial phase's.)
+func (r *run) burst(ctx context.Context, api *client.Client, rc *receiver, ids []string, f *turnFigures, restart func(...string) (*server, error)) error {
 	const perWS = 25
-	rc.mu.Lock()
-	before, lagFrom := len(rc.acks), len(rc.lag)
-	rc.mu.Unlock()
+	srv, err := restart("WSHUB_WEBHOOK_CONCURRENCY=0")
+	if err != nil {
+		return err
+	}
 	total := perWS * len(ids)
 	start := time.Now()
 	jobs := make(chan string)
@@ -271,26 +326,59 @@ func (r *run) burst(ctx context.Context, api *client.Client, rc *receiver, ids [
 		return err
 	default:
 	}
+	db, err := sql.Open("postgres", r.dbURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var ended time.Time
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*), COALESCE(max(created_at), now()) FROM messages
+			WHERE role = 'assistant' AND created_at >= $1`, start).Scan(&n, &ended); err != nil {
+			return err
+		}
+		if n >= total {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d turns recorded after 5 minutes", n, total)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	f.burstTurns, f.burstWorkspaces = total, len(ids)
+	f.burstTurnsPerS = float64(total) / ended.Sub(start).Seconds()
+	r.rss = append(r.rss, rssPoint{"after B5 (runtime on)", srv.rss()})
+
+	rc.mu.Lock()
+	before := len(rc.acks)
+	rc.mu.Unlock()
+	if srv, err = restart(); err != nil { // delivery on: the backlog drains
+		return err
+	}
+	drainFrom := time.Now()
 	if err := rc.waitFor(ctx, 4*time.Minute, func() bool { return len(rc.acks) >= before+total }); err != nil {
 		return err
 	}
 	rc.mu.Lock()
-	lag := slices.Clone(rc.lag[lagFrom:])
 	var lastAck time.Time
 	for _, at := range rc.acks {
-		if at.After(lastAck) {
-			lastAck = at
-		}
+		lastAck = later(lastAck, at)
 	}
-	ended := rc.ended
 	rc.mu.Unlock()
-	f.burstTurns, f.burstWorkspaces = total, len(ids)
-	f.burstTurnsPerS = float64(total) / ended.Sub(start).Seconds()
-	f.deliveriesPerS = float64(total) / lastAck.Sub(start).Seconds()
-	f.lag = lag
-	fmt.Printf("B5 burst: %d turns over %d workspaces, %.0f turns/s; B4 %.0f deliveries/s, lag p50 %.0f ms p99 %.0f ms\n",
-		total, len(ids), f.burstTurnsPerS, f.deliveriesPerS, ms(pct(lag, 50)), ms(pct(lag, 99)))
+	f.drained = total
+	f.deliveriesPerS = float64(total) / lastAck.Sub(drainFrom).Seconds()
+	fmt.Printf("B5 burst: %d turns over %d workspaces, %.0f turns/s; B4 drain: %.0f deliveries/s\n",
+		total, len(ids), f.burstTurnsPerS, f.deliveriesPerS)
 	return nil
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // createReady creates n workspaces of the project one after another and returns each
