@@ -70,15 +70,19 @@ func (s *soak) verify(ctx context.Context) error {
 	rows.Close()
 	var lost, dup int64
 	var detail []string
-	for ws, n := range s.apiWS {
-		switch got := stored[ws]; {
-		case got < n:
-			lost += int64(n - got)
-			detail = append(detail, fmt.Sprintf("%s: %d accepted, %d stored", ws, n, got))
-		case got > n:
-			dup += int64(got - n)
-			detail = append(detail, fmt.Sprintf("%s: %d accepted, %d stored", ws, n, got))
+	// tally compares what a client was told was accepted with what was stored.
+	tally := func(what string, accepted, got int) {
+		if got < accepted {
+			lost += int64(accepted - got)
+		} else if got > accepted {
+			dup += int64(got - accepted)
 		}
+		if got != accepted {
+			detail = append(detail, fmt.Sprintf("%s: %d accepted, %d stored", what, accepted, got))
+		}
+	}
+	for ws, n := range s.apiWS {
+		tally(ws, n, stored[ws])
 	}
 	threadWS := map[string]string{}
 	rows, err = db.QueryContext(ctx, `SELECT thread_id, workspace_id FROM chat_threads WHERE team_id = $1`, soakTeam)
@@ -94,14 +98,7 @@ func (s *soak) verify(ctx context.Context) error {
 	}
 	rows.Close()
 	for th, n := range s.threads {
-		switch got := stored[threadWS[th]]; {
-		case got < n:
-			lost += int64(n - got)
-			detail = append(detail, fmt.Sprintf("Slack thread %s: %d events, %d messages", th, n, got))
-		case got > n:
-			dup += int64(got - n)
-			detail = append(detail, fmt.Sprintf("Slack thread %s: %d events, %d messages", th, n, got))
-		}
+		tally("Slack thread "+th, n, stored[threadWS[th]])
 	}
 	s.checks = append(s.checks, check{name: "user messages lost (accepted by the API or Slack, not stored)", failed: lost, detail: strings.Join(detail, "; ")},
 		check{name: "user messages duplicated (stored more often than accepted)", failed: dup})
