@@ -42,7 +42,7 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		report := s.markdown(ctx)
+		report := s.markdown()
 		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
 			log.Fatal(err)
 		}

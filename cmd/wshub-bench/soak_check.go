@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -195,10 +196,10 @@ func (s *soak) failed() int {
 }
 
 // markdown is the soak's report (docs/soak.md).
-func (s *soak) markdown(ctx context.Context) string {
+func (s *soak) markdown() string {
 	var b strings.Builder
 	b.WriteString("# Soak\n\nWritten by `make soak` (`cmd/wshub-bench -soak`); rerun it to reproduce. A real `wshub serve` ")
-	b.WriteString("under steady load (a workspace created about every 0.8 s, six senders, Slack mentions about every 0.7 s, ")
+	b.WriteString("under steady load (a workspace created about every 0.8 s, two senders each sending every 0.25 s, Slack mentions about every 0.7 s, ")
 	b.WriteString("turns of a command agent of which one in eight takes a second, webhook deliveries to an always-up receiver ")
 	b.WriteString("and to one that answers 500 to about a third of attempts), SIGKILLed and restarted, and PostgreSQL ")
 	b.WriteString("stopped and started once. Clients retry as the API asks: the same Idempotency-Key, the same Slack event. ")
@@ -218,9 +219,10 @@ func (s *soak) markdown(ctx context.Context) string {
 		"in %d threads; %d Slack posts. %d requests met a 5xx or a refused connection inside the %d restart windows and were retried.\n\n",
 		reqs, nws, accepted, events, len(s.threads), posts, tol, windows)
 	var turns []string
-	for o, n := range s.outcomes(ctx) {
+	for o, n := range s.turns {
 		turns = append(turns, fmt.Sprintf("%s %d", o, n))
 	}
+	slices.Sort(turns)
 	fmt.Fprintf(&b, "Turns recorded: %s. The flaky receiver refused %d attempts.\n\n", strings.Join(turns, ", "), s.flaky.fails)
 	b.WriteString("| check | failing | |\n|---|---|---|\n")
 	for _, c := range s.checks {
