@@ -209,10 +209,12 @@ func (s *server) errorHandler(c *fiber.Ctx, err error) error {
 	// When reading the body failed, fasthttp has reset the request: its head, kept
 	// before the body was read, says what it was.
 	hd, ok := s.heads.take(c)
-	if !ok && len(c.Request().Header.RawHeaders()) == 0 && errors.As(err, new(*fiber.Error)) {
-		// Nothing at all was read: a connection a client opened and never used timed
-		// out. It is closed without an answer, which the client would otherwise read
-		// as the answer to the next request it sends on it.
+	if fe := (*fiber.Error)(nil); !ok && errors.As(err, &fe) && fe.Code == fiber.StatusRequestTimeout &&
+		len(c.Request().Header.RawHeaders()) == 0 {
+		// The wait for a request's head timed out before one was read: most often a
+		// connection a client opened and never used. It is closed without an answer,
+		// which the client would otherwise read as the answer to the next request it
+		// sends on it. (A head that arrived but is malformed still gets its 400.)
 		_ = c.Context().Conn().Close()
 		return nil
 	}
