@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -41,6 +42,11 @@ var authEndpoints = []authEndpoint{
 // authForbidden are strings an error detail must never carry (internals).
 var authForbidden = []string{"sql", "pq:", "/work", "goroutine", "panic", ".go:", "postgres", "runtime error", "0x"}
 
+// publicID matches the ids a detail may name (an account's, to tell the operator which
+// one): random letters that may spell "0x" or "sql" by chance, so they are taken out
+// before the check.
+var publicID = regexp.MustCompile(`\b(acct|key|prj|ws|msg|turn|asset|wh|evt)_[A-Za-z0-9]+`)
+
 // authCheckErrorBody asserts r is an error body {error, detail} that leaks nothing.
 func authCheckErrorBody(t *testing.T, r *hubtest.Response) {
 	t.Helper()
@@ -66,7 +72,7 @@ func authCheckErrorBody(t *testing.T, r *hubtest.Response) {
 			t.Errorf("error detail is not a string: %s", r.Raw)
 		}
 	}
-	low := strings.ToLower(detail)
+	low := strings.ToLower(publicID.ReplaceAllString(detail, "<id>"))
 	for _, bad := range authForbidden {
 		if strings.Contains(low, bad) {
 			t.Errorf("error detail leaks %q: %s", bad, r.Raw)
