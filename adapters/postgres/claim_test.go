@@ -63,7 +63,8 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 	workspace("ws_ready_delivered", "ready", "", "user delivered", "user pending")
 	workspace("ws_queued_expired_lease", "queued", "expired")
 	workspace("ws_ready_expired_lease", "ready", "expired", "user pending")
-	want = append(want, "ws_setup_with_message", "ws_ready_pending", "ws_ready_delivered", "ws_queued_expired_lease", "ws_ready_expired_lease")
+	// Lifecycle steps before turns, each oldest update first.
+	want = append(want, "ws_setup_with_message", "ws_queued_expired_lease", "ws_ready_pending", "ws_ready_delivered", "ws_ready_expired_lease")
 	// Not claimable.
 	workspace("ws_ready_idle", "ready", "")
 	workspace("ws_ready_settled", "ready", "", "user settled", "assistant settled")
@@ -86,7 +87,7 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Oldest update first, at most limit.
+	// Lifecycle steps first, then oldest update first, at most limit.
 	first, err := store.ClaimWorkspaces(ctx, "tok1", time.Minute, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 		got = append(got, w.ID)
 	}
 	if !slices.Equal(got, want) {
-		t.Fatalf("expected exactly the workspaces with work, each once, in update order:\n want %v\n got  %v", want, got)
+		t.Fatalf("expected exactly the workspaces with work, each once, lifecycle steps first, in update order:\n want %v\n got  %v", want, got)
 	}
 	// Everything claimed is now under a live lease; the locked row, once free, is next.
 	if err := tx.Commit(); err != nil {

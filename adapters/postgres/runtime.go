@@ -24,9 +24,15 @@ var workspaceQueue = leasedTable{
 		        UNION ALL
 		        SELECT m.workspace_id FROM messages m WHERE m.role = 'user' AND m.status IN ('pending', 'delivered'))
 		  AND w.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting', 'ready')`,
-	order:     "w.updated_at",
+	order:     claimOrder,
 	returning: "w.id",
 }
+
+// claimOrder puts lifecycle steps (create, resume, pause, archive: short) before turns
+// (long), oldest update first within each: when there are more messages than worker
+// slots, a slot that frees goes to a new workspace's setup before another workspace's
+// turns, so a create does not wait behind the backlog.
+const claimOrder = "w.state = 'ready', w.updated_at"
 
 // ClaimWorkspaces leases workspaces with work (workspaceQueue), then reads them whole.
 // An expired lease is claimable again, which is how a dead worker's workspace is
@@ -38,7 +44,7 @@ func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor tim
 		return nil, err
 	}
 	var full []workspaceRow
-	if err := q.selectAll(ctx, &full, workspaceSelect+`WHERE w.id = ANY($1) ORDER BY w.updated_at`, pq.StringArray(ids)); err != nil {
+	if err := q.selectAll(ctx, &full, workspaceSelect+`WHERE w.id = ANY($1) ORDER BY `+claimOrder, pq.StringArray(ids)); err != nil {
 		return nil, err
 	}
 	out := make([]*core.Workspace, len(full))
