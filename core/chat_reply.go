@@ -20,16 +20,6 @@ func queueChatReplies(ctx context.Context, q Queries, ws *Workspace, reply *Mess
 	return q.Notify(ctx, ChatReplyChannel, ws.ID)
 }
 
-// PostChatReplies claims due replies and posts each through the platform's poster,
-// outside any transaction, settling it under the lease. It reports each one settled.
-func (s *Chat) PostChatReplies(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
-	claimed, err := s.ClaimChatReplies(ctx, leaseFor, limit)
-	if err != nil {
-		return nil, err
-	}
-	return postEach(ctx, claimed, func(c *ClaimedChatReply) (ChatPostReport, error) { return s.PostChatReply(ctx, c, posters) })
-}
-
 // ClaimChatReplies leases up to limit due replies (each thread's oldest pending only).
 func (s *Chat) ClaimChatReplies(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatReply, error) {
 	claimed, err := s.store.ClaimChatDeliveries(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
