@@ -18,7 +18,7 @@ var statusOf = map[string]int{
 	core.CodeInvalidAssetSize: 400, core.CodeInvalidAssetBody: 400, core.CodeInvalidWebhookURL: 400,
 	core.CodeInvalidWebhookDesc: 400,
 
-	core.CodeMissingAPIKey: 401, core.CodeInvalidAPIKey: 401,
+	core.CodeMissingAPIKey: 401, core.CodeInvalidAPIKey: 401, core.CodeRuntimeTokenInvalid: 401,
 
 	core.CodeEntitlementRequired: 403, core.CodeBillingHold: 403, core.CodeBillingPeriodMissing: 403,
 	core.CodeCrossOriginNotAllowed: 403,
@@ -33,6 +33,7 @@ var statusOf = map[string]int{
 	core.CodeProjectNotReady: 409, core.CodeSnapshotUnavailable: 409, core.CodeBranchInUse: 409,
 	core.CodeIdempotencyKeyReused: 409, core.CodeIdempotencyKeyReusedAsset: 409,
 	core.CodeWorkspaceNotAcceptingMessages: 409, core.CodeMessageNotDeliverable: 409, core.CodeWebhookLimitReached: 409, core.CodeProjectInUse: 409,
+	core.CodeRuntimeSuperseded: 409, core.CodeRuntimeStopped: 409,
 
 	core.CodeInternal: 500,
 

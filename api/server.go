@@ -53,6 +53,8 @@ var DefaultTimeouts = Timeouts{Read: 60 * time.Second, Write: 60 * time.Second, 
 type UseCases struct {
 	*core.Workspaces
 	*core.Webhooks
+	// Remote serves the runtime API of remote workspaces' machines (nil: not mounted).
+	Remote *core.Remote
 }
 
 type server struct {
@@ -139,6 +141,9 @@ func New(svc UseCases, opt Options) *fiber.App {
 		app.Get("/metrics", adaptor.HTTPHandler(opt.Metrics))
 	}
 
+	if svc.Remote != nil {
+		mountRuntime(app, s)
+	}
 	v1 := app.Group(prefix, s.authenticate)
 	for _, r := range routes {
 		h := r.handler

@@ -56,6 +56,9 @@ const (
 	// 401
 	CodeMissingAPIKey = "missing_api_key"
 	CodeInvalidAPIKey = "invalid_api_key"
+	// CodeRuntimeTokenInvalid: the runtime API's token is unknown or was revoked (the
+	// machine was stopped or started again): that runtime process stops.
+	CodeRuntimeTokenInvalid = "runtime_token_invalid"
 	// 403
 	CodeEntitlementRequired   = "cloud_entitlement_required"
 	CodeBillingHold           = "cloud_billing_hold"
@@ -85,6 +88,11 @@ const (
 	CodeWebhookLimitReached           = "webhook_limit_reached"
 	// CodeProjectInUse: operator commands only (project remove while workspaces use it).
 	CodeProjectInUse = "project_in_use"
+	// CodeRuntimeSuperseded: a newer runtime process of the workspace said hello.
+	CodeRuntimeSuperseded = "runtime_superseded"
+	// CodeRuntimeStopped: the workspace is pausing, archiving, deleting or failed; its
+	// runtime stops.
+	CodeRuntimeStopped = "runtime_stopped"
 	// 500, 503
 	CodeInternal                = "internal_error"
 	CodeServiceUnavailable      = "service_unavailable"

@@ -27,6 +27,7 @@ type TxStore interface {
 // a lock not taken in time is ErrContended; an unreachable database is ErrUnavailable.
 type Queries interface {
 	RuntimeQueries
+	RemoteQueries
 	DeliveryQueries
 	ChatQueries
 	RetentionQueries

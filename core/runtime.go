@@ -69,6 +69,12 @@ func (s *Runtime) transitionDetail(ctx context.Context, ws *Workspace, lease str
 			return err
 		}
 		change.apply(ws)
+		if to.stopsMachine() {
+			// A stopped machine's runtime may not call again (remote_start.go).
+			if err := q.RevokeRuntime(ctx, ws.ID); err != nil {
+				return err
+			}
+		}
 		if to == StateFailed {
 			// No turn will ever take the workspace's messages: they fail now, in the
 			// transaction that fails the workspace, not 24 hours later by expiry.
@@ -96,6 +102,9 @@ func (s *Runtime) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 			more, err = true, nil
 		}
 	}()
+	if rm := s.remoteFor(ws); rm != nil {
+		return s.stepRemote(ctx, rm, ws, lease)
+	}
 	switch ws.State {
 	case StateQueued:
 		if err := s.machines.Allocate(ctx, ws); err != nil {
@@ -158,16 +167,8 @@ func (s *Runtime) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 		if err := s.machines.Delete(ctx, ws); err != nil {
 			return false, err
 		}
-		// The attachments' bytes go with the workspace (its rows stay, like its
-		// messages, for a deleted workspace answers 404 everywhere).
-		keys, err := s.store.AssetBlobKeys(ctx, ws.ID)
-		if err != nil {
+		if err := s.deleteBlobs(ctx, ws); err != nil {
 			return false, err
-		}
-		for _, k := range keys {
-			if err := s.blobs.Delete(ctx, k); err != nil {
-				return false, err
-			}
 		}
 		return false, s.transition(ctx, ws, lease, StateDeleted, "")
 	case StateReady:
@@ -228,12 +229,18 @@ type Runtime struct {
 	turns TurnObserver
 	// unrecorded keeps finished turns the store could not take (turn_unrecorded.go).
 	unrecorded unrecordedTurns
+	// remote are the providers whose machines run their own runtime, by provider id;
+	// branches and wake serve those runtimes (remote.go).
+	remote   map[string]RemoteMachines
+	branches Branches
+	wake     Wakeups
 }
 
 // runtimeStore is what Runtime reads and writes.
 type runtimeStore interface {
 	TxStore
 	RuntimeQueries
+	RemoteQueries
 	ProjectQueries
 	AssetQueries
 	RetentionQueries

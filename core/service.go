@@ -31,6 +31,11 @@ type Deps struct {
 	Turns TurnObserver
 	// Sealed lists and replaces sealed values for Reseal (nil: Reseal refuses).
 	Sealed SealedStore
+	// Remote are the providers whose machines run `wshub runtime`, by provider id;
+	// Branches keeps their workspaces' branches and Wakeups ends their long polls.
+	Remote   map[string]RemoteMachines
+	Branches Branches
+	Wakeups  Wakeups
 }
 
 // Service is every use case of the hub, grouped by who calls them; the groups' methods
@@ -42,6 +47,7 @@ type Service struct {
 	*Runtime    // the workspace worker, turns and the cron sweeps
 	*Chat       // the chat front-ends: sessions, the inbox and the outboxes
 	*Admin      // the operator's commands
+	*Remote     // the runtime API: what `wshub runtime` calls
 }
 
 // kernel is what every group shares: time, randomness and content sealing.
@@ -68,14 +74,16 @@ func NewService(d Deps) *Service {
 		d.Random = rand.Reader
 	}
 	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, logger: d.Runtime.Log}
+	rt := &Runtime{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
+		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups}
 	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror}
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks, sender: d.Sender},
-		Runtime: &Runtime{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
-			config: d.Runtime, turns: d.Turns},
-		Chat:  &Chat{kernel: k, store: d.Store, workspaces: ws},
-		Admin: &Admin{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
+		Runtime:    rt,
+		Remote:     &Remote{rt: rt},
+		Chat:       &Chat{kernel: k, store: d.Store, workspaces: ws},
+		Admin:      &Admin{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }
 

@@ -26,6 +26,9 @@ const (
 	ReasonProjectNotReady FailureReason = "project_not_ready"  // setup: the project has no mirror
 	ReasonBaseRefNotFound FailureReason = "base_ref_not_found" // setup: baseRef is no branch, tag or commit
 	ReasonCheckout        FailureReason = "checkout"           // setup: git refused the checkout
+	// ReasonRuntimeUnreachable: a remote machine was started again and again and its
+	// runtime never reached the hub.
+	ReasonRuntimeUnreachable FailureReason = "runtime_unreachable"
 )
 
 // FailureStatus builds a failed workspace's statusCode.

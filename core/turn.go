@@ -117,11 +117,8 @@ func (s *Runtime) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMess
 		// The commit must survive the cancellation that interrupted the turn (shutdown).
 		commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		subject := "wshub: " + msg.TurnID
-		if prompt, oerr := s.open(msg.SealedText, messageBinding(ws.ID, msg.ID)); oerr == nil {
-			subject = commitSubject(prompt, msg.TurnID)
-		}
-		tc, err = s.machines.CommitTurn(commitCtx, ws, p, subject+"\n\nwshub turn "+msg.TurnID+" in workspace "+ws.ID)
+		prompt, _ := s.open(msg.SealedText, messageBinding(ws.ID, msg.ID))
+		tc, err = s.machines.CommitTurn(commitCtx, ws, p, TurnCommitMessage(string(prompt), msg.TurnID, ws.ID))
 	}
 	if err != nil {
 		s.log().Warn("commit turn", "workspace", ws.ID, "turn", msg.TurnID, "err", err)
@@ -194,82 +191,99 @@ func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 // capped), the user message settled, the workspace's lastTurn and agent session, and
 // the turn's event with its webhook deliveries and chat replies (outbox).
 func (s *Runtime) recordTurn(ctx context.Context, ws *Workspace, lease string, user *StoredMessage, r TurnResult) error {
-	note := pushNote(r.Commit, ws.Branch)
-	reply, truncated := capRunes(r.Reply, MaxReplyChars-chars(note))
-	reply += note
-	if r.Outcome == "" {
-		r.Outcome = OutcomeError
-	}
 	return s.store.InTx(ctx, func(q Queries) error {
 		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
 		if err != nil {
 			return fmt.Errorf("lock leased %s: %w", ws.ID, err)
 		}
-		now := s.clock.Now()
-		settled, err := q.SettleMessage(ctx, user.ID)
-		if err != nil {
-			return err
-		}
-		if !settled {
-			// The message is no longer delivered: an earlier attempt committed though its
-			// answer was lost with the connection (or a sweep failed the message). The
-			// turn is recorded once.
-			return nil
-		}
-		seq, err := q.NextSeq(ctx, ws.ID, now)
-		if err != nil {
-			return err
-		}
-		m := &Message{
-			ID: NewID(s.rand, PrefixMessage), WorkspaceID: ws.ID, Seq: seq, Role: RoleAssistant, Text: reply,
-			Status: MessageSettled, TurnID: user.TurnID, Outcome: r.Outcome, CreatedAt: now,
-		}
-		sealed, err := s.seal([]byte(reply), messageBinding(ws.ID, m.ID))
-		if err != nil {
-			return err
-		}
-		var failure *TurnFailure
-		var sealedFailure []byte
-		if r.Outcome == OutcomeError {
-			code := r.FailureCode
-			if code != FailureAgentNotInstalled {
-				code = FailureAgentError
-			}
-			text, _ := capTail(r.FailureMessage, MaxFailureMessageChars)
-			failure = &TurnFailure{TurnID: user.TurnID, Agent: cur.Agent, Code: code, Message: text}
-			if sealedFailure, err = s.seal([]byte(text), failureBinding(ws.ID, m.ID)); err != nil {
-				return err
-			}
-		}
-		if err := q.InsertAssistantMessage(ctx, m, sealed, failure, sealedFailure); err != nil {
-			return err
-		}
-		if err := s.emitTurnCompleted(ctx, q, cur, m, truncated, r.Commit); err != nil {
-			return err
-		}
-		if err := queueChatReplies(ctx, q, cur, m, truncated); err != nil {
-			return err
-		}
-		cur.LastTurnID, cur.LastTurnOutcome, cur.LastTurnCompletedAt = user.TurnID, r.Outcome, &now
-		cur.LastActivityAt, cur.UpdatedAt = now, now
-		if r.SessionID != "" {
-			cur.AgentSession = r.SessionID
-		}
-		if r.Commit.Committed {
-			cur.HeadCommit = r.Commit.SHA
-		}
-		switch {
-		case r.Commit.Pushed:
-			cur.LastPush = PushPushed
-		case r.Commit.PushRefused:
-			cur.LastPush = PushRefused
-		}
-		if err := q.RecordLastTurn(ctx, cur); err != nil {
+		if err := s.recordTurnIn(ctx, q, cur, user, r); err != nil {
 			return err
 		}
 		*ws = *cur
-		return q.Notify(ctx, WorkChannel, ws.ID)
+		return nil
 	})
+}
+
+// recordTurnIn is recordTurn's transaction on a workspace row the caller has locked
+// (by its lease here, by its runtime's token for a remote runtime); cur is updated.
+// A user message no longer delivered records nothing: the turn was recorded once.
+func (s *Runtime) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, user *StoredMessage, r TurnResult) error {
+	reply, truncated := replyOf(r, cur.Branch)
+	if r.Outcome == "" {
+		r.Outcome = OutcomeError
+	}
+	ws := cur
+	now := s.clock.Now()
+	settled, err := q.SettleMessage(ctx, user.ID)
+	if err != nil {
+		return err
+	}
+	if !settled {
+		// The message is no longer delivered: an earlier attempt committed though its
+		// answer was lost with the connection (or a sweep failed the message). The
+		// turn is recorded once.
+		return nil
+	}
+	seq, err := q.NextSeq(ctx, ws.ID, now)
+	if err != nil {
+		return err
+	}
+	m := &Message{
+		ID: NewID(s.rand, PrefixMessage), WorkspaceID: ws.ID, Seq: seq, Role: RoleAssistant, Text: reply,
+		Status: MessageSettled, TurnID: user.TurnID, Outcome: r.Outcome, CreatedAt: now,
+	}
+	sealed, err := s.seal([]byte(reply), messageBinding(ws.ID, m.ID))
+	if err != nil {
+		return err
+	}
+	var failure *TurnFailure
+	var sealedFailure []byte
+	if r.Outcome == OutcomeError {
+		code := r.FailureCode
+		if code != FailureAgentNotInstalled {
+			code = FailureAgentError
+		}
+		text, _ := capTail(r.FailureMessage, MaxFailureMessageChars)
+		failure = &TurnFailure{TurnID: user.TurnID, Agent: cur.Agent, Code: code, Message: text}
+		if sealedFailure, err = s.seal([]byte(text), failureBinding(ws.ID, m.ID)); err != nil {
+			return err
+		}
+	}
+	if err := q.InsertAssistantMessage(ctx, m, sealed, failure, sealedFailure); err != nil {
+		return err
+	}
+	if err := s.emitTurnCompleted(ctx, q, cur, m, truncated, r.Commit); err != nil {
+		return err
+	}
+	if err := queueChatReplies(ctx, q, cur, m, truncated); err != nil {
+		return err
+	}
+	cur.LastTurnID, cur.LastTurnOutcome, cur.LastTurnCompletedAt = user.TurnID, r.Outcome, &now
+	cur.LastActivityAt, cur.UpdatedAt = now, now
+	if r.SessionID != "" {
+		cur.AgentSession = r.SessionID
+	}
+	if r.Commit.Committed {
+		cur.HeadCommit = r.Commit.SHA
+	}
+	switch {
+	case r.Commit.Pushed:
+		cur.LastPush = PushPushed
+	case r.Commit.PushRefused:
+		cur.LastPush = PushRefused
+	}
+	if err := q.RecordLastTurn(ctx, cur); err != nil {
+		return err
+	}
+	return q.Notify(ctx, WorkChannel, ws.ID)
+}
+
+// replyOf is the assistant message's text: the agent's reply, capped, with the push
+// note; truncated says whether the reply was cut.
+func replyOf(r TurnResult, branch string) (string, bool) {
+	note := pushNote(r.Commit, branch)
+	reply, truncated := capRunes(r.Reply, MaxReplyChars-chars(note))
+	return reply + note, truncated
 }
 
 // capRunes keeps the first n characters; cut reports whether anything was dropped.

@@ -35,6 +35,12 @@ func (s *Runtime) reportTurn(r TurnReport) {
 
 // commitSubject is the first line of a turn's commit message: the prompt's first line,
 // cut to 72 characters, so `git log --oneline` on the branch reads as the conversation.
+// TurnCommitMessage is the message of a turn's commit: the prompt's first line as its
+// subject (or the turn id when there is none), and the turn and workspace below.
+func TurnCommitMessage(prompt, turnID, workspaceID string) string {
+	return commitSubject(prompt, turnID) + "\n\nwshub turn " + turnID + " in workspace " + workspaceID
+}
+
 func commitSubject(prompt, turnID string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
 	line = strings.TrimSpace(line)

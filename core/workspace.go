@@ -101,11 +101,18 @@ type Workspace struct {
 	// CheckoutPath is the workspace's checkout on its machine.
 	CheckoutPath string
 	// LeaseToken is set while a worker holds the workspace.
-	LeaseToken     string
-	LastActivityAt time.Time
-	StateChangedAt time.Time
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	LeaseToken string
+	// Runtime* follow a remote runtime (remote_runtime.go): when its machine was last
+	// started (nil: it must be), starts since it last said hello, the runtime process
+	// the hub talks to, and when it last called.
+	RuntimeStartedAt *time.Time
+	RuntimeStarts    int
+	RuntimeSession   string
+	RuntimeSeenAt    *time.Time
+	LastActivityAt   time.Time
+	StateChangedAt   time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 }
 
 // ClosedStates take no messages or uploads (behaviour.md); a workspace in any other

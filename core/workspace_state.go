@@ -45,3 +45,8 @@ func setState(ctx context.Context, q Queries, id string, from WorkspaceState, ch
 	}
 	return q.SetWorkspaceState(ctx, id, from, change)
 }
+
+// stopsMachine: the machine of a workspace entering this state is stopped or gone.
+func (s WorkspaceState) stopsMachine() bool {
+	return s == StatePaused || s == StateArchived || s == StateDeleted || s == StateFailed
+}

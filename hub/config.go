@@ -123,6 +123,19 @@ type Config struct {
 	AgentEnv []string `env:"WSHUB_AGENT_ENV" envSeparator:","`
 	// AgentCommands binds agent ids to commands (WSHUB_AGENT_<N>_COMMAND), read separately.
 	AgentCommands map[string]string `env:"-"`
+	// Providers are the machine providers besides `local` (always there):
+	// "process" runs each workspace's turns in a `wshub runtime` process of its own.
+	Providers []string `env:"WSHUB_PROVIDERS" envSeparator:","`
+	// RuntimeHubURL is the hub's URL as remote runtimes reach it (the process provider's
+	// default: http://127.0.0.1 on WSHUB_ADDR's port).
+	RuntimeHubURL string `env:"WSHUB_RUNTIME_HUB_URL"`
+	// RuntimeProgram is the wshub binary process runtimes run (default: this one).
+	RuntimeProgram string `env:"WSHUB_RUNTIME_PROGRAM"`
+	// RuntimeOfflineAfter: a remote runtime not heard from this long is restarted.
+	RuntimeOfflineAfter time.Duration `env:"WSHUB_RUNTIME_OFFLINE_AFTER" envDefault:"90s"`
+	// RuntimeStartTimeout: a started machine whose runtime has not said hello this long
+	// after is started again (MaxRuntimeStarts times, then the workspace fails).
+	RuntimeStartTimeout time.Duration `env:"WSHUB_RUNTIME_START_TIMEOUT" envDefault:"5m"`
 }
 
 // LoadConfig reads the configuration from the environment.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,18 @@ type Hub struct {
 	Discord *discordbot.Bot
 	// ContentKeyID names the key that seals ("" without one); logs and reseal show it.
 	ContentKeyID string
+	// Process is the process provider, nil unless WSHUB_PROVIDERS lists it.
+	Process *machines.Process
+	// fanout wakes remote runtimes' long polls from the LISTEN connection of Run.
+	fanout *postgres.Fanout
+}
+
+// SetRuntimeURL tells the process provider where runtimes reach the hub, unless
+// WSHUB_RUNTIME_HUB_URL did (serve learns the port only once it listens).
+func (h *Hub) SetRuntimeURL(url string) {
+	if h.Process != nil && h.Process.HubURL == "" {
+		h.Process.HubURL = url
+	}
 }
 
 // Options let tests replace the clock and randomness.
@@ -118,12 +131,18 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		}
 		runner = r
 	}
+	providers := machines.NewLocal()
+	remote, process, err := remoteProviders(cfg, providers, log)
+	if err != nil {
+		return nil, err
+	}
+	fanout := postgres.NewFanout()
 	m := metrics.New()
 	svc := core.NewService(core.Deps{
 		Store:     store,
 		Sealer:    sealer,
 		Blobs:     blobs,
-		Providers: machines.NewLocal(),
+		Providers: providers,
 		Agents:    agents.NewCatalog(cfg.AgentCommands, exec.LookPath),
 		Mirror:    &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Credentials: creds},
 		Clock:     opt.Clock,
@@ -135,11 +154,14 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, MirrorMaxAge: cfg.MirrorMaxAge, Log: log},
 		Turns:     m,
 		Sealed:    store,
+		Remote:    remote,
+		Branches:  &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Credentials: creds},
+		Wakeups:   fanout,
 	})
 	m.WatchWorkQueue(svc.CountWork)
-	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks}, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
+	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
 		Timeouts: api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout}})
-	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m}
+	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, fanout: fanout}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
@@ -164,7 +186,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 // ctx ends, and returns once running turns have been interrupted and recorded.
 func (h *Hub) Run(ctx context.Context) error {
 	var work, deliveries, chatEvents, chatReplies jobs.Waker
-	if l, err := postgres.Listen(ctx, h.Config.DatabaseURL, h.Log, core.WorkChannel, core.DeliveryChannel,
+	if l, err := postgres.ListenFanout(ctx, h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
 		core.ChatEventChannel, core.ChatReplyChannel); err != nil {
 		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {
@@ -195,6 +217,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	sender := &jobs.Deliveries{Webhooks: h.Service.Webhooks, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
 		Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
 	sweeps := &jobs.Sweeps{Runtime: h.Service.Runtime, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
+		Runtimes: core.RuntimeSweepConfig{OfflineAfter: h.Config.RuntimeOfflineAfter, StartTimeout: h.Config.RuntimeStartTimeout},
 		Lifecycle: core.LifecycleConfig{
 			IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
 		}}
@@ -251,4 +274,51 @@ func contentKeys(cfg Config) (*seal.AESGCM, error) {
 		return nil, fmt.Errorf("WSHUB_CONTENT_KEY (key id %s) is not the first of WSHUB_CONTENT_KEYS (key id %s): set one of them", one.CurrentKeyID(), ring.CurrentKeyID())
 	}
 	return ring, nil
+}
+
+// remoteProviders builds the providers WSHUB_PROVIDERS lists besides local, adds them
+// to the catalog, and returns them by id for the runtime.
+func remoteProviders(cfg Config, catalog *machines.Local, log *slog.Logger) (map[string]core.RemoteMachines, *machines.Process, error) {
+	remote := map[string]core.RemoteMachines{}
+	var process *machines.Process
+	for _, id := range cfg.Providers {
+		switch strings.TrimSpace(id) {
+		case "", core.LocalProviderID:
+		case machines.ProcessProviderID:
+			if process != nil {
+				continue
+			}
+			process = &machines.Process{Dir: filepath.Join(cfg.DataDir, "machines"), Program: cfg.RuntimeProgram,
+				HubURL: cfg.RuntimeHubURL, Env: runtimeEnv(cfg), Log: log}
+			remote[machines.ProcessProviderID] = process
+			catalog.Add(process.Provider(catalog.HostSize()))
+		default:
+			return nil, nil, fmt.Errorf("WSHUB_PROVIDERS: unknown provider %q (known: local, process)", id)
+		}
+	}
+	return remote, process, nil
+}
+
+// runtimeEnv is what a process runtime gets of the hub's configuration: the agents'
+// settings and the variables WSHUB_AGENT_ENV names for them. Never the database URL,
+// the content keys or git credentials.
+func runtimeEnv(cfg Config) []string {
+	var env []string
+	for agent, command := range cfg.AgentCommands {
+		n := strings.TrimPrefix(agent, "agent_")
+		env = append(env, "WSHUB_AGENT_"+n+"_COMMAND="+command)
+	}
+	env = append(env, "WSHUB_SANDBOX="+cfg.Sandbox, "WSHUB_SANDBOX_READONLY="+strings.Join(cfg.SandboxReadOnly, ":"),
+		"WSHUB_AGENT_ENV="+strings.Join(cfg.AgentEnv, ","))
+	for _, name := range cfg.AgentEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }

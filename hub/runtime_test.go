@@ -350,9 +350,9 @@ func TestNotifyWakesTheWorker(t *testing.T) {
 	waitFor(t, h, id, "the second turn", idleAfterTurns(2))
 }
 
-func TestTurnCommitsArePushedWhenTheProjectAsks(t *testing.T) {
-	t.Parallel()
-	h := startRuntime(t)
+// pushingProject adds a ready project that pushes turns' commits to a new upstream.
+func pushingProject(t *testing.T, h *hubtest.Hub) (*core.Project, string) {
+	t.Helper()
 	ctx := context.Background()
 	upstream := hubtest.GitRepo(t)
 	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: upstream, Push: true})
@@ -362,6 +362,13 @@ func TestTurnCommitsArePushedWhenTheProjectAsks(t *testing.T) {
 	if err := h.Service.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
 		t.Fatalf("expected the project ready, got %s %v", p.State, err)
 	}
+	return p, upstream
+}
+
+func TestTurnCommitsArePushedWhenTheProjectAsks(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	p, upstream := pushingProject(t, h)
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m", "prompt": "write pushed"}).Expect(t, 201, "")
 	ws := r.Body["workspace"].(map[string]any)
 	waitFor(t, h, ws["workspaceId"].(string), "idle", idleAfterTurns(1))

@@ -15,7 +15,9 @@ import (
 type Sweeps struct {
 	Runtime   *core.Runtime
 	Lifecycle core.LifecycleConfig
-	Log       *slog.Logger
+	// Runtimes says when a remote runtime counts as gone (zero: never).
+	Runtimes core.RuntimeSweepConfig
+	Log      *slog.Logger
 	// Every is the sweep interval (default 30 s); ticks are aligned to it, so
 	// replicas agree on the tick they compete for.
 	Every time.Duration
@@ -57,6 +59,11 @@ func (s *Sweeps) runOnce(ctx context.Context, now time.Time) {
 		s.Log.Warn("lifecycle sweep", "err", err) // fail open: the next tick runs it again
 	} else if moved > 0 {
 		s.Log.Info("lifecycle sweep", "moved", moved)
+	}
+	if n, err := s.Runtime.SweepRuntimes(ctx, s.Runtimes, tick); err != nil {
+		s.Log.Warn("runtime sweep", "err", err)
+	} else if n > 0 {
+		s.Log.Info("runtime sweep: runtimes not heard from are started again", "runtimes", n)
 	}
 	if expired, failed, err := s.Runtime.SweepMessages(ctx, tick); err != nil {
 		s.Log.Warn("message sweep", "err", err)

@@ -36,19 +36,8 @@ func (c *Checkout) git() *runner {
 // the branch is kept.
 func (c *Checkout) Create(ctx context.Context, mirror, branch, baseRef string) error {
 	g := c.git()
-	if _, err := os.Stat(filepath.Join(c.Dir, ".git")); err == nil {
-		if c.secure(branch) == nil {
-			if cur, err := g.run(ctx, c.Dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(cur) == branch {
-				return nil
-			}
-		}
-		if err := os.RemoveAll(c.Dir); err != nil {
-			return err
-		}
-	}
-	tmp := c.Dir + ".tmp"
-	_ = os.RemoveAll(tmp)
-	if err := os.MkdirAll(filepath.Dir(c.Dir), 0o755); err != nil {
+	tmp, kept, err := c.begin(ctx, g, branch)
+	if err != nil || kept {
 		return err
 	}
 	if _, err := g.run(ctx, "", "clone", "--quiet", "--local", "--no-checkout", mirror, tmp); err != nil {
@@ -76,6 +65,25 @@ func (c *Checkout) Create(ctx context.Context, mirror, branch, baseRef string) e
 	// The hub's own configuration from the start (no remote: the agent cannot reach the
 	// mirror, and pushes name their URL).
 	return c.secure(branch)
+}
+
+// begin starts a Create: kept is true when c.Dir is already a checkout on branch
+// (a create that crashed after it finished); otherwise whatever is there is removed and
+// tmp, beside it, is where the new checkout is made before it is renamed into place.
+func (c *Checkout) begin(ctx context.Context, g *runner, branch string) (tmp string, kept bool, err error) {
+	if _, err := os.Stat(filepath.Join(c.Dir, ".git")); err == nil {
+		if c.secure(branch) == nil {
+			if cur, err := g.run(ctx, c.Dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && strings.TrimSpace(cur) == branch {
+				return "", true, nil
+			}
+		}
+		if err := os.RemoveAll(c.Dir); err != nil {
+			return "", false, err
+		}
+	}
+	tmp = c.Dir + ".tmp"
+	_ = os.RemoveAll(tmp)
+	return tmp, false, os.MkdirAll(filepath.Dir(c.Dir), 0o755)
 }
 
 // resolveRef finds baseRef among the mirror's branches, then tags, then commits.

@@ -46,6 +46,11 @@ type runner struct {
 
 // run runs git with args (in dir when dir is not empty) and returns its standard output.
 func (g *runner) run(ctx context.Context, dir string, args ...string) (string, error) {
+	return g.runInput(ctx, dir, "", args...)
+}
+
+// runInput is run with input on git's standard input.
+func (g *runner) runInput(ctx context.Context, dir, input string, args ...string) (string, error) {
 	op := args[0]
 	if op == "remote" && len(args) > 1 {
 		op += " " + args[1]
@@ -57,6 +62,9 @@ func (g *runner) run(ctx context.Context, dir string, args ...string) (string, e
 	cmd := exec.CommandContext(ctx, g.prog, args...)
 	cmd.Env = append(gitEnv(os.Environ()), g.creds.env()...)
 	cmd.WaitDelay = waitDelay
+	if input != "" {
+		cmd.Stdin = strings.NewReader(input)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

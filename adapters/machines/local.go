@@ -18,7 +18,15 @@ const LocalSizeID = "host"
 // clients, and re-reading /proc on every request would buy nothing.
 type Local struct {
 	provider core.Provider
+	// more are the other providers this hub is configured with (process).
+	more []core.Provider
 }
+
+// Add lists another provider after the local one.
+func (l *Local) Add(p core.Provider) { l.more = append(l.more, p) }
+
+// HostSize is this host's one size, for providers that run on it.
+func (l *Local) HostSize() core.ProviderSize { return l.provider.Sizes[0] }
 
 var _ core.Providers = (*Local)(nil)
 
@@ -54,10 +62,13 @@ func sizeName(vcpus int, memMiB int64) string {
 // List returns the local provider. The slices are copies, so a caller that edits
 // its result does not change the catalog.
 func (l *Local) List(context.Context) []core.Provider {
-	p := l.provider
-	p.Sizes = append([]core.ProviderSize(nil), l.provider.Sizes...)
-	return []core.Provider{p}
+	out := make([]core.Provider, 0, 1+len(l.more))
+	for _, p := range append([]core.Provider{l.provider}, l.more...) {
+		p.Sizes = append([]core.ProviderSize(nil), p.Sizes...)
+		out = append(out, p)
+	}
+	return out
 }
 
-// Default is the local provider: it is the only one.
+// Default is the local provider.
 func (l *Local) Default() string { return core.LocalProviderID }

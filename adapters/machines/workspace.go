@@ -108,9 +108,16 @@ func (m *LocalMachines) CommitTurn(ctx context.Context, ws *core.Workspace, p *c
 // WriteFile places an attachment under .context/files/ in the checkout, never
 // following a symlink out of it (files.go).
 func (m *LocalMachines) WriteFile(ctx context.Context, ws *core.Workspace, name string, data []byte) (string, error) {
+	return WriteAttachment(m.checkout(ws).Dir, name, data)
+}
+
+// WriteAttachment places a file named name (any path in it dropped) under
+// .context/files/ in the checkout at dir, never following a symlink out of it, and
+// returns its path relative to dir. `wshub runtime` places attachments with it too.
+func WriteAttachment(dir, name string, data []byte) (string, error) {
 	name = filepath.Base(strings.ReplaceAll(name, "\\", "/"))
 	if name == "." || name == ".." || name == "/" {
 		name = "attachment"
 	}
-	return writeBeneath(m.checkout(ws).Dir, name, data)
+	return writeBeneath(dir, name, data)
 }

@@ -15,7 +15,10 @@ import (
 // (workspaces_transitional) and open user messages (messages_open); a ready workspace
 // with nothing to do, the common case, is never read. The outer state test keeps a
 // paused workspace with a queued message out (the message resumes it through the
-// state change, not the claim).
+// state change, not the claim). A remote workspace (remote_start.go) whose machine
+// was started is its runtime's to move on: it is claimed again only to stop its
+// machine, or to start it again once the runtime is found gone (runtime_started_at
+// cleared); a local workspace never has runtime_started_at set.
 var workspaceQueue = leasedTable{
 	table: "workspaces", alias: "w", key: []string{"id"},
 	due: `w.id IN (
@@ -23,7 +26,8 @@ var workspaceQueue = leasedTable{
 		        WHERE t.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting')
 		        UNION ALL
 		        SELECT m.workspace_id FROM messages m WHERE m.role = 'user' AND m.status IN ('pending', 'delivered'))
-		  AND w.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting', 'ready')`,
+		  AND (w.state IN ('queued', 'pausing', 'archiving', 'deleting')
+		       OR w.state IN ('provisioning', 'setup', 'resuming', 'ready') AND w.runtime_started_at IS NULL)`,
 	order:     claimOrder,
 	returning: "w.id",
 }
@@ -182,4 +186,48 @@ func (q queries) Notify(ctx context.Context, channel, payload string) (err error
 	defer wrapErr(&err, "notify")
 	_, err = q.exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
 	return err
+}
+
+func (q queries) StartRuntime(ctx context.Context, id string, tokenHash []byte, at time.Time) (err error) {
+	defer wrapErr(&err, "start runtime")
+	_, err = q.exec(ctx, `UPDATE workspaces SET runtime_token_hash = $2, runtime_started_at = $3,
+		runtime_starts = runtime_starts + 1, runtime_session = '', runtime_seen_at = NULL, runtime_state = 'connecting'
+		WHERE id = $1`, id, tokenHash, at)
+	return err
+}
+
+func (q queries) RevokeRuntime(ctx context.Context, id string) (err error) {
+	defer wrapErr(&err, "revoke runtime")
+	_, err = q.exec(ctx, `UPDATE workspaces SET runtime_token_hash = NULL, runtime_started_at = NULL, runtime_session = '',
+		runtime_seen_at = NULL WHERE id = $1 AND runtime_token_hash IS NOT NULL`, id)
+	return err
+}
+
+// LockWorkspaceByRuntimeToken uses workspaces_runtime_token.
+func (q queries) LockWorkspaceByRuntimeToken(ctx context.Context, hash []byte) (_ *core.Workspace, err error) {
+	defer wrapErr(&err, "lock workspace by runtime token")
+	return q.getWorkspace(ctx, `WHERE w.runtime_token_hash = $1 FOR UPDATE OF w`, hash)
+}
+
+func (q queries) TouchRuntime(ctx context.Context, id, session string, at time.Time, hello bool) (err error) {
+	defer wrapErr(&err, "touch runtime")
+	_, err = q.exec(ctx, `UPDATE workspaces SET runtime_session = $2, runtime_seen_at = $3,
+		runtime_starts = CASE WHEN $4 THEN 0 ELSE runtime_starts END,
+		runtime_state = CASE WHEN state = 'ready' THEN 'online' ELSE 'connecting' END
+		WHERE id = $1`, id, session, at, hello)
+	return err
+}
+
+// RevokeSilentRuntimes reads workspaces_runtime_seen (started runtimes by last call).
+func (q queries) RevokeSilentRuntimes(ctx context.Context, seenBefore, startedBefore time.Time, limit int) (_ []string, err error) {
+	defer wrapErr(&err, "revoke silent runtimes")
+	var ids []string
+	err = q.selectAll(ctx, &ids, `UPDATE workspaces SET runtime_token_hash = NULL, runtime_started_at = NULL,
+		runtime_session = '', runtime_seen_at = NULL, runtime_state = 'offline'
+		WHERE id IN (SELECT id FROM workspaces
+		             WHERE runtime_started_at IS NOT NULL
+		               AND (runtime_seen_at < $1 OR runtime_seen_at IS NULL AND runtime_started_at < $2)
+		             ORDER BY runtime_seen_at NULLS FIRST LIMIT $3 FOR UPDATE SKIP LOCKED)
+		RETURNING id`, seenBefore, startedBefore, limit)
+	return ids, err
 }

@@ -34,6 +34,10 @@ type workspaceRow struct {
 	AgentSession        string              `db:"agent_session"`
 	CheckoutPath        string              `db:"checkout_path"`
 	LeaseToken          sql.NullString      `db:"lease_token"`
+	RuntimeStartedAt    sql.NullTime        `db:"runtime_started_at"`
+	RuntimeStarts       int                 `db:"runtime_starts"`
+	RuntimeSession      string              `db:"runtime_session"`
+	RuntimeSeenAt       sql.NullTime        `db:"runtime_seen_at"`
 	LastActivityAt      time.Time           `db:"last_activity_at"`
 	StateChangedAt      time.Time           `db:"state_changed_at"`
 	CreatedAt           time.Time           `db:"created_at"`
@@ -48,6 +52,8 @@ func (r *workspaceRow) core() *core.Workspace {
 		LatestSeq: r.LatestSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: core.Outcome(r.LastTurnOutcome.String),
 		LastTurnCompletedAt: timePtr(r.LastTurnCompletedAt), OpenMessages: r.OpenMessages,
 		AgentSession: r.AgentSession, CheckoutPath: r.CheckoutPath, LeaseToken: r.LeaseToken.String,
+		RuntimeStartedAt: timePtr(r.RuntimeStartedAt), RuntimeStarts: r.RuntimeStarts, RuntimeSession: r.RuntimeSession,
+		RuntimeSeenAt:  timePtr(r.RuntimeSeenAt),
 		LastActivityAt: r.LastActivityAt, StateChangedAt: r.StateChangedAt,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
@@ -59,6 +65,7 @@ const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id,
 	w.branch, w.base_ref, w.origin, w.state, w.status_code, w.status_detail, w.head_commit, w.last_push, w.startup_phase, w.runtime_state, w.latest_seq,
 	w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.created_at, w.updated_at,
 	w.agent_session, w.checkout_path, w.lease_token, w.last_activity_at, w.state_changed_at,
+	w.runtime_started_at, w.runtime_starts, w.runtime_session, w.runtime_seen_at,
 	EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'
 	        AND m.status IN ('pending', 'delivered')) AS open_messages
 	FROM workspaces w `

@@ -4,6 +4,7 @@
 //	wshub migrate   apply database migrations to DATABASE_URL
 //	wshub admin     operator commands, JSON on stdout
 //	wshub dev       development: migrate, create a dev account and key once, serve
+//	wshub runtime   one remote workspace's turn loop, on its machine
 package main
 
 import (
@@ -24,6 +25,7 @@ commands:
   migrate   apply database migrations to DATABASE_URL
   admin     operator commands (run 'wshub admin' for the list)
   dev       development hub: local setup once, then serve
+  runtime   a remote workspace's turn loop, on its machine (WSHUB_RUNTIME_URL, _TOKEN, _DIR)
   version   the build: module version, commit and Go version
 
 client commands (the REST API from a shell or CI; WSHUB_URL, WSHUB_API_KEY; --help on each):
@@ -53,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return admin(ctx, args[1:], stdout, stderr)
 	case "dev":
 		err = dev(ctx, log, stdout)
+	case "runtime":
+		return runtimeCmd(ctx, log)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version())
 		return 0

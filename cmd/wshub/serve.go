@@ -61,6 +61,9 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		h.SetRuntimeURL(fmt.Sprintf("http://127.0.0.1:%d", a.Port))
+	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	ran := make(chan error, 1)

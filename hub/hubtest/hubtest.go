@@ -89,6 +89,10 @@ func Start(t testing.TB, opts ...Option) *Hub {
 		t.Fatalf("build hub: %v", err)
 	}
 	url := serveAPI(t, h)
+	h.SetRuntimeURL(url)
+	if h.Process != nil {
+		t.Cleanup(h.Process.Close)
+	}
 	runCtx, stopRun := context.WithCancel(context.Background())
 	ran := make(chan struct{})
 	if !cfgNoJobs(&cfg) {

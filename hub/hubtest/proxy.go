@@ -47,6 +47,33 @@ func NewProxy(t testing.TB) *Proxy {
 	return p
 }
 
+// NewTCPProxy starts a proxy on loopback whose target is set later (SetTarget): a
+// test puts it between a hub and its remote runtimes to cut their network.
+func NewTCPProxy(t testing.TB) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("proxy: listen: %v", err)
+	}
+	p := &Proxy{ln: ln, conns: map[net.Conn]struct{}{}}
+	go p.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		p.Cut()
+	})
+	return p
+}
+
+// Addr is the proxy's address (host:port).
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// SetTarget sets where new connections go.
+func (p *Proxy) SetTarget(addr string) {
+	p.mu.Lock()
+	p.target = addr
+	p.mu.Unlock()
+}
+
 // WithStoreProxy points the hub's store and its LISTEN connection at the proxy.
 func WithStoreProxy(p *Proxy) Option {
 	return configOption(func(c *hub.Config) { c.DatabaseURL = p.Via(c.DatabaseURL) })
@@ -115,7 +142,10 @@ func (p *Proxy) pipe(client net.Conn) {
 	if !p.track(client) {
 		return
 	}
-	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	p.mu.Lock()
+	target := p.target
+	p.mu.Unlock()
+	server, err := net.DialTimeout("tcp", target, 5*time.Second)
 	if err != nil {
 		p.untrack(client)
 		return

@@ -61,6 +61,10 @@ func TestImportRules(t *testing.T) {
 				if strings.HasPrefix(imp, module) && imp != module+"core" {
 					t.Errorf("jobs imports %s; jobs run work through core only", imp)
 				}
+			case rel == "api/runtimewire":
+				if !isStd(imp) {
+					t.Errorf("api/runtimewire imports %s; the runtime's wire uses the standard library only", imp)
+				}
 			case rel == "client":
 				// The public client is what scripts import: nothing of the hub's inside.
 				if !isStd(imp) && imp != module+"webhook" {
@@ -68,7 +72,9 @@ func TestImportRules(t *testing.T) {
 				}
 			case rel == "api" || strings.HasPrefix(rel, "bots/"):
 				// bots/chat is the words and helpers the bots share above core.
-				shared := strings.HasPrefix(rel, "bots/") && imp == module+"bots/chat"
+				// api/runtimewire is the runtime API's wire, shared with `wshub runtime`.
+				shared := strings.HasPrefix(rel, "bots/") && imp == module+"bots/chat" ||
+					rel == "api" && imp == module+"api/runtimewire"
 				if strings.HasPrefix(imp, module) && imp != module+"core" && !shared {
 					t.Errorf("%s imports %s; front-ends call core only", rel, imp)
 				}

@@ -1,0 +1,62 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"strings"
+)
+
+// CreateFromBundle makes c.Dir a checkout of refs/heads/<branch> of a git bundle (what
+// a remote runtime gets from the hub: it reaches no repository itself). Like Create,
+// an existing checkout on the branch is kept, and the hub's config is written from the
+// start.
+func (c *Checkout) CreateFromBundle(ctx context.Context, bundle, branch string) error {
+	g := c.git()
+	tmp, kept, err := c.begin(ctx, g, branch)
+	if err != nil || kept {
+		return err
+	}
+	steps := [][]string{
+		{"init", "--quiet", tmp},
+		{"-C", tmp, "-c", "transfer.fsckObjects=true", "fetch", "--quiet", "--no-tags", "--", bundle, "refs/heads/" + branch},
+		{"-C", tmp, "-c", "checkout.workers=0", "checkout", "--quiet", "-b", branch, "FETCH_HEAD"},
+	}
+	for _, args := range steps {
+		if _, err := g.run(ctx, "", args...); err != nil {
+			_ = os.RemoveAll(tmp)
+			return err
+		}
+	}
+	if err := c.writeConfigCopy(ctx, g, tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, c.Dir); err != nil {
+		return err
+	}
+	return c.secure(branch)
+}
+
+// BundleSince writes to path a bundle of the branch's commits that since (a commit
+// the hub has) lacks; false when there are none.
+func (c *Checkout) BundleSince(ctx context.Context, branch, since, path string) (bool, error) {
+	if err := c.secure(branch); err != nil {
+		return false, err
+	}
+	g := c.git()
+	head, err := g.run(ctx, c.Dir, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")
+	if err != nil {
+		return false, err
+	}
+	if strings.TrimSpace(head) == since {
+		return false, nil
+	}
+	args := []string{"bundle", "create", "--quiet", path, "refs/heads/" + branch}
+	if since != "" {
+		args = append(args, "^"+since)
+	}
+	if _, err := g.run(ctx, c.Dir, args...); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,182 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/wshub/wshub/api/runtimewire"
+	"github.com/wshub/wshub/core"
+)
+
+// The runtime API (/internal/runtime/v1): what `wshub runtime` calls from a remote
+// workspace's machine, with the token the hub minted when it started the machine. It
+// is not part of the public contract (api.md); docs/runtime.md describes it.
+
+// mountRuntime adds the runtime API's routes.
+func mountRuntime(app *fiber.App, s *server) {
+	g := app.Group(runtimewire.Prefix, s.runtimeAuth)
+	g.Post("/hello", s.runtimeHello)
+	g.Post("/heartbeat", s.runtimeHeartbeat)
+	g.Get("/checkout", s.runtimeCheckout)
+	g.Post("/ready", s.runtimeReady)
+	g.Post("/next", s.runtimeNext)
+	g.Get("/attachments/:assetId", s.runtimeAttachment)
+	g.Post("/commits", s.runtimeCommits)
+	g.Post("/turns/:turnId", s.runtimeReport)
+	g.Use(func(c *fiber.Ctx) error {
+		return writeError(c, s.log, core.Errorf(core.CodeNotFound, "no such runtime API endpoint"))
+	})
+}
+
+type runtimeTokenKey struct{}
+
+// runtimeAuth takes the bearer token; core checks it on every call, in the call's own
+// transaction, so a revoked token stops working at once.
+func (s *server) runtimeAuth(c *fiber.Ctx) error {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(c.Get(fiber.HeaderAuthorization)), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") || strings.TrimSpace(token) == "" {
+		return writeError(c, s.log, core.Errorf(core.CodeRuntimeTokenInvalid, "send the runtime token as 'Authorization: Bearer wsrt_...'"))
+	}
+	c.Locals(runtimeTokenKey{}, strings.TrimSpace(token))
+	return c.Next()
+}
+
+func runtimeCall(c *fiber.Ctx) (token, session string) {
+	return c.Locals(runtimeTokenKey{}).(string), c.Get(runtimewire.SessionHeader)
+}
+
+// decodeRuntime reads a JSON body strictly (unknown fields refused); an empty body
+// leaves v as it is.
+func decodeRuntime(c *fiber.Ctx, v any) error {
+	body := c.Body()
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return core.Errorf(core.CodeInvalidJSON, "the body is not the expected JSON: %v", err)
+	}
+	return nil
+}
+
+func (s *server) runtimeHello(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	in, err := s.svc.Remote.Hello(c.UserContext(), token, session)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(runtimewire.Hello{WorkspaceID: in.WorkspaceID, State: string(in.State), Agent: in.Agent, Model: in.Model,
+		RuntimeMode: in.RuntimeMode, Branch: in.Branch, Network: in.Network, TurnTimeoutSeconds: int64(in.TurnTimeout / time.Second)})
+}
+
+func (s *server) runtimeHeartbeat(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	state, err := s.svc.Remote.Heartbeat(c.UserContext(), token, session)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(runtimewire.Heartbeat{State: string(state)})
+}
+
+// runtimeCheckout streams the branch's bundle from a temporary file, unlinked once
+// open: a repository is too large to hold in memory.
+func (s *server) runtimeCheckout(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	f, err := os.CreateTemp("", "wshub-checkout-*")
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	_ = os.Remove(f.Name())
+	head, err := s.svc.Remote.Checkout(c.UserContext(), token, session, f)
+	if err == nil {
+		_, err = f.Seek(0, 0)
+	}
+	if err != nil {
+		f.Close()
+		return writeError(c, s.log, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return writeError(c, s.log, err)
+	}
+	c.Set(runtimewire.HeadHeader, head)
+	c.Set(fiber.HeaderContentType, "application/x-git-bundle")
+	return c.SendStream(f, int(st.Size())) // fasthttp closes f when sent
+}
+
+func (s *server) runtimeReady(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	if err := s.svc.Remote.Ready(c.UserContext(), token, session); err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *server) runtimeNext(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	var in runtimewire.Next
+	if err := decodeRuntime(c, &in); err != nil {
+		return writeError(c, s.log, err)
+	}
+	if in.WaitSeconds < 0 || in.WaitSeconds > runtimewire.MaxWaitSeconds {
+		return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "waitSeconds must be 0 to %d", runtimewire.MaxWaitSeconds))
+	}
+	t, err := s.svc.Remote.NextTurn(c.UserContext(), token, session, time.Duration(in.WaitSeconds)*time.Second)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	if t == nil {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	out := runtimewire.Turn{TurnID: t.TurnID, MessageID: t.MessageID, Seq: t.Seq, Prompt: t.Prompt, SessionID: t.SessionID,
+		Attachments: []runtimewire.Attachment{}}
+	for _, a := range t.Attachments {
+		out.Attachments = append(out.Attachments, runtimewire.Attachment{ID: a.ID, Name: a.Name, SizeBytes: a.Size})
+	}
+	return c.JSON(out)
+}
+
+func (s *server) runtimeAttachment(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	data, err := s.svc.Remote.Attachment(c.UserContext(), token, session, c.Params("assetId"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
+	return c.Send(data)
+}
+
+func (s *server) runtimeCommits(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	head, err := s.svc.Remote.UploadCommits(c.UserContext(), token, session, bytes.NewReader(c.Body()))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(runtimewire.Commits{Head: head})
+}
+
+func (s *server) runtimeReport(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	var in runtimewire.Report
+	if err := decodeRuntime(c, &in); err != nil {
+		return writeError(c, s.log, err)
+	}
+	rep := core.RuntimeReport{Outcome: core.Outcome(in.Outcome), Reply: in.Reply, SessionID: in.SessionID,
+		FailureCode: in.FailureCode, FailureMessage: in.FailureMessage}
+	if in.Commit != nil {
+		rep.Committed, rep.Head = true, in.Commit.Head
+		rep.Files, rep.Insertions, rep.Deletions = in.Commit.Files, in.Commit.Insertions, in.Commit.Deletions
+	}
+	recorded, err := s.svc.Remote.ReportTurn(c.UserContext(), token, session, c.Params("turnId"), rep)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(runtimewire.Recorded{Recorded: recorded})
+}

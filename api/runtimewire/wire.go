@@ -1,0 +1,93 @@
+// Package runtimewire is the runtime API's wire: the JSON bodies and headers that
+// `wshub runtime`, on a workspace's machine, exchanges with the hub under
+// /internal/runtime/v1 (docs/runtime.md). The hub's handlers (api) and the runtime's
+// client (wsruntime) both use it, so they cannot drift apart. Standard library only.
+package runtimewire
+
+// Prefix is where the runtime API is served.
+const Prefix = "/internal/runtime/v1"
+
+// SessionHeader names the calling runtime process (random per process; hello makes it
+// the workspace's runtime). Every call but hello must send the session that said hello.
+const SessionHeader = "X-Wshub-Runtime-Session"
+
+// HeadHeader carries a branch head: the checkout bundle's, and the uploaded commits'.
+const HeadHeader = "X-Wshub-Head"
+
+// MaxWaitSeconds bounds a long poll for the next turn: well inside the hub's write
+// timeout and any proxy's idle timeout.
+const MaxWaitSeconds = 25
+
+// Hello is the answer to POST /hello: what the runtime needs to run its workspace.
+type Hello struct {
+	WorkspaceID        string `json:"workspaceId"`
+	State              string `json:"state"`
+	Agent              string `json:"agent"`
+	Model              string `json:"model"`
+	RuntimeMode        string `json:"runtimeMode"`
+	Branch             string `json:"branch"`
+	Network            string `json:"network"`
+	TurnTimeoutSeconds int64  `json:"turnTimeoutSeconds"`
+}
+
+// Heartbeat is the answer to POST /heartbeat.
+type Heartbeat struct {
+	State string `json:"state"`
+}
+
+// Next is the body of POST /next.
+type Next struct {
+	WaitSeconds int `json:"waitSeconds"`
+}
+
+// Turn is the answer to POST /next when a turn is waiting (204 when none came).
+type Turn struct {
+	TurnID      string       `json:"turnId"`
+	MessageID   string       `json:"messageId"`
+	Seq         int64        `json:"seq"`
+	Prompt      string       `json:"prompt"`
+	SessionID   string       `json:"sessionId"`
+	Attachments []Attachment `json:"attachments"`
+}
+
+// Attachment names a turn's file; GET /attachments/{id} gives its bytes.
+type Attachment struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	SizeBytes int64  `json:"sizeBytes"`
+}
+
+// Commits is the answer to POST /commits (a git bundle in the body).
+type Commits struct {
+	Head string `json:"head"`
+}
+
+// Report is the body of POST /turns/{turnId}.
+type Report struct {
+	Outcome        string  `json:"outcome"`
+	Reply          string  `json:"reply"`
+	SessionID      string  `json:"sessionId"`
+	FailureCode    string  `json:"failureCode,omitempty"`
+	FailureMessage string  `json:"failureMessage,omitempty"`
+	Commit         *Commit `json:"commit,omitempty"`
+}
+
+// Commit is what a turn committed (its commits were uploaded first).
+type Commit struct {
+	Head       string `json:"head"`
+	Files      int    `json:"files"`
+	Insertions int    `json:"insertions"`
+	Deletions  int    `json:"deletions"`
+}
+
+// Recorded is the answer to POST /turns/{turnId}: false when an earlier attempt of
+// the same report recorded the turn.
+type Recorded struct {
+	Recorded bool `json:"recorded"`
+}
+
+// Error is every error answer: {"error": code, "detail": sentence}.
+type Error struct {
+	Error  string `json:"error"`
+	Detail string `json:"detail"`
+}

@@ -1,0 +1,376 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"time"
+)
+
+// Remote is the runtime API's use cases: what `wshub runtime`, on a workspace's
+// machine, calls with its token. A runtime process names itself with a session id
+// (random per process); hello makes it the workspace's runtime, and every later call
+// from another session is refused, so a process that was replaced cannot record
+// anything. Every call can be retried: a report lost with the connection records once.
+type Remote struct {
+	rt *Runtime
+}
+
+// replyRuntimeRestarted ends a turn whose runtime process was replaced mid-turn (it
+// crashed, or its machine was restarted): nobody will report it.
+const replyRuntimeRestarted = "The turn was interrupted: the workspace's runtime restarted while the agent was working."
+
+// sessionPattern: a runtime session id is short and plain (it is logged and stored).
+var sessionPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
+
+// runtimeWorking are the states whose machine runs: its runtime may call.
+func runtimeWorking(s WorkspaceState) bool {
+	return s == StateProvisioning || s == StateSetup || s == StateResuming || s == StateReady
+}
+
+// locked authenticates a runtime's token and runs fn on its workspace, locked, in one
+// transaction. With session set, only that runtime process may call (hello passes "").
+func (r *Remote) locked(ctx context.Context, token, session string, fn func(q Queries, ws *Workspace) error) error {
+	if len(token) < 10 || len(token) > 200 {
+		return Errorf(CodeRuntimeTokenInvalid, "the runtime token is unknown or revoked")
+	}
+	hash := HashAPIKey(token)
+	return r.rt.store.InTx(ctx, func(q Queries) error {
+		ws, err := q.LockWorkspaceByRuntimeToken(ctx, hash)
+		if errors.Is(err, ErrNoRows) {
+			return Errorf(CodeRuntimeTokenInvalid, "the runtime token is unknown or revoked")
+		}
+		if err != nil {
+			return contended(err)
+		}
+		if session != "" && ws.RuntimeSession != session {
+			return Errorf(CodeRuntimeSuperseded, "another runtime process of the workspace said hello after this one")
+		}
+		if !runtimeWorking(ws.State) {
+			return Errorf(CodeRuntimeStopped, "the workspace is %s", ws.State)
+		}
+		return fn(q, ws)
+	})
+}
+
+// Hello makes the calling process the workspace's runtime and returns what it needs to
+// run it. A new process ends the turn its predecessor left unfinished (interrupted),
+// in the same transaction, so the queue moves on; a hello retried by the same process
+// changes nothing. A provisioning workspace moves to setup: its machine is up.
+func (r *Remote) Hello(ctx context.Context, token, session string) (*RuntimeInstructions, error) {
+	if !sessionPattern.MatchString(session) {
+		return nil, Errorf(CodeInvalidRequest, "session must be 8 to 64 letters, digits, '-' or '_'")
+	}
+	var out *RuntimeInstructions
+	err := r.locked(ctx, token, "", func(q Queries, ws *Workspace) error {
+		now := r.rt.clock.Now()
+		if ws.RuntimeSession != session {
+			m, err := q.OldestOpenMessage(ctx, ws.ID)
+			switch {
+			case errors.Is(err, ErrNoRows):
+			case err != nil:
+				return err
+			case m.Status == MessageDelivered:
+				r.rt.log().Warn("a new runtime process ends the turn its predecessor left unfinished",
+					"workspace", ws.ID, "turn", m.TurnID)
+				if err := r.rt.recordTurnIn(ctx, q, ws, m, TurnResult{Outcome: OutcomeInterrupted, Reply: replyRuntimeRestarted}); err != nil {
+					return err
+				}
+			}
+		}
+		if err := q.TouchRuntime(ctx, ws.ID, session, now, true); err != nil {
+			return err
+		}
+		if ws.State == StateProvisioning {
+			change := changeTo(StateSetup, "", now)
+			if _, err := setState(ctx, q, ws.ID, ws.State, change); err != nil {
+				return err
+			}
+			change.apply(ws)
+		}
+		// Fail closed: a project that cannot be read gives no network.
+		network := NetworkNone
+		if p, err := q.GetProject(ctx, ws.AccountID, ws.ProjectID); err == nil {
+			network = p.Network
+		}
+		out = &RuntimeInstructions{WorkspaceID: ws.ID, State: ws.State, Agent: ws.Agent, Model: ws.Model,
+			RuntimeMode: ws.RuntimeMode, Branch: ws.Branch, Network: network, TurnTimeout: r.rt.config.TurnTimeout}
+		return nil
+	})
+	return out, err
+}
+
+// Heartbeat records that the runtime is alive (a turn can outlast any other call)
+// and tells it the workspace's state; a stopping workspace answers runtime_stopped.
+func (r *Remote) Heartbeat(ctx context.Context, token, session string) (WorkspaceState, error) {
+	var state WorkspaceState
+	err := r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+		state = ws.State
+		return q.TouchRuntime(ctx, ws.ID, session, r.rt.clock.Now(), false)
+	})
+	return state, err
+}
+
+// Checkout writes a git bundle of the workspace's branch to w: as the last turn left
+// it, or, the first time, a new branch from baseRef in the project's freshly fetched
+// mirror (a baseRef it lacks fails the workspace, as on the local provider).
+func (r *Remote) Checkout(ctx context.Context, token, session string, w io.Writer) (head string, err error) {
+	var ws *Workspace
+	var p *Project
+	if err := r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
+		ws = cur
+		var err error
+		p, err = q.GetProject(ctx, cur.AccountID, cur.ProjectID)
+		return err
+	}); err != nil {
+		return "", err
+	}
+	if r.rt.branches == nil {
+		return "", Errorf(CodeServiceUnavailable, "this hub keeps no branches for remote runtimes")
+	}
+	if p.MirrorPath == "" || p.State != ProjectReady {
+		return "", r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonProjectNotReady), "the project has no mirror")
+	}
+	if err := r.rt.mirror.Refresh(ctx, p.ID, p.Repository, r.rt.config.MirrorMaxAge); err != nil && ctx.Err() == nil {
+		r.rt.log().Warn("mirror fetch failed; the workspace starts from the mirror as it is", "workspace", ws.ID, "err", err)
+	}
+	head, err = r.rt.branches.Bundle(ctx, ws, p.MirrorPath, w)
+	if errors.Is(err, ErrBaseRefNotFound) {
+		return "", r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonBaseRefNotFound),
+			fmt.Sprintf("baseRef %q is not a branch, tag or commit of the repository", ws.BaseRef))
+	}
+	return head, err
+}
+
+// failRemote fails a starting remote workspace (its runtime is told runtime_stopped).
+func (r *Remote) failRemote(ctx context.Context, token string, ws *Workspace, statusCode, detail string) error {
+	err := r.rt.store.InTx(ctx, func(q Queries) error {
+		cur, err := q.LockWorkspaceByRuntimeToken(ctx, HashAPIKey(token))
+		if err != nil {
+			return err
+		}
+		if cur.State != StateSetup && cur.State != StateProvisioning {
+			return nil
+		}
+		now := r.rt.clock.Now()
+		change := changeTo(StateFailed, statusCode, now)
+		change.StatusDetail = detail
+		if _, err := setState(ctx, q, cur.ID, cur.State, change); err != nil {
+			return err
+		}
+		if err := q.RevokeRuntime(ctx, cur.ID); err != nil {
+			return err
+		}
+		if _, err := q.FailOpenMessages(ctx, cur.ID); err != nil {
+			return err
+		}
+		if err := queueFailureNotices(ctx, q, now, cur, statusCode); err != nil {
+			return err
+		}
+		return q.Notify(ctx, WorkChannel, cur.ID)
+	})
+	if err != nil {
+		return err
+	}
+	return Errorf(CodeRuntimeStopped, "the workspace failed: %s", detail)
+}
+
+// Ready says the checkout is in place: a setting-up or resuming workspace becomes
+// ready and its runtime online.
+func (r *Remote) Ready(ctx context.Context, token, session string) error {
+	return r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+		now := r.rt.clock.Now()
+		if ws.State == StateSetup || ws.State == StateResuming {
+			if _, err := setState(ctx, q, ws.ID, ws.State, changeTo(StateReady, "", now)); err != nil {
+				return err
+			}
+			ws.State = StateReady
+		}
+		if ws.State != StateReady {
+			return Errorf(CodeRuntimeStopped, "the workspace is %s, not setting up", ws.State)
+		}
+		if err := q.TouchRuntime(ctx, ws.ID, session, now, false); err != nil {
+			return err
+		}
+		return q.Notify(ctx, WorkChannel, ws.ID)
+	})
+}
+
+// remotePoll bounds a long poll's sleep between looks at the store when no wake-up
+// comes (a LISTEN connection that is down).
+const remotePoll = 2 * time.Second
+
+// NextTurn hands the runtime the workspace's next turn: the oldest open user message,
+// moved to delivered. A message already delivered is handed again: this session asked
+// before and lost the answer (hello ended any older session's). With no message it
+// waits up to wait for one, and returns nil.
+func (r *Remote) NextTurn(ctx context.Context, token, session string, wait time.Duration) (*RuntimeTurn, error) {
+	deadline := time.Now().Add(wait)
+	var wake <-chan struct{}
+	for {
+		var turn *RuntimeTurn
+		var wsID string
+		err := r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+			wsID = ws.ID
+			if err := q.TouchRuntime(ctx, ws.ID, session, r.rt.clock.Now(), false); err != nil {
+				return err
+			}
+			if ws.State != StateReady {
+				return nil
+			}
+			var err error
+			turn, err = r.takeTurn(ctx, q, ws)
+			return err
+		})
+		if err != nil || turn != nil {
+			return turn, err
+		}
+		if wake == nil && r.rt.wake != nil {
+			var stop func()
+			wake, stop = r.rt.wake.Wait(WorkChannel, wsID)
+			defer stop()
+			continue // look once more: a message may have come before the wait began
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		t := time.NewTimer(min(left, remotePoll))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// takeTurn claims the oldest open message of a ready workspace for its runtime.
+func (r *Remote) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*RuntimeTurn, error) {
+	m, err := q.OldestOpenMessage(ctx, ws.ID)
+	if errors.Is(err, ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if m.Status == MessagePending {
+		if _, err := q.MarkDelivered(ctx, m.ID, r.rt.clock.Now()); err != nil {
+			return nil, err
+		}
+	}
+	prompt, err := r.rt.open(m.SealedText, messageBinding(ws.ID, m.ID))
+	if err != nil {
+		return nil, err
+	}
+	turn := &RuntimeTurn{TurnID: m.TurnID, MessageID: m.ID, Seq: m.Seq, Prompt: string(prompt), SessionID: ws.AgentSession}
+	if len(m.AssetIDs) > 0 {
+		assets, err := q.AssetsByID(ctx, ws.ID, m.AssetIDs)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range assets {
+			turn.Attachments = append(turn.Attachments, RuntimeAttachment{ID: a.ID, Name: a.OriginalName, Size: a.SizeBytes})
+		}
+	}
+	return turn, nil
+}
+
+// Attachment returns a file of the workspace's messages, opened.
+func (r *Remote) Attachment(ctx context.Context, token, session, assetID string) ([]byte, error) {
+	var wsID string
+	if err := r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+		wsID = ws.ID
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	assets, err := r.rt.store.AssetsByID(ctx, wsID, []string{assetID})
+	if err != nil {
+		return nil, err
+	}
+	if len(assets) == 0 {
+		return nil, Errorf(CodeAssetNotFound, "no attachment %s in this workspace", assetID)
+	}
+	return readAttachment(ctx, r.rt.kernel, r.rt.blobs, assets[0])
+}
+
+// UploadCommits adds a turn's commits (a git bundle of the branch since the head the
+// runtime was given) to the hub's copy of the branch and returns its new head.
+func (r *Remote) UploadCommits(ctx context.Context, token, session string, bundle io.Reader) (string, error) {
+	var ws *Workspace
+	if err := r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
+		ws = cur
+		return nil
+	}); err != nil {
+		return "", err
+	}
+	if r.rt.branches == nil {
+		return "", Errorf(CodeServiceUnavailable, "this hub keeps no branches for remote runtimes")
+	}
+	head, err := r.rt.branches.Import(ctx, ws, bundle)
+	if err != nil {
+		return "", Errorf(CodeInvalidRequest, "the commits could not be taken: %v", err)
+	}
+	return head, nil
+}
+
+// ReportTurn records the runtime's turn exactly as a local turn is recorded: the
+// assistant message, the settled user message, lastTurn, the webhook event and the
+// chat replies, in one transaction. The branch is pushed first when the project asks
+// for it. A turn that is no longer the one in flight (recorded by an earlier attempt
+// of this report) records nothing: recorded is false.
+func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, rep RuntimeReport) (recorded bool, err error) {
+	switch rep.Outcome {
+	case OutcomeCompleted, OutcomeInterrupted, OutcomeError:
+	default:
+		return false, Errorf(CodeInvalidRequest, "outcome must be completed, interrupted or error")
+	}
+	var ws *Workspace
+	var p *Project
+	if err := r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
+		ws = cur
+		var err error
+		p, err = q.GetProject(ctx, cur.AccountID, cur.ProjectID)
+		return err
+	}); err != nil {
+		return false, err
+	}
+	tc := TurnCommit{Committed: rep.Committed, SHA: rep.Head, Files: rep.Files, Insertions: rep.Insertions, Deletions: rep.Deletions}
+	if rep.Committed && p.Push && r.rt.branches != nil {
+		if err := r.rt.branches.Push(ctx, ws, p.Repository); err != nil {
+			if ctx.Err() != nil {
+				return false, ctx.Err()
+			}
+			tc.PushRefused, tc.PushError = true, err.Error()
+		} else {
+			tc.Pushed = true
+		}
+	}
+	result := TurnResult{Outcome: rep.Outcome, Reply: rep.Reply, SessionID: rep.SessionID,
+		FailureCode: rep.FailureCode, FailureMessage: rep.FailureMessage, Commit: tc}
+	err = r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
+		m, err := q.OldestOpenMessage(ctx, cur.ID)
+		if errors.Is(err, ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if m.TurnID != turnID || m.Status != MessageDelivered {
+			return nil
+		}
+		recorded = true
+		return r.rt.recordTurnIn(ctx, q, cur, m, result)
+	})
+	if err != nil || !recorded {
+		return false, err
+	}
+	r.rt.reportTurn(TurnReport{WorkspaceID: ws.ID, TurnID: turnID, Agent: ws.Agent, Outcome: rep.Outcome,
+		FailureCode: rep.FailureCode, Commit: tc})
+	return true, nil
+}

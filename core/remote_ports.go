@@ -1,0 +1,123 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Remote runtimes. The providers `process` and `kubernetes` start one machine per
+// workspace running `wshub runtime`, which runs the workspace's turns where its
+// checkout is and reaches the hub only over the runtime API (/internal/runtime/v1),
+// with a token minted each time the machine is started and revoked when it stops. The
+// hub's worker starts and stops those machines (remote_start.go); the runtime pulls its
+// work (remote.go). The local provider keeps running turns inside the hub (turn.go).
+
+// RemoteMachines starts and stops the machines of a provider whose workspaces run
+// their own runtime.
+type RemoteMachines interface {
+	// Start starts the workspace's machine with its runtime's token and the hub's
+	// runtime URL, replacing one that runs (its old token no longer works). A
+	// *SetupError ends the workspace failed.
+	Start(ctx context.Context, ws *Workspace, token string) error
+	// Stop stops the machine and keeps its disk (pause, archive, a restart).
+	Stop(ctx context.Context, ws *Workspace) error
+	// Delete removes the machine and its disk.
+	Delete(ctx context.Context, ws *Workspace) error
+}
+
+// Branches is the hub's copy of remote workspaces' branches: what a new machine checks
+// out (the branch as the last turn left it, or baseRef), what turns' commits are added
+// to, and where pushes to the project's repository start from. The runtime never holds
+// the project's credentials.
+type Branches interface {
+	// Bundle writes a git bundle of the workspace's branch to w, creating the branch
+	// from baseRef in the project's mirror the first time, and returns its head.
+	// ErrBaseRefNotFound when baseRef names nothing in the mirror.
+	Bundle(ctx context.Context, ws *Workspace, mirror string, w io.Writer) (head string, err error)
+	// Import adds the commits of a bundle (the runtime's branch since the head it was
+	// given) and returns the branch's new head; the bundle is untrusted input.
+	Import(ctx context.Context, ws *Workspace, bundle io.Reader) (head string, err error)
+	// Push pushes the branch to the project's repository; a refusal is returned as an
+	// error whose text is the remote's reason.
+	Push(ctx context.Context, ws *Workspace, repository string) error
+	// Remove deletes the workspace's copy (a missing one is no error).
+	Remove(ctx context.Context, ws *Workspace) error
+}
+
+// ErrBaseRefNotFound: the workspace's baseRef names no branch, tag or commit.
+var ErrBaseRefNotFound = errors.New("base ref not found")
+
+// Wakeups lets a runtime's long poll wait for news of its workspace (a NOTIFY on
+// WorkChannel with the workspace id) instead of polling the store.
+type Wakeups interface {
+	// Wait returns a channel signalled when channel is notified with key (or when
+	// notifications may have been missed), and a function to stop waiting.
+	Wait(channel, key string) (<-chan struct{}, func())
+}
+
+// RemoteQueries are the store statements of remote runtimes.
+type RemoteQueries interface {
+	// StartRuntime records a machine (re)started with a new token: its hash, the
+	// start time, one more start, no runtime session yet, runtimeState connecting.
+	StartRuntime(ctx context.Context, id string, tokenHash []byte, at time.Time) error
+	// RevokeRuntime forgets the runtime's token and start, so its calls are refused and
+	// the worker starts the machine again when it must.
+	RevokeRuntime(ctx context.Context, id string) error
+	// LockWorkspaceByRuntimeToken reads and locks the workspace whose runtime token
+	// hashes to hash; ErrNoRows when none (unknown or revoked).
+	LockWorkspaceByRuntimeToken(ctx context.Context, hash []byte) (*Workspace, error)
+	// TouchRuntime records a call of the runtime session (hello resets the start
+	// count): runtimeState online when ready, connecting otherwise.
+	TouchRuntime(ctx context.Context, id, session string, at time.Time, hello bool) error
+	// RevokeSilentRuntimes revokes the runtimes of started workspaces not heard from
+	// since seenBefore (or never, and started before startedBefore), marks them
+	// offline, and returns their ids.
+	RevokeSilentRuntimes(ctx context.Context, seenBefore, startedBefore time.Time, limit int) ([]string, error)
+}
+
+// RuntimeInstructions are what a remote runtime needs to run its workspace.
+type RuntimeInstructions struct {
+	WorkspaceID string
+	State       WorkspaceState
+	Agent       string
+	Model       string
+	RuntimeMode string
+	Branch      string
+	Network     string
+	// TurnTimeout bounds each turn (0: none).
+	TurnTimeout time.Duration
+}
+
+// RuntimeTurn is one turn handed to a remote runtime.
+type RuntimeTurn struct {
+	TurnID    string
+	MessageID string
+	Seq       int64
+	Prompt    string
+	// SessionID is the agent's session to resume ("" on the first turn).
+	SessionID   string
+	Attachments []RuntimeAttachment
+}
+
+// RuntimeAttachment names a file of a turn's message; the runtime downloads it.
+type RuntimeAttachment struct {
+	ID   string
+	Name string
+	Size int64
+}
+
+// RuntimeReport is how a remote runtime's turn ended.
+type RuntimeReport struct {
+	Outcome        Outcome
+	Reply          string
+	SessionID      string
+	FailureCode    string
+	FailureMessage string
+	// Commit is what the turn committed; its commits reached the hub by UploadCommits
+	// (Head is the branch's head after them). Pushing is the hub's job.
+	Committed                    bool
+	Head                         string
+	Files, Insertions, Deletions int
+}

@@ -1,0 +1,191 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// MaxRuntimeStarts is how many times in a row a remote machine is started without its
+// runtime ever saying hello before the workspace fails runtime_unreachable.
+const MaxRuntimeStarts = 3
+
+// NewRuntimeToken returns a runtime's token: wsrt_ + 43 base62 characters of 32 random
+// bytes. Only its hash (HashAPIKey) is kept.
+func NewRuntimeToken(r Random) string { return "wsrt_" + encodeBase62(randomBytes(r, 32)) }
+
+// remoteFor returns the remote machines of the workspace's provider (nil: it runs in
+// the hub).
+func (s *Runtime) remoteFor(ws *Workspace) RemoteMachines {
+	if s.remote == nil {
+		return nil
+	}
+	return s.remote[ws.ProviderID]
+}
+
+// stepRemote is StepWorkspace for a workspace whose runtime runs on its machine: the
+// worker starts and stops the machine; the runtime does the rest (remote.go). The
+// claim only offers a starting or ready workspace whose machine must be started.
+func (s *Runtime) stepRemote(ctx context.Context, rm RemoteMachines, ws *Workspace, lease string) (bool, error) {
+	switch ws.State {
+	case StateQueued, StateProvisioning, StateSetup, StateResuming, StateReady:
+		if ws.RuntimeStartedAt != nil {
+			return false, nil // started: the runtime moves it on
+		}
+		return false, s.startRuntime(ctx, rm, ws, lease)
+	case StatePausing:
+		if err := s.stopRemote(ctx, rm.Stop, ws, lease); err != nil {
+			return false, err
+		}
+		return false, s.transition(ctx, ws, lease, StatePaused, "")
+	case StateArchiving:
+		if err := s.stopRemote(ctx, rm.Stop, ws, lease); err != nil {
+			return false, err
+		}
+		return false, s.transition(ctx, ws, lease, StateArchived, "")
+	case StateDeleting:
+		if err := s.stopRemote(ctx, rm.Delete, ws, lease); err != nil {
+			return false, err
+		}
+		if s.branches != nil {
+			if err := s.branches.Remove(ctx, ws); err != nil {
+				return false, err
+			}
+		}
+		if err := s.deleteBlobs(ctx, ws); err != nil {
+			return false, err
+		}
+		return false, s.transition(ctx, ws, lease, StateDeleted, "")
+	}
+	return false, nil
+}
+
+// replyMachineStopped ends the turn a remote runtime was running when its machine
+// was stopped (pause, archive, delete), as the local provider ends it interrupted.
+const replyMachineStopped = "The turn was interrupted: the workspace was stopped while the agent was working."
+
+// stopRemote stops (or deletes) the machine, then ends the turn its runtime was
+// running, interrupted: that runtime will never report it.
+func (s *Runtime) stopRemote(ctx context.Context, stop func(context.Context, *Workspace) error, ws *Workspace, lease string) error {
+	if err := stop(ctx, ws); err != nil {
+		return err
+	}
+	return s.store.InTx(ctx, func(q Queries) error {
+		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
+		if err != nil {
+			return fmt.Errorf("lock leased %s: %w", ws.ID, err)
+		}
+		if err := q.RevokeRuntime(ctx, ws.ID); err != nil {
+			return err
+		}
+		m, err := q.OldestOpenMessage(ctx, ws.ID)
+		if errors.Is(err, ErrNoRows) || err == nil && m.Status != MessageDelivered {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return s.recordTurnIn(ctx, q, cur, m, TurnResult{Outcome: OutcomeInterrupted, Reply: replyMachineStopped})
+	})
+}
+
+// startRuntime mints a token, records it (a queued workspace moves to provisioning),
+// then starts the machine with it. The token is stored first, so a runtime that comes
+// up at once is known; a start that fails is forgotten so the next claim tries again.
+func (s *Runtime) startRuntime(ctx context.Context, rm RemoteMachines, ws *Workspace, lease string) error {
+	if ws.RuntimeStarts >= MaxRuntimeStarts {
+		return s.transitionDetail(ctx, ws, lease, StateFailed, FailureStatus(FailureProvision, ReasonRuntimeUnreachable),
+			fmt.Sprintf("the workspace's machine was started %d times and its runtime never reached the hub", ws.RuntimeStarts))
+	}
+	token := NewRuntimeToken(s.rand)
+	from := ws.State
+	err := s.store.InTx(ctx, func(q Queries) error {
+		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
+		if err != nil {
+			return fmt.Errorf("lock leased %s: %w", ws.ID, err)
+		}
+		if cur.State != from {
+			return errStateMoved
+		}
+		now := s.clock.Now()
+		if err := q.StartRuntime(ctx, ws.ID, HashAPIKey(token), now); err != nil {
+			return err
+		}
+		if from == StateQueued {
+			change := changeTo(StateProvisioning, "", now)
+			if _, err := setState(ctx, q, ws.ID, from, change); err != nil {
+				return err
+			}
+			change.apply(ws)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := rm.Start(ctx, ws, token); err != nil {
+		var se *SetupError
+		if errors.As(err, &se) {
+			return s.failSetup(ctx, ws, lease, err)
+		}
+		// Forget the start: the claim's retry starts it again with a new token.
+		if rerr := s.store.RevokeRuntime(context.WithoutCancel(ctx), ws.ID); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return fmt.Errorf("start machine of %s: %w", ws.ID, err)
+	}
+	return nil
+}
+
+// deleteBlobs removes a deleted workspace's attachment bytes (its rows stay, like its
+// messages, for a deleted workspace answers 404 everywhere).
+func (s *Runtime) deleteBlobs(ctx context.Context, ws *Workspace) error {
+	keys, err := s.store.AssetBlobKeys(ctx, ws.ID)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := s.blobs.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RuntimeSweepConfig says when a started remote runtime counts as gone.
+type RuntimeSweepConfig struct {
+	// OfflineAfter: a runtime not heard from for this long (it calls at least every
+	// RuntimeHeartbeat) is offline, and its machine is started again.
+	OfflineAfter time.Duration
+	// StartTimeout: a machine whose runtime has not said hello this long after its
+	// start is started again (image pulls and scheduling take their time).
+	StartTimeout time.Duration
+}
+
+// RuntimeHeartbeat is how often a remote runtime calls the hub at least.
+const RuntimeHeartbeat = 15 * time.Second
+
+// SweepRuntimes revokes the runtimes not heard from in time and wakes the worker,
+// which starts their machines again (the workspace's state is kept: a ready workspace
+// is restarted when it has messages). It runs once per tick across replicas.
+func (s *Runtime) SweepRuntimes(ctx context.Context, cfg RuntimeSweepConfig, tick time.Time) (n int, err error) {
+	if cfg.OfflineAfter <= 0 || cfg.StartTimeout <= 0 {
+		return 0, nil
+	}
+	err = s.runTick(ctx, "runtimes", tick, func(q Queries) error {
+		now := s.clock.Now()
+		ids, err := q.RevokeSilentRuntimes(ctx, now.Add(-cfg.OfflineAfter), now.Add(-cfg.StartTimeout), sweepBatch)
+		if err != nil {
+			return err
+		}
+		n = len(ids)
+		for _, id := range ids {
+			if err := q.Notify(ctx, WorkChannel, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}

@@ -1,0 +1,121 @@
+package wsruntime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wshub/wshub/api/runtimewire"
+	"github.com/wshub/wshub/core"
+)
+
+// runTurn runs one turn as the hub's local runtime does (turn.go in core): place the
+// attachments, run the agent under the turn time limit, commit the checkout, then
+// upload the commits and report the result, both retried until the hub takes them.
+// A turn cut short because the runtime must stop is not reported: the hub ends it.
+func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
+	log := r.log.With("turn", turn.TurnID)
+	started := time.Now()
+	rep := runtimewire.Report{SessionID: turn.SessionID}
+	files, err := r.files(ctx, turn)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		log.Warn("attachments not placed", "err", err)
+		rep.Outcome, rep.FailureCode = string(core.OutcomeError), core.FailureAgentError
+		rep.FailureMessage = "the message's attachments could not be placed in the workspace"
+	} else {
+		res := r.runAgent(ctx, turn, files)
+		rep.Outcome, rep.Reply, rep.FailureCode, rep.FailureMessage = string(res.Outcome), res.Reply, res.FailureCode, res.FailureMessage
+		if res.SessionID != "" {
+			rep.SessionID = res.SessionID
+		}
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	// The commit must survive a cancellation between here and the report.
+	commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	commit, err := r.commit(commitCtx, turn)
+	if err != nil {
+		log.Warn("commit turn", "err", err)
+	}
+	rep.Commit = commit
+	var rec runtimewire.Recorded
+	if _, err := r.hub.call(ctx, request{method: "POST", path: "/turns/" + turn.TurnID, json: rep}, &rec); err != nil {
+		return err
+	}
+	log.Info("turn reported", "outcome", rep.Outcome, "recorded", rec.Recorded, "took", time.Since(started).Round(time.Millisecond))
+	return nil
+}
+
+// runAgent runs the agent in the sandbox, bounded by the hub's turn time limit.
+func (r *Runtime) runAgent(ctx context.Context, turn *runtimewire.Turn, files []string) core.TurnResult {
+	if r.hello.TurnTimeoutSeconds > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(r.hello.TurnTimeoutSeconds)*time.Second)
+		defer cancel()
+	}
+	return r.runner.RunTurn(ctx, core.TurnRequest{
+		WorkspaceID: r.hello.WorkspaceID, TurnID: turn.TurnID, Agent: r.hello.Agent, Model: r.hello.Model,
+		RuntimeMode: r.hello.RuntimeMode, Branch: r.hello.Branch, Dir: r.checkoutDir(), Home: filepath.Join(r.cfg.Dir, "home"),
+		Network: r.hello.Network, Prompt: turn.Prompt, Attachments: files, SessionID: turn.SessionID,
+	})
+}
+
+// commit commits the turn's changes and uploads the new commits to the hub; nil when
+// nothing changed.
+func (r *Runtime) commit(ctx context.Context, turn *runtimewire.Turn) (*runtimewire.Commit, error) {
+	co := r.repo()
+	committed, err := co.CommitAll(ctx, r.hello.Branch, core.TurnCommitMessage(turn.Prompt, turn.TurnID, r.hello.WorkspaceID))
+	if err != nil {
+		return nil, err
+	}
+	// Commits an earlier turn made but could not upload go now too: the bundle is
+	// everything since the hub's head.
+	bundle := filepath.Join(r.cfg.Dir, "commits.bundle")
+	defer os.Remove(bundle)
+	made, err := co.BundleSince(ctx, r.hello.Branch, r.hubHead, bundle)
+	if err != nil || !made {
+		return nil, err
+	}
+	f, err := os.Open(bundle)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var up runtimewire.Commits
+	if _, err := r.hub.call(ctx, request{method: "POST", path: "/commits", body: f, contentType: "application/x-git-bundle"}, &up); err != nil {
+		return nil, err
+	}
+	if err := r.setHubHead(up.Head); err != nil {
+		return nil, err
+	}
+	if !committed {
+		return nil, nil
+	}
+	st, err := co.Head(ctx, r.hello.Branch)
+	if err != nil {
+		return &runtimewire.Commit{Head: up.Head}, nil
+	}
+	return &runtimewire.Commit{Head: st.SHA, Files: st.Files, Insertions: st.Insertions, Deletions: st.Deletions}, nil
+}
+
+// readAll reads a response body of at most limit bytes and closes it.
+func readAll(resp *http.Response, limit int64) ([]byte, error) {
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("the hub sent more than %d bytes", limit)
+	}
+	return data, nil
+}
