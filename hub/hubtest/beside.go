@@ -1,6 +1,7 @@
 package hubtest
 
 import (
+	"context"
 	"net"
 	"testing"
 	"time"
@@ -38,4 +39,28 @@ func serveAPI(t testing.TB, h *hub.Hub) string {
 	go func() { _ = h.App.Listener(api.Listener(ln)) }()
 	t.Cleanup(func() { _ = h.App.ShutdownWithTimeout(5 * time.Second) })
 	return "http://" + ln.Addr().String()
+}
+
+// Replica starts a second full hub on h's database and data directory: it serves the
+// API and runs every background job (worker, deliveries, sweeps) with h's
+// configuration, as a second replica of a deployment does. It stops when t ends.
+func (h *Hub) Replica(t testing.TB) *Hub {
+	t.Helper()
+	other, err := hub.New(h.Config, storeVia(t, h.DBURL), nil, hub.Options{})
+	if err != nil {
+		t.Fatalf("build a replica: %v", err)
+	}
+	url := serveAPI(t, other)
+	other.SetRuntimeURL(url)
+	if other.Process != nil {
+		t.Cleanup(other.Process.Close)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { defer close(ran); _ = other.Run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		<-ran
+	})
+	return &Hub{Hub: other, t: t, URL: url, DBURL: h.DBURL, Account: h.Account, Key: h.Key, Project: h.Project}
 }
