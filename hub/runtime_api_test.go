@@ -1,0 +1,128 @@
+package hub_test
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// fakeMachine is a `process` machine whose program only keeps its token: the test then
+// speaks the runtime API itself, step by step, as a runtime whose answers get lost would.
+func fakeMachine(t *testing.T) hubtest.Option {
+	prog := filepath.Join(t.TempDir(), "machine.sh")
+	script := "#!/bin/sh\nprintf '%s' \"$WSHUB_RUNTIME_TOKEN\" > \"$WSHUB_RUNTIME_DIR/token\"\nexec sleep 600\n"
+	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return hubtest.WithConfig(func(c *hub.Config) { c.RuntimeProgram = prog })
+}
+
+func machineToken(t *testing.T, h *hubtest.Hub, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(filepath.Join(h.Config.DataDir, "machines", id, "token")); err == nil && len(b) > 0 {
+			return string(b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the machine of %s got no token", id)
+	return ""
+}
+
+func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
+	t.Parallel()
+	h := startProcessHub(t, fakeMachine(t))
+	id := createOn(t, h, "process", "first")
+	token := machineToken(t, h, id)
+	call := func(method, path, session string, body any, status int, code string) *hubtest.Response {
+		t.Helper()
+		r := h.Call(method, "/internal/runtime/v1"+path, token, body, "X-Wshub-Runtime-Session", session)
+		if r.Status != status || code != "" && r.Code() != code {
+			t.Fatalf("%s %s as %s: expected %d %s, got %d %s", method, path, session, status, code, r.Status, r.Raw)
+		}
+		return r
+	}
+	s1, s2 := "session-one-0001", "session-two-0002"
+
+	if st := call("POST", "/hello", s1, nil, 200, "").Body["state"]; st != "setup" {
+		t.Fatalf("expected hello to move the workspace to setup, got %v", st)
+	}
+	call("POST", "/hello", s1, nil, 200, "") // a lost answer, asked again: nothing changes
+	req, _ := http.NewRequest("GET", h.URL+"/internal/runtime/v1/checkout", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-Wshub-Runtime-Session", s1)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(bundle), "# v2 git bundle") || len(resp.Header.Get("X-Wshub-Head")) != 40 {
+		t.Fatalf("expected a git bundle and its head, got %d %.40q %v", resp.StatusCode, bundle, resp.Header)
+	}
+	call("POST", "/ready", s1, nil, 204, "")
+	call("POST", "/ready", s1, nil, 204, "")
+	ws := waitFor(t, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	if ws["runtimeState"] != "online" {
+		t.Fatalf("expected the runtime online, got %v", ws["runtimeState"])
+	}
+
+	turn := call("POST", "/next", s1, map[string]any{"waitSeconds": 0}, 200, "").Body
+	if turn["prompt"] != "first" {
+		t.Fatalf("expected the first message as the turn, got %v", turn)
+	}
+	again := call("POST", "/next", s1, map[string]any{"waitSeconds": 0}, 200, "").Body
+	if again["turnId"] != turn["turnId"] {
+		t.Fatalf("expected the lost turn handed again, got %v then %v", turn, again)
+	}
+	report := map[string]any{"outcome": "completed", "reply": "done first", "sessionId": "agent-session-1"}
+	path := "/turns/" + turn["turnId"].(string)
+	if r := call("POST", path, s1, report, 200, ""); r.Body["recorded"] != true {
+		t.Fatalf("expected the report recorded, got %s", r.Raw)
+	}
+	if r := call("POST", path, s1, report, 200, ""); r.Body["recorded"] != false {
+		t.Fatalf("expected the repeated report not recorded again, got %s", r.Raw)
+	}
+	call("POST", "/next", s1, map[string]any{"waitSeconds": 0}, 204, "")
+	call("POST", "/next", s1, map[string]any{"waitSeconds": 99}, 400, "invalid_request")
+	call("POST", "/turns/"+turn["turnId"].(string), s1, map[string]any{"outcome": "won"}, 400, "invalid_request")
+
+	// A message that arrives during a long poll ends the wait at once.
+	done := make(chan map[string]any, 1)
+	go func() {
+		r := h.Call("POST", "/internal/runtime/v1/next", token, map[string]any{"waitSeconds": 20}, "X-Wshub-Runtime-Session", s1)
+		done <- r.Body
+	}()
+	time.Sleep(300 * time.Millisecond)
+	send(t, h, id, "second")
+	var second map[string]any
+	select {
+	case second = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("expected the long poll to end with the new message")
+	}
+	if second["prompt"] != "second" || second["sessionId"] != "agent-session-1" {
+		t.Fatalf("expected the second message with the agent's session, got %v", second)
+	}
+
+	// A new runtime process: the turn its predecessor held ends interrupted, and the
+	// predecessor can record nothing.
+	call("POST", "/hello", s2, nil, 200, "")
+	call("POST", "/next", s1, map[string]any{"waitSeconds": 0}, 409, "runtime_superseded")
+	call("POST", "/turns/"+second["turnId"].(string), s1, report, 409, "runtime_superseded")
+	got := replies(t, h, id)
+	if len(got) != 2 || got[0] != "completed: done first" || !strings.HasPrefix(got[1], "interrupted: ") {
+		t.Fatalf("expected one completed and one interrupted turn, got %q", got)
+	}
+	call("POST", "/heartbeat", s2, nil, 200, "")
+	call("GET", "/attachments/asset_0000000000000000", s2, nil, 404, "api_asset_not_found")
+	call("POST", "/nope", s2, nil, 404, "not_found")
+}
