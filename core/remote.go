@@ -154,22 +154,8 @@ func (r *Remote) failRemote(ctx context.Context, token string, ws *Workspace, st
 		if cur.State != StateSetup && cur.State != StateProvisioning {
 			return nil
 		}
-		now := r.rt.clock.Now()
-		change := changeTo(StateFailed, statusCode, now)
-		change.StatusDetail = detail
-		if _, err := setState(ctx, q, cur.ID, cur.State, change); err != nil {
-			return err
-		}
-		if err := q.RevokeRuntime(ctx, cur.ID); err != nil {
-			return err
-		}
-		if _, err := q.FailOpenMessages(ctx, cur.ID); err != nil {
-			return err
-		}
-		if err := queueFailureNotices(ctx, q, now, cur, statusCode); err != nil {
-			return err
-		}
-		return q.Notify(ctx, WorkChannel, cur.ID)
+		_, err = r.rt.failMachine(ctx, q, cur, statusCode, detail)
+		return err
 	})
 	if err != nil {
 		return err

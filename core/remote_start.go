@@ -189,3 +189,55 @@ func (s *Runtime) SweepRuntimes(ctx context.Context, cfg RuntimeSweepConfig, tic
 	})
 	return n, err
 }
+
+// MachineFailed fails a workspace whose provider reports that its machine cannot run
+// (a Pod no node can take, an image that cannot be pulled, a machine killed for
+// memory). A workspace no longer starting or running is left as it is, so every
+// replica's watcher may report the same Pod. Failed is final: the provider stops the
+// machine itself once told.
+func (s *Runtime) MachineFailed(ctx context.Context, workspaceID, statusCode, detail string) (bool, error) {
+	failed := false
+	err := s.store.InTx(ctx, func(q Queries) error {
+		ws, err := q.GetWorkspaceByID(ctx, workspaceID)
+		if err != nil {
+			return err
+		}
+		cur, err := q.LockWorkspace(ctx, ws.AccountID, ws.ID)
+		if err != nil {
+			return err
+		}
+		switch cur.State {
+		case StateQueued, StateProvisioning, StateSetup, StateResuming, StateReady:
+		default:
+			return nil
+		}
+		failed, err = s.failMachine(ctx, q, cur, statusCode, detail)
+		return err
+	})
+	if failed {
+		s.log().Warn("workspace machine failed", "workspace", workspaceID, "status", statusCode, "detail", detail)
+	}
+	return failed, err
+}
+
+// failMachine fails a workspace locked by the caller whose machine cannot go on: no
+// turn will take its messages (failed now, not by expiry), its runtime's token is
+// revoked, and its chat threads are told.
+func (s *Runtime) failMachine(ctx context.Context, q Queries, cur *Workspace, statusCode, detail string) (bool, error) {
+	now := s.clock.Now()
+	change := changeTo(StateFailed, statusCode, now)
+	change.StatusDetail = detail
+	if ok, err := setState(ctx, q, cur.ID, cur.State, change); err != nil || !ok {
+		return false, err
+	}
+	if err := q.RevokeRuntime(ctx, cur.ID); err != nil {
+		return false, err
+	}
+	if _, err := q.FailOpenMessages(ctx, cur.ID); err != nil {
+		return false, err
+	}
+	if err := queueFailureNotices(ctx, q, now, cur, statusCode); err != nil {
+		return false, err
+	}
+	return true, q.Notify(ctx, WorkChannel, cur.ID)
+}

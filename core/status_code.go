@@ -29,6 +29,10 @@ const (
 	// ReasonRuntimeUnreachable: a remote machine was started again and again and its
 	// runtime never reached the hub.
 	ReasonRuntimeUnreachable FailureReason = "runtime_unreachable"
+	// Reasons a cluster gives for not running a workspace's machine (kubernetes).
+	ReasonUnschedulable FailureReason = "unschedulable" // no node can take the Pod
+	ReasonImagePull     FailureReason = "image_pull"    // the runtime's image cannot be pulled
+	ReasonOOMKilled     FailureReason = "oom_killed"    // the machine ran out of memory
 )
 
 // FailureStatus builds a failed workspace's statusCode.

@@ -131,6 +131,19 @@ type Config struct {
 	RuntimeHubURL string `env:"WSHUB_RUNTIME_HUB_URL"`
 	// RuntimeProgram is the wshub binary process runtimes run (default: this one).
 	RuntimeProgram string `env:"WSHUB_RUNTIME_PROGRAM"`
+	// Kube* configure the kubernetes provider (docs/kubernetes.md).
+	Kubeconfig             string            `env:"WSHUB_KUBECONFIG"`
+	KubeNamespace          string            `env:"WSHUB_KUBE_NAMESPACE" envDefault:"wshub"`
+	KubeImage              string            `env:"WSHUB_KUBE_IMAGE"`
+	KubeServiceAccount     string            `env:"WSHUB_KUBE_SERVICE_ACCOUNT"`
+	KubeNodeSelector       map[string]string `env:"WSHUB_KUBE_NODE_SELECTOR" envSeparator:"," envKeyValSeparator:"="`
+	KubeStorageClass       string            `env:"WSHUB_KUBE_STORAGE_CLASS"`
+	KubeVolumeSize         string            `env:"WSHUB_KUBE_VOLUME_SIZE" envDefault:"10Gi"`
+	KubeCPU                int               `env:"WSHUB_KUBE_CPU" envDefault:"2"`
+	KubeMemoryMiB          int64             `env:"WSHUB_KUBE_MEMORY_MIB" envDefault:"4096"`
+	KubeAgentSecret        string            `env:"WSHUB_KUBE_AGENT_SECRET"`
+	KubeImagePullPolicy    string            `env:"WSHUB_KUBE_IMAGE_PULL_POLICY"`
+	KubeUnschedulableAfter time.Duration     `env:"WSHUB_KUBE_UNSCHEDULABLE_AFTER" envDefault:"2m"`
 	// RuntimeOfflineAfter: a remote runtime not heard from this long is restarted.
 	RuntimeOfflineAfter time.Duration `env:"WSHUB_RUNTIME_OFFLINE_AFTER" envDefault:"90s"`
 	// RuntimeStartTimeout: a started machine whose runtime has not said hello this long

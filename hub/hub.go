@@ -12,10 +12,12 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/wshub/wshub/adapters/agents"
 	"github.com/wshub/wshub/adapters/assets"
 	"github.com/wshub/wshub/adapters/gitrepo"
+	"github.com/wshub/wshub/adapters/kube"
 	"github.com/wshub/wshub/adapters/machines"
 	"github.com/wshub/wshub/adapters/metrics"
 	"github.com/wshub/wshub/adapters/postgres"
@@ -44,6 +46,8 @@ type Hub struct {
 	ContentKeyID string
 	// Process is the process provider, nil unless WSHUB_PROVIDERS lists it.
 	Process *machines.Process
+	// Kube is the kubernetes provider, nil unless WSHUB_PROVIDERS lists it.
+	Kube *kube.Machines
 	// fanout wakes remote runtimes' long polls from the LISTEN connection of Run.
 	fanout *postgres.Fanout
 }
@@ -132,7 +136,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		runner = r
 	}
 	providers := machines.NewLocal()
-	remote, process, err := remoteProviders(cfg, providers, log)
+	remote, process, kubeMachines, err := remoteProviders(cfg, providers, log)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +165,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	m.WatchWorkQueue(svc.CountWork)
 	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
 		Timeouts: api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout}})
-	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, fanout: fanout}
+	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
@@ -221,6 +225,9 @@ func (h *Hub) Run(ctx context.Context) error {
 		Lifecycle: core.LifecycleConfig{
 			IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
 		}}
+	if h.Kube != nil {
+		go h.Kube.Watch(ctx, h.Config.KubeUnschedulableAfter, h.Service.Runtime.MachineFailed)
+	}
 	done := make(chan error, 1)
 	go func() { done <- sweeps.Run(ctx) }()
 	chatted := make(chan struct{})
@@ -278,9 +285,10 @@ func contentKeys(cfg Config) (*seal.AESGCM, error) {
 
 // remoteProviders builds the providers WSHUB_PROVIDERS lists besides local, adds them
 // to the catalog, and returns them by id for the runtime.
-func remoteProviders(cfg Config, catalog *machines.Local, log *slog.Logger) (map[string]core.RemoteMachines, *machines.Process, error) {
+func remoteProviders(cfg Config, catalog *machines.Local, log *slog.Logger) (map[string]core.RemoteMachines, *machines.Process, *kube.Machines, error) {
 	remote := map[string]core.RemoteMachines{}
 	var process *machines.Process
+	var km *kube.Machines
 	for _, id := range cfg.Providers {
 		switch strings.TrimSpace(id) {
 		case "", core.LocalProviderID:
@@ -292,17 +300,62 @@ func remoteProviders(cfg Config, catalog *machines.Local, log *slog.Logger) (map
 				HubURL: cfg.RuntimeHubURL, Env: runtimeEnv(cfg), Log: log}
 			remote[machines.ProcessProviderID] = process
 			catalog.Add(process.Provider(catalog.HostSize()))
+		case kube.ProviderID:
+			if km != nil {
+				continue
+			}
+			var err error
+			if km, err = kubeProvider(cfg, log); err != nil {
+				return nil, nil, nil, err
+			}
+			remote[kube.ProviderID] = km
+			catalog.Add(km.Provider())
 		default:
-			return nil, nil, fmt.Errorf("WSHUB_PROVIDERS: unknown provider %q (known: local, process)", id)
+			return nil, nil, nil, fmt.Errorf("WSHUB_PROVIDERS: unknown provider %q (known: local, process, kubernetes)", id)
 		}
 	}
-	return remote, process, nil
+	return remote, process, km, nil
+}
+
+// kubeProvider builds the kubernetes provider from WSHUB_KUBE_* (docs/kubernetes.md).
+func kubeProvider(cfg Config, log *slog.Logger) (*kube.Machines, error) {
+	if cfg.RuntimeHubURL == "" || cfg.KubeImage == "" {
+		return nil, fmt.Errorf("the kubernetes provider needs WSHUB_RUNTIME_HUB_URL (the hub as Pods reach it) and WSHUB_KUBE_IMAGE")
+	}
+	rc, err := kube.RESTConfig(cfg.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes provider: %w", err)
+	}
+	var env []corev1.EnvVar
+	for _, kv := range runtimeAgentSettings(cfg) {
+		k, v, _ := strings.Cut(kv, "=")
+		env = append(env, corev1.EnvVar{Name: k, Value: v})
+	}
+	return kube.New(rc, kube.Config{
+		Namespace: cfg.KubeNamespace, Image: cfg.KubeImage, ServiceAccount: cfg.KubeServiceAccount, HubURL: cfg.RuntimeHubURL,
+		NodeSelector: cfg.KubeNodeSelector, StorageClass: cfg.KubeStorageClass, VolumeSize: cfg.KubeVolumeSize,
+		Size: core.ProviderSize{ID: "standard", DisplayName: fmt.Sprintf("%d vCPU, %d MiB", cfg.KubeCPU, cfg.KubeMemoryMiB),
+			VCPUCount: cfg.KubeCPU, MemoryMiB: cfg.KubeMemoryMiB},
+		Env: env, AgentSecret: cfg.KubeAgentSecret, ImagePullPolicy: corev1.PullPolicy(cfg.KubeImagePullPolicy), Log: log,
+	})
 }
 
 // runtimeEnv is what a process runtime gets of the hub's configuration: the agents'
 // settings and the variables WSHUB_AGENT_ENV names for them. Never the database URL,
 // the content keys or git credentials.
 func runtimeEnv(cfg Config) []string {
+	env := runtimeAgentSettings(cfg)
+	for _, name := range cfg.AgentEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+// runtimeAgentSettings are the agents' settings a runtime gets, without the
+// credentials WSHUB_AGENT_ENV names (a Pod gets those from WSHUB_KUBE_AGENT_SECRET).
+func runtimeAgentSettings(cfg Config) []string {
 	var env []string
 	for agent, command := range cfg.AgentCommands {
 		n := strings.TrimPrefix(agent, "agent_")
@@ -310,11 +363,6 @@ func runtimeEnv(cfg Config) []string {
 	}
 	env = append(env, "WSHUB_SANDBOX="+cfg.Sandbox, "WSHUB_SANDBOX_READONLY="+strings.Join(cfg.SandboxReadOnly, ":"),
 		"WSHUB_AGENT_ENV="+strings.Join(cfg.AgentEnv, ","))
-	for _, name := range cfg.AgentEnv {
-		if v, ok := os.LookupEnv(name); ok {
-			env = append(env, name+"="+v)
-		}
-	}
 	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

@@ -258,3 +258,20 @@ func TestRuntimeAPIRefusesUnknownTokens(t *testing.T) {
 		}
 	}
 }
+
+func TestProcessRuntimeBadBaseRefFailsTheWorkspace(t *testing.T) {
+	t.Parallel()
+	h := startProcessHub(t)
+	id := createOn(t, h, "process", "hello", "baseRef", "no-such-branch")
+	ws := waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	if ws["statusCode"] != "setup_failed:base_ref_not_found" || ws["runtimeState"] != "offline" {
+		t.Fatalf("expected setup_failed:base_ref_not_found and the runtime offline, got %v", ws)
+	}
+	if got := replies(t, h, id); len(got) != 0 {
+		t.Fatalf("expected no turn, got %q", got)
+	}
+	msgs, _ := messages(t, h, id)
+	if len(msgs) != 1 || msgs[0].Status != "failed" {
+		t.Fatalf("expected the first message failed with the workspace, got %+v", msgs)
+	}
+}

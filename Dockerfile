@@ -1,0 +1,26 @@
+# One image for the hub (`wshub serve`) and for workspace machines (`wshub runtime`),
+# so the runtime a Pod runs is always the hub's own version. Agent CLIs (Claude Code,
+# Codex, ...) are not included: build FROM this image and add the ones you use.
+#
+#   docker build -t wshub .
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/wshub ./cmd/wshub
+
+FROM debian:bookworm-slim
+# git for checkouts and pushes, bubblewrap for the agent sandbox, ssh for ssh remotes.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git bubblewrap ca-certificates openssh-client \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --uid 10001 --user-group --create-home --home-dir /home/wshub wshub \
+ && install -d -o wshub -g wshub /var/lib/wshub /workspace
+COPY --from=build /out/wshub /usr/local/bin/wshub
+USER 10001:10001
+WORKDIR /home/wshub
+ENV WSHUB_DATA_DIR=/var/lib/wshub
+EXPOSE 8080
+ENTRYPOINT ["wshub"]
+CMD ["serve"]
