@@ -1,0 +1,46 @@
+package hub_test
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// BenchmarkTurnRoundTrip measures one serial turn of a trivial agent, from the send's
+// answer to the reply recorded in the database, on the local provider (the turn runs
+// in the hub) and on the process provider (it runs in a `wshub runtime` process and
+// crosses the runtime API: long poll, report). The difference is the price of the
+// process boundary. The percentiles are the figure; ns/op includes the API call.
+func BenchmarkTurnRoundTrip(b *testing.B) {
+	for _, provider := range []string{"local", "process"} {
+		b.Run(provider, func(b *testing.B) {
+			h := hubtest.Start(b, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(b)), hubtest.WithProcessProvider(b))
+			id := createOn(b, h, provider, "")
+			waitFor(b, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["runtimeState"] == "online" })
+			var ms []float64
+			for i := 0; b.Loop(); i++ {
+				h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": fmt.Sprintf("turn %d", i)}).Expect(b, 200, "")
+				start := time.Now()
+				for {
+					var seq int64
+					if err := h.PG().DB().Get(&seq, `SELECT latest_seq FROM workspaces WHERE id = $1`, id); err != nil {
+						b.Fatal(err)
+					}
+					if seq == int64(2*(i+1)) {
+						break
+					}
+					time.Sleep(500 * time.Microsecond)
+				}
+				ms = append(ms, float64(time.Since(start))/float64(time.Millisecond))
+			}
+			slices.Sort(ms)
+			pct := func(p float64) float64 { return ms[max(0, int(math.Ceil(p*float64(len(ms))))-1)] }
+			b.ReportMetric(pct(0.50), "ms-p50")
+			b.ReportMetric(pct(0.99), "ms-p99")
+		})
+	}
+}
