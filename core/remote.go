@@ -184,9 +184,12 @@ func (r *Remote) Ready(ctx context.Context, token, session string) error {
 	})
 }
 
-// remotePoll bounds a long poll's sleep between looks at the store when no wake-up
-// comes (a LISTEN connection that is down).
-const remotePoll = 2 * time.Second
+// remotePoll is how often a long poll looks at the store on a hub without wake-ups;
+// remoteSafetyPoll with them.
+const (
+	remotePoll       = 2 * time.Second
+	remoteSafetyPoll = 10 * time.Second
+)
 
 // NextTurn hands the runtime the workspace's next turn: the oldest open user message,
 // moved to delivered. A message already delivered is handed again: this session asked
@@ -195,13 +198,15 @@ const remotePoll = 2 * time.Second
 func (r *Remote) NextTurn(ctx context.Context, token, session string, wait time.Duration) (*RuntimeTurn, error) {
 	deadline := time.Now().Add(wait)
 	var wake <-chan struct{}
-	for {
+	for first := true; ; first = false {
 		var turn *RuntimeTurn
 		var wsID string
 		err := r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
 			wsID = ws.ID
-			if err := q.TouchRuntime(ctx, ws.ID, session, r.rt.clock.Now(), false); err != nil {
-				return err
+			if first { // one write per poll, not per look
+				if err := q.TouchRuntime(ctx, ws.ID, session, r.rt.clock.Now(), false); err != nil {
+					return err
+				}
 			}
 			if ws.State != StateReady {
 				return nil
@@ -223,7 +228,14 @@ func (r *Remote) NextTurn(ctx context.Context, token, session string, wait time.
 		if left <= 0 {
 			return nil, nil
 		}
-		t := time.NewTimer(min(left, remotePoll))
+		// Woken by NOTIFY (and all at once when the LISTEN connection comes back), an
+		// idle poll looks again only every remoteSafetyPoll, in case the hub has no
+		// LISTEN connection at all; without wake-ups, every remotePoll.
+		nap := min(left, remoteSafetyPoll)
+		if r.rt.wake == nil {
+			nap = min(left, remotePoll)
+		}
+		t := time.NewTimer(nap)
 		select {
 		case <-ctx.Done():
 			t.Stop()
