@@ -35,6 +35,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,10 +118,8 @@ func Start(t testing.TB) *Cluster {
 	peerFlags := []string{"--peer-cert-file=" + path("tls.crt"), "--peer-key-file=" + path("tls.key"),
 		"--peer-trusted-ca-file=" + path("tls.crt"), "--peer-client-cert-auth"}
 
-	// The ports are picked before the processes bind them, so another process
-	// may take one in between; a start that fails is retried with new ports.
 	var etcdURL string
-	etcdFlags := append(tlsFlags, peerFlags...)
+	etcdFlags := slices.Concat(tlsFlags, peerFlags)
 	if oldEtcd(t, etcd) {
 		// kube-apiserver's watch cache asks etcd for progress notifications
 		// to learn it is up to date, but only from etcd 3.5.13 on. With an
@@ -129,6 +128,7 @@ func Start(t testing.TB) *Cluster {
 		// version") unless etcd sends them unasked, often.
 		etcdFlags = append(etcdFlags, "--experimental-watch-progress-notify-interval=200ms")
 	}
+	// The ports are picked anew for each attempt of startProcess.
 	startProcess(t, dir, "etcd", func() (*exec.Cmd, func() error) {
 		client, peer := freePort(t), freePort(t)
 		etcdURL = "https://127.0.0.1:" + client
@@ -229,8 +229,15 @@ func binaries(t testing.TB) (apiserver, etcd string) {
 		EnvAPIServer + " and " + EnvEtcd + " or leave them unset to use its cache and PATH"
 	apiserver = find(t, EnvAPIServer, "kube-apiserver", cachedAPIServers()...)
 	etcd = find(t, EnvEtcd, "etcd", "/usr/bin/etcd")
-	if apiserver == "" || etcd == "" {
-		t.Skipf("kubetest: kube-apiserver (%q) or etcd (%q) not found; %s", apiserver, etcd, hint)
+	var missing []string
+	for name, p := range map[string]string{"kube-apiserver": apiserver, "etcd": etcd} {
+		if p == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		t.Skipf("kubetest: %s not found; %s", strings.Join(missing, " and "), hint)
 	}
 	return apiserver, etcd
 }
@@ -344,15 +351,10 @@ func startProcess(t testing.TB, dir, name string, newCmd func() (*exec.Cmd, func
 			return
 		}
 		stop()
-		select {
-		case <-exited:
-			if attempt < 3 && strings.Contains(tail(logPath), "address already in use") {
-				t.Logf("kubetest: %s exited early (attempt %d, %v); retrying\n%s", name, attempt, err, tail(logPath))
-				continue
-			}
-		default:
+		if !strings.Contains(tail(logPath), "address already in use") {
+			break
 		}
-		break
+		t.Logf("kubetest: %s lost its port (attempt %d): %v", name, attempt, err)
 	}
 	t.Fatalf("kubetest: could not start %s: %v\n%s", name, err, tail(logPath))
 }
