@@ -61,6 +61,9 @@ type server struct {
 	svc   UseCases
 	log   *slog.Logger
 	heads heads
+	// streamFor bounds an event stream: less than the write timeout, which fasthttp
+	// applies to a whole response.
+	streamFor time.Duration
 }
 
 const prefix = "/v1/api"
@@ -79,6 +82,7 @@ var routes = []route{
 	{"GET", "/workspaces/:workspaceId", nil, (*server).getWorkspace},
 	{"POST", "/workspaces/:workspaceId/messages", nil, (*server).sendMessage},
 	{"GET", "/workspaces/:workspaceId/messages", nil, (*server).listMessages},
+	{"GET", "/workspaces/:workspaceId/events", nil, (*server).listEvents},
 	{"POST", "/workspaces/:workspaceId/attachments", nil, (*server).uploadAttachment},
 	{"GET", "/projects", nil, (*server).listProjects},
 	{"GET", "/agents", nil, (*server).listAgents},
@@ -104,6 +108,7 @@ func New(svc UseCases, opt Options) *fiber.App {
 	s := &server{svc: svc, log: log}
 	to := opt.Timeouts
 	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)
+	s.streamFor = to.Write - 5*time.Second
 	app := fiber.New(fiber.Config{
 		ReadTimeout:  to.Read,
 		WriteTimeout: to.Write,

@@ -30,6 +30,9 @@ type TurnRequest struct {
 	// SessionID is the agent's session from the previous turn ("" on the first), so
 	// the conversation keeps its memory.
 	SessionID string
+	// Events, when set, is told each step the agent reports while it works (turn
+	// events); called from the runner's goroutines.
+	Events func(TurnEvent)
 }
 
 // TurnResult is how a turn ended.

@@ -28,6 +28,7 @@ type TxStore interface {
 type Queries interface {
 	RuntimeQueries
 	RemoteQueries
+	TurnEventQueries
 	DeliveryQueries
 	ChatQueries
 	RetentionQueries

@@ -22,6 +22,7 @@ const (
 	SealedEventBody      SealedKind = "event_body"
 	SealedChatEvent      SealedKind = "chat_event"
 	SealedChatNotice     SealedKind = "chat_notice"
+	SealedTurnEvent      SealedKind = "turn_event"
 	// SealedAsset values live in the BlobStore; the store lists their keys.
 	SealedAsset SealedKind = "asset"
 )
@@ -29,7 +30,7 @@ const (
 // SealedKinds lists every kind, in the order Reseal visits them.
 var SealedKinds = []SealedKind{
 	SealedMessageText, SealedMessageFailure, SealedWebhookSecret, SealedEventBody,
-	SealedChatEvent, SealedChatNotice, SealedAsset,
+	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedAsset,
 }
 
 // binding is the sealing binding of a value of this kind owned by owner and id.
@@ -47,6 +48,8 @@ func (k SealedKind) binding(owner, id string) string {
 		return chatEventBinding(owner, id)
 	case SealedChatNotice:
 		return chatNoticeBinding(owner, id)
+	case SealedTurnEvent:
+		return turnEventBinding(owner, id)
 	case SealedAsset:
 		return assetBinding(owner, id)
 	}

@@ -76,7 +76,7 @@ func NewService(d Deps) *Service {
 	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, logger: d.Runtime.Log}
 	rt := &Runtime{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups}
-	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror}
+	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror, wake: d.Wakeups}
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks, sender: d.Sender},

@@ -180,10 +180,12 @@ func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 		turnCtx, cancel = context.WithTimeout(ctx, s.config.TurnTimeout)
 		defer cancel()
 	}
+	events := s.recordEvents(ctx, ws.ID, msg.TurnID)
+	defer events.close()
 	return s.runner.RunTurn(turnCtx, TurnRequest{
 		WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Model: ws.Model, RuntimeMode: ws.RuntimeMode,
 		Branch: ws.Branch, Dir: ws.CheckoutPath, Home: s.machines.Home(ws), Network: network,
-		Prompt: prompt, Attachments: files, SessionID: ws.AgentSession,
+		Prompt: prompt, Attachments: files, SessionID: ws.AgentSession, Events: events.add,
 	})
 }
 
@@ -250,6 +252,9 @@ func (s *Runtime) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, u
 		}
 	}
 	if err := q.InsertAssistantMessage(ctx, m, sealed, failure, sealedFailure); err != nil {
+		return err
+	}
+	if err := s.finishEvent(ctx, q, ws.ID, user.TurnID, r.Outcome); err != nil {
 		return err
 	}
 	if err := s.emitTurnCompleted(ctx, q, cur, m, truncated, r.Commit); err != nil {

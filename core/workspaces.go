@@ -9,6 +9,8 @@ type Workspaces struct {
 	providers Providers
 	agents    AgentCatalog
 	mirror    RepoMirror
+	// wake ends event streams' waits (nil: they poll).
+	wake Wakeups
 }
 
 // workspacesStore is what Workspaces reads and writes.
@@ -19,4 +21,5 @@ type workspacesStore interface {
 	WorkspaceQueries
 	MessageQueries
 	AssetQueries
+	TurnEventQueries
 }

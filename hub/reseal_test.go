@@ -123,9 +123,10 @@ func TestContentKeyRotation(t *testing.T) {
 			t.Fatalf("webhook secrets: expected 2 scanned, 1 already under key 2, got %+v", p)
 		}
 	}
-	// 6 key-1 texts, 1 failure, 1 secret, 3 event bodies, 1 chat event, 1 asset.
-	if total != 13 {
-		t.Fatalf("expected 13 values resealed, got %d: %+v", total, counts)
+	// 6 key-1 texts, 1 failure, 1 secret, 3 event bodies, 1 chat event, 3 turn events
+	// (each turn's turn_finished), 1 asset.
+	if total != 16 {
+		t.Fatalf("expected 16 values resealed, got %d: %+v", total, counts)
 	}
 	counts = nil
 	if err := rotating.Service.Reseal(context.Background(), 500, func(p core.ResealProgress) { counts = append(counts, p) }); err != nil {

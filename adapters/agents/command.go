@@ -37,14 +37,18 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 	defer os.Remove(sessionHost)
 
 	out := &headBuffer{max: maxStdout}
-	st := r.run(ctx, req.WorkspaceID, at.wrap(invocation{
+	inv := invocation{
 		path:   sh,
 		args:   []string{"-c", command},
-		env:    r.turnEnv(req, at.home, "WSHUB_SESSION_FILE="+sessionAgent),
+		env:    r.turnEnv(req, at.home, "WSHUB_SESSION_FILE="+sessionAgent, "WSHUB_EVENTS_FD="+eventsFD),
 		stdin:  req.Prompt,
 		stdout: out,
 		grace:  r.grace,
-	}))
+	}
+	if req.Events != nil {
+		inv.events = newEventLines(req.Events)
+	}
+	st := r.run(ctx, req.WorkspaceID, at.wrap(inv))
 	reply := strings.ToValidUTF8(strings.TrimSuffix(out.String(), "\n"), "\uFFFD")
 	session := readSession(sessionHost)
 	if session == "" {

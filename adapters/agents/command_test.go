@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -212,6 +213,7 @@ func TestCommandEnvironment(t *testing.T) {
 		"TERM=xterm",
 		"WSHUB_ATTACHMENTS=a/one.txt",
 		"WSHUB_BRANCH=wshub/fix-add",
+		"WSHUB_EVENTS_FD=3",
 		"WSHUB_MODEL=test-model",
 		"WSHUB_RUNTIME_MODE=auto-accept-edits",
 		"WSHUB_SESSION_ID=sess-prev",
@@ -336,5 +338,37 @@ func TestTailBuffer(t *testing.T) {
 	}
 	if got := b.String(); got != "789xy" {
 		t.Errorf("tail: expected %q, got %q", "789xy", got)
+	}
+}
+
+// The event protocol: JSON lines on fd 3 become turn events, in order; other lines,
+// and lines too long, are skipped; the reply is still standard output.
+func TestCommandAgentEvents(t *testing.T) {
+	long := strings.Repeat("x", maxEventLine+10)
+	script := `cat >/dev/null
+printf '{"type":"tool_started","tool":"bash","summary":"ls"}\n' >&3
+printf 'garbage\n{"type":"text","delta":"` + long + `"}\n' >&3
+printf '{"type":"tool_finished","tool":"bash"}\n{"type":"text","delta":"done"}' >&3
+echo reply`
+	r, err := New(context.Background(), Options{Commands: map[string]string{"agent_1": script},
+		StateDir: t.TempDir(), Sandbox: SandboxConfig{Mode: SandboxNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []string
+	req := core.TurnRequest{WorkspaceID: "ws_events", TurnID: "turn_1", Agent: "agent_1", Dir: t.TempDir(), Home: t.TempDir(),
+		Events: func(e core.TurnEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, string(e.Type)+":"+e.Tool+e.Summary+e.Delta)
+		}}
+	res := r.RunTurn(context.Background(), req)
+	if res.Outcome != core.OutcomeCompleted || res.Reply != "reply" {
+		t.Fatalf("expected the reply from standard output, got %+v", res)
+	}
+	// The last line has no newline: it is taken when the pipe closes.
+	if want := "tool_started:bashls|tool_finished:bash|text:done"; strings.Join(got, "|") != want {
+		t.Fatalf("expected events %q, got %q", want, strings.Join(got, "|"))
 	}
 }

@@ -43,6 +43,9 @@ type invocation struct {
 	grace time.Duration
 	// started, when set, is told the process's pid (its process group) once it runs.
 	started func(pid int)
+	// events, when set, receives what the agent writes to file descriptor 3 (the
+	// command-agent event protocol), from one goroutine.
+	events io.Writer
 }
 
 // exitStatus is how a process ended.
@@ -87,17 +90,26 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		return exitStatus{startErr: err}
 	}
 
+	// The event pipe: fd 3 in the agent (bubblewrap passes it through). Always there,
+	// and drained even when nobody listens, so an agent writing events never blocks.
+	eventsR, eventsW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
+		return exitStatus{startErr: err}
+	}
+
 	cmd := exec.Command(inv.path, inv.args...)
 	cmd.Dir = inv.dir
 	cmd.Env = inv.env
 	// *os.File ends: the child writes straight into the pipes, with no copying
 	// goroutine that Wait would wait for.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	cmd.ExtraFiles = []*os.File{eventsW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
-	closeAll(stdinR, stdoutW, stderrW) // the child has its copies
+	closeAll(stdinR, stdoutW, stderrW, eventsW) // the child has its copies
 	if err != nil {
-		closeAll(stdinW, stdoutR, stderrR)
+		closeAll(stdinW, stdoutR, stderrR, eventsR)
 		return exitStatus{startErr: err}
 	}
 	pgid := cmd.Process.Pid
@@ -108,9 +120,21 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	closeStdin := sync.OnceFunc(func() { _ = stdinW.Close() })
 	closeStdout := sync.OnceFunc(func() { _ = stdoutR.Close() })
 	closeStderr := sync.OnceFunc(func() { _ = stderrR.Close() })
+	closeEvents := sync.OnceFunc(func() { _ = eventsR.Close() })
 
 	var readers sync.WaitGroup
-	readers.Add(3)
+	readers.Add(4)
+	go func() {
+		defer readers.Done()
+		sink := inv.events
+		if sink == nil {
+			sink = io.Discard
+		}
+		_, _ = io.Copy(sink, eventsR)
+		if f, ok := sink.(interface{ end() }); ok {
+			f.end() // a last line without its newline still counts
+		}
+	}()
 	go func() {
 		defer readers.Done()
 		// An agent that exits without reading its input makes this fail (EPIPE):
@@ -166,10 +190,12 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		closeStdin()
 		closeStdout()
 		closeStderr()
+		closeEvents()
 		<-drained
 	}
 	closeStdout()
 	closeStderr()
+	closeEvents()
 
 	if cmd.ProcessState == nil {
 		return exitStatus{startErr: waitErr, interrupted: interrupted, stderr: stderr.String()}

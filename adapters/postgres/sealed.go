@@ -29,6 +29,7 @@ var sealedPlaces = map[core.SealedKind]sealedPlace{
 	core.SealedEventBody:      {table: "events", column: "body_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "account_id", id: "id"},
 	core.SealedChatEvent:      {table: "chat_inbox", column: "payload_sealed", key: []string{"platform", "event_id"}, keyTypes: []string{"text", "text"}, owner: "platform", id: "event_id"},
 	core.SealedChatNotice:     {table: "chat_notices", column: "text_sealed", key: []string{"id"}, keyTypes: []string{"bigint"}, owner: "platform", id: "notice_key"},
+	core.SealedTurnEvent:      {table: "turn_events", column: "body_sealed", key: []string{"id"}, keyTypes: []string{"bigint"}, owner: "workspace_id", id: "turn_id"},
 	core.SealedAsset:          {table: "assets", key: []string{"id"}, keyTypes: []string{"text"}, owner: "workspace_id", id: "id", blobKey: "blob_key"},
 }
 

@@ -19,6 +19,17 @@ attachments)
 	echo "$WSHUB_ATTACHMENTS" | while read -r f; do
 		[ -n "$f" ] && printf '%s=%s\n' "$f" "$(cat "$f")"
 	done ;;
+steps)
+	# Turn events on fd 3 (the command-agent event protocol), then the reply.
+	i=0
+	while [ "$i" -lt "$2" ]; do
+		i=$((i + 1))
+		printf '{"type":"tool_started","tool":"bash","summary":"step %s"}\n' "$i" >&"$WSHUB_EVENTS_FD"
+		printf 'not an event\n' >&"$WSHUB_EVENTS_FD"
+		printf '{"type":"tool_finished","tool":"bash"}\n' >&"$WSHUB_EVENTS_FD"
+	done
+	printf '{"type":"text","delta":"all %s steps done"}\n' "$2" >&"$WSHUB_EVENTS_FD"
+	echo "did $2 steps" ;;
 env)
 	echo "model=$WSHUB_MODEL mode=$WSHUB_RUNTIME_MODE branch=$WSHUB_BRANCH turn=$WSHUB_TURN_ID" ;;
 *)

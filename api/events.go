@@ -1,0 +1,111 @@
+package api
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/wshub/wshub/core"
+)
+
+// GET /v1/api/workspaces/{id}/events (an extension of the contract, issue 16): the
+// workspace's turn events, as Server-Sent Events when the client accepts
+// text/event-stream, else as a JSON page after ?afterSeq= for clients that poll.
+
+type turnEventJSON struct {
+	Seq       int64  `json:"seq"`
+	TurnID    string `json:"turnId"`
+	Type      string `json:"type"`
+	Tool      string `json:"tool,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	Delta     string `json:"delta,omitempty"`
+	Outcome   string `json:"outcome,omitempty"`
+	CreatedAt int64  `json:"createdAt"`
+}
+
+func toTurnEvent(e *core.TurnEvent) turnEventJSON {
+	return turnEventJSON{Seq: e.Seq, TurnID: e.TurnID, Type: string(e.Type), Tool: e.Tool, Summary: e.Summary,
+		Delta: e.Delta, Outcome: string(e.Outcome), CreatedAt: e.CreatedAt.UnixMilli()}
+}
+
+// sseHeartbeat keeps idle streams (and the proxies on their way) open.
+const sseHeartbeat = 15 * time.Second
+
+func (s *server) listEvents(c *fiber.Ctx) error {
+	after, limit, err := core.ParseMessageQuery(c.Query("afterSeq"), c.Query("limit"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	stream := strings.Contains(c.Get(fiber.HeaderAccept), "text/event-stream")
+	if stream {
+		if id := strings.TrimSpace(c.Get("Last-Event-ID")); id != "" {
+			if after, err = strconv.ParseInt(id, 10, 64); err != nil || after < 0 {
+				return writeError(c, s.log, core.Errorf(core.CodeInvalidMessageQuery, "Last-Event-ID must be the seq of an event"))
+			}
+		}
+	}
+	acct, id := account(c), param(c, "workspaceId")
+	// The first page is read before answering: an unknown workspace is a 404, not an
+	// empty stream.
+	events, err := s.svc.ListTurnEvents(c.UserContext(), acct, id, after, limit)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	if !stream {
+		out := make([]turnEventJSON, len(events))
+		for i, e := range events {
+			out[i] = toTurnEvent(e)
+			after = e.Seq
+		}
+		return c.JSON(fiber.Map{"events": out, "latestSeq": after})
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	ctx := c.UserContext()
+	// fasthttp bounds a whole response by the write timeout: the stream ends before
+	// it, and the client resumes with Last-Event-ID (EventSource does so by itself).
+	lifetime := max(s.streamFor, 5*time.Second)
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		end := time.Now().Add(lifetime)
+		fmt.Fprintf(w, "retry: 1000\n\n")
+		for {
+			wake, stop := s.svc.WaitForEvents(id)
+			for _, e := range events {
+				body, _ := json.Marshal(toTurnEvent(e))
+				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, body)
+				after = e.Seq
+			}
+			if err := w.Flush(); err != nil {
+				stop()
+				return // the client went away
+			}
+			if len(events) < core.MaxEventPage {
+				left := time.Until(end)
+				if left <= 0 {
+					stop()
+					return
+				}
+				t := time.NewTimer(min(sseHeartbeat, left))
+				select {
+				case <-wake:
+				case <-t.C:
+					fmt.Fprintf(w, ": heartbeat\n\n")
+				}
+				t.Stop()
+			}
+			stop()
+			var err error
+			if events, err = s.svc.ListTurnEvents(ctx, acct, id, after, core.MaxEventPage); err != nil {
+				s.log.Warn("event stream", "workspace", id, "err", err)
+				return
+			}
+		}
+	})
+	return nil
+}

@@ -1,0 +1,270 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Turn events (issue 16): what the agent is doing while a turn runs, as a small typed
+// stream the API serves (GET /workspaces/{id}/events, an extension of the contract)
+// and chat threads will show. Kept per turn in the store, sealed like message text,
+// bounded per turn, and kept like the rest of the conversation.
+
+// TurnEventType is the kind of a turn event.
+type TurnEventType string
+
+// Turn event types.
+const (
+	EventToolStarted       TurnEventType = "tool_started"
+	EventToolFinished      TurnEventType = "tool_finished"
+	EventText              TurnEventType = "text"
+	EventApprovalRequested TurnEventType = "approval_requested"
+	EventTurnFinished      TurnEventType = "turn_finished"
+)
+
+// Limits of turn events: an agent is untrusted, what it reports is bounded.
+const (
+	// MaxTurnEvents is how many events one turn keeps; later ones are dropped (the
+	// turn_finished event is always kept).
+	MaxTurnEvents = 1000
+	maxEventTool  = 100
+	// maxEventSummary bounds a tool step's summary (a command line, a file name).
+	maxEventSummary = 300
+	// maxEventDelta bounds one text event; longer text arrives as several.
+	maxEventDelta = 4000
+	// eventFlushEvery is how long events wait to be written together.
+	eventFlushEvery = 100 * time.Millisecond
+)
+
+// EventsChannel is the NOTIFY channel of new turn events; the payload is the
+// workspace id.
+const EventsChannel = "wshub_events"
+
+// TurnEvent is one step of a turn.
+type TurnEvent struct {
+	// Seq orders a workspace's events (the SSE event id); set by the store.
+	Seq         int64
+	WorkspaceID string
+	TurnID      string
+	Type        TurnEventType
+	Tool        string
+	Summary     string
+	Delta       string
+	// Outcome is set on turn_finished.
+	Outcome   Outcome
+	CreatedAt time.Time
+}
+
+// turnEventBody is what is sealed: everything but the ids and time, which are columns.
+type turnEventBody struct {
+	Tool    string  `json:"tool,omitempty"`
+	Summary string  `json:"summary,omitempty"`
+	Delta   string  `json:"delta,omitempty"`
+	Outcome Outcome `json:"outcome,omitempty"`
+}
+
+// StoredTurnEvent is a turn event as the store keeps it.
+type StoredTurnEvent struct {
+	Seq         int64
+	WorkspaceID string
+	TurnID      string
+	Type        TurnEventType
+	SealedBody  []byte
+	CreatedAt   time.Time
+}
+
+// TurnEventQueries are the store statements of turn events.
+type TurnEventQueries interface {
+	// InsertTurnEvents appends events in order (their Seq is assigned in that order).
+	InsertTurnEvents(ctx context.Context, events []*StoredTurnEvent) error
+	// ListTurnEvents returns a workspace's events after afterSeq, oldest first.
+	ListTurnEvents(ctx context.Context, workspaceID string, afterSeq int64, limit int) ([]*StoredTurnEvent, error)
+}
+
+// clean bounds an event's fields and reports whether the event is one the hub keeps.
+func (e *TurnEvent) clean() bool {
+	switch e.Type {
+	case EventToolStarted, EventToolFinished, EventText:
+	default:
+		return false // approval_requested and turn_finished are the hub's own
+	}
+	e.Tool, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(e.Tool), "\uFFFD"), maxEventTool)
+	e.Summary, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(e.Summary), "\uFFFD"), maxEventSummary)
+	e.Delta, _ = capRunes(strings.ToValidUTF8(e.Delta, "\uFFFD"), maxEventDelta)
+	e.Outcome = ""
+	return e.Type != EventText || e.Delta != ""
+}
+
+func turnEventBinding(workspaceID, turnID string) string {
+	return "turn-event:" + workspaceID + ":" + turnID
+}
+
+// sealEvent turns an event into its stored form.
+func (s kernel) sealEvent(e *TurnEvent) (*StoredTurnEvent, error) {
+	body, err := json.Marshal(turnEventBody{Tool: e.Tool, Summary: e.Summary, Delta: e.Delta, Outcome: e.Outcome})
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.seal(body, turnEventBinding(e.WorkspaceID, e.TurnID))
+	if err != nil {
+		return nil, err
+	}
+	return &StoredTurnEvent{WorkspaceID: e.WorkspaceID, TurnID: e.TurnID, Type: e.Type, SealedBody: sealed, CreatedAt: e.CreatedAt}, nil
+}
+
+// openEvent reads a stored event.
+func (s kernel) openEvent(st *StoredTurnEvent) (*TurnEvent, error) {
+	plain, err := s.open(st.SealedBody, turnEventBinding(st.WorkspaceID, st.TurnID))
+	if err != nil {
+		return nil, err
+	}
+	var b turnEventBody
+	if err := json.Unmarshal([]byte(plain), &b); err != nil {
+		return nil, err
+	}
+	return &TurnEvent{Seq: st.Seq, WorkspaceID: st.WorkspaceID, TurnID: st.TurnID, Type: st.Type,
+		Tool: b.Tool, Summary: b.Summary, Delta: b.Delta, Outcome: b.Outcome, CreatedAt: st.CreatedAt}, nil
+}
+
+// eventRecorder writes a running turn's events as they come, in batches (one
+// transaction and one NOTIFY per eventFlushEvery at most), so a chatty agent costs a
+// few writes a second, not one per line. Events past MaxTurnEvents are dropped.
+type eventRecorder struct {
+	rt      *Runtime
+	ws      string
+	turn    string
+	mu      sync.Mutex
+	pending []*TurnEvent
+	count   int
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+func (s *Runtime) recordEvents(ctx context.Context, workspaceID, turnID string) *eventRecorder {
+	r := &eventRecorder{rt: s, ws: workspaceID, turn: turnID, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go r.loop(context.WithoutCancel(ctx))
+	return r
+}
+
+// add takes one event from the agent (from any goroutine).
+func (r *eventRecorder) add(e TurnEvent) {
+	if !e.clean() {
+		return
+	}
+	e.WorkspaceID, e.TurnID, e.CreatedAt = r.ws, r.turn, r.rt.clock.Now()
+	r.mu.Lock()
+	if r.count >= MaxTurnEvents {
+		r.mu.Unlock()
+		return
+	}
+	r.count++
+	r.pending = append(r.pending, &e)
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close writes what is left and stops; the turn is recorded after it.
+func (r *eventRecorder) close() {
+	close(r.wake)
+	<-r.done
+}
+
+func (r *eventRecorder) loop(ctx context.Context) {
+	defer close(r.done)
+	for {
+		_, open := <-r.wake
+		if open {
+			time.Sleep(eventFlushEvery) // let a burst gather
+		}
+		r.flush(ctx)
+		if !open {
+			return
+		}
+	}
+}
+
+func (r *eventRecorder) flush(ctx context.Context) {
+	r.mu.Lock()
+	batch := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	stored := make([]*StoredTurnEvent, 0, len(batch))
+	for _, e := range batch {
+		st, err := r.rt.sealEvent(e)
+		if err != nil {
+			r.rt.log().Warn("turn event not kept", "workspace", r.ws, "turn", r.turn, "err", err)
+			return
+		}
+		stored = append(stored, st)
+	}
+	// Events are a live view: one the store cannot take now is not worth holding the
+	// turn for (its reply is what must not be lost).
+	err := r.rt.store.InTx(ctx, func(q Queries) error {
+		if err := q.InsertTurnEvents(ctx, stored); err != nil {
+			return err
+		}
+		return q.Notify(ctx, EventsChannel, r.ws)
+	})
+	if err != nil {
+		r.rt.log().Warn("turn events not kept", "workspace", r.ws, "turn", r.turn, "events", len(stored), "err", err)
+	}
+}
+
+// finishEvent writes the turn's turn_finished event in the transaction that records
+// the turn, so a reader that sees it also sees the reply.
+func (s *Runtime) finishEvent(ctx context.Context, q Queries, workspaceID, turnID string, outcome Outcome) error {
+	st, err := s.sealEvent(&TurnEvent{WorkspaceID: workspaceID, TurnID: turnID, Type: EventTurnFinished, Outcome: outcome, CreatedAt: s.clock.Now()})
+	if err != nil {
+		return err
+	}
+	if err := q.InsertTurnEvents(ctx, []*StoredTurnEvent{st}); err != nil {
+		return err
+	}
+	return q.Notify(ctx, EventsChannel, workspaceID)
+}
+
+// MaxEventPage is the most events one page of GET /events returns.
+const MaxEventPage = 500
+
+// ListTurnEvents returns a workspace's turn events after afterSeq, oldest first (at
+// most limit, capped at MaxEventPage).
+func (s *Workspaces) ListTurnEvents(ctx context.Context, acct *Account, workspaceID string, afterSeq int64, limit int) ([]*TurnEvent, error) {
+	ws, err := s.store.GetWorkspace(ctx, acct.ID, workspaceID)
+	if err != nil {
+		return nil, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
+	}
+	if limit <= 0 || limit > MaxEventPage {
+		limit = MaxEventPage
+	}
+	rows, err := s.store.ListTurnEvents(ctx, ws.ID, afterSeq, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*TurnEvent, 0, len(rows))
+	for _, st := range rows {
+		e, err := s.openEvent(st)
+		if err != nil {
+			return nil, Errorf(CodeSealFailed, "a turn event could not be opened")
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// WaitForEvents returns a channel signalled when the workspace may have new events,
+// and a function to stop waiting (nil channel: no wake-ups on this hub; poll).
+func (s *Workspaces) WaitForEvents(workspaceID string) (<-chan struct{}, func()) {
+	if s.wake == nil {
+		return nil, func() {}
+	}
+	return s.wake.Wait(EventsChannel, workspaceID)
+}

@@ -1,0 +1,169 @@
+package hub_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+type sseEvent struct {
+	Seq     int64  `json:"seq"`
+	TurnID  string `json:"turnId"`
+	Type    string `json:"type"`
+	Tool    string `json:"tool"`
+	Summary string `json:"summary"`
+	Delta   string `json:"delta"`
+	Outcome string `json:"outcome"`
+}
+
+func (e sseEvent) String() string {
+	var parts []string
+	for _, p := range []string{e.Type, e.Tool, e.Summary, e.Delta, e.Outcome} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// eventsPage reads the JSON form of GET /events.
+func eventsPage(t *testing.T, h *hubtest.Hub, id string, after int64) []sseEvent {
+	t.Helper()
+	r := h.Call("GET", fmt.Sprintf("/v1/api/workspaces/%s/events?afterSeq=%d", id, after), h.Key, nil).Expect(t, 200, "")
+	var page struct{ Events []sseEvent }
+	if err := json.Unmarshal(r.Raw, &page); err != nil {
+		t.Fatal(err)
+	}
+	return page.Events
+}
+
+// stream opens the SSE form and returns a channel of its events (closed when the
+// stream ends) and a function that drops the connection.
+func stream(t *testing.T, h *hubtest.Hub, id, lastEventID string) (<-chan sseEvent, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "GET", h.URL+"/v1/api/workspaces/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+h.Key)
+	req.Header.Set("Accept", "text/event-stream")
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		cancel()
+		t.Fatalf("expected an event stream, got %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	out := make(chan sseEvent, 100)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		var id, typ string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "id: "):
+				id = strings.TrimPrefix(line, "id: ")
+			case strings.HasPrefix(line, "event: "):
+				typ = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				var e sseEvent
+				if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &e) != nil || strconv.FormatInt(e.Seq, 10) != id || e.Type != typ {
+					t.Errorf("malformed event: id %q event %q data %q", id, typ, line)
+					return
+				}
+				out <- e
+			}
+		}
+	}()
+	return out, cancel
+}
+
+// until reads events until a turn_finished, failing after a deadline.
+func until(t *testing.T, events <-chan sseEvent) []sseEvent {
+	t.Helper()
+	var got []sseEvent
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatalf("the stream ended after %v", got)
+			}
+			got = append(got, e)
+			if e.Type == "turn_finished" {
+				return got
+			}
+		case <-deadline:
+			t.Fatalf("no turn_finished within 30 s; got %v", got)
+		}
+	}
+}
+
+func TestTurnEventsAreStoredAndStreamed(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createOn(t, h, "local", "steps 2")
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	got := eventsPage(t, h, id, 0)
+	var lines []string
+	for _, e := range got {
+		lines = append(lines, e.String())
+	}
+	want := "tool_started bash step 1|tool_finished bash|tool_started bash step 2|tool_finished bash|text all 2 steps done|turn_finished completed"
+	if strings.Join(lines, "|") != want {
+		t.Fatalf("expected events %q, got %q", want, strings.Join(lines, "|"))
+	}
+	turn := replies(t, h, id)
+	if len(turn) != 1 || got[0].TurnID == "" {
+		t.Fatalf("expected one turn with its events, got %q %v", turn, got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Seq <= got[i-1].Seq || got[i].TurnID != got[0].TurnID {
+			t.Fatalf("expected increasing seqs of one turn, got %v", got)
+		}
+	}
+	if rest := eventsPage(t, h, id, got[2].Seq); len(rest) != 3 || rest[0].Seq != got[3].Seq {
+		t.Fatalf("expected the page after seq %d to start at %d, got %v", got[2].Seq, got[3].Seq, rest)
+	}
+
+	// A stream opened before a turn sees it live; after a dropped connection it
+	// resumes from Last-Event-ID with no gap and no duplicate.
+	events, drop := stream(t, h, id, strconv.FormatInt(got[len(got)-1].Seq, 10))
+	send(t, h, id, "steps 1")
+	first := until(t, events)
+	drop()
+	send(t, h, id, "steps 3")
+	waitFor(t, h, id, "idle after three turns", idleAfterTurns(3))
+	events, drop = stream(t, h, id, strconv.FormatInt(first[len(first)-1].Seq, 10))
+	defer drop()
+	second := until(t, events)
+	all := append(append(got, first...), second...)
+	if stored := eventsPage(t, h, id, 0); len(stored) != len(all) {
+		t.Fatalf("expected the streams to have seen every stored event once: %d stored, %d seen", len(stored), len(all))
+	} else {
+		for i := range stored {
+			if stored[i].Seq != all[i].Seq {
+				t.Fatalf("event %d: stored seq %d, streamed %d", i, stored[i].Seq, all[i].Seq)
+			}
+		}
+	}
+	if len(first) != 4 || len(second) != 8 {
+		t.Fatalf("expected 4 and 8 events for one and three steps, got %v and %v", first, second)
+	}
+
+	h.Call("GET", "/v1/api/workspaces/ws_0000000000000000/events", h.Key, nil).Expect(t, 404, "cloud_workspace_not_found")
+	h.Call("GET", "/v1/api/workspaces/"+id+"/events?afterSeq=-1", h.Key, nil).Expect(t, 400, "invalid_message_query")
+}
