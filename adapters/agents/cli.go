@@ -82,6 +82,9 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 		stdin = prompt
 	}
 	p := c.newParser()
+	if e, ok := p.(interface{ setEvents(func(core.TurnEvent)) }); ok && req.Events != nil {
+		e.setEvents(req.Events)
+	}
 	lines := &lineWriter{max: maxLine, fn: p.line}
 	st := r.run(ctx, req.WorkspaceID, at.wrap(invocation{path: path, args: args, env: r.turnEnv(req, at.home), stdin: stdin, stdout: lines, grace: r.grace}))
 	lines.close()

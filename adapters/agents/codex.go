@@ -66,15 +66,46 @@ type codexParser struct {
 	failed    bool
 	failure   string
 	lastError string
+	events    func(core.TurnEvent)
+}
+
+func (p *codexParser) setEvents(fn func(core.TurnEvent)) { p.events = fn }
+
+// event reports a step: a command started or done, a file change, a message.
+func (p *codexParser) event(started bool, item *codexItem) {
+	if p.events == nil || item == nil {
+		return
+	}
+	switch {
+	case item.Type == "command_execution" && started:
+		p.events(core.TurnEvent{Type: core.EventToolStarted, Tool: "command", Summary: item.Command})
+	case item.Type == "command_execution":
+		p.events(core.TurnEvent{Type: core.EventToolFinished, Tool: "command"})
+	case item.Type == "file_change" && !started:
+		summary := ""
+		if len(item.Changes) > 0 {
+			summary = item.Changes[0].Path
+		}
+		p.events(core.TurnEvent{Type: core.EventToolStarted, Tool: "file_change", Summary: summary})
+		p.events(core.TurnEvent{Type: core.EventToolFinished, Tool: "file_change"})
+	case item.Type == "agent_message" && !started:
+		p.events(core.TurnEvent{Type: core.EventText, Delta: item.Text})
+	}
+}
+
+type codexItem struct {
+	Type    string `json:"type"`
+	Text    string `json:"text"`
+	Command string `json:"command"`
+	Changes []struct {
+		Path string `json:"path"`
+	} `json:"changes"`
 }
 
 type codexEvent struct {
 	Type     string `json:"type"`
 	ThreadID string `json:"thread_id"`
-	Item     *struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"item"`
+	Item     *codexItem `json:"item"`
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
@@ -91,10 +122,13 @@ func (p *codexParser) line(b []byte) {
 		if ev.ThreadID != "" {
 			p.threadID = ev.ThreadID
 		}
+	case "item.started":
+		p.event(true, ev.Item)
 	case "item.completed":
 		if ev.Item != nil && ev.Item.Type == "agent_message" {
 			p.reply = ev.Item.Text
 		}
+		p.event(false, ev.Item)
 	case "turn.failed":
 		p.failed = true
 		if ev.Error != nil {

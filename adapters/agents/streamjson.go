@@ -3,6 +3,8 @@ package agents
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/wshub/wshub/core"
 )
 
 // streamJSON follows the "stream-json" output that Claude Code and Cursor Agent share
@@ -29,6 +31,18 @@ type streamJSON struct {
 	result    string
 	isError   bool
 	errorText string
+	// events, when set, is told the turn's steps (tool uses and results, text).
+	events func(core.TurnEvent)
+	// tools names the open tool uses by id, for tool_finished.
+	tools map[string]string
+}
+
+func (s *streamJSON) setEvents(fn func(core.TurnEvent)) { s.events = fn }
+
+func (s *streamJSON) emit(e core.TurnEvent) {
+	if s.events != nil {
+		s.events(e)
+	}
 }
 
 type streamEvent struct {
@@ -40,6 +54,7 @@ type streamEvent struct {
 	Result          *string         `json:"result"`
 	IsError         bool            `json:"is_error"`
 	Errors          json.RawMessage `json:"errors"`
+	ToolCall        json.RawMessage `json:"tool_call"`
 }
 
 type streamMessage struct {
@@ -48,8 +63,42 @@ type streamMessage struct {
 }
 
 type streamBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+}
+
+// toolSummary picks what says most of a tool's input: the command, the file, the
+// pattern, the URL, or the description.
+func toolSummary(input json.RawMessage) string {
+	var in map[string]any
+	if json.Unmarshal(input, &in) != nil {
+		return ""
+	}
+	for _, k := range []string{"command", "file_path", "path", "pattern", "url", "query", "description"} {
+		if v, ok := in[k].(string); ok && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// cursorTool reads a Cursor tool_call: {"readToolCall":{"args":{"path":…}}} gives
+// ("read", "calc.go").
+func cursorTool(raw json.RawMessage) (name, summary string) {
+	var calls map[string]struct {
+		Args json.RawMessage `json:"args"`
+	}
+	if json.Unmarshal(raw, &calls) != nil {
+		return "", ""
+	}
+	for k, c := range calls {
+		return strings.TrimSuffix(k, "ToolCall"), toolSummary(c.Args)
+	}
+	return "", ""
 }
 
 func (s *streamJSON) line(b []byte) {
@@ -74,13 +123,40 @@ func (s *streamJSON) line(b []byte) {
 			switch bl.Type {
 			case "text":
 				s.answer.WriteString(bl.Text)
+				s.emit(core.TurnEvent{Type: core.EventText, Delta: bl.Text})
 			case "tool_use":
 				s.answer.Reset()
+				if s.tools == nil {
+					s.tools = map[string]string{}
+				}
+				s.tools[bl.ID] = bl.Name
+				s.emit(core.TurnEvent{Type: core.EventToolStarted, Tool: bl.Name, Summary: toolSummary(bl.Input)})
 			}
 		}
 	case "user", "tool_call":
 		if !subagent {
 			s.answer.Reset()
+		}
+		if subagent {
+			return
+		}
+		if ev.Type == "tool_call" {
+			name, summary := cursorTool(ev.ToolCall)
+			switch ev.Subtype {
+			case "started":
+				s.emit(core.TurnEvent{Type: core.EventToolStarted, Tool: name, Summary: summary})
+			case "completed":
+				s.emit(core.TurnEvent{Type: core.EventToolFinished, Tool: name})
+			}
+			return
+		}
+		var blocks []streamBlock
+		if ev.Message != nil && json.Unmarshal(ev.Message.Content, &blocks) == nil {
+			for _, bl := range blocks {
+				if bl.Type == "tool_result" {
+					s.emit(core.TurnEvent{Type: core.EventToolFinished, Tool: s.tools[bl.ToolUseID]})
+				}
+			}
 		}
 	case "result":
 		s.hasResult = true
