@@ -103,10 +103,10 @@ type codexItem struct {
 }
 
 type codexEvent struct {
-	Type     string `json:"type"`
-	ThreadID string `json:"thread_id"`
+	Type     string     `json:"type"`
+	ThreadID string     `json:"thread_id"`
 	Item     *codexItem `json:"item"`
-	Error *struct {
+	Error    *struct {
 		Message string `json:"message"`
 	} `json:"error"`
 	Message string `json:"message"`
