@@ -28,6 +28,7 @@ func mountRuntime(app *fiber.App, s *server) {
 	g.Get("/attachments/:assetId", s.runtimeAttachment)
 	g.Post("/commits", s.runtimeCommits)
 	g.Post("/turns/:turnId", s.runtimeReport)
+	g.Post("/turns/:turnId/events", s.runtimeEvents)
 	g.Use(func(c *fiber.Ctx) error {
 		return writeError(c, s.log, core.Errorf(core.CodeNotFound, "no such runtime API endpoint"))
 	})
@@ -179,4 +180,20 @@ func (s *server) runtimeReport(c *fiber.Ctx) error {
 		return writeError(c, s.log, err)
 	}
 	return c.JSON(runtimewire.Recorded{Recorded: recorded})
+}
+
+func (s *server) runtimeEvents(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	var in runtimewire.Events
+	if err := decodeRuntime(c, &in); err != nil {
+		return writeError(c, s.log, err)
+	}
+	events := make([]core.TurnEvent, len(in.Events))
+	for i, e := range in.Events {
+		events[i] = core.TurnEvent{Type: core.TurnEventType(e.Type), Tool: e.Tool, Summary: e.Summary, Delta: e.Delta}
+	}
+	if err := s.svc.Remote.TurnEvents(c.UserContext(), token, session, c.Params("turnId"), in.First, events); err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }

@@ -372,3 +372,49 @@ func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, 
 		FailureCode: rep.FailureCode, Commit: tc})
 	return true, nil
 }
+
+// TurnEvents adds a batch of the running turn's events, from the first-th event of the
+// turn on: those the hub already has (a batch sent again) are skipped, and the turn
+// keeps at most MaxTurnEvents. Events for a turn that is no longer in flight are
+// dropped: it ended.
+func (r *Remote) TurnEvents(ctx context.Context, token, session, turnID string, first int, events []TurnEvent) error {
+	if first < 0 || len(events) > 200 {
+		return Errorf(CodeInvalidRequest, "first must be 0 or more, and a batch at most 200 events")
+	}
+	return r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+		m, err := q.OldestOpenMessage(ctx, ws.ID)
+		if errors.Is(err, ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if m.TurnID != turnID || m.Status != MessageDelivered {
+			return nil
+		}
+		have, err := q.CountTurnEvents(ctx, ws.ID, turnID)
+		if err != nil {
+			return err
+		}
+		now := r.rt.clock.Now()
+		var stored []*StoredTurnEvent
+		for i, e := range events {
+			if first+i < have || have+len(stored) >= MaxTurnEvents || !e.clean() {
+				continue
+			}
+			e.WorkspaceID, e.TurnID, e.CreatedAt = ws.ID, turnID, now
+			st, err := r.rt.sealEvent(&e)
+			if err != nil {
+				return err
+			}
+			stored = append(stored, st)
+		}
+		if len(stored) == 0 {
+			return nil
+		}
+		if err := q.InsertTurnEvents(ctx, stored); err != nil {
+			return err
+		}
+		return q.Notify(ctx, EventsChannel, ws.ID)
+	})
+}

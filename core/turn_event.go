@@ -80,6 +80,8 @@ type StoredTurnEvent struct {
 type TurnEventQueries interface {
 	// InsertTurnEvents appends events in order (their Seq is assigned in that order).
 	InsertTurnEvents(ctx context.Context, events []*StoredTurnEvent) error
+	// CountTurnEvents counts a turn's events.
+	CountTurnEvents(ctx context.Context, workspaceID, turnID string) (int, error)
 	// ListTurnEvents returns a workspace's events after afterSeq, oldest first.
 	ListTurnEvents(ctx context.Context, workspaceID string, afterSeq int64, limit int) ([]*StoredTurnEvent, error)
 }

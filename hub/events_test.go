@@ -167,3 +167,20 @@ func TestTurnEventsAreStoredAndStreamed(t *testing.T) {
 	h.Call("GET", "/v1/api/workspaces/ws_0000000000000000/events", h.Key, nil).Expect(t, 404, "cloud_workspace_not_found")
 	h.Call("GET", "/v1/api/workspaces/"+id+"/events?afterSeq=-1", h.Key, nil).Expect(t, 400, "invalid_message_query")
 }
+
+// A remote runtime relays its turn's events over the runtime API: the same stream as
+// a local turn's.
+func TestProcessRuntimeRelaysTurnEvents(t *testing.T) {
+	t.Parallel()
+	h := startProcessHub(t)
+	id := createOn(t, h, "process", "steps 2")
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	var lines []string
+	for _, e := range eventsPage(t, h, id, 0) {
+		lines = append(lines, e.String())
+	}
+	want := "tool_started bash step 1|tool_finished bash|tool_started bash step 2|tool_finished bash|text all 2 steps done|turn_finished completed"
+	if strings.Join(lines, "|") != want {
+		t.Fatalf("expected events %q, got %q", want, strings.Join(lines, "|"))
+	}
+}

@@ -113,6 +113,23 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 		t.Fatalf("expected the second message with the agent's session, got %v", second)
 	}
 
+	// Events of the running turn: a batch sent again, or overlapping, is stored once.
+	evPath := "/turns/" + second["turnId"].(string) + "/events"
+	step := func(n string) map[string]any { return map[string]any{"type": "tool_started", "tool": "bash", "summary": n} }
+	call("POST", evPath, s1, map[string]any{"first": 0, "events": []any{step("a"), step("b")}}, 204, "")
+	call("POST", evPath, s1, map[string]any{"first": 0, "events": []any{step("a"), step("b")}}, 204, "")
+	call("POST", evPath, s1, map[string]any{"first": 1, "events": []any{step("b"), step("c")}}, 204, "")
+	call("POST", evPath, s1, map[string]any{"first": 0, "events": []any{}, "extra": 1}, 400, "invalid_json")
+	var summaries []string
+	for _, e := range eventsPage(t, h, id, 0) {
+		if e.TurnID == second["turnId"] {
+			summaries = append(summaries, e.Summary)
+		}
+	}
+	if strings.Join(summaries, ",") != "a,b,c" {
+		t.Fatalf("expected the turn's events a,b,c once each, got %q", summaries)
+	}
+
 	// A new runtime process: the turn its predecessor held ends interrupted, and the
 	// predecessor can record nothing.
 	call("POST", "/hello", s2, nil, 200, "")

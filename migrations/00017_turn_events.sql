@@ -13,6 +13,8 @@ CREATE TABLE turn_events (
 );
 -- ListTurnEvents: a workspace's events after a position.
 CREATE INDEX turn_events_workspace ON turn_events (workspace_id, id);
+-- CountTurnEvents: a remote runtime's batch sent again is deduplicated by position.
+CREATE INDEX turn_events_turn ON turn_events (workspace_id, turn_id);
 
 -- +goose Down
 DROP TABLE turn_events;

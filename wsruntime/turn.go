@@ -30,7 +30,9 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 		rep.Outcome, rep.FailureCode = string(core.OutcomeError), core.FailureAgentError
 		rep.FailureMessage = "the message's attachments could not be placed in the workspace"
 	} else {
-		res := r.runAgent(ctx, turn, files)
+		events := r.relayEvents(ctx, turn.TurnID)
+		res := r.runAgent(ctx, turn, files, events.add)
+		events.close()
 		rep.Outcome, rep.Reply, rep.FailureCode, rep.FailureMessage = string(res.Outcome), res.Reply, res.FailureCode, res.FailureMessage
 		if res.SessionID != "" {
 			rep.SessionID = res.SessionID
@@ -56,7 +58,7 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 }
 
 // runAgent runs the agent in the sandbox, bounded by the hub's turn time limit.
-func (r *Runtime) runAgent(ctx context.Context, turn *runtimewire.Turn, files []string) core.TurnResult {
+func (r *Runtime) runAgent(ctx context.Context, turn *runtimewire.Turn, files []string, events func(core.TurnEvent)) core.TurnResult {
 	if r.hello.TurnTimeoutSeconds > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(r.hello.TurnTimeoutSeconds)*time.Second)
@@ -65,7 +67,7 @@ func (r *Runtime) runAgent(ctx context.Context, turn *runtimewire.Turn, files []
 	return r.runner.RunTurn(ctx, core.TurnRequest{
 		WorkspaceID: r.hello.WorkspaceID, TurnID: turn.TurnID, Agent: r.hello.Agent, Model: r.hello.Model,
 		RuntimeMode: r.hello.RuntimeMode, Branch: r.hello.Branch, Dir: r.checkoutDir(), Home: filepath.Join(r.cfg.Dir, "home"),
-		Network: r.hello.Network, Prompt: turn.Prompt, Attachments: files, SessionID: turn.SessionID,
+		Network: r.hello.Network, Prompt: turn.Prompt, Attachments: files, SessionID: turn.SessionID, Events: events,
 	})
 }
 

@@ -58,3 +58,11 @@ func (q queries) ListTurnEvents(ctx context.Context, workspaceID string, afterSe
 	}
 	return out, nil
 }
+
+// CountTurnEvents reads turn_events_turn.
+func (q queries) CountTurnEvents(ctx context.Context, workspaceID, turnID string) (_ int, err error) {
+	defer wrapErr(&err, "count turn events")
+	var n int
+	err = q.get(ctx, &n, `SELECT count(*) FROM turn_events WHERE workspace_id = $1 AND turn_id = $2`, workspaceID, turnID)
+	return n, err
+}

@@ -91,3 +91,22 @@ type Error struct {
 	Error  string `json:"error"`
 	Detail string `json:"detail"`
 }
+
+// Events is the body of POST /turns/{turnId}/events: the turn's events from the
+// First-th on (counted from 0 within the turn), so a batch sent again after a lost
+// answer adds only what the hub does not have.
+type Events struct {
+	First  int     `json:"first"`
+	Events []Event `json:"events"`
+}
+
+// Event is one turn event (core.TurnEvent's wire form).
+type Event struct {
+	Type    string `json:"type"`
+	Tool    string `json:"tool,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	Delta   string `json:"delta,omitempty"`
+}
+
+// MaxEventsBatch bounds one POST /turns/{turnId}/events.
+const MaxEventsBatch = 200

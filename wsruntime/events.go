@@ -1,0 +1,83 @@
+package wsruntime
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/wshub/wshub/api/runtimewire"
+	"github.com/wshub/wshub/core"
+)
+
+// eventRelay sends a running turn's events to the hub in batches (one call per
+// relayEvery at most). Each batch names the position of its first event in the turn,
+// so a batch sent again after a lost answer is not stored twice. Events are a live
+// view: a batch the hub will not take is dropped, never held up for the turn.
+type eventRelay struct {
+	r    *Runtime
+	turn string
+	mu   sync.Mutex
+	// pending are the events not yet sent; sent is how many of the turn's were.
+	pending []runtimewire.Event
+	sent    int
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+const relayEvery = 150 * time.Millisecond
+
+func (r *Runtime) relayEvents(ctx context.Context, turnID string) *eventRelay {
+	e := &eventRelay{r: r, turn: turnID, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go e.loop(ctx)
+	return e
+}
+
+func (e *eventRelay) add(ev core.TurnEvent) {
+	e.mu.Lock()
+	if e.sent+len(e.pending) < core.MaxTurnEvents {
+		e.pending = append(e.pending, runtimewire.Event{Type: string(ev.Type), Tool: ev.Tool, Summary: ev.Summary, Delta: ev.Delta})
+	}
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close sends what is left; the turn is reported after it.
+func (e *eventRelay) close() {
+	close(e.wake)
+	<-e.done
+}
+
+func (e *eventRelay) loop(ctx context.Context) {
+	defer close(e.done)
+	for {
+		_, open := <-e.wake
+		if open {
+			time.Sleep(relayEvery)
+		}
+		e.flush(ctx)
+		if !open {
+			return
+		}
+	}
+}
+
+func (e *eventRelay) flush(ctx context.Context) {
+	for {
+		e.mu.Lock()
+		n := min(len(e.pending), runtimewire.MaxEventsBatch)
+		batch := runtimewire.Events{First: e.sent, Events: e.pending[:n:n]}
+		e.mu.Unlock()
+		if n == 0 || ctx.Err() != nil {
+			return
+		}
+		if _, err := e.r.hub.call(ctx, request{method: "POST", path: "/turns/" + e.turn + "/events", json: batch}, nil); err != nil {
+			e.r.log.Warn("turn events not sent", "turn", e.turn, "events", n, "err", err)
+		}
+		e.mu.Lock()
+		e.pending, e.sent = e.pending[n:], e.sent+n
+		e.mu.Unlock()
+	}
+}
