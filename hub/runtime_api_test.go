@@ -115,7 +115,9 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 
 	// Events of the running turn: a batch sent again, or overlapping, is stored once.
 	evPath := "/turns/" + second["turnId"].(string) + "/events"
-	step := func(n string) map[string]any { return map[string]any{"type": "tool_started", "tool": "bash", "summary": n} }
+	step := func(n string) map[string]any {
+		return map[string]any{"type": "tool_started", "tool": "bash", "summary": n}
+	}
 	call("POST", evPath, s1, map[string]any{"first": 0, "events": []any{step("a"), step("b")}}, 204, "")
 	call("POST", evPath, s1, map[string]any{"first": 0, "events": []any{step("a"), step("b")}}, 204, "")
 	call("POST", evPath, s1, map[string]any{"first": 1, "events": []any{step("b"), step("c")}}, 204, "")
