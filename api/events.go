@@ -109,3 +109,13 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 	})
 	return nil
 }
+
+// stopTurn asks for a turn to be stopped (an extension): 202, the turn ends
+// interrupted as soon as its runtime sees the request.
+func (s *server) stopTurn(c *fiber.Ctx) error {
+	running, err := s.svc.StopTurn(c.UserContext(), account(c), param(c, "workspaceId"), param(c, "turnId"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"turnId": param(c, "turnId"), "running": running})
+}

@@ -29,6 +29,7 @@ func mountRuntime(app *fiber.App, s *server) {
 	g.Post("/commits", s.runtimeCommits)
 	g.Post("/turns/:turnId", s.runtimeReport)
 	g.Post("/turns/:turnId/events", s.runtimeEvents)
+	g.Post("/turns/:turnId/stop-wait", s.runtimeStopWait)
 	g.Use(func(c *fiber.Ctx) error {
 		return writeError(c, s.log, core.Errorf(core.CodeNotFound, "no such runtime API endpoint"))
 	})
@@ -196,4 +197,20 @@ func (s *server) runtimeEvents(c *fiber.Ctx) error {
 		return writeError(c, s.log, err)
 	}
 	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *server) runtimeStopWait(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	var in runtimewire.Next
+	if err := decodeRuntime(c, &in); err != nil {
+		return writeError(c, s.log, err)
+	}
+	if in.WaitSeconds < 0 || in.WaitSeconds > runtimewire.MaxWaitSeconds {
+		return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "waitSeconds must be 0 to %d", runtimewire.MaxWaitSeconds))
+	}
+	stop, err := s.svc.Remote.WaitStop(c.UserContext(), token, session, c.Params("turnId"), time.Duration(in.WaitSeconds)*time.Second)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(runtimewire.Stop{Stop: stop})
 }

@@ -83,6 +83,7 @@ var routes = []route{
 	{"POST", "/workspaces/:workspaceId/messages", nil, (*server).sendMessage},
 	{"GET", "/workspaces/:workspaceId/messages", nil, (*server).listMessages},
 	{"GET", "/workspaces/:workspaceId/events", nil, (*server).listEvents},
+	{"POST", "/workspaces/:workspaceId/turns/:turnId/stop", nil, (*server).stopTurn},
 	{"POST", "/workspaces/:workspaceId/attachments", nil, (*server).uploadAttachment},
 	{"GET", "/projects", nil, (*server).listProjects},
 	{"GET", "/agents", nil, (*server).listAgents},

@@ -70,6 +70,8 @@ const (
 	CodeWorkspaceNotFound = "cloud_workspace_not_found"
 	CodeAssetNotFound     = "api_asset_not_found"
 	CodeWebhookNotFound   = "webhook_not_found"
+	// CodeTurnNotFound: no turn with this id in the workspace (stop).
+	CodeTurnNotFound = "turn_not_found"
 	// 405
 	CodeMethodNotAllowed = "method_not_allowed"
 	// 501: a Transfer-Encoding the server does not implement (RFC 9112 6.1).
@@ -88,6 +90,8 @@ const (
 	CodeWebhookLimitReached           = "webhook_limit_reached"
 	// CodeProjectInUse: operator commands only (project remove while workspaces use it).
 	CodeProjectInUse = "project_in_use"
+	// CodeTurnNotRunning: the turn already ended; there is nothing to stop.
+	CodeTurnNotRunning = "turn_not_running"
 	// CodeRuntimeSuperseded: a newer runtime process of the workspace said hello.
 	CodeRuntimeSuperseded = "runtime_superseded"
 	// CodeRuntimeStopped: the workspace is pausing, archiving, deleting or failed; its

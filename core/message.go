@@ -112,5 +112,8 @@ func cleanText(s string) string {
 type MessageQueries interface {
 	InsertMessage(ctx context.Context, m *Message, sealedText []byte) error
 	GetMessage(ctx context.Context, workspaceID, id string) (*StoredMessage, error)
+	// RequestStop marks a user message's turn to be stopped (the first request's time
+	// is kept).
+	RequestStop(ctx context.Context, messageID string, at time.Time) error
 	ListMessages(ctx context.Context, workspaceID string, afterSeq int64, limit int) ([]*StoredMessage, error)
 }

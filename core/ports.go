@@ -50,6 +50,8 @@ type StoredMessage struct {
 	FailureCode   string
 	FailureAgent  string
 	SealedFailure []byte
+	// StopRequested: someone asked to stop this message's turn.
+	StopRequested bool
 }
 
 // Receipt records an idempotent request that succeeded.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -261,6 +262,10 @@ func (r *Remote) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*Runti
 			return nil, err
 		}
 	}
+	if m.StopRequested {
+		// Stopped before it started: it ends here, and the next poll takes the next.
+		return nil, r.rt.recordTurnIn(ctx, q, ws, m, TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped})
+	}
 	prompt, err := r.rt.open(m.SealedText, messageBinding(ws.ID, m.ID))
 	if err != nil {
 		return nil, err
@@ -417,4 +422,47 @@ func (r *Remote) TurnEvents(ctx context.Context, token, session, turnID string, 
 		}
 		return q.Notify(ctx, EventsChannel, ws.ID)
 	})
+}
+
+// WaitStop waits up to wait for someone to ask to stop the running turn turnID, and
+// reports whether they did (the runtime then stops its agent).
+func (r *Remote) WaitStop(ctx context.Context, token, session, turnID string, wait time.Duration) (bool, error) {
+	if !ValidID(turnID, PrefixTurn) {
+		return false, Errorf(CodeTurnNotFound, "no turn %q in this workspace", turnID)
+	}
+	messageID := PrefixMessage + strings.TrimPrefix(turnID, PrefixTurn)
+	var wake <-chan struct{}
+	if r.rt.wake != nil {
+		var stop func()
+		wake, stop = r.rt.wake.Wait(StopChannel, turnID)
+		defer stop()
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		stopped := false
+		err := r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+			m, err := q.GetMessage(ctx, ws.ID, messageID)
+			if err != nil {
+				return notFound(err, CodeTurnNotFound, "no turn "+turnID+" in this workspace")
+			}
+			stopped = m.StopRequested
+			return nil
+		})
+		if err != nil || stopped {
+			return stopped, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false, nil
+		}
+		t := time.NewTimer(min(left, remoteSafetyPoll))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, ctx.Err()
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
 }

@@ -241,6 +241,7 @@ type runtimeStore interface {
 	TxStore
 	RuntimeQueries
 	RemoteQueries
+	MessageQueries
 	ProjectQueries
 	AssetQueries
 	RetentionQueries

@@ -180,6 +180,13 @@ func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 		turnCtx, cancel = context.WithTimeout(ctx, s.config.TurnTimeout)
 		defer cancel()
 	}
+	turnCtx, stop := context.WithCancelCause(turnCtx)
+	defer stop(nil)
+	defer s.watchStop(ctx, ws, msg.TurnID, msg.ID, stop)()
+	// Looked at once the watch is on, so a stop asked in between is not missed.
+	if m, err := s.store.GetMessage(ctx, ws.ID, msg.ID); err == nil && m.StopRequested {
+		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}
+	}
 	events := s.recordEvents(ctx, ws.ID, msg.TurnID)
 	defer events.close()
 	return s.runner.RunTurn(turnCtx, TurnRequest{

@@ -184,3 +184,57 @@ func TestProcessRuntimeRelaysTurnEvents(t *testing.T) {
 		t.Fatalf("expected events %q, got %q", want, strings.Join(lines, "|"))
 	}
 }
+
+// Stop ends a running turn interrupted within about a second, on the local and the
+// process provider; the workspace's queued messages go on; a turn asked to stop
+// before it started ends without running; an ended turn cannot be stopped.
+func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
+	t.Parallel()
+	h := startProcessHub(t)
+	for _, provider := range []string{"local", "process"} {
+		t.Run(provider, func(t *testing.T) {
+			id := createOn(t, h, provider, "sleep 30")
+			waitFor(t, h, id, "working", func(ws map[string]any) bool {
+				return ws["state"] == "ready" && ws["agentStatus"] == "working" && ws["runtimeState"] == "online"
+			})
+			msgs, _ := messages(t, h, id)
+			running := msgs[0].TurnID
+			send(t, h, id, "sleep 30")
+			send(t, h, id, "after")
+			msgs, _ = messages(t, h, id)
+			queued := msgs[1].TurnID
+			time.Sleep(500 * time.Millisecond) // the agent is running
+			r := h.Call("POST", "/v1/api/workspaces/"+id+"/turns/"+queued+"/stop", h.Key, nil).Expect(t, 202, "")
+			if r.Body["running"] != false {
+				t.Fatalf("expected the queued turn not running, got %s", r.Raw)
+			}
+			asked := time.Now()
+			r = h.Call("POST", "/v1/api/workspaces/"+id+"/turns/"+running+"/stop", h.Key, nil).Expect(t, 202, "")
+			if r.Body["running"] != true {
+				t.Fatalf("expected the first turn running, got %s", r.Raw)
+			}
+			for ended := false; !ended; {
+				msgs, _ := messages(t, h, id)
+				for _, m := range msgs {
+					ended = ended || m.Role == "assistant" && m.TurnID == running
+				}
+				if time.Since(asked) > 30*time.Second {
+					t.Fatal("the stopped turn did not end")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if took := time.Since(asked); took > 2*time.Second {
+				t.Fatalf("expected the turn stopped within a second or so, took %s", took)
+			}
+			waitFor(t, h, id, "idle after three turns", idleAfterTurns(3))
+			got := replies(t, h, id)
+			if len(got) != 3 || !strings.HasPrefix(got[0], "interrupted: ") || got[1] != "interrupted: The turn was stopped before the agent started." ||
+				got[2] != "completed: echo: after" {
+				t.Fatalf("expected stopped, stopped before it started, then answered; got %q", got)
+			}
+			h.Call("POST", "/v1/api/workspaces/"+id+"/turns/"+running+"/stop", h.Key, nil).Expect(t, 409, "turn_not_running")
+			h.Call("POST", "/v1/api/workspaces/"+id+"/turns/turn_0000000000000000/stop", h.Key, nil).Expect(t, 404, "turn_not_found")
+			h.Call("POST", "/v1/api/workspaces/"+id+"/turns/nonsense/stop", h.Key, nil).Expect(t, 404, "turn_not_found")
+		})
+	}
+}

@@ -191,7 +191,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 func (h *Hub) Run(ctx context.Context) error {
 	var work, deliveries, chatEvents, chatReplies jobs.Waker
 	if l, err := postgres.ListenFanout(ctx, h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
-		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel); err != nil {
+		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel); err != nil {
 		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {
 		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)

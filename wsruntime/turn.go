@@ -31,7 +31,11 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 		rep.FailureMessage = "the message's attachments could not be placed in the workspace"
 	} else {
 		events := r.relayEvents(ctx, turn.TurnID)
-		res := r.runAgent(ctx, turn, files, events.add)
+		agentCtx, stopAgent := context.WithCancel(ctx)
+		watched := r.watchStop(agentCtx, turn.TurnID, stopAgent)
+		res := r.runAgent(agentCtx, turn, files, events.add)
+		stopAgent()
+		<-watched
 		events.close()
 		rep.Outcome, rep.Reply, rep.FailureCode, rep.FailureMessage = string(res.Outcome), res.Reply, res.FailureCode, res.FailureMessage
 		if res.SessionID != "" {
@@ -120,4 +124,28 @@ func readAll(resp *http.Response, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("the hub sent more than %d bytes", limit)
 	}
 	return data, nil
+}
+
+// watchStop long-polls the hub for a request to stop the turn and stops the agent
+// when one comes (the turn then ends interrupted and is reported as usual). The
+// returned channel is closed when the watch has ended (ctx done).
+func (r *Runtime) watchStop(ctx context.Context, turnID string, stop context.CancelFunc) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			var st runtimewire.Stop
+			_, err := r.hub.call(ctx, request{method: "POST", path: "/turns/" + turnID + "/stop-wait",
+				json: runtimewire.Next{WaitSeconds: runtimewire.MaxWaitSeconds}}, &st)
+			if err == nil && st.Stop {
+				r.log.Info("turn stopped at the hub's request", "turn", turnID)
+				stop()
+				return
+			}
+			if err != nil && ctx.Err() == nil {
+				return // a final answer (the turn or runtime is gone): nothing to watch
+			}
+		}
+	}()
+	return done
 }

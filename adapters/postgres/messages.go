@@ -25,6 +25,7 @@ type messageRow struct {
 	FailureSealed []byte         `db:"failure_sealed"`
 	CreatedAt     time.Time      `db:"created_at"`
 	DeliveredAt   sql.NullTime   `db:"delivered_at"`
+	StopRequested sql.NullTime   `db:"stop_requested_at"`
 }
 
 func (r *messageRow) core() *core.StoredMessage {
@@ -34,12 +35,12 @@ func (r *messageRow) core() *core.StoredMessage {
 			Outcome: core.Outcome(r.Outcome.String), CreatedAt: r.CreatedAt, DeliveredAt: timePtr(r.DeliveredAt), AssetIDs: r.AssetIDs,
 		},
 		SealedText: r.TextSealed, FailureCode: r.FailureCode.String, FailureAgent: r.FailureAgent.String,
-		SealedFailure: r.FailureSealed,
+		SealedFailure: r.FailureSealed, StopRequested: r.StopRequested.Valid,
 	}
 }
 
 const messageColumns = `id, workspace_id, seq, role, text_sealed, status, turn_id, outcome, asset_ids, failure_code,
-	failure_agent, failure_sealed, created_at, delivered_at`
+	failure_agent, failure_sealed, created_at, delivered_at, stop_requested_at`
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
@@ -78,4 +79,11 @@ func (q queries) ListMessages(ctx context.Context, workspaceID string, afterSeq 
 		out[i] = rows[i].core()
 	}
 	return out, nil
+}
+
+// RequestStop marks a user message's turn to be stopped.
+func (q queries) RequestStop(ctx context.Context, messageID string, at time.Time) (err error) {
+	defer wrapErr(&err, "request stop")
+	_, err = q.exec(ctx, `UPDATE messages SET stop_requested_at = COALESCE(stop_requested_at, $2) WHERE id = $1`, messageID, at)
+	return err
 }

@@ -110,3 +110,9 @@ type Event struct {
 
 // MaxEventsBatch bounds one POST /turns/{turnId}/events.
 const MaxEventsBatch = 200
+
+// Stop is the answer to POST /turns/{turnId}/stop-wait (body: Next's waitSeconds):
+// true when someone asked to stop the turn; false when the wait ended first.
+type Stop struct {
+	Stop bool `json:"stop"`
+}

@@ -1,0 +1,87 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Stopping a turn (issue 16): POST /v1/api/workspaces/{id}/turns/{turnId}/stop. The
+// request is kept on the turn's user message and announced (NOTIFY on StopChannel
+// with the turn id); the runtime running the turn, in whichever replica or machine,
+// cancels the agent, and the turn ends interrupted with what the agent had said. The
+// workspace's queued messages go on. A turn asked to stop before it started ends
+// interrupted as soon as it is taken, without running the agent.
+
+// StopChannel is the NOTIFY channel of stop requests; the payload is the turn id.
+const StopChannel = "wshub_stop"
+
+// ErrTurnStopped is the cause a turn's context is cancelled with when it is stopped.
+var ErrTurnStopped = errors.New("turn stopped")
+
+// replyStopped ends a turn stopped before its agent started.
+const replyStopped = "The turn was stopped before the agent started."
+
+// StopTurn asks for a turn to be stopped. It answers whether the turn was running
+// (false: it had not started yet and will end as soon as it is taken).
+func (s *Workspaces) StopTurn(ctx context.Context, acct *Account, workspaceID, turnID string) (running bool, err error) {
+	if !ValidID(turnID, PrefixTurn) {
+		return false, Errorf(CodeTurnNotFound, "no turn %q in this workspace", turnID)
+	}
+	messageID := PrefixMessage + strings.TrimPrefix(turnID, PrefixTurn)
+	err = inTx(ctx, s.store, func(q Queries) error {
+		ws, err := q.LockWorkspace(ctx, acct.ID, workspaceID)
+		if err != nil {
+			return contended(notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account"))
+		}
+		m, err := q.GetMessage(ctx, ws.ID, messageID)
+		if err != nil {
+			return notFound(err, CodeTurnNotFound, "no turn "+turnID+" in this workspace")
+		}
+		if m.Role != RoleUser {
+			return Errorf(CodeTurnNotFound, "no turn %s in this workspace", turnID)
+		}
+		switch m.Status {
+		case MessagePending:
+		case MessageDelivered:
+			running = true
+		default:
+			return Errorf(CodeTurnNotRunning, "turn %s already ended (its message is %s)", turnID, m.Status)
+		}
+		if err := q.RequestStop(ctx, m.ID, s.clock.Now()); err != nil {
+			return err
+		}
+		return q.Notify(ctx, StopChannel, turnID)
+	})
+	return running, err
+}
+
+// watchStop cancels a running turn's context (cause ErrTurnStopped) when someone asks
+// to stop it; the returned function ends the watch. A wake-up is checked against the
+// store: after a reconnect every waiter is woken.
+func (s *Runtime) watchStop(ctx context.Context, ws *Workspace, turnID, messageID string, cancel context.CancelCauseFunc) func() {
+	if s.wake == nil {
+		return func() {}
+	}
+	wake, stop := s.wake.Wait(StopChannel, turnID)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-wake:
+			}
+			if m, err := s.store.GetMessage(ctx, ws.ID, messageID); err == nil && m.StopRequested {
+				cancel(ErrTurnStopped)
+				return
+			}
+		}
+	}()
+	return func() {
+		stop()
+		close(done)
+	}
+}
