@@ -52,6 +52,13 @@ func (s *Store) SealedValues(ctx context.Context, kind core.SealedKind, after st
 	if !ok {
 		return nil, fmt.Errorf("unknown sealed kind %q", kind)
 	}
+	// ORDER BY names the table's columns: an output column of the same name wins there,
+	// and "id" is the value's binding id (chat_notices' notice_key, turn_events'
+	// turn_id), not the key.
+	qualified := make([]string, len(p.key))
+	for i, k := range p.key {
+		qualified[i] = p.table + "." + k
+	}
 	keyText := make([]string, len(p.key))
 	params := make([]string, len(p.key))
 	for i, k := range p.key {
@@ -79,7 +86,7 @@ func (s *Store) SealedValues(ctx context.Context, kind core.SealedKind, after st
 	}
 	query := fmt.Sprintf(`SELECT concat_ws(E'\x1f', %s) AS cursor, %s AS owner, %s AS id, %s AS sealed, %s AS blob_key
 		FROM %s WHERE %s%s ORDER BY %s LIMIT $1`,
-		strings.Join(keyText, ", "), p.owner, p.id, sealed, blob, p.table, where, filter, strings.Join(p.key, ", "))
+		strings.Join(keyText, ", "), p.owner, p.id, sealed, blob, p.table, where, filter, strings.Join(qualified, ", "))
 	var rows []sealedRow
 	if err := s.selectAll(ctx, &rows, query, args...); err != nil {
 		return nil, err
