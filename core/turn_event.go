@@ -142,11 +142,12 @@ type eventRecorder struct {
 	pending []*TurnEvent
 	count   int
 	wake    chan struct{}
+	closing chan struct{}
 	done    chan struct{}
 }
 
 func (s *Runtime) recordEvents(ctx context.Context, workspaceID, turnID string) *eventRecorder {
-	r := &eventRecorder{rt: s, ws: workspaceID, turn: turnID, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r := &eventRecorder{rt: s, ws: workspaceID, turn: turnID, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
 	go r.loop(context.WithoutCancel(ctx))
 	return r
 }
@@ -173,20 +174,25 @@ func (r *eventRecorder) add(e TurnEvent) {
 
 // close writes what is left and stops; the turn is recorded after it.
 func (r *eventRecorder) close() {
-	close(r.wake)
+	close(r.closing)
 	<-r.done
 }
 
 func (r *eventRecorder) loop(ctx context.Context) {
 	defer close(r.done)
 	for {
-		_, open := <-r.wake
-		if open {
-			time.Sleep(eventFlushEvery) // let a burst gather
+		// The first event of a quiet spell goes at once; then at most one write per
+		// eventFlushEvery, while the next events gather.
+		select {
+		case <-r.wake:
+		case <-r.closing:
+			r.flush(ctx)
+			return
 		}
 		r.flush(ctx)
-		if !open {
-			return
+		select {
+		case <-time.After(eventFlushEvery):
+		case <-r.closing:
 		}
 	}
 }

@@ -15,13 +15,14 @@ import (
 )
 
 type sseEvent struct {
-	Seq     int64  `json:"seq"`
-	TurnID  string `json:"turnId"`
-	Type    string `json:"type"`
-	Tool    string `json:"tool"`
-	Summary string `json:"summary"`
-	Delta   string `json:"delta"`
-	Outcome string `json:"outcome"`
+	Seq       int64  `json:"seq"`
+	TurnID    string `json:"turnId"`
+	Type      string `json:"type"`
+	Tool      string `json:"tool"`
+	Summary   string `json:"summary"`
+	Delta     string `json:"delta"`
+	Outcome   string `json:"outcome"`
+	CreatedAt int64  `json:"createdAt"`
 }
 
 func (e sseEvent) String() string {
@@ -47,7 +48,7 @@ func eventsPage(t *testing.T, h *hubtest.Hub, id string, after int64) []sseEvent
 
 // stream opens the SSE form and returns a channel of its events (closed when the
 // stream ends) and a function that drops the connection.
-func stream(t *testing.T, h *hubtest.Hub, id, lastEventID string) (<-chan sseEvent, func()) {
+func stream(t testing.TB, h *hubtest.Hub, id, lastEventID string) (<-chan sseEvent, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", h.URL+"/v1/api/workspaces/"+id+"/events", nil)
@@ -237,4 +238,9 @@ func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
 			h.Call("POST", "/v1/api/workspaces/"+id+"/turns/nonsense/stop", h.Key, nil).Expect(t, 404, "turn_not_found")
 		})
 	}
+}
+
+// streamB is stream for benchmarks: from the workspace's first event on.
+func streamB(b *testing.B, h *hubtest.Hub, id string) (<-chan sseEvent, func()) {
+	return stream(b, h, id, "")
 }

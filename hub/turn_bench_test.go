@@ -44,3 +44,30 @@ func BenchmarkTurnRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEventToStream measures how long an agent's step takes to reach an SSE
+// client: from the hub reading the event off the agent (its createdAt) to the client
+// parsing it, through the batching (at most 100 ms), the insert, NOTIFY and the
+// stream. One op is one turn of 5 steps (11 events with text and turn_finished).
+func BenchmarkEventToStream(b *testing.B) {
+	h := hubtest.Start(b, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(b)))
+	id := createOn(b, h, "local", "")
+	waitFor(b, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	events, drop := streamB(b, h, id)
+	defer drop()
+	var ms []float64
+	for b.Loop() {
+		h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "steps 5"}).Expect(b, 200, "")
+		for {
+			e := <-events
+			ms = append(ms, float64(time.Since(time.UnixMilli(e.CreatedAt)))/float64(time.Millisecond))
+			if e.Type == "turn_finished" {
+				break
+			}
+		}
+	}
+	slices.Sort(ms)
+	pct := func(p float64) float64 { return ms[max(0, int(math.Ceil(p*float64(len(ms))))-1)] }
+	b.ReportMetric(pct(0.50), "ms-p50")
+	b.ReportMetric(pct(0.99), "ms-p99")
+}

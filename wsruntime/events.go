@@ -21,13 +21,14 @@ type eventRelay struct {
 	pending []runtimewire.Event
 	sent    int
 	wake    chan struct{}
+	closing chan struct{}
 	done    chan struct{}
 }
 
 const relayEvery = 150 * time.Millisecond
 
 func (r *Runtime) relayEvents(ctx context.Context, turnID string) *eventRelay {
-	e := &eventRelay{r: r, turn: turnID, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	e := &eventRelay{r: r, turn: turnID, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
 	go e.loop(ctx)
 	return e
 }
@@ -46,20 +47,25 @@ func (e *eventRelay) add(ev core.TurnEvent) {
 
 // close sends what is left; the turn is reported after it.
 func (e *eventRelay) close() {
-	close(e.wake)
+	close(e.closing)
 	<-e.done
 }
 
 func (e *eventRelay) loop(ctx context.Context) {
 	defer close(e.done)
 	for {
-		_, open := <-e.wake
-		if open {
-			time.Sleep(relayEvery)
+		// The first event of a quiet spell goes at once; then at most one call per
+		// relayEvery, while the next events gather.
+		select {
+		case <-e.wake:
+		case <-e.closing:
+			e.flush(ctx)
+			return
 		}
 		e.flush(ctx)
-		if !open {
-			return
+		select {
+		case <-time.After(relayEvery):
+		case <-e.closing:
 		}
 	}
 }
