@@ -67,6 +67,18 @@ func decodeRuntime(c *fiber.Ctx, v any) error {
 	return nil
 }
 
+// longPoll reads a long poll's body: {"waitSeconds": 0..MaxWaitSeconds}.
+func longPoll(c *fiber.Ctx) (time.Duration, error) {
+	var in runtimewire.Next
+	if err := decodeRuntime(c, &in); err != nil {
+		return 0, err
+	}
+	if in.WaitSeconds < 0 || in.WaitSeconds > runtimewire.MaxWaitSeconds {
+		return 0, core.Errorf(core.CodeInvalidRequest, "waitSeconds must be 0 to %d", runtimewire.MaxWaitSeconds)
+	}
+	return time.Duration(in.WaitSeconds) * time.Second, nil
+}
+
 func (s *server) runtimeHello(c *fiber.Ctx) error {
 	token, session := runtimeCall(c)
 	in, err := s.svc.Remote.Hello(c.UserContext(), token, session)
@@ -123,14 +135,11 @@ func (s *server) runtimeReady(c *fiber.Ctx) error {
 
 func (s *server) runtimeNext(c *fiber.Ctx) error {
 	token, session := runtimeCall(c)
-	var in runtimewire.Next
-	if err := decodeRuntime(c, &in); err != nil {
+	wait, err := longPoll(c)
+	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	if in.WaitSeconds < 0 || in.WaitSeconds > runtimewire.MaxWaitSeconds {
-		return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "waitSeconds must be 0 to %d", runtimewire.MaxWaitSeconds))
-	}
-	t, err := s.svc.Remote.NextTurn(c.UserContext(), token, session, time.Duration(in.WaitSeconds)*time.Second)
+	t, err := s.svc.Remote.NextTurn(c.UserContext(), token, session, wait)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -201,14 +210,11 @@ func (s *server) runtimeEvents(c *fiber.Ctx) error {
 
 func (s *server) runtimeStopWait(c *fiber.Ctx) error {
 	token, session := runtimeCall(c)
-	var in runtimewire.Next
-	if err := decodeRuntime(c, &in); err != nil {
+	wait, err := longPoll(c)
+	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	if in.WaitSeconds < 0 || in.WaitSeconds > runtimewire.MaxWaitSeconds {
-		return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "waitSeconds must be 0 to %d", runtimewire.MaxWaitSeconds))
-	}
-	stop, err := s.svc.Remote.WaitStop(c.UserContext(), token, session, c.Params("turnId"), time.Duration(in.WaitSeconds)*time.Second)
+	stop, err := s.svc.Remote.WaitStop(c.UserContext(), token, session, c.Params("turnId"), wait)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}

@@ -322,6 +322,20 @@ func (r *Remote) UploadCommits(ctx context.Context, token, session string, bundl
 	return head, nil
 }
 
+// inFlight returns the user message of turnID when it is the workspace's turn in
+// flight (its oldest open message, delivered); nil when the turn ended or is not the
+// one running.
+func inFlight(ctx context.Context, q Queries, workspaceID, turnID string) (*StoredMessage, error) {
+	m, err := q.OldestOpenMessage(ctx, workspaceID)
+	if errors.Is(err, ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil || m.TurnID != turnID || m.Status != MessageDelivered {
+		return nil, err
+	}
+	return m, nil
+}
+
 // ReportTurn records the runtime's turn exactly as a local turn is recorded: the
 // assistant message, the settled user message, lastTurn, the webhook event and the
 // chat replies, in one transaction. The branch is pushed first when the project asks
@@ -357,15 +371,9 @@ func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, 
 	result := TurnResult{Outcome: rep.Outcome, Reply: rep.Reply, SessionID: rep.SessionID,
 		FailureCode: rep.FailureCode, FailureMessage: rep.FailureMessage, Commit: tc}
 	err = r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
-		m, err := q.OldestOpenMessage(ctx, cur.ID)
-		if errors.Is(err, ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		m, err := inFlight(ctx, q, cur.ID, turnID)
+		if m == nil || err != nil {
 			return err
-		}
-		if m.TurnID != turnID || m.Status != MessageDelivered {
-			return nil
 		}
 		recorded = true
 		return r.rt.recordTurnIn(ctx, q, cur, m, result)
@@ -387,15 +395,8 @@ func (r *Remote) TurnEvents(ctx context.Context, token, session, turnID string, 
 		return Errorf(CodeInvalidRequest, "first must be 0 or more, and a batch at most 200 events")
 	}
 	return r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
-		m, err := q.OldestOpenMessage(ctx, ws.ID)
-		if errors.Is(err, ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		if m, err := inFlight(ctx, q, ws.ID, turnID); m == nil || err != nil {
 			return err
-		}
-		if m.TurnID != turnID || m.Status != MessageDelivered {
-			return nil
 		}
 		have, err := q.CountTurnEvents(ctx, ws.ID, turnID)
 		if err != nil {

@@ -172,13 +172,7 @@ func TestProcessRuntimeRunsTurnsLikeTheLocalOne(t *testing.T) {
 	if _, err := h.Service.DeleteWorkspace(ctx, id); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Status != 404 {
-		if time.Now().After(deadline) {
-			t.Fatal("expected the deleted workspace to answer 404")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDeleted(t, h, id)
 	for _, dir := range []string{filepath.Join(h.Config.DataDir, "machines", id), copyDir} {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Fatalf("expected %s removed with the workspace, got %v", dir, err)

@@ -232,6 +232,12 @@ func TestIdlePauseResumeArchiveDelete(t *testing.T) {
 	if _, err := h.Service.DeleteWorkspace(ctx, id); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
+	waitDeleted(t, h, id)
+}
+
+// waitDeleted waits for a deleted workspace to answer 404.
+func waitDeleted(t *testing.T, h *hubtest.Hub, id string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Status != 404 {
 		if time.Now().After(deadline) {

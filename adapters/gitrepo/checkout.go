@@ -55,6 +55,13 @@ func (c *Checkout) Create(ctx context.Context, mirror, branch, baseRef string) e
 		_ = os.RemoveAll(tmp)
 		return err
 	}
+	return c.finish(ctx, g, tmp, branch)
+}
+
+// finish moves a checkout made in tmp into place with the hub's own configuration
+// from the start (no remote: the agent cannot reach where it came from, and pushes
+// name their URL).
+func (c *Checkout) finish(ctx context.Context, g *runner, tmp, branch string) error {
 	if err := c.writeConfigCopy(ctx, g, tmp); err != nil {
 		_ = os.RemoveAll(tmp)
 		return err
@@ -62,8 +69,6 @@ func (c *Checkout) Create(ctx context.Context, mirror, branch, baseRef string) e
 	if err := os.Rename(tmp, c.Dir); err != nil {
 		return err
 	}
-	// The hub's own configuration from the start (no remote: the agent cannot reach the
-	// mirror, and pushes name their URL).
 	return c.secure(branch)
 }
 

@@ -27,14 +27,7 @@ func (c *Checkout) CreateFromBundle(ctx context.Context, bundle, branch string) 
 			return err
 		}
 	}
-	if err := c.writeConfigCopy(ctx, g, tmp); err != nil {
-		_ = os.RemoveAll(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, c.Dir); err != nil {
-		return err
-	}
-	return c.secure(branch)
+	return c.finish(ctx, g, tmp, branch)
 }
 
 // BundleSince writes to path a bundle of the branch's commits that since (a commit
