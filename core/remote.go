@@ -386,13 +386,17 @@ func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, 
 	return true, nil
 }
 
+// MaxEventsBatch bounds one batch of a remote runtime's turn events
+// (runtimewire.MaxEventsBatch on the wire).
+const MaxEventsBatch = 200
+
 // TurnEvents adds a batch of the running turn's events, from the first-th event of the
 // turn on: those the hub already has (a batch sent again) are skipped, and the turn
 // keeps at most MaxTurnEvents. Events for a turn that is no longer in flight are
 // dropped: it ended.
 func (r *Remote) TurnEvents(ctx context.Context, token, session, turnID string, first int, events []TurnEvent) error {
-	if first < 0 || len(events) > 200 {
-		return Errorf(CodeInvalidRequest, "first must be 0 or more, and a batch at most 200 events")
+	if first < 0 || len(events) > MaxEventsBatch {
+		return Errorf(CodeInvalidRequest, "first must be 0 or more, and a batch at most %d events", MaxEventsBatch)
 	}
 	return r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
 		if m, err := inFlight(ctx, q, ws.ID, turnID); m == nil || err != nil {
