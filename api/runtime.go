@@ -24,6 +24,7 @@ func mountRuntime(app *fiber.App, s *server) {
 	g.Post("/heartbeat", s.runtimeHeartbeat)
 	g.Get("/checkout", s.runtimeCheckout)
 	g.Post("/ready", s.runtimeReady)
+	g.Post("/setup-failed", s.runtimeSetupFailed)
 	g.Post("/next", s.runtimeNext)
 	g.Get("/attachments/:assetId", s.runtimeAttachment)
 	g.Post("/commits", s.runtimeCommits)
@@ -219,4 +220,16 @@ func (s *server) runtimeStopWait(c *fiber.Ctx) error {
 		return writeError(c, s.log, err)
 	}
 	return c.JSON(runtimewire.Stop{Stop: stop})
+}
+
+func (s *server) runtimeSetupFailed(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	var in runtimewire.SetupFailed
+	if err := decodeRuntime(c, &in); err != nil {
+		return writeError(c, s.log, err)
+	}
+	if err := s.svc.Remote.SetupFailed(c.UserContext(), token, session, in.Detail); err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }

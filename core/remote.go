@@ -145,6 +145,26 @@ func (r *Remote) Checkout(ctx context.Context, token, session string, w io.Write
 	return head, err
 }
 
+// SetupFailed fails a setting-up workspace whose runtime could not make its checkout
+// (setup_failed:checkout, detail as the statusDetail, capped). A workspace past setup
+// is left as it is.
+func (r *Remote) SetupFailed(ctx context.Context, token, session, detail string) error {
+	var ws *Workspace
+	if err := r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
+		ws = cur
+		return nil
+	}); err != nil {
+		return err
+	}
+	detail, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(detail), "\uFFFD"), MaxFailureMessageChars)
+	err := r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonCheckout), detail)
+	var ce *Error
+	if errors.As(err, &ce) && ce.Code == CodeRuntimeStopped {
+		return nil // failed, as asked
+	}
+	return err
+}
+
 // failRemote fails a starting remote workspace (its runtime is told runtime_stopped).
 func (r *Remote) failRemote(ctx context.Context, token string, ws *Workspace, statusCode, detail string) error {
 	err := r.rt.store.InTx(ctx, func(q Queries) error {

@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -144,4 +145,31 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 	call("POST", "/heartbeat", s2, nil, 200, "")
 	call("GET", "/attachments/asset_0000000000000000", s2, nil, 404, "api_asset_not_found")
 	call("POST", "/nope", s2, nil, 404, "not_found")
+}
+
+// A runtime that cannot make its checkout says so, and the workspace fails with its
+// reason instead of its machine restarting for ever.
+func TestRuntimeSetupFailureFailsTheWorkspace(t *testing.T) {
+	t.Parallel()
+	h := startProcessHub(t, fakeMachine(t))
+	id := createOn(t, h, "process", "first")
+	token := machineToken(t, h, id)
+	call := func(path string, body any, status int, code string) {
+		t.Helper()
+		r := h.Call("POST", "/internal/runtime/v1"+path, token, body, "X-Wshub-Runtime-Session", "session-one-0001")
+		if r.Status != status || code != "" && r.Code() != code {
+			t.Fatalf("%s: expected %d %s, got %d %s", path, status, code, r.Status, r.Raw)
+		}
+	}
+	call("/hello", nil, 200, "")
+	call("/setup-failed", map[string]any{"detail": "the checkout could not be made on the machine: disk full"}, 204, "")
+	ws := waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	if ws["statusCode"] != "setup_failed:checkout" || !strings.Contains(fmt.Sprint(ws["statusDetail"]), "disk full") {
+		t.Fatalf("expected setup_failed:checkout saying why, got %v %v", ws["statusCode"], ws["statusDetail"])
+	}
+	msgs, _ := messages(t, h, id)
+	if len(msgs) != 1 || msgs[0].Status != "failed" {
+		t.Fatalf("expected the first message failed with the workspace, got %+v", msgs)
+	}
+	call("/ready", nil, 401, "runtime_token_invalid") // the machine's token went with it
 }

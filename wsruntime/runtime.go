@@ -174,28 +174,60 @@ func (r *Runtime) checkout(ctx context.Context) error {
 			return nil
 		}
 	}
+	bundle := filepath.Join(r.cfg.Dir, "checkout.bundle")
+	defer os.Remove(bundle)
+	var head string
+	// A download cut short is tried again (the machine's network may be settling).
+	for attempt := 1; ; attempt++ {
+		var err error
+		if head, err = r.download(ctx, bundle); err == nil {
+			break
+		}
+		if stops(err) || ctx.Err() != nil {
+			return err
+		}
+		r.log.Warn("checkout download", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.hub.backoff.Delay(attempt, nil)):
+		}
+	}
+	if err := r.repo().CreateFromBundle(ctx, bundle, r.hello.Branch); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		// git refused what the hub sent, on this machine's disk: starting again would
+		// do the same. The hub fails the workspace, saying why.
+		_, ferr := r.hub.call(ctx, request{method: "POST", path: "/setup-failed",
+			json: runtimewire.SetupFailed{Detail: "the checkout could not be made on the machine: " + err.Error()}}, nil)
+		if ferr != nil {
+			return ferr
+		}
+		return fmt.Errorf("check out: %w", err)
+	}
+	return r.setHubHead(head)
+}
+
+// download writes the hub's bundle of the branch to path and returns its head.
+func (r *Runtime) download(ctx context.Context, path string) (string, error) {
 	resp, err := r.hub.do(ctx, request{method: "GET", path: "/checkout"})
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer resp.Body.Close()
-	bundle := filepath.Join(r.cfg.Dir, "checkout.bundle")
-	f, err := os.Create(bundle)
+	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return "", err
 	}
-	defer os.Remove(bundle)
 	_, err = f.ReadFrom(resp.Body)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("download checkout: %w", err)
+		return "", fmt.Errorf("download checkout: %w", err)
 	}
-	if err := r.repo().CreateFromBundle(ctx, bundle, r.hello.Branch); err != nil {
-		return fmt.Errorf("check out: %w", err)
-	}
-	return r.setHubHead(resp.Header.Get(runtimewire.HeadHeader))
+	return resp.Header.Get(runtimewire.HeadHeader), nil
 }
 
 func (r *Runtime) setHubHead(head string) error {

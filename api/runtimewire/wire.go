@@ -116,3 +116,10 @@ const MaxEventsBatch = 200
 type Stop struct {
 	Stop bool `json:"stop"`
 }
+
+// SetupFailed is the body of POST /setup-failed: the runtime could not make the
+// checkout (git refused it on the machine); the hub fails the workspace
+// (setup_failed:checkout) with Detail as its statusDetail.
+type SetupFailed struct {
+	Detail string `json:"detail"`
+}
