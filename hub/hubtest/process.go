@@ -1,6 +1,7 @@
 package hubtest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,18 +30,32 @@ var built struct {
 	out  []byte
 }
 
-// WshubBinary builds cmd/wshub once per test binary and returns its path (kept in
-// the system's temporary directory until the test binary's own cleanup).
+// WshubBinary builds cmd/wshub once per test binary and returns its path. The
+// binary has one place per user in the temporary directory, replaced by each build
+// (go build is incremental; the rename is atomic, so test binaries building at once,
+// or a runtime still running the previous one, are not disturbed): runs of the tests
+// do not pile up 50 MB copies.
 func WshubBinary(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "wshub-bin-")
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("wshub-test-bin-%d", os.Getuid()))
+		if built.err = os.MkdirAll(dir, 0o700); built.err != nil {
+			return
+		}
+		tmp, err := os.CreateTemp(dir, "build-")
 		if err != nil {
 			built.err = err
 			return
 		}
-		built.bin = filepath.Join(dir, "wshub")
-		built.out, built.err = exec.Command("go", "build", "-o", built.bin, "github.com/wshub/wshub/cmd/wshub").CombinedOutput()
+		tmp.Close()
+		built.out, built.err = exec.Command("go", "build", "-o", tmp.Name(), "github.com/wshub/wshub/cmd/wshub").CombinedOutput()
+		if built.err == nil {
+			built.bin = filepath.Join(dir, "wshub")
+			built.err = os.Rename(tmp.Name(), built.bin)
+		}
+		if built.err != nil {
+			_ = os.Remove(tmp.Name())
+		}
 	})
 	if built.err != nil {
 		t.Fatalf("go build wshub: %v: %s", built.err, built.out)
