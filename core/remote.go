@@ -56,6 +56,21 @@ func (r *Remote) locked(ctx context.Context, token, session string, fn func(q Qu
 	})
 }
 
+// caller authenticates a runtime call and returns its workspace, and its project when
+// withProject is set.
+func (r *Remote) caller(ctx context.Context, token, session string, withProject bool) (ws *Workspace, p *Project, err error) {
+	err = r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
+		ws = cur
+		if withProject {
+			var err error
+			p, err = q.GetProject(ctx, cur.AccountID, cur.ProjectID)
+			return err
+		}
+		return nil
+	})
+	return ws, p, err
+}
+
 // Hello makes the calling process the workspace's runtime and returns what it needs to
 // run it. A new process ends the turn its predecessor left unfinished (interrupted),
 // in the same transaction, so the queue moves on; a hello retried by the same process
@@ -118,14 +133,8 @@ func (r *Remote) Heartbeat(ctx context.Context, token, session string) (Workspac
 // it, or, the first time, a new branch from baseRef in the project's freshly fetched
 // mirror (a baseRef it lacks fails the workspace, as on the local provider).
 func (r *Remote) Checkout(ctx context.Context, token, session string, w io.Writer) (head string, err error) {
-	var ws *Workspace
-	var p *Project
-	if err := r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
-		ws = cur
-		var err error
-		p, err = q.GetProject(ctx, cur.AccountID, cur.ProjectID)
-		return err
-	}); err != nil {
+	ws, p, err := r.caller(ctx, token, session, true)
+	if err != nil {
 		return "", err
 	}
 	if r.rt.branches == nil {
@@ -149,15 +158,12 @@ func (r *Remote) Checkout(ctx context.Context, token, session string, w io.Write
 // (setup_failed:checkout, detail as the statusDetail, capped). A workspace past setup
 // is left as it is.
 func (r *Remote) SetupFailed(ctx context.Context, token, session, detail string) error {
-	var ws *Workspace
-	if err := r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
-		ws = cur
-		return nil
-	}); err != nil {
+	ws, _, err := r.caller(ctx, token, session, false)
+	if err != nil {
 		return err
 	}
 	detail, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(detail), "\uFFFD"), MaxFailureMessageChars)
-	err := r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonCheckout), detail)
+	err = r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonCheckout), detail)
 	var ce *Error
 	if errors.As(err, &ce) && ce.Code == CodeRuntimeStopped {
 		return nil // failed, as asked
@@ -305,14 +311,11 @@ func (r *Remote) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*Runti
 
 // Attachment returns a file of the workspace's messages, opened.
 func (r *Remote) Attachment(ctx context.Context, token, session, assetID string) ([]byte, error) {
-	var wsID string
-	if err := r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
-		wsID = ws.ID
-		return nil
-	}); err != nil {
+	ws, _, err := r.caller(ctx, token, session, false)
+	if err != nil {
 		return nil, err
 	}
-	assets, err := r.rt.store.AssetsByID(ctx, wsID, []string{assetID})
+	assets, err := r.rt.store.AssetsByID(ctx, ws.ID, []string{assetID})
 	if err != nil {
 		return nil, err
 	}
@@ -325,11 +328,8 @@ func (r *Remote) Attachment(ctx context.Context, token, session, assetID string)
 // UploadCommits adds a turn's commits (a git bundle of the branch since the head the
 // runtime was given) to the hub's copy of the branch and returns its new head.
 func (r *Remote) UploadCommits(ctx context.Context, token, session string, bundle io.Reader) (string, error) {
-	var ws *Workspace
-	if err := r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
-		ws = cur
-		return nil
-	}); err != nil {
+	ws, _, err := r.caller(ctx, token, session, false)
+	if err != nil {
 		return "", err
 	}
 	if r.rt.branches == nil {
@@ -367,14 +367,8 @@ func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, 
 	default:
 		return false, Errorf(CodeInvalidRequest, "outcome must be completed, interrupted or error")
 	}
-	var ws *Workspace
-	var p *Project
-	if err := r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
-		ws = cur
-		var err error
-		p, err = q.GetProject(ctx, cur.AccountID, cur.ProjectID)
-		return err
-	}); err != nil {
+	ws, p, err := r.caller(ctx, token, session, true)
+	if err != nil {
 		return false, err
 	}
 	tc := TurnCommit{Committed: rep.Committed, SHA: rep.Head, Files: rep.Files, Insertions: rep.Insertions, Deletions: rep.Deletions}
