@@ -33,6 +33,32 @@ type TurnRequest struct {
 	// Events, when set, is told each step the agent reports while it works (turn
 	// events); called from the runner's goroutines.
 	Events func(TurnEvent)
+	// Approve, when set, asks for a decision on what the agent wants to do (in the
+	// approval-required mode) and blocks until someone answers from the API or a chat
+	// thread, the approval times out (denied), or ctx ends (denied). Nil: nobody can
+	// answer, and what would need approval is denied. Called from the runner's
+	// goroutines.
+	Approve func(ctx context.Context, ask ApprovalAsk) ApprovalAnswer
+}
+
+// ApprovalAsk is one thing an agent asks to be allowed to do.
+type ApprovalAsk struct {
+	// Key is the agent's own id for the request (Claude Code's tool_use_id, a command
+	// agent's id): asked again with the same key in the same turn, it is the same
+	// approval, answered the same way.
+	Key string
+	// Tool is what the agent wants to use ("Bash", "Edit"); Summary what with (the
+	// command line, the file), both shown to whoever decides.
+	Tool    string
+	Summary string
+}
+
+// ApprovalAnswer is the decision on an ApprovalAsk.
+type ApprovalAnswer struct {
+	ApprovalID string // "" when no approval could be recorded (then Allow is false)
+	Allow      bool
+	// Reason says, when denied, why (for the agent: "denied by a person", "timed out").
+	Reason string
 }
 
 // TurnResult is how a turn ended.
