@@ -24,7 +24,7 @@ var statusOf = map[string]int{
 	core.CodeCrossOriginNotAllowed: 403,
 
 	core.CodeNotFound: 404, core.CodeProjectNotFound: 404, core.CodeWorkspaceNotFound: 404,
-	core.CodeAssetNotFound: 404, core.CodeWebhookNotFound: 404, core.CodeTurnNotFound: 404,
+	core.CodeAssetNotFound: 404, core.CodeWebhookNotFound: 404, core.CodeTurnNotFound: 404, core.CodeApprovalNotFound: 404,
 
 	core.CodeMethodNotAllowed: 405,
 
@@ -33,7 +33,7 @@ var statusOf = map[string]int{
 	core.CodeProjectNotReady: 409, core.CodeSnapshotUnavailable: 409, core.CodeBranchInUse: 409,
 	core.CodeIdempotencyKeyReused: 409, core.CodeIdempotencyKeyReusedAsset: 409,
 	core.CodeWorkspaceNotAcceptingMessages: 409, core.CodeMessageNotDeliverable: 409, core.CodeWebhookLimitReached: 409, core.CodeProjectInUse: 409,
-	core.CodeRuntimeSuperseded: 409, core.CodeRuntimeStopped: 409, core.CodeTurnNotRunning: 409,
+	core.CodeRuntimeSuperseded: 409, core.CodeRuntimeStopped: 409, core.CodeTurnNotRunning: 409, core.CodeApprovalNotPending: 409,
 
 	core.CodeInternal: 500,
 

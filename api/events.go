@@ -18,19 +18,25 @@ import (
 // text/event-stream, else as a JSON page after ?afterSeq= for clients that poll.
 
 type turnEventJSON struct {
-	Seq       int64  `json:"seq"`
-	TurnID    string `json:"turnId"`
-	Type      string `json:"type"`
-	Tool      string `json:"tool,omitempty"`
-	Summary   string `json:"summary,omitempty"`
-	Delta     string `json:"delta,omitempty"`
-	Outcome   string `json:"outcome,omitempty"`
-	CreatedAt int64  `json:"createdAt"`
+	Seq     int64  `json:"seq"`
+	TurnID  string `json:"turnId"`
+	Type    string `json:"type"`
+	Tool    string `json:"tool,omitempty"`
+	Summary string `json:"summary,omitempty"`
+	Delta   string `json:"delta,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
+	// ApprovalID on approval_requested and approval_resolved; Status and DecidedBy on
+	// approval_resolved.
+	ApprovalID string `json:"approvalId,omitempty"`
+	Status     string `json:"status,omitempty"`
+	DecidedBy  string `json:"decidedBy,omitempty"`
+	CreatedAt  int64  `json:"createdAt"`
 }
 
 func toTurnEvent(e *core.TurnEvent) turnEventJSON {
 	return turnEventJSON{Seq: e.Seq, TurnID: e.TurnID, Type: string(e.Type), Tool: e.Tool, Summary: e.Summary,
-		Delta: e.Delta, Outcome: string(e.Outcome), CreatedAt: e.CreatedAt.UnixMilli()}
+		Delta: e.Delta, Outcome: string(e.Outcome), ApprovalID: e.ApprovalID, Status: string(e.Status),
+		DecidedBy: e.DecidedBy, CreatedAt: e.CreatedAt.UnixMilli()}
 }
 
 // sseHeartbeat keeps idle streams (and the proxies on their way) open.

@@ -354,3 +354,24 @@ func FuzzParseMessageQuery(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeDecision: any body gives allow or deny, or invalid_json / invalid_request.
+func FuzzDecodeDecision(f *testing.F) {
+	for _, s := range []string{``, `{}`, `{"decision":"allow"}`, `{"decision":"deny"}`, `{"decision":"Allow"}`,
+		`{"decision":null}`, `{"decision":1}`, `[]`, `"allow"`, `{"decision":"allow","x":1}`, `{`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d, err := decodeDecision(body)
+		if err == nil {
+			if d != core.DecisionAllow && d != core.DecisionDeny {
+				t.Fatalf("decoded %q from %q", d, body)
+			}
+			return
+		}
+		var ce *core.Error
+		if !errors.As(err, &ce) || ce.Code != core.CodeInvalidJSON && ce.Code != core.CodeInvalidRequest {
+			t.Fatalf("unexpected error %v for %q", err, body)
+		}
+	})
+}

@@ -31,6 +31,7 @@ func mountRuntime(app *fiber.App, s *server) {
 	g.Post("/turns/:turnId", s.runtimeReport)
 	g.Post("/turns/:turnId/events", s.runtimeEvents)
 	g.Post("/turns/:turnId/stop-wait", s.runtimeStopWait)
+	g.Post("/turns/:turnId/approvals", s.runtimeApproval)
 	g.Use(func(c *fiber.Ctx) error {
 		return writeError(c, s.log, core.Errorf(core.CodeNotFound, "no such runtime API endpoint"))
 	})
@@ -220,6 +221,24 @@ func (s *server) runtimeStopWait(c *fiber.Ctx) error {
 		return writeError(c, s.log, err)
 	}
 	return c.JSON(runtimewire.Stop{Stop: stop})
+}
+
+func (s *server) runtimeApproval(c *fiber.Ctx) error {
+	token, session := runtimeCall(c)
+	var in runtimewire.Approval
+	if err := decodeRuntime(c, &in); err != nil {
+		return writeError(c, s.log, err)
+	}
+	if in.WaitSeconds < 0 || in.WaitSeconds > runtimewire.MaxWaitSeconds {
+		return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "waitSeconds must be 0 to %d", runtimewire.MaxWaitSeconds))
+	}
+	got, err := s.svc.Remote.Approve(c.UserContext(), token, session, c.Params("turnId"),
+		core.ApprovalAsk{Key: in.Key, Tool: in.Tool, Summary: in.Summary}, time.Duration(in.WaitSeconds)*time.Second)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(runtimewire.ApprovalAnswer{ApprovalID: got.Approval.ID, Status: string(got.Approval.Status),
+		Allow: got.Answer.Allow, Reason: got.Answer.Reason})
 }
 
 func (s *server) runtimeSetupFailed(c *fiber.Ctx) error {

@@ -72,6 +72,8 @@ const (
 	CodeWebhookNotFound   = "webhook_not_found"
 	// CodeTurnNotFound: no turn with this id in the workspace (stop).
 	CodeTurnNotFound = "turn_not_found"
+	// CodeApprovalNotFound: no approval with this id in the workspace.
+	CodeApprovalNotFound = "approval_not_found"
 	// 405
 	CodeMethodNotAllowed = "method_not_allowed"
 	// 501: a Transfer-Encoding the server does not implement (RFC 9112 6.1).
@@ -92,6 +94,9 @@ const (
 	CodeProjectInUse = "project_in_use"
 	// CodeTurnNotRunning: the turn already ended; there is nothing to stop.
 	CodeTurnNotRunning = "turn_not_running"
+	// CodeApprovalNotPending: the approval was already decided (or timed out, or its
+	// turn ended); a decision is taken once.
+	CodeApprovalNotPending = "approval_not_pending"
 	// CodeRuntimeSuperseded: a newer runtime process of the workspace said hello.
 	CodeRuntimeSuperseded = "runtime_superseded"
 	// CodeRuntimeStopped: the workspace is pausing, archiving, deleting or failed; its

@@ -27,20 +27,25 @@ type Event struct {
 // eventBody is the JSON body of workspace.turn.completed (api.md 6.2); every field is
 // required, so none is omitempty.
 type eventBody struct {
-	EventID     string     `json:"eventId"`
-	Type        string     `json:"type"`
-	CreatedAt   int64      `json:"createdAt"`
-	WorkspaceID string     `json:"workspaceId"`
-	Branch      string     `json:"branch"`
-	TurnID      string     `json:"turnId"`
-	Outcome     Outcome    `json:"outcome"`
-	Reply       eventReply `json:"reply"`
-	MessageID   string     `json:"messageId"`
+	eventHead
+	Outcome   Outcome    `json:"outcome"`
+	Reply     eventReply `json:"reply"`
+	MessageID string     `json:"messageId"`
 	// Extensions (api.md's fields are unchanged): the commit this turn left on the
 	// branch, and whether it reached the project's repository (absent when the turn
 	// committed nothing, or the project does not push).
 	HeadCommit string `json:"headCommit,omitempty"`
 	Pushed     *bool  `json:"pushed,omitempty"`
+}
+
+// eventHead are the fields every webhook event body starts with.
+type eventHead struct {
+	EventID     string `json:"eventId"`
+	Type        string `json:"type"`
+	CreatedAt   int64  `json:"createdAt"`
+	WorkspaceID string `json:"workspaceId"`
+	Branch      string `json:"branch"`
+	TurnID      string `json:"turnId"`
 }
 
 type eventReply struct {
@@ -63,17 +68,14 @@ func eventBinding(accountID, eventID string) string {
 // outbox). Endpoints registered later never see this turn. With no endpoint there is
 // nothing to deliver and nothing is written.
 func (s *Runtime) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool, commit TurnCommit) error {
-	hooks, err := q.WebhookIDs(ctx, ws.AccountID)
-	if err != nil || len(hooks) == 0 {
-		return err
-	}
 	ev := &Event{
 		ID: EventIDFor(ws.ID, reply.TurnID), AccountID: ws.AccountID, WorkspaceID: ws.ID, TurnID: reply.TurnID,
 		Type: EventTurnCompleted, CreatedAt: reply.CreatedAt,
 	}
 	eb := eventBody{
-		EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UnixMilli(), WorkspaceID: ws.ID, Branch: ws.Branch,
-		TurnID: reply.TurnID, Outcome: reply.Outcome, Reply: eventReply{Text: reply.Text, Truncated: truncated},
+		eventHead: eventHead{EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UnixMilli(), WorkspaceID: ws.ID,
+			Branch: ws.Branch, TurnID: reply.TurnID},
+		Outcome: reply.Outcome, Reply: eventReply{Text: reply.Text, Truncated: truncated},
 		MessageID: reply.ID,
 	}
 	if commit.Committed {
@@ -84,6 +86,16 @@ func (s *Runtime) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspac
 	}
 	body, err := json.Marshal(eb)
 	if err != nil {
+		return err
+	}
+	return s.emitEvent(ctx, q, ws, ev, body)
+}
+
+// emitEvent seals body as ev's and writes one pending delivery of it per endpoint
+// the account has now (hooks, read by the caller), in the caller's transaction.
+func (s *Runtime) emitEvent(ctx context.Context, q Queries, ws *Workspace, ev *Event, body []byte) error {
+	hooks, err := q.WebhookIDs(ctx, ws.AccountID)
+	if err != nil || len(hooks) == 0 {
 		return err
 	}
 	if ev.SealedBody, err = s.seal(body, eventBinding(ev.AccountID, ev.ID)); err != nil {

@@ -20,6 +20,7 @@ const (
 	PrefixAsset     = "asset_"
 	PrefixWebhook   = "wh_"
 	PrefixEvent     = "evt_"
+	PrefixApproval  = "apr_"
 	PrefixAPIKey    = "svc_"
 	PrefixSecret    = "whsec_"
 )

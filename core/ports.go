@@ -29,6 +29,7 @@ type Queries interface {
 	RuntimeQueries
 	RemoteQueries
 	TurnEventQueries
+	ApprovalQueries
 	DeliveryQueries
 	ChatQueries
 	RetentionQueries

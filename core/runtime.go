@@ -40,6 +40,9 @@ func statusFor(state WorkspaceState) (phase, runtime string) {
 // RuntimeConfig tunes the workspace runtime.
 type RuntimeConfig struct {
 	TurnTimeout time.Duration
+	// ApprovalTimeout is how long an approval waits for a decision before it is
+	// denied (0: DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
 	// MirrorMaxAge is how old a project's mirror may be when a workspace is set up
 	// before it is fetched first (0: always fetched).
 	MirrorMaxAge time.Duration
@@ -245,4 +248,5 @@ type runtimeStore interface {
 	ProjectQueries
 	AssetQueries
 	RetentionQueries
+	ApprovalQueries
 }

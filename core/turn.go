@@ -189,11 +189,17 @@ func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 	}
 	events := s.recordEvents(ctx, ws.ID, msg.TurnID)
 	defer events.close()
-	return s.runner.RunTurn(turnCtx, TurnRequest{
+	req := TurnRequest{
 		WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Model: ws.Model, RuntimeMode: ws.RuntimeMode,
 		Branch: ws.Branch, Dir: ws.CheckoutPath, Home: s.machines.Home(ws), Network: network,
 		Prompt: prompt, Attachments: files, SessionID: ws.AgentSession, Events: events.add,
-	})
+	}
+	if ws.RuntimeMode == ModeApprovalRequired {
+		req.Approve = func(ctx context.Context, ask ApprovalAsk) ApprovalAnswer {
+			return s.askApproval(ctx, ws, msg.TurnID, events, ask)
+		}
+	}
+	return s.runner.RunTurn(turnCtx, req)
 }
 
 // recordTurn writes a finished turn in one transaction: the assistant message (reply
@@ -259,6 +265,9 @@ func (s *Runtime) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, u
 		}
 	}
 	if err := q.InsertAssistantMessage(ctx, m, sealed, failure, sealedFailure); err != nil {
+		return err
+	}
+	if err := s.closeApprovals(ctx, q, ws.ID, user.TurnID); err != nil {
 		return err
 	}
 	if err := s.finishEvent(ctx, q, ws.ID, user.TurnID, r.Outcome); err != nil {

@@ -22,7 +22,10 @@ const (
 	EventToolFinished      TurnEventType = "tool_finished"
 	EventText              TurnEventType = "text"
 	EventApprovalRequested TurnEventType = "approval_requested"
-	EventTurnFinished      TurnEventType = "turn_finished"
+	// EventApprovalResolved says how an approval ended (an addition to the issue's
+	// list: a stream reader learns the turn goes on, and why).
+	EventApprovalResolved TurnEventType = "approval_resolved"
+	EventTurnFinished     TurnEventType = "turn_finished"
 )
 
 // Limits of turn events: an agent is untrusted, what it reports is bounded.
@@ -54,16 +57,24 @@ type TurnEvent struct {
 	Summary     string
 	Delta       string
 	// Outcome is set on turn_finished.
-	Outcome   Outcome
-	CreatedAt time.Time
+	Outcome Outcome
+	// ApprovalID is set on approval_requested and approval_resolved; Status and
+	// DecidedBy on approval_resolved.
+	ApprovalID string
+	Status     ApprovalStatus
+	DecidedBy  string
+	CreatedAt  time.Time
 }
 
 // turnEventBody is what is sealed: everything but the ids and time, which are columns.
 type turnEventBody struct {
-	Tool    string  `json:"tool,omitempty"`
-	Summary string  `json:"summary,omitempty"`
-	Delta   string  `json:"delta,omitempty"`
-	Outcome Outcome `json:"outcome,omitempty"`
+	Tool       string         `json:"tool,omitempty"`
+	Summary    string         `json:"summary,omitempty"`
+	Delta      string         `json:"delta,omitempty"`
+	Outcome    Outcome        `json:"outcome,omitempty"`
+	ApprovalID string         `json:"approvalId,omitempty"`
+	Status     ApprovalStatus `json:"status,omitempty"`
+	DecidedBy  string         `json:"decidedBy,omitempty"`
 }
 
 // StoredTurnEvent is a turn event as the store keeps it.
@@ -96,7 +107,7 @@ func (e *TurnEvent) clean() bool {
 	e.Tool, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(e.Tool), "\uFFFD"), maxEventTool)
 	e.Summary, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(e.Summary), "\uFFFD"), maxEventSummary)
 	e.Delta, _ = capRunes(strings.ToValidUTF8(e.Delta, "\uFFFD"), maxEventDelta)
-	e.Outcome = ""
+	e.Outcome, e.ApprovalID, e.Status, e.DecidedBy = "", "", "", ""
 	return e.Type != EventText || e.Delta != ""
 }
 
@@ -106,7 +117,8 @@ func turnEventBinding(workspaceID, turnID string) string {
 
 // sealEvent turns an event into its stored form.
 func (s kernel) sealEvent(e *TurnEvent) (*StoredTurnEvent, error) {
-	body, err := json.Marshal(turnEventBody{Tool: e.Tool, Summary: e.Summary, Delta: e.Delta, Outcome: e.Outcome})
+	body, err := json.Marshal(turnEventBody{Tool: e.Tool, Summary: e.Summary, Delta: e.Delta, Outcome: e.Outcome,
+		ApprovalID: e.ApprovalID, Status: e.Status, DecidedBy: e.DecidedBy})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +140,8 @@ func (s kernel) openEvent(st *StoredTurnEvent) (*TurnEvent, error) {
 		return nil, err
 	}
 	return &TurnEvent{Seq: st.Seq, WorkspaceID: st.WorkspaceID, TurnID: st.TurnID, Type: st.Type,
-		Tool: b.Tool, Summary: b.Summary, Delta: b.Delta, Outcome: b.Outcome, CreatedAt: st.CreatedAt}, nil
+		Tool: b.Tool, Summary: b.Summary, Delta: b.Delta, Outcome: b.Outcome, ApprovalID: b.ApprovalID,
+		Status: b.Status, DecidedBy: b.DecidedBy, CreatedAt: st.CreatedAt}, nil
 }
 
 // eventRecorder writes a running turn's events as they come, in batches (one
@@ -140,10 +153,12 @@ type eventRecorder struct {
 	turn    string
 	mu      sync.Mutex
 	pending []*TurnEvent
-	count   int
-	wake    chan struct{}
-	closing chan struct{}
-	done    chan struct{}
+	// flushing serialises writes (the loop's and sync's), so events keep their order.
+	flushing sync.Mutex
+	count    int
+	wake     chan struct{}
+	closing  chan struct{}
+	done     chan struct{}
 }
 
 func (s *Runtime) recordEvents(ctx context.Context, workspaceID, turnID string) *eventRecorder {
@@ -197,7 +212,16 @@ func (r *eventRecorder) loop(ctx context.Context) {
 	}
 }
 
+// sync writes what is pending now, before the caller writes an event of its own.
+func (r *eventRecorder) sync() {
+	if r != nil {
+		r.flush(context.Background())
+	}
+}
+
 func (r *eventRecorder) flush(ctx context.Context) {
+	r.flushing.Lock()
+	defer r.flushing.Unlock()
 	r.mu.Lock()
 	batch := r.pending
 	r.pending = nil

@@ -44,7 +44,11 @@ const (
 )
 
 // Runtime modes (api.md 4.1).
-var RuntimeModes = []string{"auto", "approval-required", "auto-accept-edits", "auto-accept-edits-and-bash", "full-access"}
+// ModeApprovalRequired is the runtime mode in which the agent asks before it does
+// what needs approval, and a person decides (approval.go).
+const ModeApprovalRequired = "approval-required"
+
+var RuntimeModes = []string{"auto", ModeApprovalRequired, "auto-accept-edits", "auto-accept-edits-and-bash", "full-access"}
 
 // DefaultRuntimeMode is used when create does not name one.
 const DefaultRuntimeMode = "full-access"

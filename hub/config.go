@@ -55,6 +55,8 @@ type Config struct {
 	IdleTimeout time.Duration `env:"WSHUB_IDLE_TIMEOUT" envDefault:"10m"`
 	// TurnTimeout ends a turn that runs longer as interrupted.
 	TurnTimeout time.Duration `env:"WSHUB_TURN_TIMEOUT" envDefault:"30m"`
+	// ApprovalTimeout denies an approval nobody answered for this long (issue 16).
+	ApprovalTimeout time.Duration `env:"WSHUB_APPROVAL_TIMEOUT" envDefault:"10m"`
 	// WebhookAllowInsecure admits http and loopback webhook targets: tests and
 	// development only, never in production (the hub logs a warning when it is on).
 	WebhookAllowInsecure bool `env:"WSHUB_WEBHOOK_ALLOW_INSECURE" envDefault:"false"`

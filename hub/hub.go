@@ -155,7 +155,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
 		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds},
 		Runner:    runner,
-		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, MirrorMaxAge: cfg.MirrorMaxAge, Log: log},
+		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, ApprovalTimeout: cfg.ApprovalTimeout, MirrorMaxAge: cfg.MirrorMaxAge, Log: log},
 		Turns:     m,
 		Sealed:    store,
 		Remote:    remote,
@@ -191,7 +191,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 func (h *Hub) Run(ctx context.Context) error {
 	var work, deliveries, chatEvents, chatReplies jobs.Waker
 	if l, err := postgres.ListenFanout(ctx, h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
-		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel); err != nil {
+		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel, core.ApprovalChannel); err != nil {
 		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {
 		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)

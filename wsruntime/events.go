@@ -20,9 +20,11 @@ type eventRelay struct {
 	// pending are the events not yet sent; sent is how many of the turn's were.
 	pending []runtimewire.Event
 	sent    int
-	wake    chan struct{}
-	closing chan struct{}
-	done    chan struct{}
+	// flushing serialises sends (the loop's and sync's), so events keep their order.
+	flushing sync.Mutex
+	wake     chan struct{}
+	closing  chan struct{}
+	done     chan struct{}
 }
 
 const relayEvery = 150 * time.Millisecond
@@ -70,7 +72,13 @@ func (e *eventRelay) loop(ctx context.Context) {
 	}
 }
 
+// sync sends what is pending now, before the caller's own call (an approval) that
+// must follow it.
+func (e *eventRelay) sync(ctx context.Context) { e.flush(ctx) }
+
 func (e *eventRelay) flush(ctx context.Context) {
+	e.flushing.Lock()
+	defer e.flushing.Unlock()
 	for {
 		e.mu.Lock()
 		n := min(len(e.pending), runtimewire.MaxEventsBatch)

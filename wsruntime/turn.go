@@ -33,7 +33,7 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 		events := r.relayEvents(ctx, turn.TurnID)
 		agentCtx, stopAgent := context.WithCancel(ctx)
 		watched := r.watchStop(agentCtx, turn.TurnID, stopAgent)
-		res := r.runAgent(agentCtx, turn, files, events.add)
+		res := r.runAgent(agentCtx, turn, files, events)
 		stopAgent()
 		<-watched
 		events.close()
@@ -62,17 +62,46 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 }
 
 // runAgent runs the agent in the sandbox, bounded by the hub's turn time limit.
-func (r *Runtime) runAgent(ctx context.Context, turn *runtimewire.Turn, files []string, events func(core.TurnEvent)) core.TurnResult {
+func (r *Runtime) runAgent(ctx context.Context, turn *runtimewire.Turn, files []string, events *eventRelay) core.TurnResult {
 	if r.hello.TurnTimeoutSeconds > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(r.hello.TurnTimeoutSeconds)*time.Second)
 		defer cancel()
 	}
-	return r.runner.RunTurn(ctx, core.TurnRequest{
+	req := core.TurnRequest{
 		WorkspaceID: r.hello.WorkspaceID, TurnID: turn.TurnID, Agent: r.hello.Agent, Model: r.hello.Model,
 		RuntimeMode: r.hello.RuntimeMode, Branch: r.hello.Branch, Dir: r.checkoutDir(), Home: filepath.Join(r.cfg.Dir, "home"),
-		Network: r.hello.Network, Prompt: turn.Prompt, Attachments: files, SessionID: turn.SessionID, Events: events,
-	})
+		Network: r.hello.Network, Prompt: turn.Prompt, Attachments: files, SessionID: turn.SessionID, Events: events.add,
+	}
+	if r.hello.RuntimeMode == core.ModeApprovalRequired {
+		req.Approve = func(ctx context.Context, ask core.ApprovalAsk) core.ApprovalAnswer {
+			return r.approve(ctx, turn.TurnID, events, ask)
+		}
+	}
+	return r.runner.RunTurn(ctx, req)
+}
+
+// approve asks the hub for a decision on what the agent wants to do, and asks again
+// while it is pending (long polls): the hub's approval timeout, not this runtime,
+// ends the wait.
+func (r *Runtime) approve(ctx context.Context, turnID string, events *eventRelay, ask core.ApprovalAsk) core.ApprovalAnswer {
+	events.sync(ctx) // the agent's earlier steps come first in the stream
+	for ctx.Err() == nil {
+		var a runtimewire.ApprovalAnswer
+		_, err := r.hub.call(ctx, request{method: "POST", path: "/turns/" + turnID + "/approvals", json: runtimewire.Approval{
+			Key: ask.Key, Tool: ask.Tool, Summary: ask.Summary, WaitSeconds: runtimewire.MaxWaitSeconds}}, &a)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			r.log.Warn("approval not asked", "turn", turnID, "err", err)
+			return core.ApprovalAnswer{Reason: "Denied: the hub could not be asked."}
+		}
+		if a.Status != string(core.ApprovalPending) {
+			return core.ApprovalAnswer{ApprovalID: a.ApprovalID, Allow: a.Allow, Reason: a.Reason}
+		}
+	}
+	return core.ApprovalAnswer{Reason: "Denied: the turn ended while waiting."}
 }
 
 // commit commits the turn's changes and uploads the new commits to the hub; nil when

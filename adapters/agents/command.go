@@ -36,17 +36,28 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 	}
 	defer os.Remove(sessionHost)
 
+	// The approval decisions' pipe: the agent reads fd 4. Asks still waiting when the
+	// agent is gone are ended with askCtx.
+	decisionsR, decisionsW, err := os.Pipe()
+	if err != nil {
+		return failed(core.FailureAgentError, fmt.Sprintf("the hub could not create the decisions pipe: %v", err))
+	}
+	askCtx, endAsks := context.WithCancel(ctx)
+	answers := &decisions{ctx: askCtx, approve: req.Approve, w: decisionsW}
+	defer answers.close()
+	defer endAsks()
+
 	out := &headBuffer{max: maxStdout}
 	inv := invocation{
-		path:   sh,
-		args:   []string{"-c", command},
-		env:    r.turnEnv(req, at.home, "WSHUB_SESSION_FILE="+sessionAgent, "WSHUB_EVENTS_FD="+eventsFD),
+		path: sh,
+		args: []string{"-c", command},
+		env: r.turnEnv(req, at.home, "WSHUB_SESSION_FILE="+sessionAgent, "WSHUB_EVENTS_FD="+eventsFD,
+			"WSHUB_DECISIONS_FD="+decisionsFD),
 		stdin:  req.Prompt,
 		stdout: out,
 		grace:  r.grace,
-	}
-	if req.Events != nil {
-		inv.events = newEventLines(req.Events)
+		events: newEventLines(req.Events, answers.ask),
+		extra:  []*os.File{decisionsR},
 	}
 	st := r.run(ctx, req.WorkspaceID, at.wrap(inv))
 	reply := strings.ToValidUTF8(strings.TrimSuffix(out.String(), "\n"), "\uFFFD")

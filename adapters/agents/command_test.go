@@ -213,6 +213,7 @@ func TestCommandEnvironment(t *testing.T) {
 		"TERM=xterm",
 		"WSHUB_ATTACHMENTS=a/one.txt",
 		"WSHUB_BRANCH=wshub/fix-add",
+		"WSHUB_DECISIONS_FD=4",
 		"WSHUB_EVENTS_FD=3",
 		"WSHUB_MODEL=test-model",
 		"WSHUB_RUNTIME_MODE=auto-accept-edits",

@@ -2,7 +2,10 @@ package agents
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"sync"
 
 	"github.com/wshub/wshub/core"
 )
@@ -17,19 +20,37 @@ import (
 //
 // Lines that are not such objects, and lines over maxEventLine bytes, are skipped.
 // The reply is still the standard output.
+//
+// Approvals: an agent that wants a person's decision before a step writes
+//
+//	{"type":"approval_requested","id":"rm-build","tool":"bash","summary":"rm -rf build"}
+//
+// to fd 3 and reads the answer, one line, from file descriptor 4 (WSHUB_DECISIONS_FD):
+//
+//	{"type":"approval_resolved","id":"rm-build","decision":"allow"}
+//	{"type":"approval_resolved","id":"rm-build","decision":"deny","reason":"Denied by a person reviewing this workspace."}
+//
+// The id is the agent's own (asked again with the same id in the same turn, it is the
+// same approval). Answers to concurrent asks may come in any order; each names its
+// id. Outside the approval-required mode nobody is asked and the answer is deny.
 const (
 	eventsFD     = "3"
+	decisionsFD  = "4"
 	maxEventLine = 64 << 10
 )
 
-// eventLines turns the bytes an agent writes into turn events for sink.
+// eventLines turns the bytes an agent writes into turn events for sink, and approval
+// asks into calls of ask.
 type eventLines struct {
 	sink func(core.TurnEvent)
+	ask  func(id, tool, summary string)
 	buf  []byte
 	skip bool // inside a line too long to keep
 }
 
-func newEventLines(sink func(core.TurnEvent)) *eventLines { return &eventLines{sink: sink} }
+func newEventLines(sink func(core.TurnEvent), ask func(id, tool, summary string)) *eventLines {
+	return &eventLines{sink: sink, ask: ask}
+}
 
 func (l *eventLines) Write(p []byte) (int, error) {
 	n := len(p)
@@ -59,6 +80,7 @@ func (l *eventLines) line(b []byte) {
 	}
 	var e struct {
 		Type    string `json:"type"`
+		ID      string `json:"id"`
 		Tool    string `json:"tool"`
 		Summary string `json:"summary"`
 		Delta   string `json:"delta"`
@@ -66,7 +88,15 @@ func (l *eventLines) line(b []byte) {
 	if json.Unmarshal(bytes.TrimSpace(b), &e) != nil || e.Type == "" {
 		return
 	}
-	l.sink(core.TurnEvent{Type: core.TurnEventType(e.Type), Tool: e.Tool, Summary: e.Summary, Delta: e.Delta})
+	if e.Type == string(core.EventApprovalRequested) {
+		if l.ask != nil {
+			l.ask(e.ID, e.Tool, e.Summary)
+		}
+		return
+	}
+	if l.sink != nil {
+		l.sink(core.TurnEvent{Type: core.TurnEventType(e.Type), Tool: e.Tool, Summary: e.Summary, Delta: e.Delta})
+	}
 }
 
 // end takes a last line the agent did not finish with a newline.
@@ -75,4 +105,59 @@ func (l *eventLines) end() {
 		l.line(l.buf)
 	}
 	l.buf, l.skip = nil, false
+}
+
+// decisions answers a command agent's approval asks on its fd 4. Each ask is decided
+// in its own goroutine (a person may take minutes; the agent may ask several things
+// at once); answers are written whole, one line each.
+type decisions struct {
+	ctx     context.Context
+	approve func(context.Context, core.ApprovalAsk) core.ApprovalAnswer
+	mu      sync.Mutex
+	w       *os.File
+	wg      sync.WaitGroup
+	asked   int
+}
+
+// maxCommandAsks bounds the goroutines one turn's asks can start; core bounds what it
+// records (MaxApprovalsPerTurn) the same way.
+const maxCommandAsks = 2 * core.MaxApprovalsPerTurn
+
+func (d *decisions) ask(id, tool, summary string) {
+	d.mu.Lock()
+	d.asked++
+	over := d.asked > maxCommandAsks
+	d.mu.Unlock()
+	if d.approve == nil || over {
+		d.answer(id, core.ApprovalAnswer{Reason: "Denied: nobody answers approvals in this runtime mode."})
+		return
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.answer(id, d.approve(d.ctx, core.ApprovalAsk{Key: id, Tool: tool, Summary: summary}))
+	}()
+}
+
+func (d *decisions) answer(id string, a core.ApprovalAnswer) {
+	out := struct {
+		Type     string `json:"type"`
+		ID       string `json:"id"`
+		Decision string `json:"decision"`
+		Reason   string `json:"reason,omitempty"`
+	}{Type: string(core.EventApprovalResolved), ID: id, Decision: core.DecisionDeny, Reason: a.Reason}
+	if a.Allow {
+		out.Decision = core.DecisionAllow
+	}
+	line, _ := json.Marshal(out)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// An agent that is gone (EPIPE) or not reading: nothing to tell.
+	_, _ = d.w.Write(append(line, '\n'))
+}
+
+// close waits for the asks in flight (their context has ended) and closes the pipe.
+func (d *decisions) close() {
+	d.wg.Wait()
+	_ = d.w.Close()
 }

@@ -46,6 +46,9 @@ type invocation struct {
 	// events, when set, receives what the agent writes to file descriptor 3 (the
 	// command-agent event protocol), from one goroutine.
 	events io.Writer
+	// extra are more descriptors for the agent, from fd 4 on (the read end of the
+	// approval decisions); run closes them once the agent has its copies.
+	extra []*os.File
 }
 
 // exitStatus is how a process ended.
@@ -72,6 +75,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	if inv.grace <= 0 {
 		inv.grace = defaultGrace
 	}
+	defer closeAll(inv.extra...) // on every path; the child has its own copies
 	if err := ctx.Err(); err != nil {
 		return exitStatus{code: -1, interrupted: true}
 	}
@@ -104,7 +108,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	// *os.File ends: the child writes straight into the pipes, with no copying
 	// goroutine that Wait would wait for.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	cmd.ExtraFiles = []*os.File{eventsW}
+	cmd.ExtraFiles = append([]*os.File{eventsW}, inv.extra...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	closeAll(stdinR, stdoutW, stderrW, eventsW) // the child has its copies

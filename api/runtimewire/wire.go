@@ -117,6 +117,25 @@ type Stop struct {
 	Stop bool `json:"stop"`
 }
 
+// Approval is the body of POST /turns/{turnId}/approvals: the agent asks to be
+// allowed a step (core.ApprovalAsk), and the runtime waits up to WaitSeconds for the
+// decision. Asked again with the same key, it is the same approval.
+type Approval struct {
+	Key         string `json:"key"`
+	Tool        string `json:"tool"`
+	Summary     string `json:"summary"`
+	WaitSeconds int    `json:"waitSeconds"`
+}
+
+// ApprovalAnswer answers an Approval: Status pending means ask again; any other
+// status is final, and Allow says whether the agent may go on (Reason why not).
+type ApprovalAnswer struct {
+	ApprovalID string `json:"approvalId"`
+	Status     string `json:"status"`
+	Allow      bool   `json:"allow"`
+	Reason     string `json:"reason,omitempty"`
+}
+
 // SetupFailed is the body of POST /setup-failed: the runtime could not make the
 // checkout (git refused it on the machine); the hub fails the workspace
 // (setup_failed:checkout) with Detail as its statusDetail.

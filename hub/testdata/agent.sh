@@ -30,6 +30,16 @@ steps)
 	done
 	printf '{"type":"text","delta":"all %s steps done"}\n' "$2" >&"$WSHUB_EVENTS_FD"
 	echo "did $2 steps" ;;
+ask)
+	# An approval (the command-agent event protocol): ask on fd 3 for each id given,
+	# read the decisions from fd 4, and say what they were.
+	shift
+	for id in "$@"; do
+		printf '{"type":"tool_started","tool":"bash","summary":"before %s"}\n' "$id" >&"$WSHUB_EVENTS_FD"
+		printf '{"type":"approval_requested","id":"%s","tool":"bash","summary":"rm -rf %s"}\n' "$id" "$id" >&"$WSHUB_EVENTS_FD"
+		read -r answer <&"$WSHUB_DECISIONS_FD"
+		echo "$answer"
+	done ;;
 env)
 	echo "model=$WSHUB_MODEL mode=$WSHUB_RUNTIME_MODE branch=$WSHUB_BRANCH turn=$WSHUB_TURN_ID" ;;
 *)
