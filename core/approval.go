@@ -163,6 +163,12 @@ func (s *Runtime) requestApproval(ctx context.Context, ws *Workspace, turnID str
 		if err := s.emitApprovalRequested(ctx, q, ws, a, ask); err != nil {
 			return err
 		}
+		if err := queueApprovalNotices(ctx, q, s.kernel, ws, a, ask); err != nil {
+			return err
+		}
+		if err := touchChatStatuses(ctx, q, s.kernel, ws.ID, turnID, false); err != nil {
+			return err
+		}
 		return q.Notify(ctx, EventsChannel, ws.ID)
 	})
 	return held, err
@@ -247,6 +253,9 @@ func decideIn(ctx context.Context, q Queries, k kernel, a *Approval, status Appr
 		return err
 	}
 	if err := q.Notify(ctx, EventsChannel, a.WorkspaceID); err != nil {
+		return err
+	}
+	if err := touchChatStatuses(ctx, q, k, a.WorkspaceID, a.TurnID, false); err != nil {
 		return err
 	}
 	return q.Notify(ctx, ApprovalChannel, a.ID)

@@ -123,4 +123,5 @@ type chatStore interface {
 	AccountQueries
 	ProjectQueries
 	ChatQueries
+	ChatStatusQueries
 }

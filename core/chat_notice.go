@@ -95,5 +95,10 @@ func (s *Chat) postChatNotice(ctx context.Context, c *ClaimedChatNotice, poster 
 		}
 		n.Text = text
 	}
+	if c.Kind == NoticeApproval {
+		if err := openApprovalNotice(&n); err != nil {
+			return ChatPostResult{Permanent: true, Error: err.Error()}
+		}
+	}
 	return poster.PostNotice(ctx, n)
 }

@@ -19,6 +19,8 @@ type ChatQueries interface {
 	// whose messages do not name its parent).
 	GetChatThreadByThread(ctx context.Context, platform, teamID, threadID string) (*ChatThread, error)
 	SetThreadFollow(ctx context.Context, id int64, all bool) error
+	// ChatThreadsOf lists the threads of a workspace.
+	ChatThreadsOf(ctx context.Context, workspaceID string) ([]*ChatThread, error)
 	CountPendingMessages(ctx context.Context, workspaceID string) (int, error)
 
 	// InsertChatEvent stores a received event unless (platform, eventID) is known;
@@ -145,6 +147,8 @@ type ChatNotice struct {
 	Text        string // NoticeText: the words, in the platform's markup
 	WorkspaceID string // NoticeWorkspaceFailed: which workspace, and its statusCode
 	Code        string
+	// NoticeApproval: the approval to decide, and what the agent asks to do.
+	ApprovalID, Tool, Summary string
 	// PartsPosted parts went out on an earlier attempt; post the rest.
 	PartsPosted int
 }

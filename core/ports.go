@@ -32,6 +32,7 @@ type Queries interface {
 	ApprovalQueries
 	DeliveryQueries
 	ChatQueries
+	ChatStatusQueries
 	RetentionQueries
 
 	AccountQueries

@@ -287,6 +287,11 @@ func (r *Remote) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*Runti
 		if _, err := q.MarkDelivered(ctx, m.ID, r.rt.clock.Now()); err != nil {
 			return nil, err
 		}
+		if !m.StopRequested {
+			if err := touchChatStatuses(ctx, q, r.rt.kernel, ws.ID, m.TurnID, false); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if m.StopRequested {
 		// Stopped before it started: it ends here, and the next poll takes the next.
@@ -437,6 +442,9 @@ func (r *Remote) TurnEvents(ctx context.Context, token, session, turnID string, 
 			return nil
 		}
 		if err := q.InsertTurnEvents(ctx, stored); err != nil {
+			return err
+		}
+		if err := touchChatStatuses(ctx, q, r.rt.kernel, ws.ID, turnID, false); err != nil {
 			return err
 		}
 		return q.Notify(ctx, EventsChannel, ws.ID)

@@ -40,6 +40,9 @@ func statusFor(state WorkspaceState) (phase, runtime string) {
 // RuntimeConfig tunes the workspace runtime.
 type RuntimeConfig struct {
 	TurnTimeout time.Duration
+	// ChatStatusEvery is the least time between two edits of a chat thread's turn
+	// status (0: DefaultChatStatusEvery).
+	ChatStatusEvery time.Duration
 	// ApprovalTimeout is how long an approval waits for a decision before it is
 	// denied (0: DefaultApprovalTimeout).
 	ApprovalTimeout time.Duration

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 )
 
 // Deps are the adapters a Service runs on.
@@ -56,6 +57,9 @@ type kernel struct {
 	clock  Clock
 	rand   Random
 	logger *slog.Logger // nil: slog's default
+	// statusEvery is the least time between two edits of a thread's turn status
+	// (0: DefaultChatStatusEvery).
+	statusEvery time.Duration
 }
 
 func (s kernel) log() *slog.Logger {
@@ -73,7 +77,7 @@ func NewService(d Deps) *Service {
 	if d.Random == nil {
 		d.Random = rand.Reader
 	}
-	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, logger: d.Runtime.Log}
+	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, logger: d.Runtime.Log, statusEvery: d.Runtime.ChatStatusEvery}
 	rt := &Runtime{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups}
 	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror, wake: d.Wakeups}

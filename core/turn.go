@@ -187,6 +187,7 @@ func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 	if m, err := s.store.GetMessage(ctx, ws.ID, msg.ID); err == nil && m.StopRequested {
 		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}
 	}
+	s.startChatStatuses(ctx, ws.ID, msg.TurnID)
 	events := s.recordEvents(ctx, ws.ID, msg.TurnID)
 	defer events.close()
 	req := TurnRequest{

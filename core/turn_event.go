@@ -244,6 +244,9 @@ func (r *eventRecorder) flush(ctx context.Context) {
 		if err := q.InsertTurnEvents(ctx, stored); err != nil {
 			return err
 		}
+		if err := touchChatStatuses(ctx, q, r.rt.kernel, r.ws, r.turn, false); err != nil {
+			return err
+		}
 		return q.Notify(ctx, EventsChannel, r.ws)
 	})
 	if err != nil {
@@ -259,6 +262,9 @@ func (s *Runtime) finishEvent(ctx context.Context, q Queries, workspaceID, turnI
 		return err
 	}
 	if err := q.InsertTurnEvents(ctx, []*StoredTurnEvent{st}); err != nil {
+		return err
+	}
+	if err := touchChatStatuses(ctx, q, s.kernel, workspaceID, turnID, true); err != nil {
 		return err
 	}
 	return q.Notify(ctx, EventsChannel, workspaceID)

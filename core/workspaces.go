@@ -22,4 +22,5 @@ type workspacesStore interface {
 	MessageQueries
 	AssetQueries
 	TurnEventQueries
+	ApprovalQueries
 }

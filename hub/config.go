@@ -57,6 +57,10 @@ type Config struct {
 	TurnTimeout time.Duration `env:"WSHUB_TURN_TIMEOUT" envDefault:"30m"`
 	// ApprovalTimeout denies an approval nobody answered for this long (issue 16).
 	ApprovalTimeout time.Duration `env:"WSHUB_APPROVAL_TIMEOUT" envDefault:"10m"`
+	// ChatStatusEvery is the least time between two edits of a thread's turn status
+	// message (issue 16: at most one edit every 2 seconds per thread). Not an
+	// environment setting: tests and benchmarks shorten it.
+	ChatStatusEvery time.Duration `env:"-"`
 	// WebhookAllowInsecure admits http and loopback webhook targets: tests and
 	// development only, never in production (the hub logs a warning when it is on).
 	WebhookAllowInsecure bool `env:"WSHUB_WEBHOOK_ALLOW_INSECURE" envDefault:"false"`

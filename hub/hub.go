@@ -155,12 +155,13 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
 		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds},
 		Runner:    runner,
-		Runtime:   core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, ApprovalTimeout: cfg.ApprovalTimeout, MirrorMaxAge: cfg.MirrorMaxAge, Log: log},
-		Turns:     m,
-		Sealed:    store,
-		Remote:    remote,
-		Branches:  &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Credentials: creds},
-		Wakeups:   fanout,
+		Runtime: core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, ApprovalTimeout: cfg.ApprovalTimeout,
+			ChatStatusEvery: cfg.ChatStatusEvery, MirrorMaxAge: cfg.MirrorMaxAge, Log: log},
+		Turns:    m,
+		Sealed:   store,
+		Remote:   remote,
+		Branches: &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Credentials: creds},
+		Wakeups:  fanout,
 	})
 	m.WatchWorkQueue(svc.CountWork)
 	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
@@ -189,15 +190,15 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 // Run runs the background work (workspace worker, webhook deliveries, sweeps) until
 // ctx ends, and returns once running turns have been interrupted and recorded.
 func (h *Hub) Run(ctx context.Context) error {
-	var work, deliveries, chatEvents, chatReplies jobs.Waker
+	var work, deliveries, chatEvents, chatReplies, chatStatuses jobs.Waker
 	if l, err := postgres.ListenFanout(ctx, h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
-		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel, core.ApprovalChannel); err != nil {
+		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel, core.ApprovalChannel, core.ChatStatusChannel); err != nil {
 		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {
 		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)
-		chatEvents, chatReplies = l.On(core.ChatEventChannel), l.On(core.ChatReplyChannel)
+		chatEvents, chatReplies, chatStatuses = l.On(core.ChatEventChannel), l.On(core.ChatReplyChannel), l.On(core.ChatStatusChannel)
 	}
-	chat := &jobs.Chat{Chat: h.Service.Chat, Events: chatEvents, Replies: chatReplies, Log: h.Log, Observer: h.Metrics,
+	chat := &jobs.Chat{Chat: h.Service.Chat, Events: chatEvents, Replies: chatReplies, Statuses: chatStatuses, Log: h.Log, Observer: h.Metrics,
 		Handlers: map[string]core.ChatEventHandler{}, Posters: map[string]core.ChatPoster{}}
 	if h.Slack != nil {
 		chat.Handlers[core.PlatformSlack], chat.Posters[core.PlatformSlack] = h.Slack.HandleEvent, h.Slack

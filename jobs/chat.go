@@ -25,6 +25,8 @@ type Chat struct {
 	Posters  map[string]core.ChatPoster
 	Events   Waker
 	Replies  Waker
+	// Statuses wakes the turn status workers (a turn's change).
+	Statuses Waker
 	Log      *slog.Logger
 	Observer ChatObserver
 	// Concurrency is the workers per queue (default 4): threads are handled side by
@@ -34,6 +36,9 @@ type Chat struct {
 	LeaseFor time.Duration
 	// Poll is the backstop interval (default 1 s).
 	Poll time.Duration
+	// StatusPoll is how often status messages are looked at besides wake-ups (default
+	// 250 ms): an edit held back by the per-thread interval is due without a NOTIFY.
+	StatusPoll time.Duration
 }
 
 // Run works until ctx ends: the inbox, the replies and the notices each on the one
@@ -49,13 +54,16 @@ func (c *Chat) Run(ctx context.Context) {
 	if c.Poll <= 0 {
 		c.Poll = time.Second
 	}
+	if c.StatusPoll <= 0 {
+		c.StatusPoll = 250 * time.Millisecond
+	}
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
 	// Replies and notices share one NOTIFY channel: each loop gets every wake-up.
 	replies := fanOut(ctx, c.Replies, 2)
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
 	go func() {
 		defer wg.Done()
 		claimLoop(ctx, c.Concurrency, c.Events, c.Poll, func(free int) []*core.ChatEvent {
@@ -85,6 +93,16 @@ func (c *Chat) Run(ctx context.Context) {
 			return claimedOf(c, "claim chat notices", func() ([]*core.ClaimedChatNotice, error) { return c.Chat.ClaimChatNotices(ctx, c.LeaseFor, free) })
 		}, func(n *core.ClaimedChatNotice) {
 			c.observePost(c.Chat.PostChatNotice(ctx, n, c.Posters))
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		claimLoop(ctx, c.Concurrency, c.Statuses, c.StatusPoll, func(free int) []*core.ClaimedChatStatus {
+			return claimedOf(c, "claim chat statuses", func() ([]*core.ClaimedChatStatus, error) {
+				return c.Chat.ClaimChatStatuses(ctx, c.LeaseFor, free)
+			})
+		}, func(s *core.ClaimedChatStatus) {
+			c.observePost(c.Chat.PostChatStatus(ctx, s, c.Posters))
 		})
 	}()
 	wg.Wait()

@@ -16,8 +16,10 @@ type Platform struct {
 	Team string
 	// Bind is the operator command that binds a team, up to its flags.
 	Bind string
-	// Warning and Cross mark failures (Slack renders :warning:, Discord needs the emoji).
-	Warning, Cross string
+	// Warning and Cross mark failures (Slack renders :warning:, Discord needs the emoji);
+	// Working, Done, Stopped and Lock mark a turn's status and approvals.
+	Warning, Cross               string
+	Working, Done, Stopped, Lock string
 	// Escape makes text from an agent show as written (nil: shown as is).
 	Escape func(string) string
 }
@@ -32,9 +34,10 @@ func (p Platform) escape(s string) string {
 // The platforms.
 var (
 	Slack = Platform{Team: "Slack workspace", Bind: "wshub admin slack bind --team <team id> --account <account id>",
-		Warning: ":warning:", Cross: ":x:", Escape: EscapeMrkdwn}
+		Warning: ":warning:", Cross: ":x:", Working: ":hourglass_flowing_sand:", Done: ":white_check_mark:",
+		Stopped: ":black_square_for_stop:", Lock: ":lock:", Escape: EscapeMrkdwn}
 	Discord = Platform{Team: "Discord server", Bind: "wshub admin discord bind --guild <guild id> --account <account id>",
-		Warning: "⚠️", Cross: "❌"}
+		Warning: "⚠️", Cross: "❌", Working: "⏳", Done: "✅", Stopped: "⏹️", Lock: "🔒"}
 )
 
 // refusals words core's codes for people in a thread: one table, like api/'s status

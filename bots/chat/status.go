@@ -1,0 +1,132 @@
+package chat
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+// The words of a turn's status message and of approval messages, shared by the
+// platforms (issue 16). Each platform adds its buttons: Stop on a running turn's
+// status, Allow and Deny on an approval.
+
+// Button labels.
+const (
+	LabelStop  = "Stop"
+	LabelAllow = "Allow"
+	LabelDeny  = "Deny"
+)
+
+// maxStepRunes bounds a step's summary in a status line.
+const maxStepRunes = 120
+
+// Elapsed words a duration as the status shows it: "12s", "1m12s", "1h02m".
+func Elapsed(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// StatusText is a turn's status: "Working… 1m12s" with the last steps and what waits
+// for approval, or how the turn ended.
+func (p Platform) StatusText(v core.ChatStatusView) string {
+	var b strings.Builder
+	steps := ""
+	switch v.Steps {
+	case 0:
+	case 1:
+		steps = " · 1 step"
+	default:
+		steps = fmt.Sprintf(" · %d steps", v.Steps)
+	}
+	if v.Finished {
+		switch v.Outcome {
+		case core.OutcomeCompleted:
+			fmt.Fprintf(&b, "%s Finished in %s%s", p.Done, Elapsed(v.Elapsed), steps)
+		case core.OutcomeInterrupted:
+			fmt.Fprintf(&b, "%s Stopped after %s%s", p.Stopped, Elapsed(v.Elapsed), steps)
+		default:
+			fmt.Fprintf(&b, "%s Failed after %s%s", p.Warning, Elapsed(v.Elapsed), steps)
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%s Working… %s%s", p.Working, Elapsed(v.Elapsed), steps)
+	for _, s := range v.Recent {
+		b.WriteString("\n• ")
+		b.WriteString(p.step(s))
+	}
+	if v.Waiting != nil {
+		fmt.Fprintf(&b, "\n%s Waiting for approval: %s", p.Lock, p.step(*v.Waiting))
+	}
+	return b.String()
+}
+
+// step words one tool step: the tool, then its summary as code.
+func (p Platform) step(s core.ChatStep) string {
+	tool := p.escape(strings.TrimSpace(s.Tool))
+	if tool == "" {
+		tool = "step"
+	}
+	sum := strings.TrimSpace(strings.ReplaceAll(s.Summary, "\n", " "))
+	if sum == "" {
+		return tool
+	}
+	return tool + " " + codeSpan(cutRunes(sum, maxStepRunes))
+}
+
+// codeSpan shows s as inline code; backticks inside become ' (a span cannot hold them).
+func codeSpan(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
+}
+
+// ApprovalText asks for a decision on what the agent wants to do.
+func (p Platform) ApprovalText(tool, summary string) string {
+	return fmt.Sprintf("%s The agent asks to run %s. Allow it?", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
+}
+
+// ApprovalDecided says how an approval ended, under its question; who is the
+// platform's mention of who decided ("" for none).
+func (p Platform) ApprovalDecided(tool, summary string, status core.ApprovalStatus, who string) string {
+	var how string
+	switch status {
+	case core.ApprovalAllowed:
+		how = p.Done + " Allowed"
+	case core.ApprovalDenied:
+		how = p.Cross + " Denied"
+	case core.ApprovalTimedOut:
+		how = p.Cross + " Denied: nobody answered in time"
+	case core.ApprovalClosed:
+		how = p.Stopped + " The turn ended before a decision"
+	default:
+		how = string(status)
+	}
+	if who != "" {
+		how += " by " + who
+	}
+	q := fmt.Sprintf("%s The agent asked to run %s.", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
+	return q + "\n" + how
+}
+
+// DecidedBy words a decision's author for a platform: its own members by mention
+// (mention formats a user id), the API as "the API".
+func DecidedBy(by, platform string, mention func(userID string) string) string {
+	switch {
+	case by == "":
+		return ""
+	case by == "api":
+		return "the API"
+	case strings.HasPrefix(by, platform+":"):
+		return mention(strings.TrimPrefix(by, platform+":"))
+	}
+	if i := strings.IndexByte(by, ':'); i > 0 {
+		return "someone on " + by[:i]
+	}
+	return by
+}

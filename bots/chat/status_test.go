@@ -1,0 +1,53 @@
+package chat
+
+import (
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+func TestStatusText(t *testing.T) {
+	running := core.ChatStatusView{Elapsed: 72 * time.Second, Steps: 5,
+		Recent:  []core.ChatStep{{Tool: "Bash", Summary: "go test ./..."}, {Tool: "Edit", Summary: "a`b.go"}, {Tool: "Read"}},
+		Waiting: &core.ChatStep{Tool: "Bash", Summary: "rm -rf build\nand more"}}
+	for _, c := range []struct {
+		p    Platform
+		v    core.ChatStatusView
+		want string
+	}{
+		{Slack, running, ":hourglass_flowing_sand: Working… 1m12s · 5 steps\n• Bash `go test ./...`\n• Edit `a'b.go`\n• Read\n:lock: Waiting for approval: Bash `rm -rf build and more`"},
+		{Discord, core.ChatStatusView{Elapsed: 3 * time.Second}, "⏳ Working… 3s"},
+		{Slack, core.ChatStatusView{Finished: true, Outcome: core.OutcomeCompleted, Elapsed: 3725 * time.Second, Steps: 1}, ":white_check_mark: Finished in 1h02m · 1 step"},
+		{Discord, core.ChatStatusView{Finished: true, Outcome: core.OutcomeInterrupted, Elapsed: 20 * time.Second, Steps: 2}, "⏹️ Stopped after 20s · 2 steps"},
+		{Slack, core.ChatStatusView{Finished: true, Outcome: core.OutcomeError, Elapsed: 5 * time.Second, Steps: 0}, ":warning: Failed after 5s"},
+		{Slack, core.ChatStatusView{Elapsed: time.Second, Recent: []core.ChatStep{{Tool: "<b>", Summary: "x"}}}, ":hourglass_flowing_sand: Working… 1s\n• &lt;b&gt; `x`"},
+	} {
+		if got := c.p.StatusText(c.v); got != c.want {
+			t.Errorf("StatusText(%+v):\n got %q\nwant %q", c.v, got, c.want)
+		}
+	}
+}
+
+func TestApprovalWords(t *testing.T) {
+	if got, want := Slack.ApprovalText("Bash", "rm -rf build"), ":lock: The agent asks to run Bash `rm -rf build`. Allow it?"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	mention := func(id string) string { return "<@" + id + ">" }
+	for _, c := range []struct {
+		status core.ApprovalStatus
+		by     string
+		want   string
+	}{
+		{core.ApprovalAllowed, "discord:U1", "✅ Allowed by <@U1>"},
+		{core.ApprovalDenied, "api", "❌ Denied by the API"},
+		{core.ApprovalDenied, "slack:U2", "❌ Denied by someone on slack"},
+		{core.ApprovalTimedOut, "", "❌ Denied: nobody answered in time"},
+		{core.ApprovalClosed, "", "⏹️ The turn ended before a decision"},
+	} {
+		got := Discord.ApprovalDecided("Bash", "ls", c.status, DecidedBy(c.by, core.PlatformDiscord, mention))
+		if want := "🔒 The agent asked to run Bash `ls`.\n" + c.want; got != want {
+			t.Errorf("%s by %q: got %q, want %q", c.status, c.by, got, want)
+		}
+	}
+}

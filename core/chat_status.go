@@ -1,0 +1,235 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Turn status messages (issue 16): a chat thread shows one message per turn, edited
+// in place as the turn's events arrive ("Working… 1m12s" and its last steps, a Stop
+// button, what waits for approval), and at the end says how the turn ended; the
+// reply follows as its own message, as before. A thread's status message is edited
+// at most once per ChatStatusEvery, and only turns that run longer than that get one:
+// a quick turn's reply says it all.
+//
+// A turn's changes (it started, events were written, it finished) bump a row per
+// thread (chat_statuses), in the transaction that makes the change; the status
+// workers claim rows whose version the message does not show yet and edit it.
+
+const (
+	// ChatStatusChannel wakes the status workers; the payload is the workspace id.
+	ChatStatusChannel = "wshub_chat_status"
+	// DefaultChatStatusEvery is the least time between two edits of a thread's status.
+	DefaultChatStatusEvery = 2 * time.Second
+	// chatStatusRefresh is how often a running turn's message is edited when nothing
+	// happens, so its elapsed time moves.
+	chatStatusRefresh = 10 * time.Second
+	// ChatStatusSteps is how many of the last tool steps a status shows.
+	ChatStatusSteps = 3
+	// chatStatusTail is how many of a turn's last events a status is made from.
+	chatStatusTail = 40
+	// maxChatStatusAttempts: an edit failing this many times in a row is given up
+	// (the reply is posted either way).
+	maxChatStatusAttempts = 8
+)
+
+// Chat status row states.
+const (
+	ChatStatusOpen   = "open"
+	ChatStatusDone   = "done"
+	ChatStatusFailed = "failed"
+)
+
+// ChatStatusQueries are the store statements of status messages.
+type ChatStatusQueries interface {
+	// TouchChatStatuses records a change of a turn for every thread of its workspace:
+	// a new row (first edited at firstAt) or, for an open one, version+1 (and finished).
+	TouchChatStatuses(ctx context.Context, workspaceID, turnID string, now, firstAt time.Time, finished bool) (int64, error)
+	// ClaimChatStatuses leases open rows whose message is due an edit: a version not
+	// shown yet, or a running turn's elapsed time, once next_at has passed.
+	ClaimChatStatuses(ctx context.Context, token string, now time.Time, leaseFor time.Duration, limit int) ([]*ClaimedChatStatus, error)
+	SettleChatStatus(ctx context.Context, c *ClaimedChatStatus, token string) (bool, error)
+	// TurnEventTail returns a turn's last limit events, newest first, and how many
+	// tool steps the turn had in all.
+	TurnEventTail(ctx context.Context, workspaceID, turnID string, limit int) ([]*StoredTurnEvent, int, error)
+}
+
+// ClaimedChatStatus is a leased status row. The store fills the first fields; core
+// sets the rest before settling.
+type ClaimedChatStatus struct {
+	ThreadID    int64
+	TurnID      string
+	WorkspaceID string
+	Place       ChatPlace
+	MessageRef  string
+	Version     int // the version claimed: shown once the edit went out
+	Shown       int
+	Finished    bool
+	StartedAt   time.Time
+	Attempts    int
+	Lease       string
+
+	Status    string
+	NextAt    time.Time
+	RefreshAt time.Time
+	LastError string
+}
+
+// ChatStep is one tool step, or what waits for approval, in a status.
+type ChatStep struct {
+	Tool    string
+	Summary string
+	// ApprovalID is set on what waits for approval.
+	ApprovalID string
+}
+
+// ChatStatusView is what a status message shows.
+type ChatStatusView struct {
+	Place       ChatPlace
+	WorkspaceID string
+	TurnID      string
+	// MessageRef is the message to edit; "" posts it.
+	MessageRef string
+	Elapsed    time.Duration
+	Finished   bool
+	Outcome    Outcome // set once finished
+	Steps      int     // tool steps so far
+	// Recent are the last tool steps, oldest first (at most ChatStatusSteps).
+	Recent []ChatStep
+	// Waiting is a step the agent asked approval for, not decided yet.
+	Waiting *ChatStep
+}
+
+// ChatStatusPoster posts and edits status messages; a platform's poster that is not
+// one shows no status.
+type ChatStatusPoster interface {
+	// PostStatus posts v (MessageRef "") or edits it in place, and returns the
+	// message's ref.
+	PostStatus(ctx context.Context, v ChatStatusView) (ref string, res ChatPostResult)
+}
+
+// touchChatStatuses records a change of a running turn for the workspace's threads,
+// in the caller's transaction.
+func touchChatStatuses(ctx context.Context, q Queries, k kernel, workspaceID, turnID string, finished bool) error {
+	now := k.clock.Now()
+	n, err := q.TouchChatStatuses(ctx, workspaceID, turnID, now, now.Add(k.chatStatusEvery()), finished)
+	if err != nil || n == 0 {
+		return err
+	}
+	return q.Notify(ctx, ChatStatusChannel, workspaceID)
+}
+
+// startChatStatuses marks a turn started for its threads' status messages.
+func (s *Runtime) startChatStatuses(ctx context.Context, workspaceID, turnID string) {
+	err := s.store.InTx(ctx, func(q Queries) error { return touchChatStatuses(ctx, q, s.kernel, workspaceID, turnID, false) })
+	if err != nil {
+		// The status is a view; the turn runs without it.
+		s.log().Warn("chat status not started", "workspace", workspaceID, "turn", turnID, "err", err)
+	}
+}
+
+func (k kernel) chatStatusEvery() time.Duration {
+	if k.statusEvery > 0 {
+		return k.statusEvery
+	}
+	return DefaultChatStatusEvery
+}
+
+// ClaimChatStatuses leases up to limit status messages due an edit.
+func (s *Chat) ClaimChatStatuses(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatStatus, error) {
+	claimed, err := s.store.ClaimChatStatuses(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
+	if err != nil {
+		return nil, fmt.Errorf("claim chat statuses: %w", err)
+	}
+	return claimed, nil
+}
+
+// PostChatStatus posts or edits a claimed status message outside any transaction and
+// settles it under the lease.
+func (s *Chat) PostChatStatus(ctx context.Context, c *ClaimedChatStatus, posters map[string]ChatPoster) (ChatPostReport, error) {
+	rep := ChatPostReport{Platform: c.Place.Platform, Kind: "status"}
+	now := s.clock.Now()
+	c.Status, c.NextAt, c.RefreshAt, c.LastError = ChatStatusOpen, now.Add(s.chatStatusEvery()), now.Add(chatStatusRefresh), ""
+	poster, _ := posters[c.Place.Platform].(ChatStatusPoster)
+	switch {
+	case poster == nil, c.Finished && c.MessageRef == "":
+		// No status on this platform; or the turn ended before its status was due:
+		// the reply says it all.
+		c.Status, c.Version = ChatStatusDone, c.Shown
+		rep.Status = DeliveryDelivered
+	default:
+		v, err := s.statusView(ctx, c)
+		if err != nil {
+			return rep, err // the lease runs out; claimed again
+		}
+		ref, res := poster.PostStatus(ctx, v)
+		rep.Status = s.judgeStatus(c, ref, res, now)
+		if ctx.Err() != nil && !res.Done {
+			rep.Released = true
+		}
+	}
+	if _, err := s.store.SettleChatStatus(context.WithoutCancel(ctx), c, c.Lease); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// judgeStatus records how an edit went on c.
+func (s *Chat) judgeStatus(c *ClaimedChatStatus, ref string, res ChatPostResult, now time.Time) DeliveryStatus {
+	if res.Done {
+		c.MessageRef, c.Attempts = ref, 0
+		if c.Finished {
+			c.Status = ChatStatusDone
+		}
+		return DeliveryDelivered
+	}
+	c.Version = c.Shown // not shown: still due
+	c.Attempts++
+	c.LastError = res.Error
+	switch {
+	case res.Permanent || c.Attempts >= maxChatStatusAttempts:
+		c.Status = ChatStatusFailed
+		s.log().Warn("chat status given up", "platform", c.Place.Platform, "channel", c.Place.ChannelID, "turn", c.TurnID, "err", res.Error)
+		return DeliveryFailed
+	case res.RetryAfter > 0:
+		c.NextAt = now.Add(max(res.RetryAfter, s.chatStatusEvery()))
+	default:
+		c.NextAt = now.Add(chatPostBackoff.Delay(c.Attempts, s.rand))
+	}
+	return DeliveryPending
+}
+
+// statusView makes what the status shows from the turn's last events.
+func (s *Chat) statusView(ctx context.Context, c *ClaimedChatStatus) (ChatStatusView, error) {
+	v := ChatStatusView{Place: c.Place, WorkspaceID: c.WorkspaceID, TurnID: c.TurnID, MessageRef: c.MessageRef,
+		Finished: c.Finished, Elapsed: s.clock.Now().Sub(c.StartedAt)}
+	tail, steps, err := s.store.TurnEventTail(ctx, c.WorkspaceID, c.TurnID, chatStatusTail)
+	if err != nil {
+		return v, err
+	}
+	v.Steps = steps
+	resolved := map[string]bool{}
+	for _, st := range tail { // newest first
+		e, err := s.openEvent(st)
+		if err != nil {
+			continue
+		}
+		switch e.Type {
+		case EventTurnFinished:
+			v.Outcome, v.Elapsed = e.Outcome, e.CreatedAt.Sub(c.StartedAt)
+		case EventApprovalResolved:
+			resolved[e.ApprovalID] = true
+		case EventApprovalRequested:
+			if !resolved[e.ApprovalID] && v.Waiting == nil && !c.Finished {
+				v.Waiting = &ChatStep{Tool: e.Tool, Summary: e.Summary, ApprovalID: e.ApprovalID}
+			}
+		case EventToolStarted:
+			if len(v.Recent) < ChatStatusSteps {
+				v.Recent = append([]ChatStep{{Tool: e.Tool, Summary: e.Summary}}, v.Recent...)
+			}
+		}
+	}
+	v.Elapsed = max(v.Elapsed, 0)
+	return v, nil
+}
