@@ -174,6 +174,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		h.Slack = slackbot.New(svc.Chat, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,
 			AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL}, log)
 		app.Post("/slack/events", h.Slack.EventsHandler)
+		app.Post("/slack/interactivity", h.Slack.InteractivityHandler)
 	}
 	if cfg.DiscordBotToken != "" {
 		d, err := discordbot.New(svc.Chat, discordbot.Config{BotToken: cfg.DiscordBotToken, PublicKey: cfg.DiscordPublicKey,

@@ -27,5 +27,11 @@ CREATE INDEX chat_statuses_due ON chat_statuses (next_at) WHERE status = 'open';
 -- A turn's change bumps its rows.
 CREATE INDEX chat_statuses_turn ON chat_statuses (workspace_id, turn_id) WHERE status = 'open';
 
+-- Approval notices: a thread asked for a decision (Allow / Deny buttons).
+ALTER TABLE chat_notices DROP CONSTRAINT chat_notices_kind_check;
+ALTER TABLE chat_notices ADD CONSTRAINT chat_notices_kind_check CHECK (kind IN ('text', 'workspace_failed', 'approval'));
+
 -- +goose Down
+ALTER TABLE chat_notices DROP CONSTRAINT chat_notices_kind_check;
+ALTER TABLE chat_notices ADD CONSTRAINT chat_notices_kind_check CHECK (kind IN ('text', 'workspace_failed'));
 DROP TABLE chat_statuses;

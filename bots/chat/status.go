@@ -94,6 +94,12 @@ func (p Platform) ApprovalText(tool, summary string) string {
 // ApprovalDecided says how an approval ended, under its question; who is the
 // platform's mention of who decided ("" for none).
 func (p Platform) ApprovalDecided(tool, summary string, status core.ApprovalStatus, who string) string {
+	q := fmt.Sprintf("%s The agent asked to run %s.", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
+	return q + "\n" + p.DecisionLine(status, who)
+}
+
+// DecisionLine says how an approval ended: "✅ Allowed by <who>".
+func (p Platform) DecisionLine(status core.ApprovalStatus, who string) string {
 	var how string
 	switch status {
 	case core.ApprovalAllowed:
@@ -110,8 +116,7 @@ func (p Platform) ApprovalDecided(tool, summary string, status core.ApprovalStat
 	if who != "" {
 		how += " by " + who
 	}
-	q := fmt.Sprintf("%s The agent asked to run %s.", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
-	return q + "\n" + how
+	return how
 }
 
 // DecidedBy words a decision's author for a platform: its own members by mention

@@ -31,9 +31,12 @@ const (
 	botToken      = "xoxb-test-token"
 )
 
-// post is a chat.postMessage call the bot made.
+// post is a chat.postMessage call the bot made (TS: the ts the fake gave it), or a
+// chat.update of one (TS: the message edited) or a chat.postEphemeral (User).
 type post struct {
 	Channel, ThreadTS, Text string
+	TS, Blocks, User        string
+	At                      time.Time // when the fake received it
 }
 
 // fakeSlack is slack-go's slacktest server with the Web API methods the bot calls
@@ -50,18 +53,46 @@ type fakeSlack struct {
 	calls    int
 	// posted, when set, receives every recorded post (benchmarks time them).
 	posted chan post
+	// updates are chat.update calls; ephemerals chat.postEphemeral calls.
+	updates, ephemerals []post
+	updateTimes         map[string][]time.Time // by the ts edited
+	// updated, when set, receives every recorded update (benchmarks time them).
+	updated chan post
 }
 
 func newFakeSlack(t testing.TB) *fakeSlack { return newFakeSlackWith(t) }
 
 // newFakeSlackWith lets a test add handlers (registered first, so they win).
 func newFakeSlackWith(t testing.TB, extra ...slacktest.Binder) *fakeSlack {
-	f := &fakeSlack{files: map[string][]byte{}}
+	f := &fakeSlack{files: map[string][]byte{}, updateTimes: map[string][]time.Time{}}
 	f.Server = slacktest.NewTestServer(append(extra, func(c slacktest.Customize) {
 		c.Handle("/auth.test", func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintf(w, `{"ok":true,"user_id":%q,"team_id":%q,"user":"wshub"}`, botUser, team)
 		})
 		c.Handle("/chat.postMessage", f.postMessage)
+		// chat.update and chat.postEphemeral as Slack answers them
+		// (https://api.slack.com/methods/chat.update, …/chat.postEphemeral).
+		c.Handle("/chat.update", func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm()
+			p := post{Channel: r.Form.Get("channel"), TS: r.Form.Get("ts"), Text: r.Form.Get("text"), Blocks: r.Form.Get("blocks"), At: time.Now()}
+			f.mu.Lock()
+			f.updates = append(f.updates, p)
+			f.updateTimes[p.TS] = append(f.updateTimes[p.TS], p.At)
+			updated := f.updated
+			f.mu.Unlock()
+			if updated != nil {
+				updated <- p
+			}
+			fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":%q,"text":%q}`, p.Channel, p.TS, p.Text)
+		})
+		c.Handle("/chat.postEphemeral", func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm()
+			f.mu.Lock()
+			f.ephemerals = append(f.ephemerals, post{Channel: r.Form.Get("channel"), ThreadTS: r.Form.Get("thread_ts"),
+				User: r.Form.Get("user"), Text: r.Form.Get("text")})
+			f.mu.Unlock()
+			fmt.Fprintf(w, `{"ok":true,"message_ts":"%d.000002"}`, time.Now().UnixNano())
+		})
 		c.Handle("/reactions.add", func(w http.ResponseWriter, r *http.Request) {
 			_ = r.ParseForm()
 			f.mu.Lock()
@@ -99,7 +130,8 @@ func (f *fakeSlack) postMessage(w http.ResponseWriter, r *http.Request) {
 	if fail != nil && fail(w, n) {
 		return
 	}
-	p := post{Channel: v.Get("channel"), ThreadTS: v.Get("thread_ts"), Text: v.Get("text")}
+	ts := fmt.Sprintf("%d.000001", time.Now().UnixNano())
+	p := post{Channel: v.Get("channel"), ThreadTS: v.Get("thread_ts"), Text: v.Get("text"), TS: ts, Blocks: v.Get("blocks"), At: time.Now()}
 	f.mu.Lock()
 	f.posts = append(f.posts, p)
 	posted := f.posted
@@ -107,7 +139,7 @@ func (f *fakeSlack) postMessage(w http.ResponseWriter, r *http.Request) {
 	if posted != nil {
 		posted <- p
 	}
-	fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":"%d.000001"}`, v.Get("channel"), time.Now().UnixNano())
+	fmt.Fprintf(w, `{"ok":true,"channel":%q,"ts":%q}`, v.Get("channel"), ts)
 }
 
 // failNextPosts answers the next n chat.postMessage calls with status.
@@ -161,11 +193,11 @@ func (f *fakeSlack) fileURL(id string) string {
 
 // slackHub runs a hub with the Slack bot pointed at f and its team bound to the
 // hub's account (agent_1 on the fake agent).
-func slackHub(t testing.TB, f *fakeSlack, bind bool) *hubtest.Hub {
+func slackHub(t testing.TB, f *fakeSlack, bind bool, opts ...hubtest.Option) *hubtest.Hub {
 	t.Helper()
-	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithConfig(func(c *hub.Config) {
+	h := hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithConfig(func(c *hub.Config) {
 		c.SlackBotToken, c.SlackSigningSecret, c.SlackAPIURL = botToken, signingSecret, f.GetAPIURL()
-	}))
+	})}, opts...)...)
 	if bind {
 		bindTeam(t, h)
 	}

@@ -68,5 +68,12 @@ func TestManifestsGrantWhatTheBotUses(t *testing.T) {
 		if !c.socket && !(strings.HasPrefix(url, "https://") && strings.HasSuffix(url, "/slack/events")) {
 			t.Errorf("%s: expected the request_url to be the hub's https …/slack/events, got %q", c.path, url)
 		}
+		// The Stop, Allow and Deny buttons: interactivity on, posted to
+		// …/slack/interactivity over HTTP, over the socket otherwise.
+		in := m.Settings.Interactivity
+		if !in.IsEnabled || c.socket && in.RequestUrl != "" ||
+			!c.socket && !(strings.HasPrefix(in.RequestUrl, "https://") && strings.HasSuffix(in.RequestUrl, "/slack/interactivity")) {
+			t.Errorf("%s: expected interactivity on, at …/slack/interactivity over HTTP, got %+v", c.path, in)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/wshub/wshub/core"
@@ -22,6 +23,17 @@ func (b *Bot) RunSocketMode(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case evt = <-client.Events:
+			}
+			if evt.Type == socketmode.EventTypeInteractive && evt.Request != nil {
+				// Acknowledged first (within Slack's 3 seconds), then taken: a press
+				// is not resent, and taking it twice would change nothing.
+				if err := client.Ack(*evt.Request); err != nil {
+					b.log.Warn("slack socket ack", "err", err)
+				}
+				if ic, ok := evt.Data.(slack.InteractionCallback); ok {
+					b.press(ctx, ic)
+				}
+				continue
 			}
 			if evt.Type != socketmode.EventTypeEventsAPI || evt.Request == nil {
 				continue

@@ -95,3 +95,36 @@ func TestSocketModeEventsStartWorkspaces(t *testing.T) {
 		t.Fatalf("expected the reply in the channel, got %+v", posts[0])
 	}
 }
+
+// Over Socket Mode a button press arrives as an interactive envelope: it is
+// acknowledged and taken like one posted to /slack/interactivity.
+func TestSocketModeButtonPress(t *testing.T) {
+	t.Parallel()
+	s := newSocketSlack(t)
+	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithConfig(func(c *hub.Config) {
+		c.SlackBotToken, c.SlackAppToken, c.SlackAPIURL = botToken, "xapp-test", s.GetAPIURL()
+		c.ChatStatusEvery = statusEvery
+	}))
+	bindTeam(t, h)
+	const root = "1700000700.000100"
+	send := func(id, typ string, payload []byte) {
+		env, _ := json.Marshal(map[string]any{"envelope_id": id, "type": typ, "accepts_response_payload": false,
+			"payload": json.RawMessage(payload)})
+		s.envelopes <- env
+		select {
+		case got := <-s.acks:
+			if got != id {
+				t.Fatalf("expected envelope %s acknowledged, got %q", id, got)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("expected an acknowledgement of %s within 20 s", id)
+		}
+	}
+	send("env-0101", "events_api", eventBody("EvSock2", mention(root, "", "<@"+botUser+"> sleep 30")))
+	status := s.waitPosts(t, root, "the status", func(p []post) bool { return len(p) >= 1 })[0]
+	send("env-0102", "interactive", blockActions("UHUMAN01", status, root, "wshub_stop", buttonValue(status.Blocks, "wshub_stop")))
+	posts := s.waitPosts(t, root, "the interrupted reply", func(p []post) bool { return len(p) >= 2 })
+	if !strings.Contains(posts[1].Text, "interrupted") {
+		t.Fatalf("expected the turn stopped, got %+v", posts[1])
+	}
+}

@@ -30,6 +30,16 @@ steps)
 	done
 	printf '{"type":"text","delta":"all %s steps done"}\n' "$2" >&"$WSHUB_EVENTS_FD"
 	echo "did $2 steps" ;;
+paced)
+	# $2 tool steps, $3 seconds apart (a turn whose status moves while it runs).
+	i=0
+	while [ "$i" -lt "$2" ]; do
+		i=$((i + 1))
+		printf '{"type":"tool_started","tool":"bash","summary":"step %s"}\n' "$i" >&"$WSHUB_EVENTS_FD"
+		sleep "$3"
+		printf '{"type":"tool_finished","tool":"bash"}\n' >&"$WSHUB_EVENTS_FD"
+	done
+	echo "did $2 paced steps" ;;
 ask)
 	# An approval (the command-agent event protocol): ask on fd 3 for each id given,
 	# read the decisions from fd 4, and say what they were.

@@ -1,0 +1,104 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/slack-go/slack"
+
+	"github.com/wshub/wshub/bots/chat"
+	"github.com/wshub/wshub/core"
+)
+
+// Button presses (Slack's block_actions interactions), by HTTP on POST
+// /slack/interactivity or over Socket Mode. A press is taken at once through core
+// (one small transaction: Slack wants an answer within 3 seconds), for the member who
+// pressed it, only if the binding lets them talk to the thread's workspace. An
+// approval's message is then edited to say how it was decided, without its buttons;
+// a press on one decided already (a second click, an answer from elsewhere) says so
+// the same way and changes nothing. A refusal is told to the member alone
+// (chat.postEphemeral).
+
+// InteractivityHandler serves POST /slack/interactivity: the signature over the raw
+// body is checked first (as for events), then the form's payload is read.
+func (b *Bot) InteractivityHandler(c *fiber.Ctx) error {
+	body := append([]byte(nil), c.Request().Body()...)
+	if err := b.verify(c, body); err != nil {
+		b.log.Warn("slack interaction refused: bad signature", "err", err)
+		return c.Status(http.StatusUnauthorized).JSON(fiber.Map{"error": "invalid_signature"})
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil || form.Get("payload") == "" {
+		return c.Status(http.StatusBadRequest).JSON(fiber.Map{"error": "invalid_payload"})
+	}
+	var ic slack.InteractionCallback
+	if err := json.Unmarshal([]byte(form.Get("payload")), &ic); err != nil {
+		return c.Status(http.StatusBadRequest).JSON(fiber.Map{"error": "invalid_json"})
+	}
+	b.press(c.UserContext(), ic)
+	return c.SendStatus(http.StatusOK)
+}
+
+// press takes a block_actions press of one of the bot's buttons; anything else is
+// ignored.
+func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
+	if ic.Type != slack.InteractionTypeBlockActions || len(ic.ActionCallback.BlockActions) == 0 {
+		return
+	}
+	act := ic.ActionCallback.BlockActions[0]
+	kind := map[string]string{actionStop: core.ChatActionStop, actionAllow: core.ChatActionAllow, actionDeny: core.ChatActionDeny}[act.ActionID]
+	if kind == "" {
+		return
+	}
+	team := ic.Team.ID
+	if team == "" {
+		team = ic.User.TeamID
+	}
+	channel, ts := ic.Channel.ID, ic.Message.Timestamp
+	if channel == "" {
+		channel, ts = ic.Container.ChannelID, ic.Container.MessageTs
+	}
+	thread := ic.Message.ThreadTimestamp
+	if thread == "" {
+		thread = ts
+	}
+	res, err := b.svc.Act(ctx, core.ChatAction{Place: core.ChatPlace{Platform: core.PlatformSlack, TeamID: team,
+		ChannelID: channel, ThreadID: thread}, UserID: ic.User.ID, Kind: kind, Target: act.Value})
+	if err != nil {
+		var ce *core.Error
+		if !errors.As(err, &ce) {
+			b.log.Error("slack button press failed", "action", kind, "err", err)
+		}
+		b.tell(ctx, channel, thread, ic.User.ID, refusal(err))
+		return
+	}
+	switch {
+	case kind == core.ChatActionStop && !res.Done:
+		b.tell(ctx, channel, thread, ic.User.ID, "That turn has already ended.")
+	case kind != core.ChatActionStop:
+		b.showDecision(ctx, channel, ts, ic.Message.Text, res)
+	}
+}
+
+// showDecision edits an approval's message: its question, then how it was decided,
+// and no buttons.
+func (b *Bot) showDecision(ctx context.Context, channel, ts, question string, res *core.ChatActionResult) {
+	who := chat.DecidedBy(res.DecidedBy, core.PlatformSlack, func(id string) string { return "<@" + id + ">" })
+	text := strings.TrimSpace(question) + "\n" + chat.Slack.DecisionLine(res.Status, who)
+	if _, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(text, false),
+		slack.MsgOptionBlocks(section(text))); err != nil {
+		b.log.Warn("slack approval message not updated", "channel", channel, "err", err)
+	}
+}
+
+// tell says text to one member, in the thread, seen by them alone.
+func (b *Bot) tell(ctx context.Context, channel, thread, user, text string) {
+	if _, err := b.api.PostEphemeralContext(ctx, channel, user, slack.MsgOptionText(text, false), slack.MsgOptionTS(thread)); err != nil {
+		b.log.Warn("slack ephemeral not posted", "channel", channel, "err", err)
+	}
+}

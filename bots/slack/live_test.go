@@ -1,0 +1,265 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// statusEvery is the hub's least time between two edits of a thread's status in
+// these tests (2 s in production).
+const statusEvery = 300 * time.Millisecond
+
+func liveHub(t *testing.T, f *fakeSlack) *hubtest.Hub {
+	t.Helper()
+	return slackHub(t, f, true, hubtest.WithConfig(func(c *hub.Config) { c.ChatStatusEvery = statusEvery }))
+}
+
+// blockActions is a block_actions interaction as Slack posts it for a button press
+// (https://api.slack.com/reference/interaction-payloads/block-actions), as JSON.
+func blockActions(user string, msg post, threadTS, actionID, value string) []byte {
+	p, _ := json.Marshal(map[string]any{
+		"type": "block_actions", "team": map[string]any{"id": team, "domain": "test"},
+		"user": map[string]any{"id": user, "team_id": team, "name": "someone"}, "api_app_id": "A0APP", "token": "unused",
+		"container":  map[string]any{"type": "message", "message_ts": msg.TS, "channel_id": channel, "is_ephemeral": false},
+		"trigger_id": "1.2.3", "channel": map[string]any{"id": channel, "name": "general"},
+		"message":      map[string]any{"type": "message", "ts": msg.TS, "thread_ts": threadTS, "text": msg.Text, "user": botUser},
+		"response_url": "https://hooks.slack.com/actions/T0TEAM01/1/x",
+		"actions": []map[string]any{{"action_id": actionID, "block_id": "b1", "value": value, "type": "button",
+			"action_ts": "1700000000.1"}},
+	})
+	return p
+}
+
+// press posts a signed interaction to /slack/interactivity, form-encoded as Slack
+// sends it, and returns the status.
+func press(t *testing.T, h *hubtest.Hub, payload []byte, secret string) int {
+	t.Helper()
+	body := []byte(url.Values{"payload": {string(payload)}}.Encode())
+	ts, sig := sign(body, secret, time.Now())
+	req, _ := http.NewRequest("POST", h.URL+"/slack/interactivity", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Slack-Request-Timestamp", ts)
+	req.Header.Set("X-Slack-Signature", sig)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// buttonValue is the value of the button actionID in a message's blocks ("" if none).
+func buttonValue(blocks, actionID string) string {
+	var bs []struct {
+		Elements []struct {
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+		} `json:"elements"`
+	}
+	_ = json.Unmarshal([]byte(blocks), &bs)
+	for _, b := range bs {
+		for _, e := range b.Elements {
+			if e.ActionID == actionID {
+				return e.Value
+			}
+		}
+	}
+	return ""
+}
+
+func (f *fakeSlack) Updates(ts string) []post {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []post
+	for _, u := range f.updates {
+		if u.TS == ts {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func (f *fakeSlack) waitUpdates(t *testing.T, ts, what string, cond func([]post) bool) []post {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if u := f.Updates(ts); cond(u) {
+			return u
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("expected %s of message %s within 30 s, got %+v", what, ts, f.Updates(ts))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func hasPrefix(p string) func([]post) bool {
+	return func(ps []post) bool { return len(ps) > 0 && strings.HasPrefix(ps[len(ps)-1].Text, p) }
+}
+
+// A turn that runs a while gets one status message in its thread: posted with a
+// Stop button, edited in place as its steps come (never twice within the interval),
+// and ended with how the turn went and no button; the reply follows as before.
+func TestTurnStatusIsEditedInPlace(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := liveHub(t, f)
+	const root = "1700000100.000100"
+	deliver(t, h, eventBody("EvL001", mention(root, "", "<@"+botUser+"> paced 6 0.25")))
+	posts := f.waitPosts(t, root, "the status and the reply", func(p []post) bool { return len(p) >= 2 })
+	status := posts[0]
+	if !strings.HasPrefix(status.Text, ":hourglass_flowing_sand: Working… ") || buttonValue(status.Blocks, "wshub_stop") == "" {
+		t.Fatalf("expected a Working… status with a Stop button first, got %+v", status)
+	}
+	if posts[1].Text != "did 6 paced steps" || len(posts) != 2 {
+		t.Fatalf("expected the reply after the status and nothing else, got %+v", posts)
+	}
+	updates := f.waitUpdates(t, status.TS, "the final edit", hasPrefix(":white_check_mark: Finished in "))
+	final := updates[len(updates)-1]
+	if !strings.HasSuffix(final.Text, " · 6 steps") || buttonValue(final.Blocks, "wshub_stop") != "" {
+		t.Fatalf("expected the final status to count 6 steps with no button, got %+v", final)
+	}
+	sawSteps := false
+	for _, u := range updates[:len(updates)-1] {
+		sawSteps = sawSteps || strings.Contains(u.Text, "• bash `step ")
+		if !strings.HasPrefix(u.Text, ":hourglass_flowing_sand: Working… ") || buttonValue(u.Blocks, "wshub_stop") == "" {
+			t.Fatalf("expected running edits to say Working… with the Stop button, got %+v", u)
+		}
+	}
+	if !sawSteps || len(updates) < 2 {
+		t.Fatalf("expected edits showing the steps as they came, got %+v", updates)
+	}
+	// At most one edit per interval: the fake records each call as it arrives.
+	at := append([]time.Time{status.At}, editTimes(f, status.TS)...)
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap < statusEvery-50*time.Millisecond {
+			t.Fatalf("expected edits at least %s apart, got %s between edits %d and %d", statusEvery, gap, i-1, i)
+		}
+	}
+
+	// A quick turn gets no status: its reply says it all.
+	deliver(t, h, eventBody("EvL002", mention("1700000101.000100", root, "<@"+botUser+"> quick")))
+	posts = f.waitPosts(t, root, "the quick reply", func(p []post) bool { return len(p) >= 3 })
+	time.Sleep(2 * statusEvery)
+	if p := f.waitPosts(t, root, "", func([]post) bool { return true }); len(p) != 3 || p[2].Text != "echo: quick" {
+		t.Fatalf("expected only the quick turn's reply, got %+v", p)
+	}
+}
+
+// editTimes are when the fake received each edit of ts.
+func editTimes(f *fakeSlack, ts string) []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Time(nil), f.updateTimes[ts]...)
+}
+
+// Stop on the status ends the turn interrupted; the status then says so. A second
+// press tells the member the turn has ended. A bad signature changes nothing.
+func TestStopButtonEndsTheTurn(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := liveHub(t, f)
+	const root = "1700000200.000100"
+	deliver(t, h, eventBody("EvS001", mention(root, "", "<@"+botUser+"> sleep 30")))
+	status := f.waitPosts(t, root, "the status", func(p []post) bool { return len(p) >= 1 })[0]
+	turn := buttonValue(status.Blocks, "wshub_stop")
+	if !strings.HasPrefix(turn, "turn_") {
+		t.Fatalf("expected the Stop button to carry the turn, got %+v", status)
+	}
+	if code := press(t, h, blockActions("UHUMAN01", status, root, "wshub_stop", turn), "another-secret"); code != 401 {
+		t.Fatalf("expected a press with a bad signature refused, got %d", code)
+	}
+	pressed := time.Now()
+	if code := press(t, h, blockActions("UHUMAN01", status, root, "wshub_stop", turn), signingSecret); code != 200 {
+		t.Fatalf("expected 200 for the press, got %d", code)
+	}
+	posts := f.waitPosts(t, root, "the interrupted reply", func(p []post) bool { return len(p) >= 2 })
+	if !strings.Contains(posts[1].Text, "interrupted") {
+		t.Fatalf("expected the turn interrupted, got %+v", posts[1])
+	}
+	if took := time.Since(pressed); took > 5*time.Second {
+		t.Fatalf("expected the stop within a second or so, took %s", took)
+	}
+	f.waitUpdates(t, status.TS, "the stopped status", hasPrefix(":black_square_for_stop: Stopped after "))
+	press(t, h, blockActions("UHUMAN01", status, root, "wshub_stop", turn), signingSecret)
+	f.mu.Lock()
+	eph := append([]post(nil), f.ephemerals...)
+	f.mu.Unlock()
+	if len(eph) != 1 || eph[0].User != "UHUMAN01" || eph[0].Text != "That turn has already ended." || eph[0].ThreadTS != root {
+		t.Fatalf("expected the second press told to the member alone, got %+v", eph)
+	}
+}
+
+// An approval asked in a thread appears with Allow and Deny; a member the binding
+// does not let talk here is refused (to them alone) and nothing is decided; Allow
+// lets the turn go on and the message then says who allowed it, without buttons; a
+// second press changes nothing.
+func TestApprovalButtons(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := liveHub(t, f)
+	const root = "1700000300.000100"
+	deliver(t, h, eventBody("EvA001", mention(root, "", "<@"+botUser+"> hello")))
+	f.waitPosts(t, root, "the first reply", func(p []post) bool { return len(p) >= 1 })
+	if _, err := h.PG().DB().Exec(`UPDATE workspaces SET runtime_mode = 'approval-required'`); err != nil {
+		t.Fatal(err)
+	}
+	deliver(t, h, eventBody("EvA002", mention("1700000301.000100", root, "<@"+botUser+"> ask one")))
+	ask := f.waitPosts(t, root, "the approval", func(p []post) bool {
+		return len(p) >= 2 && buttonValue(p[len(p)-1].Blocks, "wshub_allow") != ""
+	})
+	msg := ask[len(ask)-1]
+	approval := buttonValue(msg.Blocks, "wshub_allow")
+	if msg.Text != ":lock: The agent asks to run bash `rm -rf one`. Allow it?" || buttonValue(msg.Blocks, "wshub_deny") != approval {
+		t.Fatalf("expected the question with Allow and Deny, got %+v", msg)
+	}
+
+	// The binding now limits workspaces to another channel: the press is refused.
+	limit := func(channels []string) {
+		if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+			AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model", Channels: channels}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	limit([]string{"C0OTHER1"})
+	press(t, h, blockActions("UHUMAN02", msg, root, "wshub_allow", approval), signingSecret)
+	f.mu.Lock()
+	eph := append([]post(nil), f.ephemerals...)
+	f.mu.Unlock()
+	if len(eph) != 1 || eph[0].User != "UHUMAN02" || !strings.Contains(eph[0].Text, "limits them to some roles or channels") {
+		t.Fatalf("expected the refusal told to the member alone, got %+v", eph)
+	}
+	if len(f.Updates(msg.TS)) != 0 {
+		t.Fatalf("expected the refused press to change nothing, got %+v", f.Updates(msg.TS))
+	}
+	limit(nil)
+
+	press(t, h, blockActions("UHUMAN01", msg, root, "wshub_allow", approval), signingSecret)
+	press(t, h, blockActions("UHUMAN02", msg, root, "wshub_deny", approval), signingSecret)
+	updates := f.waitUpdates(t, msg.TS, "two edits", func(u []post) bool { return len(u) >= 2 })
+	for _, u := range updates {
+		if u.Text != msg.Text+"\n:white_check_mark: Allowed by <@UHUMAN01>" || buttonValue(u.Blocks, "wshub_allow") != "" {
+			t.Fatalf("expected the message to say who allowed it, without buttons, got %+v", u)
+		}
+	}
+	posts := f.waitPosts(t, root, "the turn's reply", func(p []post) bool {
+		return len(p) >= 3 && strings.Contains(p[len(p)-1].Text, "approval_resolved")
+	})
+	if reply := posts[len(posts)-1].Text; !strings.Contains(reply, `"decision":"allow"`) {
+		t.Fatalf("expected the agent allowed once, got %q", reply)
+	}
+	ws := h.Call("GET", "/v1/api/workspaces", h.Key, nil).Body["workspaces"].([]any)[0].(map[string]any)
+	h.Call("POST", "/v1/api/workspaces/"+ws["workspaceId"].(string)+"/approvals/"+approval, h.Key,
+		map[string]any{"decision": "deny"}).Expect(t, 409, "approval_not_pending")
+}
