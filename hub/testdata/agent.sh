@@ -40,6 +40,15 @@ paced)
 		printf '{"type":"tool_finished","tool":"bash"}\n' >&"$WSHUB_EVENTS_FD"
 	done
 	echo "did $2 paced steps" ;;
+clock)
+	# $2 tool steps, $3 seconds apart, each saying when it was written (benchmarks).
+	i=0
+	while [ "$i" -lt "$2" ]; do
+		i=$((i + 1))
+		sleep "$3"
+		printf '{"type":"tool_started","tool":"clock","summary":"at %s #%s"}\n' "$(date +%s%N)" "$i" >&"$WSHUB_EVENTS_FD"
+	done
+	echo "clocked $2" ;;
 ask)
 	# An approval (the command-agent event protocol): ask on fd 3 for each id given,
 	# read the decisions from fd 4, and say what they were.
