@@ -26,6 +26,9 @@ type RetentionQueries interface {
 	PruneChatDeliveries(ctx context.Context, before time.Time, limit int) (int64, error)
 	// PruneChatNotices deletes posted or failed chat notices created before.
 	PruneChatNotices(ctx context.Context, before time.Time, limit int) (int64, error)
+	// PruneChatStatuses deletes the bookkeeping of turn status messages that are done
+	// (or given up) whose turn started before.
+	PruneChatStatuses(ctx context.Context, before time.Time, limit int) (int64, error)
 	// PruneWebhookDeliveries deletes delivered or failed webhook deliveries created before.
 	PruneWebhookDeliveries(ctx context.Context, before time.Time, limit int) (int64, error)
 	// PruneEvents deletes events created before that no webhook delivery refers to.
@@ -37,12 +40,12 @@ type RetentionQueries interface {
 
 // Pruned counts the rows one retention sweep deleted, by table.
 type Pruned struct {
-	Receipts, ChatInbox, ChatDeliveries, ChatNotices, WebhookDeliveries, Events, CronRuns int64
+	Receipts, ChatInbox, ChatDeliveries, ChatNotices, ChatStatuses, WebhookDeliveries, Events, CronRuns int64
 }
 
 // Total is the number of rows deleted.
 func (p Pruned) Total() int64 {
-	return p.Receipts + p.ChatInbox + p.ChatDeliveries + p.ChatNotices + p.WebhookDeliveries + p.Events + p.CronRuns
+	return p.Receipts + p.ChatInbox + p.ChatDeliveries + p.ChatNotices + p.ChatStatuses + p.WebhookDeliveries + p.Events + p.CronRuns
 }
 
 // SweepRetention deletes what is older than period: idempotency receipts, handled chat
@@ -76,6 +79,7 @@ func (s *Runtime) SweepRetention(ctx context.Context, period time.Duration, tick
 		{&p.ChatInbox, s.store.PruneChatInbox},
 		{&p.ChatDeliveries, s.store.PruneChatDeliveries},
 		{&p.ChatNotices, s.store.PruneChatNotices},
+		{&p.ChatStatuses, s.store.PruneChatStatuses},
 		{&p.WebhookDeliveries, s.store.PruneWebhookDeliveries},
 		{&p.Events, s.store.PruneEvents},
 		{&p.CronRuns, s.store.PruneCronRuns},

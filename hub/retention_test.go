@@ -33,6 +33,9 @@ func retentionRows(t *testing.T, h *hubtest.Hub, at time.Time, tag string, hooks
 			FROM chat_threads t JOIN messages m ON m.workspace_id = t.workspace_id WHERE t.workspace_id = $2`, []any{at, ws}},
 		{`INSERT INTO chat_notices (platform, team_id, channel_id, thread_id, notice_key, kind, text_sealed, status, next_attempt_at, created_at)
 			SELECT 'slack', 'T1', 'C1', 'x', s || '-' || $2, 'text', '\x00', s, $1, $1 FROM unnest(ARRAY['pending', 'delivered', 'failed']) s`, []any{at, tag}},
+		{`INSERT INTO chat_statuses (chat_thread, turn_id, workspace_id, status, started_at, next_at, refresh_at)
+			SELECT t.id, 'turn-' || s || '-' || $2, $3, s, $1, $1, $1
+			FROM chat_threads t, unnest(ARRAY['open', 'done', 'failed']) s WHERE t.workspace_id = $3 AND t.thread_id LIKE 'pending-%'`, []any{at, tag, ws}},
 		{`INSERT INTO cron_runs (job, tick, started_at) VALUES ('lifecycle', $1, $1)`, []any{at}},
 		// An event per delivery status, one orphaned (its endpoint was deleted), and one
 		// whose two endpoints are at different stages ("mixed").
@@ -86,7 +89,7 @@ func TestRetentionPrunesOnlyOldSettledRows(t *testing.T) {
 
 	tick := clock.Now().Truncate(time.Hour)
 	p, err := h.Service.SweepRetention(ctx, core.MinRetention, tick)
-	want := core.Pruned{Receipts: 1, ChatInbox: 2 + bulk, ChatDeliveries: 2, ChatNotices: 2, WebhookDeliveries: 3, Events: 3, CronRuns: 1}
+	want := core.Pruned{Receipts: 1, ChatInbox: 2 + bulk, ChatDeliveries: 2, ChatNotices: 2, ChatStatuses: 2, WebhookDeliveries: 3, Events: 3, CronRuns: 1}
 	if err != nil || p != want {
 		t.Fatalf("expected %+v pruned, got %+v (%v)", want, p, err)
 	}
@@ -97,6 +100,7 @@ func TestRetentionPrunesOnlyOldSettledRows(t *testing.T) {
 			"delivered-young", "failed-young", "pending-old", "pending-young"},
 		`SELECT notice_key FROM chat_notices`: {"delivered-young", "failed-young", "pending-old", "pending-young"},
 		`SELECT job FROM cron_runs`:           {"lifecycle", "retention"}, // the young tick, and this sweep's
+		`SELECT turn_id FROM chat_statuses`:   {"turn-done-young", "turn-failed-young", "turn-open-old", "turn-open-young"},
 		`SELECT id FROM webhook_deliveries`: {"wd-delivered-young", "wd-failed-young", "wd-mixed-delivered-young",
 			"wd-mixed-pending-old", "wd-mixed-pending-young", "wd-pending-old", "wd-pending-young"},
 		`SELECT id FROM events`: {"ev-delivered-young", "ev-failed-young", "ev-mixed-old", "ev-mixed-young",

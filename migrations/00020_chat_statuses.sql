@@ -26,6 +26,8 @@ CREATE TABLE chat_statuses (
 CREATE INDEX chat_statuses_due ON chat_statuses (next_at) WHERE status = 'open';
 -- A turn's change bumps its rows.
 CREATE INDEX chat_statuses_turn ON chat_statuses (workspace_id, turn_id) WHERE status = 'open';
+-- Retention: rows whose message is done, oldest first.
+CREATE INDEX chat_statuses_settled ON chat_statuses (started_at) WHERE status <> 'open';
 
 -- Approval notices: a thread asked for a decision (Allow / Deny buttons).
 ALTER TABLE chat_notices DROP CONSTRAINT chat_notices_kind_check;

@@ -47,6 +47,12 @@ func (q queries) PruneChatNotices(ctx context.Context, before time.Time, limit i
 	return q.pruneBatch(ctx, "chat_notices", "created_at", `status IN ('delivered', 'failed')`, before, limit)
 }
 
+// PruneChatStatuses: index chat_statuses_settled.
+func (q queries) PruneChatStatuses(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune chat statuses")
+	return q.pruneBatch(ctx, "chat_statuses", "started_at", `status IN ('done', 'failed')`, before, limit)
+}
+
 // PruneWebhookDeliveries: index webhook_deliveries_settled. Age is the creation time (the
 // turn's end): attempts end within a day of it, far inside the retention period.
 func (q queries) PruneWebhookDeliveries(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
