@@ -218,3 +218,63 @@ func TestCatalogAndWebhooks(t *testing.T) {
 		t.Fatalf("expected webhook_not_found, got %v", err)
 	}
 }
+
+// Live turns through the client: the events of a turn, an approval decided once, and
+// a stop.
+func TestLiveTurnCalls(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	c := newClient(t, h)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ws, err := c.CreateWorkspace(ctx, client.CreateWorkspaceRequest{Prompt: "ask go", Agent: "agent_1", Model: "m",
+		RuntimeMode: "approval-required"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked client.TurnEvent
+	var after int64
+	for asked.ApprovalID == "" {
+		page, err := c.ListEvents(ctx, ws.WorkspaceID, after, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.Events {
+			if e.Type == "approval_requested" {
+				asked = e
+			}
+		}
+		after = page.LatestSeq
+		time.Sleep(20 * time.Millisecond)
+	}
+	if asked.Tool != "bash" || asked.Summary != "rm -rf go" {
+		t.Fatalf("expected the ask for rm -rf go, got %+v", asked)
+	}
+	a, err := c.DecideApproval(ctx, ws.WorkspaceID, asked.ApprovalID, true)
+	if err != nil || a.Status != "allowed" || a.DecidedBy != "api" || a.TurnID != asked.TurnID {
+		t.Fatalf("DecideApproval: %+v, %v", a, err)
+	}
+	var ce *client.Error
+	if _, err := c.DecideApproval(ctx, ws.WorkspaceID, asked.ApprovalID, false); !errors.As(err, &ce) || ce.Code != "approval_not_pending" {
+		t.Fatalf("expected a second decision refused with approval_not_pending, got %v", err)
+	}
+	receipt, err := c.SendMessage(ctx, ws.WorkspaceID, client.SendMessageRequest{Text: "sleep 30"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := c.ListMessages(ctx, ws.WorkspaceID, receipt.Seq-1, 1)
+	if err != nil || len(page.Messages) != 1 || page.Messages[0].MessageID != receipt.MessageID {
+		t.Fatalf("ListMessages: %+v, %v", page, err)
+	}
+	turn := page.Messages[0].TurnID
+	if _, err := c.StopTurn(ctx, ws.WorkspaceID, turn); err != nil {
+		t.Fatalf("StopTurn: %v", err)
+	}
+	r, err := c.WaitForReply(ctx, ws.WorkspaceID, receipt.MessageID)
+	if err != nil || r.Outcome() != "interrupted" {
+		t.Fatalf("expected the stopped turn interrupted, got %+v, %v", r, err)
+	}
+	if _, err := c.StopTurn(ctx, ws.WorkspaceID, turn); !errors.As(err, &ce) || ce.Code != "turn_not_running" {
+		t.Fatalf("expected an ended turn refused with turn_not_running, got %v", err)
+	}
+}

@@ -1,0 +1,85 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// Live turns (extensions of the contract, issue 16): what the agent does while it
+// works, stopping a turn, and deciding what the agent asks to do in the
+// approval-required mode.
+
+// TurnEvent is one step of a turn (GET /v1/api/workspaces/{id}/events).
+type TurnEvent struct {
+	Seq        int64  `json:"seq"`
+	TurnID     string `json:"turnId"`
+	Type       string `json:"type"` // tool_started, tool_finished, text, approval_requested, approval_resolved, turn_finished
+	Tool       string `json:"tool,omitempty"`
+	Summary    string `json:"summary,omitempty"`
+	Delta      string `json:"delta,omitempty"`
+	Outcome    string `json:"outcome,omitempty"`
+	ApprovalID string `json:"approvalId,omitempty"`
+	Status     string `json:"status,omitempty"`
+	DecidedBy  string `json:"decidedBy,omitempty"`
+	CreatedAt  Millis `json:"createdAt"`
+}
+
+// EventPage is a page of turn events and the seq to ask after next.
+type EventPage struct {
+	Events    []TurnEvent `json:"events"`
+	LatestSeq int64       `json:"latestSeq"`
+}
+
+// ListEvents reads the workspace's turn events after afterSeq (the JSON form, for
+// polling); limit 0 takes the hub's most (500).
+func (c *Client) ListEvents(ctx context.Context, workspaceID string, afterSeq int64, limit int) (*EventPage, error) {
+	q := url.Values{"afterSeq": {strconv.FormatInt(afterSeq, 10)}}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out EventPage
+	if _, err := c.do(ctx, request{method: http.MethodGet,
+		path: "/v1/api/workspaces/" + url.PathEscape(workspaceID) + "/events", query: q}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// StopTurn asks for a turn to be stopped; running says whether its agent was running
+// (false: it had not started and ends without running).
+func (c *Client) StopTurn(ctx context.Context, workspaceID, turnID string) (running bool, err error) {
+	var out struct {
+		Running bool `json:"running"`
+	}
+	_, err = c.do(ctx, request{method: http.MethodPost,
+		path: "/v1/api/workspaces/" + url.PathEscape(workspaceID) + "/turns/" + url.PathEscape(turnID) + "/stop"}, &out)
+	return out.Running, err
+}
+
+// Approval is a decision taken on what an agent asked to do.
+type Approval struct {
+	ApprovalID string `json:"approvalId"`
+	TurnID     string `json:"turnId"`
+	Status     string `json:"status"` // allowed or denied
+	DecidedBy  string `json:"decidedBy"`
+	DecidedAt  Millis `json:"decidedAt"`
+}
+
+// DecideApproval allows (allow true) or denies an approval. A decision is taken
+// once: a second one is an *Error with code approval_not_pending (so is a retry whose
+// first answer was lost: the decision stands either way).
+func (c *Client) DecideApproval(ctx context.Context, workspaceID, approvalID string, allow bool) (*Approval, error) {
+	decision := "deny"
+	if allow {
+		decision = "allow"
+	}
+	var out Approval
+	if _, err := c.do(ctx, request{method: http.MethodPost,
+		path: "/v1/api/workspaces/" + url.PathEscape(workspaceID) + "/approvals/" + url.PathEscape(approvalID),
+		json: map[string]string{"decision": decision}}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
