@@ -1,7 +1,6 @@
 package hub_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -85,11 +84,11 @@ func approvalsThroughTheAPI(t *testing.T, h *hubtest.Hub, provider string) {
 	if err := webhook.Verify(got.Body, got.Header.Get(webhook.HeaderSignature), secret); err != nil {
 		t.Fatalf("expected the approval event signed, got %v", err)
 	}
-	var body map[string]any
-	_ = json.Unmarshal(got.Body, &body)
-	if body["type"] != "workspace.approval.requested" || body["approvalId"] != asked.ApprovalID || body["workspaceId"] != id ||
-		body["turnId"] != asked.TurnID || body["tool"] != "bash" || body["summary"] != "rm -rf first" || body["expiresAt"] == nil {
-		t.Fatalf("expected the approval event to name the ask, got %s", got.Body)
+	ev, err := webhook.ConstructEvent(got.Body, got.Header.Get(webhook.HeaderSignature), secret)
+	if err != nil || ev.Type != webhook.TypeApprovalRequested || ev.ApprovalID != asked.ApprovalID || ev.WorkspaceID != id ||
+		ev.TurnID != asked.TurnID || ev.Tool != "bash" || ev.Summary != "rm -rf first" ||
+		ev.ExpiresAt-ev.CreatedAt != approvalTimeout.Milliseconds() || ev.EventID != got.Header.Get("Service-Event-Id") {
+		t.Fatalf("expected the approval event to name the ask, got %s (%v)", got.Body, err)
 	}
 
 	r := decide(t, h, id, asked.ApprovalID, "allow", 200, "")

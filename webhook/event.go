@@ -6,9 +6,13 @@ import (
 	"fmt"
 )
 
-// TypeTurnCompleted is the only event type today (api.md 6). Switch on Event.Type anyway:
-// a later version may add types, and ConstructEvent does not reject them.
-const TypeTurnCompleted = "workspace.turn.completed"
+// Event types. TypeTurnCompleted is api.md's (section 6); TypeApprovalRequested extends
+// it (an agent in the approval-required mode asks to be allowed a step). Switch on
+// Event.Type: a later version may add types, and ConstructEvent does not reject them.
+const (
+	TypeTurnCompleted     = "workspace.turn.completed"
+	TypeApprovalRequested = "workspace.approval.requested"
+)
 
 // Values of Event.Outcome (api.md 6.2).
 const (
@@ -17,7 +21,9 @@ const (
 	OutcomeError       = "error"
 )
 
-// Event is the body of a delivery (api.md 6.2). All fields are always present.
+// Event is the body of a delivery (api.md 6.2). A turn.completed event has every field
+// up to MessageID; an approval.requested event has the fields up to TurnID and the
+// approval's.
 type Event struct {
 	// EventID is the same on every retry and equals the service-event-id header:
 	// the key for discarding duplicates (delivery is at least once).
@@ -34,6 +40,13 @@ type Event struct {
 	// branch, and whether it reached the project's repository (nil: no push tried).
 	HeadCommit string `json:"headCommit,omitempty"`
 	Pushed     *bool  `json:"pushed,omitempty"`
+	// The approval asked for (TypeApprovalRequested): decide it with POST
+	// /v1/api/workspaces/{workspaceId}/approvals/{approvalId} before ExpiresAt (Unix
+	// milliseconds), after which it is denied.
+	ApprovalID string `json:"approvalId,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	Summary    string `json:"summary,omitempty"`
+	ExpiresAt  int64  `json:"expiresAt,omitempty"`
 }
 
 // Reply is the agent's answer, capped at 16,384 characters; Truncated says it was cut.
