@@ -22,12 +22,12 @@ const botToken = "fake-bot-token"
 // appKey signs interactions as Discord would (its public half is the hub's).
 var appPub, appKey, _ = ed25519.GenerateKey(nil)
 
-func discordHub(t testing.TB, f *fakeDiscord, bind *core.ChatBinding) *hubtest.Hub {
+func discordHub(t testing.TB, f *fakeDiscord, bind *core.ChatBinding, opts ...hubtest.Option) *hubtest.Hub {
 	t.Helper()
-	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithConfig(func(c *hub.Config) {
+	h := hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithConfig(func(c *hub.Config) {
 		c.DiscordBotToken, c.DiscordPublicKey, c.DiscordAppID = botToken, hex.EncodeToString(appPub), appID
 		c.DiscordHTTPClient = f.Client()
-	}))
+	})}, opts...)...)
 	if bind == nil {
 		bind = &core.ChatBinding{}
 	}

@@ -35,6 +35,9 @@ const (
 // post is a message the bot created.
 type post struct {
 	Channel, Content string
+	// ID is the message's; Components its components as sent (JSON, "" for none).
+	ID, Components string
+	At             time.Time
 	// NoPings: the post allowed no mentions.
 	NoPings bool
 }
@@ -48,6 +51,8 @@ type fakeDiscord struct {
 	threads   map[string]string // thread id -> parent channel
 	joined    []string
 	acks      map[string]int    // interaction id -> response type
+	responses map[string]string // interaction id -> the response's data (JSON)
+	edits     []post            // message edits (PATCH), by message id
 	originals map[string]string // interaction token -> content of @original
 	origIDs   map[string]string // interaction token -> @original's message id
 	files     map[string][]byte
@@ -63,7 +68,7 @@ type fakeDiscord struct {
 }
 
 func newFakeDiscord(t testing.TB) *fakeDiscord {
-	f := &fakeDiscord{t: t, threads: map[string]string{}, acks: map[string]int{}, originals: map[string]string{},
+	f := &fakeDiscord{t: t, threads: map[string]string{}, acks: map[string]int{}, responses: map[string]string{}, originals: map[string]string{},
 		origIDs: map[string]string{}, files: map[string][]byte{}, ready: make(chan struct{})}
 	f.nextID.Store(950000000000000000)
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -144,15 +149,19 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 		f.joined = append(f.joined, parts[1])
 		f.mu.Unlock()
 		w.WriteHeader(204)
+	case r.Method == "PATCH" && len(parts) == 4 && parts[0] == "channels" && parts[2] == "messages":
+		f.editMessage(w, parts[1], parts[3], body)
 	case r.Method == "GET" && len(parts) == 2 && parts[0] == "channels":
 		f.getChannel(w, parts[1])
 	case r.Method == "POST" && len(parts) == 4 && parts[0] == "interactions" && parts[3] == "callback":
 		var resp struct {
-			Type int `json:"type"`
+			Type int             `json:"type"`
+			Data json.RawMessage `json:"data"`
 		}
 		_ = json.Unmarshal(body, &resp)
 		f.mu.Lock()
 		f.acks[parts[1]] = resp.Type
+		f.responses[parts[1]] = string(resp.Data)
 		f.mu.Unlock()
 		w.WriteHeader(204)
 	case r.Method == "PATCH" && len(parts) == 5 && parts[0] == "webhooks" && parts[4] == "@original":
@@ -175,16 +184,51 @@ func (f *fakeDiscord) createMessage(w http.ResponseWriter, channelID string, bod
 	var m struct {
 		Content         string          `json:"content"`
 		AllowedMentions json.RawMessage `json:"allowed_mentions"`
+		Components      json.RawMessage `json:"components"`
 	}
 	_ = json.Unmarshal(body, &m)
 	var am struct {
 		Parse []string `json:"parse"`
 	}
 	noPings := m.AllowedMentions != nil && json.Unmarshal(m.AllowedMentions, &am) == nil && len(am.Parse) == 0
+	id := f.id()
 	f.mu.Lock()
-	f.posts = append(f.posts, post{Channel: channelID, Content: m.Content, NoPings: noPings})
+	f.posts = append(f.posts, post{Channel: channelID, Content: m.Content, NoPings: noPings, ID: id,
+		Components: components(m.Components), At: time.Now()})
 	f.mu.Unlock()
-	writeJSON(w, 200, map[string]any{"id": f.id(), "channel_id": channelID, "content": m.Content,
+	writeJSON(w, 200, map[string]any{"id": id, "channel_id": channelID, "content": m.Content,
+		"author": map[string]any{"id": botID, "bot": true}})
+}
+
+// components is a message's components as sent, "" for none.
+func components(raw json.RawMessage) string {
+	if s := string(raw); s != "null" && s != "[]" {
+		return s
+	}
+	return ""
+}
+
+// editMessage is PATCH /channels/{channel}/messages/{message}
+// (https://discord.com/developers/docs/resources/message#edit-message): only the
+// bot's own messages, which this fake knows.
+func (f *fakeDiscord) editMessage(w http.ResponseWriter, channelID, messageID string, body []byte) {
+	var m struct {
+		Content    string          `json:"content"`
+		Components json.RawMessage `json:"components"`
+	}
+	_ = json.Unmarshal(body, &m)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	known := false
+	for _, p := range f.posts {
+		known = known || p.ID == messageID && p.Channel == channelID
+	}
+	if !known {
+		apiError(w, 404, 10008, "Unknown Message")
+		return
+	}
+	f.edits = append(f.edits, post{Channel: channelID, ID: messageID, Content: m.Content, Components: components(m.Components), At: time.Now()})
+	writeJSON(w, 200, map[string]any{"id": messageID, "channel_id": channelID, "content": m.Content,
 		"author": map[string]any{"id": botID, "bot": true}})
 }
 

@@ -58,10 +58,18 @@ func (b *Bot) onGatewayEvent(s *discordgo.Session, e *discordgo.Event) {
 		b.acceptMessage(ctx, e.RawData)
 	case "INTERACTION_CREATE":
 		var i discordgo.Interaction
-		if err := json.Unmarshal(e.RawData, &i); err != nil || i.Type != discordgo.InteractionApplicationCommand {
+		if err := json.Unmarshal(e.RawData, &i); err != nil {
 			return
 		}
-		resp := b.acceptInteraction(ctx, &i, e.RawData)
+		var resp *discordgo.InteractionResponse
+		switch i.Type {
+		case discordgo.InteractionApplicationCommand:
+			resp = b.acceptInteraction(ctx, &i, e.RawData)
+		case discordgo.InteractionMessageComponent:
+			resp = b.press(ctx, &i)
+		default:
+			return
+		}
 		if err := s.InteractionRespond(&i, resp, discordgo.WithContext(ctx)); err != nil {
 			b.log.Warn("discord: interaction not acknowledged", "interaction", i.ID, "err", err)
 		}
@@ -186,8 +194,8 @@ func (b *Bot) store(ctx context.Context, id, threadKey string, env envelope) err
 
 // InteractionsHandler serves POST /discord/interactions: the Ed25519 signature over
 // timestamp and raw body is checked before anything is parsed (401 and nothing stored
-// when it fails), PING is answered, and a /workspace command is stored and answered
-// with a deferred response.
+// when it fails), PING is answered, a /workspace command is stored and answered with a
+// deferred response, and a press of one of the bot's buttons is taken (buttons.go).
 func (b *Bot) InteractionsHandler(c *fiber.Ctx) error {
 	// The raw bytes (never c.Body(), which would inflate an encoded body); a copy, as
 	// fasthttp reuses its buffers.
@@ -204,6 +212,8 @@ func (b *Bot) InteractionsHandler(c *fiber.Ctx) error {
 		return c.JSON(discordgo.InteractionResponse{Type: discordgo.InteractionResponsePong})
 	case discordgo.InteractionApplicationCommand:
 		return c.JSON(b.acceptInteraction(c.UserContext(), &i, body))
+	case discordgo.InteractionMessageComponent:
+		return c.JSON(b.press(c.UserContext(), &i))
 	}
 	return c.Status(http.StatusBadRequest).JSON(fiber.Map{"error": "unsupported_interaction"})
 }

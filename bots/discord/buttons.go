@@ -1,0 +1,64 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/wshub/wshub/bots/chat"
+	"github.com/wshub/wshub/core"
+)
+
+// Button presses (MESSAGE_COMPONENT interactions), from the gateway or POST
+// /discord/interactions. A press is taken at once through core (one small
+// transaction: Discord wants an answer within 3 seconds), for the member who pressed
+// it, only if the binding lets them talk to the thread's workspace (its roles and
+// channels). Allow and Deny answer by editing the approval's message (UPDATE_MESSAGE):
+// how it was decided and by whom, without its buttons; a press on one decided
+// already says the same and changes nothing. Stop and refusals answer the member
+// alone (ephemeral).
+
+// press takes a press of one of the bot's buttons and returns the interaction's answer.
+func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.InteractionResponse {
+	rest, ok := strings.CutPrefix(i.MessageComponentData().CustomID, customPrefix)
+	kind, target, ok2 := strings.Cut(rest, ":")
+	if !ok || !ok2 {
+		return ephemeral("I don't know that button.")
+	}
+	if i.GuildID == "" {
+		return ephemeral(words.Refusal(core.Errorf(core.CodeChatDirectMessage, "direct message")))
+	}
+	var user string
+	var roles []string
+	switch {
+	case i.Member != nil && i.Member.User != nil:
+		user, roles = i.Member.User.ID, i.Member.Roles
+	case i.User != nil:
+		user = i.User.ID
+	}
+	res, err := b.svc.Act(ctx, core.ChatAction{Place: core.ChatPlace{Platform: core.PlatformDiscord, TeamID: i.GuildID,
+		ThreadID: i.ChannelID}, UserID: user, Roles: roles, Kind: kind, Target: target})
+	if err != nil {
+		var ce *core.Error
+		if !errors.As(err, &ce) {
+			b.log.Error("discord: button press failed", "action", kind, "err", err)
+		}
+		return ephemeral(words.Refusal(err))
+	}
+	if kind == core.ChatActionStop {
+		if res.Done {
+			return ephemeral("Stopping the turn.")
+		}
+		return ephemeral("That turn has already ended.")
+	}
+	question := ""
+	if i.Message != nil {
+		question, _, _ = strings.Cut(i.Message.Content, "\n")
+	}
+	who := chat.DecidedBy(res.DecidedBy, core.PlatformDiscord, func(id string) string { return "<@" + id + ">" })
+	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
+		Data: &discordgo.InteractionResponseData{Content: question + "\n" + words.DecisionLine(res.Status, who),
+			Components: []discordgo.MessageComponent{}, AllowedMentions: &discordgo.MessageAllowedMentions{}}}
+}

@@ -1,0 +1,214 @@
+package discord_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// statusEvery is the hub's least time between two edits of a thread's status in
+// these tests (2 s in production).
+const statusEvery = 300 * time.Millisecond
+
+func liveHub(t *testing.T, f *fakeDiscord, bind *core.ChatBinding) *hubtest.Hub {
+	t.Helper()
+	return discordHub(t, f, bind, hubtest.WithConfig(func(c *hub.Config) { c.ChatStatusEvery = statusEvery }))
+}
+
+// customIDs are the custom_ids of a message's buttons.
+func customIDs(components string) []string {
+	var rows []struct {
+		Components []struct {
+			CustomID string `json:"custom_id"`
+		} `json:"components"`
+	}
+	_ = json.Unmarshal([]byte(components), &rows)
+	var out []string
+	for _, r := range rows {
+		for _, c := range r.Components {
+			out = append(out, c.CustomID)
+		}
+	}
+	return out
+}
+
+// buttonPress is a MESSAGE_COMPONENT interaction as Discord sends it for a button
+// (https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-object).
+func buttonPress(id, channelID string, msg post, customID string, roles ...string) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"id": id, "application_id": appID, "type": 3, "token": "tok-" + id, "guild_id": guildID, "channel_id": channelID,
+		"version": 1, "member": map[string]any{"user": map[string]any{"id": humanID, "username": "dev"}, "roles": append([]string{}, roles...)},
+		"message": map[string]any{"id": msg.ID, "channel_id": channelID, "content": msg.Content,
+			"author": map[string]any{"id": botID, "bot": true}},
+		"data": map[string]any{"custom_id": customID, "component_type": 2},
+	})
+	return b
+}
+
+// dispatchPress sends a press over the gateway and returns the bot's answer (type and
+// data) once it has called back.
+func dispatchPress(t *testing.T, f *fakeDiscord, body []byte) (int, map[string]any) {
+	t.Helper()
+	var ev map[string]any
+	_ = json.Unmarshal(body, &ev)
+	f.dispatch("INTERACTION_CREATE", ev)
+	id := ev["id"].(string)
+	var typ int
+	var data string
+	waitFor(t, "the press answered", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		typ, data = f.acks[id], f.responses[id]
+		return typ != 0
+	})
+	var d map[string]any
+	_ = json.Unmarshal([]byte(data), &d)
+	return typ, d
+}
+
+func (f *fakeDiscord) editsOf(id string) []post {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []post
+	for _, e := range f.edits {
+		if e.ID == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// A turn that runs a while gets one status message in its thread: posted with a Stop
+// button, edited in place as its steps come, at most once per interval, and ended
+// with how it went and no button; the reply follows as before.
+func TestTurnStatusIsEditedInPlace(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	liveHub(t, f, nil)
+	const root = "990000000000000001"
+	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> paced 6 0.25", true))
+	posts := f.waitPosts(t, root, "the status and the reply", func(p []post) bool { return len(p) >= 2 })
+	status := posts[0]
+	if !strings.HasPrefix(status.Content, "⏳ Working… ") || strings.Join(customIDs(status.Components), ",") != "wshub:stop:"+turnOf(t, status) {
+		t.Fatalf("expected a Working… status with a Stop button first, got %+v", status)
+	}
+	if posts[1].Content != "did 6 paced steps" || len(posts) != 2 {
+		t.Fatalf("expected the reply after the status and nothing else, got %+v", posts)
+	}
+	var edits []post
+	waitFor(t, "the final edit", func() bool {
+		edits = f.editsOf(status.ID)
+		return len(edits) > 0 && strings.HasPrefix(edits[len(edits)-1].Content, "✅ Finished in ")
+	})
+	final := edits[len(edits)-1]
+	if !strings.HasSuffix(final.Content, " · 6 steps") || final.Components != "" {
+		t.Fatalf("expected the final status to count 6 steps with no button, got %+v", final)
+	}
+	sawSteps := false
+	at := []time.Time{status.At}
+	for _, e := range edits {
+		sawSteps = sawSteps || strings.Contains(e.Content, "• bash `step ")
+		at = append(at, e.At)
+	}
+	if !sawSteps {
+		t.Fatalf("expected edits showing the steps, got %+v", edits)
+	}
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap < statusEvery-50*time.Millisecond {
+			t.Fatalf("expected edits at least %s apart, got %s", statusEvery, gap)
+		}
+	}
+}
+
+// turnOf is the turn a status's Stop button names.
+func turnOf(t *testing.T, status post) string {
+	t.Helper()
+	for _, id := range customIDs(status.Components) {
+		if turn, ok := strings.CutPrefix(id, "wshub:stop:"); ok {
+			return turn
+		}
+	}
+	t.Fatalf("expected a Stop button on %+v", status)
+	return ""
+}
+
+// Stop, pressed over the gateway, ends the turn interrupted; pressed again over HTTP,
+// it says the turn has ended. Both answers are for the member alone.
+func TestStopButtonEndsTheTurn(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	h := liveHub(t, f, nil)
+	const root = "990000000000000101"
+	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> sleep 30", true))
+	status := f.waitPosts(t, root, "the status", func(p []post) bool { return len(p) >= 1 })[0]
+	stop := "wshub:stop:" + turnOf(t, status)
+	pressed := time.Now()
+	typ, data := dispatchPress(t, f, buttonPress("990000000000000102", root, status, stop))
+	if typ != 4 || data["content"] != "Stopping the turn." || data["flags"] != float64(64) {
+		t.Fatalf("expected an ephemeral answer to the press, got %d %v", typ, data)
+	}
+	posts := f.waitPosts(t, root, "the interrupted reply", func(p []post) bool { return len(p) >= 2 })
+	if !strings.Contains(posts[1].Content, "interrupted") || time.Since(pressed) > 5*time.Second {
+		t.Fatalf("expected the turn interrupted at once, got %+v after %s", posts[1], time.Since(pressed))
+	}
+	waitFor(t, "the stopped status", func() bool {
+		e := f.editsOf(status.ID)
+		return len(e) > 0 && strings.HasPrefix(e[len(e)-1].Content, "⏹️ Stopped after ")
+	})
+	r := signedInteraction(t, h, buttonPress("990000000000000103", root, status, stop), appKey)
+	if r.Status != 200 || r.Body["type"] != float64(4) || r.Body["data"].(map[string]any)["content"] != "That turn has already ended." {
+		t.Fatalf("expected the second press told the turn ended, got %d %s", r.Status, r.Raw)
+	}
+}
+
+// An approval appears with Allow and Deny; a member without the bound role is
+// refused (ephemeral) and nothing is decided; Allow edits the message to say who
+// allowed it, without buttons, and the agent goes on; a second press (Deny, over
+// HTTP) changes nothing and says the same.
+func TestApprovalButtons(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	h := liveHub(t, f, &core.ChatBinding{Roles: []string{roleDevs}})
+	const root = "990000000000000201"
+	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> hello", true, roleDevs))
+	f.waitPosts(t, root, "the first reply", func(p []post) bool { return len(p) >= 1 })
+	if _, err := h.PG().DB().Exec(`UPDATE workspaces SET runtime_mode = 'approval-required'`); err != nil {
+		t.Fatal(err)
+	}
+	f.dispatch("MESSAGE_CREATE", messageCreate("990000000000000202", root, "<@"+botID+"> ask one", true, roleDevs))
+	posts := f.waitPosts(t, root, "the approval", func(p []post) bool {
+		return len(p) >= 2 && len(customIDs(p[len(p)-1].Components)) == 2
+	})
+	ask := posts[len(posts)-1]
+	ids := customIDs(ask.Components)
+	approval := strings.TrimPrefix(ids[0], "wshub:allow:")
+	if ask.Content != "🔒 The agent asks to run bash `rm -rf one`. Allow it?" || ids[1] != "wshub:deny:"+approval || !ask.NoPings {
+		t.Fatalf("expected the question with Allow and Deny, got %+v", ask)
+	}
+
+	r := signedInteraction(t, h, buttonPress("990000000000000203", root, ask, ids[0]), appKey)
+	if d, _ := r.Body["data"].(map[string]any); r.Body["type"] != float64(4) || d["flags"] != float64(64) ||
+		!strings.Contains(d["content"].(string), "roles") {
+		t.Fatalf("expected a member without the role refused privately, got %s", r.Raw)
+	}
+	typ, data := dispatchPress(t, f, buttonPress("990000000000000204", root, ask, ids[0], roleDevs))
+	want := ask.Content + "\n✅ Allowed by <@" + humanID + ">"
+	if typ != 7 || data["content"] != want || len(data["components"].([]any)) != 0 {
+		t.Fatalf("expected the message updated to say who allowed it, without buttons, got %d %v", typ, data)
+	}
+	r = signedInteraction(t, h, buttonPress("990000000000000205", root, ask, ids[1], roleDevs), appKey)
+	if d, _ := r.Body["data"].(map[string]any); r.Body["type"] != float64(7) || d["content"] != want {
+		t.Fatalf("expected a second press to show the first decision, got %s", r.Raw)
+	}
+	posts = f.waitPosts(t, root, "the turn's reply", func(p []post) bool {
+		return strings.Contains(p[len(p)-1].Content, "approval_resolved")
+	})
+	if reply := posts[len(posts)-1].Content; !strings.Contains(reply, `"decision":"allow"`) {
+		t.Fatalf("expected the agent allowed, got %q", reply)
+	}
+}
