@@ -61,6 +61,9 @@ type Config struct {
 	// message (issue 16: at most one edit every 2 seconds per thread). Not an
 	// environment setting: tests and benchmarks shorten it.
 	ChatStatusEvery time.Duration `env:"-"`
+	// Self is the wshub executable, which serves Claude Code's permission prompt tool
+	// in the approval-required mode (set by wshub serve; tests build one).
+	Self string `env:"-"`
 	// WebhookAllowInsecure admits http and loopback webhook targets: tests and
 	// development only, never in production (the hub logs a warning when it is on).
 	WebhookAllowInsecure bool `env:"WSHUB_WEBHOOK_ALLOW_INSECURE" envDefault:"false"`

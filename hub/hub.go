@@ -123,7 +123,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	var runner core.AgentRunner
 	if !opt.Admin {
 		r, err := agents.New(context.Background(), agents.Options{
-			Commands: cfg.AgentCommands, LookPath: exec.LookPath, AgentEnv: cfg.AgentEnv,
+			Commands: cfg.AgentCommands, LookPath: exec.LookPath, AgentEnv: cfg.AgentEnv, Self: cfg.Self,
 			StateDir: filepath.Join(cfg.DataDir, "run"),
 			Sandbox: agents.SandboxConfig{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly,
 				// Nothing of the data directory is visible to agents but their own

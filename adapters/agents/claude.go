@@ -16,8 +16,13 @@ import "github.com/wshub/wshub/core"
 // bypassPermissions, default, dontAsk, plan):
 //
 //	auto                        --permission-mode auto (Claude Code's classifier decides)
-//	approval-required           --permission-mode dontAsk (nobody can approve in print
-//	                            mode: what would need approval is denied, not asked)
+//	approval-required           --permission-mode default --permission-prompt-tool
+//	                            mcp__wshub__approve --mcp-config <wshub approval-mcp>
+//	                            --strict-mcp-config: each permission Claude Code would
+//	                            ask for goes to the hub, and a person decides
+//	                            (approval_mcp.go). Without the wshub binary to serve the
+//	                            tool: --permission-mode dontAsk (what would need
+//	                            approval is denied, not asked).
 //	auto-accept-edits           --permission-mode acceptEdits
 //	auto-accept-edits-and-bash  --permission-mode acceptEdits --allowedTools Bash
 //	full-access                 --dangerously-skip-permissions
@@ -31,6 +36,24 @@ var claudeCLI = agentCLI{
 	args:          claudeArgs,
 	promptOnStdin: true,
 	newParser:     func() outputParser { return &streamJSON{preferResult: true} },
+	askArgs:       claudeAskArgs,
+}
+
+// claudeAskArgs replaces dontAsk with the permission prompt tool. --strict-mcp-config
+// keeps MCP servers from anywhere else (a checkout's .mcp.json) out of the turn: none
+// can stand in for the wshub server and answer its own permissions.
+func claudeAskArgs(args []string, mcpConfig string) []string {
+	out := make([]string, 0, len(args)+6)
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--permission-mode" && i+1 < len(args) && args[i+1] == "dontAsk" {
+			out = append(out, "--permission-mode", "default", "--permission-prompt-tool", permissionPromptTool,
+				"--mcp-config", mcpConfig, "--strict-mcp-config")
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 func claudeArgs(req core.TurnRequest, mode, _ string) []string {

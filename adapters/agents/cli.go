@@ -22,6 +22,10 @@ type agentCLI struct {
 	promptOnStdin bool
 	// newParser reads the CLI's machine-readable standard output, one line at a time.
 	newParser func() outputParser
+	// askArgs, for a CLI that can ask someone in a headless turn, turns its
+	// approval-required arguments into ones that ask through the permission prompt
+	// tool served by `wshub approval-mcp` (mcpConfig: the inline MCP configuration).
+	askArgs func(args []string, mcpConfig string) []string
 }
 
 // outputParser follows a CLI's JSON-lines output. line gets each line as it comes
@@ -72,6 +76,15 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 	}
 	prompt := promptWithAttachments(req)
 	args := c.args(req, mode, prompt)
+	if mode == core.ModeApprovalRequired && req.Approve != nil && r.self != "" && c.askArgs != nil {
+		s, err := r.openApprovals(ctx, req)
+		if err != nil {
+			return failed(core.FailureAgentError, fmt.Sprintf("the hub could not open the approval socket: %v", err))
+		}
+		defer s.close()
+		socket, self := at.approvals(s)
+		args = c.askArgs(args, approvalMCPConfig(self, socket))
+	}
 	for _, a := range args {
 		if len(a) > maxArgLen {
 			return failed(core.FailureAgentError, fmt.Sprintf("The prompt is too long for %s, which takes it as a command-line argument: %d bytes, at most %d.", c.name, len(a), maxArgLen))

@@ -82,6 +82,16 @@ func (p *placement) sessionFile(workspaceID string) (host, agent string, err err
 	return f.Name(), sandboxSession, nil
 }
 
+// approvals makes the turn's approval socket and the wshub binary reachable by the
+// agent's permission prompt tool, and returns the paths it uses for them.
+func (p *placement) approvals(s *approvalSocket) (socket, self string) {
+	if p.r.sandbox == nil {
+		return s.path, p.r.self
+	}
+	p.m.approvalDir, p.m.self = s.dir, p.r.self
+	return sandboxApprovalDir + "/" + approvalSocketName, sandboxSelf
+}
+
 // wrap turns an invocation of path with args into the sandboxed one.
 func (p *placement) wrap(inv invocation) invocation {
 	inv.dir = p.hostDir

@@ -29,6 +29,9 @@ type Runner struct {
 	agentEnv []string
 	// stateDir is hub-private: the running turns' process records and session files.
 	stateDir string
+	// self is the wshub executable (the permission prompt tool's MCP server); "" when
+	// unknown, and then Claude Code cannot ask for approvals.
+	self string
 }
 
 var _ core.AgentRunner = (*Runner)(nil)
@@ -47,6 +50,10 @@ type Options struct {
 	AgentEnv []string
 	// StateDir is a directory of the hub's that agents never see.
 	StateDir string
+	// Self is the wshub executable, which serves Claude Code's permission prompt tool
+	// (`wshub approval-mcp`) in the approval-required mode. Empty: Claude Code there
+	// denies what would need approval (--permission-mode dontAsk), as nobody can be asked.
+	Self string
 }
 
 // New returns a runner. With the bubblewrap sandbox it checks that bubblewrap works
@@ -74,6 +81,11 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 	}
 	r := &Runner{commands: boundCommands(opt.Commands), lookPath: opt.LookPath, grace: defaultGrace,
 		agentEnv: agentEnv, stateDir: opt.StateDir}
+	if opt.Self != "" {
+		if r.self, err = filepath.Abs(opt.Self); err != nil {
+			return nil, fmt.Errorf("agent runner: %w", err)
+		}
+	}
 	switch opt.Sandbox.Mode {
 	case "", SandboxBwrap:
 		if r.sandbox, err = newBwrap(ctx, opt.Sandbox); err != nil {

@@ -31,6 +31,7 @@ const (
 	sandboxCheckout = "/workspace"
 	sandboxHome     = "/home/agent"
 	sandboxSession  = "/run/wshub/session"
+	sandboxSelf     = "/run/wshub/bin/wshub"
 	// sandboxUID is the user the agent appears to be. As root, the hub maps its own uid
 	// to it in the new user namespace: agent CLIs that refuse to skip permission prompts
 	// as root (Claude Code) then run, and the agent gains no capability on the host.
@@ -82,6 +83,9 @@ type mounts struct {
 	// program), or at a fixed path writable (the session file).
 	readOnlyFiles []string
 	session       string
+	// approvalDir is the turn's approval socket directory and self the wshub binary
+	// (the permission prompt tool's server), bound at fixed paths.
+	approvalDir, self string
 }
 
 // newBwrap checks that bubblewrap is installed and works here (user namespaces may be
@@ -204,6 +208,9 @@ func (b *bwrap) args(m mounts) []string {
 	a = append(a, "--bind", m.checkout, sandboxCheckout, "--bind", m.home, sandboxHome)
 	if m.session != "" {
 		a = append(a, "--bind", m.session, sandboxSession)
+	}
+	if m.approvalDir != "" {
+		a = append(a, "--bind", m.approvalDir, sandboxApprovalDir, "--ro-bind", m.self, sandboxSelf)
 	}
 	// The root bwrap builds the sandbox on is a tmpfs; read-only once built, so the only
 	// writable places are the checkout, the home, /tmp and the session file.

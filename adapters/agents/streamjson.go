@@ -78,6 +78,11 @@ func toolSummary(input json.RawMessage) string {
 	if json.Unmarshal(input, &in) != nil {
 		return ""
 	}
+	return inputSummary(in)
+}
+
+// inputSummary is toolSummary of a decoded input.
+func inputSummary(in map[string]any) string {
 	for _, k := range []string{"command", "file_path", "path", "pattern", "url", "query", "description"} {
 		if v, ok := in[k].(string); ok && v != "" {
 			return v

@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/wshub/wshub/adapters/agents"
 )
 
 const usage = `usage: wshub <command> [arguments]
@@ -26,6 +28,8 @@ commands:
   admin     operator commands (run 'wshub admin' for the list)
   dev       development hub: local setup once, then serve
   runtime   a remote workspace's turn loop, on its machine (WSHUB_RUNTIME_URL, _TOKEN, _DIR)
+  approval-mcp  Claude Code's permission prompt tool (MCP on stdio), started by Claude Code
+            inside a turn in the approval-required mode; not for people
   version   the build: module version, commit and Go version
 
 client commands (the REST API from a shell or CI; WSHUB_URL, WSHUB_API_KEY; --help on each):
@@ -57,6 +61,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = dev(ctx, log, stdout)
 	case "runtime":
 		return runtimeCmd(ctx, log)
+	case "approval-mcp":
+		// Started by Claude Code inside a turn's sandbox: its permission prompt tool.
+		err = agents.ServeApprovalMCP(ctx, os.Getenv(agents.ApprovalSocketEnv), os.Stdin, os.Stdout)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version())
 		return 0

@@ -22,7 +22,7 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 		HubURL: os.Getenv("WSHUB_RUNTIME_URL"), Token: os.Getenv("WSHUB_RUNTIME_TOKEN"), Dir: os.Getenv("WSHUB_RUNTIME_DIR"),
 		Log: log,
 		Agents: agents.Options{
-			Commands: agents.CommandsFromEnv(os.Environ()), LookPath: exec.LookPath,
+			Commands: agents.CommandsFromEnv(os.Environ()), LookPath: exec.LookPath, Self: self(),
 			AgentEnv: splitList(os.Getenv("WSHUB_AGENT_ENV"), ","),
 			Sandbox:  agents.SandboxConfig{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":")},
 		},
@@ -54,4 +54,10 @@ func splitList(s, sep string) []string {
 		}
 	}
 	return out
+}
+
+// self is this executable, "" when it cannot be found.
+func self() string {
+	p, _ := os.Executable()
+	return p
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/wshub/wshub/adapters/postgres"
@@ -37,6 +38,10 @@ func serve(ctx context.Context, log *slog.Logger) error {
 
 // serveConfig runs the hub until ctx ends, then drains requests for up to 10 seconds.
 func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
+	if cfg.Self == "" {
+		// This binary serves Claude Code's permission prompt tool (approval-mcp).
+		cfg.Self, _ = os.Executable()
+	}
 	h, err := hub.Open(ctx, cfg, log, hub.Options{})
 	if err != nil {
 		return err

@@ -1,0 +1,139 @@
+package agents_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/adapters/agents"
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// fakeClaude builds testdata/fakeclaude (a stand-in for Claude Code that asks its
+// permission prompt tool over MCP as Claude Code does) into a directory of its own,
+// which the sandbox is told to show. Not under /tmp, which the sandbox replaces with
+// its own: under the repository's .cache.
+func fakeClaude(t *testing.T) string {
+	t.Helper()
+	cache, err := filepath.Abs(filepath.Join("..", "..", ".cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(cache, "fakeclaude-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "claude"), "./testdata/fakeclaude").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build fakeclaude: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// asks records what the permission prompt tool asked, and answers with answer.
+type asks struct {
+	mu     sync.Mutex
+	got    []core.ApprovalAsk
+	answer func(ctx context.Context) core.ApprovalAnswer
+}
+
+func (a *asks) approve(ctx context.Context, ask core.ApprovalAsk) core.ApprovalAnswer {
+	a.mu.Lock()
+	a.got = append(a.got, ask)
+	a.mu.Unlock()
+	return a.answer(ctx)
+}
+
+func (a *asks) seen() []core.ApprovalAsk {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]core.ApprovalAsk(nil), a.got...)
+}
+
+// In the approval-required mode Claude Code's permissions are asked of the turn's
+// Approve through the MCP permission prompt tool (`wshub approval-mcp`), in the
+// sandbox and without it: allowed, denied with the reason, and a turn ended while it
+// waits; without the wshub binary, nobody is asked and dontAsk denies.
+func TestClaudeAsksThroughThePermissionPromptTool(t *testing.T) {
+	t.Parallel()
+	bin := fakeClaude(t)
+	self := hubtest.WshubBinary(t)
+	modes := []string{agents.SandboxNone}
+	if _, err := exec.LookPath("bwrap"); err == nil {
+		modes = append(modes, agents.SandboxBwrap)
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			state := t.TempDir()
+			runner := func(self string) *agents.Runner {
+				r, err := agents.New(context.Background(), agents.Options{StateDir: state, Self: self,
+					LookPath: func(string) (string, error) { return filepath.Join(bin, "claude"), nil },
+					Sandbox:  agents.SandboxConfig{Mode: mode, ReadOnly: []string{bin}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			r := runner(self)
+			req := func(a *asks, prompt string) core.TurnRequest {
+				return core.TurnRequest{WorkspaceID: "ws_01JQ7Z", TurnID: "turn_01", Agent: "agent_1", Model: "m",
+					RuntimeMode: core.ModeApprovalRequired, Dir: t.TempDir(), Home: t.TempDir(), Network: core.NetworkNone,
+					Prompt: prompt, Approve: a.approve}
+			}
+
+			allow := &asks{answer: func(context.Context) core.ApprovalAnswer { return core.ApprovalAnswer{Allow: true} }}
+			res := r.RunTurn(context.Background(), req(allow, "bash: rm -rf build"))
+			if res.Outcome != core.OutcomeCompleted || res.Reply != "allowed: rm -rf build" {
+				t.Fatalf("expected the command allowed, got %+v", res)
+			}
+			want := core.ApprovalAsk{Key: "toolu_01AbCdEfGhJkLmNoPqRsTuVw", Tool: "Bash", Summary: "rm -rf build"}
+			if got := allow.seen(); len(got) != 1 || got[0] != want {
+				t.Fatalf("expected the ask %+v, got %+v", want, got)
+			}
+
+			deny := &asks{answer: func(context.Context) core.ApprovalAnswer {
+				return core.ApprovalAnswer{Reason: "Denied by a person reviewing this workspace."}
+			}}
+			res = r.RunTurn(context.Background(), req(deny, "bash: git push --force"))
+			if res.Outcome != core.OutcomeCompleted || res.Reply != "denied: Denied by a person reviewing this workspace." {
+				t.Fatalf("expected the command denied with the reason, got %+v", res)
+			}
+
+			// A turn ended while its ask waits: interrupted, nothing left behind.
+			waiting := &asks{answer: func(ctx context.Context) core.ApprovalAnswer {
+				<-ctx.Done()
+				return core.ApprovalAnswer{Reason: "Denied: the turn ended."}
+			}}
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() {
+				for len(waiting.seen()) == 0 {
+					time.Sleep(10 * time.Millisecond)
+				}
+				cancel()
+			}()
+			if res = r.RunTurn(ctx, req(waiting, "bash: sleep 100")); res.Outcome != core.OutcomeInterrupted {
+				t.Fatalf("expected the turn interrupted while it waited, got %+v", res)
+			}
+			if left, _ := filepath.Glob(filepath.Join(state, "*approval*")); len(left) != 0 {
+				t.Fatalf("expected the approval sockets removed, found %v", left)
+			}
+
+			// Without the binary that serves the tool, nobody can be asked.
+			none := &asks{answer: func(context.Context) core.ApprovalAnswer { return core.ApprovalAnswer{Allow: true} }}
+			res = runner("").RunTurn(context.Background(), req(none, "bash: ls"))
+			if res.Reply != "denied: dontAsk" || len(none.seen()) != 0 {
+				t.Fatalf("expected dontAsk without the tool, got %+v (asked %v)", res, none.seen())
+			}
+		})
+	}
+}
