@@ -33,10 +33,12 @@ type ChatBinding struct {
 	Model     string
 	// Roles (Discord): only members holding one of them may start or talk; Channels:
 	// only in these channels and their threads. Empty: no limit.
-	Roles     []string
-	Channels  []string
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Roles    []string
+	Channels []string
+	// RuntimeMode is the mode of the workspaces its members start ("" = the default).
+	RuntimeMode string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // Permits checks the binding's limits for a member holding roles, writing in the

@@ -46,6 +46,9 @@ func (s *Chat) BindChat(ctx context.Context, b *ChatBinding) error {
 	if chars(b.Model) > MaxModelChars {
 		return Errorf(CodeInvalidRequest, "model must be at most 200 characters")
 	}
+	if b.RuntimeMode != "" && !slices.Contains(RuntimeModes, b.RuntimeMode) {
+		return Errorf(CodeInvalidRequest, "runtime mode must be one of %s", strings.Join(RuntimeModes, ", "))
+	}
 	now := s.clock.Now()
 	b.CreatedAt, b.UpdatedAt = now, now
 	return s.store.UpsertChatBinding(ctx, b)

@@ -27,6 +27,9 @@ func (s *Chat) StartFromChat(ctx context.Context, sess *ChatSession, in ChatInpu
 		}
 		create.ProjectID = &p.ID
 	}
+	if b.RuntimeMode != "" {
+		create.RuntimeMode = &b.RuntimeMode
+	}
 	if b.Agent != "" {
 		create.Agent, create.Model = &b.Agent, &b.Model
 	}

@@ -210,14 +210,18 @@ func TestApprovalButtons(t *testing.T) {
 	f := newFakeSlack(t)
 	h := liveHub(t, f)
 	const root = "1700000300.000100"
-	deliver(t, h, eventBody("EvA001", mention(root, "", "<@"+botUser+"> hello")))
-	f.waitPosts(t, root, "the first reply", func(p []post) bool { return len(p) >= 1 })
-	if _, err := h.PG().DB().Exec(`UPDATE workspaces SET runtime_mode = 'approval-required'`); err != nil {
-		t.Fatal(err)
+	// The binding starts workspaces in the approval-required mode.
+	limit := func(channels []string) {
+		if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+			AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model", Channels: channels,
+			RuntimeMode: core.ModeApprovalRequired}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	deliver(t, h, eventBody("EvA002", mention("1700000301.000100", root, "<@"+botUser+"> ask one")))
+	limit(nil)
+	deliver(t, h, eventBody("EvA002", mention(root, "", "<@"+botUser+"> ask one")))
 	ask := f.waitPosts(t, root, "the approval", func(p []post) bool {
-		return len(p) >= 2 && buttonValue(p[len(p)-1].Blocks, "wshub_allow") != ""
+		return len(p) >= 1 && buttonValue(p[len(p)-1].Blocks, "wshub_allow") != ""
 	})
 	msg := ask[len(ask)-1]
 	approval := buttonValue(msg.Blocks, "wshub_allow")
@@ -226,12 +230,6 @@ func TestApprovalButtons(t *testing.T) {
 	}
 
 	// The binding now limits workspaces to another channel: the press is refused.
-	limit := func(channels []string) {
-		if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
-			AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model", Channels: channels}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	limit([]string{"C0OTHER1"})
 	press(t, h, blockActions("UHUMAN02", msg, root, "wshub_allow", approval), signingSecret)
 	f.mu.Lock()
@@ -254,7 +252,7 @@ func TestApprovalButtons(t *testing.T) {
 		}
 	}
 	posts := f.waitPosts(t, root, "the turn's reply", func(p []post) bool {
-		return len(p) >= 3 && strings.Contains(p[len(p)-1].Text, "approval_resolved")
+		return len(p) >= 2 && strings.Contains(p[len(p)-1].Text, "approval_resolved")
 	})
 	if reply := posts[len(posts)-1].Text; !strings.Contains(reply, `"decision":"allow"`) {
 		t.Fatalf("expected the agent allowed once, got %q", reply)

@@ -34,8 +34,8 @@ const adminUsage = `usage: wshub admin <command>
   workspace archive|unarchive|delete --workspace ID
   webhook deliveries --account ID [--status pending|delivered|failed] [--limit N]
   webhook redeliver --delivery ID
-  slack bind --team T --account ID [--project P] [--agent X --model M]
-  discord bind --guild G --account ID [--project P] [--agent X --model M] [--roles R1,R2] [--channels C1,C2]
+  slack bind --team T --account ID [--project P] [--agent X --model M] [--runtime-mode MODE]
+  discord bind --guild G --account ID [--project P] [--agent X --model M] [--runtime-mode MODE] [--roles R1,R2] [--channels C1,C2]
   reseal [--batch N]   re-seal every sealed value under the current content key
 
 Output is JSON on stdout; errors go to stderr with a non-zero exit.
@@ -478,8 +478,10 @@ func bindFlags(fs *flag.FlagSet, platform, teamFlag, teamUsage string) func() *c
 	project := fs.String("project", "", "default project for workspaces started from "+platform)
 	agent := fs.String("agent", "", "default agent (agent_1..agent_4), with --model")
 	model := fs.String("model", "", "default model, with --agent")
+	mode := fs.String("runtime-mode", "", "runtimeMode of the workspaces started from "+platform+" (approval-required: the agent asks the thread)")
 	return func() *core.ChatBinding {
-		return &core.ChatBinding{Platform: platform, TeamID: *team, AccountID: *id, ProjectID: *project, Agent: *agent, Model: *model}
+		return &core.ChatBinding{Platform: platform, TeamID: *team, AccountID: *id, ProjectID: *project, Agent: *agent, Model: *model,
+			RuntimeMode: *mode}
 	}
 }
 
@@ -489,7 +491,8 @@ func bind(ctx context.Context, svc *core.Service, b *core.ChatBinding) (any, err
 	if err := svc.BindChat(ctx, b); err != nil {
 		return nil, err
 	}
-	out := map[string]any{"platform": b.Platform, "accountId": b.AccountID, "projectId": b.ProjectID, "agent": b.Agent, "model": b.Model}
+	out := map[string]any{"platform": b.Platform, "accountId": b.AccountID, "projectId": b.ProjectID, "agent": b.Agent, "model": b.Model,
+		"runtimeMode": b.RuntimeMode}
 	if b.Platform == core.PlatformDiscord {
 		out["guild"], out["roles"], out["channels"] = b.TeamID, b.Roles, b.Channels
 	} else {
