@@ -210,8 +210,10 @@ func TestAdminSlackBind(t *testing.T) {
 	adminEnv(t)
 	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
 	id := acct["accountId"].(string)
-	out, _ := wshub(t, 0, "admin", "slack", "bind", "--team", "T0123", "--account", id, "--agent", "agent_2", "--model", "gpt-5")
-	if out["team"] != "T0123" || out["accountId"] != id || out["agent"] != "agent_2" || out["model"] != "gpt-5" {
+	out, _ := wshub(t, 0, "admin", "slack", "bind", "--team", "T0123", "--account", id, "--agent", "agent_2", "--model", "gpt-5",
+		"--runtime-mode", "approval-required")
+	if out["team"] != "T0123" || out["accountId"] != id || out["agent"] != "agent_2" || out["model"] != "gpt-5" ||
+		out["runtimeMode"] != "approval-required" {
 		t.Fatalf("expected the binding echoed, got %v", out)
 	}
 	for name, args := range map[string][]string{
@@ -220,6 +222,7 @@ func TestAdminSlackBind(t *testing.T) {
 		"unknown account":     {"--team", "T0123", "--account", "acct_nope"},
 		"unknown project":     {"--team", "T0123", "--account", id, "--project", "prj_nope"},
 		"no team":             {"--account", id},
+		"unknown mode":        {"--team", "T0123", "--account", id, "--runtime-mode", "yolo"},
 	} {
 		if _, msg := wshub(t, 1, append([]string{"admin", "slack", "bind"}, args...)...); msg == "" {
 			t.Fatalf("%s: expected an error message", name)
