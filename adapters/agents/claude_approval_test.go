@@ -2,7 +2,6 @@ package agents_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -16,22 +15,10 @@ import (
 
 // fakeClaude builds testdata/fakeclaude (a stand-in for Claude Code that asks its
 // permission prompt tool over MCP as Claude Code does) into a directory of its own,
-// which the sandbox is told to show. Not under /tmp, which the sandbox replaces with
-// its own: under the repository's .cache.
+// which the sandbox is told to show.
 func fakeClaude(t *testing.T) string {
 	t.Helper()
-	cache, err := filepath.Abs(filepath.Join("..", "..", ".cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp(cache, "fakeclaude-*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	dir := t.TempDir()
 	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "claude"), "./testdata/fakeclaude").CombinedOutput()
 	if err != nil {
 		t.Fatalf("build fakeclaude: %v\n%s", err, out)

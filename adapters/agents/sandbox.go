@@ -189,11 +189,13 @@ func (b *bwrap) args(m mounts) []string {
 	for _, p := range etcPaths {
 		a = append(a, "--ro-bind-try", p, p)
 	}
+	// The sandbox's own /tmp first: a WSHUB_SANDBOX_READONLY path under the host's /tmp
+	// is then bound onto it rather than hidden by it.
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
 	for _, p := range b.readOnly {
 		a = append(a, "--ro-bind", p, p)
 		visible = append(visible, p)
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
 	for _, h := range b.hidden {
 		for _, v := range visible {
 			if within(h, v) {
