@@ -86,6 +86,11 @@ func (q queries) InsertChatThread(ctx context.Context, t *core.ChatThread) (_ bo
 	return err == nil, err
 }
 
+func (r *chatThreadRow) thread() *core.ChatThread {
+	return &core.ChatThread{ID: r.ID, Place: core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID,
+		ThreadID: r.ThreadID}, WorkspaceID: r.WorkspaceID, FollowAll: r.FollowAll, CreatedAt: r.CreatedAt}
+}
+
 type chatThreadRow struct {
 	ID          int64     `db:"id"`
 	Platform    string    `db:"platform"`
@@ -106,8 +111,7 @@ func (q queries) GetChatThread(ctx context.Context, p core.ChatPlace) (_ *core.C
 		p.Platform, p.TeamID, p.ChannelID, p.ThreadID); err != nil {
 		return nil, err
 	}
-	return &core.ChatThread{ID: r.ID, Place: core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID,
-		ThreadID: r.ThreadID}, WorkspaceID: r.WorkspaceID, FollowAll: r.FollowAll, CreatedAt: r.CreatedAt}, nil
+	return r.thread(), nil
 }
 
 // GetChatThreadByThread uses chat_threads_thread.
@@ -119,8 +123,7 @@ func (q queries) GetChatThreadByThread(ctx context.Context, platform, teamID, th
 		platform, teamID, threadID); err != nil {
 		return nil, err
 	}
-	return &core.ChatThread{ID: r.ID, Place: core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID,
-		ThreadID: r.ThreadID}, WorkspaceID: r.WorkspaceID, FollowAll: r.FollowAll, CreatedAt: r.CreatedAt}, nil
+	return r.thread(), nil
 }
 
 func (q queries) SetThreadFollow(ctx context.Context, id int64, all bool) (err error) {

@@ -16,9 +16,8 @@ func (q queries) ChatThreadsOf(ctx context.Context, workspaceID string) (_ []*co
 		return nil, err
 	}
 	out := make([]*core.ChatThread, len(rows))
-	for i, r := range rows {
-		out[i] = &core.ChatThread{ID: r.ID, Place: core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID,
-			ThreadID: r.ThreadID}, WorkspaceID: r.WorkspaceID, FollowAll: r.FollowAll, CreatedAt: r.CreatedAt}
+	for i := range rows {
+		out[i] = rows[i].thread()
 	}
 	return out, nil
 }
@@ -102,10 +101,5 @@ func (q queries) TurnEventTail(ctx context.Context, workspaceID, turnID string, 
 		workspaceID, turnID, core.EventToolStarted); err != nil {
 		return nil, 0, err
 	}
-	out := make([]*core.StoredTurnEvent, len(rows))
-	for i, r := range rows {
-		out[i] = &core.StoredTurnEvent{Seq: r.ID, WorkspaceID: r.WorkspaceID, TurnID: r.TurnID, Type: r.Type,
-			SealedBody: r.BodySealed, CreatedAt: r.CreatedAt}
-	}
-	return out, steps, nil
+	return storedEvents(rows), steps, nil
 }

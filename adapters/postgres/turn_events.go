@@ -51,12 +51,16 @@ func (q queries) ListTurnEvents(ctx context.Context, workspaceID string, afterSe
 		WHERE workspace_id = $1 AND id > $2 ORDER BY id LIMIT $3`, workspaceID, afterSeq, limit); err != nil {
 		return nil, err
 	}
+	return storedEvents(rows), nil
+}
+
+func storedEvents(rows []turnEventRow) []*core.StoredTurnEvent {
 	out := make([]*core.StoredTurnEvent, len(rows))
 	for i, r := range rows {
 		out[i] = &core.StoredTurnEvent{Seq: r.ID, WorkspaceID: r.WorkspaceID, TurnID: r.TurnID, Type: r.Type,
 			SealedBody: r.BodySealed, CreatedAt: r.CreatedAt}
 	}
-	return out, nil
+	return out
 }
 
 // CountTurnEvents reads turn_events_turn.
