@@ -155,9 +155,9 @@ func (s *Chat) PostChatStatus(ctx context.Context, c *ClaimedChatStatus, posters
 	switch {
 	case poster == nil, c.Finished && c.MessageRef == "":
 		// No status on this platform; or the turn ended before its status was due:
-		// the reply says it all.
+		// the reply says it all. Nothing was posted, so nothing is counted.
 		c.Status, c.Version = ChatStatusDone, c.Shown
-		rep.Status = DeliveryDelivered
+		rep.Status, rep.Released = DeliveryDelivered, true
 	default:
 		v, err := s.statusView(ctx, c)
 		if err != nil {
