@@ -258,6 +258,9 @@ func decideIn(ctx context.Context, q Queries, k kernel, a *Approval, status Appr
 	if err := touchChatStatuses(ctx, q, k, a.WorkspaceID, a.TurnID, false); err != nil {
 		return err
 	}
+	if err := queueDecidedNotices(ctx, q, k, a.WorkspaceID, a.ID, status, by); err != nil {
+		return err
+	}
 	return q.Notify(ctx, ApprovalChannel, a.ID)
 }
 
@@ -282,6 +285,9 @@ func (s *Runtime) closeApprovals(ctx context.Context, q Queries, workspaceID, tu
 		return err
 	}
 	for _, id := range ids {
+		if err := queueDecidedNotices(ctx, q, s.kernel, workspaceID, id, ApprovalClosed, ""); err != nil {
+			return err
+		}
 		if err := q.Notify(ctx, ApprovalChannel, id); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // Buttons in chat threads (issue 16): Stop on a turn's status message, Allow and Deny
@@ -21,8 +22,14 @@ const (
 	ChatActionDeny  = "deny"
 )
 
-// NoticeApproval asks a thread for an approval's decision (Allow / Deny buttons).
-const NoticeApproval = "approval"
+// Approval notices: NoticeApproval asks a thread for an approval's decision (Allow /
+// Deny buttons); NoticeApprovalDecided edits that message once the approval is
+// decided, wherever (the API, another thread, a timeout, the turn's end), so every
+// thread shows the decision and no button is left to press.
+const (
+	NoticeApproval        = "approval"
+	NoticeApprovalDecided = "approval_decided"
+)
 
 // ChatAction is one button pressed in a thread.
 type ChatAction struct {
@@ -105,27 +112,53 @@ type approvalNotice struct {
 // queueApprovalNotices asks each of the workspace's threads for the decision, in the
 // transaction that records the ask.
 func queueApprovalNotices(ctx context.Context, q Queries, k kernel, ws *Workspace, a *Approval, ask ApprovalAsk) error {
-	threads, err := q.ChatThreadsOf(ctx, ws.ID)
-	if err != nil || len(threads) == 0 {
-		return err
-	}
 	body, err := json.Marshal(approvalNotice{ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary})
 	if err != nil {
 		return err
 	}
+	return queueThreadNotices(ctx, q, k, ws.ID, NoticeApproval, a.ID, body, a.CreatedAt)
+}
+
+// approvalDecision is what an approval_decided notice carries (sealed as its text).
+type approvalDecision struct {
+	Status    ApprovalStatus `json:"status"`
+	DecidedBy string         `json:"decidedBy,omitempty"`
+}
+
+// queueDecidedNotices has every thread's approval message say how the approval was
+// decided, in the transaction that decides it.
+func queueDecidedNotices(ctx context.Context, q Queries, k kernel, workspaceID, approvalID string, status ApprovalStatus, by string) error {
+	body, err := json.Marshal(approvalDecision{Status: status, DecidedBy: by})
+	if err != nil {
+		return err
+	}
+	return queueThreadNotices(ctx, q, k, workspaceID, NoticeApprovalDecided, approvalID, body, k.clock.Now())
+}
+
+// queueThreadNotices queues a notice of kind about an approval for each of the
+// workspace's threads, body sealed per notice; a decided notice refers to the
+// approval's notice of the same thread.
+func queueThreadNotices(ctx context.Context, q Queries, k kernel, workspaceID, kind, approvalID string, body []byte, at time.Time) error {
+	threads, err := q.ChatThreadsOf(ctx, workspaceID)
+	if err != nil || len(threads) == 0 {
+		return err
+	}
 	ns := make([]*QueuedChatNotice, 0, len(threads))
 	for _, t := range threads {
-		key := "approval:" + a.ID + ":" + strconv.FormatInt(t.ID, 10)
-		sealed, err := k.seal(body, chatNoticeBinding(t.Place.Platform, key))
-		if err != nil {
+		asked := "approval:" + approvalID + ":" + strconv.FormatInt(t.ID, 10)
+		n := &QueuedChatNotice{Place: t.Place, Key: asked, Kind: kind, At: at}
+		if kind == NoticeApprovalDecided {
+			n.Key, n.RefersTo = "approval-decided:"+approvalID+":"+strconv.FormatInt(t.ID, 10), asked
+		}
+		if n.SealedText, err = k.seal(body, chatNoticeBinding(t.Place.Platform, n.Key)); err != nil {
 			return err
 		}
-		ns = append(ns, &QueuedChatNotice{Place: t.Place, Key: key, Kind: NoticeApproval, SealedText: sealed, At: a.CreatedAt})
+		ns = append(ns, n)
 	}
 	if _, err := q.InsertChatNotices(ctx, ns); err != nil {
 		return err
 	}
-	return q.Notify(ctx, ChatReplyChannel, ws.ID)
+	return q.Notify(ctx, ChatReplyChannel, workspaceID)
 }
 
 // openApprovalNotice reads an approval notice's text into n.
@@ -135,5 +168,28 @@ func openApprovalNotice(n *ChatNotice) error {
 		return fmt.Errorf("approval notice: %w", err)
 	}
 	n.ApprovalID, n.Tool, n.Summary, n.Text = b.ApprovalID, b.Tool, b.Summary, ""
+	return nil
+}
+
+// openDecidedNotice reads an approval_decided notice into n: the decision (its own
+// text) and the question and message of the approval notice it refers to.
+func (s *Chat) openDecidedNotice(c *ClaimedChatNotice, n *ChatNotice) error {
+	var d approvalDecision
+	if err := json.Unmarshal([]byte(n.Text), &d); err != nil {
+		return fmt.Errorf("approval decided notice: %w", err)
+	}
+	n.Status, n.DecidedBy, n.MessageRef, n.Text = d.Status, d.DecidedBy, c.RefersRef, ""
+	if c.RefersSealed == nil {
+		return nil
+	}
+	asked, err := s.open(c.RefersSealed, chatNoticeBinding(c.Place.Platform, c.RefersTo))
+	if err != nil {
+		return err
+	}
+	q := ChatNotice{Text: asked}
+	if err := openApprovalNotice(&q); err != nil {
+		return err
+	}
+	n.ApprovalID, n.Tool, n.Summary = q.ApprovalID, q.Tool, q.Summary
 	return nil
 }

@@ -95,10 +95,23 @@ func (s *Chat) postChatNotice(ctx context.Context, c *ClaimedChatNotice, poster 
 		}
 		n.Text = text
 	}
-	if c.Kind == NoticeApproval {
+	switch c.Kind {
+	case NoticeApproval:
 		if err := openApprovalNotice(&n); err != nil {
 			return ChatPostResult{Permanent: true, Error: err.Error()}
 		}
+	case NoticeApprovalDecided:
+		if err := s.openDecidedNotice(c, &n); err != nil {
+			return ChatPostResult{Permanent: true, Error: err.Error()}
+		}
+		if n.MessageRef == "" {
+			// The question was never posted (or its post gave up): nothing to edit.
+			return ChatPostResult{Done: true, PartsPosted: 1}
+		}
 	}
-	return poster.PostNotice(ctx, n)
+	res := poster.PostNotice(ctx, n)
+	if res.Ref != "" {
+		c.MessageRef = res.Ref
+	}
+	return res
 }

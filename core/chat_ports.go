@@ -118,6 +118,9 @@ type ChatPostResult struct {
 	RetryAfter  time.Duration // the platform asked to wait (429 Retry-After)
 	Permanent   bool          // it can never succeed (channel gone, bot removed)
 	Error       string
+	// Ref is the platform's id of the message posted, for a notice edited later (an
+	// approval's, when it is decided).
+	Ref string
 }
 
 // ChatPoster posts replies and notices on one platform (bots/slack, bots/discord).
@@ -149,6 +152,11 @@ type ChatNotice struct {
 	Code        string
 	// NoticeApproval: the approval to decide, and what the agent asks to do.
 	ApprovalID, Tool, Summary string
+	// NoticeApprovalDecided: the approval's message to edit (MessageRef, "" when it
+	// was never posted), and how it was decided.
+	MessageRef string
+	Status     ApprovalStatus
+	DecidedBy  string
 	// PartsPosted parts went out on an earlier attempt; post the rest.
 	PartsPosted int
 }
@@ -160,6 +168,8 @@ type QueuedChatNotice struct {
 	Kind       string
 	SealedText []byte
 	At         time.Time
+	// RefersTo is the key of the notice whose message this one edits.
+	RefersTo string
 }
 
 // ClaimedChatNotice is a leased notice.
@@ -171,6 +181,12 @@ type ClaimedChatNotice struct {
 	SealedText  []byte
 	WorkspaceID string
 	Code        string
+	// RefersTo, RefersRef and RefersSealed are the notice this one edits: its key, its
+	// message's ref once posted, its sealed text.
+	RefersTo, RefersRef string
+	RefersSealed        []byte
+	// MessageRef is set by core from the post: the message's ref, kept for edits.
+	MessageRef string
 	ChatPostState
 }
 

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/lib/pq"
@@ -15,23 +16,23 @@ func (q queries) InsertChatNotices(ctx context.Context, ns []*core.QueuedChatNot
 	if len(ns) == 0 {
 		return 0, nil
 	}
-	cols := make([][]string, 6)
+	cols := make([][]string, 7)
 	texts := make([][]byte, len(ns))
 	ats := make([]time.Time, len(ns))
 	for i, n := range ns {
-		for c, v := range []string{n.Place.Platform, n.Place.TeamID, n.Place.ChannelID, n.Place.ThreadID, n.Key, n.Kind} {
+		for c, v := range []string{n.Place.Platform, n.Place.TeamID, n.Place.ChannelID, n.Place.ThreadID, n.Key, n.Kind, n.RefersTo} {
 			cols[c] = append(cols[c], v)
 		}
 		texts[i], ats[i] = n.SealedText, n.At
 	}
 	return q.exec(ctx, `INSERT INTO chat_notices (platform, team_id, channel_id, thread_id, notice_key, kind, text_sealed,
-		status, next_attempt_at, created_at)
-	SELECT p, t, c, th, k, kd, tx, 'pending', at, at
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::timestamptz[])
-		AS n(p, t, c, th, k, kd, tx, at)
+		refers_to, status, next_attempt_at, created_at)
+	SELECT p, t, c, th, k, kd, tx, NULLIF(rf, ''), 'pending', at, at
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::timestamptz[], $9::text[])
+		AS n(p, t, c, th, k, kd, tx, at, rf)
 	ON CONFLICT (platform, notice_key) DO NOTHING`,
 		pq.Array(cols[0]), pq.Array(cols[1]), pq.Array(cols[2]), pq.Array(cols[3]), pq.Array(cols[4]), pq.Array(cols[5]),
-		pq.Array(texts), pq.Array(ats))
+		pq.Array(texts), pq.Array(ats), pq.Array(cols[6]))
 }
 
 // InsertFailureNotices uses chat_threads_workspace.
@@ -60,6 +61,10 @@ type chatNoticeRow struct {
 	PartsPosted int       `db:"parts_posted"`
 	Attempts    int       `db:"attempts"`
 	CreatedAt   time.Time `db:"created_at"`
+	// The notice this one refers to (approval_decided: the approval's message).
+	RefersTo     sql.NullString `db:"refers_to"`
+	RefersRef    sql.NullString `db:"refers_ref"`
+	RefersSealed []byte         `db:"refers_sealed"`
 }
 
 // chatNoticeQueue is the notices outbox; its claim uses chat_notices_due,
@@ -75,7 +80,9 @@ var chatNoticeQueue = leasedTable{
 		       SELECT 1 FROM chat_deliveries d WHERE d.status = 'pending' AND d.thread_id = n.chat_thread))`,
 	order: "n.next_attempt_at",
 	returning: `n.lease_token, n.id, n.notice_key, n.platform, n.team_id, n.channel_id, n.thread_id, n.kind, n.text_sealed,
-		n.workspace_id, n.code, n.parts_posted, n.attempts, n.created_at`,
+		n.workspace_id, n.code, n.parts_posted, n.attempts, n.created_at, n.refers_to,
+		(SELECT o.message_ref FROM chat_notices o WHERE o.platform = n.platform AND o.notice_key = n.refers_to) AS refers_ref,
+		(SELECT o.text_sealed FROM chat_notices o WHERE o.platform = n.platform AND o.notice_key = n.refers_to) AS refers_sealed`,
 }
 
 // ClaimChatNotices claims from chatNoticeQueue; due is the hub's clock (now).
@@ -89,6 +96,7 @@ func (q queries) ClaimChatNotices(ctx context.Context, token string, now time.Ti
 	for i, r := range rows {
 		out[i] = &core.ClaimedChatNotice{
 			ID: r.ID, Key: r.Key, Kind: r.Kind, SealedText: r.TextSealed, WorkspaceID: r.WorkspaceID, Code: r.Code,
+			RefersTo: r.RefersTo.String, RefersRef: r.RefersRef.String, RefersSealed: r.RefersSealed,
 			Place:         core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.ThreadID},
 			ChatPostState: core.ChatPostState{PartsPosted: r.PartsPosted, Attempts: r.Attempts, CreatedAt: r.CreatedAt, Lease: r.Lease},
 		}
@@ -99,5 +107,6 @@ func (q queries) ClaimChatNotices(ctx context.Context, token string, now time.Ti
 // SettleChatNotice is fenced by the lease token.
 func (q queries) SettleChatNotice(ctx context.Context, n *core.ClaimedChatNotice, token string) (_ bool, err error) {
 	defer wrapErr(&err, "settle chat notice")
-	return chatNoticeQueue.settle(ctx, q, []any{n.ID}, token, postSettlement(n.ChatPostState)...)
+	return chatNoticeQueue.settle(ctx, q, []any{n.ID}, token, append(postSettlement(n.ChatPostState),
+		set{col: "message_ref", val: n.MessageRef})...)
 }

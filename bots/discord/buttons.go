@@ -7,7 +7,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -55,10 +54,9 @@ func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.In
 	}
 	question := ""
 	if i.Message != nil {
-		question, _, _ = strings.Cut(i.Message.Content, "\n")
+		question = i.Message.Content
 	}
-	who := chat.DecidedBy(res.DecidedBy, core.PlatformDiscord, func(id string) string { return "<@" + id + ">" })
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
-		Data: &discordgo.InteractionResponseData{Content: question + "\n" + words.DecisionLine(res.Status, who),
+		Data: &discordgo.InteractionResponseData{Content: decidedText(question, res.Status, res.DecidedBy),
 			Components: []discordgo.MessageComponent{}, AllowedMentions: &discordgo.MessageAllowedMentions{}}}
 }

@@ -125,6 +125,22 @@ func TestTurnStatusIsEditedInPlace(t *testing.T) {
 	}
 }
 
+// approvalPost waits for a post in thread with Allow and Deny, other than not.
+func approvalPost(t *testing.T, f *fakeDiscord, thread, not string) post {
+	t.Helper()
+	var found post
+	f.waitPosts(t, thread, "an approval", func(ps []post) bool {
+		for _, p := range ps {
+			if len(customIDs(p.Components)) == 2 && p.ID != not {
+				found = p
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
 // turnOf is the turn a status's Stop button names.
 func turnOf(t *testing.T, status post) string {
 	t.Helper()
@@ -176,11 +192,8 @@ func TestApprovalButtons(t *testing.T) {
 	// The binding starts workspaces in the approval-required mode, for one role.
 	h := liveHub(t, f, &core.ChatBinding{Roles: []string{roleDevs}, RuntimeMode: core.ModeApprovalRequired})
 	const root = "990000000000000201"
-	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> ask one", true, roleDevs))
-	posts := f.waitPosts(t, root, "the approval", func(p []post) bool {
-		return len(p) >= 1 && len(customIDs(p[len(p)-1].Components)) == 2
-	})
-	ask := posts[len(posts)-1]
+	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> ask one two", true, roleDevs))
+	ask := approvalPost(t, f, root, "")
 	ids := customIDs(ask.Components)
 	approval := strings.TrimPrefix(ids[0], "wshub:allow:")
 	if ask.Content != "🔒 The agent asks to run bash `rm -rf one`. Allow it?" || ids[1] != "wshub:deny:"+approval || !ask.NoPings {
@@ -201,10 +214,21 @@ func TestApprovalButtons(t *testing.T) {
 	if d, _ := r.Body["data"].(map[string]any); r.Body["type"] != float64(7) || d["content"] != want {
 		t.Fatalf("expected a second press to show the first decision, got %s", r.Raw)
 	}
-	posts = f.waitPosts(t, root, "the turn's reply", func(p []post) bool {
+	// The second ask, decided through the API: the thread's message says so too, and
+	// loses its buttons.
+	second := approvalPost(t, f, root, ask.ID)
+	ws := h.Call("GET", "/v1/api/workspaces", h.Key, nil).Body["workspaces"].([]any)[0].(map[string]any)
+	h.Call("POST", "/v1/api/workspaces/"+ws["workspaceId"].(string)+"/approvals/"+
+		strings.TrimPrefix(customIDs(second.Components)[1], "wshub:deny:"), h.Key, map[string]any{"decision": "deny"}).Expect(t, 200, "")
+	waitFor(t, "the API's decision shown", func() bool {
+		e := f.editsOf(second.ID)
+		return len(e) > 0 && e[len(e)-1].Content == second.Content+"\n❌ Denied by the API" && e[len(e)-1].Components == ""
+	})
+	posts := f.waitPosts(t, root, "the turn's reply", func(p []post) bool {
 		return strings.Contains(p[len(p)-1].Content, "approval_resolved")
 	})
-	if reply := posts[len(posts)-1].Content; !strings.Contains(reply, `"decision":"allow"`) {
-		t.Fatalf("expected the agent allowed, got %q", reply)
+	if reply := posts[len(posts)-1].Content; !strings.Contains(reply, `"id":"one","decision":"allow"`) ||
+		!strings.Contains(reply, `"id":"two","decision":"deny"`) {
+		t.Fatalf("expected the agent allowed once and denied once, got %q", reply)
 	}
 }

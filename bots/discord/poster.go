@@ -34,8 +34,11 @@ func (b *Bot) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResu
 // channel): a command's answer or refusal as the handler worded it, or a workspace
 // failure worded here.
 func (b *Bot) PostNotice(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
-	if n.Kind == core.NoticeApproval {
+	switch n.Kind {
+	case core.NoticeApproval:
 		return b.postApproval(ctx, n)
+	case core.NoticeApprovalDecided:
+		return b.postDecided(ctx, n)
 	}
 	text := n.Text
 	if n.Kind == core.NoticeWorkspaceFailed {

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -70,7 +71,7 @@ func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPost
 	if target == "" {
 		target = n.Place.ChannelID
 	}
-	_, err := b.s.ChannelMessageSendComplex(target, &discordgo.MessageSend{
+	m, err := b.s.ChannelMessageSendComplex(target, &discordgo.MessageSend{
 		Content: words.ApprovalText(n.Tool, n.Summary), AllowedMentions: &discordgo.MessageAllowedMentions{},
 		Components: buttons(
 			discordgo.Button{Label: chat.LabelAllow, Style: discordgo.SuccessButton, CustomID: customID(core.ChatActionAllow, n.ApprovalID)},
@@ -78,9 +79,37 @@ func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPost
 	}, discordgo.WithContext(ctx))
 	res := result(err)
 	if res.Done {
+		res.PartsPosted, res.Ref = 1, m.ID
+	}
+	return res
+}
+
+// postDecided edits an approval's message to say how it was decided, without buttons
+// (a decision taken anywhere: every thread shows it).
+func (b *Bot) postDecided(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
+	target := n.Place.ThreadID
+	if target == "" {
+		target = n.Place.ChannelID
+	}
+	text := decidedText(words.ApprovalText(n.Tool, n.Summary), n.Status, n.DecidedBy)
+	components := []discordgo.MessageComponent{}
+	_, err := b.s.ChannelMessageEditComplex(&discordgo.MessageEdit{ID: n.MessageRef, Channel: target, Content: &text,
+		Components: &components, AllowedMentions: &discordgo.MessageAllowedMentions{}}, discordgo.WithContext(ctx))
+	if apiCode(err) == unknownMessage {
+		err = nil // deleted in Discord: nothing left to edit
+	}
+	res := result(err)
+	if res.Done {
 		res.PartsPosted = 1
 	}
 	return res
+}
+
+// decidedText is an approval's question (its first line) with how it was decided.
+func decidedText(question string, status core.ApprovalStatus, by string) string {
+	question, _, _ = strings.Cut(question, "\n")
+	who := chat.DecidedBy(by, core.PlatformDiscord, func(id string) string { return "<@" + id + ">" })
+	return question + "\n" + words.DecisionLine(status, who)
 }
 
 // result judges one REST call as a post, as postParts does.

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/slack-go/slack"
 
-	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -88,8 +86,7 @@ func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
 // showDecision edits an approval's message: its question, then how it was decided,
 // and no buttons.
 func (b *Bot) showDecision(ctx context.Context, channel, ts, question string, res *core.ChatActionResult) {
-	who := chat.DecidedBy(res.DecidedBy, core.PlatformSlack, func(id string) string { return "<@" + id + ">" })
-	text := strings.TrimSpace(question) + "\n" + chat.Slack.DecisionLine(res.Status, who)
+	text := decidedText(question, res.Status, res.DecidedBy)
 	if _, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(text, false),
 		slack.MsgOptionBlocks(section(text))); err != nil {
 		b.log.Warn("slack approval message not updated", "channel", channel, "err", err)

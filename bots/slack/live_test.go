@@ -104,6 +104,22 @@ func (f *fakeSlack) waitUpdates(t *testing.T, ts, what string, cond func([]post)
 	}
 }
 
+// approvalPost waits for a post in thread with Allow and Deny, other than the one at not.
+func approvalPost(t *testing.T, f *fakeSlack, thread, not string) post {
+	t.Helper()
+	var found post
+	f.waitPosts(t, thread, "an approval", func(ps []post) bool {
+		for _, p := range ps {
+			if buttonValue(p.Blocks, "wshub_allow") != "" && p.TS != not {
+				found = p
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
 func hasPrefix(p string) func([]post) bool {
 	return func(ps []post) bool { return len(ps) > 0 && strings.HasPrefix(ps[len(ps)-1].Text, p) }
 }
@@ -219,11 +235,8 @@ func TestApprovalButtons(t *testing.T) {
 		}
 	}
 	limit(nil)
-	deliver(t, h, eventBody("EvA002", mention(root, "", "<@"+botUser+"> ask one")))
-	ask := f.waitPosts(t, root, "the approval", func(p []post) bool {
-		return len(p) >= 1 && buttonValue(p[len(p)-1].Blocks, "wshub_allow") != ""
-	})
-	msg := ask[len(ask)-1]
+	deliver(t, h, eventBody("EvA002", mention(root, "", "<@"+botUser+"> ask one two")))
+	msg := approvalPost(t, f, root, "")
 	approval := buttonValue(msg.Blocks, "wshub_allow")
 	if msg.Text != ":lock: The agent asks to run bash `rm -rf one`. Allow it?" || buttonValue(msg.Blocks, "wshub_deny") != approval {
 		t.Fatalf("expected the question with Allow and Deny, got %+v", msg)
@@ -251,13 +264,24 @@ func TestApprovalButtons(t *testing.T) {
 			t.Fatalf("expected the message to say who allowed it, without buttons, got %+v", u)
 		}
 	}
-	posts := f.waitPosts(t, root, "the turn's reply", func(p []post) bool {
-		return len(p) >= 2 && strings.Contains(p[len(p)-1].Text, "approval_resolved")
-	})
-	if reply := posts[len(posts)-1].Text; !strings.Contains(reply, `"decision":"allow"`) {
-		t.Fatalf("expected the agent allowed once, got %q", reply)
-	}
 	ws := h.Call("GET", "/v1/api/workspaces", h.Key, nil).Body["workspaces"].([]any)[0].(map[string]any)
 	h.Call("POST", "/v1/api/workspaces/"+ws["workspaceId"].(string)+"/approvals/"+approval, h.Key,
 		map[string]any{"decision": "deny"}).Expect(t, 409, "approval_not_pending")
+
+	// The second ask, decided through the API: the thread's message says so too, and
+	// loses its buttons.
+	second := approvalPost(t, f, root, msg.TS)
+	h.Call("POST", "/v1/api/workspaces/"+ws["workspaceId"].(string)+"/approvals/"+buttonValue(second.Blocks, "wshub_deny"), h.Key,
+		map[string]any{"decision": "deny"}).Expect(t, 200, "")
+	edited := f.waitUpdates(t, second.TS, "the API's decision shown", func(u []post) bool { return len(u) >= 1 })
+	if edited[0].Text != second.Text+"\n:x: Denied by the API" || buttonValue(edited[0].Blocks, "wshub_deny") != "" {
+		t.Fatalf("expected the message to say the API denied it, without buttons, got %+v", edited[0])
+	}
+	posts := f.waitPosts(t, root, "the turn's reply", func(p []post) bool {
+		return strings.Contains(p[len(p)-1].Text, "approval_resolved")
+	})
+	if reply := posts[len(posts)-1].Text; !strings.Contains(reply, `"id":"one","decision":"allow"`) ||
+		!strings.Contains(reply, `"id":"two","decision":"deny"`) {
+		t.Fatalf("expected the agent allowed once and denied once, got %q", reply)
+	}
 }

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/slack-go/slack"
 
@@ -49,15 +50,37 @@ func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPost
 		return core.ChatPostResult{PartsPosted: n.PartsPosted, Done: true}
 	}
 	text := chat.Slack.ApprovalText(n.Tool, n.Summary)
-	_, _, err := b.api.PostMessageContext(ctx, n.Place.ChannelID, slack.MsgOptionTS(n.Place.ThreadID),
+	_, ts, err := b.api.PostMessageContext(ctx, n.Place.ChannelID, slack.MsgOptionTS(n.Place.ThreadID),
 		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(section(text), slack.NewActionBlock("",
 			button(actionAllow, n.ApprovalID, chat.LabelAllow, slack.StylePrimary),
 			button(actionDeny, n.ApprovalID, chat.LabelDeny, slack.StyleDanger))))
 	res := b.result(err)
 	if res.Done {
+		res.PartsPosted, res.Ref = 1, ts
+	}
+	return res
+}
+
+// postDecided edits an approval's message to say how it was decided, without buttons
+// (a decision taken anywhere: every thread shows it).
+func (b *Bot) postDecided(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
+	text := decidedText(chat.Slack.ApprovalText(n.Tool, n.Summary), n.Status, n.DecidedBy)
+	_, _, _, err := b.api.UpdateMessageContext(ctx, n.Place.ChannelID, n.MessageRef, slack.MsgOptionText(text, false),
+		slack.MsgOptionBlocks(section(text)))
+	if isGone(err) {
+		err = nil // deleted in Slack: nothing left to edit
+	}
+	res := b.result(err)
+	if res.Done {
 		res.PartsPosted = 1
 	}
 	return res
+}
+
+// decidedText is an approval's question with how it was decided under it.
+func decidedText(question string, status core.ApprovalStatus, by string) string {
+	who := chat.DecidedBy(by, core.PlatformSlack, func(id string) string { return "<@" + id + ">" })
+	return strings.TrimSpace(question) + "\n" + chat.Slack.DecisionLine(status, who)
 }
 
 func section(text string) slack.Block {
