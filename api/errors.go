@@ -16,7 +16,7 @@ var statusOf = map[string]int{
 	core.CodeInvalidIdempotencyKey: 400, core.CodeIdempotencyKeyMismatch: 400, core.CodeInvalidMessage: 400,
 	core.CodeInvalidAssetID: 400, core.CodeInvalidMessageQuery: 400, core.CodeUnsupportedAssetType: 400,
 	core.CodeInvalidAssetSize: 400, core.CodeInvalidAssetBody: 400, core.CodeInvalidWebhookURL: 400,
-	core.CodeInvalidWebhookDesc: 400,
+	core.CodeInvalidWebhookDesc: 400, core.CodeCommitsRefused: 400,
 
 	core.CodeMissingAPIKey: 401, core.CodeInvalidAPIKey: 401, core.CodeRuntimeTokenInvalid: 401,
 
@@ -28,12 +28,15 @@ var statusOf = map[string]int{
 
 	core.CodeMethodNotAllowed: 405,
 
+	core.CodeCommitsTooLarge: 413,
+
 	core.CodeUnsupportedContentEncoding: 415,
 
 	core.CodeProjectNotReady: 409, core.CodeSnapshotUnavailable: 409, core.CodeBranchInUse: 409,
 	core.CodeIdempotencyKeyReused: 409, core.CodeIdempotencyKeyReusedAsset: 409,
 	core.CodeWorkspaceNotAcceptingMessages: 409, core.CodeMessageNotDeliverable: 409, core.CodeWebhookLimitReached: 409, core.CodeProjectInUse: 409,
 	core.CodeRuntimeSuperseded: 409, core.CodeRuntimeStopped: 409, core.CodeTurnNotRunning: 409, core.CodeApprovalNotPending: 409,
+	core.CodeImportInProgress: 409,
 
 	core.CodeInternal: 500,
 

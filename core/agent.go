@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"regexp"
+)
 
 // AgentRunner runs one turn of a coding agent in a workspace checkout. Cancelling ctx
 // (pause, archive, delete, shutdown) or its deadline (turn time limit) stops the agent
@@ -59,6 +62,19 @@ type ApprovalAnswer struct {
 	Allow      bool
 	// Reason says, when denied, why (for the agent: "denied by a person", "timed out").
 	Reason string
+}
+
+// maxAgentSession bounds an agent's session id: it is stored with the workspace and
+// read with every listing, and the agent that names it is untrusted.
+const maxAgentSession = 256
+
+// agentSessionPattern: agent CLIs' session ids are UUIDs and similar plain tokens.
+var agentSessionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+
+// ValidAgentSession reports whether s is a session id the hub keeps: one that is not
+// is dropped from a local turn and refused in a runtime's report.
+func ValidAgentSession(s string) bool {
+	return len(s) <= maxAgentSession && agentSessionPattern.MatchString(s)
 }
 
 // TurnResult is how a turn ended.

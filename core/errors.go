@@ -53,6 +53,12 @@ const (
 	CodeInvalidAssetBody       = "invalid_asset_body"
 	CodeInvalidWebhookURL      = "invalid_webhook_url"
 	CodeInvalidWebhookDesc     = "invalid_webhook_description"
+	// CodeCommitsRefused: a runtime's commits upload is not a bundle of the workspace's
+	// branch, or its objects fail git's checks (runtime API only).
+	CodeCommitsRefused = "commits_refused"
+	// CodeCommitsTooLarge: a runtime's upload would pass the size of one object or of
+	// the workspace's branch that the hub takes (runtime API only).
+	CodeCommitsTooLarge = "commits_too_large"
 	// 401
 	CodeMissingAPIKey = "missing_api_key"
 	CodeInvalidAPIKey = "invalid_api_key"
@@ -99,6 +105,9 @@ const (
 	CodeApprovalNotPending = "approval_not_pending"
 	// CodeRuntimeSuperseded: a newer runtime process of the workspace said hello.
 	CodeRuntimeSuperseded = "runtime_superseded"
+	// CodeImportInProgress: the runtime API's commits upload while another upload of
+	// the same workspace is being taken.
+	CodeImportInProgress = "commits_import_in_progress"
 	// CodeRuntimeStopped: the workspace is pausing, archiving, deleting or failed; its
 	// runtime stops.
 	CodeRuntimeStopped = "runtime_stopped"

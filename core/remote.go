@@ -17,6 +17,20 @@ import (
 // anything. Every call can be retried: a report lost with the connection records once.
 type Remote struct {
 	rt *Runtime
+	// imports holds a place per commits upload being taken (hub-wide limit); one
+	// workspace's uploads take turns in the Branches adapter.
+	imports chan struct{}
+}
+
+// DefaultMaxConcurrentImports is the hub-wide limit on commit uploads taken at once.
+const DefaultMaxConcurrentImports = 2
+
+func newRemote(rt *Runtime) *Remote {
+	n := rt.config.MaxConcurrentImports
+	if n <= 0 {
+		n = DefaultMaxConcurrentImports
+	}
+	return &Remote{rt: rt, imports: make(chan struct{}, n)}
 }
 
 // replyRuntimeRestarted ends a turn whose runtime process was replaced mid-turn (it
@@ -340,9 +354,25 @@ func (r *Remote) UploadCommits(ctx context.Context, token, session string, bundl
 	if r.rt.branches == nil {
 		return "", Errorf(CodeServiceUnavailable, "this hub keeps no branches for remote runtimes")
 	}
+	select {
+	case r.imports <- struct{}{}:
+		defer func() { <-r.imports }()
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 	head, err := r.rt.branches.Import(ctx, ws, bundle)
 	if err != nil {
-		return "", Errorf(CodeInvalidRequest, "the commits could not be taken: %v", err)
+		// git's own words name the hub's paths: they go to the log, and the runtime
+		// gets the adapter's fixed sentence, or a fixed one.
+		r.rt.log().Warn("commits upload refused", "workspace", ws.ID, "err", err)
+		var ce *Error
+		if errors.As(err, &ce) {
+			return "", ce
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", Errorf(CodeInternal, "the commits could not be taken")
 	}
 	return head, nil
 }
@@ -367,14 +397,24 @@ func inFlight(ctx context.Context, q Queries, workspaceID, turnID string) (*Stor
 // for it. A turn that is no longer the one in flight (recorded by an earlier attempt
 // of this report) records nothing: recorded is false.
 func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, rep RuntimeReport) (recorded bool, err error) {
-	switch rep.Outcome {
-	case OutcomeCompleted, OutcomeInterrupted, OutcomeError:
-	default:
-		return false, Errorf(CodeInvalidRequest, "outcome must be completed, interrupted or error")
+	if err := rep.check(); err != nil {
+		return false, err
 	}
 	ws, p, err := r.caller(ctx, token, session, true)
 	if err != nil {
 		return false, err
+	}
+	if rep.Committed {
+		// The commit reported is the one the hub took, not the runtime's word for it.
+		held := ""
+		if r.rt.branches != nil {
+			if held, err = r.rt.branches.Head(ctx, ws); err != nil {
+				return false, err
+			}
+		}
+		if rep.Head != held {
+			return false, Errorf(CodeInvalidRequest, "commit.head is not the head of the branch the hub holds: upload the commits first")
+		}
 	}
 	tc := TurnCommit{Committed: rep.Committed, SHA: rep.Head, Files: rep.Files, Insertions: rep.Insertions, Deletions: rep.Deletions}
 	if rep.Committed && p.Push && r.rt.branches != nil {

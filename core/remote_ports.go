@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"regexp"
 	"time"
 )
 
@@ -38,7 +39,12 @@ type Branches interface {
 	Bundle(ctx context.Context, ws *Workspace, mirror string, w io.Writer) (head string, err error)
 	// Import adds the commits of a bundle (the runtime's branch since the head it was
 	// given) and returns the branch's new head; the bundle is untrusted input.
+	// An upload it will not take is an *Error (CodeCommitsRefused, CodeCommitsTooLarge,
+	// CodeImportInProgress) whose Detail is safe to show the runtime; the error around
+	// it may carry git's words, for the log only.
 	Import(ctx context.Context, ws *Workspace, bundle io.Reader) (head string, err error)
+	// Head returns the branch's head as the hub holds it ("" before the first checkout).
+	Head(ctx context.Context, ws *Workspace) (string, error)
 	// Push pushes the branch to the project's repository; a refusal is returned as an
 	// error whose text is the remote's reason.
 	Push(ctx context.Context, ws *Workspace, repository string) error
@@ -106,6 +112,38 @@ type RuntimeAttachment struct {
 	ID   string
 	Name string
 	Size int64
+}
+
+// maxReportCount bounds a reported commit's counts.
+const maxReportCount = 1 << 24
+
+// commitPattern: a full object id, sha1 or sha256.
+var commitPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// The reply and failure message are capped when recorded, as a local turn's are.
+
+// check refuses a report that is not one the hub could have made itself: an outcome,
+// a failure code and a session id of their fixed forms, texts and counts in bounds.
+func (rep *RuntimeReport) check() error {
+	switch rep.Outcome {
+	case OutcomeCompleted, OutcomeInterrupted, OutcomeError:
+	default:
+		return Errorf(CodeInvalidRequest, "outcome must be completed, interrupted or error")
+	}
+	switch {
+	case rep.FailureCode != "" && rep.FailureCode != FailureAgentNotInstalled && rep.FailureCode != FailureAgentError:
+		return Errorf(CodeInvalidRequest, "failureCode must be %s or %s", FailureAgentNotInstalled, FailureAgentError)
+	case rep.FailureCode != "" && rep.Outcome != OutcomeError:
+		return Errorf(CodeInvalidRequest, "failureCode is for an error outcome only")
+	case rep.SessionID != "" && !ValidAgentSession(rep.SessionID):
+		return Errorf(CodeInvalidRequest, "sessionId must be at most %d letters, digits, '.', ':', '-' or '_'", maxAgentSession)
+	case rep.Committed && !commitPattern.MatchString(rep.Head):
+		return Errorf(CodeInvalidRequest, "commit.head must be a full commit id")
+	case rep.Files < 0 || rep.Insertions < 0 || rep.Deletions < 0 ||
+		rep.Files > maxReportCount || rep.Insertions > maxReportCount || rep.Deletions > maxReportCount:
+		return Errorf(CodeInvalidRequest, "commit counts must be 0 to %d", maxReportCount)
+	}
+	return nil
 }
 
 // RuntimeReport is how a remote runtime's turn ended.

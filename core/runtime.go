@@ -49,7 +49,11 @@ type RuntimeConfig struct {
 	// MirrorMaxAge is how old a project's mirror may be when a workspace is set up
 	// before it is fetched first (0: always fetched).
 	MirrorMaxAge time.Duration
-	Log          *slog.Logger
+	// MaxConcurrentImports bounds the remote runtimes' commit uploads this hub takes
+	// at once (each is git indexing and checking a pack: CPU and disk); more wait for a
+	// place (0: DefaultMaxConcurrentImports).
+	MaxConcurrentImports int
+	Log                  *slog.Logger
 }
 
 // transition moves a leased workspace from its current state under the lease, in one

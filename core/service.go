@@ -85,7 +85,7 @@ func NewService(d Deps) *Service {
 		Workspaces: ws,
 		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks, sender: d.Sender},
 		Runtime:    rt,
-		Remote:     &Remote{rt: rt},
+		Remote:     newRemote(rt),
 		Chat:       &Chat{kernel: k, store: d.Store, workspaces: ws},
 		Admin:      &Admin{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}

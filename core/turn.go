@@ -282,7 +282,7 @@ func (s *Runtime) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, u
 	}
 	cur.LastTurnID, cur.LastTurnOutcome, cur.LastTurnCompletedAt = user.TurnID, r.Outcome, &now
 	cur.LastActivityAt, cur.UpdatedAt = now, now
-	if r.SessionID != "" {
+	if r.SessionID != "" && ValidAgentSession(r.SessionID) {
 		cur.AgentSession = r.SessionID
 	}
 	if r.Commit.Committed {

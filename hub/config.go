@@ -55,6 +55,12 @@ type Config struct {
 	IdleTimeout time.Duration `env:"WSHUB_IDLE_TIMEOUT" envDefault:"10m"`
 	// TurnTimeout ends a turn that runs longer as interrupted.
 	TurnTimeout time.Duration `env:"WSHUB_TURN_TIMEOUT" envDefault:"30m"`
+	// BranchMaxObjectBytes bounds one file of a remote runtime's commits, inflated,
+	// and BranchMaxBytes what a workspace's uploads may add to the hub's copy of its
+	// branch on disk; MaxConcurrentImports how many uploads the hub takes at once.
+	BranchMaxObjectBytes int64 `env:"WSHUB_BRANCH_MAX_OBJECT_BYTES" envDefault:"104857600"`
+	BranchMaxBytes       int64 `env:"WSHUB_BRANCH_MAX_BYTES" envDefault:"1073741824"`
+	MaxConcurrentImports int   `env:"WSHUB_MAX_CONCURRENT_IMPORTS" envDefault:"2"`
 	// ApprovalTimeout denies an approval nobody answered for this long (issue 16).
 	ApprovalTimeout time.Duration `env:"WSHUB_APPROVAL_TIMEOUT" envDefault:"10m"`
 	// ChatStatusEvery is the least time between two edits of a thread's turn status

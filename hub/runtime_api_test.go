@@ -38,6 +38,21 @@ func machineToken(t *testing.T, h *hubtest.Hub, id string) string {
 	return ""
 }
 
+// runtimeCheckout downloads the workspace's branch as its runtime does.
+func runtimeCheckout(t *testing.T, h *hubtest.Hub, token, session string) (status int, bundle []byte, head string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", h.URL+"/internal/runtime/v1/checkout", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-Wshub-Runtime-Session", session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	bundle, _ = io.ReadAll(resp.Body)
+	return resp.StatusCode, bundle, resp.Header.Get("X-Wshub-Head")
+}
+
 func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 	t.Parallel()
 	h := startProcessHub(t, fakeMachine(t))
@@ -57,17 +72,9 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 		t.Fatalf("expected hello to move the workspace to setup, got %v", st)
 	}
 	call("POST", "/hello", s1, nil, 200, "") // a lost answer, asked again: nothing changes
-	req, _ := http.NewRequest("GET", h.URL+"/internal/runtime/v1/checkout", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("X-Wshub-Runtime-Session", s1)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bundle, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.HasPrefix(string(bundle), "# v2 git bundle") || len(resp.Header.Get("X-Wshub-Head")) != 40 {
-		t.Fatalf("expected a git bundle and its head, got %d %.40q %v", resp.StatusCode, bundle, resp.Header)
+	status, bundle, head := runtimeCheckout(t, h, token, s1)
+	if status != 200 || !strings.HasPrefix(string(bundle), "# v2 git bundle") || len(head) != 40 {
+		t.Fatalf("expected a git bundle and its head, got %d %.40q %q", status, bundle, head)
 	}
 	call("POST", "/ready", s1, nil, 204, "")
 	call("POST", "/ready", s1, nil, 204, "")

@@ -38,7 +38,9 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 		<-watched
 		events.close()
 		rep.Outcome, rep.Reply, rep.FailureCode, rep.FailureMessage = string(res.Outcome), res.Reply, res.FailureCode, res.FailureMessage
-		if res.SessionID != "" {
+		// The agent names its session; one the hub would refuse is not sent, so a
+		// hostile agent cannot make the turn's report fail.
+		if res.SessionID != "" && core.ValidAgentSession(res.SessionID) {
 			rep.SessionID = res.SessionID
 		}
 	}

@@ -2,6 +2,7 @@ package gitrepo
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 )
@@ -10,7 +11,13 @@ import (
 // a remote runtime gets from the hub: it reaches no repository itself). Like Create,
 // an existing checkout on the branch is kept, and the hub's config is written from the
 // start.
+//
+// The file is read as a bundle before git sees it: git fetch takes a file that is not
+// one (a "gitdir:" line) as a path to another repository.
 func (c *Checkout) CreateFromBundle(ctx context.Context, bundle, branch string) error {
+	if err := checkBundleFile(bundle, "refs/heads/"+branch); err != nil {
+		return err
+	}
 	g := c.git()
 	tmp, kept, err := c.begin(ctx, g, branch)
 	if err != nil || kept {
@@ -52,4 +59,22 @@ func (c *Checkout) BundleSince(ctx context.Context, branch, since, path string) 
 		return false, err
 	}
 	return true, nil
+}
+
+// checkBundleFile reads the header of the bundle at path: it must be a git bundle
+// holding ref.
+func checkBundleFile(path, ref string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h, err := readBundleHeader(f)
+	if err != nil {
+		return err
+	}
+	if _, ok := h.refs[ref]; !ok {
+		return fmt.Errorf("%w: it does not hold %s", errNotBundle, ref)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -51,6 +52,16 @@ func (g *runner) run(ctx context.Context, dir string, args ...string) (string, e
 
 // runInput is run with input on git's standard input.
 func (g *runner) runInput(ctx context.Context, dir, input string, args ...string) (string, error) {
+	var stdin io.Reader
+	if input != "" {
+		stdin = strings.NewReader(input)
+	}
+	return g.runWith(ctx, dir, stdin, nil, args...)
+}
+
+// runWith is run with stdin (nil: none) on git's standard input and env added to its
+// environment (a quarantine's object directories).
+func (g *runner) runWith(ctx context.Context, dir string, stdin io.Reader, env []string, args ...string) (string, error) {
 	op := args[0]
 	if op == "remote" && len(args) > 1 {
 		op += " " + args[1]
@@ -60,11 +71,9 @@ func (g *runner) runInput(ctx context.Context, dir, input string, args ...string
 	}
 	args = append(append(append([]string(nil), safeConfig...), g.creds.args()...), args...)
 	cmd := exec.CommandContext(ctx, g.prog, args...)
-	cmd.Env = append(gitEnv(os.Environ()), g.creds.env()...)
+	cmd.Env = append(append(gitEnv(os.Environ()), g.creds.env()...), env...)
 	cmd.WaitDelay = waitDelay
-	if input != "" {
-		cmd.Stdin = strings.NewReader(input)
-	}
+	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -1,10 +1,12 @@
 package gitrepo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,20 +25,18 @@ type WorkspaceBranches struct {
 	Git string // default "git"
 	// Credentials reach the projects' repositories when pushing (nil: none).
 	Credentials *Credentials
+	// MaxObjectBytes bounds one object (a file) of an upload, inflated, and
+	// MaxBranchBytes what a workspace's uploads may add to its repository on disk
+	// (0: DefaultMaxObjectBytes, DefaultMaxBranchBytes). A 1 MB bundle can inflate to
+	// a 1 GiB file: the sizes are read from the pack and checked before git inflates it.
+	MaxObjectBytes, MaxBranchBytes int64
 }
 
 var _ core.Branches = (*WorkspaceBranches)(nil)
 
 func (b *WorkspaceBranches) git() *runner {
-	prog := cmpOr(b.Git, "git")
+	prog := cmp.Or(b.Git, "git")
 	return &runner{prog: prog, redact: redactor{dir: b.Dir, token: b.Credentials.token()}, creds: b.Credentials}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func (b *WorkspaceBranches) path(ws *core.Workspace) (string, error) {
@@ -124,6 +124,9 @@ func (b *WorkspaceBranches) create(ctx context.Context, g *runner, dir, mirror s
 		_, err = g.run(ctx, tmp, "symbolic-ref", "HEAD", "refs/heads/"+ws.Branch)
 	}
 	if err == nil {
+		err = writeBasePacks(tmp)
+	}
+	if err == nil {
 		err = os.Rename(tmp, dir)
 	}
 	if err != nil {
@@ -135,18 +138,57 @@ func (b *WorkspaceBranches) create(ctx context.Context, g *runner, dir, mirror s
 // maxBundleBytes bounds a turn's commits; the API's body limit is the first bound.
 const maxBundleBytes = core.MaxAssetBytes
 
-// Import fetches the bundle's refs/heads/<branch> into the workspace's repository.
-// The bundle is untrusted: it is verified against the repository (its prerequisite
-// commits must be there), objects are checked as they arrive, and only the workspace
-// branch is taken, moving forward only.
+// Defaults of the limits on what a workspace's uploads may hold.
+const (
+	// DefaultMaxObjectBytes is the largest file (blob) one commit may add, inflated:
+	// GitHub's own limit.
+	DefaultMaxObjectBytes = 100 << 20
+	// DefaultMaxBranchBytes is what a workspace's uploads may add to its branch's
+	// repository on disk, all turns together.
+	DefaultMaxBranchBytes = 1 << 30
+	// maxImportObjects bounds the objects of one upload.
+	maxImportObjects = 1 << 20
+)
+
+// basePacks names the packs a workspace's repository had when it was made (hard links
+// to the mirror's): what its uploads added is everything else.
+const basePacks = "wshub-base-packs"
+
+func (b *WorkspaceBranches) maxObject() int64 { return cmp.Or(b.MaxObjectBytes, DefaultMaxObjectBytes) }
+func (b *WorkspaceBranches) maxBranch() int64 { return cmp.Or(b.MaxBranchBytes, DefaultMaxBranchBytes) }
+
+// refused is an upload the hub does not take: a fixed sentence for the runtime, with
+// what git or the reader said kept for the hub's log (it names the hub's paths).
+func refused(code, detail string, cause error) error {
+	if cause == nil {
+		return core.Errorf(code, "%s", detail)
+	}
+	if ge := (*Error)(nil); errors.As(cause, &ge) && ge.Stderr != "" {
+		cause = fmt.Errorf("%w: %s", cause, strings.TrimSpace(ge.Stderr)) // fsck names the object and the check
+	}
+	return fmt.Errorf("%w (%w)", core.Errorf(code, "%s", detail), cause)
+}
+
+// Import takes the commits of a runtime's bundle into the workspace's repository.
+// The bundle is untrusted, and no git command reads it as a file: the hub reads the
+// header itself (a v2 or v3 bundle of refs/heads/<branch> only, whose prerequisites
+// are in the branch), bounds the pack by its objects' declared sizes, and has git
+// index it from standard input with full fsck (index-pack --strict) into a quarantine
+// beside the repository's objects. Only an accepted update moves the objects in and
+// the branch forward; anything refused leaves nothing behind.
 func (b *WorkspaceBranches) Import(ctx context.Context, ws *core.Workspace, bundle io.Reader) (string, error) {
 	dir, err := b.path(ws)
 	if err != nil {
 		return "", err
 	}
 	if _, err := os.Stat(dir); err != nil {
-		return "", fmt.Errorf("the workspace has no branch at the hub yet: %w", err)
+		return "", refused(core.CodeCommitsRefused, "the workspace has no branch at the hub yet: its checkout comes first", err)
 	}
+	unlock, err := lockImport(dir)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	tmp, err := os.CreateTemp(b.Dir, "import-*.bundle")
 	if err != nil {
 		return "", err
@@ -158,15 +200,141 @@ func (b *WorkspaceBranches) Import(ctx context.Context, ws *core.Workspace, bund
 		return "", err
 	}
 	if n > maxBundleBytes {
-		return "", errors.New("the bundle is too large")
+		return "", refused(core.CodeCommitsTooLarge, fmt.Sprintf("the bundle is larger than %d bytes", maxBundleBytes), nil)
 	}
-	g := b.git()
-	ref := "refs/heads/" + ws.Branch
-	if _, err := g.run(ctx, dir, "-c", "transfer.fsckObjects=true", "fetch", "--quiet", "--no-tags", "--",
-		tmp.Name(), ref+":"+ref); err != nil {
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return "", err
 	}
-	head, err := g.run(ctx, dir, "rev-parse", "--verify", ref+"^{commit}")
+	h, err := readBundleHeader(tmp)
+	if err != nil {
+		return "", refused(core.CodeCommitsRefused, "the upload is not a git bundle of the workspace's branch", err)
+	}
+	ref := "refs/heads/" + ws.Branch
+	newHead, ok := h.refs[ref]
+	if !ok || len(h.refs) != 1 {
+		return "", refused(core.CodeCommitsRefused, "the bundle must hold the workspace's branch, "+ref+", and nothing else", nil)
+	}
+	g := b.git()
+	format, err := g.run(ctx, dir, "rev-parse", "--show-object-format")
+	if err != nil {
+		return "", err
+	}
+	if want := map[string]int{"sha1": 40, "sha256": 64}[strings.TrimSpace(format)]; want != h.hexLen {
+		return "", refused(core.CodeCommitsRefused, "the bundle's object format is not the repository's", nil)
+	}
+	oldHead, err := g.run(ctx, dir, "rev-parse", "--verify", ref+"^{commit}")
+	if err != nil {
+		return "", err
+	}
+	oldHead = strings.TrimSpace(oldHead)
+	if err := b.checkPrerequisites(ctx, g, dir, oldHead, h.prerequisites); err != nil {
+		return "", err
+	}
+	if newHead == oldHead {
+		return oldHead, nil // sent again after a lost answer: nothing to take
+	}
+	if _, err := tmp.Seek(h.packOffset, io.SeekStart); err != nil {
+		return "", err
+	}
+	added, err := b.addedBytes(dir)
+	if err != nil {
+		return "", err
+	}
+	if _, err := scanPack(tmp, h.hexLen/2, packLimits{maxObject: b.maxObject(), maxTotal: b.maxBranch(), maxObjects: maxImportObjects}); err != nil {
+		switch {
+		case errors.Is(err, errObjectTooLarge):
+			return "", refused(core.CodeCommitsTooLarge, fmt.Sprintf("a file in the commits is larger than the %d bytes the hub takes", b.maxObject()), err)
+		case errors.Is(err, errPackTooLarge):
+			return "", refused(core.CodeCommitsTooLarge, fmt.Sprintf("the commits hold more than the %d bytes a workspace's branch may hold", b.maxBranch()), err)
+		}
+		return "", refused(core.CodeCommitsRefused, "the bundle's pack is malformed", err)
+	}
+	q, err := newQuarantine(dir)
+	if err != nil {
+		return "", err
+	}
+	defer q.remove()
+	if _, err := tmp.Seek(h.packOffset, io.SeekStart); err != nil {
+		return "", err
+	}
+	if _, err := g.runWith(ctx, dir, tmp, q.env(dir), "index-pack", "--strict", "--fix-thin", "--stdin"); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", refused(core.CodeCommitsRefused, "the commits' objects failed git's checks", err)
+	}
+	// Every object the new head needs is there, and the branch only moves forward.
+	if _, err := g.runWith(ctx, dir, nil, q.env(dir), "rev-list", "--quiet", "--objects", newHead, "--not", oldHead); err != nil {
+		return "", refused(core.CodeCommitsRefused, "the bundle lacks objects its branch needs", err)
+	}
+	if _, err := g.runWith(ctx, dir, nil, q.env(dir), "merge-base", "--is-ancestor", oldHead, newHead); err != nil {
+		return "", refused(core.CodeCommitsRefused, "the bundle's branch does not build on the hub's head", err)
+	}
+	size, err := q.size()
+	if err != nil {
+		return "", err
+	}
+	if added+size > b.maxBranch() {
+		return "", refused(core.CodeCommitsTooLarge, fmt.Sprintf("the workspace's branch would hold more than the %d bytes it may", b.maxBranch()), nil)
+	}
+	if err := q.migrate(dir); err != nil {
+		return "", err
+	}
+	if _, err := g.run(ctx, dir, "update-ref", ref, newHead, oldHead); err != nil {
+		return "", err
+	}
+	return newHead, nil
+}
+
+// checkPrerequisites: each commit the bundle builds on must be in the branch's
+// history (not merely somewhere in the repository, which holds the mirror's objects).
+func (b *WorkspaceBranches) checkPrerequisites(ctx context.Context, g *runner, dir, head string, prereqs []string) error {
+	if len(prereqs) == 0 {
+		return nil
+	}
+	var in strings.Builder
+	for _, p := range prereqs {
+		in.WriteString(p + "\n")
+	}
+	in.WriteString("^" + head + "\n")
+	// Commits reachable from the prerequisites but not from the head: none may exist,
+	// and a prerequisite the repository lacks fails the walk.
+	out, err := g.runInput(ctx, dir, in.String(), "rev-list", "--stdin")
+	if err == nil && strings.TrimSpace(out) != "" {
+		err = errors.New("commits outside the branch: " + strings.SplitN(out, "\n", 2)[0])
+	}
+	if err != nil {
+		return refused(core.CodeCommitsRefused, "the bundle builds on commits the workspace's branch does not have", err)
+	}
+	return nil
+}
+
+// addedBytes is what uploads added to the workspace's repository: its objects on disk
+// but the packs it was made with.
+func (b *WorkspaceBranches) addedBytes(dir string) (int64, error) {
+	base := map[string]bool{}
+	if list, err := os.ReadFile(filepath.Join(dir, basePacks)); err == nil {
+		for _, name := range strings.Fields(string(list)) {
+			base[name] = true
+		}
+	}
+	objects := filepath.Join(dir, "objects")
+	return diskBytes(objects, func(path string, d fs.DirEntry) bool {
+		rel, _ := filepath.Rel(objects, path)
+		return strings.HasPrefix(rel, "incoming-") || filepath.Dir(rel) == "pack" && base[d.Name()]
+	})
+}
+
+// Head returns the branch's head as the hub holds it ("" before the first checkout).
+func (b *WorkspaceBranches) Head(ctx context.Context, ws *core.Workspace) (string, error) {
+	dir, err := b.path(ws)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	head, err := b.git().run(ctx, dir, "rev-parse", "--verify", "refs/heads/"+ws.Branch+"^{commit}")
 	return strings.TrimSpace(head), err
 }
 
