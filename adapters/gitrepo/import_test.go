@@ -294,3 +294,21 @@ func TestImportOfOneWorkspaceAtATime(t *testing.T) {
 		t.Fatalf("expected the repeated upload to answer the same head, got %q, %v", head, err)
 	}
 }
+
+// The header and pack readers take any bytes without panicking, and a pack they pass
+// stays within its limits.
+func FuzzBundleReaders(f *testing.F) {
+	f.Add([]byte("# v2 git bundle\n" + strings.Repeat("a", 40) + " refs/heads/main\n\nPACK\x00\x00\x00\x02\x00\x00\x00\x00"))
+	f.Add([]byte("# v3 git bundle\n@object-format=sha256\n-" + strings.Repeat("b", 64) + " x\n" + strings.Repeat("c", 64) + " refs/heads/x\n\n"))
+	f.Add([]byte("gitdir: ../x.git\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := readBundleHeader(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if h.packOffset > int64(len(data)) || len(h.refs) == 0 {
+			t.Fatalf("header read past its input or with no ref: %+v", h)
+		}
+		_, _ = scanPack(bytes.NewReader(data[h.packOffset:]), h.hexLen/2, packLimits{maxObject: 1 << 20, maxTotal: 4 << 20, maxObjects: 1000})
+	})
+}
