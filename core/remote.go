@@ -416,7 +416,8 @@ func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, 
 			return false, Errorf(CodeInvalidRequest, "commit.head is not the head of the branch the hub holds: upload the commits first")
 		}
 	}
-	tc := TurnCommit{Committed: rep.Committed, SHA: rep.Head, Files: rep.Files, Insertions: rep.Insertions, Deletions: rep.Deletions}
+	tc := TurnCommit{Committed: rep.Committed, SHA: rep.Head, Files: rep.Files, Insertions: rep.Insertions, Deletions: rep.Deletions,
+		LeftOut: strings.Join(rep.LeftOut, "\n")}
 	if rep.Committed && p.Push && r.rt.branches != nil {
 		if err := r.rt.branches.Push(ctx, ws, p.Repository); err != nil {
 			if ctx.Err() != nil {

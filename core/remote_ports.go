@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Remote runtimes. The providers `process` and `kubernetes` start one machine per
@@ -114,8 +116,13 @@ type RuntimeAttachment struct {
 	Size int64
 }
 
-// maxReportCount bounds a reported commit's counts.
-const maxReportCount = 1 << 24
+// maxReportCount bounds a reported commit's counts; maxLeftOut and maxLeftOutBytes
+// what the runtime says it did not commit.
+const (
+	maxReportCount  = 1 << 24
+	maxLeftOut      = 20
+	maxLeftOutBytes = 1024
+)
 
 // commitPattern: a full object id, sha1 or sha256.
 var commitPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
@@ -142,6 +149,13 @@ func (rep *RuntimeReport) check() error {
 	case rep.Files < 0 || rep.Insertions < 0 || rep.Deletions < 0 ||
 		rep.Files > maxReportCount || rep.Insertions > maxReportCount || rep.Deletions > maxReportCount:
 		return Errorf(CodeInvalidRequest, "commit counts must be 0 to %d", maxReportCount)
+	case len(rep.LeftOut) > maxLeftOut:
+		return Errorf(CodeInvalidRequest, "leftOut has at most %d entries", maxLeftOut)
+	}
+	for _, l := range rep.LeftOut {
+		if len(l) > maxLeftOutBytes || !utf8.ValidString(l) || strings.ContainsAny(l, "\n\r") {
+			return Errorf(CodeInvalidRequest, "each leftOut entry is one line of at most %d bytes", maxLeftOutBytes)
+		}
 	}
 	return nil
 }
@@ -158,4 +172,6 @@ type RuntimeReport struct {
 	Committed                    bool
 	Head                         string
 	Files, Insertions, Deletions int
+	// LeftOut are the paths the runtime did not commit, each "path: why".
+	LeftOut []string
 }

@@ -105,4 +105,8 @@ type TurnCommit struct {
 	// push, or nothing was committed.
 	Pushed, PushRefused bool
 	PushError           string
+	// LeftOut are the paths the hub would not commit, a line each, "path: why" (an
+	// embedded repository that reaches out of the checkout); set whether or not it
+	// committed. One string keeps the struct comparable.
+	LeftOut string
 }

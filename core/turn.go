@@ -132,6 +132,24 @@ func (s *Runtime) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMess
 // pushNote is what a reply says of its push: that it reached the repository, or why
 // not, so a refused push (a pre-receive hook) is not a silent "completed".
 func pushNote(c TurnCommit, branch string) string {
+	return leftOutNote(c.LeftOut) + pushOutcome(c, branch)
+}
+
+// leftOutNote says what the hub did not commit, so a missing directory is explained.
+func leftOutNote(left string) string {
+	if left == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\n---\nNot committed:")
+	for l := range strings.Lines(left) {
+		l = strings.TrimSuffix(l, "\n")
+		b.WriteString("\n- `" + strings.ReplaceAll(l, "`", "'") + "`")
+	}
+	return b.String()
+}
+
+func pushOutcome(c TurnCommit, branch string) string {
 	switch {
 	case c.Pushed:
 		return "\n\n---\nPushed to `" + branch + "` (" + shortSHA(c.SHA) + ")."

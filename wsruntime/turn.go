@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wshub/wshub/adapters/gitrepo"
 	"github.com/wshub/wshub/api/runtimewire"
 	"github.com/wshub/wshub/core"
 )
@@ -50,11 +51,14 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 	// The commit must survive a cancellation between here and the report.
 	commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	commit, err := r.commit(commitCtx, turn)
+	commit, left, err := r.commit(commitCtx, turn)
 	if err != nil {
 		log.Warn("commit turn", "err", err)
 	}
 	rep.Commit = commit
+	for _, l := range left[:min(len(left), 20)] {
+		rep.LeftOut = append(rep.LeftOut, l.String())
+	}
 	var rec runtimewire.Recorded
 	if _, err := r.hub.call(ctx, request{method: "POST", path: "/turns/" + turn.TurnID, json: rep}, &rec); err != nil {
 		return err
@@ -108,12 +112,18 @@ func (r *Runtime) approve(ctx context.Context, turnID string, events *eventRelay
 
 // commit commits the turn's changes and uploads the new commits to the hub; nil when
 // nothing changed.
-func (r *Runtime) commit(ctx context.Context, turn *runtimewire.Turn) (*runtimewire.Commit, error) {
+func (r *Runtime) commit(ctx context.Context, turn *runtimewire.Turn) (*runtimewire.Commit, []gitrepo.LeftOut, error) {
 	co := r.repo()
-	committed, err := co.CommitAll(ctx, r.hello.Branch, core.TurnCommitMessage(turn.Prompt, turn.TurnID, r.hello.WorkspaceID))
+	committed, left, err := co.Commit(ctx, r.hello.Branch, core.TurnCommitMessage(turn.Prompt, turn.TurnID, r.hello.WorkspaceID))
 	if err != nil {
-		return nil, err
+		return nil, left, err
 	}
+	c, err := r.upload(ctx, co, committed)
+	return c, left, err
+}
+
+// upload sends the hub every commit since its head and describes the turn's commit.
+func (r *Runtime) upload(ctx context.Context, co *gitrepo.Checkout, committed bool) (*runtimewire.Commit, error) {
 	// Commits an earlier turn made but could not upload go now too: the bundle is
 	// everything since the hub's head.
 	bundle := filepath.Join(r.cfg.Dir, "commits.bundle")

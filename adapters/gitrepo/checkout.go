@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -115,41 +116,59 @@ func resolveRef(ctx context.Context, g *runner, dir, ref string) (string, error)
 // and process filters would then run as the hub. So the hub's commands never look
 // into them: add skips the gitlinks, update-index records each one's HEAD (it reads
 // refs, runs nothing), the change check compares the index with HEAD only, and
-// commit is never asked to explain an empty commit.
+// commit is never asked to explain an empty commit. An embedded repository that is
+// not wholly inside the checkout (nested.go) is left out, and said so in left.
 func (c *Checkout) CommitAll(ctx context.Context, branch, message string) (bool, error) {
+	committed, _, err := c.Commit(ctx, branch, message)
+	return committed, err
+}
+
+// Commit is CommitAll, also returning the paths it left out and why.
+func (c *Checkout) Commit(ctx context.Context, branch, message string) (committed bool, left []LeftOut, err error) {
 	if err := c.secure(branch); err != nil {
-		return false, err
+		return false, nil, err
 	}
 	g := c.git()
 	links, err := gitlinks(ctx, g, c.Dir)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
+	if left, err = unsafeNested(c.Dir); err != nil {
+		return false, nil, err
+	}
+	skip := map[string]bool{}
+	for _, l := range left {
+		skip[l.Path] = true
+	}
+	links = slices.DeleteFunc(links, func(l string) bool { return skip[l] })
 	add := []string{"add", "-A", "--", "."}
 	for _, l := range links {
 		add = append(add, ":(exclude,literal)"+l)
 	}
+	for _, l := range left {
+		add = append(add, ":(exclude,literal)"+l.Path)
+	}
 	if _, err := g.run(ctx, c.Dir, add...); err != nil {
-		return false, err
+		return false, left, err
 	}
 	if len(links) > 0 {
 		if _, err := g.run(ctx, c.Dir, append([]string{"update-index", "--add", "--remove", "--"}, links...)...); err != nil {
-			return false, err
+			return false, left, err
 		}
 	}
 	_, err = g.run(ctx, c.Dir, "diff-index", "--cached", "--quiet", "HEAD", "--")
 	var ge *Error
 	switch {
 	case err == nil:
-		return false, nil // the index is HEAD's tree: nothing changed
+		return false, left, nil // the index is HEAD's tree: nothing changed
 	case !errors.As(err, &ge) || ge.ExitCode != 1:
-		return false, err
+		return false, left, err
 	}
 	// --allow-empty: there is a change, and with it commit never runs a status.
 	if _, err := g.run(ctx, c.Dir, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message); err != nil {
-		return false, err
+		return false, left, err
 	}
-	return true, nil
+	return true, left, nil
 }
 
 // gitlinks lists the index's gitlink paths (mode 160000). It reads the index only.

@@ -83,11 +83,15 @@ func (m *LocalMachines) Delete(ctx context.Context, ws *core.Workspace) error {
 // push the remote refuses is reported in the result, with the remote's reason.
 func (m *LocalMachines) CommitTurn(ctx context.Context, ws *core.Workspace, p *core.Project, message string) (core.TurnCommit, error) {
 	co := m.checkout(ws)
-	committed, err := co.CommitAll(ctx, ws.Branch, message)
-	if err != nil || !committed {
-		return core.TurnCommit{}, err
+	committed, left, err := co.Commit(ctx, ws.Branch, message)
+	var leftOut strings.Builder
+	for _, l := range left {
+		leftOut.WriteString(l.String() + "\n")
 	}
-	tc := core.TurnCommit{Committed: true}
+	if err != nil || !committed {
+		return core.TurnCommit{LeftOut: leftOut.String()}, err
+	}
+	tc := core.TurnCommit{Committed: true, LeftOut: leftOut.String()}
 	if st, err := co.Head(ctx, ws.Branch); err == nil {
 		tc.SHA, tc.Files, tc.Insertions, tc.Deletions = st.SHA, st.Files, st.Insertions, st.Deletions
 	}

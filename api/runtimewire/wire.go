@@ -70,6 +70,8 @@ type Report struct {
 	FailureCode    string  `json:"failureCode,omitempty"`
 	FailureMessage string  `json:"failureMessage,omitempty"`
 	Commit         *Commit `json:"commit,omitempty"`
+	// LeftOut are the paths the runtime did not commit, each "path: why".
+	LeftOut []string `json:"leftOut,omitempty"`
 }
 
 // Commit is what a turn committed (its commits were uploaded first).

@@ -1,0 +1,87 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// An agent plants embedded repositories whose head the hub's git would resolve
+// outside the checkout: a ref that is a symlink to another checkout's ref, a .git that
+// is a symlink or a gitdir file pointing elsewhere, and a head naming a commit the
+// repository does not hold. None is committed, each is named with its reason, the
+// rest of the turn's work is committed, and a plain embedded repository still is.
+func TestCommitLeavesOutEmbeddedRepositoriesThatReachOut(t *testing.T) {
+	co, _ := hostileCheckout(t)
+	other, _ := hostileCheckout(t)
+	testGit(t, other.Dir, "-c", "user.name=o", "-c", "user.email=o@o", "commit", "--quiet", "--allow-empty", "-m", "another account's work")
+	secret := testGit(t, other.Dir, "rev-parse", "HEAD")
+	mkdir := func(parts ...string) string {
+		p := filepath.Join(append([]string{co.Dir}, parts...)...)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// x: refs/heads/y is a symlink to the other checkout's ref.
+	writeFile(t, filepath.Join(mkdir("x", ".git", "refs", "heads"), "..", "..", "HEAD"), "ref: refs/heads/y\n")
+	mkdir("x", ".git", "objects")
+	if err := os.Symlink(filepath.Join(other.Dir, ".git", "refs", "heads", "wshub", "work"), filepath.Join(co.Dir, "x", ".git", "refs", "heads", "y")); err != nil {
+		t.Fatal(err)
+	}
+	// l: .git itself is a symlink to the other checkout's.
+	mkdir("l")
+	if err := os.Symlink(filepath.Join(other.Dir, ".git"), filepath.Join(co.Dir, "l", ".git")); err != nil {
+		t.Fatal(err)
+	}
+	// g: a gitdir file pointing at the other checkout.
+	writeFile(t, filepath.Join(mkdir("g"), ".git"), "gitdir: "+filepath.Join(other.Dir, ".git")+"\n")
+	// d: the other account's head, written as a detached HEAD it does not hold.
+	writeFile(t, filepath.Join(mkdir("d", ".git", "objects"), "..", "HEAD"), secret+"\n")
+	mkdir("d", ".git", "refs")
+	// ok: a real embedded repository.
+	okRepo := mkdir("vendor", "ok")
+	testGit(t, okRepo, "init", "--quiet")
+	testGit(t, okRepo, "-c", "user.name=a", "-c", "user.email=a@a", "commit", "--quiet", "--allow-empty", "-m", "dep")
+	writeFile(t, filepath.Join(co.Dir, "work.txt"), "the turn's work\n")
+
+	committed, left, err := co.Commit(context.Background(), "wshub/work", "turn 1")
+	if err != nil || !committed {
+		t.Fatalf("expected the turn's work committed, got %v, %v", committed, err)
+	}
+	want := map[string]string{
+		"x": "an embedded repository whose .git holds a symlink",
+		"l": "an embedded repository whose .git is a symlink",
+		"g": "an embedded repository whose .git points out of the checkout",
+		"d": "an embedded repository whose head is not an object it holds",
+	}
+	got := map[string]string{}
+	for _, l := range left {
+		got[l.Path] = l.Reason
+	}
+	for path, reason := range want {
+		if got[path] != reason {
+			t.Errorf("expected %s left out as %q, got %q (all: %v)", path, reason, got[path], left)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("expected only %d paths left out, got %v", len(want), left)
+	}
+	tree := testGit(t, co.Dir, "ls-tree", "-r", "HEAD")
+	if strings.Contains(tree, secret) {
+		t.Fatalf("the commit records the other account's head:\n%s", tree)
+	}
+	for _, p := range []string{"x", "l", "g", "d"} {
+		if strings.Contains(tree, "\t"+p) {
+			t.Errorf("expected %s not in the commit, got:\n%s", p, tree)
+		}
+	}
+	if !strings.Contains(tree, "160000 commit "+testGit(t, okRepo, "rev-parse", "HEAD")+"\tvendor/ok") {
+		t.Errorf("expected the plain embedded repository committed as a gitlink, got:\n%s", tree)
+	}
+	if got := testGit(t, co.Dir, "show", "HEAD:work.txt"); got != "the turn's work" {
+		t.Errorf("expected work.txt committed, got %q", got)
+	}
+}
