@@ -51,7 +51,8 @@ run:
 	$(GO) run ./cmd/wshub dev
 
 # KUBE: the kubernetes provider's tests need etcd and a kube-apiserver built from the
-# module proxy (scripts/kube.sh: several minutes the first time, then cached in .cache/).
+# module proxy (scripts/kube.sh: several minutes the first time, then cached per user in
+# ~/.cache/wshub/kube, outside the clone).
 # Without them those tests skip, and say why.
 KUBE = bash scripts/kube.sh >/dev/null || echo "==> scripts/kube.sh failed (above): the kubernetes provider's tests will skip" >&2
 

@@ -115,6 +115,14 @@ func (k *kubelet) start(ctx context.Context, p *corev1.Pod) bool {
 			}
 			v = string(s.Data[r.SecretKeyRef.Key])
 		}
+		if e.Name == "WSHUB_RUNTIME_TOKEN_FILE" {
+			// The Secret's volume, as a kubelet mounts it: its keys as files.
+			path, ok := k.secretFile(ctx, p, e.Value)
+			if !ok {
+				return false
+			}
+			v = path
+		}
 		if e.Name == "WSHUB_RUNTIME_DIR" {
 			// The volume mounted there: a directory per claim, or per Pod for emptyDir.
 			dir = filepath.Join(k.root, "pods", p.Name)
@@ -154,6 +162,38 @@ func (k *kubelet) start(ctx context.Context, p *corev1.Pod) bool {
 		k.t.Logf("kubelet: status of %s: %v", p.Name, err)
 	}
 	return true
+}
+
+// secretFile writes the Secret volume mounted at path's directory as a kubelet does,
+// and returns where path's file is on this host; false while the Secret is missing.
+func (k *kubelet) secretFile(ctx context.Context, p *corev1.Pod, path string) (string, bool) {
+	mountDir, key := filepath.Split(path)
+	for _, m := range p.Spec.Containers[0].VolumeMounts {
+		if filepath.Clean(m.MountPath) != filepath.Clean(mountDir) {
+			continue
+		}
+		for _, v := range p.Spec.Volumes {
+			if v.Name != m.Name || v.Secret == nil {
+				continue
+			}
+			s, err := k.cs.CoreV1().Secrets(k.ns).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
+			if err != nil {
+				return "", false
+			}
+			dir := filepath.Join(k.root, "secrets", p.Name)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				k.t.Errorf("kubelet: %v", err)
+				return "", false
+			}
+			file := filepath.Join(dir, key)
+			if err := os.WriteFile(file, s.Data[key], 0o400); err != nil && !os.IsPermission(err) {
+				k.t.Errorf("kubelet: %v", err)
+			}
+			return file, true
+		}
+	}
+	k.t.Errorf("kubelet: nothing is mounted at %s", mountDir)
+	return "", false
 }
 
 func (k *kubelet) pods(t *testing.T, id string) []corev1.Pod {
@@ -219,9 +259,12 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 		*p.Spec.AutomountServiceAccountToken || p.Spec.Volumes[0].PersistentVolumeClaim == nil {
 		t.Fatalf("unexpected Pod spec: %+v", p.Spec)
 	}
+	if len(p.Spec.Volumes) != 2 || p.Spec.Volumes[1].Secret == nil || p.Spec.Volumes[1].Secret.SecretName == "" {
+		t.Fatalf("expected the token from a Secret's volume, got %+v", p.Spec.Volumes)
+	}
 	for _, e := range c.Env {
-		if e.Name == "WSHUB_RUNTIME_TOKEN" && (e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil) {
-			t.Fatalf("expected the token from a Secret, not the spec: %+v", e)
+		if strings.HasPrefix(e.Name, "WSHUB_RUNTIME_TOKEN") && e.Name != "WSHUB_RUNTIME_TOKEN_FILE" || strings.Contains(e.Value, "wsrt_") {
+			t.Fatalf("expected the token from a Secret's file, not the environment: %+v", e)
 		}
 		if e.Name == "DATABASE_URL" || strings.HasPrefix(e.Name, "WSHUB_CONTENT") {
 			t.Fatalf("the Pod must not get %s", e.Name)

@@ -18,7 +18,7 @@ import (
 // speaks the runtime API itself, step by step, as a runtime whose answers get lost would.
 func fakeMachine(t *testing.T) hubtest.Option {
 	prog := filepath.Join(t.TempDir(), "machine.sh")
-	script := "#!/bin/sh\nprintf '%s' \"$WSHUB_RUNTIME_TOKEN\" > \"$WSHUB_RUNTIME_DIR/token\"\nexec sleep 600\n"
+	script := "#!/bin/sh\ncat <&3 > \"$WSHUB_RUNTIME_DIR/token\"\nexec 3<&-\nexec sleep 600\n"
 	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,13 @@
 package hub_test
 
 import (
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
 )
 
 // A runtime is untrusted: an upload that is not a bundle of its branch is refused
@@ -61,5 +66,28 @@ func TestRuntimeUploadsAndReportsAreChecked(t *testing.T) {
 		"commit": map[string]any{"head": head, "files": 0}}
 	if r := call("POST", path, ok, 200, ""); r["recorded"] != true {
 		t.Fatalf("expected the report recorded, got %v", r)
+	}
+}
+
+// The runtime's token is its only credential, and its agents are untrusted: an agent
+// that looks everywhere it can (every process's environment and command line, the
+// descriptors it holds, the runtime's and its own directories) finds no wsrt_ value,
+// sandboxed or not. The token reaches the runtime through a pipe it reads once, not
+// its environment, which /proc/<pid>/environ keeps showing after Unsetenv.
+func TestRuntimeAgentsCannotFindTheRuntimeToken(t *testing.T) {
+	t.Parallel()
+	_, here, _, _ := runtime.Caller(0)
+	seeker := filepath.Join(filepath.Dir(here), "testdata", "seeker.sh")
+	for _, sandbox := range []string{"bwrap", "none"} {
+		t.Run("sandbox "+sandbox, func(t *testing.T) {
+			t.Parallel()
+			h := startProcessHub(t, hubtest.WithAgentCommand("agent_1", seeker),
+				hubtest.WithConfig(func(c *hub.Config) { c.Sandbox = sandbox }))
+			id := createOn(t, h, "process", "seek")
+			waitFor(t, h, id, "the turn's reply", idleAfterTurns(1))
+			if got := replies(t, h, id); len(got) != 1 || got[0] != "completed: nothing found" {
+				t.Fatalf("expected the agent to find no runtime token, got %q", got)
+			}
+		})
 	}
 }

@@ -7,15 +7,16 @@
 #   export WSHUB_KUBE_APISERVER=$KUBE_APISERVER WSHUB_ETCD=$ETCD
 #
 # kube-apiserver is built from the Go module proxy alone (no git clone of
-# kubernetes/kubernetes, no release download) and cached in
-# $REPO/.cache/kube/<version>/kube-apiserver. etcd is taken from PATH, or
+# kubernetes/kubernetes, no release download) and cached per user, outside the
+# clone, in ${XDG_CACHE_HOME:-~/.cache}/wshub/kube/<version>/kube-apiserver, so a fresh
+# clone (CI) reuses it. etcd is taken from PATH, or
 # installed with apt-get (Debian package etcd-server) when running as root.
 #
 # stdout carries only the two KEY=path lines; progress goes to stderr.
 #
 # Environment:
 #   WSHUB_KUBE_VERSION  Kubernetes release to build (default v1.37.2)
-#   WSHUB_KUBE_CACHE    cache dir (default $REPO/.cache/kube)
+#   WSHUB_KUBE_CACHE    cache dir (default ${XDG_CACHE_HOME:-~/.cache}/wshub/kube)
 set -euo pipefail
 
 case ${1:-} in
@@ -43,14 +44,8 @@ MINOR=${BASH_REMATCH[1]}
 # The staging modules (k8s.io/api, client-go, ...) are published as v0.N.M for
 # Kubernetes v1.N.M.
 STAGING=v0.${MINOR}.${BASH_REMATCH[2]}
-CACHE=${WSHUB_KUBE_CACHE:-$REPO/.cache/kube}
+CACHE=${WSHUB_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wshub/kube}
 OUT=$CACHE/$VERSION/kube-apiserver
-
-# The cache lives in the work tree: keep it out of git.
-if ! grep -qxF '.cache/' "$REPO/.gitignore" 2>/dev/null; then
-	log "adding .cache/ to .gitignore"
-	printf '# downloaded/built tool binaries (scripts/kube.sh)\n.cache/\n' >>"$REPO/.gitignore"
-fi
 
 # ---------------------------------------------------------- kube-apiserver --
 

@@ -31,7 +31,7 @@ import (
 type Config struct {
 	// HubURL is the hub's base URL as the machine reaches it (WSHUB_RUNTIME_URL).
 	HubURL string
-	// Token is the machine's runtime token (WSHUB_RUNTIME_TOKEN).
+	// Token is the machine's runtime token (runtimeToken in cmd/wshub reads it).
 	Token string
 	// Dir holds the machine's disk: the checkout, the agent's home and the runtime's
 	// own state (WSHUB_RUNTIME_DIR).
@@ -62,7 +62,7 @@ type Runtime struct {
 // New checks the configuration and builds the agent runner (bubblewrap checked).
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.HubURL == "" || cfg.Token == "" || cfg.Dir == "" {
-		return nil, errors.New("WSHUB_RUNTIME_URL, WSHUB_RUNTIME_TOKEN and WSHUB_RUNTIME_DIR must be set")
+		return nil, errors.New("WSHUB_RUNTIME_URL, the runtime token (WSHUB_RUNTIME_TOKEN_FD, _FILE or WSHUB_RUNTIME_TOKEN) and WSHUB_RUNTIME_DIR must be set")
 	}
 	log := cfg.Log
 	if log == nil {

@@ -142,6 +142,12 @@ func (m *Machines) Start(ctx context.Context, ws *core.Workspace, token string) 
 	return nil
 }
 
+// tokenDir is where the runtime's token Secret is mounted; tokenMode lets only the
+// runtime's user read it.
+const tokenDir = "/var/run/wshub-runtime"
+
+var tokenMode int32 = 0o400
+
 // pod is the workspace's Pod: the runtime, non-root, its token from the Secret.
 func (m *Machines) pod(id string) *corev1.Pod {
 	cpu := resource.MustParse(strconv.Itoa(max(m.cfg.Size.VCPUCount, 1)))
@@ -149,8 +155,10 @@ func (m *Machines) pod(id string) *corev1.Pod {
 	env := append([]corev1.EnvVar{
 		{Name: "WSHUB_RUNTIME_URL", Value: m.cfg.HubURL},
 		{Name: "WSHUB_RUNTIME_DIR", Value: runtimeDir},
-		{Name: "WSHUB_RUNTIME_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: secretName(id)}, Key: "token"}}},
+		// The token is a file of the Secret's volume, not a variable: the container's
+		// first process keeps its initial environment readable in /proc/1/environ, and
+		// the agents' sandbox shows none of tokenDir.
+		{Name: "WSHUB_RUNTIME_TOKEN_FILE", Value: tokenDir + "/token"},
 	}, m.cfg.Env...)
 	disk := corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 	if m.cfg.StorageClass != "" {
@@ -165,11 +173,14 @@ func (m *Machines) pod(id string) *corev1.Pod {
 			NodeSelector:                 m.cfg.NodeSelector,
 			RestartPolicy:                corev1.RestartPolicyAlways,
 			SecurityContext:              &corev1.PodSecurityContext{RunAsNonRoot: &nonRoot, RunAsUser: &uid, FSGroup: &uid},
-			Volumes:                      []corev1.Volume{{Name: "disk", VolumeSource: disk}},
+			Volumes: []corev1.Volume{{Name: "disk", VolumeSource: disk},
+				{Name: "token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+					SecretName: secretName(id), DefaultMode: &tokenMode}}}},
 			Containers: []corev1.Container{{
 				Name: "runtime", Image: m.cfg.Image, ImagePullPolicy: m.cfg.ImagePullPolicy,
 				Command: []string{"wshub", "runtime"}, Env: env, EnvFrom: m.envFrom(), WorkingDir: runtimeDir,
-				VolumeMounts: []corev1.VolumeMount{{Name: "disk", MountPath: runtimeDir}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "disk", MountPath: runtimeDir},
+					{Name: "token", MountPath: tokenDir, ReadOnly: true}},
 				Resources: corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem},
 					Limits:   corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem},

@@ -119,8 +119,24 @@ func (p *Process) spawn(rp *runtimeProc, dir string) error {
 	}
 	cmd := exec.Command(prog, "runtime")
 	cmd.Dir = dir
+	// The token goes through a pipe the runtime reads once at start, not the
+	// environment: a process's initial environment stays readable in
+	// /proc/<pid>/environ (Unsetenv does not clear it) by every process of its user.
+	tokenR, tokenW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer tokenR.Close()                  // the child has its own descriptor
+	_, err = tokenW.WriteString(rp.token) // a pipe's buffer holds it: the child reads it later
+	if cerr := tokenW.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	cmd.ExtraFiles = []*os.File{tokenR}
 	cmd.Env = append([]string{
-		"WSHUB_RUNTIME_URL=" + p.HubURL, "WSHUB_RUNTIME_TOKEN=" + rp.token, "WSHUB_RUNTIME_DIR=" + dir,
+		"WSHUB_RUNTIME_URL=" + p.HubURL, "WSHUB_RUNTIME_TOKEN_FD=3", "WSHUB_RUNTIME_DIR=" + dir,
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
 	}, p.Env...)
 	log, err := os.OpenFile(filepath.Join(dir, "runtime.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)

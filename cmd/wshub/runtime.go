@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 
 	"github.com/wshub/wshub/adapters/agents"
@@ -13,13 +16,18 @@ import (
 )
 
 // runtimeCmd runs `wshub runtime`: one workspace's turn loop on its machine. Its
-// environment is the runtime's (WSHUB_RUNTIME_URL, WSHUB_RUNTIME_TOKEN,
+// environment is the runtime's (WSHUB_RUNTIME_URL, WSHUB_RUNTIME_TOKEN_FD or _FILE,
 // WSHUB_RUNTIME_DIR) and the agents' (WSHUB_AGENT_<N>_COMMAND, WSHUB_AGENT_ENV,
 // WSHUB_SANDBOX, WSHUB_SANDBOX_READONLY); never the hub's database or keys.
 // A runtime the hub stopped exits ExitStopped, so a supervisor knows not to restart it.
 func runtimeCmd(ctx context.Context, log *slog.Logger) int {
+	token, err := runtimeToken()
+	if err != nil {
+		log.Error("runtime", "err", err)
+		return 1
+	}
 	cfg := wsruntime.Config{
-		HubURL: os.Getenv("WSHUB_RUNTIME_URL"), Token: os.Getenv("WSHUB_RUNTIME_TOKEN"), Dir: os.Getenv("WSHUB_RUNTIME_DIR"),
+		HubURL: os.Getenv("WSHUB_RUNTIME_URL"), Token: token, Dir: os.Getenv("WSHUB_RUNTIME_DIR"),
 		Log: log,
 		Agents: agents.Options{
 			Commands: agents.CommandsFromEnv(os.Environ()), LookPath: exec.LookPath, Self: self(),
@@ -27,9 +35,6 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 			Sandbox:  agents.SandboxConfig{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":")},
 		},
 	}
-	// The token is the runtime's only credential: it is taken out of the environment
-	// so that nothing the runtime starts inherits it (agents get an allow-list anyway).
-	_ = os.Unsetenv("WSHUB_RUNTIME_TOKEN")
 	rt, err := wsruntime.New(ctx, cfg)
 	if err != nil {
 		log.Error("runtime", "err", err)
@@ -44,6 +49,46 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 		return 1
 	}
 	return 0
+}
+
+// maxTokenBytes bounds what is read as the runtime's token.
+const maxTokenBytes = 512
+
+// runtimeToken reads the runtime's only credential where the machine put it, so that
+// no process the runtime starts can read it: a descriptor (WSHUB_RUNTIME_TOKEN_FD, the
+// process provider's pipe), read once and closed; a file (WSHUB_RUNTIME_TOKEN_FILE, a
+// Kubernetes Secret volume), removed after reading when it can be; or, for a
+// supervisor that can do neither, WSHUB_RUNTIME_TOKEN, taken out of the environment
+// (which /proc/<pid>/environ still shows to the runtime's user: a descriptor or a
+// file is better).
+func runtimeToken() (string, error) {
+	read := func(f *os.File) (string, error) {
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+1))
+		if err == nil && len(b) > maxTokenBytes {
+			err = errors.New("the runtime token is too long")
+		}
+		return strings.TrimSpace(string(b)), err
+	}
+	if fd := os.Getenv("WSHUB_RUNTIME_TOKEN_FD"); fd != "" {
+		n, err := strconv.Atoi(fd)
+		if err != nil || n < 3 {
+			return "", fmt.Errorf("WSHUB_RUNTIME_TOKEN_FD=%q is not a descriptor number of 3 or more", fd)
+		}
+		_ = os.Unsetenv("WSHUB_RUNTIME_TOKEN_FD")
+		return read(os.NewFile(uintptr(n), "runtime-token"))
+	}
+	if path := os.Getenv("WSHUB_RUNTIME_TOKEN_FILE"); path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", fmt.Errorf("WSHUB_RUNTIME_TOKEN_FILE: %w", err)
+		}
+		_ = os.Remove(path) // a read-only Secret volume keeps it; the sandbox does not show it
+		return read(f)
+	}
+	token := os.Getenv("WSHUB_RUNTIME_TOKEN")
+	_ = os.Unsetenv("WSHUB_RUNTIME_TOKEN")
+	return token, nil
 }
 
 func splitList(s, sep string) []string {

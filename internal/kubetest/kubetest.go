@@ -271,6 +271,15 @@ func executable(p string) bool {
 // from the package directory (where go test runs) to the one holding .cache:
 // Version first, then other versions, newest name first.
 func cachedAPIServers() []string {
+	if cache := os.Getenv("WSHUB_KUBE_CACHE"); cache != "" {
+		return cachedIn(cache)
+	}
+	if user, err := os.UserCacheDir(); err == nil {
+		if found := cachedIn(filepath.Join(user, "wshub", "kube")); len(found) > 1 {
+			return found
+		}
+	}
+	// Older runs of scripts/kube.sh cached in the work tree.
 	dir, err := os.Getwd()
 	if err != nil {
 		return nil
@@ -278,9 +287,7 @@ func cachedAPIServers() []string {
 	for {
 		cache := filepath.Join(dir, ".cache", "kube")
 		if fi, err := os.Stat(cache); err == nil && fi.IsDir() {
-			found, _ := filepath.Glob(filepath.Join(cache, "*", "kube-apiserver"))
-			sort.Sort(sort.Reverse(sort.StringSlice(found)))
-			return append([]string{filepath.Join(cache, Version, "kube-apiserver")}, found...)
+			return cachedIn(cache)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -288,6 +295,13 @@ func cachedAPIServers() []string {
 		}
 		dir = parent
 	}
+}
+
+// cachedIn lists the kube-apiservers of one cache directory, Version first.
+func cachedIn(cache string) []string {
+	found, _ := filepath.Glob(filepath.Join(cache, "*", "kube-apiserver"))
+	sort.Sort(sort.Reverse(sort.StringSlice(found)))
+	return append([]string{filepath.Join(cache, Version, "kube-apiserver")}, found...)
 }
 
 // oldEtcd reports whether the etcd binary is older than 3.5.13.
