@@ -32,6 +32,8 @@ var statusOf = map[string]int{
 
 	core.CodeUnsupportedContentEncoding: 415,
 
+	core.CodeQuotaExceeded: 429,
+
 	core.CodeProjectNotReady: 409, core.CodeSnapshotUnavailable: 409, core.CodeBranchInUse: 409,
 	core.CodeIdempotencyKeyReused: 409, core.CodeIdempotencyKeyReusedAsset: 409,
 	core.CodeWorkspaceNotAcceptingMessages: 409, core.CodeMessageNotDeliverable: 409, core.CodeWebhookLimitReached: 409, core.CodeProjectInUse: 409,

@@ -30,6 +30,9 @@ type AccountUpdate struct {
 	// BillingPeriodEnd: set to change; ClearBillingPeriod removes it.
 	BillingPeriodEnd   *time.Time
 	ClearBillingPeriod bool
+	// MaxWorkspaces and MaxOpenMessages set the account's quotas (-1: back to the
+	// hub's defaults).
+	MaxWorkspaces, MaxOpenMessages *int
 }
 
 // UpdateAccount changes entitlement and billing flags.
@@ -57,6 +60,20 @@ func (s *Admin) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (
 		}
 		if u.ClearBillingPeriod {
 			a.BillingPeriodEnd = nil
+		}
+		for _, f := range []struct {
+			set *int
+			to  **int
+		}{{u.MaxWorkspaces, &a.MaxWorkspaces}, {u.MaxOpenMessages, &a.MaxOpenMessages}} {
+			switch {
+			case f.set == nil:
+			case *f.set == -1:
+				*f.to = nil
+			case *f.set < 0:
+				return Errorf(CodeInvalidRequest, "a quota is 0 or more, or -1 for the hub's default")
+			default:
+				*f.to = f.set
+			}
 		}
 		acct = a
 		return q.UpdateAccount(ctx, a)

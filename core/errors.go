@@ -105,6 +105,9 @@ const (
 	CodeApprovalNotPending = "approval_not_pending"
 	// CodeRuntimeSuperseded: a newer runtime process of the workspace said hello.
 	CodeRuntimeSuperseded = "runtime_superseded"
+	// CodeQuotaExceeded: the account is at one of its quotas (429, an extension: api.md
+	// leaves limits open).
+	CodeQuotaExceeded = "quota_exceeded"
 	// CodeImportInProgress: the runtime API's commits upload while another upload of
 	// the same workspace is being taken.
 	CodeImportInProgress = "commits_import_in_progress"

@@ -102,6 +102,9 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 		if err := acct.checkBilling(s.clock.Now()); err != nil {
 			return err
 		}
+		if err := s.quotas.checkMessageQuota(ctx, q, acct, ws.ID); err != nil {
+			return err
+		}
 		resumed := false
 		if ws.State == StatePaused {
 			if resumed, err = setState(ctx, q, ws.ID, StatePaused, changeTo(StateResuming, "", s.clock.Now())); err != nil {

@@ -42,6 +42,7 @@ type Queries interface {
 	AssetQueries
 	ReceiptQueries
 	WebhookQueries
+	QuotaQueries
 }
 
 // StoredMessage is a message row as the store keeps it: the text sealed.

@@ -37,6 +37,8 @@ type Deps struct {
 	Remote   map[string]RemoteMachines
 	Branches Branches
 	Wakeups  Wakeups
+	// Quotas are the hub's default limits per account.
+	Quotas Quotas
 }
 
 // Service is every use case of the hub, grouped by who calls them; the groups' methods
@@ -80,7 +82,8 @@ func NewService(d Deps) *Service {
 	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, logger: d.Runtime.Log, statusEvery: d.Runtime.ChatStatusEvery}
 	rt := &Runtime{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups}
-	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror, wake: d.Wakeups}
+	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror, wake: d.Wakeups,
+		quotas: d.Quotas}
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks, sender: d.Sender},

@@ -138,6 +138,9 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 		if err != nil {
 			return err
 		}
+		if err := s.quotas.checkWorkspaceQuota(ctx, q, acct); err != nil {
+			return err
+		}
 		if receipt != nil {
 			ws.ID = receipt.ResourceID
 		}

@@ -11,6 +11,8 @@ type Workspaces struct {
 	mirror    RepoMirror
 	// wake ends event streams' waits (nil: they poll).
 	wake Wakeups
+	// quotas are the hub's default limits per account.
+	quotas Quotas
 }
 
 // workspacesStore is what Workspaces reads and writes.

@@ -55,6 +55,11 @@ type Config struct {
 	IdleTimeout time.Duration `env:"WSHUB_IDLE_TIMEOUT" envDefault:"10m"`
 	// TurnTimeout ends a turn that runs longer as interrupted.
 	TurnTimeout time.Duration `env:"WSHUB_TURN_TIMEOUT" envDefault:"30m"`
+	// MaxWorkspaces and MaxOpenMessages are the default quotas of every account: live
+	// workspaces per account, messages waiting per workspace (an operator sets an
+	// account's own with wshub admin account update).
+	MaxWorkspaces   int `env:"WSHUB_MAX_WORKSPACES" envDefault:"1000"`
+	MaxOpenMessages int `env:"WSHUB_MAX_OPEN_MESSAGES" envDefault:"200"`
 	// BranchMaxObjectBytes bounds one file of a remote runtime's commits, inflated,
 	// and BranchMaxBytes what a workspace's uploads may add to the hub's copy of its
 	// branch on disk; MaxConcurrentImports how many uploads the hub takes at once.

@@ -9,33 +9,53 @@ import (
 )
 
 type accountRow struct {
-	ID               string       `db:"id"`
-	Name             string       `db:"name"`
-	Entitled         bool         `db:"entitled"`
-	BillingHold      bool         `db:"billing_hold"`
-	Metered          bool         `db:"metered"`
-	BillingPeriodEnd sql.NullTime `db:"billing_period_end"`
-	CreatedAt        time.Time    `db:"created_at"`
+	ID               string        `db:"id"`
+	Name             string        `db:"name"`
+	Entitled         bool          `db:"entitled"`
+	BillingHold      bool          `db:"billing_hold"`
+	Metered          bool          `db:"metered"`
+	BillingPeriodEnd sql.NullTime  `db:"billing_period_end"`
+	MaxWorkspaces    sql.NullInt64 `db:"max_workspaces"`
+	MaxOpenMessages  sql.NullInt64 `db:"max_open_messages"`
+	CreatedAt        time.Time     `db:"created_at"`
 }
 
 func (r *accountRow) core() *core.Account {
 	return &core.Account{ID: r.ID, Name: r.Name, Entitled: r.Entitled, BillingHold: r.BillingHold, Metered: r.Metered,
-		BillingPeriodEnd: timePtr(r.BillingPeriodEnd), CreatedAt: r.CreatedAt}
+		BillingPeriodEnd: timePtr(r.BillingPeriodEnd), MaxWorkspaces: intPtr(r.MaxWorkspaces), MaxOpenMessages: intPtr(r.MaxOpenMessages),
+		CreatedAt: r.CreatedAt}
 }
 
-const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.metered, a.billing_period_end, a.created_at`
+func intPtr(n sql.NullInt64) *int {
+	if !n.Valid {
+		return nil
+	}
+	v := int(n.Int64)
+	return &v
+}
+
+func nullIntPtr(p *int) sql.NullInt64 {
+	if p == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: int64(*p), Valid: true}
+}
+
+const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.metered, a.billing_period_end, a.max_workspaces, a.max_open_messages, a.created_at`
 
 func (q queries) CreateAccount(ctx context.Context, a *core.Account) (err error) {
 	defer wrapErr(&err, "create account")
-	_, err = q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, metered, billing_period_end, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.ID, a.Name, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd), a.CreatedAt)
+	_, err = q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, metered, billing_period_end, max_workspaces, max_open_messages, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, a.ID, a.Name, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd),
+		nullIntPtr(a.MaxWorkspaces), nullIntPtr(a.MaxOpenMessages), a.CreatedAt)
 	return err
 }
 
 func (q queries) UpdateAccount(ctx context.Context, a *core.Account) (err error) {
 	defer wrapErr(&err, "update account")
-	_, err = q.exec(ctx, `UPDATE accounts SET entitled = $2, billing_hold = $3, metered = $4, billing_period_end = $5 WHERE id = $1`,
-		a.ID, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd))
+	_, err = q.exec(ctx, `UPDATE accounts SET entitled = $2, billing_hold = $3, metered = $4, billing_period_end = $5,
+		max_workspaces = $6, max_open_messages = $7 WHERE id = $1`,
+		a.ID, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd), nullIntPtr(a.MaxWorkspaces), nullIntPtr(a.MaxOpenMessages))
 	return err
 }
 

@@ -81,6 +81,10 @@ func (p Platform) Refusal(err error) string {
 		if code == core.CodeBranchInUse {
 			return "That branch is already used by another workspace."
 		}
+		if code == core.CodeQuotaExceeded {
+			// The detail names the limit and how to get more, and nothing internal.
+			return "That would go over this team's quota, so it wasn't taken: " + ce.Detail
+		}
 	}
 	return GenericRefusal
 }

@@ -3,6 +3,8 @@ package chat
 import (
 	"strings"
 	"testing"
+
+	"github.com/wshub/wshub/core"
 )
 
 func TestFailureNoticeWordsEachStatusCode(t *testing.T) {
@@ -18,5 +20,13 @@ func TestFailureNoticeWordsEachStatusCode(t *testing.T) {
 		if !strings.Contains(got, "Workspace `ws_1` "+want) || !strings.Contains(got, "Start a new thread") {
 			t.Errorf("%s: expected %q and how to go on, got %q", code, want, got)
 		}
+	}
+}
+
+func TestQuotaRefusalSaysWhichLimitAndHowToGetMore(t *testing.T) {
+	err := core.Errorf(core.CodeQuotaExceeded, "the account has 3 live workspaces: this account's limit is 3. Ask the operator")
+	got := Slack.Refusal(err)
+	if !strings.Contains(got, "quota") || !strings.Contains(got, "limit is 3") || got == GenericRefusal {
+		t.Fatalf("expected the quota named in words, got %q", got)
 	}
 }

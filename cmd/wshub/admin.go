@@ -144,10 +144,14 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		fs.Var(&hold, "billing-hold", "the account has a billing hold (true|false)")
 		fs.Var(&metered, "metered", "the account pays by billing period (true|false)")
 		periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339), or none")
+		var maxWorkspaces, maxOpen optInt
+		fs.Var(&maxWorkspaces, "max-workspaces", "quota: live workspaces of the account (-1: the hub's default, WSHUB_MAX_WORKSPACES)")
+		fs.Var(&maxOpen, "max-open-messages", "quota: messages waiting in one workspace (-1: the hub's default, WSHUB_MAX_OPEN_MESSAGES)")
 		if err := parse(fs, args, "account"); err != nil {
 			return nil, err
 		}
-		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v, Metered: metered.v}
+		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v, Metered: metered.v,
+			MaxWorkspaces: maxWorkspaces.v, MaxOpenMessages: maxOpen.v}
 		switch *periodEnd {
 		case "":
 		case "none":
@@ -414,6 +418,12 @@ func accountJSON(a *core.Account) map[string]any {
 	if a.BillingPeriodEnd != nil {
 		out["billingPeriodEnd"] = a.BillingPeriodEnd.Format(time.RFC3339)
 	}
+	if a.MaxWorkspaces != nil {
+		out["maxWorkspaces"] = *a.MaxWorkspaces
+	}
+	if a.MaxOpenMessages != nil {
+		out["maxOpenMessages"] = *a.MaxOpenMessages
+	}
 	return out
 }
 
@@ -539,3 +549,22 @@ func (o *optBool) Set(s string) error {
 }
 
 func (o *optBool) IsBoolFlag() bool { return true }
+
+// optInt is an integer flag that says whether it was given.
+type optInt struct{ v *int }
+
+func (o *optInt) String() string {
+	if o == nil || o.v == nil {
+		return ""
+	}
+	return strconv.Itoa(*o.v)
+}
+
+func (o *optInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return err
+	}
+	o.v = &n
+	return nil
+}

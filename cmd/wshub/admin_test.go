@@ -123,6 +123,24 @@ func TestAdminAccountKeyProject(t *testing.T) {
 	}
 }
 
+func TestAdminSetsAndClearsAccountQuotas(t *testing.T) {
+	adminEnv(t)
+	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	id := acct["accountId"].(string)
+	upd, _ := wshub(t, 0, "admin", "account", "update", "--account", id, "--max-workspaces", "5", "--max-open-messages", "0")
+	if upd["maxWorkspaces"] != float64(5) || upd["maxOpenMessages"] != float64(0) {
+		t.Fatalf("expected the quotas 5 and 0, got %v", upd)
+	}
+	upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--max-workspaces", "-1")
+	if _, set := upd["maxWorkspaces"]; set || upd["maxOpenMessages"] != float64(0) {
+		t.Fatalf("expected the workspace quota back to the default and the other kept, got %v", upd)
+	}
+	_, out := wshub(t, 1, "admin", "account", "update", "--account", id, "--max-workspaces", "-2")
+	if !strings.Contains(out, "-1 for the hub's default") {
+		t.Fatalf("expected a negative quota refused, got %q", out)
+	}
+}
+
 func TestAdminErrors(t *testing.T) {
 	adminEnv(t)
 	cases := []struct {

@@ -1,0 +1,89 @@
+package core
+
+import (
+	"context"
+	"fmt"
+)
+
+// One hub serves many accounts, and none may take it all: an account has at most so
+// many live workspaces, and a workspace at most so many open messages. The hub's
+// defaults (settings) are generous enough that a normal team never meets them; an
+// operator raises or lowers them per account (wshub admin account update). Going over
+// answers 429 quota_exceeded, and nothing of the refused request is stored.
+
+// Default quotas, when the hub sets none.
+const (
+	DefaultMaxWorkspaces   = 1000
+	DefaultMaxOpenMessages = 200
+)
+
+// Quotas are the hub's default limits per account (0: the package defaults).
+type Quotas struct {
+	Workspaces   int
+	OpenMessages int
+}
+
+// QuotaQueries are the store statements the quotas count with.
+type QuotaQueries interface {
+	// CountLiveWorkspaces counts the account's workspaces that hold a machine or may
+	// get one again: every state but archiving, archived, deleting, deleted and failed.
+	CountLiveWorkspaces(ctx context.Context, accountID string) (int, error)
+	// CountOpenMessages counts the workspace's user messages not yet answered
+	// (pending or delivered).
+	CountOpenMessages(ctx context.Context, workspaceID string) (int, error)
+}
+
+func (q Quotas) workspaces(a *Account) int {
+	switch {
+	case a.MaxWorkspaces != nil:
+		return *a.MaxWorkspaces
+	case q.Workspaces > 0:
+		return q.Workspaces
+	}
+	return DefaultMaxWorkspaces
+}
+
+func (q Quotas) openMessages(a *Account) int {
+	switch {
+	case a.MaxOpenMessages != nil:
+		return *a.MaxOpenMessages
+	case q.OpenMessages > 0:
+		return q.OpenMessages
+	}
+	return DefaultMaxOpenMessages
+}
+
+// quotaExceeded names the limit, where the account stands, and how to get more.
+func quotaExceeded(what string, limit int, a *Account, flag string) error {
+	return Errorf(CodeQuotaExceeded, "%s: this account's limit is %d. Finish or archive some, or ask the hub's operator to raise it (wshub admin account update --account %s %s N)",
+		what, limit, a.ID, flag)
+}
+
+// checkWorkspaceQuota runs in the transaction that creates a workspace, with the
+// account row locked, so that concurrent creates cannot both take the last place.
+func (q Quotas) checkWorkspaceQuota(ctx context.Context, tx Queries, a *Account) error {
+	if err := tx.LockAccount(ctx, a.ID); err != nil {
+		return err
+	}
+	n, err := tx.CountLiveWorkspaces(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	if limit := q.workspaces(a); n >= limit {
+		return quotaExceeded(fmt.Sprintf("the account has %d live workspaces", n), limit, a, "--max-workspaces")
+	}
+	return nil
+}
+
+// checkMessageQuota runs in the transaction that queues a message, with the workspace
+// row locked.
+func (q Quotas) checkMessageQuota(ctx context.Context, tx Queries, a *Account, workspaceID string) error {
+	n, err := tx.CountOpenMessages(ctx, workspaceID)
+	if err != nil {
+		return err
+	}
+	if limit := q.openMessages(a); n >= limit {
+		return quotaExceeded(fmt.Sprintf("the workspace has %d messages waiting for the agent", n), limit, a, "--max-open-messages")
+	}
+	return nil
+}
