@@ -34,23 +34,22 @@ type QuotaQueries interface {
 }
 
 func (q Quotas) workspaces(a *Account) int {
-	switch {
-	case a.MaxWorkspaces != nil:
-		return *a.MaxWorkspaces
-	case q.Workspaces > 0:
-		return q.Workspaces
-	}
-	return DefaultMaxWorkspaces
+	return quota(a.MaxWorkspaces, q.Workspaces, DefaultMaxWorkspaces)
 }
 
 func (q Quotas) openMessages(a *Account) int {
+	return quota(a.MaxOpenMessages, q.OpenMessages, DefaultMaxOpenMessages)
+}
+
+// quota is the account's own limit, else the hub's, else the package default.
+func quota(own *int, hub, def int) int {
 	switch {
-	case a.MaxOpenMessages != nil:
-		return *a.MaxOpenMessages
-	case q.OpenMessages > 0:
-		return q.OpenMessages
+	case own != nil:
+		return *own
+	case hub > 0:
+		return hub
 	}
-	return DefaultMaxOpenMessages
+	return def
 }
 
 // quotaExceeded names the limit, where the account stands, and how to get more.
