@@ -32,6 +32,8 @@ type Options struct {
 	Metrics http.Handler
 	// Timeouts bound every connection; zero fields take the defaults (DefaultTimeouts).
 	Timeouts Timeouts
+	// RateLimit bounds each API key's requests (zero: no limit).
+	RateLimit RateLimit
 }
 
 // Timeouts bound how long a connection may take, so that slow or stalled clients
@@ -64,6 +66,8 @@ type server struct {
 	// streamFor bounds an event stream: less than the write timeout, which fasthttp
 	// applies to a whole response.
 	streamFor time.Duration
+	// limits are the keys' rate limits (nil: none).
+	limits *keyLimits
 }
 
 const prefix = "/v1/api"
@@ -107,7 +111,7 @@ func New(svc UseCases, opt Options) *fiber.App {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &server{svc: svc, log: log}
+	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit)}
 	to := opt.Timeouts
 	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)
 	s.streamFor = to.Write - 5*time.Second
@@ -169,6 +173,9 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 	acct, err := s.caller(c)
 	if err != nil {
 		return writeError(c, s.log, err)
+	}
+	if s.limits != nil && !s.limits.take(c, c.Get(fiber.HeaderAuthorization)) {
+		return writeError(c, s.log, errRateLimited(c))
 	}
 	c.Locals(accountKey{}, acct)
 	return c.Next()

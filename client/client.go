@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -84,6 +85,8 @@ type Error struct {
 	Status int
 	Code   string
 	Detail string
+	// RetryAfter is the hub's Retry-After (a rate-limited call), 0 when it sent none.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -93,10 +96,17 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("wshub: %d %s", e.Status, e.Code)
 }
 
-// Temporary reports whether the failure is on the hub's side and worth retrying later.
+// Temporary reports whether the failure is on the hub's side and worth retrying later:
+// a 5xx, or a 429 rate limit (not a quota, which waiting does not lift).
 func (e *Error) Temporary() bool {
-	return e.Status == http.StatusTooManyRequests || e.Status >= 500
+	return e.Status == http.StatusTooManyRequests && e.Code != codeQuotaExceeded || e.Status >= 500
 }
+
+// codeQuotaExceeded: a 429 for an account at its quota, not a rate limit.
+const codeQuotaExceeded = "quota_exceeded"
+
+// maxRetryAfter bounds how long one wait for a Retry-After may be.
+const maxRetryAfter = time.Minute
 
 // NewIdempotencyKey returns a random key for create, send and upload.
 func NewIdempotencyKey() string {
@@ -142,6 +152,9 @@ func (c *Client) do(ctx context.Context, req request, out any) (int, error) {
 			return status, err
 		}
 		wait := delay/2 + time.Duration(mrand.Int64N(int64(delay/2)+1))
+		if e := (*Error)(nil); errors.As(err, &e) && e.RetryAfter > wait {
+			wait = min(e.RetryAfter, maxRetryAfter) // the hub said when: sooner is refused again
+		}
 		select {
 		case <-ctx.Done():
 			return status, errors.Join(err, ctx.Err())
@@ -189,6 +202,9 @@ func (c *Client) once(ctx context.Context, method, u, ctype string, body []byte,
 		} else {
 			e.Code = http.StatusText(resp.StatusCode)
 		}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		}
 		return resp.StatusCode, e
 	}
 	if out != nil {
@@ -207,7 +223,9 @@ func retryable(err error) bool {
 	var e *Error
 	if errors.As(err, &e) {
 		switch e.Status {
-		case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		case http.StatusTooManyRequests:
+			return e.Code != codeQuotaExceeded
+		case http.StatusInternalServerError, http.StatusBadGateway,
 			http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 			return true
 		}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/client"
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
@@ -276,5 +278,35 @@ func TestLiveTurnCalls(t *testing.T) {
 	}
 	if _, err := c.StopTurn(ctx, ws.WorkspaceID, turn); !errors.As(err, &ce) || ce.Code != "turn_not_running" {
 		t.Fatalf("expected an ended turn refused with turn_not_running, got %v", err)
+	}
+}
+
+// A rate-limited call waits out the hub's Retry-After and then succeeds: retrying at
+// its own pace (10-20 ms here) would be refused every time, since the key's bucket
+// gets a token back only each second. A quota is not retried.
+func TestClientWaitsOutRetryAfterButNotAQuota(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t, hubtest.WithConfig(func(c *hub.Config) { c.APIRate, c.APIBurst = 1, 1 }))
+	c := newClient(t, h, client.WithRetry(client.Retry{Attempts: 3, Min: 10 * time.Millisecond, Max: 20 * time.Millisecond}))
+	ctx := context.Background()
+	if _, err := c.ListWorkspaces(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListWorkspaces(ctx); err != nil {
+		t.Fatalf("expected the second call to wait for its token and succeed, got %v", err)
+	}
+
+	zero := 0
+	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{MaxWorkspaces: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	quick := newClient(t, h, client.WithRetry(client.Retry{Attempts: 1}))
+	_, err := quick.CreateWorkspace(ctx, client.CreateWorkspaceRequest{Agent: "agent_1", Model: "m"})
+	var e *client.Error
+	for errors.As(err, &e) && e.Code == "rate_limited" { // the bucket's one token a second
+		_, err = c.CreateWorkspace(ctx, client.CreateWorkspaceRequest{Agent: "agent_1", Model: "m"})
+	}
+	if !errors.As(err, &e) || e.Code != "quota_exceeded" || e.Temporary() {
+		t.Fatalf("expected a quota_exceeded that is not temporary, got %v", err)
 	}
 }

@@ -105,6 +105,8 @@ const (
 	CodeApprovalNotPending = "approval_not_pending"
 	// CodeRuntimeSuperseded: a newer runtime process of the workspace said hello.
 	CodeRuntimeSuperseded = "runtime_superseded"
+	// CodeRateLimited: the key sent more requests than the hub takes (429).
+	CodeRateLimited = "rate_limited"
 	// CodeQuotaExceeded: the account is at one of its quotas (429, an extension: api.md
 	// leaves limits open).
 	CodeQuotaExceeded = "quota_exceeded"

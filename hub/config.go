@@ -55,6 +55,10 @@ type Config struct {
 	IdleTimeout time.Duration `env:"WSHUB_IDLE_TIMEOUT" envDefault:"10m"`
 	// TurnTimeout ends a turn that runs longer as interrupted.
 	TurnTimeout time.Duration `env:"WSHUB_TURN_TIMEOUT" envDefault:"30m"`
+	// APIRate and APIBurst are each API key's token bucket on this replica: requests a
+	// second on average, and at once (APIRate 0: no limit).
+	APIRate  float64 `env:"WSHUB_API_RATE" envDefault:"100"`
+	APIBurst int     `env:"WSHUB_API_BURST" envDefault:"200"`
 	// MaxWorkspaces and MaxOpenMessages are the default quotas of every account: live
 	// workspaces per account, messages waiting per workspace (an operator sets an
 	// account's own with wshub admin account update).

@@ -302,7 +302,7 @@ func (r *run) serve(ctx context.Context, env ...string) (*server, error) {
 	}
 	cmd := exec.CommandContext(ctx, r.hubBin, "serve")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+r.dbURL, "WSHUB_ADDR="+addr, "WSHUB_DATA_DIR="+r.dataDir,
-		"WSHUB_CONTENT_KEY="+r.contentKey, "WSHUB_MAX_ACTIVE_WORKSPACES=0", "WSHUB_WEBHOOK_CONCURRENCY=0",
+		"WSHUB_CONTENT_KEY="+r.contentKey, "WSHUB_MAX_ACTIVE_WORKSPACES=0", "WSHUB_WEBHOOK_CONCURRENCY=0", "WSHUB_API_RATE=0",
 		"WSHUB_MIGRATE_ON_START=false")
 	cmd.Env = append(cmd.Env, env...) // later entries win
 	logf, _ := os.OpenFile(filepath.Join(r.dataDir, "hub.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)

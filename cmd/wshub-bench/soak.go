@@ -166,7 +166,7 @@ func (r *run) runSoak(ctx context.Context, dur time.Duration, kills int, pgResta
 	s.addr = ln.Addr().String()
 	ln.Close()
 	s.url = "http://" + s.addr
-	s.env = []string{"WSHUB_ADDR=" + s.addr, "WSHUB_MAX_ACTIVE_WORKSPACES=8", "WSHUB_AGENT_1_COMMAND=" + soakAgent,
+	s.env = []string{"WSHUB_ADDR=" + s.addr, "WSHUB_API_RATE=0", "WSHUB_MAX_ACTIVE_WORKSPACES=8", "WSHUB_AGENT_1_COMMAND=" + soakAgent,
 		"WSHUB_WEBHOOK_ALLOW_INSECURE=true", "WSHUB_WEBHOOK_CONCURRENCY=16", "WSHUB_LEASE_FOR=5s",
 		"WSHUB_WEBHOOK_LEASE_FOR=15s", "WSHUB_SWEEP_EVERY=5s", "WSHUB_WORKER_POLL=1s",
 		"WSHUB_SLACK_BOT_TOKEN=xoxb-soak", "WSHUB_SLACK_SIGNING_SECRET=" + soakSecret, "WSHUB_SLACK_API_URL=" + s.slack.GetAPIURL()}

@@ -40,6 +40,7 @@ func newDeliveryFixture(t *testing.T, endpoints int) *deliveryFixture {
 		"WSHUB_AGENT_1_COMMAND=" + agent, "WSHUB_WEBHOOK_ALLOW_INSECURE=true", "WSHUB_LEASE_FOR=2s",
 		"WSHUB_WEBHOOK_LEASE_FOR=11s", "WSHUB_WORKER_POLL=200ms", "WSHUB_WEBHOOK_POLL=200ms",
 		"WSHUB_MAX_ACTIVE_WORKSPACES=8",
+		"WSHUB_API_RATE=0", // a thousand messages in a burst: the deliveries are measured, not the limit
 	}}
 	t.Setenv("DATABASE_URL", db)
 	t.Setenv("WSHUB_DATA_DIR", dataDir)

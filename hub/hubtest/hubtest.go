@@ -76,6 +76,9 @@ func Start(t testing.TB, opts ...Option) *Hub {
 		MaxActiveWorkspaces: 0, WorkerPoll: 200 * time.Millisecond, SweepEvery: time.Hour,
 		WebhookConcurrency: 16, WebhookPoll: 100 * time.Millisecond,
 		ArchiveAfter: 7 * 24 * time.Hour, DeleteAfter: 30 * 24 * time.Hour,
+		// Tests queue hundreds of messages with no worker to answer them; the quota tests
+		// set an account's own quotas, which come first.
+		MaxWorkspaces: 100_000, MaxOpenMessages: 100_000,
 	}
 	var hopt hub.Options
 	for _, o := range opts {

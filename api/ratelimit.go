@@ -1,0 +1,99 @@
+package api
+
+import (
+	"crypto/sha256"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"golang.org/x/time/rate"
+
+	"github.com/wshub/wshub/core"
+)
+
+// RateLimit is a token bucket per API key: PerSecond requests a second on average,
+// Burst at once. PerSecond 0 turns the limit off.
+//
+// The buckets are this replica's own, in memory: a shared count in PostgreSQL would
+// cost a round trip per request, as much as most requests themselves, to stop a burst
+// the database would then have to take anyway. With N replicas behind a balancer a
+// key gets up to N times the rate, which the setting allows for.
+type RateLimit struct {
+	PerSecond float64
+	Burst     int
+}
+
+// keyLimits holds the buckets of the keys seen lately. Only authenticated keys get
+// one, so their number is bounded by the keys in the database; idle ones are
+// forgotten when the map grows.
+type keyLimits struct {
+	limit   rate.Limit
+	burst   int
+	mu      sync.Mutex
+	buckets map[[32]byte]*bucket
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	seen time.Time
+}
+
+// sweepAt is the number of buckets past which idle ones are dropped; a bucket idle
+// for idleFor is full again, so forgetting it changes nothing.
+const (
+	sweepAt = 10_000
+	idleFor = 10 * time.Minute
+)
+
+func newKeyLimits(r RateLimit) *keyLimits {
+	if r.PerSecond <= 0 {
+		return nil
+	}
+	return &keyLimits{limit: rate.Limit(r.PerSecond), burst: max(r.Burst, 1), buckets: map[[32]byte]*bucket{}}
+}
+
+// take spends a token of the key's bucket. It returns false, with how long until a
+// token is back, when there is none; either way the headers describe the bucket.
+func (k *keyLimits) take(c *fiber.Ctx, auth string) bool {
+	now := time.Now()
+	id := sha256.Sum256([]byte(auth))
+	k.mu.Lock()
+	b := k.buckets[id]
+	if b == nil {
+		if len(k.buckets) >= sweepAt {
+			for key, old := range k.buckets {
+				if now.Sub(old.seen) > idleFor {
+					delete(k.buckets, key)
+				}
+			}
+		}
+		b = &bucket{lim: rate.NewLimiter(k.limit, k.burst)}
+		k.buckets[id] = b
+	}
+	b.seen = now
+	ok := b.lim.AllowN(now, 1)
+	left := b.lim.TokensAt(now)
+	k.mu.Unlock()
+
+	// The IETF RateLimit fields (draft-ietf-httpapi-ratelimit-headers): the policy's
+	// quota over the window in which the bucket refills from empty, and what is left.
+	window := int(math.Ceil(float64(k.burst) / float64(k.limit)))
+	c.Set("RateLimit-Policy", `"key";q=`+strconv.Itoa(k.burst)+";w="+strconv.Itoa(window))
+	untilOne := 0
+	if left < 1 {
+		untilOne = int(math.Ceil((1 - left) / float64(k.limit)))
+	}
+	c.Set("RateLimit", `"key";r=`+strconv.Itoa(max(int(left), 0))+";t="+strconv.Itoa(untilOne))
+	if !ok {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(untilOne, 1)))
+	}
+	return ok
+}
+
+// errRateLimited is the answer past the limit.
+func errRateLimited(c *fiber.Ctx) error {
+	return core.Errorf(core.CodeRateLimited, "this key sends more requests than the hub takes (see RateLimit-Policy); retry after %s seconds",
+		string(c.Response().Header.Peek(fiber.HeaderRetryAfter)))
+}
