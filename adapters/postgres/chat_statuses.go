@@ -93,8 +93,8 @@ func (q queries) SettleChatStatus(ctx context.Context, c *core.ClaimedChatStatus
 func (q queries) TurnEventTail(ctx context.Context, workspaceID, turnID string, limit int) (_ []*core.StoredTurnEvent, steps int, err error) {
 	defer wrapErr(&err, "turn event tail")
 	var rows []turnEventRow
-	if err := q.selectAll(ctx, &rows, `SELECT id, workspace_id, turn_id, type, body_sealed, created_at FROM turn_events
-		WHERE workspace_id = $1 AND turn_id = $2 ORDER BY id DESC LIMIT $3`, workspaceID, turnID, limit); err != nil {
+	if err := q.selectAll(ctx, &rows, `SELECT `+turnEventColumns+` FROM turn_events
+		WHERE workspace_id = $1 AND turn_id = $2 ORDER BY seq DESC LIMIT $3`, workspaceID, turnID, limit); err != nil {
 		return nil, 0, err
 	}
 	if err := q.get(ctx, &steps, `SELECT count(*) FROM turn_events WHERE workspace_id = $1 AND turn_id = $2 AND type = $3`,
