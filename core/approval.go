@@ -46,6 +46,9 @@ const (
 	// denied without asking anyone.
 	MaxApprovalsPerTurn = 50
 	maxApprovalKey      = 200
+	// decidedByLimit marks an ask denied because its turn reached
+	// MaxApprovalsPerTurn: nobody was asked, so the agent is not told a person denied it.
+	decidedByLimit = "hub:limit"
 	// approvalPoll is how often a wait looks at the store when the hub has no
 	// wake-ups (and, with them, how long at most a lost notification delays it).
 	approvalPoll = 2 * time.Second
@@ -84,10 +87,16 @@ type ApprovalQueries interface {
 	CloseApprovals(ctx context.Context, workspaceID, turnID string, at time.Time) ([]string, error)
 }
 
+// ReasonApprovalLimit is what an agent is told of an ask past MaxApprovalsPerTurn.
+var ReasonApprovalLimit = fmt.Sprintf("Denied without asking anyone: this turn reached its limit of %d approval requests.", MaxApprovalsPerTurn)
+
 // approvalReason is what the agent is told of a denial.
 func approvalReason(a *Approval) string {
 	switch a.Status {
 	case ApprovalDenied:
+		if a.DecidedBy == decidedByLimit {
+			return ReasonApprovalLimit
+		}
 		return "Denied by a person reviewing this workspace."
 	case ApprovalTimedOut:
 		return "Denied: nobody answered the approval request in time."
@@ -112,7 +121,7 @@ func (s *Runtime) askApproval(ctx context.Context, ws *Workspace, turnID string,
 		return ApprovalAnswer{Reason: "Denied: the approval request could not be recorded."}
 	}
 	for a.Status == ApprovalPending {
-		if a, err = s.awaitApproval(ctx, ws.ID, a.ID, 0); err != nil {
+		if a, err = s.awaitApproval(ctx, ws.ID, a.ID, untilDecided); err != nil {
 			return ApprovalAnswer{ApprovalID: a.ID, Reason: "Denied: " + err.Error()}
 		}
 	}
@@ -143,7 +152,7 @@ func (s *Runtime) requestApproval(ctx context.Context, ws *Workspace, turnID str
 			return err
 		}
 		if n >= MaxApprovalsPerTurn {
-			a.Status, a.DecidedAt = ApprovalDenied, &now
+			a.Status, a.DecidedBy, a.DecidedAt = ApprovalDenied, decidedByLimit, &now
 		}
 		var inserted bool
 		if held, inserted, err = q.InsertApproval(ctx, a); err != nil || !inserted {
@@ -174,9 +183,13 @@ func (s *Runtime) requestApproval(ctx context.Context, ws *Workspace, turnID str
 	return held, err
 }
 
+// untilDecided is awaitApproval's maxWait for a wait bounded only by the approval's
+// expiry.
+const untilDecided time.Duration = -1
+
 // awaitApproval waits for a decision on approval id: until it is taken, it expires
-// (then it is decided timed_out here), ctx ends (an error), or maxWait passes (> 0;
-// the approval is returned still pending).
+// (then it is decided timed_out here), ctx ends (an error), or maxWait passes (>= 0;
+// the approval is returned still pending; 0 looks once and does not wait).
 func (s *Runtime) awaitApproval(ctx context.Context, workspaceID, id string, maxWait time.Duration) (*Approval, error) {
 	var give <-chan time.Time
 	if maxWait > 0 {
@@ -200,6 +213,9 @@ func (s *Runtime) awaitApproval(ctx context.Context, workspaceID, id string, max
 		left := a.ExpiresAt.Sub(s.clock.Now())
 		if left <= 0 {
 			return s.settleApproval(ctx, a, ApprovalTimedOut, "")
+		}
+		if maxWait == 0 {
+			return a, nil
 		}
 		t := time.NewTimer(min(left, approvalPoll))
 		select {
@@ -326,17 +342,19 @@ func decideApproval(ctx context.Context, store TxStore, k kernel, workspaceID, a
 		return nil, Errorf(CodeApprovalNotFound, "no approval %q in this workspace", approvalID)
 	}
 	var out *Approval
+	expired := false
 	err := inTx(ctx, store, func(q Queries) error {
+		expired = false
 		a, err := q.GetApproval(ctx, workspaceID, approvalID)
 		if err != nil {
 			return notFound(err, CodeApprovalNotFound, "no approval "+approvalID+" in this workspace")
 		}
 		if a.Status == ApprovalPending && !k.clock.Now().Before(a.ExpiresAt) {
-			// Past its time, though the waiting runtime has not settled it yet.
-			if err := decideIn(ctx, q, k, a, ApprovalTimedOut, ""); err != nil {
-				return err
-			}
-			return Errorf(CodeApprovalNotPending, "approval %s timed out before it was answered", a.ID)
+			// Past its time, though the waiting runtime has not settled it yet: the
+			// timeout is recorded (this transaction commits), and the decision refused
+			// after it.
+			expired = true
+			return decideIn(ctx, q, k, a, ApprovalTimedOut, "")
 		}
 		if err := decideIn(ctx, q, k, a, status, by); err != nil {
 			return err
@@ -346,6 +364,9 @@ func decideApproval(ctx context.Context, store TxStore, k kernel, workspaceID, a
 		out = a
 		return nil
 	})
+	if err == nil && expired {
+		return nil, Errorf(CodeApprovalNotPending, "approval %s timed out before it was answered", approvalID)
+	}
 	return out, err
 }
 

@@ -128,8 +128,12 @@ func (d *decisions) ask(id, tool, summary string) {
 	d.asked++
 	over := d.asked > maxCommandAsks
 	d.mu.Unlock()
-	if d.approve == nil || over {
+	switch {
+	case d.approve == nil:
 		d.answer(id, core.ApprovalAnswer{Reason: "Denied: nobody answers approvals in this runtime mode."})
+		return
+	case over:
+		d.answer(id, core.ApprovalAnswer{Reason: core.ReasonApprovalLimit})
 		return
 	}
 	d.wg.Add(1)

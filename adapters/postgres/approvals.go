@@ -32,9 +32,9 @@ const approvalColumns = `id, workspace_id, turn_id, request_key, status, decided
 // row that holds the ask either way.
 func (q queries) InsertApproval(ctx context.Context, a *core.Approval) (_ *core.Approval, inserted bool, err error) {
 	defer wrapErr(&err, "insert approval")
-	n, err := q.exec(ctx, `INSERT INTO approvals (id, workspace_id, turn_id, request_key, status, created_at, expires_at, decided_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (workspace_id, turn_id, request_key) DO NOTHING`,
-		a.ID, a.WorkspaceID, a.TurnID, a.Key, a.Status, a.CreatedAt, a.ExpiresAt, a.DecidedAt)
+	n, err := q.exec(ctx, `INSERT INTO approvals (id, workspace_id, turn_id, request_key, status, decided_by, created_at, expires_at, decided_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (workspace_id, turn_id, request_key) DO NOTHING`,
+		a.ID, a.WorkspaceID, a.TurnID, a.Key, a.Status, a.DecidedBy, a.CreatedAt, a.ExpiresAt, a.DecidedAt)
 	if err != nil {
 		return nil, false, err
 	}
