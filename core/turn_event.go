@@ -18,8 +18,10 @@ type TurnEventType string
 
 // Turn event types.
 const (
-	EventToolStarted       TurnEventType = "tool_started"
-	EventToolFinished      TurnEventType = "tool_finished"
+	EventToolStarted  TurnEventType = "tool_started"
+	EventToolFinished TurnEventType = "tool_finished"
+	// EventToolDenied ends a tool step that did not run: its approval was denied.
+	EventToolDenied        TurnEventType = "tool_denied"
 	EventText              TurnEventType = "text"
 	EventApprovalRequested TurnEventType = "approval_requested"
 	// EventApprovalResolved says how an approval ended (an addition to the issue's
@@ -100,7 +102,7 @@ type TurnEventQueries interface {
 // clean bounds an event's fields and reports whether the event is one the hub keeps.
 func (e *TurnEvent) clean() bool {
 	switch e.Type {
-	case EventToolStarted, EventToolFinished, EventText:
+	case EventToolStarted, EventToolFinished, EventToolDenied, EventText:
 	default:
 		return false // approval_requested and turn_finished are the hub's own
 	}

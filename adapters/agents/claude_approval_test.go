@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +31,20 @@ func fakeClaude(t *testing.T) string {
 type asks struct {
 	mu     sync.Mutex
 	got    []core.ApprovalAsk
+	events []string // the turn's event types, in order
 	answer func(ctx context.Context) core.ApprovalAnswer
+}
+
+func (a *asks) event(e core.TurnEvent) {
+	a.mu.Lock()
+	a.events = append(a.events, string(e.Type))
+	a.mu.Unlock()
+}
+
+func (a *asks) eventTypes() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return strings.Join(a.events, ",")
 }
 
 func (a *asks) approve(ctx context.Context, ask core.ApprovalAsk) core.ApprovalAnswer {
@@ -75,7 +89,7 @@ func TestClaudeAsksThroughThePermissionPromptTool(t *testing.T) {
 			req := func(a *asks, prompt string) core.TurnRequest {
 				return core.TurnRequest{WorkspaceID: "ws_01JQ7Z", TurnID: "turn_01", Agent: "agent_1", Model: "m",
 					RuntimeMode: core.ModeApprovalRequired, Dir: t.TempDir(), Home: t.TempDir(), Network: core.NetworkNone,
-					Prompt: prompt, Approve: a.approve}
+					Prompt: prompt, Approve: a.approve, Events: a.event}
 			}
 
 			allow := &asks{answer: func(context.Context) core.ApprovalAnswer { return core.ApprovalAnswer{Allow: true} }}
@@ -87,6 +101,9 @@ func TestClaudeAsksThroughThePermissionPromptTool(t *testing.T) {
 			if got := allow.seen(); len(got) != 1 || got[0] != want {
 				t.Fatalf("expected the ask %+v, got %+v", want, got)
 			}
+			if got := allow.eventTypes(); got != "tool_started,tool_finished" {
+				t.Fatalf("expected the allowed tool started and finished, got events %s", got)
+			}
 
 			deny := &asks{answer: func(context.Context) core.ApprovalAnswer {
 				return core.ApprovalAnswer{Reason: "Denied by a person reviewing this workspace."}
@@ -94,6 +111,9 @@ func TestClaudeAsksThroughThePermissionPromptTool(t *testing.T) {
 			res = r.RunTurn(context.Background(), req(deny, "bash: git push --force"))
 			if res.Outcome != core.OutcomeCompleted || res.Reply != "denied: Denied by a person reviewing this workspace." {
 				t.Fatalf("expected the command denied with the reason, got %+v", res)
+			}
+			if got := deny.eventTypes(); got != "tool_started,tool_denied" {
+				t.Fatalf("expected the denied tool's events to say it was denied, got %s", got)
 			}
 
 			// A turn ended while its ask waits: interrupted, nothing left behind.

@@ -61,6 +61,9 @@ func (p Platform) StatusText(v core.ChatStatusView) string {
 	for _, s := range v.Recent {
 		b.WriteString("\n• ")
 		b.WriteString(p.step(s))
+		if s.Denied {
+			b.WriteString(" (denied: not run)")
+		}
 	}
 	if v.Waiting != nil {
 		fmt.Fprintf(&b, "\n%s Waiting for approval: %s", p.Lock, p.step(*v.Waiting))
