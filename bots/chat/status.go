@@ -73,7 +73,7 @@ func (p Platform) StatusText(v core.ChatStatusView) string {
 
 // step words one tool step: the tool, then its summary as code.
 func (p Platform) step(s core.ChatStep) string {
-	tool := p.escape(strings.TrimSpace(s.Tool))
+	tool := p.escapeLabel(strings.TrimSpace(s.Tool))
 	if tool == "" {
 		tool = "step"
 	}
@@ -81,10 +81,13 @@ func (p Platform) step(s core.ChatStep) string {
 	if sum == "" {
 		return tool
 	}
-	return tool + " " + codeSpan(cutRunes(sum, maxStepRunes))
+	// Escaped after the cut, so no entity is cut in half: Slack reads <!channel>,
+	// <@U…> and <http://x|y> inside code spans too.
+	return tool + " " + codeSpan(p.escape(cutRunes(sum, maxStepRunes)))
 }
 
-// codeSpan shows s as inline code; backticks inside become ' (a span cannot hold them).
+// codeSpan shows s as inline code; backticks inside become ' (a span cannot hold
+// them), so nothing in s can end the span.
 func codeSpan(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
 }

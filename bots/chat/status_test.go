@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,26 @@ func TestApprovalWords(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	mention := func(id string) string { return "<@" + id + ">" }
+	// What an agent supplies shows as written: no pings, mentions, links or markup.
+	for _, c := range []struct {
+		p                   Platform
+		tool, summary, want string
+	}{
+		{Slack, "Bash", "echo <!channel> <@U0123> <http://evil.example|docs> & <#C1>",
+			":lock: The agent asks to run Bash `echo &lt;!channel&gt; &lt;@U0123&gt; &lt;http://evil.example|docs&gt; &amp; &lt;#C1&gt;`. Allow it?"},
+		{Slack, "<!here>", "ls", ":lock: The agent asks to run &lt;!here&gt; `ls`. Allow it?"},
+		{Discord, "**Bash** [docs](http://evil.example) <@1234>", "echo ``` **not bold** <@1234>",
+			`🔒 The agent asks to run \*\*Bash\*\* \[docs\]\(http\://evil.example\) \<@1234\> ` + "`echo ''' **not bold** <@1234>`. Allow it?"},
+	} {
+		if got := c.p.ApprovalText(c.tool, c.summary); got != c.want {
+			t.Errorf("ApprovalText(%q, %q) on %s:\n got %q\nwant %q", c.tool, c.summary, c.p.Team, got, c.want)
+		}
+	}
+	status := Slack.StatusText(core.ChatStatusView{Recent: []core.ChatStep{{Tool: "Bash", Summary: "curl <https://x.example|y>"}},
+		Waiting: &core.ChatStep{Tool: "Bash", Summary: "say <!channel>"}})
+	if want := "• Bash `curl &lt;https://x.example|y&gt;`\n:lock: Waiting for approval: Bash `say &lt;!channel&gt;`"; !strings.HasSuffix(status, want) {
+		t.Errorf("expected the status's steps escaped, got %q", status)
+	}
 	for _, c := range []struct {
 		status core.ApprovalStatus
 		by     string

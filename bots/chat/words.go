@@ -23,6 +23,9 @@ type Platform struct {
 	Working, Done, Stopped, Lock string
 	// Escape makes text from an agent show as written (nil: shown as is).
 	Escape func(string) string
+	// EscapeLabel makes a short agent-supplied label (a tool's name) show as written,
+	// markup and all; a reply's markup, by contrast, is meant to render.
+	EscapeLabel func(string) string
 }
 
 func (p Platform) escape(s string) string {
@@ -32,13 +35,20 @@ func (p Platform) escape(s string) string {
 	return p.Escape(s)
 }
 
+func (p Platform) escapeLabel(s string) string {
+	if p.EscapeLabel == nil {
+		return p.escape(s)
+	}
+	return p.EscapeLabel(s)
+}
+
 // The platforms.
 var (
 	Slack = Platform{Team: "Slack workspace", Bind: "wshub admin slack bind --team <team id> --account <account id>",
 		Warning: ":warning:", Cross: ":x:", Working: ":hourglass_flowing_sand:", Done: ":white_check_mark:",
 		Stopped: ":black_square_for_stop:", Lock: ":lock:", Escape: EscapeMrkdwn}
 	Discord = Platform{Team: "Discord server", Bind: "wshub admin discord bind --guild <guild id> --account <account id>",
-		Warning: "⚠️", Cross: "❌", Working: "⏳", Done: "✅", Stopped: "⏹️", Lock: "🔒"}
+		Warning: "⚠️", Cross: "❌", Working: "⏳", Done: "✅", Stopped: "⏹️", Lock: "🔒", EscapeLabel: EscapeDiscordMarkdown}
 )
 
 // refusals words core's codes for people in a thread: one table, like api/'s status
