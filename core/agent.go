@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // AgentRunner runs one turn of a coding agent in a workspace checkout. Cancelling ctx
 // (pause, archive, delete, shutdown) or its deadline (turn time limit) stops the agent
@@ -51,6 +54,9 @@ type ApprovalAsk struct {
 	// command line, the file), both shown to whoever decides.
 	Tool    string
 	Summary string
+	// Input is the tool's whole input as the agent gave it (JSON: an object, a
+	// string), nil when it gave none. It is what is shown, whole, to whoever decides.
+	Input json.RawMessage
 }
 
 // ApprovalAnswer is the decision on an ApprovalAsk.
@@ -59,6 +65,10 @@ type ApprovalAnswer struct {
 	Allow      bool
 	// Reason says, when denied, why (for the agent: "denied by a person", "timed out").
 	Reason string
+	// Input and InputSHA256, on an Allow of an ask with an input: the input exactly as
+	// shown and approved (CanonicalInput), and its hash. The agent runs this input.
+	Input       json.RawMessage
+	InputSHA256 string
 }
 
 // TurnResult is how a turn ended.
