@@ -92,18 +92,6 @@ func codeSpan(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
 }
 
-// ApprovalText asks for a decision on what the agent wants to do.
-func (p Platform) ApprovalText(tool, summary string) string {
-	return fmt.Sprintf("%s The agent asks to run %s. Allow it?", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
-}
-
-// ApprovalDecided says how an approval ended, under its question; who is the
-// platform's mention of who decided ("" for none).
-func (p Platform) ApprovalDecided(tool, summary string, status core.ApprovalStatus, who string) string {
-	q := fmt.Sprintf("%s The agent asked to run %s.", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
-	return q + "\n" + p.DecisionLine(status, who)
-}
-
 // DecisionLine says how an approval ended: "✅ Allowed by <who>".
 func (p Platform) DecisionLine(status core.ApprovalStatus, who string) string {
 	var how string
