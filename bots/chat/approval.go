@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -57,6 +58,9 @@ func approvalView(a ApprovalAsk) (head, body string, whole bool) {
 	d := json.NewDecoder(bytes.NewReader(a.Input))
 	d.UseNumber()
 	if d.Decode(&in) == nil {
+		if head, body, ok := fileChange(tool, in); ok {
+			return head, body, true
+		}
 		if cmd, ok := in["command"].(string); ok && len(in) <= 2 {
 			if _, described := in["description"]; len(in) == 1 || described {
 				return "run " + tool, cmd, true
@@ -68,6 +72,70 @@ func approvalView(a ApprovalAsk) (head, body string, whole bool) {
 		return "use " + tool, string(a.Input), true
 	}
 	return "use " + tool + " with", b.String(), true
+}
+
+// fileChange shows Claude Code's file tools as the change they make: Edit and
+// MultiEdit as a unified diff of each edit, Write as the file's new content. ok is
+// false for other tools, or an input of another shape (then it shows as JSON).
+func fileChange(tool string, in map[string]any) (head, body string, ok bool) {
+	path, _ := in["file_path"].(string)
+	if path == "" {
+		return "", "", false
+	}
+	// The path shows in the headline too, where it must not hide anything either.
+	shownPath := strings.Join(visibleRunes(path), "")
+	str := func(m map[string]any, k string) (string, bool) { v, ok := m[k].(string); return v, ok }
+	// Only the keys the tool takes: anything else could change what runs unseen.
+	only := func(m map[string]any, keys ...string) bool {
+		for k := range m {
+			if !slices.Contains(keys, k) {
+				return false
+			}
+		}
+		return true
+	}
+	switch tool {
+	case "Write":
+		content, ok := str(in, "content")
+		if !ok || !only(in, "file_path", "content") {
+			return "", "", false
+		}
+		return "write the file " + shownPath + ", whole, as", content, true
+	case "Edit":
+		old, ok1 := str(in, "old_string")
+		nw, ok2 := str(in, "new_string")
+		all, _ := in["replace_all"].(bool)
+		if !ok1 || !ok2 || !only(in, "file_path", "old_string", "new_string", "replace_all") {
+			return "", "", false
+		}
+		head = "edit " + shownPath
+		if all {
+			head += " (every occurrence)"
+		}
+		return head, unifiedDiff(path, old, nw), true
+	case "MultiEdit":
+		edits, ok := in["edits"].([]any)
+		if !ok || !only(in, "file_path", "edits") {
+			return "", "", false
+		}
+		var b strings.Builder
+		for i, e := range edits {
+			m, ok := e.(map[string]any)
+			old, ok1 := str(m, "old_string")
+			nw, ok2 := str(m, "new_string")
+			if !ok || !ok1 || !ok2 || !only(m, "old_string", "new_string", "replace_all") {
+				return "", "", false
+			}
+			if all, _ := m["replace_all"].(bool); all {
+				fmt.Fprintf(&b, "# edit %d, every occurrence\n", i+1)
+			} else {
+				fmt.Fprintf(&b, "# edit %d\n", i+1)
+			}
+			b.WriteString(unifiedDiff(path, old, nw))
+		}
+		return fmt.Sprintf("make %d %s to %s", len(edits), plural(len(edits), "edit", "edits"), shownPath), b.String(), true
+	}
+	return "", "", false
 }
 
 // visibleRunes splits s into what shows for each of its characters: itself, or an

