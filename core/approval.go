@@ -79,6 +79,9 @@ type ApprovalQueries interface {
 	// InsertApproval records a unless its (workspace, turn, key) is known; it returns
 	// the row that holds the ask and whether this call inserted it.
 	InsertApproval(ctx context.Context, a *Approval) (*Approval, bool, error)
+	// LockTurnApprovals holds, until the transaction ends, a lock on the asks of one
+	// turn: concurrent asks are counted (and capped) one after another.
+	LockTurnApprovals(ctx context.Context, workspaceID, turnID string) error
 	CountApprovals(ctx context.Context, workspaceID, turnID string) (int, error)
 	GetApproval(ctx context.Context, workspaceID, id string) (*Approval, error)
 	// DecideApproval moves a pending approval to status; false when it was no longer
@@ -181,6 +184,9 @@ func (s *Runtime) requestApproval(ctx context.Context, ws *Workspace, turnID str
 	}
 	var held *Approval
 	err := s.store.InTx(ctx, func(q Queries) error {
+		if err := q.LockTurnApprovals(ctx, ws.ID, turnID); err != nil {
+			return err
+		}
 		n, err := q.CountApprovals(ctx, ws.ID, turnID)
 		if err != nil {
 			return err

@@ -105,7 +105,7 @@ func TestAsksPastTheTurnCapAreDeniedSayingTheCapWasReached(t *testing.T) {
 	t.Parallel()
 	a := startAsker(t, hubtest.WithConfig(func(c *hub.Config) { c.ApprovalTimeout = 3 * time.Second }))
 	var wg sync.WaitGroup
-	for i := range core.MaxApprovalsPerTurn {
+	for i := range core.MaxApprovalsPerTurn + 10 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -117,6 +117,11 @@ func TestAsksPastTheTurnCapAreDeniedSayingTheCapWasReached(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Asked all at once, they were still counted one after another.
+	var n int
+	if err := a.h.PG().DB().Get(&n, `SELECT count(*) FROM approvals WHERE status = 'pending'`); err != nil || n != core.MaxApprovalsPerTurn {
+		t.Fatalf("expected exactly %d asks recorded pending, got %d (%v)", core.MaxApprovalsPerTurn, n, err)
+	}
 	got := a.ask(t, "one-too-many", 0)
 	if got["status"] != "denied" || got["allow"] != false || got["reason"] != core.ReasonApprovalLimit {
 		t.Fatalf("expected the ask past the cap denied with %q, got %v", core.ReasonApprovalLimit, got)

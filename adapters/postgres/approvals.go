@@ -48,6 +48,14 @@ func (q queries) InsertApproval(ctx context.Context, a *core.Approval) (_ *core.
 	return r.approval(), n == 1, nil
 }
 
+// LockTurnApprovals takes a transaction-scoped advisory lock named by the turn: it
+// waits only for other asks of the same turn (no row lock on the busy workspace row).
+func (q queries) LockTurnApprovals(ctx context.Context, workspaceID, turnID string) (err error) {
+	defer wrapErr(&err, "lock turn approvals")
+	_, err = q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('wshub.approvals.' || $1 || '.' || $2))`, workspaceID, turnID)
+	return err
+}
+
 // CountApprovals reads the unique index's (workspace_id, turn_id) prefix.
 func (q queries) CountApprovals(ctx context.Context, workspaceID, turnID string) (_ int, err error) {
 	defer wrapErr(&err, "count approvals")
