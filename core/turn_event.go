@@ -117,7 +117,7 @@ func (e *TurnEvent) clean() bool {
 		return false // approval_requested and turn_finished are the hub's own
 	}
 	e.Tool, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(e.Tool), "\uFFFD"), maxEventTool)
-	e.Summary, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(e.Summary), "\uFFFD"), maxEventSummary)
+	e.Summary = cutSummary(e.Summary)
 	e.Delta, _ = capRunes(strings.ToValidUTF8(e.Delta, "\uFFFD"), maxEventDelta)
 	e.Outcome, e.ApprovalID, e.Status, e.DecidedBy = "", "", "", ""
 	e.Input, e.InputSHA256, e.Reason = nil, "", ""

@@ -153,9 +153,9 @@ func askRunner(ctx context.Context, socketPath string, ask approvalAsk) approval
 	return ans
 }
 
-// askSummary says what a tool use is about, for whoever decides: Bash's command, the
-// file an edit touches, the URL fetched (as the turn's events say it); else the input,
-// compact.
+// askSummary says what a tool use is about: Bash's command, the file an edit
+// touches, the URL fetched (as the turn's events say it); else the input, compact.
+// The hub cuts it, marked as cut; the whole input goes with the ask.
 func askSummary(input map[string]any) string {
 	if s := inputSummary(input); s != "" || len(input) == 0 {
 		return s
@@ -164,11 +164,7 @@ func askSummary(input map[string]any) string {
 	if err != nil {
 		return ""
 	}
-	s := strings.ToValidUTF8(string(b), "")
-	if len(s) > 300 {
-		s = s[:300]
-	}
-	return s
+	return strings.ToValidUTF8(string(b), "")
 }
 
 // approvalMCPConfig is the --mcp-config that makes Claude Code start the permission
