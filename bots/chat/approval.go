@@ -207,8 +207,8 @@ func (p Platform) Question(a ApprovalAsk, limit int) Question {
 			return intro + "\n" + block + "\n" + ask
 		}
 		more := len(shown) - n
-		return fmt.Sprintf("%s\n%s\n%d more %s: see the attached file, which holds the whole input. %s",
-			intro, block, more, plural(more, "character", "characters"), ask)
+		return fmt.Sprintf("%s\n%s\n%d more %s: see the attached file, which holds the whole input%s. %s",
+			intro, block, more, plural(more, "character", "characters"), hashNote(a.InputSHA256), ask)
 	}
 	q := Question{Text: text(len(shown))}
 	if utf8.RuneCountInString(q.Text) > limit {
@@ -229,6 +229,15 @@ func (p Platform) Question(a ApprovalAsk, limit int) Question {
 		q.FileName, q.FileBody = "approval-"+a.ApprovalID+".json", a.Input
 	}
 	return q
+}
+
+// hashNote names the input's hash, so the file can be checked against what an Allow
+// lets run.
+func hashNote(sum string) string {
+	if len(sum) < 12 {
+		return ""
+	}
+	return " (sha256 " + sum[:12] + "…)"
 }
 
 func plural(n int, one, many string) string {

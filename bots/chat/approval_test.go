@@ -39,6 +39,7 @@ func TestQuestionShowsTheCommandVerbatimWithInvisibleCharactersMadeVisible(t *te
 func TestQuestionTooLongForAMessageSaysSoAndAttachesTheWholeInput(t *testing.T) {
 	command := hiddenTail + strings.Repeat(" && echo more", 400)
 	ask := commandAsk(command)
+	ask.InputSHA256 = "9f2c1a0b3d4e5f60718293a4b5c6d7e8f9012345678901234567890123456789"
 	for _, c := range []struct {
 		p     Platform
 		limit int
@@ -53,6 +54,9 @@ func TestQuestionTooLongForAMessageSaysSoAndAttachesTheWholeInput(t *testing.T) 
 		more := len(command) - len(block)
 		if !strings.HasPrefix(command, block) || !strings.Contains(q.Text, strconv.Itoa(more)+" more characters: see the attached file") {
 			t.Fatalf("%s: expected the head of the command and %d more characters said in words, got %q", c.p.Team, more, q.Text)
+		}
+		if !strings.Contains(q.Text, "holds the whole input (sha256 9f2c1a0b3d4e…).") {
+			t.Fatalf("%s: expected the file's hash named, got %q", c.p.Team, q.Text)
 		}
 		if q.FileName != "approval-apr_1.json" || string(q.FileBody) != string(ask.Input) {
 			t.Fatalf("%s: expected the whole input attached, got %q %q", c.p.Team, q.FileName, q.FileBody)
