@@ -54,6 +54,10 @@ func approvalView(a ApprovalAsk) (head, body string, whole bool) {
 		// Only the agent's own description: a cut one (…) is not the whole command.
 		return "run " + tool, a.Summary, !strings.HasSuffix(a.Summary, "…")
 	}
+	var text string
+	if json.Unmarshal(a.Input, &text) == nil {
+		return "run " + tool, text, true // a command agent's input given as the command itself
+	}
 	var in map[string]any
 	d := json.NewDecoder(bytes.NewReader(a.Input))
 	d.UseNumber()

@@ -64,6 +64,13 @@ func TestQuestionTooLongForAMessageSaysSoAndAttachesTheWholeInput(t *testing.T) 
 	}
 }
 
+func TestQuestionShowsAStringInputAsTheCommand(t *testing.T) {
+	q := Slack.Question(ApprovalAsk{Tool: "sh", Input: json.RawMessage(`"make\tdeploy"`)}, 2900)
+	if want := ":lock: The agent asks to run sh:\n```\nmake\\tdeploy\n```\nAllow it?"; q.Text != want {
+		t.Fatalf("expected the string shown as the command, got %q", q.Text)
+	}
+}
+
 func TestQuestionFromACutSummarySaysTheRestIsNotKnown(t *testing.T) {
 	q := Slack.Question(ApprovalAsk{Tool: "Bash", Summary: "echo safe …"}, 2900)
 	if !strings.Contains(q.Text, "```\necho safe …\n```") || !strings.Contains(q.Text, "cut short: the rest of what would run is not known") {
