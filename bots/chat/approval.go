@@ -65,10 +65,8 @@ func approvalView(a ApprovalAsk) (head, body string, whole bool) {
 		if head, body, ok := fileChange(tool, in); ok {
 			return head, body, true
 		}
-		if cmd, ok := in["command"].(string); ok && len(in) <= 2 {
-			if _, described := in["description"]; len(in) == 1 || described {
-				return "run " + tool, cmd, true
-			}
+		if head, cmd, ok := commandView(tool, in); ok {
+			return head, cmd, true
 		}
 	}
 	var b bytes.Buffer
@@ -76,6 +74,36 @@ func approvalView(a ApprovalAsk) (head, body string, whole bool) {
 		return "use " + tool, string(a.Input), true
 	}
 	return "use " + tool + " with", b.String(), true
+}
+
+// commandView shows a command tool's input (Claude Code's Bash: command,
+// description, timeout, run_in_background) as the command, its settings in the
+// headline. ok is false for an input with any other key (then it shows as JSON).
+func commandView(tool string, in map[string]any) (head, cmd string, ok bool) {
+	cmd, ok = in["command"].(string)
+	if !ok {
+		return "", "", false
+	}
+	var settings []string
+	for k, v := range in {
+		switch k {
+		case "command", "description":
+		case "timeout":
+			settings = append(settings, fmt.Sprintf("timeout %v ms", v))
+		case "run_in_background":
+			if v == true {
+				settings = append(settings, "in the background")
+			}
+		default:
+			return "", "", false
+		}
+	}
+	slices.Sort(settings)
+	head = "run " + tool
+	if len(settings) > 0 {
+		head += " (" + strings.Join(settings, ", ") + ")"
+	}
+	return head, cmd, true
 }
 
 // fileChange shows Claude Code's file tools as the change they make: Edit and

@@ -64,6 +64,20 @@ func TestQuestionTooLongForAMessageSaysSoAndAttachesTheWholeInput(t *testing.T) 
 	}
 }
 
+func TestQuestionShowsABashInputsSettingsInItsHeadline(t *testing.T) {
+	for input, head := range map[string]string{
+		`{"command":"make","description":"Build","timeout":60000}`: "run Bash (timeout 60000 ms):",
+		`{"command":"make","run_in_background":true}`:              "run Bash (in the background):",
+		`{"command":"make","run_in_background":false}`:             "run Bash:",
+		`{"command":"make","env":{"LD_PRELOAD":"x.so"}}`:           "use Bash with:",
+	} {
+		q := Slack.Question(ApprovalAsk{Tool: "Bash", Input: json.RawMessage(input)}, 2900)
+		if !strings.HasPrefix(q.Text, ":lock: The agent asks to "+head+"\n") {
+			t.Errorf("%s: expected the headline %q, got %q", input, head, q.Text)
+		}
+	}
+}
+
 func TestQuestionShowsAStringInputAsTheCommand(t *testing.T) {
 	q := Slack.Question(ApprovalAsk{Tool: "sh", Input: json.RawMessage(`"make\tdeploy"`)}, 2900)
 	if want := ":lock: The agent asks to run sh:\n```\nmake\\tdeploy\n```\nAllow it?"; q.Text != want {
