@@ -30,13 +30,19 @@ type turnEventJSON struct {
 	ApprovalID string `json:"approvalId,omitempty"`
 	Status     string `json:"status,omitempty"`
 	DecidedBy  string `json:"decidedBy,omitempty"`
-	CreatedAt  int64  `json:"createdAt"`
+	// Input and InputSHA256 on approval_requested: the tool's whole input, as the
+	// agent gave it, and the hash an Allow is bound to; Reason on an approval_resolved
+	// the hub decided without asking anyone.
+	Input       json.RawMessage `json:"input,omitempty"`
+	InputSHA256 string          `json:"inputSha256,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	CreatedAt   int64           `json:"createdAt"`
 }
 
 func toTurnEvent(e *core.TurnEvent) turnEventJSON {
 	return turnEventJSON{Seq: e.Seq, TurnID: e.TurnID, Type: string(e.Type), Tool: e.Tool, Summary: e.Summary,
 		Delta: e.Delta, Outcome: string(e.Outcome), ApprovalID: e.ApprovalID, Status: string(e.Status),
-		DecidedBy: e.DecidedBy, CreatedAt: e.CreatedAt.UnixMilli()}
+		DecidedBy: e.DecidedBy, Input: e.Input, InputSHA256: e.InputSHA256, Reason: e.Reason, CreatedAt: e.CreatedAt.UnixMilli()}
 }
 
 // sseHeartbeat keeps idle streams (and the proxies on their way) open.

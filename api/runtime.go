@@ -233,12 +233,12 @@ func (s *server) runtimeApproval(c *fiber.Ctx) error {
 		return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "waitSeconds must be 0 to %d", runtimewire.MaxWaitSeconds))
 	}
 	got, err := s.svc.Remote.Approve(c.UserContext(), token, session, c.Params("turnId"),
-		core.ApprovalAsk{Key: in.Key, Tool: in.Tool, Summary: in.Summary}, time.Duration(in.WaitSeconds)*time.Second)
+		core.ApprovalAsk{Key: in.Key, Tool: in.Tool, Summary: in.Summary, Input: in.Input}, time.Duration(in.WaitSeconds)*time.Second)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
 	return c.JSON(runtimewire.ApprovalAnswer{ApprovalID: got.Approval.ID, Status: string(got.Approval.Status),
-		Allow: got.Answer.Allow, Reason: got.Answer.Reason})
+		Allow: got.Answer.Allow, Reason: got.Answer.Reason, Input: got.Answer.Input, InputSHA256: got.Answer.InputSHA256})
 }
 
 func (s *server) runtimeSetupFailed(c *fiber.Ctx) error {

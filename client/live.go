@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 type TurnEvent struct {
 	Seq        int64  `json:"seq"`
 	TurnID     string `json:"turnId"`
-	Type       string `json:"type"` // tool_started, tool_finished, text, approval_requested, approval_resolved, turn_finished
+	Type       string `json:"type"` // tool_started, tool_finished, tool_denied, text, approval_requested, approval_resolved, turn_finished
 	Tool       string `json:"tool,omitempty"`
 	Summary    string `json:"summary,omitempty"`
 	Delta      string `json:"delta,omitempty"`
@@ -23,7 +24,13 @@ type TurnEvent struct {
 	ApprovalID string `json:"approvalId,omitempty"`
 	Status     string `json:"status,omitempty"`
 	DecidedBy  string `json:"decidedBy,omitempty"`
-	CreatedAt  Millis `json:"createdAt"`
+	// Input and InputSHA256, on approval_requested: the tool's whole input (what an
+	// Allow lets run; Summary is only a short description) and the hash of its
+	// canonical JSON. Reason, on an approval_resolved the hub decided without asking.
+	Input       json.RawMessage `json:"input,omitempty"`
+	InputSHA256 string          `json:"inputSha256,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	CreatedAt   Millis          `json:"createdAt"`
 }
 
 // EventPage is a page of turn events and the seq to ask after next.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 )
 
@@ -54,6 +55,9 @@ type ApprovalAsk struct {
 	// command line, the file), both shown to whoever decides.
 	Tool    string
 	Summary string
+	// Input is the tool's whole input as the agent gave it (JSON: an object, a
+	// string), nil when it gave none. It is what is shown, whole, to whoever decides.
+	Input json.RawMessage
 }
 
 // ApprovalAnswer is the decision on an ApprovalAsk.
@@ -62,6 +66,10 @@ type ApprovalAnswer struct {
 	Allow      bool
 	// Reason says, when denied, why (for the agent: "denied by a person", "timed out").
 	Reason string
+	// Input and InputSHA256, on an Allow of an ask with an input: the input exactly as
+	// shown and approved (CanonicalInput), and its hash. The agent runs this input.
+	Input       json.RawMessage
+	InputSHA256 string
 }
 
 // maxAgentSession bounds an agent's session id: it is stored with the workspace and

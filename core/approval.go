@@ -59,8 +59,12 @@ type Approval struct {
 	TurnID      string
 	Key         string
 	Status      ApprovalStatus
+	// InputSHA256 is the hash of the input shown for the ask (InputHash), "" when the
+	// agent gave no input.
+	InputSHA256 string
 	// DecidedBy says who decided: "api:<keyId>", "slack:<userId>", "discord:<userId>",
-	// or "" for a timeout or a closed turn.
+	// "hub:<why>" when the hub denied it without asking, or "" for a timeout or a
+	// closed turn.
 	DecidedBy string
 	CreatedAt time.Time
 	ExpiresAt time.Time
@@ -75,6 +79,9 @@ type ApprovalQueries interface {
 	// InsertApproval records a unless its (workspace, turn, key) is known; it returns
 	// the row that holds the ask and whether this call inserted it.
 	InsertApproval(ctx context.Context, a *Approval) (*Approval, bool, error)
+	// LockTurnApprovals holds, until the transaction ends, a lock on the asks of one
+	// turn: concurrent asks are counted (and capped) one after another.
+	LockTurnApprovals(ctx context.Context, workspaceID, turnID string) error
 	CountApprovals(ctx context.Context, workspaceID, turnID string) (int, error)
 	GetApproval(ctx context.Context, workspaceID, id string) (*Approval, error)
 	// DecideApproval moves a pending approval to status; false when it was no longer
@@ -88,6 +95,9 @@ type ApprovalQueries interface {
 func approvalReason(a *Approval) string {
 	switch a.Status {
 	case ApprovalDenied:
+		if r, ok := hubDenials[a.DecidedBy]; ok {
+			return r
+		}
 		return "Denied by a person reviewing this workspace."
 	case ApprovalTimedOut:
 		return "Denied: nobody answered the approval request in time."
@@ -97,8 +107,30 @@ func approvalReason(a *Approval) string {
 	return ""
 }
 
-func answerOf(a *Approval) ApprovalAnswer {
-	return ApprovalAnswer{ApprovalID: a.ID, Allow: a.Allowed(), Reason: approvalReason(a)}
+// answerOf is the answer to ask, which a holds. An Allow hands back the input that
+// was shown, and only when ask's input is that one: an ask again under a key already
+// asked, with another input, is refused, since that input was never shown.
+func answerOf(a *Approval, ask ApprovalAsk) ApprovalAnswer {
+	ans := ApprovalAnswer{ApprovalID: a.ID, Allow: a.Allowed(), Reason: approvalReason(a)}
+	if !ans.Allow || a.InputSHA256 == "" && len(ask.Input) == 0 {
+		return ans
+	}
+	if !SameInput(ask.Input, a.InputSHA256) {
+		return ApprovalAnswer{ApprovalID: a.ID, Reason: reasonInputNotSame}
+	}
+	ans.Input, _ = CanonicalInput(ask.Input)
+	ans.InputSHA256 = a.InputSHA256
+	return ans
+}
+
+// cutSummary bounds an ask's summary; a cut one ends with "…", so it is never taken
+// for the whole command (the input is).
+func cutSummary(s string) string {
+	s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
+	if cut, ok := capRunes(s, maxEventSummary-1); ok {
+		return cut + "…"
+	}
+	return s
 }
 
 // askApproval is TurnRequest.Approve for a turn this hub runs: the ask is recorded
@@ -112,23 +144,25 @@ func (s *Runtime) askApproval(ctx context.Context, ws *Workspace, turnID string,
 		return ApprovalAnswer{Reason: "Denied: the approval request could not be recorded."}
 	}
 	for a.Status == ApprovalPending {
-		if a, err = s.awaitApproval(ctx, ws.ID, a.ID, 0); err != nil {
+		if a, err = s.awaitApproval(ctx, ws.ID, a.ID, untilDecided); err != nil {
 			return ApprovalAnswer{ApprovalID: a.ID, Reason: "Denied: " + err.Error()}
 		}
 	}
-	return answerOf(a)
+	return answerOf(a, ask)
 }
 
 // requestApproval records an ask and, the first time, announces it: the
-// approval_requested event, the webhook event and the chat threads' messages, in one
-// transaction. An ask past MaxApprovalsPerTurn is recorded as denied.
+// approval_requested event (with the whole input), the webhook event and the chat
+// threads' messages, in one transaction. An ask past MaxApprovalsPerTurn is recorded
+// as denied; one whose input is too large to show whole (or not JSON) is denied too,
+// and its events say why.
 func (s *Runtime) requestApproval(ctx context.Context, ws *Workspace, turnID string, ask ApprovalAsk) (*Approval, error) {
 	ask.Key = strings.TrimSpace(ask.Key)
 	if ask.Key == "" || len(ask.Key) > maxApprovalKey {
-		ask.Key = DerivedID("", ask.Tool, ask.Summary)
+		ask.Key = DerivedID("", ask.Tool, ask.Summary, string(ask.Input))
 	}
 	ask.Tool, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(ask.Tool), "\uFFFD"), maxEventTool)
-	ask.Summary, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(ask.Summary), "\uFFFD"), maxEventSummary)
+	ask.Summary = cutSummary(ask.Summary)
 	now := s.clock.Now()
 	timeout := s.config.ApprovalTimeout
 	if timeout <= 0 {
@@ -136,24 +170,39 @@ func (s *Runtime) requestApproval(ctx context.Context, ws *Workspace, turnID str
 	}
 	a := &Approval{ID: NewID(s.rand, PrefixApproval), WorkspaceID: ws.ID, TurnID: turnID, Key: ask.Key,
 		Status: ApprovalPending, CreatedAt: now, ExpiresAt: now.Add(timeout)}
+	refuse := func(by string) { a.Status, a.DecidedBy, a.DecidedAt = ApprovalDenied, by, &now }
+	if len(ask.Input) > 0 {
+		canon, err := CanonicalInput(ask.Input)
+		switch {
+		case err != nil:
+			refuse(decidedByBadInput)
+		case len(canon) > MaxApprovalInput:
+			refuse(decidedByTooLarge)
+		default:
+			ask.Input, a.InputSHA256 = canon, InputHash(canon)
+		}
+	}
 	var held *Approval
 	err := s.store.InTx(ctx, func(q Queries) error {
+		if err := q.LockTurnApprovals(ctx, ws.ID, turnID); err != nil {
+			return err
+		}
 		n, err := q.CountApprovals(ctx, ws.ID, turnID)
 		if err != nil {
 			return err
 		}
-		if n >= MaxApprovalsPerTurn {
-			a.Status, a.DecidedAt = ApprovalDenied, &now
+		if n >= MaxApprovalsPerTurn && a.Status == ApprovalPending {
+			refuse(decidedByLimit)
 		}
 		var inserted bool
 		if held, inserted, err = q.InsertApproval(ctx, a); err != nil || !inserted {
 			return err
 		}
 		if a.Status != ApprovalPending {
-			return nil
+			return s.recordRefusal(ctx, q, a, ask)
 		}
 		ev, err := s.sealEvent(&TurnEvent{WorkspaceID: ws.ID, TurnID: turnID, Type: EventApprovalRequested,
-			ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary, CreatedAt: now})
+			ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary, Input: ask.Input, InputSHA256: a.InputSHA256, CreatedAt: now})
 		if err != nil {
 			return err
 		}
@@ -174,9 +223,38 @@ func (s *Runtime) requestApproval(ctx context.Context, ws *Workspace, turnID str
 	return held, err
 }
 
+// untilDecided is awaitApproval's maxWait for a wait bounded only by the approval's
+// expiry.
+const untilDecided time.Duration = -1
+
+// recordRefusal writes the events of an ask the hub denied without asking anyone
+// because of its input: what was asked (without the input it could not show) and why
+// it was denied. An ask past the per-turn cap writes none: the stream stays bounded.
+func (s *Runtime) recordRefusal(ctx context.Context, q Queries, a *Approval, ask ApprovalAsk) error {
+	if a.DecidedBy == decidedByLimit {
+		return nil
+	}
+	events := make([]*StoredTurnEvent, 0, 2)
+	for _, e := range []*TurnEvent{
+		{Type: EventApprovalRequested, Tool: ask.Tool, Summary: ask.Summary},
+		{Type: EventApprovalResolved, Status: a.Status, DecidedBy: a.DecidedBy, Reason: approvalReason(a)},
+	} {
+		e.WorkspaceID, e.TurnID, e.ApprovalID, e.CreatedAt = a.WorkspaceID, a.TurnID, a.ID, a.CreatedAt
+		st, err := s.sealEvent(e)
+		if err != nil {
+			return err
+		}
+		events = append(events, st)
+	}
+	if err := q.InsertTurnEvents(ctx, events); err != nil {
+		return err
+	}
+	return q.Notify(ctx, EventsChannel, a.WorkspaceID)
+}
+
 // awaitApproval waits for a decision on approval id: until it is taken, it expires
-// (then it is decided timed_out here), ctx ends (an error), or maxWait passes (> 0;
-// the approval is returned still pending).
+// (then it is decided timed_out here), ctx ends (an error), or maxWait passes (>= 0;
+// the approval is returned still pending; 0 looks once and does not wait).
 func (s *Runtime) awaitApproval(ctx context.Context, workspaceID, id string, maxWait time.Duration) (*Approval, error) {
 	var give <-chan time.Time
 	if maxWait > 0 {
@@ -200,6 +278,9 @@ func (s *Runtime) awaitApproval(ctx context.Context, workspaceID, id string, max
 		left := a.ExpiresAt.Sub(s.clock.Now())
 		if left <= 0 {
 			return s.settleApproval(ctx, a, ApprovalTimedOut, "")
+		}
+		if maxWait == 0 {
+			return a, nil
 		}
 		t := time.NewTimer(min(left, approvalPoll))
 		select {
@@ -326,17 +407,19 @@ func decideApproval(ctx context.Context, store TxStore, k kernel, workspaceID, a
 		return nil, Errorf(CodeApprovalNotFound, "no approval %q in this workspace", approvalID)
 	}
 	var out *Approval
+	expired := false
 	err := inTx(ctx, store, func(q Queries) error {
+		expired = false
 		a, err := q.GetApproval(ctx, workspaceID, approvalID)
 		if err != nil {
 			return notFound(err, CodeApprovalNotFound, "no approval "+approvalID+" in this workspace")
 		}
 		if a.Status == ApprovalPending && !k.clock.Now().Before(a.ExpiresAt) {
-			// Past its time, though the waiting runtime has not settled it yet.
-			if err := decideIn(ctx, q, k, a, ApprovalTimedOut, ""); err != nil {
-				return err
-			}
-			return Errorf(CodeApprovalNotPending, "approval %s timed out before it was answered", a.ID)
+			// Past its time, though the waiting runtime has not settled it yet: the
+			// timeout is recorded (this transaction commits), and the decision refused
+			// after it.
+			expired = true
+			return decideIn(ctx, q, k, a, ApprovalTimedOut, "")
 		}
 		if err := decideIn(ctx, q, k, a, status, by); err != nil {
 			return err
@@ -346,16 +429,21 @@ func decideApproval(ctx context.Context, store TxStore, k kernel, workspaceID, a
 		out = a
 		return nil
 	})
+	if err == nil && expired {
+		return nil, Errorf(CodeApprovalNotPending, "approval %s timed out before it was answered", approvalID)
+	}
 	return out, err
 }
 
 // approvalEventBody is the JSON body of workspace.approval.requested.
 type approvalEventBody struct {
 	eventHead
-	ApprovalID string `json:"approvalId"`
-	Tool       string `json:"tool"`
-	Summary    string `json:"summary"`
-	ExpiresAt  int64  `json:"expiresAt"`
+	ApprovalID  string          `json:"approvalId"`
+	Tool        string          `json:"tool"`
+	Summary     string          `json:"summary"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	InputSHA256 string          `json:"inputSha256,omitempty"`
+	ExpiresAt   int64           `json:"expiresAt"`
 }
 
 // emitApprovalRequested writes the ask's webhook event and its deliveries, like a
@@ -365,7 +453,8 @@ func (s *Runtime) emitApprovalRequested(ctx context.Context, q Queries, ws *Work
 	body, err := json.Marshal(approvalEventBody{
 		eventHead: eventHead{EventID: id, Type: WebhookApprovalRequested, CreatedAt: a.CreatedAt.UnixMilli(),
 			WorkspaceID: ws.ID, Branch: ws.Branch, TurnID: a.TurnID},
-		ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary, ExpiresAt: a.ExpiresAt.UnixMilli()})
+		ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary, Input: ask.Input, InputSHA256: a.InputSHA256,
+		ExpiresAt: a.ExpiresAt.UnixMilli()})
 	if err != nil {
 		return err
 	}
@@ -411,5 +500,5 @@ func (r *Remote) Approve(ctx context.Context, token, session, turnID string, ask
 			return nil, err
 		}
 	}
-	return &RemoteApproval{Approval: a, Answer: answerOf(a)}, nil
+	return &RemoteApproval{Approval: a, Answer: answerOf(a, ask)}, nil
 }

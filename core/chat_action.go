@@ -104,15 +104,18 @@ func (s *Chat) Act(ctx context.Context, a ChatAction) (*ChatActionResult, error)
 
 // approvalNotice is what an approval notice carries (sealed as its text).
 type approvalNotice struct {
-	ApprovalID string `json:"approvalId"`
-	Tool       string `json:"tool"`
-	Summary    string `json:"summary"`
+	ApprovalID  string          `json:"approvalId"`
+	Tool        string          `json:"tool"`
+	Summary     string          `json:"summary"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	InputSHA256 string          `json:"inputSha256,omitempty"`
 }
 
 // queueApprovalNotices asks each of the workspace's threads for the decision, in the
 // transaction that records the ask.
 func queueApprovalNotices(ctx context.Context, q Queries, k kernel, ws *Workspace, a *Approval, ask ApprovalAsk) error {
-	body, err := json.Marshal(approvalNotice{ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary})
+	body, err := json.Marshal(approvalNotice{ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary, Input: ask.Input,
+		InputSHA256: a.InputSHA256})
 	if err != nil {
 		return err
 	}
@@ -168,6 +171,7 @@ func openApprovalNotice(n *ChatNotice) error {
 		return fmt.Errorf("approval notice: %w", err)
 	}
 	n.ApprovalID, n.Tool, n.Summary, n.Text = b.ApprovalID, b.Tool, b.Summary, ""
+	n.Input, n.InputSHA256 = b.Input, b.InputSHA256
 	return nil
 }
 
@@ -190,6 +194,6 @@ func (s *Chat) openDecidedNotice(c *ClaimedChatNotice, n *ChatNotice) error {
 	if err := openApprovalNotice(&q); err != nil {
 		return err
 	}
-	n.ApprovalID, n.Tool, n.Summary = q.ApprovalID, q.Tool, q.Summary
+	n.ApprovalID, n.Tool, n.Summary, n.Input, n.InputSHA256 = q.ApprovalID, q.Tool, q.Summary, q.Input, q.InputSHA256
 	return nil
 }

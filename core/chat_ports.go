@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -150,8 +151,11 @@ type ChatNotice struct {
 	Text        string // NoticeText: the words, in the platform's markup
 	WorkspaceID string // NoticeWorkspaceFailed: which workspace, and its statusCode
 	Code        string
-	// NoticeApproval: the approval to decide, and what the agent asks to do.
+	// NoticeApproval: the approval to decide, and what the agent asks to do: the
+	// tool's whole input (nil when the agent gave none) and its hash.
 	ApprovalID, Tool, Summary string
+	Input                     json.RawMessage
+	InputSHA256               string
 	// NoticeApprovalDecided: the approval's message to edit (MessageRef, "" when it
 	// was never posted), and how it was decided.
 	MessageRef string

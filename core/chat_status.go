@@ -82,6 +82,8 @@ type ChatStep struct {
 	Summary string
 	// ApprovalID is set on what waits for approval.
 	ApprovalID string
+	// Denied is set on a step whose approval was denied: it did not run.
+	Denied bool
 }
 
 // ChatStatusView is what a status message shows.
@@ -210,6 +212,9 @@ func (s *Chat) statusView(ctx context.Context, c *ClaimedChatStatus) (ChatStatus
 	}
 	v.Steps = steps
 	resolved := map[string]bool{}
+	// denied counts, per tool, the tool_denied events seen and not yet matched with
+	// the (older) tool_started each ends.
+	denied := map[string]int{}
 	for _, st := range tail { // newest first
 		e, err := s.openEvent(st)
 		if err != nil {
@@ -224,9 +229,15 @@ func (s *Chat) statusView(ctx context.Context, c *ClaimedChatStatus) (ChatStatus
 			if !resolved[e.ApprovalID] && v.Waiting == nil && !c.Finished {
 				v.Waiting = &ChatStep{Tool: e.Tool, Summary: e.Summary, ApprovalID: e.ApprovalID}
 			}
+		case EventToolDenied:
+			denied[e.Tool]++
 		case EventToolStarted:
+			step := ChatStep{Tool: e.Tool, Summary: e.Summary, Denied: denied[e.Tool] > 0}
+			if step.Denied {
+				denied[e.Tool]--
+			}
 			if len(v.Recent) < ChatStatusSteps {
-				v.Recent = append([]ChatStep{{Tool: e.Tool, Summary: e.Summary}}, v.Recent...)
+				v.Recent = append([]ChatStep{step}, v.Recent...)
 			}
 		}
 	}

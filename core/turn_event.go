@@ -18,8 +18,10 @@ type TurnEventType string
 
 // Turn event types.
 const (
-	EventToolStarted       TurnEventType = "tool_started"
-	EventToolFinished      TurnEventType = "tool_finished"
+	EventToolStarted  TurnEventType = "tool_started"
+	EventToolFinished TurnEventType = "tool_finished"
+	// EventToolDenied ends a tool step that did not run: its approval was denied.
+	EventToolDenied        TurnEventType = "tool_denied"
 	EventText              TurnEventType = "text"
 	EventApprovalRequested TurnEventType = "approval_requested"
 	// EventApprovalResolved says how an approval ended (an addition to the issue's
@@ -63,7 +65,13 @@ type TurnEvent struct {
 	ApprovalID string
 	Status     ApprovalStatus
 	DecidedBy  string
-	CreatedAt  time.Time
+	// Input and InputSHA256 are set on approval_requested: the tool's whole input as
+	// shown for the decision (CanonicalInput) and its hash.
+	Input       json.RawMessage
+	InputSHA256 string
+	// Reason is set on an approval_resolved the hub decided without asking anyone.
+	Reason    string
+	CreatedAt time.Time
 }
 
 // turnEventBody is what is sealed: everything but the ids and time, which are columns.
@@ -75,6 +83,10 @@ type turnEventBody struct {
 	ApprovalID string         `json:"approvalId,omitempty"`
 	Status     ApprovalStatus `json:"status,omitempty"`
 	DecidedBy  string         `json:"decidedBy,omitempty"`
+	// Input is kept as JSON text, not re-encoded: it is the canonical form its hash is of.
+	Input       string `json:"input,omitempty"`
+	InputSHA256 string `json:"inputSha256,omitempty"`
+	Reason      string `json:"reason,omitempty"`
 }
 
 // StoredTurnEvent is a turn event as the store keeps it.
@@ -100,14 +112,15 @@ type TurnEventQueries interface {
 // clean bounds an event's fields and reports whether the event is one the hub keeps.
 func (e *TurnEvent) clean() bool {
 	switch e.Type {
-	case EventToolStarted, EventToolFinished, EventText:
+	case EventToolStarted, EventToolFinished, EventToolDenied, EventText:
 	default:
 		return false // approval_requested and turn_finished are the hub's own
 	}
 	e.Tool, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(e.Tool), "\uFFFD"), maxEventTool)
-	e.Summary, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(e.Summary), "\uFFFD"), maxEventSummary)
+	e.Summary = cutSummary(e.Summary)
 	e.Delta, _ = capRunes(strings.ToValidUTF8(e.Delta, "\uFFFD"), maxEventDelta)
 	e.Outcome, e.ApprovalID, e.Status, e.DecidedBy = "", "", "", ""
+	e.Input, e.InputSHA256, e.Reason = nil, "", ""
 	return e.Type != EventText || e.Delta != ""
 }
 
@@ -118,7 +131,8 @@ func turnEventBinding(workspaceID, turnID string) string {
 // sealEvent turns an event into its stored form.
 func (s kernel) sealEvent(e *TurnEvent) (*StoredTurnEvent, error) {
 	body, err := json.Marshal(turnEventBody{Tool: e.Tool, Summary: e.Summary, Delta: e.Delta, Outcome: e.Outcome,
-		ApprovalID: e.ApprovalID, Status: e.Status, DecidedBy: e.DecidedBy})
+		ApprovalID: e.ApprovalID, Status: e.Status, DecidedBy: e.DecidedBy, Input: string(e.Input),
+		InputSHA256: e.InputSHA256, Reason: e.Reason})
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +153,13 @@ func (s kernel) openEvent(st *StoredTurnEvent) (*TurnEvent, error) {
 	if err := json.Unmarshal([]byte(plain), &b); err != nil {
 		return nil, err
 	}
-	return &TurnEvent{Seq: st.Seq, WorkspaceID: st.WorkspaceID, TurnID: st.TurnID, Type: st.Type,
+	e := &TurnEvent{Seq: st.Seq, WorkspaceID: st.WorkspaceID, TurnID: st.TurnID, Type: st.Type,
 		Tool: b.Tool, Summary: b.Summary, Delta: b.Delta, Outcome: b.Outcome, ApprovalID: b.ApprovalID,
-		Status: b.Status, DecidedBy: b.DecidedBy, CreatedAt: st.CreatedAt}, nil
+		Status: b.Status, DecidedBy: b.DecidedBy, InputSHA256: b.InputSHA256, Reason: b.Reason, CreatedAt: st.CreatedAt}
+	if b.Input != "" {
+		e.Input = json.RawMessage(b.Input)
+	}
+	return e, nil
 }
 
 // eventRecorder writes a running turn's events as they come, in batches (one

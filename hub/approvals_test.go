@@ -1,10 +1,13 @@
 package hub_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/webhook"
@@ -58,21 +61,35 @@ func decide(t *testing.T, h *hubtest.Hub, id, approvalID, decision string, statu
 // across the runtime API (process).
 func TestApprovalsAnsweredThroughTheAPI(t *testing.T) {
 	t.Parallel()
+	onEachProvider(t, approvalsThroughTheAPI)
+}
+
+// onEachProvider runs check on a hub of its own, on the local provider and across
+// the runtime API (process).
+func onEachProvider(t *testing.T, check func(t *testing.T, h *hubtest.Hub, provider string)) {
 	for _, provider := range []string{"local", "process"} {
 		t.Run(provider, func(t *testing.T) {
 			t.Parallel()
-			approvalsThroughTheAPI(t, startApprovals(t), provider)
+			check(t, startApprovals(t), provider)
 		})
 	}
 }
 
-func approvalsThroughTheAPI(t *testing.T, h *hubtest.Hub, provider string) {
-	rc := hubtest.NewReceiver(t, nil)
-	_, secret := addWebhook(t, h, h.Key, rc.URL)
-	id := createOn(t, h, provider, "", "runtimeMode", "approval-required")
+// askingTurn sends prompt to a new approval-required workspace on provider, with a
+// webhook receiver registered and the workspace's event stream open (closed with
+// the test).
+func askingTurn(t *testing.T, h *hubtest.Hub, provider, prompt string) (rc *hubtest.Receiver, secret, id string, events <-chan sseEvent) {
+	rc = hubtest.NewReceiver(t, nil)
+	_, secret = addWebhook(t, h, h.Key, rc.URL)
+	id = createOn(t, h, provider, "", "runtimeMode", "approval-required")
 	events, drop := stream(t, h, id, "")
-	defer drop()
-	send(t, h, id, "ask first second")
+	t.Cleanup(drop)
+	send(t, h, id, prompt)
+	return rc, secret, id, events
+}
+
+func approvalsThroughTheAPI(t *testing.T, h *hubtest.Hub, provider string) {
+	rc, secret, id, events := askingTurn(t, h, provider, "ask first second")
 
 	asked, before := nextOf(t, events, "approval_requested")
 	if asked.Tool != "bash" || asked.Summary != "rm -rf first" || asked.ApprovalID == "" ||
@@ -171,5 +188,76 @@ func TestApprovalsOutsideTheModeAreDenied(t *testing.T) {
 		if strings.HasPrefix(e.Type, "approval") {
 			t.Fatalf("expected no approval events, got %v", e)
 		}
+	}
+}
+
+// An ask shows the tool's whole input (the turn event and the webhook event), its
+// summary marked as cut, and an Allow answers with the hash of exactly that input.
+// On the local provider and across the runtime API (process).
+func TestApprovalsShowTheWholeInputAndAllowBindsItsHash(t *testing.T) {
+	t.Parallel()
+	onEachProvider(t, wholeInput)
+}
+
+func wholeInput(t *testing.T, h *hubtest.Hub, provider string) {
+	rc, secret, id, events := askingTurn(t, h, provider, "run "+hubtest.HiddenTail)
+
+	asked, _ := nextOf(t, events, "approval_requested")
+	hash := hubtest.CommandHash(hubtest.HiddenTail)
+	var input map[string]string
+	if err := json.Unmarshal(asked.Input, &input); err != nil || input["command"] != hubtest.HiddenTail || asked.InputSHA256 != hash {
+		t.Fatalf("expected the event to carry the whole command and the hash %s, got %s %s (%v)", hash, asked.Input, asked.InputSHA256, err)
+	}
+	if n := utf8.RuneCountInString(asked.Summary); n != 300 || !strings.HasSuffix(asked.Summary, "…") {
+		t.Fatalf("expected the summary cut to 300 characters and marked with …, got %d: %q", n, asked.Summary)
+	}
+	got := rc.Wait(t, 1)[0]
+	ev, err := webhook.ConstructEvent(got.Body, got.Header.Get(webhook.HeaderSignature), secret)
+	if err != nil || ev.InputSHA256 != hash || json.Unmarshal([]byte(ev.Input), &input) != nil || input["command"] != hubtest.HiddenTail {
+		t.Fatalf("expected the webhook event to carry the whole input and its hash, got %s (%v)", got.Body, err)
+	}
+
+	decide(t, h, id, asked.ApprovalID, "allow", 200, "")
+	waitFor(t, h, id, "idle after the turn", idleAfterTurns(1))
+	want := `completed: {"type":"approval_resolved","id":"run","decision":"allow","sha256":"` + hash + `"}`
+	if reply := replies(t, h, id); len(reply) != 1 || reply[0] != want {
+		t.Fatalf("expected the agent told to run the input with hash %s, got %q", hash, reply)
+	}
+}
+
+// An input too large to show whole is denied without asking anyone, and the events
+// say why; asked again with another input under the same id, an allowed ask is
+// refused, since that input was never shown.
+func TestApprovalsOfInputsNotShownAreRefused(t *testing.T) {
+	t.Parallel()
+	a := startAsker(t)
+	huge := map[string]any{"command": strings.Repeat("x", core.MaxApprovalInput)}
+	got := a.call(t, "/turns/"+a.turnID+"/approvals", map[string]any{"key": "huge", "tool": "Bash", "summary": "xxx",
+		"input": huge, "waitSeconds": 0}).expect(t, 200).Body
+	if got["status"] != "denied" || got["reason"] != core.ReasonInputTooLarge {
+		t.Fatalf("expected the huge ask denied as too large, got %v", got)
+	}
+	var seen []string
+	for _, e := range eventsPage(t, a.h, a.id, 0) {
+		seen = append(seen, e.Type+":"+e.Status+":"+e.Reason)
+		if len(e.Input) != 0 {
+			t.Fatalf("expected no input on the events of an ask too large to show, got %d bytes", len(e.Input))
+		}
+	}
+	if want := "approval_requested::,approval_resolved:denied:" + core.ReasonInputTooLarge; strings.Join(seen, ",") != want {
+		t.Fatalf("expected the events to say why, %q, got %q", want, seen)
+	}
+
+	ask := func(command string) map[string]any {
+		return a.call(t, "/turns/"+a.turnID+"/approvals", map[string]any{"key": "k", "tool": "Bash", "summary": "ls",
+			"input": map[string]any{"command": command}, "waitSeconds": 0}).expect(t, 200).Body
+	}
+	first := ask("ls")
+	decide(t, a.h, a.id, first["approvalId"].(string), "allow", 200, "")
+	if again := ask("ls"); again["allow"] != true || again["inputSha256"] == "" {
+		t.Fatalf("expected the shown input allowed with its hash, got %v", again)
+	}
+	if other := ask("rm -rf /"); other["allow"] != false || !strings.Contains(other["reason"].(string), "differs") {
+		t.Fatalf("expected another input under the allowed id refused, got %v", other)
 	}
 }

@@ -15,17 +15,20 @@ import (
 )
 
 type sseEvent struct {
-	Seq        int64  `json:"seq"`
-	TurnID     string `json:"turnId"`
-	Type       string `json:"type"`
-	Tool       string `json:"tool"`
-	Summary    string `json:"summary"`
-	Delta      string `json:"delta"`
-	Outcome    string `json:"outcome"`
-	ApprovalID string `json:"approvalId"`
-	Status     string `json:"status"`
-	DecidedBy  string `json:"decidedBy"`
-	CreatedAt  int64  `json:"createdAt"`
+	Seq         int64           `json:"seq"`
+	TurnID      string          `json:"turnId"`
+	Type        string          `json:"type"`
+	Tool        string          `json:"tool"`
+	Summary     string          `json:"summary"`
+	Delta       string          `json:"delta"`
+	Outcome     string          `json:"outcome"`
+	ApprovalID  string          `json:"approvalId"`
+	Status      string          `json:"status"`
+	DecidedBy   string          `json:"decidedBy"`
+	Input       json.RawMessage `json:"input"`
+	InputSHA256 string          `json:"inputSha256"`
+	Reason      string          `json:"reason"`
+	CreatedAt   int64           `json:"createdAt"`
 }
 
 func (e sseEvent) String() string {

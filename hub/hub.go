@@ -181,7 +181,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	}
 	if cfg.DiscordBotToken != "" {
 		d, err := discordbot.New(svc.Chat, discordbot.Config{BotToken: cfg.DiscordBotToken, PublicKey: cfg.DiscordPublicKey,
-			AppID: cfg.DiscordAppID, HTTPClient: cfg.DiscordHTTPClient}, log)
+			AppID: cfg.DiscordAppID, HTTPClient: cfg.DiscordHTTPClient, Clock: opt.Clock}, log)
 		if err != nil {
 			return nil, err
 		}

@@ -47,6 +47,30 @@ type Event struct {
 	Tool       string `json:"tool,omitempty"`
 	Summary    string `json:"summary,omitempty"`
 	ExpiresAt  int64  `json:"expiresAt,omitempty"`
+	// Input is the tool's whole input as the agent gave it (JSON text; at most 64 KiB), and
+	// InputSHA256 the hex sha256 of its canonical form (compact, keys sorted, no HTML
+	// escaping): an Allow lets exactly this input run. Summary is only a short
+	// description (cut with "…"); Input is what will run.
+	Input       RawJSON `json:"input,omitempty"`
+	InputSHA256 string  `json:"inputSha256,omitempty"`
+}
+
+// RawJSON is a JSON value kept as its text, unparsed (json.Unmarshal it to read it).
+// A string rather than json.RawMessage keeps Event comparable with ==.
+type RawJSON string
+
+// UnmarshalJSON keeps the value's text.
+func (r *RawJSON) UnmarshalJSON(b []byte) error {
+	*r = RawJSON(b)
+	return nil
+}
+
+// MarshalJSON writes the text back (null when empty).
+func (r RawJSON) MarshalJSON() ([]byte, error) {
+	if r == "" {
+		return []byte("null"), nil
+	}
+	return []byte(r), nil
 }
 
 // Reply is the agent's answer, capped at 16,384 characters; Truncated says it was cut.

@@ -95,7 +95,7 @@ func (r *Runtime) approve(ctx context.Context, turnID string, events *eventRelay
 	for ctx.Err() == nil {
 		var a runtimewire.ApprovalAnswer
 		_, err := r.hub.call(ctx, request{method: "POST", path: "/turns/" + turnID + "/approvals", json: runtimewire.Approval{
-			Key: ask.Key, Tool: ask.Tool, Summary: ask.Summary, WaitSeconds: runtimewire.MaxWaitSeconds}}, &a)
+			Key: ask.Key, Tool: ask.Tool, Summary: ask.Summary, Input: ask.Input, WaitSeconds: runtimewire.MaxWaitSeconds}}, &a)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -104,7 +104,8 @@ func (r *Runtime) approve(ctx context.Context, turnID string, events *eventRelay
 			return core.ApprovalAnswer{Reason: "Denied: the hub could not be asked."}
 		}
 		if a.Status != string(core.ApprovalPending) {
-			return core.ApprovalAnswer{ApprovalID: a.ApprovalID, Allow: a.Allow, Reason: a.Reason}
+			return core.ApprovalAnswer{ApprovalID: a.ApprovalID, Allow: a.Allow, Reason: a.Reason, Input: a.Input,
+				InputSHA256: a.InputSHA256}
 		}
 	}
 	return core.ApprovalAnswer{Reason: "Denied: the turn ended while waiting."}

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wshub/wshub/core"
 )
 
 // Claude Code's permission prompt tool (issue 16). In the approval-required mode
@@ -39,8 +42,9 @@ const (
 	permissionPromptTool = "mcp__" + approvalServerName + "__" + approvalToolName
 	// ApprovalSocketEnv names the socket in the MCP server's environment.
 	ApprovalSocketEnv = "WSHUB_APPROVAL_SOCKET"
-	// maxApprovalLine bounds one line on the approval socket.
-	maxApprovalLine = 64 << 10
+	// maxApprovalLine bounds one line on the approval socket: an ask or answer with
+	// a whole tool input (over core.MaxApprovalInput too, so the hub says it is).
+	maxApprovalLine = 1 << 20
 )
 
 // permissionInput is what Claude Code passes the permission prompt tool.
@@ -52,15 +56,23 @@ type permissionInput struct {
 
 // approvalAsk and approvalAnswer are the approval socket's lines.
 type approvalAsk struct {
-	Key     string `json:"key"`
-	Tool    string `json:"tool"`
-	Summary string `json:"summary"`
+	Key     string          `json:"key"`
+	Tool    string          `json:"tool"`
+	Summary string          `json:"summary"`
+	Input   json.RawMessage `json:"input,omitempty"`
 }
 
+// approvalAnswer's Input and SHA256, on an allow: the input as shown and approved,
+// and its hash (core.ApprovalAnswer).
 type approvalAnswer struct {
-	Allow  bool   `json:"allow"`
-	Reason string `json:"reason,omitempty"`
+	Allow  bool            `json:"allow"`
+	Reason string          `json:"reason,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+	SHA256 string          `json:"sha256,omitempty"`
 }
+
+// reasonNotApproved is the denial of an allow whose input is not the one asked about.
+const reasonNotApproved = "Denied: the approved input is not the one asked about."
 
 // ServeApprovalMCP serves the permission prompt tool over in and out until the client
 // (Claude Code) closes them; each call is asked of the runner over socketPath.
@@ -69,14 +81,24 @@ func ServeApprovalMCP(ctx context.Context, socketPath string, in io.ReadCloser, 
 	mcp.AddTool(s, &mcp.Tool{Name: approvalToolName,
 		Description: "Asks the people reviewing this wshub workspace whether a tool may be used."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in permissionInput) (*mcp.CallToolResult, any, error) {
-			ans := askRunner(ctx, socketPath, approvalAsk{Key: in.ToolUseID, Tool: in.ToolName, Summary: askSummary(in.Input)})
+			input := in.Input
+			if input == nil {
+				input = map[string]any{}
+			}
+			raw, err := json.Marshal(input)
+			if err != nil {
+				return nil, nil, err
+			}
+			ans := askRunner(ctx, socketPath, approvalAsk{Key: in.ToolUseID, Tool: in.ToolName, Summary: askSummary(in.Input), Input: raw})
 			payload := map[string]any{"behavior": "deny", "message": ans.Reason}
 			if ans.Allow {
-				input := in.Input
-				if input == nil {
-					input = map[string]any{}
+				// Claude Code runs updatedInput: it is the input that was shown and
+				// approved, checked against the hash of what was asked.
+				if approved, ok := approvedInput(raw, ans); ok {
+					payload = map[string]any{"behavior": "allow", "updatedInput": approved}
+				} else {
+					payload["message"] = reasonNotApproved
 				}
-				payload = map[string]any{"behavior": "allow", "updatedInput": input}
 			} else if ans.Reason == "" {
 				payload["message"] = "Denied."
 			}
@@ -87,6 +109,22 @@ func ServeApprovalMCP(ctx context.Context, socketPath string, in io.ReadCloser, 
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}, nil, nil
 		})
 	return s.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+}
+
+// approvedInput is the input an allow approved, as Claude Code's updatedInput: ok
+// only when the answer's input hashes to its sha256 and that is the hash of what was
+// asked (asked).
+func approvedInput(asked []byte, ans approvalAnswer) (map[string]any, bool) {
+	if !core.SameInput(asked, ans.SHA256) || !core.SameInput(ans.Input, ans.SHA256) {
+		return nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(ans.Input))
+	d.UseNumber()
+	var approved map[string]any
+	if d.Decode(&approved) != nil || approved == nil {
+		return nil, false
+	}
+	return approved, true
 }
 
 // askRunner asks the runner's socket; any failure is a denial that says why.
@@ -115,9 +153,9 @@ func askRunner(ctx context.Context, socketPath string, ask approvalAsk) approval
 	return ans
 }
 
-// askSummary says what a tool use is about, for whoever decides: Bash's command, the
-// file an edit touches, the URL fetched (as the turn's events say it); else the input,
-// compact.
+// askSummary says what a tool use is about: Bash's command, the file an edit
+// touches, the URL fetched (as the turn's events say it); else the input, compact.
+// The hub cuts it, marked as cut; the whole input goes with the ask.
 func askSummary(input map[string]any) string {
 	if s := inputSummary(input); s != "" || len(input) == 0 {
 		return s
@@ -126,11 +164,7 @@ func askSummary(input map[string]any) string {
 	if err != nil {
 		return ""
 	}
-	s := strings.ToValidUTF8(string(b), "")
-	if len(s) > 300 {
-		s = s[:300]
-	}
-	return s
+	return strings.ToValidUTF8(string(b), "")
 }
 
 // approvalMCPConfig is the --mcp-config that makes Claude Code start the permission

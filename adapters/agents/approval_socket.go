@@ -97,10 +97,10 @@ func (s *approvalSocket) serve(conn net.Conn) {
 	s.asked++
 	over := s.asked > maxCommandAsks
 	s.mu.Unlock()
-	ans := approvalAnswer{Reason: "Denied: this turn asked too many times."}
+	ans := approvalAnswer{Reason: core.ReasonApprovalLimit}
 	if !over {
-		a := s.approve(s.ctx, core.ApprovalAsk{Key: ask.Key, Tool: ask.Tool, Summary: ask.Summary})
-		ans = approvalAnswer{Allow: a.Allow, Reason: a.Reason}
+		a := s.approve(s.ctx, core.ApprovalAsk{Key: ask.Key, Tool: ask.Tool, Summary: ask.Summary, Input: ask.Input})
+		ans = approvalAnswer{Allow: a.Allow, Reason: a.Reason, Input: a.Input, SHA256: a.InputSHA256}
 	}
 	out, _ := json.Marshal(ans)
 	_, _ = conn.Write(append(out, '\n'))

@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/wshub/wshub/core"
 )
@@ -76,7 +77,9 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 	}
 	prompt := promptWithAttachments(req)
 	args := c.args(req, mode, prompt)
+	denied := &deniedTools{}
 	if mode == core.ModeApprovalRequired && req.Approve != nil && r.self != "" && c.askArgs != nil {
+		req.Approve = denied.watch(req.Approve)
 		s, err := r.openApprovals(ctx, req)
 		if err != nil {
 			return failed(core.FailureAgentError, fmt.Sprintf("the hub could not open the approval socket: %v", err))
@@ -97,6 +100,9 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 	p := c.newParser()
 	if e, ok := p.(interface{ setEvents(func(core.TurnEvent)) }); ok && req.Events != nil {
 		e.setEvents(req.Events)
+	}
+	if d, ok := p.(interface{ setDenied(func(string) bool) }); ok {
+		d.setDenied(denied.has)
 	}
 	lines := &lineWriter{max: maxLine, fn: p.line}
 	st := r.run(ctx, req.WorkspaceID, at.wrap(invocation{path: path, args: args, env: r.turnEnv(req, at.home), stdin: stdin, stdout: lines, grace: r.grace}))
@@ -126,4 +132,25 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 	}
 	res.SessionID = session
 	return res
+}
+
+// deniedTools remembers the tool uses (by the ask's key, Claude Code's tool_use_id)
+// whose approval was denied, so the output parser can tell a denied tool from one
+// that ran: both end with a tool_result in the CLI's stream.
+type deniedTools struct{ keys sync.Map }
+
+// watch wraps approve to remember its denials.
+func (d *deniedTools) watch(approve func(context.Context, core.ApprovalAsk) core.ApprovalAnswer) func(context.Context, core.ApprovalAsk) core.ApprovalAnswer {
+	return func(ctx context.Context, ask core.ApprovalAsk) core.ApprovalAnswer {
+		a := approve(ctx, ask)
+		if !a.Allow && ask.Key != "" {
+			d.keys.Store(ask.Key, true)
+		}
+		return a
+	}
+}
+
+func (d *deniedTools) has(key string) bool {
+	_, ok := d.keys.Load(key)
+	return ok
 }

@@ -345,10 +345,11 @@ func TestTailBuffer(t *testing.T) {
 // The event protocol: JSON lines on fd 3 become turn events, in order; other lines,
 // and lines too long, are skipped; the reply is still standard output.
 func TestCommandAgentEvents(t *testing.T) {
-	long := strings.Repeat("x", maxEventLine+10)
+	// The long line is made by the script: it is larger than one argument may be.
 	script := `cat >/dev/null
 printf '{"type":"tool_started","tool":"bash","summary":"ls"}\n' >&3
-printf 'garbage\n{"type":"text","delta":"` + long + `"}\n' >&3
+printf 'garbage\n' >&3
+awk 'BEGIN { printf "{\"type\":\"text\",\"delta\":\""; for (i = 0; i < ` + strconv.Itoa(maxEventLine+10) + `; i++) printf "x"; printf "\"}\n" }' >&3
 printf '{"type":"tool_finished","tool":"bash"}\n{"type":"text","delta":"done"}' >&3
 echo reply`
 	r, err := New(context.Background(), Options{Commands: map[string]string{"agent_1": script},

@@ -30,25 +30,34 @@ import (
 //	{"type":"approval_resolved","id":"rm-build","decision":"allow"}
 //	{"type":"approval_resolved","id":"rm-build","decision":"deny","reason":"Denied by a person reviewing this workspace."}
 //
+// The ask may carry the tool's whole input, "input" (any JSON: an object, a string);
+// it is what is shown to whoever decides, whole (up to 64 KiB; a larger one is denied
+// without asking). An allow of such an ask carries "sha256", the hash of the input
+// that was shown and approved (sha256 of its canonical JSON, core.CanonicalInput): the
+// agent runs that input and nothing else.
+//
 // The id is the agent's own (asked again with the same id in the same turn, it is the
 // same approval). Answers to concurrent asks may come in any order; each names its
 // id. Outside the approval-required mode nobody is asked and the answer is deny.
 const (
-	eventsFD     = "3"
-	decisionsFD  = "4"
-	maxEventLine = 64 << 10
+	eventsFD    = "3"
+	decisionsFD = "4"
+	// maxEventLine is above what an ask with a whole input (core.MaxApprovalInput, as
+	// JSON-escaped by the agent) takes, so a too large input reaches the hub and is
+	// denied there, with the reason, instead of the ask going unanswered.
+	maxEventLine = 1 << 20
 )
 
 // eventLines turns the bytes an agent writes into turn events for sink, and approval
 // asks into calls of ask.
 type eventLines struct {
 	sink func(core.TurnEvent)
-	ask  func(id, tool, summary string)
+	ask  func(core.ApprovalAsk)
 	buf  []byte
 	skip bool // inside a line too long to keep
 }
 
-func newEventLines(sink func(core.TurnEvent), ask func(id, tool, summary string)) *eventLines {
+func newEventLines(sink func(core.TurnEvent), ask func(core.ApprovalAsk)) *eventLines {
 	return &eventLines{sink: sink, ask: ask}
 }
 
@@ -79,18 +88,19 @@ func (l *eventLines) line(b []byte) {
 		return
 	}
 	var e struct {
-		Type    string `json:"type"`
-		ID      string `json:"id"`
-		Tool    string `json:"tool"`
-		Summary string `json:"summary"`
-		Delta   string `json:"delta"`
+		Type    string          `json:"type"`
+		ID      string          `json:"id"`
+		Tool    string          `json:"tool"`
+		Summary string          `json:"summary"`
+		Delta   string          `json:"delta"`
+		Input   json.RawMessage `json:"input"`
 	}
 	if json.Unmarshal(bytes.TrimSpace(b), &e) != nil || e.Type == "" {
 		return
 	}
 	if e.Type == string(core.EventApprovalRequested) {
 		if l.ask != nil {
-			l.ask(e.ID, e.Tool, e.Summary)
+			l.ask(core.ApprovalAsk{Key: e.ID, Tool: e.Tool, Summary: e.Summary, Input: e.Input})
 		}
 		return
 	}
@@ -123,19 +133,24 @@ type decisions struct {
 // records (MaxApprovalsPerTurn) the same way.
 const maxCommandAsks = 2 * core.MaxApprovalsPerTurn
 
-func (d *decisions) ask(id, tool, summary string) {
+func (d *decisions) ask(ask core.ApprovalAsk) {
+	id := ask.Key
 	d.mu.Lock()
 	d.asked++
 	over := d.asked > maxCommandAsks
 	d.mu.Unlock()
-	if d.approve == nil || over {
+	switch {
+	case d.approve == nil:
 		d.answer(id, core.ApprovalAnswer{Reason: "Denied: nobody answers approvals in this runtime mode."})
+		return
+	case over:
+		d.answer(id, core.ApprovalAnswer{Reason: core.ReasonApprovalLimit})
 		return
 	}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		d.answer(id, d.approve(d.ctx, core.ApprovalAsk{Key: id, Tool: tool, Summary: summary}))
+		d.answer(id, d.approve(d.ctx, ask))
 	}()
 }
 
@@ -145,9 +160,10 @@ func (d *decisions) answer(id string, a core.ApprovalAnswer) {
 		ID       string `json:"id"`
 		Decision string `json:"decision"`
 		Reason   string `json:"reason,omitempty"`
+		SHA256   string `json:"sha256,omitempty"`
 	}{Type: string(core.EventApprovalResolved), ID: id, Decision: core.DecisionDeny, Reason: a.Reason}
 	if a.Allow {
-		out.Decision = core.DecisionAllow
+		out.Decision, out.SHA256 = core.DecisionAllow, a.InputSHA256
 	}
 	line, _ := json.Marshal(out)
 	d.mu.Lock()

@@ -35,9 +35,14 @@ type streamJSON struct {
 	events func(core.TurnEvent)
 	// tools names the open tool uses by id, for tool_finished.
 	tools map[string]string
+	// denied, when set, says whether a tool use (by id) was denied its approval: its
+	// result then ends it as tool_denied, since the tool never ran.
+	denied func(toolUseID string) bool
 }
 
 func (s *streamJSON) setEvents(fn func(core.TurnEvent)) { s.events = fn }
+
+func (s *streamJSON) setDenied(fn func(string) bool) { s.denied = fn }
 
 func (s *streamJSON) emit(e core.TurnEvent) {
 	if s.events != nil {
@@ -158,9 +163,14 @@ func (s *streamJSON) line(b []byte) {
 		var blocks []streamBlock
 		if ev.Message != nil && json.Unmarshal(ev.Message.Content, &blocks) == nil {
 			for _, bl := range blocks {
-				if bl.Type == "tool_result" {
-					s.emit(core.TurnEvent{Type: core.EventToolFinished, Tool: s.tools[bl.ToolUseID]})
+				if bl.Type != "tool_result" {
+					continue
 				}
+				end := core.EventToolFinished
+				if s.denied != nil && s.denied(bl.ToolUseID) {
+					end = core.EventToolDenied
+				}
+				s.emit(core.TurnEvent{Type: end, Tool: s.tools[bl.ToolUseID]})
 			}
 		}
 	case "result":

@@ -16,6 +16,7 @@ type approvalRow struct {
 	Key         string              `db:"request_key"`
 	Status      core.ApprovalStatus `db:"status"`
 	DecidedBy   string              `db:"decided_by"`
+	InputSHA256 string              `db:"input_sha256"`
 	CreatedAt   time.Time           `db:"created_at"`
 	ExpiresAt   time.Time           `db:"expires_at"`
 	DecidedAt   *time.Time          `db:"decided_at"`
@@ -23,18 +24,19 @@ type approvalRow struct {
 
 func (r *approvalRow) approval() *core.Approval {
 	return &core.Approval{ID: r.ID, WorkspaceID: r.WorkspaceID, TurnID: r.TurnID, Key: r.Key, Status: r.Status,
-		DecidedBy: r.DecidedBy, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, DecidedAt: r.DecidedAt}
+		DecidedBy: r.DecidedBy, InputSHA256: r.InputSHA256, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, DecidedAt: r.DecidedAt}
 }
 
-const approvalColumns = `id, workspace_id, turn_id, request_key, status, decided_by, created_at, expires_at, decided_at`
+const approvalColumns = `id, workspace_id, turn_id, request_key, status, decided_by, input_sha256, created_at, expires_at, decided_at`
 
 // InsertApproval inserts unless the (workspace, turn, key) is known, and reads the
 // row that holds the ask either way.
 func (q queries) InsertApproval(ctx context.Context, a *core.Approval) (_ *core.Approval, inserted bool, err error) {
 	defer wrapErr(&err, "insert approval")
-	n, err := q.exec(ctx, `INSERT INTO approvals (id, workspace_id, turn_id, request_key, status, created_at, expires_at, decided_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (workspace_id, turn_id, request_key) DO NOTHING`,
-		a.ID, a.WorkspaceID, a.TurnID, a.Key, a.Status, a.CreatedAt, a.ExpiresAt, a.DecidedAt)
+	n, err := q.exec(ctx, `INSERT INTO approvals (id, workspace_id, turn_id, request_key, status, decided_by, input_sha256,
+			created_at, expires_at, decided_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (workspace_id, turn_id, request_key) DO NOTHING`,
+		a.ID, a.WorkspaceID, a.TurnID, a.Key, a.Status, a.DecidedBy, a.InputSHA256, a.CreatedAt, a.ExpiresAt, a.DecidedAt)
 	if err != nil {
 		return nil, false, err
 	}
@@ -44,6 +46,14 @@ func (q queries) InsertApproval(ctx context.Context, a *core.Approval) (_ *core.
 		return nil, false, err
 	}
 	return r.approval(), n == 1, nil
+}
+
+// LockTurnApprovals takes a transaction-scoped advisory lock named by the turn: it
+// waits only for other asks of the same turn (no row lock on the busy workspace row).
+func (q queries) LockTurnApprovals(ctx context.Context, workspaceID, turnID string) (err error) {
+	defer wrapErr(&err, "lock turn approvals")
+	_, err = q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('wshub.approvals.' || $1 || '.' || $2))`, workspaceID, turnID)
+	return err
 }
 
 // CountApprovals reads the unique index's (workspace_id, turn_id) prefix.

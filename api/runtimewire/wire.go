@@ -4,6 +4,8 @@
 // client (wsruntime) both use it, so they cannot drift apart. Standard library only.
 package runtimewire
 
+import "encoding/json"
+
 // Prefix is where the runtime API is served.
 const Prefix = "/internal/runtime/v1"
 
@@ -123,10 +125,12 @@ type Stop struct {
 // allowed a step (core.ApprovalAsk), and the runtime waits up to WaitSeconds for the
 // decision. Asked again with the same key, it is the same approval.
 type Approval struct {
-	Key         string `json:"key"`
-	Tool        string `json:"tool"`
-	Summary     string `json:"summary"`
-	WaitSeconds int    `json:"waitSeconds"`
+	Key     string `json:"key"`
+	Tool    string `json:"tool"`
+	Summary string `json:"summary"`
+	// Input is the tool's whole input (JSON), absent when the agent gave none.
+	Input       json.RawMessage `json:"input,omitempty"`
+	WaitSeconds int             `json:"waitSeconds"`
 }
 
 // ApprovalAnswer answers an Approval: Status pending means ask again; any other
@@ -136,6 +140,10 @@ type ApprovalAnswer struct {
 	Status     string `json:"status"`
 	Allow      bool   `json:"allow"`
 	Reason     string `json:"reason,omitempty"`
+	// Input and InputSHA256, on an Allow of an ask with an input: the input as shown
+	// and approved, and its hash (core.ApprovalAnswer).
+	Input       json.RawMessage `json:"input,omitempty"`
+	InputSHA256 string          `json:"inputSha256,omitempty"`
 }
 
 // SetupFailed is the body of POST /setup-failed: the runtime could not make the

@@ -64,6 +64,24 @@ var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 // changed; *bold*, _italic_ and ``` code still format.
 func EscapeMrkdwn(s string) string { return mrkdwnEscaper.Replace(s) }
 
+// discordMarkdown are the characters Discord's markdown gives meaning to outside
+// code: emphasis, spoilers, quotes, headings, lists, masked links, mentions and
+// custom emoji (<@id>, <:name:id>).
+const discordMarkdown = "\\*_~`|>#-[]()<:"
+
+// EscapeDiscordMarkdown backslash-escapes Discord's markdown characters so that text
+// shows as written: no formatting, masked links or mentions are made from it.
+func EscapeDiscordMarkdown(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(discordMarkdown, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // FormatReply gives the posts for a finished turn, in order: the escaped reply text split
 // to limit runes, then (on the last post, or on one more post when it does not fit) the
 // truncation line and the outcome lines. An empty reply of a failed or interrupted turn

@@ -61,6 +61,9 @@ func (p Platform) StatusText(v core.ChatStatusView) string {
 	for _, s := range v.Recent {
 		b.WriteString("\n• ")
 		b.WriteString(p.step(s))
+		if s.Denied {
+			b.WriteString(" (denied: not run)")
+		}
 	}
 	if v.Waiting != nil {
 		fmt.Fprintf(&b, "\n%s Waiting for approval: %s", p.Lock, p.step(*v.Waiting))
@@ -70,7 +73,7 @@ func (p Platform) StatusText(v core.ChatStatusView) string {
 
 // step words one tool step: the tool, then its summary as code.
 func (p Platform) step(s core.ChatStep) string {
-	tool := p.escape(strings.TrimSpace(s.Tool))
+	tool := p.escapeLabel(strings.TrimSpace(s.Tool))
 	if tool == "" {
 		tool = "step"
 	}
@@ -78,24 +81,15 @@ func (p Platform) step(s core.ChatStep) string {
 	if sum == "" {
 		return tool
 	}
-	return tool + " " + codeSpan(cutRunes(sum, maxStepRunes))
+	// Escaped after the cut, so no entity is cut in half: Slack reads <!channel>,
+	// <@U…> and <http://x|y> inside code spans too.
+	return tool + " " + codeSpan(p.escape(cutRunes(sum, maxStepRunes)))
 }
 
-// codeSpan shows s as inline code; backticks inside become ' (a span cannot hold them).
+// codeSpan shows s as inline code; backticks inside become ' (a span cannot hold
+// them), so nothing in s can end the span.
 func codeSpan(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
-}
-
-// ApprovalText asks for a decision on what the agent wants to do.
-func (p Platform) ApprovalText(tool, summary string) string {
-	return fmt.Sprintf("%s The agent asks to run %s. Allow it?", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
-}
-
-// ApprovalDecided says how an approval ended, under its question; who is the
-// platform's mention of who decided ("" for none).
-func (p Platform) ApprovalDecided(tool, summary string, status core.ApprovalStatus, who string) string {
-	q := fmt.Sprintf("%s The agent asked to run %s.", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
-	return q + "\n" + p.DecisionLine(status, who)
 }
 
 // DecisionLine says how an approval ended: "✅ Allowed by <who>".

@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,10 +32,36 @@ func TestStatusText(t *testing.T) {
 }
 
 func TestApprovalWords(t *testing.T) {
-	if got, want := Slack.ApprovalText("Bash", "rm -rf build"), ":lock: The agent asks to run Bash `rm -rf build`. Allow it?"; got != want {
+	bash := func(command string) ApprovalAsk {
+		in, _ := json.Marshal(map[string]string{"command": command})
+		return ApprovalAsk{ApprovalID: "apr_1", Tool: "Bash", Input: in}
+	}
+	if got, want := Slack.Question(bash("rm -rf build"), 2900).Text, ":lock: The agent asks to run Bash:\n```\nrm -rf build\n```\nAllow it?"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	mention := func(id string) string { return "<@" + id + ">" }
+	// What an agent supplies shows as written: no pings, mentions, links or markup.
+	for _, c := range []struct {
+		p                   Platform
+		tool, command, want string
+	}{
+		{Slack, "Bash", "echo <!channel> <@U0123> <http://evil.example|docs> & <#C1>",
+			":lock: The agent asks to run Bash:\n```\necho &lt;!channel&gt; &lt;@U0123&gt; &lt;http://evil.example|docs&gt; &amp; &lt;#C1&gt;\n```\nAllow it?"},
+		{Slack, "<!here>", "ls", ":lock: The agent asks to run &lt;!here&gt;:\n```\nls\n```\nAllow it?"},
+		{Discord, "**Bash** [docs](http://evil.example) <@1234>", "echo ``` **not bold** <@1234>",
+			`🔒 The agent asks to run \*\*Bash\*\* \[docs\]\(http\://evil.example\) \<@1234\>:` + "\n```\necho `\u200b`` **not bold** <@1234>\n```\nAllow it?"},
+	} {
+		a := bash(c.command)
+		a.Tool = c.tool
+		if got := c.p.Question(a, 1900).Text; got != c.want {
+			t.Errorf("Question(%q, %q) on %s:\n got %q\nwant %q", c.tool, c.command, c.p.Team, got, c.want)
+		}
+	}
+	status := Slack.StatusText(core.ChatStatusView{Recent: []core.ChatStep{{Tool: "Bash", Summary: "curl <https://x.example|y>"}},
+		Waiting: &core.ChatStep{Tool: "Bash", Summary: "say <!channel>"}})
+	if want := "• Bash `curl &lt;https://x.example|y&gt;`\n:lock: Waiting for approval: Bash `say &lt;!channel&gt;`"; !strings.HasSuffix(status, want) {
+		t.Errorf("expected the status's steps escaped, got %q", status)
+	}
 	for _, c := range []struct {
 		status core.ApprovalStatus
 		by     string
@@ -45,8 +73,9 @@ func TestApprovalWords(t *testing.T) {
 		{core.ApprovalTimedOut, "", "❌ Denied: nobody answered in time"},
 		{core.ApprovalClosed, "", "⏹️ The turn ended before a decision"},
 	} {
-		got := Discord.ApprovalDecided("Bash", "ls", c.status, DecidedBy(c.by, core.PlatformDiscord, mention))
-		if want := "🔒 The agent asked to run Bash `ls`.\n" + c.want; got != want {
+		q := Discord.Question(bash("ls"), 1900).Text
+		got := Discord.Decided(q, c.status, DecidedBy(c.by, core.PlatformDiscord, mention))
+		if want := q + "\n" + c.want; got != want {
 			t.Errorf("%s by %q: got %q, want %q", c.status, c.by, got, want)
 		}
 	}

@@ -6,6 +6,7 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/wshub/wshub/core"
 )
@@ -22,6 +23,9 @@ type Platform struct {
 	Working, Done, Stopped, Lock string
 	// Escape makes text from an agent show as written (nil: shown as is).
 	Escape func(string) string
+	// EscapeLabel makes a short agent-supplied label (a tool's name) show as written,
+	// markup and all; a reply's markup, by contrast, is meant to render.
+	EscapeLabel func(string) string
 }
 
 func (p Platform) escape(s string) string {
@@ -31,20 +35,28 @@ func (p Platform) escape(s string) string {
 	return p.Escape(s)
 }
 
+func (p Platform) escapeLabel(s string) string {
+	if p.EscapeLabel == nil {
+		return p.escape(s)
+	}
+	return p.EscapeLabel(s)
+}
+
 // The platforms.
 var (
 	Slack = Platform{Team: "Slack workspace", Bind: "wshub admin slack bind --team <team id> --account <account id>",
 		Warning: ":warning:", Cross: ":x:", Working: ":hourglass_flowing_sand:", Done: ":white_check_mark:",
 		Stopped: ":black_square_for_stop:", Lock: ":lock:", Escape: EscapeMrkdwn}
 	Discord = Platform{Team: "Discord server", Bind: "wshub admin discord bind --guild <guild id> --account <account id>",
-		Warning: "⚠️", Cross: "❌", Working: "⏳", Done: "✅", Stopped: "⏹️", Lock: "🔒"}
+		Warning: "⚠️", Cross: "❌", Working: "⏳", Done: "✅", Stopped: "⏹️", Lock: "🔒", EscapeLabel: EscapeDiscordMarkdown}
 )
 
 // refusals words core's codes for people in a thread: one table, like api/'s status
-// table. Codes not listed get the generic sentence; internals are never shown. %[1]s is
-// the team word, %[2]s the bind command.
+// table. Codes not listed get the generic sentence; internals are never shown. {team} is
+// the team word, {bind} the bind command (named placeholders rather than Sprintf verbs:
+// most sentences use neither, and Sprintf would append "%!(EXTRA …)" to them).
 var refusals = map[string]string{
-	core.CodeChatNotBound:                  "This %[1]s isn't connected to a wshub account yet. Ask your hub operator to run `%[2]s`.",
+	core.CodeChatNotBound:                  "This {team} isn't connected to a wshub account yet. Ask your hub operator to run `{bind}`.",
 	core.CodeEntitlementRequired:           "This team's wshub account doesn't have cloud workspaces enabled. Ask your hub operator to enable them.",
 	core.CodeBillingHold:                   "This team's wshub account has a billing hold, so no work can start. Ask your hub operator to clear it.",
 	core.CodeBillingPeriodMissing:          "This team's wshub account has no current billing period, so no work can start. Ask your hub operator to renew it.",
@@ -52,11 +64,11 @@ var refusals = map[string]string{
 	core.CodeProjectNotFound:               "The project chosen for this channel no longer exists. Choose another with `use <project>`.",
 	core.CodeProjectNotReady:               "The project chosen for this channel isn't ready yet (it is still being prepared, or failed). Try again shortly, or choose another with `use <project>`.",
 	core.CodeChatProjectUnknown:            "I don't know that project. Use its name or id as `wshub admin project list` shows it.",
-	core.CodeAgentAndModelRequired:         "No agent and model are chosen for this team yet. Ask your hub operator to bind the team with one, for example `%[2]s --agent agent_1 --model <model>` (agent_1 Claude Code, agent_2 Codex, agent_3 Cursor Agent, agent_4 Grok CLI).",
+	core.CodeAgentAndModelRequired:         "No agent and model are chosen for this team yet. Ask your hub operator to bind the team with one, for example `{bind} --agent agent_1 --model <model>` (agent_1 Claude Code, agent_2 Codex, agent_3 Cursor Agent, agent_4 Grok CLI).",
 	core.CodeWorkspaceNotAcceptingMessages: "This thread's workspace is archived or has failed, so it takes no more messages. Start a new thread (mention me there) to begin a new workspace.",
 	core.CodeWorkspaceNotFound:             "This thread's workspace has been deleted. Start a new thread (mention me there) to begin a new one.",
 	core.CodeChatNoWorkspace:               "There's no workspace in this thread yet. Mention me with what to do to start one.",
-	core.CodeChatNotAllowed:                "You can't start or talk to workspaces here: this %[1]s limits them to some roles or channels. Ask your hub operator which.",
+	core.CodeChatNotAllowed:                "You can't start or talk to workspaces here: this {team} limits them to some roles or channels. Ask your hub operator which.",
 	core.CodeChatDirectMessage:             "I only work in a server's channels: mention me in a channel to start a workspace.",
 	core.CodeInvalidPrompt:                 "That message is empty or longer than 65,536 characters.",
 	core.CodeInvalidMessage:                "That message is empty or longer than 65,536 characters.",
@@ -76,7 +88,7 @@ func (p Platform) Refusal(err error) string {
 	if errors.As(err, &ce) {
 		code := core.BaseErrorCode(ce.Code)
 		if s, ok := refusals[code]; ok {
-			return fmt.Sprintf(s, p.Team, p.Bind)
+			return strings.NewReplacer("{team}", p.Team, "{bind}", p.Bind).Replace(s)
 		}
 		if code == core.CodeBranchInUse {
 			return "That branch is already used by another workspace."

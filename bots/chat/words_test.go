@@ -7,6 +7,21 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
+func TestEveryRefusalReadsAsASentenceWithItsPlaceholdersFilled(t *testing.T) {
+	for code := range refusals {
+		for _, p := range []Platform{Slack, Discord} {
+			got := p.Refusal(core.Errorf(code, "detail"))
+			if strings.Contains(got, "%!") || strings.Contains(got, "{team}") || strings.Contains(got, "{bind}") {
+				t.Errorf("%s on %s: expected a plain sentence, got %q", code, p.Team, got)
+			}
+		}
+	}
+	if got := Slack.Refusal(core.Errorf(core.CodeChatNotBound, "")); !strings.Contains(got, "This Slack workspace isn't connected") ||
+		!strings.Contains(got, "`"+Slack.Bind+"`") {
+		t.Errorf("expected the team word and the bind command in the not-bound refusal, got %q", got)
+	}
+}
+
 func TestFailureNoticeWordsEachStatusCode(t *testing.T) {
 	cases := map[string]string{
 		"setup_failed:base_ref_not_found": "failed (its checkout could not be set up: the base branch or commit does not exist)",

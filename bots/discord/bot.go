@@ -31,6 +31,9 @@ type Config struct {
 	// HTTPClient replaces the client the bot reaches Discord with: its REST calls and
 	// the gateway discovery (tests point its transport at a local fake Discord).
 	HTTPClient *http.Client
+	// Clock reads the time interactions' timestamps are checked against (nil: the
+	// system clock).
+	Clock core.Clock
 }
 
 // Bot is one Discord application's front-end.
@@ -71,6 +74,9 @@ func New(svc *core.Chat, cfg Config, log *slog.Logger) (*Bot, error) {
 	s.ShouldRetryOnRateLimit = false
 	s.MaxRestRetries = 1
 	s.LogLevel = discordgo.LogError
+	if cfg.Clock == nil {
+		cfg.Clock = core.SystemClock{}
+	}
 	b := &Bot{svc: svc, s: s, cfg: cfg, log: log.With("bot", "discord")}
 	if cfg.PublicKey != "" {
 		k, err := hex.DecodeString(cfg.PublicKey)

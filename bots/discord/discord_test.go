@@ -95,13 +95,43 @@ func TestMentionStartsAWorkspaceInANewThread(t *testing.T) {
 // signedInteraction posts an interaction to the hub as Discord does.
 func signedInteraction(t *testing.T, h *hubtest.Hub, body []byte, key ed25519.PrivateKey) *hubtest.Response {
 	t.Helper()
-	ts := fmt.Sprint(time.Now().Unix())
+	return signedInteractionAt(t, h, body, key, time.Now())
+}
+
+// signedInteractionAt signs an interaction with the timestamp at.
+func signedInteractionAt(t *testing.T, h *hubtest.Hub, body []byte, key ed25519.PrivateKey, at time.Time) *hubtest.Response {
+	t.Helper()
+	ts := fmt.Sprint(at.Unix())
 	sig := hex.EncodeToString(ed25519.Sign(key, append([]byte(ts), body...)))
 	r, err := h.Try("POST", "/discord/interactions", "", body, "X-Signature-Ed25519", sig, "X-Signature-Timestamp", ts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
+}
+
+func TestInteractionSignedMoreThanFiveMinutesFromNowIsRefused(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	clock := hubtest.NewClock()
+	h := discordHub(t, f, nil, hubtest.WithClock(clock))
+	ping := []byte(`{"id":"980000000000000009","application_id":"` + appID + `","type":1,"token":"t","version":1}`)
+	for _, c := range []struct {
+		name   string
+		at     time.Duration
+		status int
+	}{
+		{"now", 0, 200},
+		{"four minutes old", -4 * time.Minute, 200},
+		{"four minutes ahead", 4 * time.Minute, 200},
+		{"six minutes old: a replay", -6 * time.Minute, 401},
+		{"a day old: a replay", -24 * time.Hour, 401},
+		{"six minutes ahead", 6 * time.Minute, 401},
+	} {
+		if r := signedInteractionAt(t, h, ping, appKey, clock.Now().Add(c.at)); r.Status != c.status {
+			t.Errorf("%s: expected %d, got %d %s", c.name, c.status, r.Status, r.Raw)
+		}
+	}
 }
 
 func workspaceCommand(id, token, channelID, prompt string, roles ...string) []byte {

@@ -1,9 +1,12 @@
 package discord_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -40,6 +43,8 @@ type post struct {
 	At             time.Time
 	// NoPings: the post allowed no mentions.
 	NoPings bool
+	// Files are the post's attachments by file name.
+	Files map[string][]byte
 }
 
 type fakeDiscord struct {
@@ -141,7 +146,7 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "GET" && path == "/users/@me":
 		writeJSON(w, 200, map[string]any{"id": botID, "username": "wshub", "bot": true})
 	case r.Method == "POST" && len(parts) == 3 && parts[0] == "channels" && parts[2] == "messages":
-		f.createMessage(w, parts[1], body)
+		f.createMessage(w, parts[1], r.Header.Get("Content-Type"), body)
 	case r.Method == "POST" && len(parts) == 5 && parts[0] == "channels" && parts[4] == "threads":
 		f.startThread(w, parts[1], parts[3], body)
 	case r.Method == "PUT" && len(parts) == 4 && parts[2] == "thread-members" && parts[3] == "@me":
@@ -173,13 +178,35 @@ func (f *fakeDiscord) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (f *fakeDiscord) createMessage(w http.ResponseWriter, channelID string, body []byte) {
+// createMessage is POST /channels/{channel}/messages
+// (https://discord.com/developers/docs/resources/message#create-message): a JSON
+// body, or multipart/form-data with the JSON in payload_json and the attachments as
+// files[n] parts.
+func (f *fakeDiscord) createMessage(w http.ResponseWriter, channelID, contentType string, body []byte) {
 	f.mu.Lock()
 	f.postCalls++
 	n, fail := f.postCalls, f.failPost
 	f.mu.Unlock()
 	if fail != nil && fail(w, n) {
 		return
+	}
+	var files map[string][]byte
+	if mt, params, err := mime.ParseMediaType(contentType); err == nil && mt == "multipart/form-data" {
+		raw := body
+		body, files = nil, map[string][]byte{}
+		mr := multipart.NewReader(bytes.NewReader(raw), params["boundary"])
+		for {
+			part, err := mr.NextPart()
+			if err != nil {
+				break
+			}
+			data, _ := io.ReadAll(part)
+			if part.FormName() == "payload_json" {
+				body = data
+			} else if strings.HasPrefix(part.FormName(), "files[") {
+				files[part.FileName()] = data
+			}
+		}
 	}
 	var m struct {
 		Content         string          `json:"content"`
@@ -194,7 +221,7 @@ func (f *fakeDiscord) createMessage(w http.ResponseWriter, channelID string, bod
 	id := f.id()
 	f.mu.Lock()
 	f.posts = append(f.posts, post{Channel: channelID, Content: m.Content, NoPings: noPings, ID: id,
-		Components: components(m.Components), At: time.Now()})
+		Components: components(m.Components), At: time.Now(), Files: files})
 	f.mu.Unlock()
 	writeJSON(w, 200, map[string]any{"id": id, "channel_id": channelID, "content": m.Content,
 		"author": map[string]any{"id": botID, "bot": true}})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -218,10 +219,22 @@ func (b *Bot) InteractionsHandler(c *fiber.Ctx) error {
 	return c.Status(http.StatusBadRequest).JSON(fiber.Map{"error": "unsupported_interaction"})
 }
 
+// maxInteractionSkew is how far an interaction's signed timestamp may be from now,
+// either way (Slack's window): a request captured once cannot be replayed later.
+const maxInteractionSkew = 5 * time.Minute
+
 // verify checks X-Signature-Ed25519 over X-Signature-Timestamp + body with
-// discordgo.VerifyInteraction.
+// discordgo.VerifyInteraction, and that the timestamp is within maxInteractionSkew
+// of now; discordgo checks the signature only, so an old signed request would pass.
 func (b *Bot) verify(c *fiber.Ctx, body []byte) bool {
 	if b.pub == nil {
+		return false
+	}
+	sec, err := strconv.ParseInt(c.Get("X-Signature-Timestamp"), 10, 64)
+	if err != nil {
+		return false
+	}
+	if skew := b.cfg.Clock.Now().Sub(time.Unix(sec, 0)); skew > maxInteractionSkew || skew < -maxInteractionSkew {
 		return false
 	}
 	r, err := http.NewRequest(http.MethodPost, "/", bytes.NewReader(body))

@@ -2,6 +2,7 @@ package discord_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -196,7 +197,7 @@ func TestApprovalButtons(t *testing.T) {
 	ask := approvalPost(t, f, root, "")
 	ids := customIDs(ask.Components)
 	approval := strings.TrimPrefix(ids[0], "wshub:allow:")
-	if ask.Content != "🔒 The agent asks to run bash `rm -rf one`. Allow it?" || ids[1] != "wshub:deny:"+approval || !ask.NoPings {
+	if ask.Content != "🔒 The agent asks to run bash:\n```\nrm -rf one\n```\nAllow it?" || ids[1] != "wshub:deny:"+approval || !ask.NoPings {
 		t.Fatalf("expected the question with Allow and Deny, got %+v", ask)
 	}
 
@@ -231,4 +232,48 @@ func TestApprovalButtons(t *testing.T) {
 		!strings.Contains(reply, `"id":"two","decision":"deny"`) {
 		t.Fatalf("expected the agent allowed once and denied once, got %q", reply)
 	}
+}
+
+// An approval shows the command whole in its question; one too long for a message
+// says how much more there is and carries the whole input as an attachment; Allow
+// lets exactly the shown input run (its hash in the agent's answer).
+func TestApprovalQuestionShowsTheWholeCommand(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	liveHub(t, f, &core.ChatBinding{RuntimeMode: core.ModeApprovalRequired})
+	long := hubtest.HiddenTail + strings.Repeat(" && echo more", 200)
+	for i, command := range []string{hubtest.HiddenTail, long} {
+		root := "99000000000000030" + string(rune('0'+i))
+		f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> run "+command, true))
+		ask := approvalPost(t, f, root, "")
+		_, block, _ := strings.Cut(ask.Content, "```\n")
+		block, _, _ = strings.Cut(block, "\n```")
+		if command == hubtest.HiddenTail {
+			if block != hubtest.HiddenTail || len(ask.Files) != 0 || !ask.NoPings {
+				t.Fatalf("expected the whole command, tail and all, in the question, got %q (files %d)", ask.Content, len(ask.Files))
+			}
+		} else {
+			more := len(long) - len(block)
+			if !strings.HasPrefix(long, block) || !strings.Contains(ask.Content, fmt.Sprintf("%d more characters: see the attached file", more)) {
+				t.Fatalf("expected the question to say %d more characters are in the file, got %q", more, ask.Content)
+			}
+			var in map[string]string
+			if len(ask.Files) != 1 || json.Unmarshal(ask.Files[customIDsApproval(ask)], &in) != nil || in["command"] != long {
+				t.Fatalf("expected the whole input attached, got %v", ask.Files)
+			}
+		}
+		typ, _ := dispatchPress(t, f, buttonPress(fmt.Sprintf("99000000000000031%d", i), root, ask, customIDs(ask.Components)[0]))
+		if typ != 7 {
+			t.Fatalf("expected the press taken, got %d", typ)
+		}
+		want := `"decision":"allow","sha256":"` + hubtest.CommandHash(command) + `"`
+		f.waitPosts(t, root, "the agent told to run exactly that input", func(p []post) bool {
+			return strings.Contains(p[len(p)-1].Content, want)
+		})
+	}
+}
+
+// customIDsApproval is the attachment's name for the approval ask asks about.
+func customIDsApproval(ask post) string {
+	return "approval-" + strings.TrimPrefix(customIDs(ask.Components)[0], "wshub:allow:") + ".json"
 }

@@ -1,9 +1,9 @@
 package discord
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -62,21 +62,27 @@ func (b *Bot) PostStatus(ctx context.Context, v core.ChatStatusView) (string, co
 	return m.ID, result(nil)
 }
 
-// postApproval asks the thread for a decision, with Allow and Deny buttons.
+// maxQuestionChars bounds an approval's question: a message holds 2,000 characters,
+// and the decision line is added under the question once decided.
+const maxQuestionChars = 1900
+
+// postApproval asks the thread for a decision, with Allow and Deny buttons; when the
+// question could not hold the whole input, the input is attached to it as a file.
 func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
 	if n.PartsPosted > 0 {
 		return core.ChatPostResult{PartsPosted: n.PartsPosted, Done: true}
 	}
-	target := n.Place.ThreadID
-	if target == "" {
-		target = n.Place.ChannelID
-	}
-	m, err := b.s.ChannelMessageSendComplex(target, &discordgo.MessageSend{
-		Content: words.ApprovalText(n.Tool, n.Summary), AllowedMentions: &discordgo.MessageAllowedMentions{},
+	q := words.Question(chat.AskOf(n), maxQuestionChars)
+	msg := &discordgo.MessageSend{
+		Content: q.Text, AllowedMentions: &discordgo.MessageAllowedMentions{},
 		Components: buttons(
 			discordgo.Button{Label: chat.LabelAllow, Style: discordgo.SuccessButton, CustomID: customID(core.ChatActionAllow, n.ApprovalID)},
 			discordgo.Button{Label: chat.LabelDeny, Style: discordgo.DangerButton, CustomID: customID(core.ChatActionDeny, n.ApprovalID)}),
-	}, discordgo.WithContext(ctx))
+	}
+	if q.FileName != "" {
+		msg.Files = []*discordgo.File{{Name: q.FileName, ContentType: "application/json", Reader: bytes.NewReader(q.FileBody)}}
+	}
+	m, err := b.s.ChannelMessageSendComplex(threadOf(n.Place), msg, discordgo.WithContext(ctx))
 	res := result(err)
 	if res.Done {
 		res.PartsPosted, res.Ref = 1, m.ID
@@ -84,16 +90,20 @@ func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPost
 	return res
 }
 
-// postDecided edits an approval's message to say how it was decided, without buttons
-// (a decision taken anywhere: every thread shows it).
-func (b *Bot) postDecided(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
-	target := n.Place.ThreadID
-	if target == "" {
-		target = n.Place.ChannelID
+// threadOf is where a notice goes: its thread, else its channel.
+func threadOf(p core.ChatPlace) string {
+	if p.ThreadID == "" {
+		return p.ChannelID
 	}
-	text := decidedText(words.ApprovalText(n.Tool, n.Summary), n.Status, n.DecidedBy)
+	return p.ThreadID
+}
+
+// postDecided edits an approval's message to say how it was decided, without buttons
+// (a decision taken anywhere: every thread shows it). Its attachment stays.
+func (b *Bot) postDecided(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
+	text := decidedText(words.Question(chat.AskOf(n), maxQuestionChars).Text, n.Status, n.DecidedBy)
 	components := []discordgo.MessageComponent{}
-	_, err := b.s.ChannelMessageEditComplex(&discordgo.MessageEdit{ID: n.MessageRef, Channel: target, Content: &text,
+	_, err := b.s.ChannelMessageEditComplex(&discordgo.MessageEdit{ID: n.MessageRef, Channel: threadOf(n.Place), Content: &text,
 		Components: &components, AllowedMentions: &discordgo.MessageAllowedMentions{}}, discordgo.WithContext(ctx))
 	if apiCode(err) == unknownMessage {
 		err = nil // deleted in Discord: nothing left to edit
@@ -105,11 +115,10 @@ func (b *Bot) postDecided(ctx context.Context, n core.ChatNotice) core.ChatPostR
 	return res
 }
 
-// decidedText is an approval's question (its first line) with how it was decided.
+// decidedText is an approval's question with how it was decided under it.
 func decidedText(question string, status core.ApprovalStatus, by string) string {
-	question, _, _ = strings.Cut(question, "\n")
 	who := chat.DecidedBy(by, core.PlatformDiscord, func(id string) string { return "<@" + id + ">" })
-	return question + "\n" + words.DecisionLine(status, who)
+	return words.Decided(question, status, who)
 }
 
 // result judges one REST call as a post, as postParts does.

@@ -58,13 +58,24 @@ type fakeSlack struct {
 	updateTimes         map[string][]time.Time // by the ts edited
 	// updated, when set, receives every recorded update (benchmarks time them).
 	updated chan post
+	// uploads are files shared by files.completeUploadExternal; uploading holds
+	// the bytes sent to an upload URL until then, by file id.
+	uploads   []upload
+	uploading map[string]upload
+}
+
+// upload is a file the bot uploaded and shared.
+type upload struct {
+	ID, Name, Title, Channel, ThreadTS string
+	Length                             int
+	Data                               []byte
 }
 
 func newFakeSlack(t testing.TB) *fakeSlack { return newFakeSlackWith(t) }
 
 // newFakeSlackWith lets a test add handlers (registered first, so they win).
 func newFakeSlackWith(t testing.TB, extra ...slacktest.Binder) *fakeSlack {
-	f := &fakeSlack{files: map[string][]byte{}, updateTimes: map[string][]time.Time{}}
+	f := &fakeSlack{files: map[string][]byte{}, updateTimes: map[string][]time.Time{}, uploading: map[string]upload{}}
 	f.Server = slacktest.NewTestServer(append(extra, func(c slacktest.Customize) {
 		c.Handle("/auth.test", func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintf(w, `{"ok":true,"user_id":%q,"team_id":%q,"user":"wshub"}`, botUser, team)
@@ -99,6 +110,61 @@ func newFakeSlackWith(t testing.TB, extra ...slacktest.Binder) *fakeSlack {
 			f.reactions = append(f.reactions, r.Form.Get("name")+" "+r.Form.Get("channel")+" "+r.Form.Get("timestamp"))
 			f.mu.Unlock()
 			fmt.Fprint(w, `{"ok":true}`)
+		})
+		// Slack's upload flow (https://api.slack.com/messaging/files#uploading_files):
+		// files.getUploadURLExternal gives a URL and a file id, the bytes are POSTed
+		// to the URL, files.completeUploadExternal shares the file in a channel.
+		c.Handle("/files.getUploadURLExternal", func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm()
+			length, _ := strconv.Atoi(r.Form.Get("length"))
+			id := fmt.Sprintf("F%d", time.Now().UnixNano())
+			f.mu.Lock()
+			f.uploading[id] = upload{ID: id, Name: r.Form.Get("filename"), Length: length}
+			f.mu.Unlock()
+			fmt.Fprintf(w, `{"ok":true,"upload_url":%q,"file_id":%q}`, f.GetAPIURL()+"upload/"+id, id)
+		})
+		c.Handle("/upload/", func(w http.ResponseWriter, r *http.Request) {
+			id := strings.TrimPrefix(r.URL.Path, "/upload/")
+			file, _, err := r.FormFile("file")
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			data, _ := io.ReadAll(file)
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			u, ok := f.uploading[id]
+			if !ok || len(data) != u.Length {
+				http.Error(w, "unknown upload or wrong length", http.StatusBadRequest)
+				return
+			}
+			u.Data = data
+			f.uploading[id] = u
+			fmt.Fprintf(w, "OK - %d", len(data))
+		})
+		c.Handle("/files.completeUploadExternal", func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm()
+			var files []struct {
+				ID    string `json:"id"`
+				Title string `json:"title"`
+			}
+			if err := json.Unmarshal([]byte(r.Form.Get("files")), &files); err != nil || len(files) != 1 {
+				fmt.Fprint(w, `{"ok":false,"error":"invalid_arguments"}`)
+				return
+			}
+			f.mu.Lock()
+			u, ok := f.uploading[files[0].ID]
+			if ok && u.Data != nil {
+				delete(f.uploading, u.ID)
+				u.Title, u.Channel, u.ThreadTS = files[0].Title, r.Form.Get("channel_id"), r.Form.Get("thread_ts")
+				f.uploads = append(f.uploads, u)
+			}
+			f.mu.Unlock()
+			if !ok || u.Data == nil {
+				fmt.Fprint(w, `{"ok":false,"error":"file_not_found"}`)
+				return
+			}
+			fmt.Fprintf(w, `{"ok":true,"files":[{"id":%q,"title":%q}]}`, u.ID, u.Title)
 		})
 		c.Handle("/files/", func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Authorization") != "Bearer "+botToken {
@@ -293,4 +359,11 @@ func waitMetrics(t testing.TB, h *hubtest.Hub, want ...string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// Uploads are the files the bot shared, in order.
+func (f *fakeSlack) Uploads() []upload {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]upload(nil), f.uploads...)
 }

@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -238,7 +239,7 @@ func TestApprovalButtons(t *testing.T) {
 	deliver(t, h, eventBody("EvA002", mention(root, "", "<@"+botUser+"> ask one two")))
 	msg := approvalPost(t, f, root, "")
 	approval := buttonValue(msg.Blocks, "wshub_allow")
-	if msg.Text != ":lock: The agent asks to run bash `rm -rf one`. Allow it?" || buttonValue(msg.Blocks, "wshub_deny") != approval {
+	if msg.Text != ":lock: The agent asks to run bash:\n```\nrm -rf one\n```\nAllow it?" || buttonValue(msg.Blocks, "wshub_deny") != approval {
 		t.Fatalf("expected the question with Allow and Deny, got %+v", msg)
 	}
 
@@ -283,5 +284,48 @@ func TestApprovalButtons(t *testing.T) {
 	if reply := posts[len(posts)-1].Text; !strings.Contains(reply, `"id":"one","decision":"allow"`) ||
 		!strings.Contains(reply, `"id":"two","decision":"deny"`) {
 		t.Fatalf("expected the agent allowed once and denied once, got %q", reply)
+	}
+}
+
+// An approval shows the command whole in its question; one too long for a message
+// says how much more there is and comes with the whole input as an uploaded file in
+// the thread; Allow lets exactly the shown input run (its hash in the agent's answer).
+func TestApprovalQuestionShowsTheWholeCommand(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := liveHub(t, f)
+	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+		AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model", RuntimeMode: core.ModeApprovalRequired}); err != nil {
+		t.Fatal(err)
+	}
+	long := hubtest.HiddenTail + strings.Repeat(" && echo more", 300)
+	for i, command := range []string{hubtest.HiddenTail, long} {
+		root := fmt.Sprintf("1700000400.00010%d", i)
+		deliver(t, h, eventBody(fmt.Sprintf("EvW00%d", i), mention(root, "", "<@"+botUser+"> run "+command)))
+		msg := approvalPost(t, f, root, "")
+		_, block, _ := strings.Cut(msg.Text, "```\n")
+		block, _, _ = strings.Cut(block, "\n```")
+		block = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">").Replace(block)
+		if command == hubtest.HiddenTail {
+			if block != hubtest.HiddenTail || strings.Contains(msg.Text, "attached file") {
+				t.Fatalf("expected the whole command, tail and all, in the question, got %q", msg.Text)
+			}
+		} else {
+			more := len(long) - len(block)
+			if !strings.HasPrefix(long, block) || !strings.Contains(msg.Text, fmt.Sprintf("%d more characters: see the attached file", more)) {
+				t.Fatalf("expected the question to say %d more characters are in the file, got %q", more, msg.Text)
+			}
+			var ups []upload
+			f.waitPosts(t, root, "the whole input uploaded", func([]post) bool { ups = f.Uploads(); return len(ups) == 1 })
+			var in map[string]string
+			if u := ups[0]; u.Channel != channel || u.ThreadTS != root || json.Unmarshal(u.Data, &in) != nil || in["command"] != long {
+				t.Fatalf("expected the whole input uploaded in the thread, got %+v", u)
+			}
+		}
+		press(t, h, blockActions("UHUMAN01", msg, root, "wshub_allow", buttonValue(msg.Blocks, "wshub_allow")), signingSecret)
+		want := `"decision":"allow","sha256":"` + hubtest.CommandHash(command) + `"`
+		f.waitPosts(t, root, "the agent told to run exactly that input", func(p []post) bool {
+			return strings.Contains(p[len(p)-1].Text, want)
+		})
 	}
 }

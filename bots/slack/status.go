@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/slack-go/slack"
 
@@ -44,19 +43,35 @@ func (b *Bot) PostStatus(ctx context.Context, v core.ChatStatusView) (string, co
 	return ts, b.result(err)
 }
 
-// postApproval asks the thread for a decision, with Allow and Deny buttons.
+// maxQuestionChars bounds an approval's question: a section block holds 3,000
+// characters, and the decision line is added under the question once decided.
+const maxQuestionChars = 2900
+
+// postApproval asks the thread for a decision, with Allow and Deny buttons (part 1);
+// when the question could not hold the whole input, the input follows as a file in
+// the thread (part 2: files.getUploadURLExternal, the upload, files.completeUploadExternal).
 func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
-	if n.PartsPosted > 0 {
-		return core.ChatPostResult{PartsPosted: n.PartsPosted, Done: true}
-	}
-	text := chat.Slack.ApprovalText(n.Tool, n.Summary)
-	_, ts, err := b.api.PostMessageContext(ctx, n.Place.ChannelID, slack.MsgOptionTS(n.Place.ThreadID),
-		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(section(text), slack.NewActionBlock("",
-			button(actionAllow, n.ApprovalID, chat.LabelAllow, slack.StylePrimary),
-			button(actionDeny, n.ApprovalID, chat.LabelDeny, slack.StyleDanger))))
-	res := b.result(err)
-	if res.Done {
+	q := chat.Slack.Question(chat.AskOf(n), maxQuestionChars)
+	res := core.ChatPostResult{PartsPosted: n.PartsPosted, Done: true}
+	if n.PartsPosted == 0 {
+		_, ts, err := b.api.PostMessageContext(ctx, n.Place.ChannelID, slack.MsgOptionTS(n.Place.ThreadID),
+			slack.MsgOptionText(q.Text, false), slack.MsgOptionBlocks(section(q.Text), slack.NewActionBlock("",
+				button(actionAllow, n.ApprovalID, chat.LabelAllow, slack.StylePrimary),
+				button(actionDeny, n.ApprovalID, chat.LabelDeny, slack.StyleDanger))))
+		if res = b.result(err); !res.Done {
+			return res
+		}
 		res.PartsPosted, res.Ref = 1, ts
+	}
+	if res.PartsPosted == 1 && q.FileName != "" {
+		_, err := b.api.UploadFileContext(ctx, slack.UploadFileParameters{Filename: q.FileName, Title: q.FileName,
+			Content: string(q.FileBody), FileSize: len(q.FileBody), Channel: n.Place.ChannelID, ThreadTimestamp: n.Place.ThreadID})
+		up := b.result(err)
+		if !up.Done {
+			up.PartsPosted, up.Ref = res.PartsPosted, res.Ref
+			return up
+		}
+		res.PartsPosted = 2
 	}
 	return res
 }
@@ -64,7 +79,7 @@ func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPost
 // postDecided edits an approval's message to say how it was decided, without buttons
 // (a decision taken anywhere: every thread shows it).
 func (b *Bot) postDecided(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
-	text := decidedText(chat.Slack.ApprovalText(n.Tool, n.Summary), n.Status, n.DecidedBy)
+	text := decidedText(chat.Slack.Question(chat.AskOf(n), maxQuestionChars).Text, n.Status, n.DecidedBy)
 	_, _, _, err := b.api.UpdateMessageContext(ctx, n.Place.ChannelID, n.MessageRef, slack.MsgOptionText(text, false),
 		slack.MsgOptionBlocks(section(text)))
 	if isGone(err) {
@@ -80,7 +95,7 @@ func (b *Bot) postDecided(ctx context.Context, n core.ChatNotice) core.ChatPostR
 // decidedText is an approval's question with how it was decided under it.
 func decidedText(question string, status core.ApprovalStatus, by string) string {
 	who := chat.DecidedBy(by, core.PlatformSlack, func(id string) string { return "<@" + id + ">" })
-	return strings.TrimSpace(question) + "\n" + chat.Slack.DecisionLine(status, who)
+	return chat.Slack.Decided(question, status, who)
 }
 
 func section(text string) slack.Block {

@@ -59,6 +59,14 @@ ask)
 		read -r answer <&"$WSHUB_DECISIONS_FD"
 		echo "$answer"
 	done ;;
+run)
+	# An approval for a command given whole (the tool input): the rest of the prompt,
+	# its spaces kept. The decision line, with the hash of the input approved, is the
+	# reply.
+	cmd=${prompt#run }
+	printf '{"type":"approval_requested","id":"run","tool":"Bash","summary":"%s","input":{"command":"%s"}}\n' "$cmd" "$cmd" >&"$WSHUB_EVENTS_FD"
+	read -r answer <&"$WSHUB_DECISIONS_FD"
+	echo "$answer" ;;
 env)
 	echo "model=$WSHUB_MODEL mode=$WSHUB_RUNTIME_MODE branch=$WSHUB_BRANCH turn=$WSHUB_TURN_ID" ;;
 *)

@@ -13,7 +13,7 @@
 //     https://docs.anthropic.com/en/docs/claude-code/sdk);
 //   - with --permission-mode dontAsk, the permission is denied without asking.
 //
-// The result's text says what happened: "allowed: <command>" or "denied: <message>".
+// The result's text says what happened: "allowed: <command run>" or "denied: <message>".
 package main
 
 import (
@@ -59,24 +59,26 @@ func main() {
 	emit(map[string]any{"type": "assistant", "session_id": session, "message": map[string]any{"role": "assistant",
 		"content": []any{map[string]any{"type": "tool_use", "id": toolUseID, "name": "Bash", "input": input}}}})
 
-	allowed, message := ask(flags, input)
+	// Like Claude Code, what runs on an allow is the permission tool's updatedInput.
+	allowed, message, ran := ask(flags, input)
 	result := "denied: " + message
 	if allowed {
-		result = "allowed: " + command
+		result = "allowed: " + ran
 	}
 	emit(map[string]any{"type": "user", "session_id": session, "message": map[string]any{"role": "user",
 		"content": []any{map[string]any{"type": "tool_result", "tool_use_id": toolUseID, "content": result, "is_error": !allowed}}}})
 	emit(map[string]any{"type": "result", "subtype": "success", "is_error": false, "result": result, "session_id": session})
 }
 
-// ask decides the permission as Claude Code would.
-func ask(flags map[string]string, input map[string]any) (bool, string) {
+// ask decides the permission as Claude Code would; on an allow it returns the command
+// of the updatedInput, which is what runs.
+func ask(flags map[string]string, input map[string]any) (bool, string, string) {
 	tool, ok := flags["--permission-prompt-tool"]
 	if !ok {
 		if flags["--permission-mode"] == "dontAsk" {
-			return false, "dontAsk"
+			return false, "dontAsk", ""
 		}
-		return true, ""
+		return true, "", input["command"].(string)
 	}
 	var cfg struct {
 		MCPServers map[string]struct {
@@ -138,14 +140,15 @@ func ask(flags map[string]string, input map[string]any) (bool, string) {
 	if err := json.Unmarshal([]byte(text.Text), &decision); err != nil {
 		fail("the permission tool's answer %q: %v", text.Text, err)
 	}
+	command, _ := decision.UpdatedInput["command"].(string)
 	switch {
-	case decision.Behavior == "allow" && decision.UpdatedInput["command"] == input["command"]:
-		return true, ""
+	case decision.Behavior == "allow" && command != "":
+		return true, "", command
 	case decision.Behavior == "deny":
-		return false, decision.Message
+		return false, decision.Message, ""
 	}
-	fail("the permission tool's answer %q is neither allow (with the input) nor deny", text.Text)
-	return false, ""
+	fail("the permission tool's answer %q is neither allow (with an input) nor deny", text.Text)
+	return false, "", ""
 }
 
 func fail(format string, a ...any) {
