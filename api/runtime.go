@@ -182,7 +182,7 @@ func (s *server) runtimeReport(c *fiber.Ctx) error {
 		return writeError(c, s.log, err)
 	}
 	rep := core.RuntimeReport{Outcome: core.Outcome(in.Outcome), Reply: in.Reply, SessionID: in.SessionID,
-		FailureCode: in.FailureCode, FailureMessage: in.FailureMessage, LeftOut: in.LeftOut}
+		FailureCode: in.FailureCode, FailureMessage: in.FailureMessage, LeftOut: in.LeftOut, CommitFailed: in.CommitFailed}
 	if in.Commit != nil {
 		rep.Committed, rep.Head = true, in.Commit.Head
 		rep.Files, rep.Insertions, rep.Deletions = in.Commit.Files, in.Commit.Insertions, in.Commit.Deletions

@@ -417,7 +417,7 @@ func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, 
 		}
 	}
 	tc := TurnCommit{Committed: rep.Committed, SHA: rep.Head, Files: rep.Files, Insertions: rep.Insertions, Deletions: rep.Deletions,
-		LeftOut: strings.Join(rep.LeftOut, "\n")}
+		LeftOut: strings.Join(rep.LeftOut, "\n"), Failed: rep.CommitFailed && !rep.Committed}
 	if rep.Committed && p.Push && r.rt.branches != nil {
 		if err := r.rt.branches.Push(ctx, ws, p.Repository); err != nil {
 			if ctx.Err() != nil {

@@ -174,4 +174,6 @@ type RuntimeReport struct {
 	Files, Insertions, Deletions int
 	// LeftOut are the paths the runtime did not commit, each "path: why".
 	LeftOut []string
+	// CommitFailed: the runtime could not commit or upload the turn's work.
+	CommitFailed bool
 }

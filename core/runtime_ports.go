@@ -109,4 +109,7 @@ type TurnCommit struct {
 	// embedded repository that reaches out of the checkout); set whether or not it
 	// committed. One string keeps the struct comparable.
 	LeftOut string
+	// Failed: the commit itself failed (git refused, or its time ran out); the work
+	// stays in the checkout for the next turn's commit, and the head did not move.
+	Failed bool
 }

@@ -122,6 +122,7 @@ func (s *Runtime) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMess
 	}
 	if err != nil {
 		s.log().Warn("commit turn", "workspace", ws.ID, "turn", msg.TurnID, "err", err)
+		tc.Failed = !tc.Committed // committed, then a push cut short: the commit stands
 	}
 	if tc.PushRefused {
 		s.log().Warn("push refused", "workspace", ws.ID, "turn", msg.TurnID, "branch", ws.Branch, "reason", tc.PushError)
@@ -132,7 +133,16 @@ func (s *Runtime) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMess
 // pushNote is what a reply says of its push: that it reached the repository, or why
 // not, so a refused push (a pre-receive hook) is not a silent "completed".
 func pushNote(c TurnCommit, branch string) string {
-	return leftOutNote(c.LeftOut) + pushOutcome(c, branch)
+	return commitFailedNote(c) + leftOutNote(c.LeftOut) + pushOutcome(c, branch)
+}
+
+// commitFailedNote says that the turn's work was not committed, so a failed commit is
+// not a silent "completed".
+func commitFailedNote(c TurnCommit) string {
+	if !c.Failed {
+		return ""
+	}
+	return "\n\n---\nThe hub could not commit this turn's work: it stays in the workspace, and the next turn's commit takes it."
 }
 
 // leftOutNote says what the hub did not commit, so a missing directory is explained.

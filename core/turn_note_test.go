@@ -13,3 +13,10 @@ func TestReplySaysWhatTheHubDidNotCommit(t *testing.T) {
 		t.Fatalf("expected\n%q\ngot\n%q", want, reply)
 	}
 }
+
+func TestReplySaysTheWorkWasNotCommitted(t *testing.T) {
+	reply, _ := replyOf(TurnResult{Reply: "done", Commit: TurnCommit{Failed: true}}, "wshub/b")
+	if !strings.HasSuffix(reply, "The hub could not commit this turn's work: it stays in the workspace, and the next turn's commit takes it.") {
+		t.Fatalf("expected the reply to say the work was not committed, got %q", reply)
+	}
+}

@@ -91,3 +91,21 @@ func TestRuntimeAgentsCannotFindTheRuntimeToken(t *testing.T) {
 		})
 	}
 }
+
+// A turn whose work the hub cannot commit says so in its reply, and the workspace's
+// head does not move: it used to end "completed" in silence.
+func TestATurnWhoseCommitFailsSaysSo(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	id := createWorkspace(t, h, "write first")
+	first := waitFor(t, h, id, "the first turn", idleAfterTurns(1))
+	send(t, h, id, "breakgit second")
+	ws := waitFor(t, h, id, "the second turn", idleAfterTurns(2))
+	got := replies(t, h, id)
+	if len(got) != 2 || !strings.Contains(got[1], "The hub could not commit this turn's work") {
+		t.Fatalf("expected the second reply to say the work was not committed, got %q", got)
+	}
+	if ws["headCommit"] != first["headCommit"] || first["headCommit"] == nil {
+		t.Fatalf("expected headCommit to stay at %v, got %v", first["headCommit"], ws["headCommit"])
+	}
+}

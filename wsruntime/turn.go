@@ -54,6 +54,7 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 	commit, left, err := r.commit(commitCtx, turn)
 	if err != nil {
 		log.Warn("commit turn", "err", err)
+		rep.CommitFailed = true
 	}
 	rep.Commit = commit
 	for _, l := range left[:min(len(left), 20)] {

@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,33 @@ type Checkout struct {
 	Git string // default "git"
 	// Credentials reach the project's repository when pushing (nil: none).
 	Credentials *Credentials
+	// MaxFileBytes is the largest file a commit takes (0: DefaultMaxFileBytes); a
+	// larger one is left out and named.
+	MaxFileBytes int64
+}
+
+// DefaultMaxFileBytes is the largest file a turn's commit takes: GitHub's own limit,
+// and far past what a commit of source needs.
+const DefaultMaxFileBytes = 100 << 20
+
+func (c *Checkout) maxFile() int64 { return cmp.Or(c.MaxFileBytes, DefaultMaxFileBytes) }
+
+// notIgnored returns the paths of files git would add (not ignored by the checkout's
+// .gitignore files): check-ignore reads ignore files and runs nothing.
+func (c *Checkout) notIgnored(ctx context.Context, g *runner, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	out, err := g.runInput(ctx, c.Dir, strings.Join(paths, "\x00")+"\x00", "check-ignore", "-z", "--stdin")
+	var ge *Error
+	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) { // 1: none is ignored
+		return nil, err
+	}
+	ignored := map[string]bool{}
+	for _, p := range strings.Split(out, "\x00") {
+		ignored[p] = true
+	}
+	return slices.DeleteFunc(paths, func(p string) bool { return ignored[p] }), nil
 }
 
 // ErrRefNotFound means baseRef names no branch, tag or commit of the repository.
@@ -128,13 +156,31 @@ func (c *Checkout) Commit(ctx context.Context, branch, message string) (committe
 	if err := c.secure(branch); err != nil {
 		return false, nil, err
 	}
+	// A commit that fails or is cut short by its time limit leaves what git was
+	// writing: its index.lock, which would fail every later commit, and temporary
+	// packs and objects. Between turns .git is the hub's (no agent runs), so what is
+	// there before the commit (a crash's, or planted by the agent) goes too.
+	c.cleanLeftovers()
+	defer func() {
+		if err != nil {
+			c.cleanLeftovers()
+		}
+	}()
 	g := c.git()
 	links, err := gitlinks(ctx, g, c.Dir)
 	if err != nil {
 		return false, nil, err
 	}
-	if left, err = unsafeNested(c.Dir); err != nil {
+	left, big, err := scanCheckout(c.Dir, c.maxFile())
+	if err != nil {
 		return false, nil, err
+	}
+	tooBig, err := c.notIgnored(ctx, g, big)
+	if err != nil {
+		return false, nil, err
+	}
+	for _, f := range tooBig {
+		left = append(left, LeftOut{Path: f, Reason: fmt.Sprintf("a file larger than the %d MiB a commit takes", c.maxFile()>>20)})
 	}
 	skip := map[string]bool{}
 	for _, l := range left {
@@ -169,6 +215,19 @@ func (c *Checkout) Commit(ctx context.Context, branch, message string) (committe
 		return false, left, err
 	}
 	return true, left, nil
+}
+
+// cleanLeftovers removes what an interrupted git command leaves in .git.
+func (c *Checkout) cleanLeftovers() {
+	gitDir := filepath.Join(c.Dir, ".git")
+	_ = os.Remove(filepath.Join(gitDir, "index.lock"))
+	_ = os.Remove(filepath.Join(gitDir, "HEAD.lock"))
+	for _, pattern := range []string{"objects/pack/tmp_*", "objects/pack/.tmp-*", "objects/??/tmp_obj_*", "objects/incoming-*"} {
+		found, _ := filepath.Glob(filepath.Join(gitDir, pattern))
+		for _, f := range found {
+			_ = os.RemoveAll(f)
+		}
+	}
 }
 
 // gitlinks lists the index's gitlink paths (mode 160000). It reads the index only.

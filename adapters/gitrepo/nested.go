@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -33,32 +34,46 @@ func (l LeftOut) String() string { return l.Path + ": " + l.Reason }
 // entries than this is not committed, since what it holds past them is unchecked.
 const maxNestedScan = 2_000_000
 
-// unsafeNested walks the checkout at root for embedded repositories and returns those
-// the hub must not commit.
-func unsafeNested(root string) ([]LeftOut, error) {
-	var out []LeftOut
+// scanCheckout walks the checkout at root once, for embedded repositories the hub
+// must not commit (nested) and for files larger than maxFile (big, relative paths).
+func scanCheckout(root string, maxFile int64) (nested []LeftOut, big []string, err error) {
 	seen := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	var repos []string // every embedded repository: its files are its own, not the commit's
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable: git will not read it either
 		}
 		if seen++; seen > maxNestedScan {
 			return fmt.Errorf("the checkout holds more than %d files and directories: too many to check for embedded repositories", maxNestedScan)
 		}
-		if d.Name() != ".git" || path == filepath.Join(root, ".git") {
+		if d.Type().IsRegular() && d.Name() != ".git" {
+			if fi, err := d.Info(); err == nil && fi.Size() > maxFile {
+				rel, _ := filepath.Rel(root, path)
+				big = append(big, filepath.ToSlash(rel))
+			}
 			return nil
+		}
+		if d.Name() != ".git" {
+			return nil
+		}
+		if path == filepath.Join(root, ".git") {
+			return fs.SkipDir
 		}
 		repo := filepath.Dir(path)
 		rel, _ := filepath.Rel(root, repo)
+		repos = append(repos, filepath.ToSlash(rel)+"/")
 		if reason := nestedReason(root, path, d); reason != "" {
-			out = append(out, LeftOut{Path: filepath.ToSlash(rel), Reason: reason})
+			nested = append(nested, LeftOut{Path: filepath.ToSlash(rel), Reason: reason})
 		}
 		if d.IsDir() {
 			return fs.SkipDir
 		}
 		return nil
 	})
-	return out, err
+	big = slices.DeleteFunc(big, func(f string) bool {
+		return slices.ContainsFunc(repos, func(r string) bool { return strings.HasPrefix(f, r) })
+	})
+	return nested, big, err
 }
 
 // nestedReason says why the embedded repository whose .git is at gitPath may not be

@@ -85,3 +85,46 @@ func TestCommitLeavesOutEmbeddedRepositoriesThatReachOut(t *testing.T) {
 		t.Errorf("expected work.txt committed, got %q", got)
 	}
 }
+
+// A file over the size limit is left out of the commit and named, unless .gitignore
+// leaves it out anyway; the rest of the turn's work is committed.
+func TestCommitLeavesOutFilesOverTheLimit(t *testing.T) {
+	co, _ := hostileCheckout(t)
+	co.MaxFileBytes = 1 << 20
+	writeFile(t, filepath.Join(co.Dir, "big.bin"), strings.Repeat("x", 2<<20))
+	if err := os.MkdirAll(filepath.Join(co.Dir, "build"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(co.Dir, "build", "out.bin"), strings.Repeat("y", 2<<20))
+	writeFile(t, filepath.Join(co.Dir, ".gitignore"), "/build/\n")
+	writeFile(t, filepath.Join(co.Dir, "small.txt"), "small\n")
+	committed, left, err := co.Commit(context.Background(), "wshub/work", "turn 1")
+	if err != nil || !committed {
+		t.Fatalf("expected the small file committed, got %v, %v", committed, err)
+	}
+	if len(left) != 1 || left[0].Path != "big.bin" || !strings.Contains(left[0].Reason, "larger than the 1 MiB") {
+		t.Fatalf("expected big.bin named as too large, and nothing else, got %v", left)
+	}
+	tree := testGit(t, co.Dir, "ls-tree", "-r", "--name-only", "HEAD")
+	if !strings.Contains(tree, "small.txt") || strings.Contains(tree, "big.bin") {
+		t.Fatalf("expected small.txt and not big.bin in the commit, got:\n%s", tree)
+	}
+}
+
+// What an interrupted git leaves (a crash's index.lock, temporary packs), or what an
+// agent plants there, does not stop the next commit, and is gone after it.
+func TestCommitIsNotStoppedByAStaleLockOrTemporaryPacks(t *testing.T) {
+	co, _ := hostileCheckout(t)
+	gitDir := filepath.Join(co.Dir, ".git")
+	writeFile(t, filepath.Join(gitDir, "index.lock"), "")
+	writeFile(t, filepath.Join(gitDir, "objects", "pack", "tmp_pack_abc123"), strings.Repeat("z", 1<<20))
+	writeFile(t, filepath.Join(co.Dir, "work.txt"), "work\n")
+	if committed, _, err := co.Commit(context.Background(), "wshub/work", "turn 1"); err != nil || !committed {
+		t.Fatalf("expected the work committed past the stale lock, got %v, %v", committed, err)
+	}
+	for _, p := range []string{"index.lock", "objects/pack/tmp_pack_abc123"} {
+		if _, err := os.Stat(filepath.Join(gitDir, p)); err == nil {
+			t.Errorf("expected %s removed", p)
+		}
+	}
+}

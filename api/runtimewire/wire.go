@@ -74,6 +74,8 @@ type Report struct {
 	Commit         *Commit `json:"commit,omitempty"`
 	// LeftOut are the paths the runtime did not commit, each "path: why".
 	LeftOut []string `json:"leftOut,omitempty"`
+	// CommitFailed: the runtime could not commit (or upload) the turn's work.
+	CommitFailed bool `json:"commitFailed,omitempty"`
 }
 
 // Commit is what a turn committed (its commits were uploaded first).

@@ -15,6 +15,11 @@ big)
 write)
 	echo "$2" > "$2.txt"
 	echo "wrote $2.txt" ;;
+breakgit)
+	# Leaves work, and a repository the hub's git cannot write objects to.
+	echo "$2" > "$2.txt"
+	rm -rf .git/objects && : > .git/objects
+	echo "wrote $2.txt and broke .git" ;;
 attachments)
 	echo "$WSHUB_ATTACHMENTS" | while read -r f; do
 		[ -n "$f" ] && printf '%s=%s\n' "$f" "$(cat "$f")"
