@@ -126,6 +126,11 @@ type Config struct {
 	// SandboxReadOnly are more host paths agents see read-only, for agent CLIs
 	// installed outside /usr and /opt (colon-separated, like PATH).
 	SandboxReadOnly []string `env:"WSHUB_SANDBOX_READONLY" envSeparator:":"`
+	// AgentEgressAllow opens destinations the project network "full" refuses (loopback,
+	// private and link-local addresses, the host's own) to every agent: CIDRs or
+	// addresses (every port and protocol), or host:port (TCP to that port only; names
+	// resolved at start-up). For an internal package mirror, say (comma-separated).
+	AgentEgressAllow []string `env:"WSHUB_AGENT_EGRESS_ALLOW" envSeparator:","`
 	// AgentEnv names the variables of the hub's environment agents get, typically their
 	// credentials (comma-separated, e.g. ANTHROPIC_API_KEY,OPENAI_API_KEY). Agents get
 	// nothing else of the hub's environment.

@@ -125,7 +125,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		r, err := agents.New(context.Background(), agents.Options{
 			Commands: cfg.AgentCommands, LookPath: exec.LookPath, AgentEnv: cfg.AgentEnv, Self: cfg.Self,
 			StateDir: filepath.Join(cfg.DataDir, "run"),
-			Sandbox: agents.SandboxConfig{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly,
+			Sandbox: agents.SandboxConfig{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly, EgressAllow: cfg.AgentEgressAllow,
 				// Nothing of the data directory is visible to agents but their own
 				// checkout and home, bound one by one.
 				Hidden: []string{cfg.DataDir}},
@@ -364,7 +364,7 @@ func runtimeAgentSettings(cfg Config) []string {
 		env = append(env, "WSHUB_AGENT_"+n+"_COMMAND="+command)
 	}
 	env = append(env, "WSHUB_SANDBOX="+cfg.Sandbox, "WSHUB_SANDBOX_READONLY="+strings.Join(cfg.SandboxReadOnly, ":"),
-		"WSHUB_AGENT_ENV="+strings.Join(cfg.AgentEnv, ","))
+		"WSHUB_AGENT_ENV="+strings.Join(cfg.AgentEnv, ","), "WSHUB_AGENT_EGRESS_ALLOW="+strings.Join(cfg.AgentEgressAllow, ","))
 	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

@@ -180,7 +180,7 @@ esac`))
 	}
 }
 
-func TestSandboxNetworkNone(t *testing.T) {
+func TestSandboxReachesTheHostsLoopbackOnlyWithNetworkHost(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +197,8 @@ func TestSandboxNetworkNone(t *testing.T) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	connect := map[string]string{"connect": fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)}
-	for _, tt := range []struct{ network, want string }{{core.NetworkFull, "yes"}, {core.NetworkNone, "no"}} {
+	// Only "host" shares the host's network namespace, and so its loopback.
+	for _, tt := range []struct{ network, want string }{{core.NetworkFull, "no"}, {core.NetworkNone, "no"}, {core.NetworkHost, "yes"}} {
 		t.Run(tt.network, func(t *testing.T) {
 			l := newHostLayout(t)
 			r := sandboxed(t, l, script(t, "cat >/dev/null\n"+probeLines(connect)))
@@ -308,10 +309,19 @@ func TestSandboxRefusesToShowTheDataDirectory(t *testing.T) {
 	}
 }
 
-func TestSandboxMissingProgram(t *testing.T) {
-	_, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: SandboxConfig{Program: "bwrap-not-installed"}})
-	if err == nil || !strings.Contains(err.Error(), "apt-get install bubblewrap") {
-		t.Fatalf("expected a missing bwrap refused with how to install it, got %v", err)
+func TestSandboxMissingProgramIsRefusedSayingHowToInstallIt(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  SandboxConfig
+		want string
+	}{
+		{"bwrap", SandboxConfig{Program: "bwrap-not-installed"}, "apt-get install bubblewrap"},
+		{"pasta", SandboxConfig{Pasta: "pasta-not-installed"}, "apt-get install passt"},
+	} {
+		_, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: tt.cfg})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("expected a missing %s refused saying %q, got %v", tt.name, tt.want, err)
+		}
 	}
 }
 
