@@ -22,6 +22,10 @@ type Config struct {
 	DatabaseURL string `env:"DATABASE_URL,required"`
 	// Addr is the listen address of the API and health endpoints.
 	Addr string `env:"WSHUB_ADDR" envDefault:":8080"`
+	// MetricsAddr is the listen address of /metrics (Prometheus), which is not
+	// authenticated: "" (the default) serves no metrics at all. Loopback or a network
+	// only the monitoring reaches, e.g. 127.0.0.1:9090; never the public port.
+	MetricsAddr string `env:"WSHUB_METRICS_ADDR"`
 	// DataDir holds project mirrors, workspace checkouts and attachment blobs.
 	DataDir string `env:"WSHUB_DATA_DIR" envDefault:".data"`
 	// PublicURL is the hub's public address; webhooks may not point at its host.

@@ -164,7 +164,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Wakeups:  fanout,
 	})
 	m.WatchWorkQueue(svc.CountWork)
-	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
+	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store,
 		Timeouts: api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout}})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout}
 	if keys != nil {
