@@ -8,9 +8,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -37,6 +39,11 @@ const (
 	// ownAddr is an address of the host's that is neither private nor the one pasta
 	// copies into the sandbox: only the rule for the host's own addresses refuses it.
 	ownAddr = "192.0.2.77"
+	// nameServer is the host's name server (its resolv.conf, in the test's own mount
+	// namespace), in the "internet": it says every name is publicAddr.
+	nameServer = "203.0.113.53"
+	// publicName is a name the agent connects to, resolved through nameServer.
+	publicName = "mirror.example"
 )
 
 func TestSandboxNetworkFullReachesTheInternetButNotTheHost(t *testing.T) {
@@ -56,6 +63,8 @@ func TestSandboxNetworkFullReachesTheInternetButNotTheHost(t *testing.T) {
 		"metadata":      reach(servers["metadata"]),
 		"host_own_addr": reach(servers["own"]),
 		"allowed":       reach(servers["allowed"]),
+		// Through the sandbox's name server, which pasta forwards to the host's.
+		"by_name": reach(net.JoinHostPort(publicName, servers["public_port"])),
 		// The agent cannot undo the rules or route around them.
 		"delete_rule": fmt.Sprintf("ip rule del priority %d", refusePriority),
 		"add_route":   "ip route add " + privateAddr + "/32 via " + strings.Split(gatewayVeth, "/")[0],
@@ -71,7 +80,7 @@ func TestSandboxNetworkFullReachesTheInternetButNotTheHost(t *testing.T) {
 		return m
 	}
 	full := all("no")
-	full["public"], full["allowed"] = "yes", "yes"
+	full["public"], full["allowed"], full["by_name"] = "yes", "yes", "yes"
 	host := all("yes")
 	host["delete_rule"], host["add_route"] = "no", "no"
 	for _, tt := range []struct {
@@ -157,9 +166,19 @@ func testNetwork(t *testing.T) map[string]string {
 		}()
 		lo := must(netlink.LinkByName("lo"))
 		check(t, netlink.LinkSetUp(lo))
-		check(t, netlink.AddrAdd(lo, must(netlink.ParseAddr(publicAddr+"/32"))))
+		for _, a := range []string{publicAddr, nameServer} {
+			check(t, netlink.AddrAdd(lo, must(netlink.ParseAddr(a+"/32"))))
+		}
 		servers["public"] = serve(t, publicAddr)
+		serveDNS(t, nameServer, net.ParseIP(publicAddr))
 	}()
+	_, servers["public_port"], _ = net.SplitHostPort(servers["public"])
+	// The host's resolv.conf, in this test's own mount namespace (made private first, so
+	// nothing of it reaches the machine's).
+	check(t, syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""))
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	write(t, resolv, "nameserver "+nameServer+"\n")
+	check(t, syscall.Mount(resolv, "/etc/resolv.conf", "", syscall.MS_BIND, ""))
 
 	check(t, netlink.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "veth-host"}, PeerName: "veth-inet",
 		PeerNamespace: netlink.NsFd(internet)}))
@@ -216,6 +235,50 @@ func serve(t *testing.T, addr string) string {
 
 // must is v, or a panic (the test fails with it) when there is an error: for values
 // the test network cannot be built without.
+// serveDNS answers, on addr port 53 (UDP), every A query with ip and every other query
+// with no answer: enough of DNS for a resolver to look a name up.
+func serveDNS(t *testing.T, addr string, ip net.IP) {
+	pc, err := net.ListenPacket("udp", net.JoinHostPort(addr, "53"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if r := dnsAnswer(buf[:n], ip); r != nil {
+				_, _ = pc.WriteTo(r, from)
+			}
+		}
+	}()
+}
+
+// dnsAnswer is the response to query q (RFC 1035 4.1): its id and question, and for
+// type A one answer record with ip.
+func dnsAnswer(q []byte, ip net.IP) []byte {
+	if len(q) < 12 {
+		return nil
+	}
+	end := 12 // past the name's labels, its closing zero, type and class
+	for end < len(q) && q[end] != 0 {
+		end += int(q[end]) + 1
+	}
+	if end += 5; end > len(q) {
+		return nil
+	}
+	r := append([]byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0}, q[12:end]...)
+	if q[end-4] == 0 && q[end-3] == 1 { // type A
+		r[7] = 1
+		r = append(r, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4) // the name at offset 12, A, IN, TTL 60
+		r = append(r, ip.To4()...)
+	}
+	return r
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(fmt.Sprintf("test network: %v", err))
