@@ -168,20 +168,33 @@ func supervise(cfg netConfig, command []string) (int, error) {
 	case err := <-pastaDone:
 		_ = inner.Process.Kill()
 		<-innerDone
-		return 0, fmt.Errorf("pasta ended before the sandbox: %v: %s", err, strings.TrimSpace(pastaErr.String()))
+		return 0, fmt.Errorf("pasta ended before the sandbox: %v: %s", err, pastaMessages(pastaErr.String()))
 	}
 }
 
-// pastaArgs attach pasta to the network namespace of pid. Nothing is forwarded into the
+// pastaArgs attach pasta to the network namespace of pid, telling its errors on
+// standard error (the hub's start-up check and the turn report them). Nothing is forwarded into the
 // namespace (-t, -u: none), above all not the host's loopback ports (-T, -U: none), and
 // the gateway's address is not mapped to the host (--no-map-gw): the sandbox reaches
 // the host only as the rest of the network does. pasta runs as the hub's user, the
 // owner of the namespace it joins (as root it would otherwise drop to nobody, who may
 // not join it); it keeps no capability either way.
 func pastaArgs(pid int) []string {
-	return []string{"--foreground", "--quiet", "--runas", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
+	return []string{"--foreground", "--quiet", "--stderr", "--runas", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 		"--config-net", "--no-map-gw", "-t", "none", "-u", "none", "-T", "none", "-U", "none",
 		"--dns-forward", sandboxDNS, strconv.Itoa(pid)}
+}
+
+// pastaMessages is what pasta said, without its complaints that there is no syslog to
+// say it to (it tries there first).
+func pastaMessages(stderr string) string {
+	var kept []string
+	for line := range strings.Lines(stderr) {
+		if line = strings.TrimSpace(line); line != "" && !strings.Contains(line, "to syslog") {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "; ")
 }
 
 // exitCode is the status to exit with for how the sandbox ended: its own code, or
