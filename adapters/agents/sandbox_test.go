@@ -339,3 +339,43 @@ func TestSandboxMasksADataDirectoryUnderASystemPath(t *testing.T) {
 		t.Fatalf("expected /opt bound, then the data directory masked, then the checkout bound, got:\n%s", args)
 	}
 }
+
+// A "full" turn runs under the network helper, with pasta beside the sandbox:
+// interrupted, SIGTERM alone ends it (the grace before SIGKILL is longer than the test
+// waits), and nothing of its process group (the helper, bwrap, pasta) is left.
+func TestSandboxFullNetworkTurnIsInterruptedWithNothingLeft(t *testing.T) {
+	l := newHostLayout(t)
+	r := sandboxed(t, l, script(t, "cat >/dev/null; echo working; touch ready; exec sleep 600"))
+	r.grace = time.Minute
+	ready := filepath.Join(l.checkout, "ready")
+	ctx := cancelWhenReady(t, ready)
+	done := make(chan core.TurnResult, 1)
+	go func() { done <- r.RunTurn(ctx, l.turn(core.NetworkFull, "go")) }()
+	waitForFile(t, ready)
+	b, err := os.ReadFile(r.pidFile("ws_mine"))
+	if err != nil {
+		t.Fatalf("expected the running turn recorded: %v", err)
+	}
+	var pgid int
+	var start uint64
+	if n, _ := fmt.Sscanf(string(b), "%d %d", &pgid, &start); n != 2 {
+		t.Fatalf("unreadable turn record %q", b)
+	}
+	select {
+	case res := <-done:
+		if res.Outcome != core.OutcomeInterrupted {
+			t.Errorf("expected the turn interrupted, got %+v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunTurn did not return within 10s of the cancel")
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		left := groupMembers(pgid, start)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v of the interrupted turn's group are still running", left)
+		}
+	}
+}
