@@ -19,6 +19,7 @@ import (
 	"github.com/vishvananda/netns"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/dnstest"
 )
 
 // inTestNetns marks the copy of the test binary that runs inside the network
@@ -170,7 +171,7 @@ func testNetwork(t *testing.T) map[string]string {
 			check(t, netlink.AddrAdd(lo, must(netlink.ParseAddr(a+"/32"))))
 		}
 		servers["public"] = serve(t, publicAddr)
-		serveDNS(t, nameServer, net.ParseIP(publicAddr))
+		dnstest.Serve(t, must(net.ListenPacket("udp", net.JoinHostPort(nameServer, "53"))), net.ParseIP(publicAddr))
 	}()
 	_, servers["public_port"], _ = net.SplitHostPort(servers["public"])
 	// The host's resolv.conf, in this test's own mount namespace (made private first, so
@@ -235,50 +236,6 @@ func serve(t *testing.T, addr string) string {
 
 // must is v, or a panic (the test fails with it) when there is an error: for values
 // the test network cannot be built without.
-// serveDNS answers, on addr port 53 (UDP), every A query with ip and every other query
-// with no answer: enough of DNS for a resolver to look a name up.
-func serveDNS(t *testing.T, addr string, ip net.IP) {
-	pc, err := net.ListenPacket("udp", net.JoinHostPort(addr, "53"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if r := dnsAnswer(buf[:n], ip); r != nil {
-				_, _ = pc.WriteTo(r, from)
-			}
-		}
-	}()
-}
-
-// dnsAnswer is the response to query q (RFC 1035 4.1): its id and question, and for
-// type A one answer record with ip.
-func dnsAnswer(q []byte, ip net.IP) []byte {
-	if len(q) < 12 {
-		return nil
-	}
-	end := 12 // past the name's labels, its closing zero, type and class
-	for end < len(q) && q[end] != 0 {
-		end += int(q[end]) + 1
-	}
-	if end += 5; end > len(q) {
-		return nil
-	}
-	r := append([]byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0}, q[12:end]...)
-	if q[end-4] == 0 && q[end-3] == 1 { // type A
-		r[7] = 1
-		r = append(r, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4) // the name at offset 12, A, IN, TTL 60
-		r = append(r, ip.To4()...)
-	}
-	return r
-}
-
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(fmt.Sprintf("test network: %v", err))
