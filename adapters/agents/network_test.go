@@ -17,6 +17,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/dnstest"
@@ -27,10 +28,10 @@ import (
 const inTestNetns = "WSHUB_TEST_IN_NETNS"
 
 // The network of the test's own "host" (a network namespace it makes, so nothing is
-// sent beyond it): a veth pair to a second namespace holding the "internet" (a server
-// on a documentation address), and on the host a loopback listener, listeners on a
-// private and on the metadata address of a dummy interface, and one on another of the
-// host's own addresses.
+// sent beyond it): a veth pair to a second namespace holding the "internet" (servers on
+// documentation addresses, IPv4 and IPv6, and a name server), and on the host listeners
+// on 127.0.0.1, a private address of each family, the metadata address, and another
+// public address of the host's own.
 const (
 	hostVeth    = "198.51.100.2/24"
 	gatewayVeth = "198.51.100.1/24"
@@ -45,6 +46,17 @@ const (
 	nameServer = "203.0.113.53"
 	// publicName is a name the agent connects to, resolved through nameServer.
 	publicName = "mirror.example"
+
+	// Private and link-local addresses out on the network, not the host's: only the
+	// refused ranges keep the agent from them.
+	neighbourPrivate   = "10.88.0.1"
+	neighbourPrivate6  = "fd88::1"
+	neighbourLinkLocal = "169.254.10.10"
+
+	hostVeth6    = "2001:db8:1::2/64"
+	gatewayVeth6 = "2001:db8:1::1/64"
+	publicAddr6  = "2001:db8:80::80"
+	privateAddr6 = "fd77::1"
 )
 
 func TestSandboxNetworkFullReachesTheInternetButNotTheHost(t *testing.T) {
@@ -58,12 +70,17 @@ func TestSandboxNetworkFullReachesTheInternetButNotTheHost(t *testing.T) {
 		return fmt.Sprintf(`exec 3<>/dev/tcp/%s/%s && read -r -t 5 line <&3 && test "$line" = hello`, host, port)
 	}
 	checks := map[string]string{
-		"public":        reach(servers["public"]),
-		"host_loopback": reach(servers["loopback"]),
-		"host_private":  reach(servers["private"]),
-		"metadata":      reach(servers["metadata"]),
-		"host_own_addr": reach(servers["own"]),
-		"allowed":       reach(servers["allowed"]),
+		"public":               reach(servers["public"]),
+		"host_loopback":        reach(servers["loopback"]),
+		"host_private":         reach(servers["private"]),
+		"metadata":             reach(servers["metadata"]),
+		"host_own_addr":        reach(servers["own"]),
+		"allowed":              reach(servers["allowed"]),
+		"public_v6":            reach(servers["public6"]),
+		"host_private_v6":      reach(servers["private6"]),
+		"neighbour_private":    reach(servers["neighbour_private"]),
+		"neighbour_private_v6": reach(servers["neighbour_private6"]),
+		"neighbour_link_local": reach(servers["neighbour_link_local"]),
 		// Through the sandbox's name server, which pasta forwards to the host's.
 		"by_name": reach(net.JoinHostPort(publicName, servers["public_port"])),
 		// The agent cannot undo the rules or route around them.
@@ -81,7 +98,7 @@ func TestSandboxNetworkFullReachesTheInternetButNotTheHost(t *testing.T) {
 		return m
 	}
 	full := all("no")
-	full["public"], full["allowed"], full["by_name"] = "yes", "yes", "yes"
+	full["public"], full["public_v6"], full["allowed"], full["by_name"] = "yes", "yes", "yes", "yes"
 	host := all("yes")
 	host["delete_rule"], host["add_route"] = "no", "no"
 	for _, tt := range []struct {
@@ -167,10 +184,13 @@ func testNetwork(t *testing.T) map[string]string {
 		}()
 		lo := must(netlink.LinkByName("lo"))
 		check(t, netlink.LinkSetUp(lo))
-		for _, a := range []string{publicAddr, nameServer} {
-			check(t, netlink.AddrAdd(lo, must(netlink.ParseAddr(a+"/32"))))
+		for _, a := range []string{publicAddr + "/32", nameServer + "/32", publicAddr6 + "/128",
+			neighbourPrivate + "/32", neighbourPrivate6 + "/128", neighbourLinkLocal + "/32"} {
+			check(t, addAddr(netlink.AddrAdd, lo, a))
 		}
-		servers["public"] = serve(t, publicAddr)
+		servers["public"], servers["public6"] = serve(t, publicAddr), serve(t, publicAddr6)
+		servers["neighbour_private"], servers["neighbour_private6"] = serve(t, neighbourPrivate), serve(t, neighbourPrivate6)
+		servers["neighbour_link_local"] = serve(t, neighbourLinkLocal)
 		dnstest.Serve(t, must(net.ListenPacket("udp", net.JoinHostPort(nameServer, "53"))), net.ParseIP(publicAddr))
 	}()
 	_, servers["public_port"], _ = net.SplitHostPort(servers["public"])
@@ -189,27 +209,44 @@ func testNetwork(t *testing.T) map[string]string {
 	}
 	defer inet.Close()
 	peer := must(inet.LinkByName("veth-inet"))
-	check(t, inet.AddrAdd(peer, must(netlink.ParseAddr(gatewayVeth))))
+	for _, a := range []string{gatewayVeth, gatewayVeth6} {
+		check(t, addAddr(inet.AddrAdd, peer, a))
+	}
 	check(t, inet.LinkSetUp(peer))
 
 	lo := must(netlink.LinkByName("lo"))
 	check(t, netlink.LinkSetUp(lo))
 	veth := must(netlink.LinkByName("veth-host"))
-	check(t, netlink.AddrAdd(veth, must(netlink.ParseAddr(hostVeth))))
+	for _, a := range []string{hostVeth, hostVeth6} {
+		check(t, addAddr(netlink.AddrAdd, veth, a))
+	}
 	check(t, netlink.LinkSetUp(veth))
-	gw := net.ParseIP(strings.Split(gatewayVeth, "/")[0])
-	check(t, netlink.RouteAdd(&netlink.Route{LinkIndex: veth.Attrs().Index, Gw: gw}))
+	for _, gw := range []string{gatewayVeth, gatewayVeth6} {
+		check(t, netlink.RouteAdd(&netlink.Route{LinkIndex: veth.Attrs().Index, Gw: net.ParseIP(strings.Split(gw, "/")[0])}))
+	}
 	// On the loopback interface: kernels without the dummy module are common in
 	// containers, and an address is the host's whatever interface holds it.
-	for _, a := range []string{privateAddr + "/32", metadata + "/32", ownAddr + "/32"} {
-		check(t, netlink.AddrAdd(lo, must(netlink.ParseAddr(a))))
+	for _, a := range []string{privateAddr + "/32", metadata + "/32", ownAddr + "/32", privateAddr6 + "/128"} {
+		check(t, addAddr(netlink.AddrAdd, lo, a))
 	}
 	servers["loopback"] = serve(t, "127.0.0.1")
 	servers["private"] = serve(t, privateAddr)
 	servers["allowed"] = serve(t, privateAddr)
 	servers["metadata"] = serve(t, metadata)
 	servers["own"] = serve(t, ownAddr)
+	servers["private6"] = serve(t, privateAddr6)
 	return servers
+}
+
+// addAddr adds the address cidr to link with add (netlink's, or a handle's in another
+// namespace), usable at once: no IPv6 duplicate address detection to wait for.
+func addAddr(add func(netlink.Link, *netlink.Addr) error, link netlink.Link, cidr string) error {
+	a, err := netlink.ParseAddr(cidr)
+	if err != nil {
+		return err
+	}
+	a.Flags = unix.IFA_F_NODAD
+	return add(link, a)
 }
 
 // serve listens on addr (a free port) in the calling thread's network namespace and
