@@ -151,6 +151,9 @@ func supervise(cfg netConfig, command []string) (int, error) {
 	pastaErr := &tailBuffer{max: 4 << 10}
 	pasta := exec.Command(cfg.Pasta, pastaArgs(inner.Process.Pid)...)
 	pasta.Stderr = pastaErr
+	// Not the agent's environment (its credentials, whatever WSHUB_AGENT_ENV names): pasta
+	// needs none of it.
+	pasta.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	pasta.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := pasta.Start(); err != nil {
 		_ = inner.Process.Kill()
