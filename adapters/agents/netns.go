@@ -60,8 +60,10 @@ func init() {
 
 // netConfig is what the hub passes to the helper steps (as JSON, in one argument).
 type netConfig struct {
-	Pasta string       `json:"pasta"`
-	Allow []egressRule `json:"allow,omitempty"`
+	// Parent is the hub's process id: the sandbox dies with it.
+	Parent int          `json:"parent"`
+	Pasta  string       `json:"pasta"`
+	Allow  []egressRule `json:"allow,omitempty"`
 	// Fds are the descriptors from 3 on that the agent gets (the event pipe, then
 	// Extra).
 	Fds int `json:"fds"`
@@ -76,6 +78,7 @@ type netConfig struct {
 // netCommand is the command line that runs command (bubblewrap's) in a "full" sandbox
 // network.
 func netCommand(cfg netConfig, command []string) (path, argv0 string, args []string) {
+	cfg.Parent = os.Getpid()
 	b, _ := json.Marshal(cfg) // plain strings, ints and bools
 	return selfExe, netHelper, append([]string{"supervise", string(b)}, command...)
 }
@@ -114,6 +117,15 @@ func supervise(cfg netConfig, command []string) (int, error) {
 	// Pdeathsig belongs to the thread that started the child: both children die with
 	// this process only if it is always the same thread.
 	runtime.LockOSThread()
+	// The sandbox dies with the hub, as bwrap's --die-with-parent has it when bwrap is the
+	// hub's child: this process is in between, so it dies with the hub too, and the
+	// sandbox and pasta with it. Checked after the fact: the hub may already be gone.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return 0, fmt.Errorf("parent death signal: %w", err)
+	}
+	if os.Getppid() != cfg.Parent {
+		return 0, errors.New("the hub that started the sandbox is gone")
+	}
 	// The turn's SIGTERM goes to the whole process group, the sandbox included; this
 	// process waits for the sandbox to end rather than going first. Caught, not ignored:
 	// an ignored signal would stay ignored in the children.
@@ -176,10 +188,10 @@ func supervise(cfg netConfig, command []string) (int, error) {
 }
 
 // pastaArgs attach pasta to the network namespace of pid, telling its errors on
-// standard error (the hub's start-up check and the turn report them). Nothing is forwarded into the
-// namespace (-t, -u: none), above all not the host's loopback ports (-T, -U: none), and
-// the gateway's address is not mapped to the host (--no-map-gw): the sandbox reaches
-// the host only as the rest of the network does. pasta runs as the hub's user, the
+// standard error (the hub's start-up check and the turn report them). Nothing is
+// forwarded into the namespace (-t, -u: none), above all not the host's loopback ports
+// (-T, -U: none), and the gateway's address is not mapped to the host (--no-map-gw): the
+// sandbox reaches the host only as the rest of the network does. pasta runs as the hub's user, the
 // owner of the namespace it joins (as root it would otherwise drop to nobody, who may
 // not join it); it keeps no capability either way.
 func pastaArgs(pid int) []string {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,12 +28,7 @@ type hostLayout struct {
 func newHostLayout(t *testing.T) hostLayout {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "data")
-	l := hostLayout{
-		data:        data,
-		checkout:    filepath.Join(data, "workspaces", "ws_mine", "checkout"),
-		home:        filepath.Join(data, "workspaces", "ws_mine", "home"),
-		otherSecret: filepath.Join(data, "workspaces", "ws_theirs", "checkout", "secret.txt"),
-	}
+	l := layoutAt(data)
 	for _, d := range []string{l.checkout, filepath.Dir(l.otherSecret), filepath.Join(data, "mirrors", "prj_x"), filepath.Join(data, "assets")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -47,6 +43,16 @@ func newHostLayout(t *testing.T) hostLayout {
 		}
 	}
 	return l
+}
+
+// layoutAt is the layout of the data directory data (made by newHostLayout).
+func layoutAt(data string) hostLayout {
+	return hostLayout{
+		data:        data,
+		checkout:    filepath.Join(data, "workspaces", "ws_mine", "checkout"),
+		home:        filepath.Join(data, "workspaces", "ws_mine", "home"),
+		otherSecret: filepath.Join(data, "workspaces", "ws_theirs", "checkout", "secret.txt"),
+	}
 }
 
 func write(t *testing.T, path, content string) {
@@ -378,4 +384,83 @@ func TestSandboxFullNetworkTurnIsInterruptedWithNothingLeft(t *testing.T) {
 			t.Fatalf("processes %v of the interrupted turn's group are still running", left)
 		}
 	}
+}
+
+// fakeHub marks the copy of the test binary that plays the hub, killed mid-turn; its
+// value is the data directory.
+const fakeHub = "WSHUB_TEST_FAKE_HUB"
+
+// A hub killed mid-turn takes a full-network sandbox with it, as bwrap's
+// --die-with-parent does when bwrap is the hub's child: the network helper in between,
+// the sandbox and pasta all end.
+func TestSandboxFullNetworkDiesWithTheHub(t *testing.T) {
+	marker := os.Getenv("WSHUB_TEST_AGENT_MARKER")
+	if data := os.Getenv(fakeHub); data != "" {
+		l := layoutAt(data)
+		r := sandboxed(t, l, script(t, "cat >/dev/null; exec -a "+marker+" sleep 600"))
+		r.RunTurn(context.Background(), l.turn(core.NetworkFull, "wait")) // until killed
+		return
+	}
+	l := newHostLayout(t)
+	marker = fmt.Sprintf("wshub-test-agent-%d", time.Now().UnixNano())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := exec.Command(self, "-test.run=^"+t.Name()+"$", "-test.count=1")
+	hub.Env = append(os.Environ(), fakeHub+"="+l.data, "WSHUB_TEST_AGENT_MARKER="+marker)
+	var out strings.Builder
+	hub.Stdout, hub.Stderr = &out, &out
+	if err := hub.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hub.Process.Kill(); _ = hub.Wait() })
+
+	var pgid int
+	var start uint64
+	waitUntil(t, "the turn running: recorded, its agent started", func() bool {
+		b, err := os.ReadFile(filepath.Join(l.data, "run", "ws_mine.pid"))
+		if err != nil || len(processesNamed(marker)) == 0 {
+			return false
+		}
+		n, _ := fmt.Sscanf(string(b), "%d %d", &pgid, &start)
+		return n == 2
+	}, &out)
+	if err := hub.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = hub.Wait()
+	waitUntil(t, "the agent, the helper, bwrap and pasta gone with the hub", func() bool {
+		return len(processesNamed(marker)) == 0 && len(groupMembers(pgid, start)) == 0
+	}, &out)
+}
+
+// waitUntil waits for cond, failing with what, and out, after 20 s.
+func waitUntil(t *testing.T, what string, cond func() bool, out fmt.Stringer) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("expected %s within 20 s; the hub said:\n%s", what, out)
+		}
+	}
+}
+
+// processesNamed lists the live processes whose argv[0] is name.
+func processesNamed(name string) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 == name && !processGone(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
