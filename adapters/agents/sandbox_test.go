@@ -464,3 +464,31 @@ func processesNamed(name string) []int {
 	}
 	return out
 }
+
+// Per network, what the bwrap command line holds: "none" its own empty network
+// namespace, "full" (also the default) the sandbox's resolv.conf under the network
+// helper, "host" neither.
+func TestSandboxCommandLinePerNetwork(t *testing.T) {
+	b := &bwrap{program: "/usr/bin/bwrap", pasta: "/usr/bin/pasta", resolvConf: "/state/resolv.conf"}
+	for _, tt := range []struct {
+		network                    string
+		helper, unshareNet, ownDNS bool
+	}{
+		{network: core.NetworkFull, helper: true, ownDNS: true},
+		{network: "", helper: true, ownDNS: true},
+		{network: core.NetworkNone, unshareNet: true},
+		{network: core.NetworkHost},
+	} {
+		path, argv0, args := b.command(mounts{checkout: "/c", home: "/h", network: tt.network}, 1, []string{"agent"})
+		line := strings.Join(args, " ")
+		if helper := path == selfExe && argv0 == netHelper; helper != tt.helper {
+			t.Errorf("network %q: expected the network helper %v, got %s (argv0 %s)", tt.network, tt.helper, path, argv0)
+		}
+		if got := strings.Contains(line, "--unshare-net"); got != tt.unshareNet {
+			t.Errorf("network %q: expected --unshare-net %v, got: %s", tt.network, tt.unshareNet, line)
+		}
+		if got := strings.Contains(line, "--ro-bind /state/resolv.conf /etc/resolv.conf"); got != tt.ownDNS {
+			t.Errorf("network %q: expected the sandbox's resolv.conf %v, got: %s", tt.network, tt.ownDNS, line)
+		}
+	}
+}
