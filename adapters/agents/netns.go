@@ -159,6 +159,11 @@ func supervise(cfg netConfig, command []string) (int, error) {
 	}
 	innerDone := make(chan error, 1)
 	go func() { innerDone <- inner.Wait() }()
+	if !cfg.Wait4 && !cfg.Wait6 {
+		// The host has no route out (a machine offline): there is nothing for pasta to
+		// connect, and the sandbox's own loopback is all "full" can give.
+		return exitCode(<-innerDone), nil
+	}
 
 	pastaErr := &tailBuffer{max: 4 << 10}
 	pasta := exec.Command(cfg.Pasta, pastaArgs(inner.Process.Pid)...)

@@ -139,6 +139,22 @@ exit(<$c> eq "hello\n" ? 0 : 1);`)
 	}
 }
 
+// On a host with no route out (offline, or a build sandbox), the hub still starts and
+// "full" turns run: there is nothing for pasta to connect, so the sandbox has only its
+// own loopback.
+func TestSandboxNetworkFullOnAHostWithoutARouteOut(t *testing.T) {
+	if os.Getenv(inTestNetns) == "" {
+		reexecInNewNetns(t)
+		return
+	}
+	check(t, netlink.LinkSetUp(must(netlink.LinkByName("lo"))))
+	l := newHostLayout(t)
+	r := sandboxed(t, l, script(t, "cat >/dev/null; echo ok"))
+	if res := r.RunTurn(context.Background(), l.turn(core.NetworkFull, "hi")); res.Reply != "ok" {
+		t.Fatalf("expected the full-network turn to run on a host without a route out, got %+v", res)
+	}
+}
+
 // reexecInNewNetns runs the calling test again in a copy of the test binary inside new
 // network and mount namespaces (the mount namespace keeps the second network namespace
 // private), and fails with its output if it fails.

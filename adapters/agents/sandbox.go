@@ -172,7 +172,7 @@ func (b *bwrap) probe(ctx context.Context) error {
 	}
 	m.network = core.NetworkFull
 	if out, err := b.start(ctx, m); err != nil {
-		return fmt.Errorf("pasta (%s) cannot connect a sandbox to the network on this machine: %w: %s (it needs a default route, and /dev/net/tun readable and writable by the hub's user; or set WSHUB_SANDBOX=none, unsafe)", b.pasta, err, out)
+		return fmt.Errorf("pasta (%s) cannot connect a sandbox to the network on this machine: %w: %s (it needs /dev/net/tun readable and writable by the hub's user; or set WSHUB_SANDBOX=none, unsafe)", b.pasta, err, out)
 	}
 	return nil
 }
