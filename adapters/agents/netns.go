@@ -171,7 +171,9 @@ func supervise(cfg netConfig, command []string) (int, error) {
 	// Not the agent's environment (its credentials, whatever WSHUB_AGENT_ENV names): pasta
 	// needs none of it.
 	pasta.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
-	pasta.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A process group of its own: the turn's SIGTERM, sent to its group, is for the
+	// sandbox; pasta goes once the sandbox has, or with this process.
+	pasta.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := pasta.Start(); err != nil {
 		_ = inner.Process.Kill()
 		<-innerDone
@@ -196,9 +198,9 @@ func supervise(cfg netConfig, command []string) (int, error) {
 // standard error (the hub's start-up check and the turn report them). Nothing is
 // forwarded into the namespace (-t, -u: none), above all not the host's loopback ports
 // (-T, -U: none), and the gateway's address is not mapped to the host (--no-map-gw): the
-// sandbox reaches the host only as the rest of the network does. pasta runs as the hub's user, the
-// owner of the namespace it joins (as root it would otherwise drop to nobody, who may
-// not join it); it keeps no capability either way.
+// sandbox reaches the host only as the rest of the network does. pasta runs as the hub's
+// user, the owner of the namespace it joins (as root it would otherwise drop to nobody,
+// who may not join it); it keeps no capability either way.
 func pastaArgs(pid int) []string {
 	return []string{"--foreground", "--quiet", "--stderr", "--runas", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
 		"--config-net", "--no-map-gw", "-t", "none", "-u", "none", "-T", "none", "-U", "none",

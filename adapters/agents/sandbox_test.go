@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -348,25 +349,18 @@ func TestSandboxMasksADataDirectoryUnderASystemPath(t *testing.T) {
 
 // A "full" turn runs under the network helper, with pasta beside the sandbox:
 // interrupted, SIGTERM alone ends it (the grace before SIGKILL is longer than the test
-// waits), and nothing of its process group (the helper, bwrap, pasta) is left.
+// waits), and nothing of it (the helper, bwrap, pasta) is left.
 func TestSandboxFullNetworkTurnIsInterruptedWithNothingLeft(t *testing.T) {
 	l := newHostLayout(t)
 	r := sandboxed(t, l, script(t, "cat >/dev/null; echo working; touch ready; exec sleep 600"))
 	r.grace = time.Minute
-	ready := filepath.Join(l.checkout, "ready")
-	ctx := cancelWhenReady(t, ready)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan core.TurnResult, 1)
 	go func() { done <- r.RunTurn(ctx, l.turn(core.NetworkFull, "go")) }()
-	waitForFile(t, ready)
-	b, err := os.ReadFile(r.pidFile("ws_mine"))
-	if err != nil {
-		t.Fatalf("expected the running turn recorded: %v", err)
-	}
-	var pgid int
-	var start uint64
-	if n, _ := fmt.Sscanf(string(b), "%d %d", &pgid, &start); n != 2 {
-		t.Fatalf("unreadable turn record %q", b)
-	}
+	waitForFile(t, filepath.Join(l.checkout, "ready"))
+	running := turnProcesses(t, r)
+	cancel()
 	select {
 	case res := <-done:
 		if res.Outcome != core.OutcomeInterrupted {
@@ -375,15 +369,71 @@ func TestSandboxFullNetworkTurnIsInterruptedWithNothingLeft(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("RunTurn did not return within 10s of the cancel")
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		left := groupMembers(pgid, start)
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v of the interrupted turn's group are still running", left)
+	waitUntil(t, "the helper, bwrap and pasta gone with the turn", running.gone, &strings.Builder{})
+}
+
+// turnGroup is what runs a turn: its process group (the helper, bwrap) and pasta.
+type turnGroup struct {
+	pgid  int
+	start uint64
+	pasta []int
+}
+
+// turnProcesses reads the running turn's record and finds the pasta attached to its
+// sandbox.
+func turnProcesses(t *testing.T, r *Runner) turnGroup {
+	t.Helper()
+	b, err := os.ReadFile(r.pidFile("ws_mine"))
+	if err != nil {
+		t.Fatalf("expected the running turn recorded: %v", err)
+	}
+	var g turnGroup
+	if n, _ := fmt.Sscanf(string(b), "%d %d", &g.pgid, &g.start); n != 2 {
+		t.Fatalf("unreadable turn record %q", b)
+	}
+	members := map[string]bool{}
+	for _, pid := range groupMembers(g.pgid, g.start) {
+		members[strconv.Itoa(pid)] = true
+	}
+	// pasta's last argument is the process whose namespace it serves: the sandbox's bwrap.
+	for pid, argv := range processArgs() {
+		if slices.Contains(argv, "--dns-forward") && members[argv[len(argv)-1]] {
+			g.pasta = append(g.pasta, pid)
 		}
 	}
+	if len(g.pasta) == 0 {
+		t.Fatalf("expected a pasta serving the turn's sandbox (group %d)", g.pgid)
+	}
+	return g
+}
+
+// gone reports whether nothing of the turn runs any more.
+func (g turnGroup) gone() bool {
+	if len(groupMembers(g.pgid, g.start)) > 0 {
+		return false
+	}
+	for _, pid := range g.pasta {
+		if !processGone(pid) {
+			return false
+		}
+	}
+	return true
+}
+
+// processArgs are the arguments of every process that has some.
+func processArgs() map[int][]string {
+	out := map[int][]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && len(b) > 0 {
+			out[pid] = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		}
+	}
+	return out
 }
 
 // fakeHub marks the copy of the test binary that plays the hub, killed mid-turn; its
@@ -416,22 +466,17 @@ func TestSandboxFullNetworkDiesWithTheHub(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = hub.Process.Kill(); _ = hub.Wait() })
 
-	var pgid int
-	var start uint64
 	waitUntil(t, "the turn running: recorded, its agent started", func() bool {
-		b, err := os.ReadFile(filepath.Join(l.data, "run", "ws_mine.pid"))
-		if err != nil || len(processesNamed(marker)) == 0 {
-			return false
-		}
-		n, _ := fmt.Sscanf(string(b), "%d %d", &pgid, &start)
-		return n == 2
+		_, err := os.Stat(filepath.Join(l.data, "run", "ws_mine.pid"))
+		return err == nil && len(processesNamed(marker)) > 0
 	}, &out)
+	running := turnProcesses(t, &Runner{stateDir: filepath.Join(l.data, "run")})
 	if err := hub.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = hub.Wait()
 	waitUntil(t, "the agent, the helper, bwrap and pasta gone with the hub", func() bool {
-		return len(processesNamed(marker)) == 0 && len(groupMembers(pgid, start)) == 0
+		return len(processesNamed(marker)) == 0 && running.gone()
 	}, &out)
 }
 
@@ -448,47 +493,10 @@ func waitUntil(t *testing.T, what string, cond func() bool, out fmt.Stringer) {
 // processesNamed lists the live processes whose argv[0] is name.
 func processesNamed(name string) []int {
 	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		if argv0, _, _ := strings.Cut(string(b), "\x00"); argv0 == name && !processGone(pid) {
+	for pid, argv := range processArgs() {
+		if argv[0] == name && !processGone(pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
-}
-
-// Per network, what the bwrap command line holds: "none" its own empty network
-// namespace, "full" (also the default) the sandbox's resolv.conf under the network
-// helper, "host" neither.
-func TestSandboxCommandLinePerNetwork(t *testing.T) {
-	b := &bwrap{program: "/usr/bin/bwrap", pasta: "/usr/bin/pasta", resolvConf: "/state/resolv.conf"}
-	for _, tt := range []struct {
-		network                    string
-		helper, unshareNet, ownDNS bool
-	}{
-		{network: core.NetworkFull, helper: true, ownDNS: true},
-		{network: "", helper: true, ownDNS: true},
-		{network: core.NetworkNone, unshareNet: true},
-		{network: core.NetworkHost},
-	} {
-		path, argv0, args := b.command(mounts{checkout: "/c", home: "/h", network: tt.network}, 1, []string{"agent"})
-		line := strings.Join(args, " ")
-		if helper := path == selfExe && argv0 == netHelper; helper != tt.helper {
-			t.Errorf("network %q: expected the network helper %v, got %s (argv0 %s)", tt.network, tt.helper, path, argv0)
-		}
-		if got := strings.Contains(line, "--unshare-net"); got != tt.unshareNet {
-			t.Errorf("network %q: expected --unshare-net %v, got: %s", tt.network, tt.unshareNet, line)
-		}
-		if got := strings.Contains(line, "--ro-bind /state/resolv.conf /etc/resolv.conf"); got != tt.ownDNS {
-			t.Errorf("network %q: expected the sandbox's resolv.conf %v, got: %s", tt.network, tt.ownDNS, line)
-		}
-	}
 }
