@@ -11,9 +11,10 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/wshub ./cmd/wshub
 
 FROM debian:bookworm-slim
-# git for checkouts and pushes, bubblewrap for the agent sandbox, ssh for ssh remotes.
+# git for checkouts and pushes, bubblewrap and passt (pasta, the network of "full"
+# projects) for the agent sandbox, ssh for ssh remotes.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bubblewrap ca-certificates openssh-client \
+ && apt-get install -y --no-install-recommends git bubblewrap passt ca-certificates openssh-client \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --uid 10001 --user-group --create-home --home-dir /home/wshub wshub \
  && install -d -o wshub -g wshub /var/lib/wshub /workspace

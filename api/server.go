@@ -7,13 +7,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/wshub/wshub/core"
@@ -28,8 +26,6 @@ type Pinger interface {
 type Options struct {
 	Log   *slog.Logger
 	Ready Pinger
-	// Metrics serves /metrics (Prometheus text format) when set.
-	Metrics http.Handler
 	// Timeouts bound every connection; zero fields take the defaults (DefaultTimeouts).
 	Timeouts Timeouts
 	// RateLimit bounds each API key's requests (zero: no limit).
@@ -105,7 +101,8 @@ func init() {
 	}
 }
 
-// New builds the Fiber app: /v1/api, /healthz, /readyz and /metrics.
+// New builds the Fiber app: /v1/api, /healthz and /readyz. Not /metrics: it is not
+// authenticated, so it has a listener of its own (hub.MetricsServer), off by default.
 func New(svc UseCases, opt Options) *fiber.App {
 	log := opt.Log
 	if log == nil {
@@ -148,10 +145,6 @@ func New(svc UseCases, opt Options) *fiber.App {
 		}
 		return c.JSON(fiber.Map{"ok": true})
 	})
-	if opt.Metrics != nil {
-		app.Get("/metrics", adaptor.HTTPHandler(opt.Metrics))
-	}
-
 	if svc.Remote != nil {
 		mountRuntime(app, s)
 	}

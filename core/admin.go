@@ -143,7 +143,7 @@ type AddProjectInput struct {
 	Name          string
 	DefaultBranch string
 	Push          bool
-	// Network is NetworkFull (the default, when empty) or NetworkNone.
+	// Network is NetworkFull (the default, when empty), NetworkNone or NetworkHost.
 	Network string
 }
 
@@ -163,7 +163,7 @@ func (s *Admin) AddProject(ctx context.Context, in AddProjectInput) (*Project, e
 	}
 	network := cmp.Or(in.Network, NetworkFull)
 	if !ValidNetwork(network) {
-		return nil, Errorf(CodeInvalidRequest, "network is %q or %q, not %q", NetworkFull, NetworkNone, in.Network)
+		return nil, errNetwork(in.Network)
 	}
 	if _, err := s.store.GetAccount(ctx, in.AccountID); err != nil {
 		return nil, notFound(err, CodeNotFound, "no such account")
@@ -177,7 +177,20 @@ func (s *Admin) AddProject(ctx context.Context, in AddProjectInput) (*Project, e
 		ID: NewID(s.rand, PrefixProject), AccountID: in.AccountID, Repository: repo, DisplayName: name,
 		DefaultBranch: in.DefaultBranch, State: ProjectConnected, Push: in.Push, Network: network, CreatedAt: now, UpdatedAt: now,
 	}
-	return p, s.store.CreateProject(ctx, p)
+	if err := s.store.CreateProject(ctx, p); err != nil {
+		return nil, err
+	}
+	s.warnHostNetwork(p)
+	return p, nil
+}
+
+// warnHostNetwork logs a project given the host's network: its agents reach the hub's
+// loopback, its database and the metadata service, so the choice is left on record.
+func (s *Admin) warnHostNetwork(p *Project) {
+	if p.Network == NetworkHost {
+		s.log().Warn("project network set to host: its agents share the hub host's network (loopback, private addresses, metadata service)",
+			"project", p.ID, "repository", p.Repository)
+	}
 }
 
 // PrepareProject mirrors the repository: connected -> preparing -> ready, or failed
@@ -219,7 +232,7 @@ type UpdateProjectInput struct {
 // turn of each of its workspaces; the default branch to workspaces created after.
 func (s *Admin) AdminUpdateProject(ctx context.Context, in UpdateProjectInput) (*Project, error) {
 	if in.Network != nil && !ValidNetwork(*in.Network) {
-		return nil, Errorf(CodeInvalidRequest, "network is %q or %q, not %q", NetworkFull, NetworkNone, *in.Network)
+		return nil, errNetwork(*in.Network)
 	}
 	if in.Name != nil && strings.TrimSpace(*in.Name) == "" {
 		return nil, Errorf(CodeInvalidRequest, "a project's name must not be empty")
@@ -246,7 +259,13 @@ func (s *Admin) AdminUpdateProject(ctx context.Context, in UpdateProjectInput) (
 		p.Push = *in.Push
 	}
 	p.UpdatedAt = s.clock.Now()
-	return p, s.store.UpdateProject(ctx, p)
+	if err := s.store.UpdateProject(ctx, p); err != nil {
+		return nil, err
+	}
+	if in.Network != nil {
+		s.warnHostNetwork(p)
+	}
+	return p, nil
 }
 
 // AdminRefreshProject fetches a project's repository now: a ready project's mirror is

@@ -26,7 +26,7 @@ type TurnRequest struct {
 	// Home is the workspace's home directory, the agent's HOME: kept across turns
 	// (agent CLIs keep their sessions there) and never shared with another workspace.
 	Home string
-	// Network is the project's setting: NetworkFull, or NetworkNone for no network.
+	// Network is the project's setting: NetworkFull, NetworkNone or NetworkHost.
 	Network string
 	Prompt  string
 	// Attachments are the message's files, as paths relative to Dir.

@@ -1,8 +1,11 @@
 package core
 
-import "context"
-
-import "time"
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+)
 
 // Project states (api.md 3.4): connected -> preparing -> ready, or failed.
 const (
@@ -14,12 +17,28 @@ const (
 
 // Project network settings (wshub admin project add|update --network).
 const (
+	// NetworkFull is outbound access to the internet from a network namespace of the
+	// sandbox's own: the hub's host (its loopback, its own addresses), private and
+	// link-local addresses (the cloud metadata service) are refused.
 	NetworkFull = "full"
+	// NetworkNone is no network at all, loopback included.
 	NetworkNone = "none"
+	// NetworkHost shares the host's network namespace: the agent reaches whatever the
+	// hub's host reaches, its loopback and the metadata service included. An explicit,
+	// logged opt-in for projects that need the host's private network.
+	NetworkHost = "host"
 )
 
+// Networks are the project network settings, the default first.
+var Networks = []string{NetworkFull, NetworkNone, NetworkHost}
+
 // ValidNetwork reports whether n is a project network setting.
-func ValidNetwork(n string) bool { return n == NetworkFull || n == NetworkNone }
+func ValidNetwork(n string) bool { return slices.Contains(Networks, n) }
+
+// errNetwork refuses a network setting that is not one of Networks.
+func errNetwork(n string) error {
+	return Errorf(CodeInvalidRequest, "network is %s, not %q", strings.Join(Networks, ", "), n)
+}
 
 // Project is a repository connected to the account.
 type Project struct {
@@ -33,8 +52,8 @@ type Project struct {
 	FailureReason string
 	// Push makes the runtime push the workspace branch after each turn.
 	Push bool
-	// Network is what agent turns in the project's workspaces may reach: NetworkFull
-	// or NetworkNone (the sandbox gets no network at all, loopback included).
+	// Network is what agent turns in the project's workspaces may reach: NetworkFull,
+	// NetworkNone or NetworkHost.
 	Network string
 	// MirrorPath is where the mirror clone lives (local provider).
 	MirrorPath string

@@ -22,6 +22,10 @@ type Config struct {
 	DatabaseURL string `env:"DATABASE_URL,required"`
 	// Addr is the listen address of the API and health endpoints.
 	Addr string `env:"WSHUB_ADDR" envDefault:":8080"`
+	// MetricsAddr is the listen address of /metrics (Prometheus), which is not
+	// authenticated: "" (the default) serves no metrics at all. Loopback or a network
+	// only the monitoring reaches, e.g. 127.0.0.1:9090; never the public port.
+	MetricsAddr string `env:"WSHUB_METRICS_ADDR"`
 	// DataDir holds project mirrors, workspace checkouts and attachment blobs.
 	DataDir string `env:"WSHUB_DATA_DIR" envDefault:".data"`
 	// PublicURL is the hub's public address; webhooks may not point at its host.
@@ -141,6 +145,11 @@ type Config struct {
 	// SandboxReadOnly are more host paths agents see read-only, for agent CLIs
 	// installed outside /usr and /opt (colon-separated, like PATH).
 	SandboxReadOnly []string `env:"WSHUB_SANDBOX_READONLY" envSeparator:":"`
+	// AgentEgressAllow opens destinations the project network "full" refuses (loopback,
+	// private and link-local addresses, the host's own) to every agent: CIDRs or
+	// addresses (every port and protocol), or host:port (TCP to that port only; names
+	// resolved at start-up). For an internal package mirror, say (comma-separated).
+	AgentEgressAllow []string `env:"WSHUB_AGENT_EGRESS_ALLOW" envSeparator:","`
 	// AgentEnv names the variables of the hub's environment agents get, typically their
 	// credentials (comma-separated, e.g. ANTHROPIC_API_KEY,OPENAI_API_KEY). Agents get
 	// nothing else of the hub's environment.

@@ -125,7 +125,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		r, err := agents.New(context.Background(), agents.Options{
 			Commands: cfg.AgentCommands, LookPath: exec.LookPath, AgentEnv: cfg.AgentEnv, Self: cfg.Self,
 			StateDir: filepath.Join(cfg.DataDir, "run"),
-			Sandbox: agents.SandboxConfig{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly,
+			Sandbox: agents.SandboxConfig{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly, EgressAllow: cfg.AgentEgressAllow,
 				// Nothing of the data directory is visible to agents but their own
 				// checkout and home, bound one by one.
 				Hidden: []string{cfg.DataDir}},
@@ -166,7 +166,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Quotas:  core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages},
 	})
 	m.WatchWorkQueue(svc.CountWork)
-	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store, Metrics: m.Handler(),
+	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store,
 		Timeouts:  api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
 		RateLimit: api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout}
@@ -367,7 +367,7 @@ func runtimeAgentSettings(cfg Config) []string {
 		env = append(env, "WSHUB_AGENT_"+n+"_COMMAND="+command)
 	}
 	env = append(env, "WSHUB_SANDBOX="+cfg.Sandbox, "WSHUB_SANDBOX_READONLY="+strings.Join(cfg.SandboxReadOnly, ":"),
-		"WSHUB_AGENT_ENV="+strings.Join(cfg.AgentEnv, ","))
+		"WSHUB_AGENT_ENV="+strings.Join(cfg.AgentEnv, ","), "WSHUB_AGENT_EGRESS_ALLOW="+strings.Join(cfg.AgentEgressAllow, ","))
 	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

@@ -69,7 +69,7 @@ func TestPushResultsReachTheReply(t *testing.T) {
 			if ev.HeadCommit != ws["headCommit"] || ev.Pushed == nil || *ev.Pushed != tt.pushed {
 				t.Errorf("expected the event's headCommit %v and pushed %v, got %q, %v", ws["headCommit"], tt.pushed, ev.HeadCommit, ev.Pushed)
 			}
-			if m := scrape(t, h.URL); !strings.Contains(m, tt.counter+" 1\n") {
+			if m := scrape(t, h.MetricsURL); !strings.Contains(m, tt.counter+" 1\n") {
 				t.Errorf("expected %s 1 in /metrics", tt.counter)
 			}
 		})

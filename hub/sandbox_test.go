@@ -65,7 +65,7 @@ func TestTurnsAreSandboxed(t *testing.T) {
 	targets := []string{secret, dataDir, filepath.Join(dataDir, "mirrors"), filepath.Join(dataDir, "assets"),
 		fmt.Sprintf("/proc/%d/environ", os.Getpid()), fmt.Sprintf("/proc/%d", os.Getpid())}
 
-	for _, network := range []string{core.NetworkFull, core.NetworkNone} {
+	for _, network := range []string{core.NetworkFull, core.NetworkNone, core.NetworkHost} {
 		t.Run(network, func(t *testing.T) {
 			if _, err := h.Service.AdminUpdateProject(context.Background(), core.UpdateProjectInput{ProjectID: h.Project.ID, Network: &network}); err != nil {
 				t.Fatal(err)
@@ -84,7 +84,7 @@ func TestTurnsAreSandboxed(t *testing.T) {
 					t.Errorf("the agent's environment leaked the hub's %s:\n%s", leak, reply)
 				}
 			}
-			wantNet := map[string]string{core.NetworkFull: "connected", core.NetworkNone: "no network"}[network]
+			wantNet := map[string]string{core.NetworkFull: "no network", core.NetworkNone: "no network", core.NetworkHost: "connected"}[network]
 			if !strings.Contains(reply, wantNet) || !strings.HasSuffix(reply, "done") {
 				t.Errorf("network %s: expected %q and a finished probe, got:\n%s", network, wantNet, reply)
 			}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wshub/wshub/hub/hubtest"
 )
 
 func scrape(t *testing.T, url string) string {
@@ -26,7 +28,7 @@ func TestTurnsAndTheWorkQueueAreMeasured(t *testing.T) {
 	bad := createWorkspace(t, h, "fail please")
 	waitFor(t, h, ok, "the turn done", idleAfterTurns(1))
 	waitFor(t, h, bad, "the turn done", idleAfterTurns(1))
-	m := scrape(t, h.URL)
+	m := scrape(t, h.MetricsURL)
 	for _, want := range []string{
 		`wshub_turns_total{agent="agent_1",outcome="completed"} 1`,
 		`wshub_turns_total{agent="agent_1",outcome="error"} 1`,
@@ -54,7 +56,7 @@ func TestTurnsAndTheWorkQueueAreMeasured(t *testing.T) {
 	for _, text := range []string{"one", "two"} {
 		h.Call("POST", "/v1/api/workspaces/"+slow+"/messages", h.Key, map[string]any{"text": text}).Expect(t, 200, "")
 	}
-	m = scrape(t, h.URL)
+	m = scrape(t, h.MetricsURL)
 	for _, want := range []string{
 		`wshub_messages_open 3`, `wshub_workspaces_with_open_messages 1`, `wshub_workspace_queue_depth_max 3`,
 	} {
@@ -71,7 +73,7 @@ func TestMetricsScrapeSurvivesTheDatabaseAway(t *testing.T) {
 	h, px := startBehindProxy(t, 30*time.Second)
 	px.Cut()
 	defer px.Restore()
-	resp, err := http.Get(h.URL + "/metrics")
+	resp, err := http.Get(h.MetricsURL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,5 +81,40 @@ func TestMetricsScrapeSurvivesTheDatabaseAway(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "go_goroutines") || strings.Contains(string(b), "wshub_messages_open ") {
 		t.Fatalf("expected 200 with the process metrics and without the database's figures, got %d:\n%.500s", resp.StatusCode, b)
+	}
+}
+
+// /metrics is not authenticated: the public port does not serve it; the metrics
+// listener (WSHUB_METRICS_ADDR) serves it and nothing else, with timeouts so a stalled
+// client cannot hold its connections.
+func TestMetricsAreServedOnTheirOwnListenerOnly(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t)
+	for _, tt := range []struct {
+		url  string
+		want int
+	}{
+		{h.URL + "/metrics", http.StatusNotFound},
+		{h.MetricsURL + "/metrics", http.StatusOK},
+		{h.MetricsURL + "/v1/api/workspaces", http.StatusNotFound},
+		{h.MetricsURL + "/healthz", http.StatusNotFound},
+	} {
+		resp, err := http.Get(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("GET %s: expected %d, got %d: %s", tt.url, tt.want, resp.StatusCode, b)
+		}
+		if tt.want == http.StatusOK && !strings.Contains(string(b), "go_goroutines") {
+			t.Errorf("GET %s: expected the Prometheus metrics, got:\n%s", tt.url, b)
+		}
+	}
+	srv := h.MetricsServer()
+	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.WriteTimeout <= 0 || srv.IdleTimeout <= 0 {
+		t.Errorf("expected every timeout of the metrics listener set, got read header %s, read %s, write %s, idle %s",
+			srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout)
 	}
 }

@@ -307,7 +307,7 @@ func TestDeliveryMetrics(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	var text string
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(h.URL + "/metrics")
+		resp, err := http.Get(h.MetricsURL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}

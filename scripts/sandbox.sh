@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Makes sure bubblewrap (bwrap), the agent sandbox, is installed: `make run` and
-# `make test` call it, as they call pg.sh for PostgreSQL. As root with apt-get it
-# installs Debian's `bubblewrap`; otherwise it says what to do.
+# Makes sure the agent sandbox's programs are installed: bubblewrap (bwrap) and passt's
+# pasta (the network of projects with network "full"). `make run` and `make test` call
+# it, as they call pg.sh for PostgreSQL. As root with apt-get it installs Debian's
+# `bubblewrap` and `passt`; otherwise it says what to do.
 #
 # Skipped when WSHUB_SANDBOX=none (agents then run unconfined; development only).
 set -euo pipefail
@@ -9,16 +10,24 @@ set -euo pipefail
 if [[ ${WSHUB_SANDBOX:-bwrap} == none ]]; then
 	exit 0
 fi
-if command -v bwrap >/dev/null 2>&1; then
+# program name -> Debian package
+declare -A packages=([bwrap]=bubblewrap [pasta]=passt)
+missing=()
+for program in bwrap pasta; do
+	command -v "$program" >/dev/null 2>&1 || missing+=("${packages[$program]}")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
 	exit 0
 fi
 if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-	echo "sandbox.sh: bubblewrap not found; installing Debian package 'bubblewrap'" >&2
+	echo "sandbox.sh: installing Debian package(s) ${missing[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update >&2 || true
-	apt-get install -y --no-install-recommends bubblewrap >&2
-	command -v bwrap >/dev/null 2>&1 || { echo "sandbox.sh: installed 'bubblewrap' but bwrap is still not on PATH" >&2; exit 1; }
+	apt-get install -y --no-install-recommends "${missing[@]}" >&2
+	for program in bwrap pasta; do
+		command -v "$program" >/dev/null 2>&1 || { echo "sandbox.sh: installed ${packages[$program]} but $program is still not on PATH" >&2; exit 1; }
+	done
 	exit 0
 fi
-echo "sandbox.sh: error: bubblewrap (bwrap) is not installed. Install it (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap), or set WSHUB_SANDBOX=none to run agents unconfined (unsafe, development only)." >&2
+echo "sandbox.sh: error: the agent sandbox needs ${missing[*]} (bwrap: bubblewrap; pasta: passt). Install (Debian/Ubuntu: sudo apt-get install ${missing[*]}; Fedora: sudo dnf install ${missing[*]}), or set WSHUB_SANDBOX=none to run agents unconfined (unsafe, development only)." >&2
 exit 1

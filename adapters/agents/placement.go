@@ -98,9 +98,9 @@ func (p *placement) wrap(inv invocation) invocation {
 	if p.r.sandbox == nil {
 		return inv
 	}
-	args := append(p.r.sandbox.args(p.m), inv.path)
-	inv.args = append(args, inv.args...)
-	inv.path = p.r.sandbox.program
+	// The event pipe and the extra descriptors.
+	fds := 1 + len(inv.extra)
+	inv.path, inv.argv0, inv.args = p.r.sandbox.command(p.m, fds, append([]string{inv.path}, inv.args...))
 	return inv
 }
 

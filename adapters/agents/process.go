@@ -32,7 +32,9 @@ const (
 
 // invocation is one agent process to run.
 type invocation struct {
-	path  string
+	path string
+	// argv0 is the program's name for itself; "" is path.
+	argv0 string
 	args  []string
 	dir   string
 	env   []string
@@ -103,6 +105,9 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	}
 
 	cmd := exec.Command(inv.path, inv.args...)
+	if inv.argv0 != "" {
+		cmd.Args[0] = inv.argv0
+	}
 	cmd.Dir = inv.dir
 	cmd.Env = inv.env
 	// *os.File ends: the child writes straight into the pipes, with no copying

@@ -88,7 +88,7 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 	}
 	switch opt.Sandbox.Mode {
 	case "", SandboxBwrap:
-		if r.sandbox, err = newBwrap(ctx, opt.Sandbox); err != nil {
+		if r.sandbox, err = newBwrap(ctx, opt.Sandbox, opt.StateDir); err != nil {
 			return nil, err
 		}
 	case SandboxNone:

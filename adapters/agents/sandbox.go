@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,6 +67,13 @@ type SandboxConfig struct {
 	// Hidden are host directories an agent never sees, even below a visible path: the
 	// hub's data directory (mirrors, blobs, other checkouts).
 	Hidden []string
+	// Pasta is passt's pasta, the user-mode network stack of sandboxes with the project
+	// network "full"; "" looks up "pasta" on PATH.
+	Pasta string
+	// EgressAllow opens destinations that "full" refuses (private, link-local, the
+	// host's own addresses) to every sandbox: CIDRs and addresses (every port and
+	// protocol) or host:port (TCP to that port), WSHUB_AGENT_EGRESS_ALLOW.
+	EgressAllow []string
 }
 
 // bwrap builds bubblewrap command lines. Nil on a runner means no sandbox.
@@ -73,6 +81,11 @@ type bwrap struct {
 	program  string
 	readOnly []string
 	hidden   []string
+	// pasta, allow and resolvConf are the "full" network's: pasta's path, the
+	// exceptions to the refused destinations, and the resolv.conf naming sandboxDNS.
+	pasta      string
+	allow      []egressRule
+	resolvConf string
 }
 
 // mounts is what one turn's sandbox holds beyond the system.
@@ -88,18 +101,25 @@ type mounts struct {
 	approvalDir, self string
 }
 
-// newBwrap checks that bubblewrap is installed and works here (user namespaces may be
-// switched off), by running a trivial sandbox the way turns will run.
-func newBwrap(ctx context.Context, cfg SandboxConfig) (*bwrap, error) {
-	program := cfg.Program
-	if program == "" {
-		program = "bwrap"
-	}
-	path, err := exec.LookPath(program)
+// newBwrap checks that bubblewrap and pasta are installed and work here (user
+// namespaces may be switched off), by running trivial sandboxes the way turns will run.
+// stateDir is hub-private: the sandboxes' resolv.conf is kept there.
+func newBwrap(ctx context.Context, cfg SandboxConfig, stateDir string) (*bwrap, error) {
+	path, err := exec.LookPath(cmp.Or(cfg.Program, "bwrap"))
 	if err != nil {
-		return nil, fmt.Errorf("the agent sandbox needs bubblewrap, and %q was not found: install it (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or set WSHUB_SANDBOX=none to run agents unconfined (unsafe: they can then read everything the hub can)", program)
+		return nil, fmt.Errorf("the agent sandbox needs bubblewrap, and %q was not found: install it (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or set WSHUB_SANDBOX=none to run agents unconfined (unsafe: they can then read everything the hub can)", cmp.Or(cfg.Program, "bwrap"))
 	}
-	b := &bwrap{program: path}
+	pasta, err := exec.LookPath(cmp.Or(cfg.Pasta, "pasta"))
+	if err != nil {
+		return nil, fmt.Errorf("the agent sandbox's network (projects with network full) needs pasta, and %q was not found: install it (Debian and Ubuntu: apt-get install passt; Fedora: dnf install passt) or set WSHUB_SANDBOX=none to run agents unconfined (unsafe)", cmp.Or(cfg.Pasta, "pasta"))
+	}
+	b := &bwrap{program: path, pasta: pasta, resolvConf: filepath.Join(stateDir, "resolv.conf")}
+	if b.allow, err = parseEgressAllow(ctx, cfg.EgressAllow, lookupIP); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(b.resolvConf, []byte("nameserver "+sandboxDNS+"\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("sandbox resolv.conf: %w", err)
+	}
 	for _, p := range cfg.ReadOnly {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
@@ -132,7 +152,7 @@ func newBwrap(ctx context.Context, cfg SandboxConfig) (*bwrap, error) {
 	return b, nil
 }
 
-// probe runs `true` in a sandbox like a turn's.
+// probe runs `true` in sandboxes like a turn's, without a network and with "full".
 func (b *bwrap) probe(ctx context.Context) error {
 	dir, err := os.MkdirTemp("", "wshub-sandbox-probe-*")
 	if err != nil {
@@ -144,15 +164,41 @@ func (b *bwrap) probe(ctx context.Context) error {
 			return fmt.Errorf("sandbox probe: %w", err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	args := b.args(mounts{checkout: filepath.Join(dir, "checkout"), home: filepath.Join(dir, "home"), network: core.NetworkNone})
-	out, err := exec.CommandContext(ctx, b.program, append(args, "true")...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("bubblewrap (%s) cannot start a sandbox on this machine: %w: %s (it needs unprivileged user namespaces, or root; or set WSHUB_SANDBOX=none, unsafe)", b.program, err, strings.TrimSpace(string(out)))
+	m := mounts{checkout: filepath.Join(dir, "checkout"), home: filepath.Join(dir, "home"), network: core.NetworkNone}
+	if out, err := b.start(ctx, m); err != nil {
+		return fmt.Errorf("bubblewrap (%s) cannot start a sandbox on this machine: %w: %s (it needs unprivileged user namespaces, or root; or set WSHUB_SANDBOX=none, unsafe)", b.program, err, out)
+	}
+	m.network = core.NetworkFull
+	if out, err := b.start(ctx, m); err != nil {
+		return fmt.Errorf("pasta (%s) cannot connect a sandbox to the network on this machine: %w: %s (it needs /dev/net/tun readable and writable by the hub's user; or set WSHUB_SANDBOX=none, unsafe)", b.pasta, err, out)
 	}
 	return nil
 }
+
+// start runs `true` in a sandbox with m, and returns what it printed.
+func (b *bwrap) start(ctx context.Context, m mounts) (string, error) {
+	path, argv0, args := b.command(m, 0, []string{"true"})
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Args[0] = argv0
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// command is the command line that runs program (and its arguments) in a sandbox
+// with m, with the turn's descriptors from 3 on (fds of them) passed through: bwrap
+// itself, or the network helper that runs bwrap in a network namespace of its own.
+func (b *bwrap) command(m mounts, fds int, program []string) (path, argv0 string, args []string) {
+	command := append(append([]string{b.program}, b.args(m)...), program...)
+	if network(m.network) != core.NetworkFull {
+		return command[0], command[0], command[1:]
+	}
+	return netCommand(netConfig{Pasta: b.pasta, Allow: b.allow, Fds: fds}, command)
+}
+
+// network is the setting a turn runs with: "full" unless it says otherwise.
+func network(n string) string { return cmp.Or(n, core.NetworkFull) }
 
 // args is the bwrap command line up to and including "--"; the program and its
 // arguments follow. Order matters: bwrap applies the operations in sequence, so the
@@ -169,7 +215,9 @@ func (b *bwrap) args(m mounts) []string {
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--hostname", "workspace",
 	}
-	if m.network == core.NetworkNone {
+	// "none": a network namespace with only a loopback. "full": bwrap starts in a
+	// network namespace of its own already (netns.go). "host": the host's namespace.
+	if network(m.network) == core.NetworkNone {
 		a = append(a, "--unshare-net")
 	}
 	var visible []string
@@ -187,6 +235,11 @@ func (b *bwrap) args(m mounts) []string {
 		}
 	}
 	for _, p := range etcPaths {
+		if p == "/etc/resolv.conf" && network(m.network) == core.NetworkFull && b.resolvConf != "" {
+			// The host's name servers may be where "full" does not reach.
+			a = append(a, "--ro-bind", b.resolvConf, p)
+			continue
+		}
 		a = append(a, "--ro-bind-try", p, p)
 	}
 	// The sandbox's own /tmp first: a WSHUB_SANDBOX_READONLY path under the host's /tmp

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,12 +29,7 @@ type hostLayout struct {
 func newHostLayout(t *testing.T) hostLayout {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "data")
-	l := hostLayout{
-		data:        data,
-		checkout:    filepath.Join(data, "workspaces", "ws_mine", "checkout"),
-		home:        filepath.Join(data, "workspaces", "ws_mine", "home"),
-		otherSecret: filepath.Join(data, "workspaces", "ws_theirs", "checkout", "secret.txt"),
-	}
+	l := layoutAt(data)
 	for _, d := range []string{l.checkout, filepath.Dir(l.otherSecret), filepath.Join(data, "mirrors", "prj_x"), filepath.Join(data, "assets")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -47,6 +44,16 @@ func newHostLayout(t *testing.T) hostLayout {
 		}
 	}
 	return l
+}
+
+// layoutAt is the layout of the data directory data (made by newHostLayout).
+func layoutAt(data string) hostLayout {
+	return hostLayout{
+		data:        data,
+		checkout:    filepath.Join(data, "workspaces", "ws_mine", "checkout"),
+		home:        filepath.Join(data, "workspaces", "ws_mine", "home"),
+		otherSecret: filepath.Join(data, "workspaces", "ws_theirs", "checkout", "secret.txt"),
+	}
 }
 
 func write(t *testing.T, path, content string) {
@@ -180,7 +187,7 @@ esac`))
 	}
 }
 
-func TestSandboxNetworkNone(t *testing.T) {
+func TestSandboxReachesTheHostsLoopbackOnlyWithNetworkHost(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +204,8 @@ func TestSandboxNetworkNone(t *testing.T) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	connect := map[string]string{"connect": fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port)}
-	for _, tt := range []struct{ network, want string }{{core.NetworkFull, "yes"}, {core.NetworkNone, "no"}} {
+	// Only "host" shares the host's network namespace, and so its loopback.
+	for _, tt := range []struct{ network, want string }{{core.NetworkFull, "no"}, {core.NetworkNone, "no"}, {core.NetworkHost, "yes"}} {
 		t.Run(tt.network, func(t *testing.T) {
 			l := newHostLayout(t)
 			r := sandboxed(t, l, script(t, "cat >/dev/null\n"+probeLines(connect)))
@@ -308,10 +316,19 @@ func TestSandboxRefusesToShowTheDataDirectory(t *testing.T) {
 	}
 }
 
-func TestSandboxMissingProgram(t *testing.T) {
-	_, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: SandboxConfig{Program: "bwrap-not-installed"}})
-	if err == nil || !strings.Contains(err.Error(), "apt-get install bubblewrap") {
-		t.Fatalf("expected a missing bwrap refused with how to install it, got %v", err)
+func TestSandboxMissingProgramIsRefusedSayingHowToInstallIt(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  SandboxConfig
+		want string
+	}{
+		{"bwrap", SandboxConfig{Program: "bwrap-not-installed"}, "apt-get install bubblewrap"},
+		{"pasta", SandboxConfig{Pasta: "pasta-not-installed"}, "apt-get install passt"},
+	} {
+		_, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: tt.cfg})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("expected a missing %s refused saying %q, got %v", tt.name, tt.want, err)
+		}
 	}
 }
 
@@ -328,4 +345,158 @@ func TestSandboxMasksADataDirectoryUnderASystemPath(t *testing.T) {
 	if bind < 0 || mask < bind || work < mask {
 		t.Fatalf("expected /opt bound, then the data directory masked, then the checkout bound, got:\n%s", args)
 	}
+}
+
+// A "full" turn runs under the network helper, with pasta beside the sandbox:
+// interrupted, SIGTERM alone ends it (the grace before SIGKILL is longer than the test
+// waits), and nothing of it (the helper, bwrap, pasta) is left.
+func TestSandboxFullNetworkTurnIsInterruptedWithNothingLeft(t *testing.T) {
+	l := newHostLayout(t)
+	r := sandboxed(t, l, script(t, "cat >/dev/null; echo working; touch ready; exec sleep 600"))
+	r.grace = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan core.TurnResult, 1)
+	go func() { done <- r.RunTurn(ctx, l.turn(core.NetworkFull, "go")) }()
+	waitForFile(t, filepath.Join(l.checkout, "ready"))
+	running := turnProcesses(t, r)
+	cancel()
+	select {
+	case res := <-done:
+		if res.Outcome != core.OutcomeInterrupted {
+			t.Errorf("expected the turn interrupted, got %+v", res)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunTurn did not return within 10s of the cancel")
+	}
+	waitUntil(t, "the helper, bwrap and pasta gone with the turn", running.gone, &strings.Builder{})
+}
+
+// turnGroup is what runs a turn: its process group (the helper, bwrap) and pasta.
+type turnGroup struct {
+	pgid  int
+	start uint64
+	pasta []int
+}
+
+// turnProcesses reads the running turn's record and finds the pasta attached to its
+// sandbox.
+func turnProcesses(t *testing.T, r *Runner) turnGroup {
+	t.Helper()
+	b, err := os.ReadFile(r.pidFile("ws_mine"))
+	if err != nil {
+		t.Fatalf("expected the running turn recorded: %v", err)
+	}
+	var g turnGroup
+	if n, _ := fmt.Sscanf(string(b), "%d %d", &g.pgid, &g.start); n != 2 {
+		t.Fatalf("unreadable turn record %q", b)
+	}
+	members := map[string]bool{}
+	for _, pid := range groupMembers(g.pgid, g.start) {
+		members[strconv.Itoa(pid)] = true
+	}
+	// pasta's last argument is the process whose namespace it serves: the sandbox's bwrap.
+	for pid, argv := range processArgs() {
+		if slices.Contains(argv, "--dns-forward") && members[argv[len(argv)-1]] {
+			g.pasta = append(g.pasta, pid)
+		}
+	}
+	if len(g.pasta) == 0 {
+		t.Fatalf("expected a pasta serving the turn's sandbox (group %d)", g.pgid)
+	}
+	return g
+}
+
+// gone reports whether nothing of the turn runs any more.
+func (g turnGroup) gone() bool {
+	if len(groupMembers(g.pgid, g.start)) > 0 {
+		return false
+	}
+	for _, pid := range g.pasta {
+		if !processGone(pid) {
+			return false
+		}
+	}
+	return true
+}
+
+// processArgs are the arguments of every process that has some.
+func processArgs() map[int][]string {
+	out := map[int][]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && len(b) > 0 {
+			out[pid] = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		}
+	}
+	return out
+}
+
+// fakeHub marks the copy of the test binary that plays the hub, killed mid-turn; its
+// value is the data directory.
+const fakeHub = "WSHUB_TEST_FAKE_HUB"
+
+// A hub killed mid-turn takes a full-network sandbox with it, as bwrap's
+// --die-with-parent does when bwrap is the hub's child: the network helper in between,
+// the sandbox and pasta all end.
+func TestSandboxFullNetworkDiesWithTheHub(t *testing.T) {
+	marker := os.Getenv("WSHUB_TEST_AGENT_MARKER")
+	if data := os.Getenv(fakeHub); data != "" {
+		l := layoutAt(data)
+		r := sandboxed(t, l, script(t, "cat >/dev/null; exec -a "+marker+" sleep 600"))
+		r.RunTurn(context.Background(), l.turn(core.NetworkFull, "wait")) // until killed
+		return
+	}
+	l := newHostLayout(t)
+	marker = fmt.Sprintf("wshub-test-agent-%d", time.Now().UnixNano())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := exec.Command(self, "-test.run=^"+t.Name()+"$", "-test.count=1")
+	hub.Env = append(os.Environ(), fakeHub+"="+l.data, "WSHUB_TEST_AGENT_MARKER="+marker)
+	var out strings.Builder
+	hub.Stdout, hub.Stderr = &out, &out
+	if err := hub.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hub.Process.Kill(); _ = hub.Wait() })
+
+	waitUntil(t, "the turn running: recorded, its agent started", func() bool {
+		_, err := os.Stat(filepath.Join(l.data, "run", "ws_mine.pid"))
+		return err == nil && len(processesNamed(marker)) > 0
+	}, &out)
+	running := turnProcesses(t, &Runner{stateDir: filepath.Join(l.data, "run")})
+	if err := hub.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = hub.Wait()
+	waitUntil(t, "the agent, the helper, bwrap and pasta gone with the hub", func() bool {
+		return len(processesNamed(marker)) == 0 && running.gone()
+	}, &out)
+}
+
+// waitUntil waits for cond, failing with what, and out, after 20 s.
+func waitUntil(t *testing.T, what string, cond func() bool, out fmt.Stringer) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("expected %s within 20 s; the hub said:\n%s", what, out)
+		}
+	}
+}
+
+// processesNamed lists the live processes whose argv[0] is name.
+func processesNamed(name string) []int {
+	var out []int
+	for pid, argv := range processArgs() {
+		if argv[0] == name && !processGone(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -2,7 +2,6 @@ package webhooks_test
 
 import (
 	"context"
-	"encoding/binary"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/webhooks"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/dnstest"
 )
 
 // A public-looking name that passes registration but resolves to loopback at delivery
@@ -54,56 +54,12 @@ func loopbackResolver(t *testing.T) (*net.Resolver, *atomic.Int32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pc.Close() })
-	var queries atomic.Int32
-	go func() {
-		buf := make([]byte, 1500)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if resp := answerLoopback(buf[:n]); resp != nil {
-				queries.Add(1)
-				pc.WriteTo(resp, from)
-			}
-		}
-	}()
+	queries := dnstest.Serve(t, pc, net.IPv4(127, 0, 0, 1))
 	return &net.Resolver{
 		PreferGo: true,
 		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "udp", pc.LocalAddr().String())
 		},
-	}, &queries
-}
-
-// answerLoopback builds the response to a one-question DNS query (RFC 1035 4.1).
-func answerLoopback(q []byte) []byte {
-	const headerLen = 12
-	if len(q) < headerLen {
-		return nil
-	}
-	i := headerLen
-	for i < len(q) && q[i] != 0 { // question name: length-prefixed labels, then 0
-		i += 1 + int(q[i])
-	}
-	end := i + 1 + 4 // the 0, QTYPE, QCLASS
-	if end > len(q) {
-		return nil
-	}
-	isA := binary.BigEndian.Uint16(q[i+1:]) == 1
-	resp := append([]byte{}, q[:2]...)     // ID
-	resp = append(resp, 0x84|q[2]&1, 0x80) // QR, AA, RD as asked; RA; NOERROR
-	resp = append(resp, 0, 1, 0, 0, 0, 0, 0, 0)
-	resp = append(resp, q[headerLen:end]...)
-	if isA {
-		resp[7] = 1 // ANCOUNT
-		resp = append(resp,
-			0xc0, headerLen, // name: pointer to the question's
-			0, 1, 0, 1, // type A, class IN
-			0, 0, 0, 0, // TTL 0: a rebinding server would answer differently next time
-			0, 4, 127, 0, 0, 1)
-	}
-	return resp
+	}, queries
 }

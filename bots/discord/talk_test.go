@@ -28,7 +28,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func scrape(t *testing.T, h *hubtest.Hub) string {
 	t.Helper()
-	resp, err := http.Get(h.URL + "/metrics")
+	resp, err := http.Get(h.MetricsURL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

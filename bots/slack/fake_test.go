@@ -332,7 +332,7 @@ func waitMetrics(t testing.TB, h *hubtest.Hub, want ...string) string {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp, err := http.Get(h.URL + "/metrics")
+		resp, err := http.Get(h.MetricsURL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}

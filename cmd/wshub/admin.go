@@ -26,8 +26,8 @@ const adminUsage = `usage: wshub admin <command>
   key create --account ID --name N
   key list --account ID
   key revoke --key-id ID
-  project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none]
-  project update --project ID [--name N] [--default-branch B] [--push=BOOL] [--network full|none]
+  project add --account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none|host]
+  project update --project ID [--name N] [--default-branch B] [--push=BOOL] [--network full|none|host]
   project refresh --project ID
   project remove --project ID [--force]
   project list --account ID
@@ -197,7 +197,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		name := fs.String("name", "", "display name (default: the repository's name)")
 		branch := fs.String("default-branch", "", "default branch (default: detected)")
 		push := fs.Bool("push", false, "push workspace branches after each turn")
-		network := fs.String("network", core.NetworkFull, "what agent turns may reach: full or none")
+		network := fs.String("network", core.NetworkFull, networkUsage)
 		if err := parse(fs, args, "account", "repository"); err != nil {
 			return nil, err
 		}
@@ -210,7 +210,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		branch := fs.String("default-branch", "", "default branch")
 		var push optBool
 		fs.Var(&push, "push", "push workspace branches after each turn (true|false)")
-		network := fs.String("network", "", "what agent turns may reach: full or none")
+		network := fs.String("network", "", networkUsage)
 		if err := parse(fs, args, "project"); err != nil {
 			return nil, err
 		}
@@ -381,6 +381,9 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 	}
 	return nil, fmt.Errorf("unknown command\n\n%s", adminUsage)
 }
+
+// networkUsage is the --network flag's help.
+const networkUsage = "what agent turns may reach: full (the internet, not the hub host), none, or host (the hub host's network; unsafe)"
 
 // addProject records the project and mirrors it now, so the operator sees the outcome.
 func addProject(ctx context.Context, svc *core.Service, in core.AddProjectInput) (any, error) {

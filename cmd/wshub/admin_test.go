@@ -81,6 +81,14 @@ func TestAdminAccountKeyProject(t *testing.T) {
 	if upd["displayName"] != "Renamed" || upd["push"] != true || upd["network"] != "none" || upd["defaultBranch"] != "trunk" {
 		t.Fatalf("expected name, push and network changed, the default branch kept, got %v", upd)
 	}
+	// host: the explicit opt-in for the hub host's network; anything else is refused
+	// naming the settings there are.
+	if upd, _ := wshub(t, 0, "admin", "project", "update", "--project", ready["projectId"].(string), "--network", "host"); upd["network"] != "host" {
+		t.Fatalf("expected the network set to host, got %v", upd)
+	}
+	if _, msg := wshub(t, 1, "admin", "project", "update", "--project", ready["projectId"].(string), "--network", "internet"); !strings.Contains(msg, "full, none, host") {
+		t.Fatalf("expected an unknown network refused naming full, none and host, got %q", msg)
+	}
 	if _, msg := wshub(t, 1, "admin", "project", "update", "--project", ready["projectId"].(string), "--default-branch", "a..b"); !strings.Contains(msg, "default branch") {
 		t.Fatalf("expected a bad default branch refused, got %q", msg)
 	}

@@ -18,7 +18,8 @@ import (
 // runtimeCmd runs `wshub runtime`: one workspace's turn loop on its machine. Its
 // environment is the runtime's (WSHUB_RUNTIME_URL, WSHUB_RUNTIME_TOKEN_FD or _FILE,
 // WSHUB_RUNTIME_DIR) and the agents' (WSHUB_AGENT_<N>_COMMAND, WSHUB_AGENT_ENV,
-// WSHUB_SANDBOX, WSHUB_SANDBOX_READONLY); never the hub's database or keys.
+// WSHUB_SANDBOX, WSHUB_SANDBOX_READONLY, WSHUB_AGENT_EGRESS_ALLOW); never the hub's
+// database or keys.
 // A runtime the hub stopped exits ExitStopped, so a supervisor knows not to restart it.
 func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 	token, err := runtimeToken()
@@ -32,7 +33,8 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 		Agents: agents.Options{
 			Commands: agents.CommandsFromEnv(os.Environ()), LookPath: exec.LookPath, Self: self(),
 			AgentEnv: splitList(os.Getenv("WSHUB_AGENT_ENV"), ","),
-			Sandbox:  agents.SandboxConfig{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":")},
+			Sandbox: agents.SandboxConfig{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":"),
+				EgressAllow: splitList(os.Getenv("WSHUB_AGENT_EGRESS_ALLOW"), ",")},
 		},
 	}
 	rt, err := wsruntime.New(ctx, cfg)

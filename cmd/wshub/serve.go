@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -69,6 +70,12 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		h.SetRuntimeURL(fmt.Sprintf("http://127.0.0.1:%d", a.Port))
 	}
+	_, metrics, err := serveMetrics(h, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer metrics()
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	ran := make(chan error, 1)
@@ -92,4 +99,31 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 		listenErr = err
 	}
 	return listenErr
+}
+
+// serveMetrics serves /metrics on WSHUB_METRICS_ADDR, when it is set, until the
+// returned function stops it, and returns the address it listens on ("" when off).
+// Listened on at once, so a port in use fails the start.
+func serveMetrics(h *hub.Hub, log *slog.Logger) (addr string, stop func(), err error) {
+	if h.Config.MetricsAddr == "" {
+		log.Info("metrics are off: set WSHUB_METRICS_ADDR (e.g. 127.0.0.1:9090) to serve /metrics")
+		return "", func() {}, nil
+	}
+	ln, err := net.Listen("tcp", h.Config.MetricsAddr)
+	if err != nil {
+		return "", nil, fmt.Errorf("WSHUB_METRICS_ADDR: listen %s: %w", h.Config.MetricsAddr, err)
+	}
+	addr = ln.Addr().String()
+	srv := h.MetricsServer()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener", "addr", addr, "err", err)
+		}
+	}()
+	log.Info("metrics served", "addr", addr)
+	return addr, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
 }

@@ -3,6 +3,7 @@ package hubtest
 import (
 	"context"
 	"net"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -41,6 +42,17 @@ func serveAPI(t testing.TB, h *hub.Hub) string {
 	return "http://" + ln.Addr().String()
 }
 
+// serveMetrics serves h's metrics listener (as WSHUB_METRICS_ADDR would) on a free
+// loopback port until t ends, and returns its base URL.
+func serveMetrics(t testing.TB, h *hub.Hub) string {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = h.MetricsServer()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // Replica starts a second full hub on h's database and data directory: it serves the
 // API and runs every background job (worker, deliveries, sweeps) with h's
 // configuration, as a second replica of a deployment does. It stops when t ends.
@@ -62,5 +74,5 @@ func (h *Hub) Replica(t testing.TB) *Hub {
 		stop()
 		<-ran
 	})
-	return &Hub{Hub: other, t: t, URL: url, DBURL: h.DBURL, Account: h.Account, Key: h.Key, Project: h.Project}
+	return &Hub{Hub: other, t: t, URL: url, MetricsURL: serveMetrics(t, other), DBURL: h.DBURL, Account: h.Account, Key: h.Key, Project: h.Project}
 }

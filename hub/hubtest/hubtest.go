@@ -30,9 +30,11 @@ import (
 // Hub is a running test hub.
 type Hub struct {
 	*hub.Hub
-	t     testing.TB
-	URL   string // base URL, e.g. http://127.0.0.1:41234
-	DBURL string
+	t   testing.TB
+	URL string // base URL, e.g. http://127.0.0.1:41234
+	// MetricsURL is the base URL of the metrics listener (/metrics), apart from URL.
+	MetricsURL string
+	DBURL      string
 	// Account, Key and Project are a ready-to-use tenant.
 	Account *core.Account
 	Key     string
@@ -107,7 +109,7 @@ func Start(t testing.TB, opts ...Option) *Hub {
 		stopRun()
 		<-ran
 	})
-	th := &Hub{Hub: h, t: t, URL: url, DBURL: dbURL}
+	th := &Hub{Hub: h, t: t, URL: url, MetricsURL: serveMetrics(t, h), DBURL: dbURL}
 	th.Account, th.Key = th.NewAccount(true)
 	th.Project = th.NewProject(th.Account.ID, GitRepo(t))
 	return th
