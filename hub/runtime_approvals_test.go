@@ -117,10 +117,11 @@ func TestAsksPastTheTurnCapAreDeniedSayingTheCapWasReached(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	// Asked all at once, they were still counted one after another.
+	// Asked all at once, they were still counted one after another. (On a loaded
+	// machine some may have timed out already: they were asked all the same.)
 	var n int
-	if err := a.h.PG().DB().Get(&n, `SELECT count(*) FROM approvals WHERE status = 'pending'`); err != nil || n != core.MaxApprovalsPerTurn {
-		t.Fatalf("expected exactly %d asks recorded pending, got %d (%v)", core.MaxApprovalsPerTurn, n, err)
+	if err := a.h.PG().DB().Get(&n, `SELECT count(*) FROM approvals WHERE status IN ('pending', 'timed_out')`); err != nil || n != core.MaxApprovalsPerTurn {
+		t.Fatalf("expected exactly %d asks recorded, got %d (%v)", core.MaxApprovalsPerTurn, n, err)
 	}
 	got := a.ask(t, "one-too-many", 0)
 	if got["status"] != "denied" || got["allow"] != false || got["reason"] != core.ReasonApprovalLimit {

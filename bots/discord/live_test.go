@@ -18,7 +18,9 @@ const statusEvery = 300 * time.Millisecond
 
 func liveHub(t *testing.T, f *fakeDiscord, bind *core.ChatBinding) *hubtest.Hub {
 	t.Helper()
-	return discordHub(t, f, bind, hubtest.WithConfig(func(c *hub.Config) { c.ChatStatusEvery = statusEvery }))
+	h := discordHub(t, f, bind, hubtest.WithConfig(func(c *hub.Config) { c.ChatStatusEvery = statusEvery }))
+	h.SetProjectNetwork(core.NetworkNone) // a quick turn must end within statusEvery
+	return h
 }
 
 // customIDs are the custom_ids of a message's buttons.

@@ -22,7 +22,9 @@ const statusEvery = 300 * time.Millisecond
 
 func liveHub(t *testing.T, f *fakeSlack) *hubtest.Hub {
 	t.Helper()
-	return slackHub(t, f, true, hubtest.WithConfig(func(c *hub.Config) { c.ChatStatusEvery = statusEvery }))
+	h := slackHub(t, f, true, hubtest.WithConfig(func(c *hub.Config) { c.ChatStatusEvery = statusEvery }))
+	h.SetProjectNetwork(core.NetworkNone) // a quick turn must end within statusEvery
+	return h
 }
 
 // blockActions is a block_actions interaction as Slack posts it for a button press

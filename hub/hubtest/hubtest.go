@@ -140,6 +140,19 @@ func (h *Hub) NewAccount(entitled bool) (*core.Account, string) {
 	return a, key
 }
 
+// SetProjectNetwork sets the test project's network (core.NetworkFull, None, Host).
+// Tests that are about something else than the network use none: a full turn starts
+// its own network stack, which costs time a timing-sensitive test cannot spare on a
+// loaded machine.
+func (h *Hub) SetProjectNetwork(network string) {
+	h.t.Helper()
+	p, err := h.Service.AdminUpdateProject(context.Background(), core.UpdateProjectInput{ProjectID: h.Project.ID, Network: &network})
+	if err != nil {
+		h.t.Fatalf("set project network: %v", err)
+	}
+	h.Project = p
+}
+
 // NewProject connects repo to the account and prepares it (mirror clone).
 func (h *Hub) NewProject(accountID, repo string) *core.Project {
 	h.t.Helper()
