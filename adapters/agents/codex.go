@@ -2,6 +2,7 @@ package agents
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/wshub/wshub/core"
 )
@@ -31,12 +32,35 @@ import (
 // session, on a resumed thread too), item.completed with an agent_message item carries
 // an answer (the last one is the reply), turn.failed carries the error of a failed
 // turn, and error events carry errors (some retried).
+//
+// With another endpoint (an LLM gateway, WSHUB_CODEX_BASE_URL) the turn defines a
+// model provider and picks it, with -c options rather than a config.toml in the
+// workspace's home: the agent can write there, and a file it changed would point
+// later turns elsewhere. Codex reads the endpoint from a provider only (not from
+// OPENAI_BASE_URL), with the key in OPENAI_API_KEY:
+//
+//	-c model_provider="wshub"
+//	-c model_providers.wshub={name="wshub",base_url="URL",wire_api="responses",env_key="OPENAI_API_KEY"}
 var codexCLI = agentCLI{
 	name:          "Codex",
 	program:       Programs["agent_2"],
 	args:          codexArgs,
 	promptOnStdin: true,
 	newParser:     func() outputParser { return &codexParser{} },
+	endpoint:      codexEndpoint,
+}
+
+// codexProvider names the model provider a turn with another endpoint defines.
+const codexProvider = "wshub"
+
+// codexEndpoint puts the provider options right after "exec", before "resume" (they
+// apply to the resumed session too).
+func codexEndpoint(args []string, baseURL string) ([]string, []string) {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) } // a TOML basic string
+	provider := fmt.Sprintf("model_providers.%s={name=%s,base_url=%s,wire_api=%s,env_key=%s}",
+		codexProvider, q(codexProvider), q(baseURL), q("responses"), q("OPENAI_API_KEY"))
+	out := append([]string{args[0], "-c", "model_provider=" + q(codexProvider), "-c", provider}, args[1:]...)
+	return nil, out
 }
 
 func codexArgs(req core.TurnRequest, mode, _ string) []string {

@@ -1,0 +1,154 @@
+package agents_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/agentcli"
+	"github.com/wshub/wshub/internal/modelapi"
+)
+
+// Real Claude Code runs a tool the model asked for, reports the turn's steps, sends
+// the tool's output back, and a second turn resumes the same session with the first
+// turn's conversation.
+func TestRealClaudeCodeRunsAToolAndResumesTheSession(t *testing.T) {
+	cli := agentcli.Claude(t)
+	api := modelapi.New(t)
+	r := realRunner(t, cli, api, "")
+
+	const command = "echo hi > f.txt && echo written"
+	api.Script(modelapi.Reply{Command: command}, modelapi.Reply{Text: "done"})
+	req, ev := realTurn(t, "agent_1", "full-access", "Write hi to f.txt")
+	res := r.RunTurn(context.Background(), req)
+	if res.Outcome != core.OutcomeCompleted || res.Reply != "done" || res.SessionID == "" {
+		t.Fatalf("expected the turn completed with the reply done and a session, got %+v", res)
+	}
+	if b, err := os.ReadFile(filepath.Join(req.Dir, "f.txt")); err != nil || string(b) != "hi\n" {
+		t.Fatalf("expected the tool to write f.txt in the checkout, got %q, %v", b, err)
+	}
+	if got := api.ClaudeToolResults(); !slices.Equal(got, []string{"written"}) {
+		t.Fatalf("expected Claude Code to send the tool's output, got %q", got)
+	}
+	want := []string{"tool_started Bash " + command, "tool_finished Bash"}
+	if got := ev.steps(); !slices.Equal(got, want) {
+		t.Fatalf("expected the steps %q, got %q", want, got)
+	}
+	if got := ev.text(); got != "done" {
+		t.Fatalf("expected the text done among the events, got %q", got)
+	}
+	first := len(api.Main())
+
+	api.Script(modelapi.Reply{Text: "again"})
+	next, _ := realTurn(t, "agent_1", "full-access", "Once more")
+	next.Dir, next.Home, next.SessionID = req.Dir, req.Home, res.SessionID
+	res2 := r.RunTurn(context.Background(), next)
+	if res2.Outcome != core.OutcomeCompleted || res2.Reply != "again" || res2.SessionID != res.SessionID {
+		t.Fatalf("expected the second turn completed in session %s, got %+v", res.SessionID, res2)
+	}
+	main := api.Main()
+	if len(main) != first+1 {
+		t.Fatalf("expected one more conversation request, got %d after %d", len(main), first)
+	}
+	resumed := main[first]
+	var m modelapi.MessagesRequest
+	if err := resumed.JSON(&m); err != nil {
+		t.Fatal(err)
+	}
+	var texts, results []string
+	for _, b := range m.Blocks() {
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+		case "tool_result":
+			results = append(results, b.ToolResultText())
+		}
+	}
+	if !slices.Contains(texts, "Write hi to f.txt") || !slices.Contains(texts, "Once more") || !slices.Equal(results, []string{"written"}) {
+		t.Fatalf("expected the resumed request to hold both prompts and the first tool result, got texts %q, results %q", texts, results)
+	}
+	if got := resumed.Header.Get("X-Claude-Code-Session-Id"); got != res.SessionID {
+		t.Fatalf("expected the resumed request in session %s, got %q", res.SessionID, got)
+	}
+}
+
+// Stopping a real Claude Code turn while its tool runs ends every process of the turn
+// and the turn is interrupted.
+func TestRealClaudeCodeStopEndsTheTurnAndItsProcesses(t *testing.T) {
+	cli := agentcli.Claude(t)
+	api := modelapi.New(t)
+	stopMidTool(t, realRunner(t, cli, api, ""), "agent_1", api)
+}
+
+// Each runtime mode's flags are accepted by real Claude Code: the turn runs a command
+// and completes (approval-required without the wshub binary: dontAsk).
+func TestRealClaudeCodeAcceptsEveryRuntimeMode(t *testing.T) {
+	cli := agentcli.Claude(t)
+	api := modelapi.New(t)
+	r := realRunner(t, cli, api, "")
+	for _, mode := range core.RuntimeModes {
+		t.Run(mode, func(t *testing.T) {
+			api.Script(modelapi.Reply{Command: "echo ran"}, modelapi.Reply{Text: "mode ok"})
+			before := len(api.ClaudeToolResults())
+			req, _ := realTurn(t, "agent_1", mode, "Run echo")
+			res := r.RunTurn(context.Background(), req)
+			if res.Outcome != core.OutcomeCompleted || res.Reply != "mode ok" {
+				t.Fatalf("expected the turn completed with mode ok, got %+v", res)
+			}
+			results := api.ClaudeToolResults()[before:]
+			t.Logf("%s: tool results %q", mode, results)
+			if len(results) != 1 {
+				t.Fatalf("expected one tool result, got %q", results)
+			}
+		})
+	}
+}
+
+// In the approval-required mode real Claude Code asks the runner through the
+// permission prompt tool (`wshub approval-mcp`), with the whole command: one whose
+// dangerous tail follows 400 spaces is asked about tail included, runs exactly as
+// asked when allowed, and does not run when denied.
+func TestRealClaudeCodeAsksApprovalForTheWholeCommand(t *testing.T) {
+	cli := agentcli.Claude(t)
+	api := modelapi.New(t)
+	r := realRunner(t, cli, api, hubtest.WshubBinary(t))
+	command := "echo safe" + strings.Repeat(" ", 400) + "; touch /workspace/tail-ran"
+	tests := []struct {
+		name   string
+		answer core.ApprovalAnswer
+		ran    bool
+		result string
+	}{
+		{"allowed", core.ApprovalAnswer{Allow: true}, true, "safe"},
+		{"denied", core.ApprovalAnswer{Reason: "Denied by a person reviewing this workspace."}, false, "Denied by a person reviewing this workspace."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api.Script(modelapi.Reply{Command: command}, modelapi.Reply{Text: "finished"})
+			before := len(api.ClaudeToolResults())
+			a := &asks{answer: func(context.Context) core.ApprovalAnswer { return tt.answer }}
+			req, _ := realTurn(t, "agent_1", core.ModeApprovalRequired, "Run the command")
+			req.Approve = a.approve
+			res := r.RunTurn(context.Background(), req)
+			if res.Outcome != core.OutcomeCompleted || res.Reply != "finished" {
+				t.Fatalf("expected the turn completed, got %+v", res)
+			}
+			got := a.seen()
+			if len(got) != 1 || got[0].Tool != "Bash" || got[0].Summary != command {
+				t.Fatalf("expected one ask for Bash with the whole command (%d bytes), got %+v", len(command), got)
+			}
+			if ran := exists(filepath.Join(req.Dir, "tail-ran")); ran != tt.ran {
+				t.Fatalf("expected the tail run: %v, got %v", tt.ran, ran)
+			}
+			results := api.ClaudeToolResults()[before:]
+			if len(results) != 1 || !strings.Contains(results[0], tt.result) {
+				t.Fatalf("expected the tool result to say %q, got %q", tt.result, results)
+			}
+		})
+	}
+}

@@ -1,0 +1,164 @@
+package agents_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/adapters/agents"
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/agentcli"
+	"github.com/wshub/wshub/internal/modelapi"
+)
+
+// The real-CLI tests run the CLIs scripts/agents.sh installs (internal/agentcli)
+// through the runner, in the bubblewrap sandbox as turns run, against the stand-in
+// model APIs of internal/modelapi. They set the agents' API keys in the environment,
+// so they do not run in parallel.
+
+// modelNetwork is the project network of these turns: the stand-in listens on the
+// host's loopback, which the sandbox shares with the host in this network setting.
+const modelNetwork = core.NetworkFull
+
+// realRunner is a sandboxed runner for cli, whose model API is api, with self as the
+// wshub binary ("" for none).
+func realRunner(t *testing.T, cli agentcli.CLI, api *modelapi.Server, self string) *agents.Runner {
+	t.Helper()
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	r, err := agents.New(context.Background(), agents.Options{
+		StateDir: t.TempDir(), Self: self,
+		LookPath: func(program string) (string, error) {
+			if filepath.Base(cli.Path) != program {
+				t.Errorf("expected %s to be looked up, got %s", filepath.Base(cli.Path), program)
+			}
+			return cli.Path, nil
+		},
+		AgentEnv:      []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
+		Sandbox:       agents.SandboxConfig{Mode: agents.SandboxBwrap, ReadOnly: []string{cli.Dir}},
+		ClaudeBaseURL: api.URL,
+		CodexBaseURL:  api.URL + "/v1",
+	})
+	if err != nil {
+		t.Fatalf("expected the bubblewrap sandbox to work here (make test installs bubblewrap): %v", err)
+	}
+	return r
+}
+
+// events records a turn's events.
+type events struct {
+	mu  sync.Mutex
+	got []core.TurnEvent
+}
+
+func (e *events) add(ev core.TurnEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.got = append(e.got, ev)
+}
+
+// steps is the events without text deltas, as "type tool summary" lines.
+func (e *events) steps() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, ev := range e.got {
+		if ev.Type != core.EventText {
+			out = append(out, strings.TrimSpace(string(ev.Type)+" "+ev.Tool+" "+ev.Summary))
+		}
+	}
+	return out
+}
+
+// text is the text deltas joined.
+func (e *events) text() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	for _, ev := range e.got {
+		if ev.Type == core.EventText {
+			b.WriteString(ev.Delta)
+		}
+	}
+	return b.String()
+}
+
+// realTurn is a turn of agent in mode, in a fresh checkout and home, with its events
+// recorded.
+func realTurn(t *testing.T, agent, mode, prompt string) (core.TurnRequest, *events) {
+	t.Helper()
+	ev := &events{}
+	return core.TurnRequest{WorkspaceID: "ws_real", TurnID: "turn_1", Agent: agent, Model: "test-model",
+		RuntimeMode: mode, Branch: "main", Dir: t.TempDir(), Home: t.TempDir(), Network: modelNetwork,
+		Prompt: prompt, Events: ev.add}, ev
+}
+
+// waitFor polls cond until it holds, failing after a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("expected %s within a minute", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// exists reports whether a file is there.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// processesWith lists the host's processes whose command line contains marker.
+func processesWith(t *testing.T, marker string) []string {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, f+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
+
+// stopMidTool runs a turn whose tool runs until the turn is stopped, stops it once
+// the tool has started, and checks the turn is interrupted and its processes, the
+// tool's included, are gone.
+func stopMidTool(t *testing.T, r *agents.Runner, agent string, api *modelapi.Server) {
+	t.Helper()
+	const marker = "987654321"
+	api.Script(modelapi.Reply{Command: "touch started && sleep " + marker})
+	req, _ := realTurn(t, agent, "full-access", "Wait a long time")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan core.TurnResult, 1)
+	go func() { done <- r.RunTurn(ctx, req) }()
+	waitFor(t, "the tool to start", func() bool { return exists(filepath.Join(req.Dir, "started")) })
+	if left := processesWith(t, "sleep "+marker); len(left) == 0 {
+		t.Fatalf("expected the tool's sleep running before the stop")
+	}
+	cancel()
+	var res core.TurnResult
+	select {
+	case res = <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("expected the stopped turn to end within a minute")
+	}
+	if res.Outcome != core.OutcomeInterrupted {
+		t.Fatalf("expected the turn interrupted, got %+v", res)
+	}
+	if left := processesWith(t, "sleep "+marker); len(left) != 0 {
+		t.Fatalf("expected the turn's processes ended with it, found %v", left)
+	}
+}
