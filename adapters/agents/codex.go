@@ -3,6 +3,8 @@ package agents
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/wshub/wshub/core"
 )
@@ -102,7 +104,7 @@ func (p *codexParser) event(started bool, item *codexItem) {
 	}
 	switch {
 	case item.Type == "command_execution" && started:
-		p.events(core.TurnEvent{Type: core.EventToolStarted, Tool: "command", Summary: item.Command})
+		p.events(core.TurnEvent{Type: core.EventToolStarted, Tool: "command", Summary: shellCommand(item.Command)})
 	case item.Type == "command_execution":
 		p.events(core.TurnEvent{Type: core.EventToolFinished, Tool: "command"})
 	case item.Type == "file_change" && !started:
@@ -172,4 +174,67 @@ func (p *codexParser) transcript() transcript {
 		t.reply = ""
 	}
 	return t
+}
+
+// shellCommand is the command the model asked for in a command_execution item's
+// command, which Codex reports as the whole argv it ran, shell-quoted:
+// `/bin/bash -lc 'echo hi > f.txt'`. Anything else is returned as it is.
+func shellCommand(s string) string {
+	words, ok := shellWords(s)
+	if !ok || len(words) != 3 || words[1] != "-lc" && words[1] != "-c" {
+		return s
+	}
+	switch filepath.Base(words[0]) {
+	case "bash", "sh", "zsh", "dash":
+		return words[2]
+	}
+	return s
+}
+
+// shellWords splits s as a POSIX shell does words: blanks separate, single quotes
+// keep everything, double quotes keep everything but \ before $ ` " \ and newline, a
+// backslash outside quotes keeps the next character. ok is false for an unterminated
+// quote.
+func shellWords(s string) (words []string, ok bool) {
+	var w strings.Builder
+	in := false // inside a word
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				words, in = append(words, w.String()), false
+				w.Reset()
+			}
+			continue
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, false
+			}
+			w.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i == len(s) {
+				return nil, false
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+		default:
+			w.WriteByte(c)
+		}
+		in = true
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words, true
 }

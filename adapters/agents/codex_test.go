@@ -77,3 +77,24 @@ exit 1`, core.TurnResult{Outcome: core.OutcomeError, FailureCode: core.FailureAg
 		})
 	}
 }
+
+// Codex reports a command as the argv it ran, shell-quoted; the turn's step shows
+// the command the model asked for, and anything that is not a shell's -c is shown as
+// it came.
+func TestCodexStepShowsTheCommandInsideTheShell(t *testing.T) {
+	tests := []struct{ reported, want string }{
+		{`/bin/bash -lc 'echo hi > f.txt'`, `echo hi > f.txt`},
+		{`/bin/bash -lc 'echo '"'"'hi'"'"' > f.txt && echo "written"'`, `echo 'hi' > f.txt && echo "written"`},
+		{`bash -c "echo \"x\" \$HOME \\ \q"`, `echo "x" $HOME \ \q`},
+		{`/bin/zsh -lc ls\ -la`, `ls -la`},
+		{`ls -la`, `ls -la`},
+		{`python3 -c 'print(1)'`, `python3 -c 'print(1)'`},
+		{`/bin/bash -lc 'unterminated`, `/bin/bash -lc 'unterminated`},
+		{`/bin/bash -lc 'a' 'b'`, `/bin/bash -lc 'a' 'b'`},
+	}
+	for _, tt := range tests {
+		if got := shellCommand(tt.reported); got != tt.want {
+			t.Errorf("shellCommand(%q): expected %q, got %q", tt.reported, tt.want, got)
+		}
+	}
+}

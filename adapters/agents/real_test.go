@@ -125,8 +125,8 @@ func processesWith(t *testing.T, marker string) []string {
 	var out []string
 	for _, f := range dirs {
 		b, err := os.ReadFile(f)
-		if err == nil && strings.Contains(string(b), marker) {
-			out = append(out, f+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		if line := strings.ReplaceAll(string(b), "\x00", " "); err == nil && strings.Contains(line, marker) {
+			out = append(out, f+": "+line)
 		}
 	}
 	return out
@@ -138,7 +138,9 @@ func processesWith(t *testing.T, marker string) []string {
 func stopMidTool(t *testing.T, r *agents.Runner, agent string, api *modelapi.Server) {
 	t.Helper()
 	const marker = "987654321"
-	api.Script(modelapi.Reply{Command: "touch started && sleep " + marker})
+	// The model's next answer never comes: a CLI that leaves the command running in
+	// the background while it asks (Codex) is mid-turn too.
+	api.Script(modelapi.Reply{Command: "touch started && sleep " + marker}, modelapi.Reply{Hold: make(chan struct{})})
 	req, _ := realTurn(t, agent, "full-access", "Wait a long time")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -65,10 +65,10 @@ func TestCodexTurnEvents(t *testing.T) {
 		p.line(sc.Bytes())
 	}
 	want := []string{
-		"tool_started command bash -lc 'go test ./...'", "tool_finished command",
+		"tool_started command go test ./...", "tool_finished command",
 		"text The test fails because `Add` adds an extra 1; fixing it.",
 		"tool_started file_change /srv/wshub/ws/ws_01JQ7Z/calc.go", "tool_finished file_change",
-		"tool_started command bash -lc 'go test ./...'", "tool_finished command",
+		"tool_started command go test ./...", "tool_finished command",
 		"text Fixed `Add` in `calc.go` (it returned `a + b + 1`); `go test ./...` now passes.",
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
