@@ -46,6 +46,11 @@ const (
 	// denied without asking anyone.
 	MaxApprovalsPerTurn = 50
 	maxApprovalKey      = 200
+	// MaxApprovalSummary bounds what an ask shows (a command line). Unlike a step's
+	// summary it is never cut: a person allows what they read, and a cut command
+	// would run its hidden tail too (`echo safe`, 400 spaces, `; rm -rf ~`). An ask
+	// longer than this is denied without asking anyone.
+	MaxApprovalSummary = 4000
 	// approvalPoll is how often a wait looks at the store when the hub has no
 	// wake-ups (and, with them, how long at most a lost notification delays it).
 	approvalPoll = 2 * time.Second
@@ -104,6 +109,9 @@ func answerOf(a *Approval) ApprovalAnswer {
 // askApproval is TurnRequest.Approve for a turn this hub runs: the ask is recorded
 // (once per key), announced, and waited for until decided, timed out or ctx ends.
 func (s *Runtime) askApproval(ctx context.Context, ws *Workspace, turnID string, events *eventRecorder, ask ApprovalAsk) ApprovalAnswer {
+	if refused := tooLongToShow(ask); refused != nil {
+		return *refused
+	}
 	// The agent's earlier steps go out first: the ask follows them in the stream.
 	events.sync()
 	a, err := s.requestApproval(ctx, ws, turnID, ask)
@@ -119,6 +127,16 @@ func (s *Runtime) askApproval(ctx context.Context, ws *Workspace, turnID string,
 	return answerOf(a)
 }
 
+// tooLongToShow is the denial of an ask whose summary cannot be shown whole, nil for
+// one that can.
+func tooLongToShow(ask ApprovalAsk) *ApprovalAnswer {
+	n := chars(strings.TrimSpace(ask.Summary))
+	if n <= MaxApprovalSummary {
+		return nil
+	}
+	return &ApprovalAnswer{Reason: fmt.Sprintf("Denied: the request is too long to be shown whole to the people reviewing this workspace (%d characters, at most %d).", n, MaxApprovalSummary)}
+}
+
 // requestApproval records an ask and, the first time, announces it: the
 // approval_requested event, the webhook event and the chat threads' messages, in one
 // transaction. An ask past MaxApprovalsPerTurn is recorded as denied.
@@ -128,7 +146,9 @@ func (s *Runtime) requestApproval(ctx context.Context, ws *Workspace, turnID str
 		ask.Key = DerivedID("", ask.Tool, ask.Summary)
 	}
 	ask.Tool, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(ask.Tool), "\uFFFD"), maxEventTool)
-	ask.Summary, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(ask.Summary), "\uFFFD"), maxEventSummary)
+	// Whole (askApproval refused longer ones), or cut only by a caller that did not
+	// check, which then shows it cut rather than storing more than the bound.
+	ask.Summary, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(ask.Summary), "\uFFFD"), MaxApprovalSummary)
 	now := s.clock.Now()
 	timeout := s.config.ApprovalTimeout
 	if timeout <= 0 {
@@ -401,6 +421,9 @@ func (r *Remote) Approve(ctx context.Context, token, session, turnID string, ask
 	if ws.RuntimeMode != ModeApprovalRequired {
 		return &RemoteApproval{Approval: &Approval{Status: ApprovalDenied},
 			Answer: ApprovalAnswer{Reason: "Denied: nobody answers approvals in this runtime mode."}}, nil
+	}
+	if refused := tooLongToShow(ask); refused != nil {
+		return &RemoteApproval{Approval: &Approval{Status: ApprovalDenied}, Answer: *refused}, nil
 	}
 	a, err := r.rt.requestApproval(ctx, ws, turnID, ask)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/webhook"
@@ -171,5 +172,46 @@ func TestApprovalsOutsideTheModeAreDenied(t *testing.T) {
 		if strings.HasPrefix(e.Type, "approval") {
 			t.Fatalf("expected no approval events, got %v", e)
 		}
+	}
+}
+
+// An ask is shown whole however long, up to core.MaxApprovalSummary; a longer one is
+// denied at once and shown to nobody, never cut: a person allows what they read, and
+// a cut command's hidden tail would run too. On the local provider and across the
+// runtime API (process).
+func TestApprovalsAreShownWholeOrDenied(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{"local", "process"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			h := startApprovals(t)
+			id := createOn(t, h, provider, "", "runtimeMode", "approval-required")
+			events, drop := stream(t, h, id, "")
+			defer drop()
+			long := strings.Repeat("x", 1000)
+			send(t, h, id, "ask "+long)
+			asked, _ := nextOf(t, events, "approval_requested")
+			if asked.Summary != "rm -rf "+long {
+				t.Fatalf("expected the ask shown whole (%d characters), got %d", len("rm -rf "+long), len(asked.Summary))
+			}
+			decide(t, h, id, asked.ApprovalID, "deny", 200, "")
+			waitFor(t, h, id, "idle after the first turn", idleAfterTurns(1))
+
+			send(t, h, id, "ask "+strings.Repeat("y", core.MaxApprovalSummary))
+			waitFor(t, h, id, "idle after the second turn", idleAfterTurns(2))
+			got := replies(t, h, id)
+			if len(got) != 2 || !strings.Contains(got[1], `"decision":"deny","reason":"Denied: the request is too long to be shown whole`) {
+				t.Fatalf("expected the long ask denied at once, got %q", got)
+			}
+			asks := 0
+			for _, e := range eventsPage(t, h, id, 0) {
+				if e.Type == "approval_requested" {
+					asks++
+				}
+			}
+			if asks != 1 {
+				t.Fatalf("expected the long ask shown to nobody (one ask in all), got %d", asks)
+			}
+		})
 	}
 }
