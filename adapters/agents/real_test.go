@@ -164,3 +164,31 @@ func stopMidTool(t *testing.T, r *agents.Runner, agent string, api *modelapi.Ser
 		t.Fatalf("expected the turn's processes ended with it, found %v", left)
 	}
 }
+
+// everyMode runs a turn of agent in each runtime mode, the model asking for a command
+// that writes a file with python (which no CLI counts as a mere file edit), and
+// checks the CLI took the mode's flags (the turn completes, with the command's
+// result sent back) and whether the command ran: ran[mode].
+func everyMode(t *testing.T, agent string, cli agentcli.CLI, ran map[string]bool) {
+	t.Helper()
+	api := modelapi.New(t)
+	r := realRunner(t, cli, api, "")
+	for _, mode := range core.RuntimeModes {
+		t.Run(mode, func(t *testing.T) {
+			api.Script(modelapi.Reply{Command: `echo ran && python3 -c "open('wrote', 'w')"`}, modelapi.Reply{Text: "mode ok"})
+			before := len(api.ToolResults())
+			req, _ := realTurn(t, agent, mode, "Run the command")
+			res := r.RunTurn(context.Background(), req)
+			if res.Outcome != core.OutcomeCompleted || res.Reply != "mode ok" {
+				t.Fatalf("expected the turn completed with mode ok, got %+v", res)
+			}
+			results := api.ToolResults()[before:]
+			if len(results) != 1 {
+				t.Fatalf("expected one tool result, got %q", results)
+			}
+			if wrote := exists(filepath.Join(req.Dir, "wrote")); wrote != ran[mode] {
+				t.Fatalf("expected the command run: %v, got %v; the tool result: %q", ran[mode], wrote, results[0])
+			}
+		})
+	}
+}

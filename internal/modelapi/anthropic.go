@@ -141,23 +141,16 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(`{"input_tokens":10}`))
 }
 
-// ClaudeToolResults is the text of every tool result Claude Code sent, in order of
-// the conversation requests (each repeats the earlier ones; duplicates are dropped by
-// tool use id).
-func (s *Server) ClaudeToolResults() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range s.Main() {
-		var m MessagesRequest
-		if r.JSON(&m) != nil {
-			continue
-		}
-		for _, b := range m.Blocks() {
-			if b.Type == "tool_result" && !seen[b.ToolUseID] {
-				seen[b.ToolUseID] = true
-				out = append(out, b.ToolResultText())
-			}
+// claudeToolResults are the tool results in a Messages request, by tool use id.
+func claudeToolResults(r Request) (ids, texts []string) {
+	var m MessagesRequest
+	if r.JSON(&m) != nil {
+		return nil, nil
+	}
+	for _, b := range m.Blocks() {
+		if b.Type == "tool_result" {
+			ids, texts = append(ids, b.ToolUseID), append(texts, b.ToolResultText())
 		}
 	}
-	return out
+	return ids, texts
 }

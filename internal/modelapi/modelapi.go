@@ -100,6 +100,28 @@ func (s *Server) Main() []Request {
 	return out
 }
 
+// ToolResults is the text of every tool result the CLI sent back (Claude Code's
+// tool_result blocks, Codex's function_call_output items), in order. Each request
+// repeats the conversation so far; a result is counted once, by its tool use id.
+func (s *Server) ToolResults() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range s.Main() {
+		read := codexToolResults
+		if r.Path == "/v1/messages" {
+			read = claudeToolResults
+		}
+		ids, texts := read(r)
+		for i, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, texts[i])
+			}
+		}
+	}
+	return out
+}
+
 // Left is the number of scripted answers not yet given.
 func (s *Server) Left() int {
 	s.mu.Lock()

@@ -124,22 +124,16 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	e.event("response.completed", map[string]any{"type": "response.completed", "response": resp})
 }
 
-// CodexToolResults is the text of every function call output Codex sent, in order
-// (each request repeats the earlier ones; duplicates are dropped by call id).
-func (s *Server) CodexToolResults() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range s.Main() {
-		var q ResponsesRequest
-		if r.JSON(&q) != nil {
-			continue
-		}
-		for _, it := range q.Input {
-			if it.Type == "function_call_output" && !seen[it.CallID] {
-				seen[it.CallID] = true
-				out = append(out, it.OutputText())
-			}
+// codexToolResults are the function call outputs in a Responses request, by call id.
+func codexToolResults(r Request) (ids, texts []string) {
+	var q ResponsesRequest
+	if r.JSON(&q) != nil {
+		return nil, nil
+	}
+	for _, it := range q.Input {
+		if it.Type == "function_call_output" {
+			ids, texts = append(ids, it.CallID), append(texts, it.OutputText())
 		}
 	}
-	return out
+	return ids, texts
 }
