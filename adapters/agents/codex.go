@@ -170,10 +170,26 @@ func (p *codexParser) transcript() transcript {
 	if t.errorText == "" {
 		t.errorText = p.lastError
 	}
+	t.errorText = apiErrorMessage(t.errorText)
 	if p.failed {
 		t.reply = ""
 	}
 	return t
+}
+
+// apiErrorMessage is the message of an API error Codex reports as the response body
+// it got, `{"error":{"message":"…","type":"…"}}` (OpenAI's shape, which gateways
+// copy); any other text is returned as it is.
+func apiErrorMessage(s string) string {
+	var body struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(s), &body) != nil || body.Error == nil || strings.TrimSpace(body.Error.Message) == "" {
+		return s
+	}
+	return body.Error.Message
 }
 
 // shellCommand is the command the model asked for in a command_execution item's

@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/wshub/wshub/core"
@@ -95,6 +96,26 @@ func TestCodexStepShowsTheCommandInsideTheShell(t *testing.T) {
 	for _, tt := range tests {
 		if got := shellCommand(tt.reported); got != tt.want {
 			t.Errorf("shellCommand(%q): expected %q, got %q", tt.reported, tt.want, got)
+		}
+	}
+}
+
+// Codex reports an API error as the body it got; the turn's failure says the body's
+// message. (Real Codex 0.169.0 output.)
+func TestCodexAPIErrorSaysTheAPIsMessage(t *testing.T) {
+	tests := []struct{ reported, want string }{
+		{`{"error":{"type":"invalid_request_error","code":null,"param":null,"message":"model not found"}}`, "model not found"},
+		{`{"error":{"message":""}}`, `{"error":{"message":""}}`},
+		{`stream disconnected before completion`, `stream disconnected before completion`},
+		{`{"detail":"Unauthorized"}`, `{"detail":"Unauthorized"}`},
+	}
+	for _, tt := range tests {
+		p := &codexParser{}
+		p.line([]byte(`{"type":"thread.started","thread_id":"t-1"}`))
+		b, _ := json.Marshal(map[string]any{"type": "turn.failed", "error": map[string]string{"message": tt.reported}})
+		p.line(b)
+		if got := p.transcript(); !got.failed || got.errorText != tt.want {
+			t.Errorf("%s: expected the failure %q, got %+v", tt.reported, tt.want, got)
 		}
 	}
 }

@@ -77,6 +77,12 @@ func TestRealClaudeCodeRunsAToolAndResumesTheSession(t *testing.T) {
 	}
 }
 
+// A model API error fails a real Claude Code turn with the API's message, which is not
+// shown as the model's text (Claude Code reports it as a made-up assistant message).
+func TestRealClaudeCodeAPIErrorFailsTheTurn(t *testing.T) {
+	apiError(t, "agent_1", agentcli.Claude(t), "API Error: 400 modelapi: no scripted answer left for this request")
+}
+
 // Stopping a real Claude Code turn while its tool runs ends every process of the turn
 // and the turn is interrupted.
 func TestRealClaudeCodeStopEndsTheTurnAndItsProcesses(t *testing.T) {

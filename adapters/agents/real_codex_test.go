@@ -64,6 +64,12 @@ func TestRealCodexRunsAToolAndResumesTheSession(t *testing.T) {
 	}
 }
 
+// A model API error fails a real Codex turn with the API's message, not the response
+// body Codex reports it in.
+func TestRealCodexAPIErrorFailsTheTurn(t *testing.T) {
+	apiError(t, "agent_2", agentcli.Codex(t), "modelapi: no scripted answer left for this request")
+}
+
 // Stopping a real Codex turn while its command runs ends every process of the turn
 // and the turn is interrupted.
 func TestRealCodexStopEndsTheTurnAndItsProcesses(t *testing.T) {

@@ -192,3 +192,18 @@ func everyMode(t *testing.T, agent string, cli agentcli.CLI, ran map[string]bool
 		})
 	}
 }
+
+// apiError runs a turn of agent whose model API answers with an error, and checks the
+// turn fails with the API's message and no event says it as the model's text.
+func apiError(t *testing.T, agent string, cli agentcli.CLI, want string) {
+	t.Helper()
+	api := modelapi.New(t) // nothing scripted: every conversation request fails with a 400
+	req, ev := realTurn(t, agent, "full-access", "Hello")
+	res := realRunner(t, cli, api, "").RunTurn(context.Background(), req)
+	if res.Outcome != core.OutcomeError || res.FailureCode != core.FailureAgentError || res.FailureMessage != want {
+		t.Fatalf("expected the turn failed with %q, got %+v", want, res)
+	}
+	if got := ev.text(); got != "" {
+		t.Fatalf("expected no text from the model, got %q", got)
+	}
+}

@@ -83,7 +83,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		rep = Reply{Text: "ok"}
 	}
 	if !ok {
-		unscripted(w, "Messages")
+		unscripted(w, `{"type":"error","error":{"type":"invalid_request_error","message":"`+noScript+`"}}`)
 		return
 	}
 	if !hold(r.Context(), rep) {

@@ -180,13 +180,17 @@ func hold(ctx context.Context, rep Reply) bool {
 	}
 }
 
-// unscripted answers a conversation request the test did not script: an API error
-// the CLI reports, so the test sees what was asked rather than hanging.
-func unscripted(w http.ResponseWriter, kind string) {
+// unscripted answers a conversation request the test did not script with an API
+// error (body, the API's error shape) the CLI reports, so the test sees what was
+// asked rather than hanging.
+func unscripted(w http.ResponseWriter, body string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
-	_, _ = fmt.Fprintf(w, `{"type":"error","error":{"type":"invalid_request_error","message":"modelapi: no scripted answer left for this %s request"}}`, kind)
+	_, _ = io.WriteString(w, body)
 }
+
+// noScript is the message of the unscripted answer.
+const noScript = "modelapi: no scripted answer left for this request"
 
 // sse writes server-sent events, flushing each.
 type sse struct {

@@ -73,7 +73,7 @@ func (q ResponsesRequest) shellCall(command string) (name, args string) {
 func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 	req, rep, ok := s.record(r, func([]byte) bool { return true })
 	if !ok {
-		unscripted(w, "Responses")
+		unscripted(w, `{"error":{"type":"invalid_request_error","code":null,"param":null,"message":"`+noScript+`"}}`)
 		return
 	}
 	if !hold(r.Context(), rep) {
