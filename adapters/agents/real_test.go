@@ -134,7 +134,8 @@ func processesWith(t *testing.T, marker string) []string {
 
 // stopMidTool runs a turn whose tool runs until the turn is stopped, stops it once
 // the tool has started, and checks the turn is interrupted and its processes, the
-// tool's included, are gone.
+// tool's included, are gone; then that the next turn resumes the stopped one's
+// session, its prompt included.
 func stopMidTool(t *testing.T, r *agents.Runner, agent string, api *modelapi.Server) {
 	t.Helper()
 	const marker = "987654321"
@@ -162,6 +163,22 @@ func stopMidTool(t *testing.T, r *agents.Runner, agent string, api *modelapi.Ser
 	}
 	if left := processesWith(t, "sleep "+marker); len(left) != 0 {
 		t.Fatalf("expected the turn's processes ended with it, found %v", left)
+	}
+	if res.SessionID == "" {
+		t.Fatalf("expected the stopped turn to keep its session, got %+v", res)
+	}
+
+	api.Drop()
+	api.Script(modelapi.Reply{Text: "resumed"})
+	next, _ := realTurn(t, agent, "full-access", "Go on")
+	next.Dir, next.Home, next.SessionID = req.Dir, req.Home, res.SessionID
+	res2 := r.RunTurn(context.Background(), next)
+	if res2.Outcome != core.OutcomeCompleted || res2.Reply != "resumed" || res2.SessionID != res.SessionID {
+		t.Fatalf("expected the next turn to resume session %s, got %+v", res.SessionID, res2)
+	}
+	main := api.Main()
+	if last := main[len(main)-1]; !last.ContainsText("Wait a long time") || !last.ContainsText("Go on") {
+		t.Fatalf("expected the resumed request to hold the stopped turn's prompt, got %.2000s", last.Body)
 	}
 }
 

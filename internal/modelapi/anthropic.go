@@ -86,7 +86,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		unscripted(w, `{"type":"error","error":{"type":"invalid_request_error","message":"`+noScript+`"}}`)
 		return
 	}
-	if !hold(r.Context(), rep) {
+	if !s.hold(r.Context(), rep) {
 		return
 	}
 	var blocks []ContentBlock

@@ -51,26 +51,30 @@ func (r Request) JSON(v any) error { return json.Unmarshal(r.Body, v) }
 type Server struct {
 	// URL is the server's base URL, http://127.0.0.1:port.
 	URL string
-	t   testing.TB
 
 	mu       sync.Mutex
 	script   []Reply
 	requests []Request
-	served   chan struct{} // signalled on every request
 	seq      int
+	// closing ends every Hold when the test ends, so closing the server never waits
+	// on one.
+	closing chan struct{}
 }
 
 // New starts a server on loopback, closed when the test ends.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{t: t, served: make(chan struct{}, 1)}
+	s := &Server{closing: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.countTokens)
 	mux.HandleFunc("POST /v1/responses", s.responses)
 	mux.HandleFunc("/", s.other)
 	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		close(s.closing)
+		srv.Close()
+	})
 	s.URL = srv.URL
 	return s
 }
@@ -122,11 +126,12 @@ func (s *Server) ToolResults() []string {
 	return out
 }
 
-// Left is the number of scripted answers not yet given.
-func (s *Server) Left() int {
+// Drop discards the answers not yet given (a stopped turn's), so the next request
+// takes what is scripted after.
+func (s *Server) Drop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.script)
+	s.script = nil
 }
 
 // record reads the request's body and keeps it; a conversation request (main says
@@ -135,13 +140,7 @@ func (s *Server) record(r *http.Request, main func(body []byte) bool) (Request, 
 	body, _ := io.ReadAll(r.Body)
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Main: main != nil && main(body)}
 	s.mu.Lock()
-	defer func() {
-		s.mu.Unlock()
-		select {
-		case s.served <- struct{}{}:
-		default:
-		}
-	}()
+	defer s.mu.Unlock()
 	s.requests = append(s.requests, req)
 	if !req.Main {
 		return req, Reply{}, true
@@ -167,8 +166,9 @@ func (s *Server) other(w http.ResponseWriter, r *http.Request) {
 	http.NotFound(w, r)
 }
 
-// hold waits for the reply's Hold, or the request's end; false when the request ended.
-func hold(ctx context.Context, rep Reply) bool {
+// hold waits for the reply's Hold, the request's end or the test's; false unless the
+// Hold was released.
+func (s *Server) hold(ctx context.Context, rep Reply) bool {
 	if rep.Hold == nil {
 		return true
 	}
@@ -176,6 +176,8 @@ func hold(ctx context.Context, rep Reply) bool {
 	case <-rep.Hold:
 		return true
 	case <-ctx.Done():
+		return false
+	case <-s.closing:
 		return false
 	}
 }

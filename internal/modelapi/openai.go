@@ -76,7 +76,7 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) {
 		unscripted(w, `{"error":{"type":"invalid_request_error","code":null,"param":null,"message":"`+noScript+`"}}`)
 		return
 	}
-	if !hold(r.Context(), rep) {
+	if !s.hold(r.Context(), rep) {
 		return
 	}
 	var q ResponsesRequest
