@@ -2,9 +2,7 @@ package agents_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -14,67 +12,11 @@ import (
 	"github.com/wshub/wshub/internal/modelapi"
 )
 
-// Real Claude Code runs a tool the model asked for, reports the turn's steps, sends
-// the tool's output back, and a second turn resumes the same session with the first
-// turn's conversation.
+// Real Claude Code runs a command the model asked for with its Bash tool, reports the
+// turn's steps, sends the output back, and a second turn resumes the same session
+// with the first turn's conversation.
 func TestRealClaudeCodeRunsAToolAndResumesTheSession(t *testing.T) {
-	cli := agentcli.Claude(t)
-	api := modelapi.New(t)
-	r := realRunner(t, cli, api, "")
-
-	const command = "echo hi > f.txt && echo written"
-	api.Script(modelapi.Reply{Command: command}, modelapi.Reply{Text: "done"})
-	req, ev := realTurn(t, "agent_1", "full-access", "Write hi to f.txt")
-	res := r.RunTurn(context.Background(), req)
-	if res.Outcome != core.OutcomeCompleted || res.Reply != "done" || res.SessionID == "" {
-		t.Fatalf("expected the turn completed with the reply done and a session, got %+v", res)
-	}
-	if b, err := os.ReadFile(filepath.Join(req.Dir, "f.txt")); err != nil || string(b) != "hi\n" {
-		t.Fatalf("expected the tool to write f.txt in the checkout, got %q, %v", b, err)
-	}
-	if got := api.ToolResults(); !slices.Equal(got, []string{"written"}) {
-		t.Fatalf("expected Claude Code to send the tool's output, got %q", got)
-	}
-	want := []string{"tool_started Bash " + command, "tool_finished Bash"}
-	if got := ev.steps(); !slices.Equal(got, want) {
-		t.Fatalf("expected the steps %q, got %q", want, got)
-	}
-	if got := ev.text(); got != "done" {
-		t.Fatalf("expected the text done among the events, got %q", got)
-	}
-	first := len(api.Main())
-
-	api.Script(modelapi.Reply{Text: "again"})
-	next, _ := realTurn(t, "agent_1", "full-access", "Once more")
-	next.Dir, next.Home, next.SessionID = req.Dir, req.Home, res.SessionID
-	res2 := r.RunTurn(context.Background(), next)
-	if res2.Outcome != core.OutcomeCompleted || res2.Reply != "again" || res2.SessionID != res.SessionID {
-		t.Fatalf("expected the second turn completed in session %s, got %+v", res.SessionID, res2)
-	}
-	main := api.Main()
-	if len(main) != first+1 {
-		t.Fatalf("expected one more conversation request, got %d after %d", len(main), first)
-	}
-	resumed := main[first]
-	var m modelapi.MessagesRequest
-	if err := resumed.JSON(&m); err != nil {
-		t.Fatal(err)
-	}
-	var texts, results []string
-	for _, b := range m.Blocks() {
-		switch b.Type {
-		case "text":
-			texts = append(texts, b.Text)
-		case "tool_result":
-			results = append(results, b.ToolResultText())
-		}
-	}
-	if !slices.Contains(texts, "Write hi to f.txt") || !slices.Contains(texts, "Once more") || !slices.Equal(results, []string{"written"}) {
-		t.Fatalf("expected the resumed request to hold both prompts and the first tool result, got texts %q, results %q", texts, results)
-	}
-	if got := resumed.Header.Get("X-Claude-Code-Session-Id"); got != res.SessionID {
-		t.Fatalf("expected the resumed request in session %s, got %q", res.SessionID, got)
-	}
+	toolThenResume(t, "agent_1", agentcli.Claude(t), "echo hi > f.txt && echo written", "Bash", "X-Claude-Code-Session-Id")
 }
 
 // A model API error fails a real Claude Code turn with the API's message, which is not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -222,5 +223,56 @@ func apiError(t *testing.T, agent string, cli agentcli.CLI, want string) {
 	}
 	if got := ev.text(); got != "" {
 		t.Fatalf("expected no text from the model, got %q", got)
+	}
+}
+
+// toolThenResume has the model ask agent's CLI to run command (which writes hi to
+// f.txt and prints written), then answer "done"; and checks the command ran in the
+// checkout, its output went back to the model, the turn's steps name tool and the
+// command, and the reply and session came back. Then a second turn resumes that
+// session: its request holds the first turn's conversation and names the session in
+// sessionHeader.
+func toolThenResume(t *testing.T, agent string, cli agentcli.CLI, command, tool, sessionHeader string) {
+	t.Helper()
+	api := modelapi.New(t)
+	r := realRunner(t, cli, api, "")
+	api.Script(modelapi.Reply{Command: command}, modelapi.Reply{Text: "done"})
+	req, ev := realTurn(t, agent, "full-access", "Write hi to f.txt")
+	res := r.RunTurn(context.Background(), req)
+	if res.Outcome != core.OutcomeCompleted || res.Reply != "done" || res.SessionID == "" {
+		t.Fatalf("expected the turn completed with the reply done and a session, got %+v", res)
+	}
+	if b, err := os.ReadFile(filepath.Join(req.Dir, "f.txt")); err != nil || string(b) != "hi\n" {
+		t.Fatalf("expected the tool to write f.txt in the checkout, got %q, %v", b, err)
+	}
+	if got := api.ToolResults(); len(got) != 1 || !slices.Contains(strings.Split(got[0], "\n"), "written") {
+		t.Fatalf("expected the command's output sent back, got %q", got)
+	}
+	want := []string{"tool_started " + tool + " " + command, "tool_finished " + tool}
+	if got := ev.steps(); !slices.Equal(got, want) {
+		t.Fatalf("expected the steps %q, got %q", want, got)
+	}
+	if got := ev.text(); got != "done" {
+		t.Fatalf("expected the text done among the events, got %q", got)
+	}
+	first := len(api.Main())
+
+	api.Script(modelapi.Reply{Text: "again"})
+	next, _ := realTurn(t, agent, "full-access", "Once more")
+	next.Dir, next.Home, next.SessionID = req.Dir, req.Home, res.SessionID
+	res2 := r.RunTurn(context.Background(), next)
+	if res2.Outcome != core.OutcomeCompleted || res2.Reply != "again" || res2.SessionID != res.SessionID {
+		t.Fatalf("expected the second turn completed in session %s, got %+v", res.SessionID, res2)
+	}
+	main := api.Main()
+	if len(main) != first+1 {
+		t.Fatalf("expected one more conversation request, got %d after %d", len(main), first)
+	}
+	resumed := main[first]
+	if !resumed.ContainsText("Write hi to f.txt") || !resumed.ContainsText("Once more") || !resumed.ContainsText("written") {
+		t.Fatalf("expected the resumed request to hold both prompts and the first tool result, got %.2000s", resumed.Body)
+	}
+	if got := resumed.Header.Get(sessionHeader); got != res.SessionID {
+		t.Fatalf("expected the resumed request in session %s, got %q", res.SessionID, got)
 	}
 }
