@@ -53,3 +53,50 @@ func TestRealClaudeCodeTurnThroughTheAPI(t *testing.T) {
 		t.Fatalf("expected two conversation requests (the ask, then after the result), got %d", len(api.Main()))
 	}
 }
+
+// Real Codex, found at WSHUB_CODEX_PATH and calling the Responses API at
+// WSHUB_CODEX_BASE_URL, runs two turns of a workspace through the API, on the local
+// provider and in a `wshub runtime` process (which gets those settings from the hub):
+// the first runs a command (its step on the event stream), the second resumes the
+// same thread.
+func TestRealCodexTurnsThroughTheAPI(t *testing.T) {
+	cli := agentcli.Codex(t)
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	for _, provider := range []string{"local", "process"} {
+		t.Run(provider, func(t *testing.T) {
+			api := modelapi.New(t)
+			const command = "echo hi > f.txt && echo written"
+			api.Script(modelapi.Reply{Command: command}, modelapi.Reply{Text: "done"}, modelapi.Reply{Text: "again"})
+			h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithProcessProvider(t), hubtest.WithConfig(func(c *hub.Config) {
+				c.CodexPath, c.CodexBaseURL = cli.Path, api.URL+"/v1"
+				c.SandboxReadOnly = []string{cli.Dir}
+				c.AgentEnv = []string{"OPENAI_API_KEY"}
+			}))
+			id := createOn(t, h, provider, "", "agent", "agent_2", "runtimeMode", "full-access")
+			events, drop := stream(t, h, id, "")
+			defer drop()
+			t.Cleanup(func() {
+				if t.Failed() {
+					msgs, page := messages(t, h, id)
+					t.Logf("messages %+v; %v", msgs, page)
+				}
+			})
+			send(t, h, id, "Write hi to f.txt")
+			started, _ := nextOf(t, events, "tool_started")
+			if started.Tool != "command" || started.Summary != command {
+				t.Fatalf("expected the command's step, got %+v", started)
+			}
+			waitFor(t, h, id, "idle after the first turn", idleAfterTurns(1))
+			send(t, h, id, "Once more")
+			waitFor(t, h, id, "idle after the second turn", idleAfterTurns(2))
+			if got := replies(t, h, id); len(got) != 2 || got[0] != "completed: done" || got[1] != "completed: again" {
+				t.Fatalf("expected both turns completed, got %q", got)
+			}
+			main := api.Main()
+			if len(main) != 3 || !main[2].ContainsText("Write hi to f.txt") || !main[2].ContainsText("written") ||
+				main[2].Header.Get("Session-Id") != main[0].Header.Get("Session-Id") {
+				t.Fatalf("expected the second turn to resume the first one's thread, got %d requests", len(main))
+			}
+		})
+	}
+}
