@@ -75,10 +75,10 @@ func TestRealCodexTurnsThroughTheAPI(t *testing.T) {
 			id := createOn(t, h, provider, "", "agent", "agent_2", "runtimeMode", "full-access")
 			events, drop := stream(t, h, id, "")
 			defer drop()
-			t.Cleanup(func() {
+			t.Cleanup(func() { // a failed test shows how its turns ended
 				if t.Failed() {
-					msgs, page := messages(t, h, id)
-					t.Logf("messages %+v; %v", msgs, page)
+					msgs, failure := messages(t, h, id)
+					t.Logf("messages %+v; turn failure %v", msgs, failure)
 				}
 			})
 			send(t, h, id, "Write hi to f.txt")

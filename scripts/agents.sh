@@ -61,8 +61,10 @@ install() {
 		start=$(date +%s)
 		log "installing $pkg@$version from npm into $dir"
 		# Claude Code's postinstall links its platform package's native binary over
-		# bin/claude.exe (a placeholder until then), so scripts must run.
+		# bin/claude.exe (a placeholder until then), so scripts must run. One retry,
+		# soon: without a registry (offline) npm's defaults take over a minute to give up.
 		npm install --prefix "$tmp" --no-save --no-package-lock --no-audit --no-fund \
+			--fetch-retries=1 --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=10000 \
 			--loglevel=error "$pkg@$version" >&2 || {
 			rm -rf "$tmp"
 			die "npm install $pkg@$version failed"
