@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wshub/wshub/core"
 )
@@ -86,16 +87,67 @@ func codeSpan(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
 }
 
+// maxApprovalRunes is the longest summary an approval question shows. An approval is
+// never cut like a step: a person allows what they read, and a cut command would run
+// its hidden tail too (`echo safe`, 400 spaces, `; rm -rf ~`). A longer one (core
+// allows up to core.MaxApprovalSummary) is asked without Allow: it can be denied in
+// the thread, and allowed through the API, which shows it whole. Discord's 2,000
+// characters a message bound it.
+const maxApprovalRunes = 1500
+
+// ApprovalShownWhole reports whether an approval's question shows its summary whole;
+// when it does not, the question offers Deny only.
+func ApprovalShownWhole(summary string) bool {
+	s := strings.TrimSpace(summary)
+	// ``` would end the code block the summary is shown in.
+	return utf8.RuneCountInString(s) <= maxApprovalRunes && !strings.Contains(s, "```")
+}
+
+// approvalStep words what an approval is about, whole: a short one-line summary as
+// inline code like a step; any other in a code block, which shows backticks and
+// newlines as they are (inline code would show them as something else); one too long
+// to show, by its length.
+func (p Platform) approvalStep(tool, summary string) string {
+	sum := strings.TrimSpace(summary)
+	if sum == "" || utf8.RuneCountInString(sum) <= maxStepRunes && !strings.ContainsAny(sum, "`\n") {
+		return p.step(core.ChatStep{Tool: tool, Summary: sum})
+	}
+	name := p.escape(strings.TrimSpace(tool))
+	if name == "" {
+		name = "step"
+	}
+	if !ApprovalShownWhole(sum) {
+		return fmt.Sprintf("%s (%d characters, too long to show here; read it whole and decide through the API)", name, utf8.RuneCountInString(sum))
+	}
+	return name + ":\n```\n" + p.escape(sum) + "\n```"
+}
+
+// after joins an approval's step and what follows it: a sentence goes on after inline
+// words, and on its own line after a code block.
+func after(step, rest string) string {
+	if strings.HasSuffix(step, "```") {
+		return step + "\n" + strings.TrimPrefix(rest, ". ")
+	}
+	return step + rest
+}
+
 // ApprovalText asks for a decision on what the agent wants to do.
 func (p Platform) ApprovalText(tool, summary string) string {
-	return fmt.Sprintf("%s The agent asks to run %s. Allow it?", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
+	question := ". Allow it?"
+	if !ApprovalShownWhole(summary) {
+		question = ". Deny it here, or allow it through the API."
+	}
+	return p.Lock + " The agent asks to run " + after(p.approvalStep(tool, summary), question)
 }
 
 // ApprovalDecided says how an approval ended, under its question; who is the
 // platform's mention of who decided ("" for none).
 func (p Platform) ApprovalDecided(tool, summary string, status core.ApprovalStatus, who string) string {
-	q := fmt.Sprintf("%s The agent asked to run %s.", p.Lock, p.step(core.ChatStep{Tool: tool, Summary: summary}))
-	return q + "\n" + p.DecisionLine(status, who)
+	step := p.approvalStep(tool, summary)
+	if !strings.HasSuffix(step, "```") {
+		step += "."
+	}
+	return p.Lock + " The agent asked to run " + step + "\n" + p.DecisionLine(status, who)
 }
 
 // DecisionLine says how an approval ended: "✅ Allowed by <who>".

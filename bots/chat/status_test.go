@@ -1,6 +1,8 @@
 package chat
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,5 +51,37 @@ func TestApprovalWords(t *testing.T) {
 		if want := "🔒 The agent asked to run Bash `ls`.\n" + c.want; got != want {
 			t.Errorf("%s by %q: got %q, want %q", c.status, c.by, got, want)
 		}
+	}
+}
+
+// An approval question shows what it asks about whole, never cut like a step: a
+// dangerous tail after 400 spaces is there, backticks and newlines are shown as they
+// are (in a code block); one too long to show says so and offers no Allow.
+func TestApprovalQuestionsShowTheWholeCommand(t *testing.T) {
+	tail := "echo safe" + strings.Repeat(" ", 400) + "; touch /workspace/tail-ran"
+	long := strings.Repeat("x", maxApprovalRunes+1)
+	tests := []struct {
+		name, summary, want string
+		whole               bool
+	}{
+		{"short", "rm -rf build", "🔒 The agent asks to run Bash `rm -rf build`. Allow it?", true},
+		{"tail after spaces", tail, "🔒 The agent asks to run Bash:\n```\n" + tail + "\n```\nAllow it?", true},
+		{"backticks", "echo `rm -rf ~`", "🔒 The agent asks to run Bash:\n```\necho `rm -rf ~`\n```\nAllow it?", true},
+		{"newline", "cd x\nrm -rf y", "🔒 The agent asks to run Bash:\n```\ncd x\nrm -rf y\n```\nAllow it?", true},
+		{"too long", long, fmt.Sprintf("🔒 The agent asks to run Bash (%d characters, too long to show here; read it whole and decide through the API). Deny it here, or allow it through the API.", len(long)), false},
+		{"a fence inside", "cat <<'X'\n```\nX", "🔒 The agent asks to run Bash (15 characters, too long to show here; read it whole and decide through the API). Deny it here, or allow it through the API.", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Discord.ApprovalText("Bash", tt.summary); got != tt.want {
+				t.Errorf("expected %q, got %q", tt.want, got)
+			}
+			if got := ApprovalShownWhole(tt.summary); got != tt.whole {
+				t.Errorf("expected shown whole: %v, got %v", tt.whole, got)
+			}
+			if got := Slack.ApprovalDecided("Bash", tt.summary, core.ApprovalDenied, ""); tt.whole && !strings.Contains(got, tt.summary) {
+				t.Errorf("expected the decided question to show the whole summary, got %q", got)
+			}
+		})
 	}
 }

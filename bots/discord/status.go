@@ -71,11 +71,15 @@ func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPost
 	if target == "" {
 		target = n.Place.ChannelID
 	}
+	// Allow only under a question that shows what it allows whole.
+	var choices []discordgo.Button
+	if chat.ApprovalShownWhole(n.Summary) {
+		choices = append(choices, discordgo.Button{Label: chat.LabelAllow, Style: discordgo.SuccessButton, CustomID: customID(core.ChatActionAllow, n.ApprovalID)})
+	}
+	choices = append(choices, discordgo.Button{Label: chat.LabelDeny, Style: discordgo.DangerButton, CustomID: customID(core.ChatActionDeny, n.ApprovalID)})
 	m, err := b.s.ChannelMessageSendComplex(target, &discordgo.MessageSend{
 		Content: words.ApprovalText(n.Tool, n.Summary), AllowedMentions: &discordgo.MessageAllowedMentions{},
-		Components: buttons(
-			discordgo.Button{Label: chat.LabelAllow, Style: discordgo.SuccessButton, CustomID: customID(core.ChatActionAllow, n.ApprovalID)},
-			discordgo.Button{Label: chat.LabelDeny, Style: discordgo.DangerButton, CustomID: customID(core.ChatActionDeny, n.ApprovalID)}),
+		Components: buttons(choices...),
 	}, discordgo.WithContext(ctx))
 	res := result(err)
 	if res.Done {

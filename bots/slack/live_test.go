@@ -285,3 +285,30 @@ func TestApprovalButtons(t *testing.T) {
 		t.Fatalf("expected the agent allowed once and denied once, got %q", reply)
 	}
 }
+
+// An approval too long to show whole in a message is asked with Deny only: nobody
+// allows in the thread what they could not read there.
+func TestApprovalTooLongToShowHasNoAllow(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := liveHub(t, f)
+	const root = "1700000310.000100"
+	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+		AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model", RuntimeMode: core.ModeApprovalRequired}); err != nil {
+		t.Fatal(err)
+	}
+	deliver(t, h, eventBody("EvA010", mention(root, "", "<@"+botUser+"> ask "+strings.Repeat("x", 1600))))
+	var ask post
+	f.waitPosts(t, root, "the approval", func(ps []post) bool {
+		for _, p := range ps {
+			if buttonValue(p.Blocks, "wshub_deny") != "" {
+				ask = p
+				return true
+			}
+		}
+		return false
+	})
+	if buttonValue(ask.Blocks, "wshub_allow") != "" || !strings.Contains(ask.Text, "too long to show here") {
+		t.Fatalf("expected the question with Deny only, saying it is too long to show, got %+v", ask)
+	}
+}

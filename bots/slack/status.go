@@ -50,10 +50,14 @@ func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPost
 		return core.ChatPostResult{PartsPosted: n.PartsPosted, Done: true}
 	}
 	text := chat.Slack.ApprovalText(n.Tool, n.Summary)
+	// Allow only under a question that shows what it allows whole.
+	var buttons []slack.BlockElement
+	if chat.ApprovalShownWhole(n.Summary) {
+		buttons = append(buttons, button(actionAllow, n.ApprovalID, chat.LabelAllow, slack.StylePrimary))
+	}
+	buttons = append(buttons, button(actionDeny, n.ApprovalID, chat.LabelDeny, slack.StyleDanger))
 	_, ts, err := b.api.PostMessageContext(ctx, n.Place.ChannelID, slack.MsgOptionTS(n.Place.ThreadID),
-		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(section(text), slack.NewActionBlock("",
-			button(actionAllow, n.ApprovalID, chat.LabelAllow, slack.StylePrimary),
-			button(actionDeny, n.ApprovalID, chat.LabelDeny, slack.StyleDanger))))
+		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(section(text), slack.NewActionBlock("", buttons...)))
 	res := b.result(err)
 	if res.Done {
 		res.PartsPosted, res.Ref = 1, ts
