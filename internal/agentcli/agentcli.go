@@ -21,10 +21,16 @@ const (
 var commands = map[string]string{ClaudePackage: "claude", CodexPackage: "codex"}
 
 // Claude is the installed Claude Code CLI; the test is skipped when it is not there.
-func Claude(t testing.TB) CLI { return find(t, ClaudePackage) }
+func Claude(t testing.TB) CLI {
+	t.Helper()
+	return find(t, ClaudePackage)
+}
 
 // Codex is the installed Codex CLI; the test is skipped when it is not there.
-func Codex(t testing.TB) CLI { return find(t, CodexPackage) }
+func Codex(t testing.TB) CLI {
+	t.Helper()
+	return find(t, CodexPackage)
+}
 
 // CLI is one installed agent CLI.
 type CLI struct {
