@@ -35,11 +35,8 @@ func TestRealClaudeCodeTurnThroughTheAPI(t *testing.T) {
 				c.Self = hubtest.WshubBinary(t)
 				c.ApprovalTimeout = time.Minute
 			}))
-			id := createOn(t, h, provider, "", "runtimeMode", "approval-required")
-			events, drop := stream(t, h, id, "")
+			id, events, drop := firstTurn(t, h, provider, "Run the command", "runtimeMode", "approval-required")
 			defer drop()
-			showTurnsIfFailed(t, h, id)
-			send(t, h, id, "Run the command")
 
 			asked, _ := nextOf(t, events, "approval_requested")
 			if asked.Tool != "Bash" || asked.Summary != command {
@@ -78,11 +75,8 @@ func TestRealCodexTurnsThroughTheAPI(t *testing.T) {
 				c.SandboxReadOnly = []string{cli.Dir}
 				c.AgentEnv = []string{"OPENAI_API_KEY"}
 			}))
-			id := createOn(t, h, provider, "", "agent", "agent_2", "runtimeMode", "full-access")
-			events, drop := stream(t, h, id, "")
+			id, events, drop := firstTurn(t, h, provider, "Write hi to f.txt", "agent", "agent_2", "runtimeMode", "full-access")
 			defer drop()
-			showTurnsIfFailed(t, h, id)
-			send(t, h, id, "Write hi to f.txt")
 			started, _ := nextOf(t, events, "tool_started")
 			if started.Tool != "command" || started.Summary != command {
 				t.Fatalf("expected the command's step, got %+v", started)
@@ -102,12 +96,18 @@ func TestRealCodexTurnsThroughTheAPI(t *testing.T) {
 	}
 }
 
-// showTurnsIfFailed has a failed test show how the workspace's turns ended.
-func showTurnsIfFailed(t *testing.T, h *hubtest.Hub, id string) {
+// firstTurn creates a workspace on provider (with extra fields), follows its events
+// and sends prompt; a failed test shows how the workspace's turns ended.
+func firstTurn(t *testing.T, h *hubtest.Hub, provider, prompt string, extra ...any) (string, <-chan sseEvent, func()) {
+	t.Helper()
+	id := createOn(t, h, provider, "", extra...)
+	events, drop := stream(t, h, id, "")
 	t.Cleanup(func() {
 		if t.Failed() {
 			msgs, failure := messages(t, h, id)
 			t.Logf("messages %+v; turn failure %v", msgs, failure)
 		}
 	})
+	send(t, h, id, prompt)
+	return id, events, drop
 }

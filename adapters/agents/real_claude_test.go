@@ -28,9 +28,7 @@ func TestRealClaudeCodeAPIErrorFailsTheTurn(t *testing.T) {
 // Stopping a real Claude Code turn while its tool runs ends every process of the turn
 // and the turn is interrupted.
 func TestRealClaudeCodeStopEndsTheTurnAndItsProcesses(t *testing.T) {
-	cli := agentcli.Claude(t)
-	api := modelapi.New(t)
-	stopMidTool(t, realRunner(t, cli, api, ""), "agent_1", api)
+	stopMidTool(t, "agent_1", agentcli.Claude(t))
 }
 
 // Each runtime mode's flags are accepted by real Claude Code, and a command that is

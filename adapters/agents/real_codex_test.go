@@ -5,7 +5,6 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/agentcli"
-	"github.com/wshub/wshub/internal/modelapi"
 )
 
 // Real Codex, pointed at the stand-in by the runner's endpoint setting, runs a
@@ -25,9 +24,7 @@ func TestRealCodexAPIErrorFailsTheTurn(t *testing.T) {
 // Stopping a real Codex turn while its command runs ends every process of the turn
 // and the turn is interrupted.
 func TestRealCodexStopEndsTheTurnAndItsProcesses(t *testing.T) {
-	cli := agentcli.Codex(t)
-	api := modelapi.New(t)
-	stopMidTool(t, realRunner(t, cli, api, ""), "agent_2", api)
+	stopMidTool(t, "agent_2", agentcli.Codex(t))
 }
 
 // Each runtime mode's flags are accepted by real Codex, and its own sandbox works

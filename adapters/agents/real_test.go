@@ -137,8 +137,10 @@ func processesWith(t *testing.T, marker string) []string {
 // the tool has started, and checks the turn is interrupted and its processes, the
 // tool's included, are gone; then that the next turn resumes the stopped one's
 // session, its prompt included.
-func stopMidTool(t *testing.T, r *agents.Runner, agent string, api *modelapi.Server) {
+func stopMidTool(t *testing.T, agent string, cli agentcli.CLI) {
 	t.Helper()
+	api := modelapi.New(t)
+	r := realRunner(t, cli, api, "")
 	const marker = "987654321"
 	// The model's next answer never comes: a CLI that leaves the command running in
 	// the background while it asks (Codex) is mid-turn too.
@@ -170,16 +172,9 @@ func stopMidTool(t *testing.T, r *agents.Runner, agent string, api *modelapi.Ser
 	}
 
 	api.Drop()
-	api.Script(modelapi.Reply{Text: "resumed"})
-	next, _ := realTurn(t, agent, "full-access", "Go on")
-	next.Dir, next.Home, next.SessionID = req.Dir, req.Home, res.SessionID
-	res2 := r.RunTurn(context.Background(), next)
-	if res2.Outcome != core.OutcomeCompleted || res2.Reply != "resumed" || res2.SessionID != res.SessionID {
-		t.Fatalf("expected the next turn to resume session %s, got %+v", res.SessionID, res2)
-	}
-	main := api.Main()
-	if last := main[len(main)-1]; !last.ContainsText("Wait a long time") || !last.ContainsText("Go on") {
-		t.Fatalf("expected the resumed request to hold the stopped turn's prompt, got %.2000s", last.Body)
+	resumed := resume(t, r, api, req, res.SessionID, "Go on", "resumed")
+	if !resumed.ContainsText("Wait a long time") || !resumed.ContainsText("Go on") {
+		t.Fatalf("expected the resumed request to hold the stopped turn's prompt, got %.2000s", resumed.Body)
 	}
 }
 
@@ -255,24 +250,31 @@ func toolThenResume(t *testing.T, agent string, cli agentcli.CLI, command, tool,
 	if got := ev.text(); got != "done" {
 		t.Fatalf("expected the text done among the events, got %q", got)
 	}
-	first := len(api.Main())
 
-	api.Script(modelapi.Reply{Text: "again"})
-	next, _ := realTurn(t, agent, "full-access", "Once more")
-	next.Dir, next.Home, next.SessionID = req.Dir, req.Home, res.SessionID
-	res2 := r.RunTurn(context.Background(), next)
-	if res2.Outcome != core.OutcomeCompleted || res2.Reply != "again" || res2.SessionID != res.SessionID {
-		t.Fatalf("expected the second turn completed in session %s, got %+v", res.SessionID, res2)
-	}
-	main := api.Main()
-	if len(main) != first+1 {
-		t.Fatalf("expected one more conversation request, got %d after %d", len(main), first)
-	}
-	resumed := main[first]
+	resumed := resume(t, r, api, req, res.SessionID, "Once more", "again")
 	if !resumed.ContainsText("Write hi to f.txt") || !resumed.ContainsText("Once more") || !resumed.ContainsText("written") {
 		t.Fatalf("expected the resumed request to hold both prompts and the first tool result, got %.2000s", resumed.Body)
 	}
 	if got := resumed.Header.Get(sessionHeader); got != res.SessionID {
 		t.Fatalf("expected the resumed request in session %s, got %q", res.SessionID, got)
 	}
+}
+
+// resume runs the next turn of req's workspace in session, the model answering reply,
+// and checks it completed in that session; it returns the request the CLI made for it.
+func resume(t *testing.T, r *agents.Runner, api *modelapi.Server, req core.TurnRequest, session, prompt, reply string) modelapi.Request {
+	t.Helper()
+	api.Script(modelapi.Reply{Text: reply})
+	first := len(api.Main())
+	next, _ := realTurn(t, req.Agent, "full-access", prompt)
+	next.Dir, next.Home, next.SessionID = req.Dir, req.Home, session
+	res := r.RunTurn(context.Background(), next)
+	if res.Outcome != core.OutcomeCompleted || res.Reply != reply || res.SessionID != session {
+		t.Fatalf("expected the next turn completed in session %s, got %+v", session, res)
+	}
+	main := api.Main()
+	if len(main) != first+1 {
+		t.Fatalf("expected one more conversation request, got %d after %d", len(main), first)
+	}
+	return main[first]
 }
