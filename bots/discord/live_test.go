@@ -232,3 +232,26 @@ func TestApprovalButtons(t *testing.T) {
 		t.Fatalf("expected the agent allowed once and denied once, got %q", reply)
 	}
 }
+
+// An approval too long to show whole in a message is asked with Deny only: nobody
+// allows in the thread what they could not read there.
+func TestApprovalTooLongToShowHasNoAllow(t *testing.T) {
+	t.Parallel()
+	f := newFakeDiscord(t)
+	liveHub(t, f, &core.ChatBinding{Roles: []string{roleDevs}, RuntimeMode: core.ModeApprovalRequired})
+	const root = "990000000000000211"
+	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> ask "+strings.Repeat("x", 1600), true, roleDevs))
+	var ask post
+	f.waitPosts(t, root, "the approval", func(ps []post) bool {
+		for _, p := range ps {
+			if ids := customIDs(p.Components); len(ids) > 0 && strings.HasPrefix(ids[len(ids)-1], "wshub:deny:") {
+				ask = p
+				return true
+			}
+		}
+		return false
+	})
+	if ids := customIDs(ask.Components); len(ids) != 1 || !strings.Contains(ask.Content, "too long to show here") {
+		t.Fatalf("expected the question with Deny only, saying it is too long to show, got %+v", ask)
+	}
+}
