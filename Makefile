@@ -56,9 +56,16 @@ run:
 # Without them those tests skip, and say why.
 KUBE = bash scripts/kube.sh >/dev/null || echo "==> scripts/kube.sh failed (above): the kubernetes provider's tests will skip" >&2
 
+# AGENTS: the real Claude Code and Codex CLIs, at the versions pinned in
+# scripts/agents.versions, installed from npm into a per-user cache (scripts/agents.sh:
+# about 20s the first time, then nothing). Without them (no npm registry) the tests that
+# run the real CLIs skip, and say why.
+AGENTS = bash scripts/agents.sh >/dev/null || echo "==> scripts/agents.sh failed (above): the tests with the real agent CLIs will skip" >&2
+
 test:
 	bash scripts/sandbox.sh
 	$(KUBE)
+	$(AGENTS)
 	$(WITH_DB) \
 	$(GO) vet ./...; \
 	$(GO) test -race -count=1 ./...; \

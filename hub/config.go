@@ -154,6 +154,19 @@ type Config struct {
 	// credentials (comma-separated, e.g. ANTHROPIC_API_KEY,OPENAI_API_KEY). Agents get
 	// nothing else of the hub's environment.
 	AgentEnv []string `env:"WSHUB_AGENT_ENV" envSeparator:","`
+	// ClaudeBaseURL is the Anthropic Messages API Claude Code calls instead of
+	// Anthropic's, for teams behind an LLM gateway (Claude Code's ANTHROPIC_BASE_URL,
+	// e.g. https://llm.example.com/anthropic). Claude Code then sends nothing else
+	// anywhere (no telemetry, no error reports).
+	ClaudeBaseURL string `env:"WSHUB_CLAUDE_BASE_URL"`
+	// CodexBaseURL is the OpenAI Responses API Codex calls instead of OpenAI's, up to
+	// /responses (e.g. https://llm.example.com/openai/v1), with the key in
+	// OPENAI_API_KEY (named in WSHUB_AGENT_ENV).
+	CodexBaseURL string `env:"WSHUB_CODEX_BASE_URL"`
+	// ClaudePath and CodexPath are the CLIs' executables, when not found as claude and
+	// codex on PATH.
+	ClaudePath string `env:"WSHUB_CLAUDE_PATH"`
+	CodexPath  string `env:"WSHUB_CODEX_PATH"`
 	// AgentCommands binds agent ids to commands (WSHUB_AGENT_<N>_COMMAND), read separately.
 	AgentCommands map[string]string `env:"-"`
 	// Providers are the machine providers besides `local` (always there):

@@ -121,9 +121,11 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		creds = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
 	}
 	var runner core.AgentRunner
+	lookPath := agents.ProgramLookPath(cfg.ClaudePath, cfg.CodexPath, exec.LookPath)
 	if !opt.Admin {
 		r, err := agents.New(context.Background(), agents.Options{
-			Commands: cfg.AgentCommands, LookPath: exec.LookPath, AgentEnv: cfg.AgentEnv, Self: cfg.Self,
+			Commands: cfg.AgentCommands, LookPath: lookPath, AgentEnv: cfg.AgentEnv, Self: cfg.Self,
+			ClaudeBaseURL: cfg.ClaudeBaseURL, CodexBaseURL: cfg.CodexBaseURL,
 			StateDir: filepath.Join(cfg.DataDir, "run"),
 			Sandbox: agents.SandboxConfig{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly, EgressAllow: cfg.AgentEgressAllow,
 				// Nothing of the data directory is visible to agents but their own
@@ -147,7 +149,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Sealer:    sealer,
 		Blobs:     blobs,
 		Providers: providers,
-		Agents:    agents.NewCatalog(cfg.AgentCommands, exec.LookPath),
+		Agents:    agents.NewCatalog(cfg.AgentCommands, lookPath),
 		Mirror:    &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Credentials: creds},
 		Clock:     opt.Clock,
 		Random:    opt.Random,
@@ -367,7 +369,9 @@ func runtimeAgentSettings(cfg Config) []string {
 		env = append(env, "WSHUB_AGENT_"+n+"_COMMAND="+command)
 	}
 	env = append(env, "WSHUB_SANDBOX="+cfg.Sandbox, "WSHUB_SANDBOX_READONLY="+strings.Join(cfg.SandboxReadOnly, ":"),
-		"WSHUB_AGENT_ENV="+strings.Join(cfg.AgentEnv, ","), "WSHUB_AGENT_EGRESS_ALLOW="+strings.Join(cfg.AgentEgressAllow, ","))
+		"WSHUB_AGENT_ENV="+strings.Join(cfg.AgentEnv, ","), "WSHUB_AGENT_EGRESS_ALLOW="+strings.Join(cfg.AgentEgressAllow, ","),
+		"WSHUB_CLAUDE_BASE_URL="+cfg.ClaudeBaseURL, "WSHUB_CODEX_BASE_URL="+cfg.CodexBaseURL,
+		"WSHUB_CLAUDE_PATH="+cfg.ClaudePath, "WSHUB_CODEX_PATH="+cfg.CodexPath)
 	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

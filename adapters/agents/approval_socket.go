@@ -40,9 +40,26 @@ const (
 	approvalSocketName = "sock"
 )
 
+// maxSocketPath is the longest path a unix socket binds at on Linux (sun_path: 108
+// bytes with the NUL).
+const maxSocketPath = 107
+
+// approvalDir makes a turn's socket directory, private (0700): in the state directory
+// when the socket's path fits there, else in the temporary directory. A process
+// runtime's state directory (<data>/machines/<workspace>/run) is deep enough that a
+// socket in it could not be bound, and the turn could not ask.
+func approvalDir(stateDir string) (string, error) {
+	const prefix = "wshub-approval-" // MkdirTemp adds up to 10 digits
+	parent := stateDir
+	if len(filepath.Join(stateDir, prefix+"0123456789", approvalSocketName)) > maxSocketPath {
+		parent = os.TempDir()
+	}
+	return os.MkdirTemp(parent, prefix+"*")
+}
+
 // openApprovals starts serving req.Approve on a new socket; close ends it.
 func (r *Runner) openApprovals(ctx context.Context, req core.TurnRequest) (*approvalSocket, error) {
-	dir, err := os.MkdirTemp(r.stateDir, safeName(req.WorkspaceID)+"-approval-*")
+	dir, err := approvalDir(r.stateDir)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,24 @@ var Programs = map[string]string{
 	"agent_4": "grok",         // Grok CLI
 }
 
+// ProgramLookPath finds agents' programs: Claude Code and Codex at the paths the
+// operator set (WSHUB_CLAUDE_PATH, WSHUB_CODEX_PATH) when set, any other program with
+// lookPath (nil: exec.LookPath, on PATH). A set path that is not an executable file
+// makes the agent unavailable, rather than falling back to PATH: the operator asked
+// for that one.
+func ProgramLookPath(claudePath, codexPath string, lookPath func(string) (string, error)) func(string) (string, error) {
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	paths := map[string]string{Programs["agent_1"]: claudePath, Programs["agent_2"]: codexPath}
+	return func(program string) (string, error) {
+		if p := strings.TrimSpace(paths[program]); p != "" {
+			return exec.LookPath(p) // a path with a slash is checked as it is
+		}
+		return lookPath(program)
+	}
+}
+
 // Catalog is the core.AgentCatalog of the local machines: an agent is available when
 // a command is bound to its id or its program is on PATH.
 type Catalog struct {

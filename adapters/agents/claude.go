@@ -30,6 +30,13 @@ import "github.com/wshub/wshub/core"
 // Claude Code refuses --dangerously-skip-permissions when run as root unless
 // IS_SANDBOX=1 is set (the hub's environment is passed on, so an operator running the
 // hub as root in a container sets it there).
+//
+// It never updates itself (DISABLE_AUTOUPDATER): its install is read-only in the
+// sandbox, and the operator picks its version. With another endpoint (an LLM gateway,
+// WSHUB_CLAUDE_BASE_URL) it calls that in ANTHROPIC_BASE_URL, and sends nothing
+// else anywhere (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: telemetry, error reports,
+// release notes), as a team that routes its model traffic through a gateway does
+// not expect calls around it.
 var claudeCLI = agentCLI{
 	name:          "Claude Code",
 	program:       Programs["agent_1"],
@@ -37,6 +44,10 @@ var claudeCLI = agentCLI{
 	promptOnStdin: true,
 	newParser:     func() outputParser { return &streamJSON{preferResult: true} },
 	askArgs:       claudeAskArgs,
+	env:           []string{"DISABLE_AUTOUPDATER=1"},
+	endpoint: func(args []string, baseURL string) ([]string, []string) {
+		return []string{"ANTHROPIC_BASE_URL=" + baseURL, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}, args
+	},
 }
 
 // claudeAskArgs replaces dontAsk with the permission prompt tool. --strict-mcp-config

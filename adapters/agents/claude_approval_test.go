@@ -168,3 +168,24 @@ func TestClaudeAsksThroughThePermissionPromptTool(t *testing.T) {
 		})
 	}
 }
+
+// A state directory too deep for a unix socket (a process runtime's, under a long
+// data directory) still lets Claude Code ask: the socket is made where it fits.
+func TestClaudeAsksWhenTheStateDirectoryIsDeep(t *testing.T) {
+	t.Parallel()
+	bin := fakeClaude(t)
+	state := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))
+	r, err := agents.New(context.Background(), agents.Options{StateDir: state, Self: hubtest.WshubBinary(t),
+		LookPath: func(string) (string, error) { return filepath.Join(bin, "claude"), nil },
+		Sandbox:  agents.SandboxConfig{Mode: agents.SandboxBwrap, ReadOnly: []string{bin}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow := &asks{answer: allowAsked}
+	res := r.RunTurn(context.Background(), core.TurnRequest{WorkspaceID: "ws_01JQ7Z", TurnID: "turn_01", Agent: "agent_1",
+		Model: "m", RuntimeMode: core.ModeApprovalRequired, Dir: t.TempDir(), Home: t.TempDir(), Network: core.NetworkNone,
+		Prompt: "bash: rm -rf build", Approve: allow.approve})
+	if res.Outcome != core.OutcomeCompleted || res.Reply != "allowed: rm -rf build" || len(allow.seen()) != 1 {
+		t.Fatalf("expected the command asked about and allowed, got %+v (asked %v)", res, allow.seen())
+	}
+}

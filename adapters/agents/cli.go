@@ -27,6 +27,11 @@ type agentCLI struct {
 	// approval-required arguments into ones that ask through the permission prompt
 	// tool served by `wshub approval-mcp` (mcpConfig: the inline MCP configuration).
 	askArgs func(args []string, mcpConfig string) []string
+	// endpoint points the CLI at another model API (baseURL, an LLM gateway): the
+	// variables to add to its environment and its arguments changed to match.
+	endpoint func(args []string, baseURL string) (env, newArgs []string)
+	// env is added to the CLI's environment on every turn.
+	env []string
 }
 
 // outputParser follows a CLI's JSON-lines output. line gets each line as it comes
@@ -78,6 +83,12 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 	prompt := promptWithAttachments(req)
 	args := c.args(req, mode, prompt)
 	denied := &deniedTools{}
+	env := c.env
+	if u := r.endpoints[req.Agent]; u != "" && c.endpoint != nil {
+		var more []string
+		more, args = c.endpoint(args, u)
+		env = append(append([]string(nil), env...), more...)
+	}
 	if mode == core.ModeApprovalRequired && req.Approve != nil && r.self != "" && c.askArgs != nil {
 		req.Approve = denied.watch(req.Approve)
 		s, err := r.openApprovals(ctx, req)
@@ -105,7 +116,7 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 		d.setDenied(denied.has)
 	}
 	lines := &lineWriter{max: maxLine, fn: p.line}
-	st := r.run(ctx, req.WorkspaceID, at.wrap(invocation{path: path, args: args, env: r.turnEnv(req, at.home), stdin: stdin, stdout: lines, grace: r.grace}))
+	st := r.run(ctx, req.WorkspaceID, at.wrap(invocation{path: path, args: args, env: r.turnEnv(req, at.home, env...), stdin: stdin, stdout: lines, grace: r.grace}))
 	lines.close()
 	t := p.transcript()
 	session := t.sessionID

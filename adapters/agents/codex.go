@@ -2,6 +2,9 @@ package agents
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/wshub/wshub/core"
 )
@@ -31,12 +34,35 @@ import (
 // session, on a resumed thread too), item.completed with an agent_message item carries
 // an answer (the last one is the reply), turn.failed carries the error of a failed
 // turn, and error events carry errors (some retried).
+//
+// With another endpoint (an LLM gateway, WSHUB_CODEX_BASE_URL) the turn defines a
+// model provider and picks it, with -c options rather than a config.toml in the
+// workspace's home: the agent can write there, and a file it changed would point
+// later turns elsewhere. Codex reads the endpoint from a provider only (not from
+// OPENAI_BASE_URL), with the key in OPENAI_API_KEY:
+//
+//	-c model_provider="wshub"
+//	-c model_providers.wshub={name="wshub",base_url="URL",wire_api="responses",env_key="OPENAI_API_KEY"}
 var codexCLI = agentCLI{
 	name:          "Codex",
 	program:       Programs["agent_2"],
 	args:          codexArgs,
 	promptOnStdin: true,
 	newParser:     func() outputParser { return &codexParser{} },
+	endpoint:      codexEndpoint,
+}
+
+// codexProvider names the model provider a turn with another endpoint defines.
+const codexProvider = "wshub"
+
+// codexEndpoint puts the provider options right after "exec", before "resume" (they
+// apply to the resumed session too).
+func codexEndpoint(args []string, baseURL string) ([]string, []string) {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) } // a TOML basic string
+	provider := fmt.Sprintf("model_providers.%s={name=%s,base_url=%s,wire_api=%s,env_key=%s}",
+		codexProvider, q(codexProvider), q(baseURL), q("responses"), q("OPENAI_API_KEY"))
+	out := append([]string{args[0], "-c", "model_provider=" + q(codexProvider), "-c", provider}, args[1:]...)
+	return nil, out
 }
 
 func codexArgs(req core.TurnRequest, mode, _ string) []string {
@@ -78,7 +104,7 @@ func (p *codexParser) event(started bool, item *codexItem) {
 	}
 	switch {
 	case item.Type == "command_execution" && started:
-		p.events(core.TurnEvent{Type: core.EventToolStarted, Tool: "command", Summary: item.Command})
+		p.events(core.TurnEvent{Type: core.EventToolStarted, Tool: "command", Summary: shellCommand(item.Command)})
 	case item.Type == "command_execution":
 		p.events(core.TurnEvent{Type: core.EventToolFinished, Tool: "command"})
 	case item.Type == "file_change" && !started:
@@ -144,8 +170,87 @@ func (p *codexParser) transcript() transcript {
 	if t.errorText == "" {
 		t.errorText = p.lastError
 	}
+	t.errorText = apiErrorMessage(t.errorText)
 	if p.failed {
 		t.reply = ""
 	}
 	return t
+}
+
+// apiErrorMessage is the message of an API error Codex reports as the response body
+// it got, `{"error":{"message":"…","type":"…"}}` (OpenAI's shape, which gateways
+// copy); any other text is returned as it is.
+func apiErrorMessage(s string) string {
+	var body struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(s), &body) != nil || body.Error == nil || strings.TrimSpace(body.Error.Message) == "" {
+		return s
+	}
+	return body.Error.Message
+}
+
+// shellCommand is the command the model asked for in a command_execution item's
+// command, which Codex reports as the whole argv it ran, shell-quoted:
+// `/bin/bash -lc 'echo hi > f.txt'`. Anything else is returned as it is.
+func shellCommand(s string) string {
+	words, ok := shellWords(s)
+	if !ok || len(words) != 3 || words[1] != "-lc" && words[1] != "-c" {
+		return s
+	}
+	switch filepath.Base(words[0]) {
+	case "bash", "sh", "zsh", "dash":
+		return words[2]
+	}
+	return s
+}
+
+// shellWords splits s as a POSIX shell does words: blanks separate, single quotes
+// keep everything, double quotes keep everything but \ before $ ` " \ and newline, a
+// backslash outside quotes keeps the next character. ok is false for an unterminated
+// quote.
+func shellWords(s string) (words []string, ok bool) {
+	var w strings.Builder
+	in := false // inside a word
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if in {
+				words, in = append(words, w.String()), false
+				w.Reset()
+			}
+			continue
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, false
+			}
+			w.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+			if i == len(s) {
+				return nil, false
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+		default:
+			w.WriteByte(c)
+		}
+		in = true
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words, true
 }

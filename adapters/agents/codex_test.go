@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/wshub/wshub/core"
@@ -75,5 +76,46 @@ exit 1`, core.TurnResult{Outcome: core.OutcomeError, FailureCode: core.FailureAg
 			res, _ := runFake(t, "codex", tt.body, turn(t, "agent_2", "full-access", "resumed"))
 			checkResult(t, res, tt.want)
 		})
+	}
+}
+
+// Codex reports a command as the argv it ran, shell-quoted; the turn's step shows
+// the command the model asked for, and anything that is not a shell's -c is shown as
+// it came.
+func TestCodexStepShowsTheCommandInsideTheShell(t *testing.T) {
+	tests := []struct{ reported, want string }{
+		{`/bin/bash -lc 'echo hi > f.txt'`, `echo hi > f.txt`},
+		{`/bin/bash -lc 'echo '"'"'hi'"'"' > f.txt && echo "written"'`, `echo 'hi' > f.txt && echo "written"`},
+		{`bash -c "echo \"x\" \$HOME \\ \q"`, `echo "x" $HOME \ \q`},
+		{`/bin/zsh -lc ls\ -la`, `ls -la`},
+		{`ls -la`, `ls -la`},
+		{`python3 -c 'print(1)'`, `python3 -c 'print(1)'`},
+		{`/bin/bash -lc 'unterminated`, `/bin/bash -lc 'unterminated`},
+		{`/bin/bash -lc 'a' 'b'`, `/bin/bash -lc 'a' 'b'`},
+	}
+	for _, tt := range tests {
+		if got := shellCommand(tt.reported); got != tt.want {
+			t.Errorf("shellCommand(%q): expected %q, got %q", tt.reported, tt.want, got)
+		}
+	}
+}
+
+// Codex reports an API error as the body it got; the turn's failure says the body's
+// message. (Real Codex 0.169.0 output.)
+func TestCodexAPIErrorSaysTheAPIsMessage(t *testing.T) {
+	tests := []struct{ reported, want string }{
+		{`{"error":{"type":"invalid_request_error","code":null,"param":null,"message":"model not found"}}`, "model not found"},
+		{`{"error":{"message":""}}`, `{"error":{"message":""}}`},
+		{`stream disconnected before completion`, `stream disconnected before completion`},
+		{`{"detail":"Unauthorized"}`, `{"detail":"Unauthorized"}`},
+	}
+	for _, tt := range tests {
+		p := &codexParser{}
+		p.line([]byte(`{"type":"thread.started","thread_id":"t-1"}`))
+		b, _ := json.Marshal(map[string]any{"type": "turn.failed", "error": map[string]string{"message": tt.reported}})
+		p.line(b)
+		if got := p.transcript(); !got.failed || got.errorText != tt.want {
+			t.Errorf("%s: expected the failure %q, got %+v", tt.reported, tt.want, got)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package agents
 import (
 	"cmp"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -79,6 +80,18 @@ func (r *Runner) turnEnv(req core.TurnRequest, home string, extra ...string) []s
 	)
 	// exec keeps the last value of a repeated name, so extra wins.
 	return append(env, extra...)
+}
+
+// checkBaseURL accepts an http or https URL with a host: a model API's base.
+func checkBaseURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil {
+		return err
+	}
+	if p.Scheme != "http" && p.Scheme != "https" || p.Host == "" {
+		return fmt.Errorf("%q is not an http or https URL", u)
+	}
+	return nil
 }
 
 // agentEnvNames checks WSHUB_AGENT_ENV: names of variables, none of them the hub's

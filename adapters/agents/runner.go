@@ -32,6 +32,8 @@ type Runner struct {
 	// self is the wshub executable (the permission prompt tool's MCP server); "" when
 	// unknown, and then Claude Code cannot ask for approvals.
 	self string
+	// endpoints are the model APIs the CLIs call instead of their vendors', by agent id.
+	endpoints map[string]string
 }
 
 var _ core.AgentRunner = (*Runner)(nil)
@@ -54,6 +56,12 @@ type Options struct {
 	// (`wshub approval-mcp`) in the approval-required mode. Empty: Claude Code there
 	// denies what would need approval (--permission-mode dontAsk), as nobody can be asked.
 	Self string
+	// ClaudeBaseURL is the Anthropic Messages API Claude Code calls instead of
+	// Anthropic's (WSHUB_CLAUDE_BASE_URL): an LLM gateway. Empty: Claude Code's own.
+	ClaudeBaseURL string
+	// CodexBaseURL is the OpenAI Responses API Codex calls instead of OpenAI's
+	// (WSHUB_CODEX_BASE_URL), with the key in OPENAI_API_KEY. Empty: Codex's own.
+	CodexBaseURL string
 }
 
 // New returns a runner. With the bubblewrap sandbox it checks that bubblewrap works
@@ -80,7 +88,16 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{commands: boundCommands(opt.Commands), lookPath: opt.LookPath, grace: defaultGrace,
-		agentEnv: agentEnv, stateDir: opt.StateDir}
+		agentEnv: agentEnv, stateDir: opt.StateDir, endpoints: map[string]string{}}
+	for id, u := range map[string]string{"agent_1": opt.ClaudeBaseURL, "agent_2": opt.CodexBaseURL} {
+		if u = strings.TrimSpace(u); u == "" {
+			continue
+		}
+		if err := checkBaseURL(u); err != nil {
+			return nil, fmt.Errorf("%s base URL: %w", clis[id].name, err)
+		}
+		r.endpoints[id] = u
+	}
 	if opt.Self != "" {
 		if r.self, err = filepath.Abs(opt.Self); err != nil {
 			return nil, fmt.Errorf("agent runner: %w", err)

@@ -60,6 +60,9 @@ type streamEvent struct {
 	IsError         bool            `json:"is_error"`
 	Errors          json.RawMessage `json:"errors"`
 	ToolCall        json.RawMessage `json:"tool_call"`
+	// Error marks an assistant message Claude Code made up to report a failed API call
+	// ("API Error: 400 …", model "<synthetic>"): not the model's words.
+	Error json.RawMessage `json:"error"`
 }
 
 type streamMessage struct {
@@ -122,8 +125,8 @@ func (s *streamJSON) line(b []byte) {
 	subagent := ev.ParentToolUseID != nil && *ev.ParentToolUseID != ""
 	switch ev.Type {
 	case "assistant":
-		if subagent || ev.Message == nil {
-			return
+		if subagent || ev.Message == nil || len(ev.Error) > 0 && string(ev.Error) != "null" {
+			return // the failure reaches the turn through the result event
 		}
 		var blocks []streamBlock
 		if json.Unmarshal(ev.Message.Content, &blocks) != nil {

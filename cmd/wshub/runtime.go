@@ -18,8 +18,9 @@ import (
 // runtimeCmd runs `wshub runtime`: one workspace's turn loop on its machine. Its
 // environment is the runtime's (WSHUB_RUNTIME_URL, WSHUB_RUNTIME_TOKEN_FD or _FILE,
 // WSHUB_RUNTIME_DIR) and the agents' (WSHUB_AGENT_<N>_COMMAND, WSHUB_AGENT_ENV,
-// WSHUB_SANDBOX, WSHUB_SANDBOX_READONLY, WSHUB_AGENT_EGRESS_ALLOW); never the hub's
-// database or keys.
+// WSHUB_SANDBOX, WSHUB_SANDBOX_READONLY, WSHUB_AGENT_EGRESS_ALLOW, WSHUB_CLAUDE_BASE_URL,
+// WSHUB_CODEX_BASE_URL, WSHUB_CLAUDE_PATH, WSHUB_CODEX_PATH); never the hub's database or
+// keys.
 // A runtime the hub stopped exits ExitStopped, so a supervisor knows not to restart it.
 func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 	token, err := runtimeToken()
@@ -31,7 +32,9 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 		HubURL: os.Getenv("WSHUB_RUNTIME_URL"), Token: token, Dir: os.Getenv("WSHUB_RUNTIME_DIR"),
 		Log: log,
 		Agents: agents.Options{
-			Commands: agents.CommandsFromEnv(os.Environ()), LookPath: exec.LookPath, Self: self(),
+			Commands: agents.CommandsFromEnv(os.Environ()), Self: self(),
+			LookPath:      agents.ProgramLookPath(os.Getenv("WSHUB_CLAUDE_PATH"), os.Getenv("WSHUB_CODEX_PATH"), exec.LookPath),
+			ClaudeBaseURL: os.Getenv("WSHUB_CLAUDE_BASE_URL"), CodexBaseURL: os.Getenv("WSHUB_CODEX_BASE_URL"),
 			AgentEnv: splitList(os.Getenv("WSHUB_AGENT_ENV"), ","),
 			Sandbox: agents.SandboxConfig{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":"),
 				EgressAllow: splitList(os.Getenv("WSHUB_AGENT_EGRESS_ALLOW"), ",")},

@@ -2,6 +2,7 @@ package hubtest
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,14 +32,23 @@ var built struct {
 }
 
 // WshubBinary builds cmd/wshub once per test binary and returns its path. The
-// binary has one place per user in the temporary directory, replaced by each build
-// (go build is incremental; the rename is atomic, so test binaries building at once,
-// or a runtime still running the previous one, are not disturbed): runs of the tests
-// do not pile up 50 MB copies.
+// binary has one place per user and checkout in the temporary directory, replaced by
+// each build (go build is incremental; the rename is atomic, so test binaries
+// building at once, or a runtime still running the previous one, are not disturbed):
+// runs of the tests do not pile up 50 MB copies. Per checkout, because two clones (or
+// worktrees) of different branches sharing one place replace each other's binary: a
+// test would run the other branch's `wshub runtime` or `wshub approval-mcp`.
 func WshubBinary(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("wshub-test-bin-%d", os.Getuid()))
+		wd, err := os.Getwd()
+		if err != nil {
+			built.err = err
+			return
+		}
+		checkout := fnv.New32a()
+		_, _ = checkout.Write([]byte(moduleRoot(wd)))
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("wshub-test-bin-%d-%08x", os.Getuid(), checkout.Sum32()))
 		if built.err = os.MkdirAll(dir, 0o700); built.err != nil {
 			return
 		}
@@ -61,4 +71,16 @@ func WshubBinary(t testing.TB) string {
 		t.Fatalf("go build wshub: %v: %s", built.err, built.out)
 	}
 	return built.bin
+}
+
+// moduleRoot is the directory holding go.mod at or above dir (dir itself when none).
+func moduleRoot(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
 }
