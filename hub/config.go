@@ -150,6 +150,10 @@ type Config struct {
 	// addresses (every port and protocol), or host:port (TCP to that port only; names
 	// resolved at start-up). For an internal package mirror, say (comma-separated).
 	AgentEgressAllow []string `env:"WSHUB_AGENT_EGRESS_ALLOW" envSeparator:","`
+	// SandboxTmpBytes and SandboxShmBytes cap each sandbox's /tmp and /dev/shm, which
+	// are memory (0: 1 GiB and 256 MiB).
+	SandboxTmpBytes int64 `env:"WSHUB_SANDBOX_TMP_BYTES"`
+	SandboxShmBytes int64 `env:"WSHUB_SANDBOX_SHM_BYTES"`
 	// AgentEnv names the variables of the hub's environment agents get, typically their
 	// credentials (comma-separated, e.g. ANTHROPIC_API_KEY,OPENAI_API_KEY). Agents get
 	// nothing else of the hub's environment.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,7 +75,17 @@ type SandboxConfig struct {
 	// host's own addresses) to every sandbox: CIDRs and addresses (every port and
 	// protocol) or host:port (TCP to that port), WSHUB_AGENT_EGRESS_ALLOW.
 	EgressAllow []string
+	// TmpBytes caps the sandbox's /tmp and ShmBytes its /dev/shm (0: DefaultTmpBytes,
+	// DefaultShmBytes). Both are in memory, and without a cap one turn could fill the
+	// host's RAM through them.
+	TmpBytes, ShmBytes int64
 }
+
+// Defaults of the sandbox's memory-backed filesystems.
+const (
+	DefaultTmpBytes = 1 << 30
+	DefaultShmBytes = 256 << 20
+)
 
 // bwrap builds bubblewrap command lines. Nil on a runner means no sandbox.
 type bwrap struct {
@@ -86,6 +97,8 @@ type bwrap struct {
 	pasta      string
 	allow      []egressRule
 	resolvConf string
+	// tmpSize and shmSize are the byte caps of /tmp and /dev/shm, as bwrap's --size.
+	tmpSize, shmSize string
 }
 
 // mounts is what one turn's sandbox holds beyond the system.
@@ -113,7 +126,8 @@ func newBwrap(ctx context.Context, cfg SandboxConfig, stateDir string) (*bwrap, 
 	if err != nil {
 		return nil, fmt.Errorf("the agent sandbox's network (projects with network full) needs pasta, and %q was not found: install it (Debian and Ubuntu: apt-get install passt; Fedora: dnf install passt) or set WSHUB_SANDBOX=none to run agents unconfined (unsafe)", cmp.Or(cfg.Pasta, "pasta"))
 	}
-	b := &bwrap{program: path, pasta: pasta, resolvConf: filepath.Join(stateDir, "resolv.conf")}
+	b := &bwrap{program: path, pasta: pasta, resolvConf: filepath.Join(stateDir, "resolv.conf"),
+		tmpSize: strconv.FormatInt(cmp.Or(cfg.TmpBytes, DefaultTmpBytes), 10), shmSize: strconv.FormatInt(cmp.Or(cfg.ShmBytes, DefaultShmBytes), 10)}
 	if b.allow, err = parseEgressAllow(ctx, cfg.EgressAllow, lookupIP); err != nil {
 		return nil, err
 	}
@@ -244,7 +258,10 @@ func (b *bwrap) args(m mounts) []string {
 	}
 	// The sandbox's own /tmp first: a WSHUB_SANDBOX_READONLY path under the host's /tmp
 	// is then bound onto it rather than hidden by it.
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	// /tmp and /dev/shm are memory: each gets a cap, and the rest of /dev is read-only
+	// (a file written there would be memory with no cap).
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--size", b.shmSize, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+		"--size", b.tmpSize, "--tmpfs", "/tmp")
 	for _, p := range b.readOnly {
 		a = append(a, "--ro-bind", p, p)
 		visible = append(visible, p)

@@ -500,3 +500,32 @@ func processesNamed(name string) []int {
 	}
 	return out
 }
+
+// The sandbox's memory-backed filesystems have caps: a turn cannot fill the host's
+// RAM through /tmp or /dev/shm, and the rest of /dev takes no files at all.
+func TestSandboxCapsItsMemoryFilesystems(t *testing.T) {
+	l := newHostLayout(t)
+	checks := map[string]string{
+		// Each cleans up after itself: the checks run in any order.
+		"tmp_under_cap":  "head -c 1000000 /dev/zero > /tmp/a; s=$?; rm -f /tmp/a; exit $s",
+		"tmp_over_cap":   "head -c 3000000 /dev/zero > /tmp/b; s=$?; rm -f /tmp/b; exit $s",
+		"shm_under_cap":  "head -c 500000 /dev/zero > /dev/shm/a; s=$?; rm -f /dev/shm/a; exit $s",
+		"shm_over_cap":   "head -c 2000000 /dev/zero > /dev/shm/b; s=$?; rm -f /dev/shm/b; exit $s",
+		"dev_takes_file": "head -c 1000 /dev/zero > /dev/x",
+		"dev_null_works": "echo x > /dev/null",
+	}
+	r, err := New(context.Background(), Options{
+		Commands: map[string]string{"agent_1": script(t, "cat >/dev/null\n"+probeLines(checks))}, StateDir: filepath.Join(l.data, "run"),
+		Sandbox: SandboxConfig{Mode: SandboxBwrap, Hidden: []string{l.data}, TmpBytes: 2 << 20, ShmBytes: 1 << 20},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := results(t, r.RunTurn(context.Background(), l.turn(core.NetworkNone, "probe")))
+	for name, want := range map[string]string{"tmp_under_cap": "yes", "tmp_over_cap": "no", "shm_under_cap": "yes",
+		"shm_over_cap": "no", "dev_takes_file": "no", "dev_null_works": "yes"} {
+		if got[name] != want {
+			t.Errorf("%s: expected %s, got %q", name, want, got[name])
+		}
+	}
+}

@@ -37,7 +37,8 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 			ClaudeBaseURL: os.Getenv("WSHUB_CLAUDE_BASE_URL"), CodexBaseURL: os.Getenv("WSHUB_CODEX_BASE_URL"),
 			AgentEnv: splitList(os.Getenv("WSHUB_AGENT_ENV"), ","),
 			Sandbox: agents.SandboxConfig{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":"),
-				EgressAllow: splitList(os.Getenv("WSHUB_AGENT_EGRESS_ALLOW"), ",")},
+				EgressAllow: splitList(os.Getenv("WSHUB_AGENT_EGRESS_ALLOW"), ","),
+				TmpBytes:    envBytes("WSHUB_SANDBOX_TMP_BYTES"), ShmBytes: envBytes("WSHUB_SANDBOX_SHM_BYTES")},
 		},
 	}
 	rt, err := wsruntime.New(ctx, cfg)
@@ -94,6 +95,13 @@ func runtimeToken() (string, error) {
 	token := os.Getenv("WSHUB_RUNTIME_TOKEN")
 	_ = os.Unsetenv("WSHUB_RUNTIME_TOKEN")
 	return token, nil
+}
+
+// envBytes is a byte count from the environment (0 when unset or not a number: the
+// default).
+func envBytes(name string) int64 {
+	n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+	return max(n, 0)
 }
 
 func splitList(s, sep string) []string {
