@@ -32,7 +32,7 @@ var statusOf = map[string]int{
 
 	core.CodeUnsupportedContentEncoding: 415,
 
-	core.CodeQuotaExceeded: 429, core.CodeRateLimited: 429,
+	core.CodeQuotaExceeded: 429, core.CodeRateLimited: 429, core.CodeTooManyStreams: 429,
 
 	core.CodeProjectNotReady: 409, core.CodeSnapshotUnavailable: 409, core.CodeBranchInUse: 409,
 	core.CodeIdempotencyKeyReused: 409, core.CodeIdempotencyKeyReusedAsset: 409,

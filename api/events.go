@@ -76,6 +76,12 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 		}
 		return c.JSON(fiber.Map{"events": out, "latestSeq": after})
 	}
+	release, ok := s.streams.acquire(c.Get(fiber.HeaderAuthorization))
+	if !ok {
+		c.Set(fiber.HeaderRetryAfter, "5")
+		return writeError(c, s.log, core.Errorf(core.CodeTooManyStreams,
+			"this key has %d event streams open, as many as the hub takes; close one, or poll with ?afterSeq=", s.streams.max))
+	}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
@@ -83,7 +89,10 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 	// fasthttp bounds a whole response by the write timeout: the stream ends before
 	// it, and the client resumes with Last-Event-ID (EventSource does so by itself).
 	lifetime := max(s.streamFor, 5*time.Second)
+	// fasthttp runs the writer at once on a goroutine of its own, whatever becomes of
+	// the connection: the place is given back when it returns.
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer release()
 		end := time.Now().Add(lifetime)
 		fmt.Fprintf(w, "retry: 1000\n\n")
 		for {

@@ -97,3 +97,43 @@ func errRateLimited(c *fiber.Ctx) error {
 	return core.Errorf(core.CodeRateLimited, "this key sends more requests than the hub takes (see RateLimit-Policy); retry after %s seconds",
 		string(c.Response().Header.Peek(fiber.HeaderRetryAfter)))
 }
+
+// keyStreams counts each key's open event streams on this replica: a stream holds a
+// connection and a goroutine for minutes, so a key may hold only so many.
+type keyStreams struct {
+	max  int
+	mu   sync.Mutex
+	open map[[32]byte]int
+}
+
+func newKeyStreams(max int) *keyStreams {
+	if max <= 0 {
+		return nil
+	}
+	return &keyStreams{max: max, open: map[[32]byte]int{}}
+}
+
+// acquire takes a place for one more stream of the key, and returns its release;
+// false when the key holds all its places.
+func (k *keyStreams) acquire(auth string) (func(), bool) {
+	if k == nil {
+		return func() {}, true
+	}
+	id := sha256.Sum256([]byte(auth))
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.open[id] >= k.max {
+		return nil, false
+	}
+	k.open[id]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			if k.open[id]--; k.open[id] <= 0 {
+				delete(k.open, id)
+			}
+		})
+	}, true
+}

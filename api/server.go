@@ -30,6 +30,8 @@ type Options struct {
 	Timeouts Timeouts
 	// RateLimit bounds each API key's requests (zero: no limit).
 	RateLimit RateLimit
+	// MaxStreamsPerKey bounds each key's open event streams on this replica (0: none).
+	MaxStreamsPerKey int
 }
 
 // Timeouts bound how long a connection may take, so that slow or stalled clients
@@ -62,8 +64,10 @@ type server struct {
 	// streamFor bounds an event stream: less than the write timeout, which fasthttp
 	// applies to a whole response.
 	streamFor time.Duration
-	// limits are the keys' rate limits (nil: none).
-	limits *keyLimits
+	// limits are the keys' rate limits and streams their open event streams (nil:
+	// no limit).
+	limits  *keyLimits
+	streams *keyStreams
 }
 
 const prefix = "/v1/api"
@@ -108,7 +112,7 @@ func New(svc UseCases, opt Options) *fiber.App {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit)}
+	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit), streams: newKeyStreams(opt.MaxStreamsPerKey)}
 	to := opt.Timeouts
 	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)
 	s.streamFor = to.Write - 5*time.Second

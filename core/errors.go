@@ -107,6 +107,8 @@ const (
 	CodeRuntimeSuperseded = "runtime_superseded"
 	// CodeRateLimited: the key sent more requests than the hub takes (429).
 	CodeRateLimited = "rate_limited"
+	// CodeTooManyStreams: the key holds as many open event streams as it may (429).
+	CodeTooManyStreams = "too_many_streams"
 	// CodeQuotaExceeded: the account is at one of its quotas (429, an extension: api.md
 	// leaves limits open).
 	CodeQuotaExceeded = "quota_exceeded"

@@ -63,6 +63,8 @@ type Config struct {
 	// second on average, and at once (APIRate 0: no limit).
 	APIRate  float64 `env:"WSHUB_API_RATE" envDefault:"100"`
 	APIBurst int     `env:"WSHUB_API_BURST" envDefault:"200"`
+	// MaxStreamsPerKey bounds each API key's open event streams on this replica.
+	MaxStreamsPerKey int `env:"WSHUB_MAX_STREAMS_PER_KEY" envDefault:"20"`
 	// MaxWorkspaces and MaxOpenMessages are the default quotas of every account: live
 	// workspaces per account, messages waiting per workspace (an operator sets an
 	// account's own with wshub admin account update).

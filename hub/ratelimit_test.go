@@ -1,6 +1,8 @@
 package hub_test
 
 import (
+	"context"
+	"net/http"
 	"strconv"
 	"testing"
 
@@ -34,4 +36,40 @@ func TestRateLimitIsPerKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Call("GET", "/v1/api/workspaces", second, nil).Expect(t, 200, "")
+}
+
+// A key holds at most WSHUB_MAX_STREAMS_PER_KEY open event streams on a replica: one
+// more is 429 too_many_streams, while the same key can still read pages and another
+// key can still stream.
+func TestEventStreamsPerKeyAreBounded(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t, hubtest.WithConfig(func(c *hub.Config) { c.MaxStreamsPerKey = 2 }))
+	id := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(t, 201, "").
+		Body["workspace"].(map[string]any)["workspaceId"].(string)
+	for range 2 {
+		_, drop := stream(t, h, id, "")
+		defer drop()
+	}
+	r := h.Call("GET", "/v1/api/workspaces/"+id+"/events", h.Key, nil, "Accept", "text/event-stream").Expect(t, 429, "too_many_streams")
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatalf("expected a Retry-After, got %v", r.Header)
+	}
+	h.Call("GET", "/v1/api/workspaces/"+id+"/events", h.Key, nil).Expect(t, 200, "")
+	_, second, err := h.Service.CreateAPIKey(t.Context(), h.Account.ID, "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", h.URL+"/v1/api/workspaces/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+second)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("expected another key's stream opened, got %d", resp.StatusCode)
+	}
 }
