@@ -139,7 +139,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		if sink == nil {
 			sink = io.Discard
 		}
-		_, _ = io.Copy(sink, eventsR)
+		_, _ = io.Copy(sink, newRateReader(eventsR, eventBytesPerSecond, eventBytesBurst))
 		if f, ok := sink.(interface{ end() }); ok {
 			f.end() // a last line without its newline still counts
 		}
