@@ -63,6 +63,9 @@ type Config struct {
 	// second on average, and at once (APIRate 0: no limit).
 	APIRate  float64 `env:"WSHUB_API_RATE" envDefault:"100"`
 	APIBurst int     `env:"WSHUB_API_BURST" envDefault:"200"`
+	// WorkspaceDiskBytes is each workspace's disk quota, its checkout and the agent's
+	// home together: over it a turn's work is not committed, and the reply says why.
+	WorkspaceDiskBytes int64 `env:"WSHUB_WORKSPACE_DISK_BYTES" envDefault:"10737418240"`
 	// MaxStreamsPerKey bounds each API key's open event streams on this replica.
 	MaxStreamsPerKey int `env:"WSHUB_MAX_STREAMS_PER_KEY" envDefault:"20"`
 	// MaxWorkspaces and MaxOpenMessages are the default quotas of every account: live

@@ -157,7 +157,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Random:    opt.Random,
 		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
 		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
-		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds},
+		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds, DiskBytes: cfg.WorkspaceDiskBytes},
 		Runner:    runner,
 		Runtime: core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, ApprovalTimeout: cfg.ApprovalTimeout,
 			ChatStatusEvery: cfg.ChatStatusEvery, MirrorMaxAge: cfg.MirrorMaxAge, MaxConcurrentImports: cfg.MaxConcurrentImports, Log: log},
@@ -374,7 +374,8 @@ func runtimeAgentSettings(cfg Config) []string {
 		"WSHUB_AGENT_ENV="+strings.Join(cfg.AgentEnv, ","), "WSHUB_AGENT_EGRESS_ALLOW="+strings.Join(cfg.AgentEgressAllow, ","),
 		"WSHUB_CLAUDE_BASE_URL="+cfg.ClaudeBaseURL, "WSHUB_CODEX_BASE_URL="+cfg.CodexBaseURL,
 		"WSHUB_CLAUDE_PATH="+cfg.ClaudePath, "WSHUB_CODEX_PATH="+cfg.CodexPath,
-		"WSHUB_SANDBOX_TMP_BYTES="+strconv.FormatInt(cfg.SandboxTmpBytes, 10), "WSHUB_SANDBOX_SHM_BYTES="+strconv.FormatInt(cfg.SandboxShmBytes, 10))
+		"WSHUB_SANDBOX_TMP_BYTES="+strconv.FormatInt(cfg.SandboxTmpBytes, 10), "WSHUB_SANDBOX_SHM_BYTES="+strconv.FormatInt(cfg.SandboxShmBytes, 10),
+		"WSHUB_WORKSPACE_DISK_BYTES="+strconv.FormatInt(cfg.WorkspaceDiskBytes, 10))
 	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

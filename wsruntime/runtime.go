@@ -36,6 +36,8 @@ type Config struct {
 	// Dir holds the machine's disk: the checkout, the agent's home and the runtime's
 	// own state (WSHUB_RUNTIME_DIR).
 	Dir string
+	// DiskBytes is the workspace's disk quota, checkout and home together (0: none).
+	DiskBytes int64
 	// Agents configure the agent runner as in the hub (commands, sandbox, env).
 	Agents agents.Options
 	Log    *slog.Logger
@@ -163,7 +165,9 @@ func (r *Runtime) heartbeat(ctx context.Context, stop context.CancelCauseFunc) {
 func (r *Runtime) checkoutDir() string { return filepath.Join(r.cfg.Dir, "checkout") }
 func (r *Runtime) hubHeadFile() string { return filepath.Join(r.cfg.Dir, "hub-head") }
 
-func (r *Runtime) repo() *gitrepo.Checkout { return &gitrepo.Checkout{Dir: r.checkoutDir()} }
+func (r *Runtime) repo() *gitrepo.Checkout {
+	return &gitrepo.Checkout{Dir: r.checkoutDir(), MaxBytes: r.cfg.DiskBytes, Counted: []string{filepath.Join(r.cfg.Dir, "home")}}
+}
 
 // checkout makes the workspace's checkout from the hub's bundle of its branch, unless
 // the machine's disk kept it (a resume).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,6 +24,11 @@ type Checkout struct {
 	// MaxFileBytes is the largest file a commit takes (0: DefaultMaxFileBytes); a
 	// larger one is left out and named.
 	MaxFileBytes int64
+	// MaxBytes is the workspace's disk quota: the checkout (.git included) and the
+	// Counted directories (the agent's home) together (0: none). Over it, the turn's
+	// work is not committed, and the reason is the one thing left out.
+	MaxBytes int64
+	Counted  []string
 }
 
 // DefaultMaxFileBytes is the largest file a turn's commit takes: GitHub's own limit,
@@ -171,9 +177,22 @@ func (c *Checkout) Commit(ctx context.Context, branch, message string) (committe
 	if err != nil {
 		return false, nil, err
 	}
-	left, big, err := scanCheckout(c.Dir, c.maxFile())
+	left, big, used, err := scanCheckout(c.Dir, c.maxFile())
 	if err != nil {
 		return false, nil, err
+	}
+	if c.MaxBytes > 0 {
+		for _, d := range c.Counted {
+			n, err := diskBytes(d, nil)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return false, nil, err
+			}
+			used += n
+		}
+		if used > c.MaxBytes {
+			return false, []LeftOut{{Path: "(the whole turn)", Reason: fmt.Sprintf(
+				"the workspace holds %d MiB, over its %d MiB disk quota: remove files, and the next turn's commit takes the work", used>>20, c.MaxBytes>>20)}}, nil
+		}
 	}
 	tooBig, err := c.notIgnored(ctx, g, big)
 	if err != nil {

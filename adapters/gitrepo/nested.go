@@ -36,7 +36,8 @@ const maxNestedScan = 2_000_000
 
 // scanCheckout walks the checkout at root once, for embedded repositories the hub
 // must not commit (nested) and for files larger than maxFile (big, relative paths).
-func scanCheckout(root string, maxFile int64) (nested []LeftOut, big []string, err error) {
+// used adds up the sizes of every file under root, .git included.
+func scanCheckout(root string, maxFile int64) (nested []LeftOut, big []string, used int64, err error) {
 	seen := 0
 	var repos []string // every embedded repository: its files are its own, not the commit's
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -46,18 +47,22 @@ func scanCheckout(root string, maxFile int64) (nested []LeftOut, big []string, e
 		if seen++; seen > maxNestedScan {
 			return fmt.Errorf("the checkout holds more than %d files and directories: too many to check for embedded repositories", maxNestedScan)
 		}
-		if d.Type().IsRegular() && d.Name() != ".git" {
-			if fi, err := d.Info(); err == nil && fi.Size() > maxFile {
+		if d.Type().IsRegular() {
+			fi, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			used += fi.Size()
+			if fi.Size() > maxFile && d.Name() != ".git" && !strings.HasPrefix(path, filepath.Join(root, ".git")+string(filepath.Separator)) {
 				rel, _ := filepath.Rel(root, path)
 				big = append(big, filepath.ToSlash(rel))
 			}
-			return nil
+			if d.Name() != ".git" {
+				return nil
+			}
 		}
-		if d.Name() != ".git" {
-			return nil
-		}
-		if path == filepath.Join(root, ".git") {
-			return fs.SkipDir
+		if d.Name() != ".git" || path == filepath.Join(root, ".git") {
+			return nil // the checkout's own .git is walked for its size only
 		}
 		repo := filepath.Dir(path)
 		rel, _ := filepath.Rel(root, repo)
@@ -73,7 +78,7 @@ func scanCheckout(root string, maxFile int64) (nested []LeftOut, big []string, e
 	big = slices.DeleteFunc(big, func(f string) bool {
 		return slices.ContainsFunc(repos, func(r string) bool { return strings.HasPrefix(f, r) })
 	})
-	return nested, big, err
+	return nested, big, used, err
 }
 
 // nestedReason says why the embedded repository whose .git is at gitPath may not be

@@ -128,3 +128,25 @@ func TestCommitIsNotStoppedByAStaleLockOrTemporaryPacks(t *testing.T) {
 		}
 	}
 }
+
+// Over the workspace's disk quota (checkout and home together) nothing is committed,
+// and the one thing left out says why; under it, the work is committed.
+func TestCommitOverTheDiskQuotaCommitsNothing(t *testing.T) {
+	co, _ := hostileCheckout(t)
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "cache.bin"), strings.Repeat("h", 3<<20))
+	writeFile(t, filepath.Join(co.Dir, "work.txt"), "work\n")
+	head := testGit(t, co.Dir, "rev-parse", "HEAD")
+	co.MaxBytes, co.Counted = 2<<20, []string{home}
+	committed, left, err := co.Commit(context.Background(), "wshub/work", "turn 1")
+	if err != nil || committed || len(left) != 1 || !strings.Contains(left[0].Reason, "disk quota") {
+		t.Fatalf("expected nothing committed, the quota named, got %v, %v, %v", committed, left, err)
+	}
+	if got := testGit(t, co.Dir, "rev-parse", "HEAD"); got != head {
+		t.Fatalf("expected the head to stay at %s, got %s", head, got)
+	}
+	co.MaxBytes = 64 << 20
+	if committed, left, err := co.Commit(context.Background(), "wshub/work", "turn 2"); err != nil || !committed || len(left) != 0 {
+		t.Fatalf("expected the work committed under the quota, got %v, %v, %v", committed, left, err)
+	}
+}

@@ -19,6 +19,9 @@ type LocalMachines struct {
 	Dir string
 	// Credentials reach the projects' repositories when pushing (nil: none).
 	Credentials *gitrepo.Credentials
+	// DiskBytes is each workspace's disk quota, its checkout and home together (0:
+	// none): over it, a turn's work is not committed and the reply says why.
+	DiskBytes int64
 }
 
 var _ core.Machines = (*LocalMachines)(nil)
@@ -26,7 +29,8 @@ var _ core.Machines = (*LocalMachines)(nil)
 func (m *LocalMachines) root(ws *core.Workspace) string { return filepath.Join(m.Dir, ws.ID) }
 
 func (m *LocalMachines) checkout(ws *core.Workspace) *gitrepo.Checkout {
-	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout"), Credentials: m.Credentials}
+	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout"), Credentials: m.Credentials,
+		MaxBytes: m.DiskBytes, Counted: []string{m.Home(ws)}}
 }
 
 // Allocate makes the workspace's directory.

@@ -30,7 +30,8 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 	}
 	cfg := wsruntime.Config{
 		HubURL: os.Getenv("WSHUB_RUNTIME_URL"), Token: token, Dir: os.Getenv("WSHUB_RUNTIME_DIR"),
-		Log: log,
+		DiskBytes: envBytes("WSHUB_WORKSPACE_DISK_BYTES"),
+		Log:       log,
 		Agents: agents.Options{
 			Commands: agents.CommandsFromEnv(os.Environ()), Self: self(),
 			LookPath:      agents.ProgramLookPath(os.Getenv("WSHUB_CLAUDE_PATH"), os.Getenv("WSHUB_CODEX_PATH"), exec.LookPath),
