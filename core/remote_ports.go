@@ -127,6 +127,21 @@ const (
 // commitPattern: a full object id, sha1 or sha256.
 var commitPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
+// FitLeftOut makes what a runtime says it did not commit fit the report's bounds:
+// at most maxLeftOut lines of at most maxLeftOutBytes, so that a path an agent named
+// cannot make the whole report refused.
+func FitLeftOut(left []string) []string {
+	out := make([]string, 0, min(len(left), maxLeftOut))
+	for _, l := range left[:min(len(left), maxLeftOut)] {
+		l = strings.ToValidUTF8(strings.NewReplacer("\n", " ", "\r", " ").Replace(l), "\uFFFD")
+		if len(l) > maxLeftOutBytes {
+			l = strings.ToValidUTF8(l[:maxLeftOutBytes-len("…")], "") + "…"
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // The reply and failure message are capped when recorded, as a local turn's are.
 
 // check refuses a report that is not one the hub could have made itself: an outcome,

@@ -20,3 +20,19 @@ func TestReplySaysTheWorkWasNotCommitted(t *testing.T) {
 		t.Fatalf("expected the reply to say the work was not committed, got %q", reply)
 	}
 }
+
+// What a runtime says it left out always fits its report: an agent's long or many
+// paths are cut, never a reason for the report to be refused.
+func TestLeftOutIsFittedToTheReport(t *testing.T) {
+	long := strings.Repeat("é", 2000) + ": a reason"
+	many := make([]string, 30)
+	for i := range many {
+		many[i] = "x"
+	}
+	for _, left := range [][]string{{long, "a\nb"}, many} {
+		rep := RuntimeReport{Outcome: OutcomeCompleted, LeftOut: FitLeftOut(left)}
+		if err := rep.check(); err != nil {
+			t.Fatalf("expected the fitted leftOut taken, got %v", err)
+		}
+	}
+}

@@ -57,9 +57,11 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 		rep.CommitFailed = true
 	}
 	rep.Commit = commit
-	for _, l := range left[:min(len(left), 20)] {
-		rep.LeftOut = append(rep.LeftOut, l.String())
+	lines := make([]string, len(left))
+	for i, l := range left {
+		lines[i] = l.String()
 	}
+	rep.LeftOut = core.FitLeftOut(lines)
 	var rec runtimewire.Recorded
 	if _, err := r.hub.call(ctx, request{method: "POST", path: "/turns/" + turn.TurnID, json: rep}, &rec); err != nil {
 		return err

@@ -158,58 +158,58 @@ var (
 // says its inflated size (a delta's data starts with its result's size), which is
 // checked against the limits before anything is inflated, and inflating stops at the
 // declared size. The work is then bounded by the limits, whatever the pack claims.
-// hashLen is the object id length in bytes (20 or 32). It returns the object count.
-func scanPack(r io.Reader, hashLen int, lim packLimits) (uint32, error) {
+// hashLen is the object id length in bytes (20 or 32).
+func scanPack(r io.Reader, hashLen int, lim packLimits) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var hdr [12]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil || !bytes.Equal(hdr[:4], []byte("PACK")) {
-		return 0, fmt.Errorf("%w: no pack after the header", errNotBundle)
+		return fmt.Errorf("%w: no pack after the header", errNotBundle)
 	}
 	if v := binary.BigEndian.Uint32(hdr[4:8]); v != 2 && v != 3 {
-		return 0, fmt.Errorf("%w: pack version %d", errNotBundle, v)
+		return fmt.Errorf("%w: pack version %d", errNotBundle, v)
 	}
 	count := binary.BigEndian.Uint32(hdr[8:12])
 	if count > lim.maxObjects {
-		return 0, fmt.Errorf("%w: %d objects", errPackTooLarge, count)
+		return fmt.Errorf("%w: %d objects", errPackTooLarge, count)
 	}
 	var total int64
 	for i := uint32(0); i < count; i++ {
 		typ, size, err := objectHeader(br)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		switch typ {
 		case objCommit, objTree, objBlob, objTag:
 		case objOfsDelta:
 			if _, err := offsetVarint(br); err != nil {
-				return 0, err
+				return err
 			}
 		case objRefDelta:
 			if _, err := br.Discard(hashLen); err != nil {
-				return 0, fmt.Errorf("%w: cut short", errNotBundle)
+				return fmt.Errorf("%w: cut short", errNotBundle)
 			}
 		default:
-			return 0, fmt.Errorf("%w: object type %d", errNotBundle, typ)
+			return fmt.Errorf("%w: object type %d", errNotBundle, typ)
 		}
 		if size > lim.maxObject+deltaSlack(typ) {
-			return 0, errObjectTooLarge
+			return errObjectTooLarge
 		}
 		result, err := inflateObject(br, typ, size)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if result > lim.maxObject {
-			return 0, errObjectTooLarge
+			return errObjectTooLarge
 		}
 		total += result
 		if typ == objOfsDelta || typ == objRefDelta {
 			total += size // resolving a delta reads its data and writes its result
 		}
 		if total > lim.maxTotal {
-			return 0, errPackTooLarge
+			return errPackTooLarge
 		}
 	}
-	return count, nil
+	return nil
 }
 
 // deltaSlack: a delta's own data may be a little longer than its result (instructions

@@ -309,6 +309,6 @@ func FuzzBundleReaders(f *testing.F) {
 		if h.packOffset > int64(len(data)) || len(h.refs) == 0 {
 			t.Fatalf("header read past its input or with no ref: %+v", h)
 		}
-		_, _ = scanPack(bytes.NewReader(data[h.packOffset:]), h.hexLen/2, packLimits{maxObject: 1 << 20, maxTotal: 4 << 20, maxObjects: 1000})
+		_ = scanPack(bytes.NewReader(data[h.packOffset:]), h.hexLen/2, packLimits{maxObject: 1 << 20, maxTotal: 4 << 20, maxObjects: 1000})
 	})
 }

@@ -240,7 +240,7 @@ func (b *WorkspaceBranches) Import(ctx context.Context, ws *core.Workspace, bund
 	if err != nil {
 		return "", err
 	}
-	if _, err := scanPack(tmp, h.hexLen/2, packLimits{maxObject: b.maxObject(), maxTotal: b.maxBranch(), maxObjects: maxImportObjects}); err != nil {
+	if err := scanPack(tmp, h.hexLen/2, packLimits{maxObject: b.maxObject(), maxTotal: b.maxBranch(), maxObjects: maxImportObjects}); err != nil {
 		switch {
 		case errors.Is(err, errObjectTooLarge):
 			return "", refused(core.CodeCommitsTooLarge, fmt.Sprintf("a file in the commits is larger than the %d bytes the hub takes", b.maxObject()), err)
