@@ -21,10 +21,10 @@ type Account struct {
 	// (none recorded) or a time in the past (it ran out and no new one was recorded):
 	// cloud_billing_period_missing.
 	BillingPeriodEnd *time.Time
-	// MaxWorkspaces and MaxOpenMessages are the operator's quotas for this account
-	// (nil: the hub's defaults, quota.go).
-	MaxWorkspaces, MaxOpenMessages *int
-	CreatedAt                      time.Time
+	// MaxWorkspaces, MaxOpenMessages and MaxRunningTurns are the operator's quotas
+	// for this account (nil: the hub's defaults, quota.go).
+	MaxWorkspaces, MaxOpenMessages, MaxRunningTurns *int
+	CreatedAt                                       time.Time
 }
 
 // checkEntitled answers 403 cloud_entitlement_required for accounts without cloud.

@@ -30,9 +30,9 @@ type AccountUpdate struct {
 	// BillingPeriodEnd: set to change; ClearBillingPeriod removes it.
 	BillingPeriodEnd   *time.Time
 	ClearBillingPeriod bool
-	// MaxWorkspaces and MaxOpenMessages set the account's quotas (-1: back to the
-	// hub's defaults).
-	MaxWorkspaces, MaxOpenMessages *int
+	// MaxWorkspaces, MaxOpenMessages and MaxRunningTurns set the account's quotas
+	// (-1: back to the hub's defaults).
+	MaxWorkspaces, MaxOpenMessages, MaxRunningTurns *int
 }
 
 // UpdateAccount changes entitlement and billing flags.
@@ -64,7 +64,7 @@ func (s *Admin) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (
 		for _, f := range []struct {
 			set *int
 			to  **int
-		}{{u.MaxWorkspaces, &a.MaxWorkspaces}, {u.MaxOpenMessages, &a.MaxOpenMessages}} {
+		}{{u.MaxWorkspaces, &a.MaxWorkspaces}, {u.MaxOpenMessages, &a.MaxOpenMessages}, {u.MaxRunningTurns, &a.MaxRunningTurns}} {
 			switch {
 			case f.set == nil:
 			case *f.set == -1:

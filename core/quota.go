@@ -6,21 +6,26 @@ import (
 )
 
 // One hub serves many accounts, and none may take it all: an account has at most so
-// many live workspaces, and a workspace at most so many open messages. The hub's
+// many live workspaces and so many turns running at once, and a workspace at most so
+// many open messages. The hub's
 // defaults (settings) are generous enough that a normal team never meets them; an
 // operator raises or lowers them per account (wshub admin account update). Going over
-// answers 429 quota_exceeded, and nothing of the refused request is stored.
+// answers 429 quota_exceeded, and nothing of the refused request is stored; a turn
+// over the running quota is not refused but waits in its queue for a slot the
+// account may take (the claim's fair order, fair_claim.go).
 
 // Default quotas, when the hub sets none.
 const (
 	DefaultMaxWorkspaces   = 1000
 	DefaultMaxOpenMessages = 200
+	DefaultMaxRunningTurns = 50
 )
 
 // Quotas are the hub's default limits per account (0: the package defaults).
 type Quotas struct {
 	Workspaces   int
 	OpenMessages int
+	RunningTurns int
 }
 
 // QuotaQueries are the store statements the quotas count with.
@@ -39,6 +44,12 @@ func (q Quotas) workspaces(a *Account) int {
 
 func (q Quotas) openMessages(a *Account) int {
 	return quota(a.MaxOpenMessages, q.OpenMessages, DefaultMaxOpenMessages)
+}
+
+// runningTurns is the hub's default; an account's own is applied by the claim, in the
+// store, where the running turns are counted.
+func (q Quotas) runningTurns() int {
+	return quota(nil, q.RunningTurns, DefaultMaxRunningTurns)
 }
 
 // quota is the account's own limit, else the hub's, else the package default.

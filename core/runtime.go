@@ -202,7 +202,15 @@ func (s *Runtime) failSetup(ctx context.Context, ws *Workspace, lease string, er
 // token (each workspace's is in its LeaseToken): a worker still busy under an older
 // claim of the same workspace, even in this process, is fenced out of the new one.
 func (s *Runtime) ClaimWork(ctx context.Context, leaseFor time.Duration, limit int) ([]*Workspace, error) {
-	return s.store.ClaimWorkspaces(ctx, s.newLeaseToken(), leaseFor, limit)
+	return s.store.ClaimWorkspaces(ctx, s.newLeaseToken(), leaseFor, limit, s.quotas.runningTurns())
+}
+
+// ShouldYield reports whether a worker holding ws, with more of its messages waiting,
+// should let it go after a turn so that the slot goes to another account that waits
+// (the claim then chooses fairly). Holding on is cheaper when no one else waits: the
+// workspace's next turn starts without a claim.
+func (s *Runtime) ShouldYield(ctx context.Context, ws *Workspace) (bool, error) {
+	return s.store.OtherAccountWaiting(ctx, ws.AccountID, s.quotas.runningTurns())
 }
 
 // RenewLease keeps a lease for leaseFor more (by the database's clock) and reports the
@@ -244,6 +252,8 @@ type Runtime struct {
 	remote   map[string]RemoteMachines
 	branches Branches
 	wake     Wakeups
+	// quotas are the hub's default limits per account (the running turns, here).
+	quotas Quotas
 }
 
 // runtimeStore is what Runtime reads and writes.

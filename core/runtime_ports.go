@@ -13,7 +13,17 @@ type RuntimeQueries interface {
 	// claimed gets its own lease token (token, the claim's, joined with the row's id),
 	// returned in LeaseToken. Lease expiry is the database's clock plus leaseFor, and
 	// only the database's clock judges it: hubs' clocks may disagree.
-	ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit int) ([]*Workspace, error)
+	//
+	// The claim is fair between accounts: lifecycle steps first (they are short), then
+	// the account holding the fewest workspaces (leased, on every replica) first, its
+	// workspaces oldest update first, so that a slot goes to the account furthest
+	// below its share of the hub's slots, whatever another queued before it. A turn
+	// is not claimed while its account has as many running as its quota
+	// (accounts.max_running_turns, else maxRunningTurns).
+	ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit, maxRunningTurns int) ([]*Workspace, error)
+	// OtherAccountWaiting reports whether a workspace of another account than
+	// accountID has work the claim would give it now (under the same quota).
+	OtherAccountWaiting(ctx context.Context, accountID string, maxRunningTurns int) (bool, error)
 	// RenewLease extends a lease to leaseFor from the database's now and returns the
 	// workspace's state; ok is false when the lease was lost.
 	RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state WorkspaceState, ok bool, err error)

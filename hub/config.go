@@ -68,11 +68,13 @@ type Config struct {
 	WorkspaceDiskBytes int64 `env:"WSHUB_WORKSPACE_DISK_BYTES" envDefault:"10737418240"`
 	// MaxStreamsPerKey bounds each API key's open event streams on this replica.
 	MaxStreamsPerKey int `env:"WSHUB_MAX_STREAMS_PER_KEY" envDefault:"20"`
-	// MaxWorkspaces and MaxOpenMessages are the default quotas of every account: live
-	// workspaces per account, messages waiting per workspace (an operator sets an
+	// MaxWorkspaces, MaxOpenMessages and MaxRunningTurns are the default quotas of
+	// every account: live workspaces per account, messages waiting per workspace,
+	// turns of one account running at once on all replicas (an operator sets an
 	// account's own with wshub admin account update).
 	MaxWorkspaces   int `env:"WSHUB_MAX_WORKSPACES" envDefault:"1000"`
 	MaxOpenMessages int `env:"WSHUB_MAX_OPEN_MESSAGES" envDefault:"200"`
+	MaxRunningTurns int `env:"WSHUB_MAX_RUNNING_TURNS" envDefault:"50"`
 	// BranchMaxObjectBytes bounds one file of a remote runtime's commits, inflated,
 	// and BranchMaxBytes what a workspace's uploads may add to the hub's copy of its
 	// branch on disk; MaxConcurrentImports how many uploads the hub takes at once.

@@ -167,7 +167,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Branches: &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Credentials: creds,
 			MaxObjectBytes: cfg.BranchMaxObjectBytes, MaxBranchBytes: cfg.BranchMaxBytes},
 		Wakeups: fanout,
-		Quotas:  core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages},
+		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
+			RunningTurns: cfg.MaxRunningTurns},
 	})
 	m.WatchWorkQueue(svc.CountWork)
 	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store,

@@ -92,6 +92,7 @@ func (w *Worker) work(ctx context.Context, c claimedWorkspace) {
 	}()
 	for stepCtx.Err() == nil {
 		hb.setState(ws.State)
+		turn := ws.State == core.StateReady
 		more, err := w.Runtime.StepWorkspace(stepCtx, ws, token)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -99,10 +100,26 @@ func (w *Worker) work(ctx context.Context, c claimedWorkspace) {
 			}
 			return
 		}
-		if !more {
+		// A workspace that just became ready goes back to the claim for its first turn,
+		// which the claim gives fairly and within its account's quota of running turns;
+		// after a turn it goes back only when another account waits.
+		if !more || !turn && ws.State == core.StateReady || turn && w.yield(stepCtx, ws) {
 			return
 		}
 	}
+}
+
+// yield reports whether to let ws go after a turn, its next message still waiting,
+// because another account waits for a slot: the claim then gives the slot to the
+// account furthest below its share (fair_claim.go), and ws waits its turn like any
+// other. Without this, a workspace with a backlog would keep its slot until the
+// backlog is done.
+func (w *Worker) yield(ctx context.Context, ws *core.Workspace) bool {
+	other, err := w.Runtime.ShouldYield(ctx, ws)
+	if err != nil && ctx.Err() == nil {
+		w.Log.Warn("fair share check", "workspace", ws.ID, "err", err) // keep the slot: the next turn still runs
+	}
+	return other
 }
 
 // release lets go of a claim, so the workspace's next work is claimed at once rather

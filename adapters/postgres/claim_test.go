@@ -2,13 +2,27 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
+	"github.com/wshub/wshub/core"
 )
+
+// execer runs statements on db, failing t on an error.
+func execer(t *testing.T, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}) func(q string, args ...any) {
+	return func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(context.Background(), q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+}
 
 // TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork pins what a claim takes now
 // that it is driven from workspaces_transitional and messages_open: a transitional
@@ -20,12 +34,7 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 	store, _ := pgtest.NewStore(t)
 	db := store.DB()
 	ctx := context.Background()
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := db.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
+	exec := execer(t, db)
 	exec(`INSERT INTO accounts (id, name, entitled, created_at) VALUES ('acct_c', 'c', true, now())`)
 	exec(`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
 		VALUES ('prj_c', 'acct_c', '/repo', 'repo', 'ready', now(), now())`)
@@ -88,7 +97,7 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 	}
 
 	// Lifecycle steps first, then oldest update first, at most limit.
-	first, err := store.ClaimWorkspaces(ctx, "tok1", time.Minute, 3)
+	first, err := store.ClaimWorkspaces(ctx, "tok1", time.Minute, 3, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +108,7 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 	if !slices.Equal(got, want[:3]) {
 		t.Fatalf("expected the 3 oldest claimable %v, got %v", want[:3], got)
 	}
-	rest, err := store.ClaimWorkspaces(ctx, "tok2", time.Minute, 100)
+	rest, err := store.ClaimWorkspaces(ctx, "tok2", time.Minute, 100, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,11 +122,115 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	last, err := store.ClaimWorkspaces(ctx, "tok3", time.Minute, 100)
+	last, err := store.ClaimWorkspaces(ctx, "tok3", time.Minute, 100, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(last) != 1 || last[0].ID != "ws_setup_row_locked" {
 		t.Fatalf("expected only the formerly locked workspace, got %d workspaces", len(last))
+	}
+}
+
+// TestClaimIsFairBetweenAccounts pins the fair order: a slot goes to the account
+// holding the fewest workspaces, whatever another queued before it; one claim of
+// several slots takes one of each account before a second of any; an account at its
+// quota of running turns has none claimed (its lifecycle steps still are), and
+// OtherAccountWaiting asks the same question.
+func TestClaimIsFairBetweenAccounts(t *testing.T) {
+	t.Parallel()
+	store, _ := pgtest.NewStore(t)
+	db := store.DB()
+	ctx := context.Background()
+	exec := execer(t, db)
+	n := 0
+	// workspace adds one of acct, updated n minutes ago, with an open message when
+	// ready; leased: a worker holds it.
+	workspace := func(acct, name, state string, leased bool) {
+		n++
+		var expires any
+		if leased {
+			expires = time.Now().Add(time.Hour)
+		}
+		exec(`INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode, branch, base_ref,
+			origin, state, status_code, startup_phase, runtime_state, lease_token, lease_expires_at, created_at, updated_at)
+			VALUES ($1, $2, 'prj_' || $2, 'local', 'agent_1', 'm', 'full-access', $1, 'main', 'api', $3, 'x', 'running',
+			'online', CASE WHEN $4::timestamptz IS NULL THEN NULL ELSE 'other' END, $4, now(), now() - $5 * interval '1 minute')`,
+			name, acct, state, expires, 1000-n)
+		if state == "ready" {
+			exec(`INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, created_at)
+				VALUES ('msg_' || $1, $1, 1, 'user', '\x00', 'pending', 'turn', now())`, name)
+		}
+	}
+	for _, a := range []string{"a", "b", "c"} {
+		exec(`INSERT INTO accounts (id, name, entitled, created_at) VALUES ($1, $1, true, now())`, a)
+		exec(`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
+			VALUES ('prj_' || $1, $1, '/repo', 'repo', 'ready', now(), now())`, a)
+	}
+	// a queued first, and most: three turns waiting, one running.
+	workspace("a", "a_running", "ready", true)
+	workspace("a", "a1", "ready", false)
+	workspace("a", "a2", "ready", false)
+	workspace("a", "a3", "ready", false)
+	workspace("b", "b1", "ready", false)
+	workspace("b", "b2", "ready", false)
+	ids := func(ws []*core.Workspace) []string {
+		var out []string
+		for _, w := range ws {
+			out = append(out, w.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	waiting := func(acct string, quota int) bool {
+		t.Helper()
+		ok, err := store.OtherAccountWaiting(ctx, acct, quota)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !waiting("a", 50) || !waiting("b", 50) {
+		t.Fatal("expected each of a and b to see the other waiting")
+	}
+	// One slot: b holds none, a holds one: b's oldest.
+	got, err := store.ClaimWorkspaces(ctx, "t1", time.Minute, 1, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := ids(got); !slices.Equal(g, []string{"b1"}) {
+		t.Fatalf("expected the slot to go to b, which holds nothing, got %v", g)
+	}
+	// Two slots: a and b hold one each: one of each, oldest first.
+	if got, err = store.ClaimWorkspaces(ctx, "t2", time.Minute, 2, 50); err != nil {
+		t.Fatal(err)
+	}
+	if g := ids(got); !slices.Equal(g, []string{"a1", "b2"}) {
+		t.Fatalf("expected one workspace of each account, got %v", g)
+	}
+	// a is at a quota of 2 running turns: nothing of a is claimed; c's create is.
+	exec(`UPDATE accounts SET max_running_turns = 2 WHERE id = 'a'`)
+	workspace("c", "c_queued", "queued", false)
+	if !waiting("a", 50) || waiting("c", 50) {
+		t.Fatal("expected a to see c's create waiting, and c to see a's turns held by their quota")
+	}
+	if got, err = store.ClaimWorkspaces(ctx, "t3", time.Minute, 10, 50); err != nil {
+		t.Fatal(err)
+	}
+	if g := ids(got); !slices.Equal(g, []string{"c_queued"}) {
+		t.Fatalf("expected only c's create while a is at its quota, got %v", g)
+	}
+	// The hub's default quota applies to an account without its own.
+	exec(`UPDATE accounts SET max_running_turns = NULL WHERE id = 'a'`)
+	if got, err = store.ClaimWorkspaces(ctx, "t4", time.Minute, 10, 2); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("expected nothing claimed under the hub's default quota of 2, got %v", ids(got))
+	}
+	if got, err = store.ClaimWorkspaces(ctx, "t5", time.Minute, 10, 3); err != nil {
+		t.Fatal(err)
+	}
+	if g := ids(got); !slices.Equal(g, []string{"a2"}) {
+		t.Fatalf("expected a's oldest waiting turn under a quota of 3, got %v", g)
 	}
 }

@@ -2,6 +2,7 @@ package postgres
 
 // Statements the external tests plan (plan_test.go), exported for tests only.
 var (
-	NewestWorkspaceSQL = workspaceSelect + newestWorkspaceWhere
-	ClaimWorkspacesSQL = workspaceQueue.claimSQL()
+	NewestWorkspaceSQL     = workspaceSelect + newestWorkspaceWhere
+	ClaimWorkspacesSQL     = workspaceQueue.claimSQL()
+	OtherAccountWaitingSQL = otherAccountWaitingSQL
 )

@@ -54,8 +54,10 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		index []string
 	}{
 		{"NewestWorkspace", postgres.NewestWorkspaceSQL, []any{"acct_plan"}, []string{"workspaces_account_newest"}},
-		{"ClaimWorkspaces", postgres.ClaimWorkspacesSQL, []any{"lease_plan", 30, 16},
-			[]string{"workspaces_transitional", "messages_open"}},
+		{"ClaimWorkspaces", postgres.ClaimWorkspacesSQL, []any{"lease_plan", 30, 16, 50},
+			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
+		{"OtherAccountWaiting", postgres.OtherAccountWaitingSQL, []any{"acct_other", 50},
+			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
 	}
 	for _, p := range plans {
 		t.Run(p.name, func(t *testing.T) {

@@ -29,6 +29,10 @@ type leasedTable struct {
 	// arguments, numbered from $4 ($1 token, $2 lease seconds, $3 limit).
 	due   string
 	order string // oldest due first
+	// with are common table expressions the claim's due rows are chosen with (without
+	// WITH; the claim's own CTE, due, follows them), and dueFrom the ones of them the
+	// due CTE joins (", name alias"): a fair claim ranks its rows there first.
+	with, dueFrom string
 	// from and join add tables to the claim's RETURNING (the work's context), so that
 	// one statement hands over everything a worker needs: no query per row.
 	from, join string
@@ -48,8 +52,12 @@ func (t leasedTable) claimSQL() string {
 		from += ", " + t.from
 		where += " AND " + t.join
 	}
-	return fmt.Sprintf(`WITH due AS (
-		SELECT %[3]s FROM %[1]s %[2]s
+	with := "WITH "
+	if t.with != "" {
+		with += t.with + ",\n"
+	}
+	return fmt.Sprintf(`%[10]sdue AS (
+		SELECT %[3]s FROM %[1]s %[2]s%[11]s
 		WHERE %[4]s AND (%[2]s.lease_expires_at IS NULL OR %[2]s.lease_expires_at < now())
 		ORDER BY %[5]s
 		LIMIT $3
@@ -57,7 +65,7 @@ func (t leasedTable) claimSQL() string {
 	UPDATE %[1]s %[2]s SET lease_token = $1::text || '/' || %[6]s, lease_expires_at = now() + make_interval(secs => $2)
 	FROM %[7]s WHERE %[8]s
 	RETURNING %[9]s`, t.table, t.alias, strings.Join(keys, ", "), t.due, t.order,
-		strings.Join(token, " || '/' || "), from, where, t.returning)
+		strings.Join(token, " || '/' || "), from, where, t.returning, with, t.dueFrom)
 }
 
 // claim runs the claim statement into dest (a slice of rows matching returning).

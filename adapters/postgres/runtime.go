@@ -10,45 +10,30 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// workspaceQueue leases workspaces with work. The due rows are found from the two small
-// sets that have work, each read through its partial index: transitional states
-// (workspaces_transitional) and open user messages (messages_open); a ready workspace
-// with nothing to do, the common case, is never read. The outer state test keeps a
-// paused workspace with a queued message out (the message resumes it through the
-// state change, not the claim). A remote workspace (remote_start.go) whose machine
-// was started is its runtime's to move on: it is claimed again only to stop its
-// machine, or to start it again once the runtime is found gone (runtime_started_at
-// cleared); a local workspace never has runtime_started_at set.
+// workspaceQueue leases workspaces with work, fairly between accounts (fair_claim.go):
+// the candidates are ranked in the CTE cand, and the due CTE locks the best of them,
+// checking again on each locked row that its state still has work.
 var workspaceQueue = leasedTable{
 	table: "workspaces", alias: "w", key: []string{"id"},
-	due: `w.id IN (
-		        SELECT t.id FROM workspaces t
-		        WHERE t.state IN ('queued', 'provisioning', 'setup', 'resuming', 'pausing', 'archiving', 'deleting')
-		        UNION ALL
-		        SELECT m.workspace_id FROM messages m WHERE m.role = 'user' AND m.status IN ('pending', 'delivered'))
-		  AND (w.state IN ('queued', 'pausing', 'archiving', 'deleting')
-		       OR w.state IN ('provisioning', 'setup', 'resuming', 'ready') AND w.runtime_started_at IS NULL)`,
-	order:     claimOrder,
+	with:    fairCandidates("$4"),
+	dueFrom: ", cand c",
+	due: `w.id = c.id AND (c.state <> 'ready' OR c.turns <= c.max_turns)
+		  AND ` + stateHasWork("w"),
+	order:     fairOrder,
 	returning: "w.id",
 }
-
-// claimOrder puts lifecycle steps (create, resume, pause, archive: short) before turns
-// (long), oldest update first within each: when there are more messages than worker
-// slots, a slot that frees goes to a new workspace's setup before another workspace's
-// turns, so a create does not wait behind the backlog.
-const claimOrder = "w.state = 'ready', w.updated_at"
 
 // ClaimWorkspaces leases workspaces with work (workspaceQueue), then reads them whole.
 // An expired lease is claimable again, which is how a dead worker's workspace is
 // recovered.
-func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit int) (_ []*core.Workspace, err error) {
+func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit, maxRunningTurns int) (_ []*core.Workspace, err error) {
 	defer wrapErr(&err, "claim workspaces")
 	var ids []string
-	if err := workspaceQueue.claim(ctx, q, &ids, token, leaseFor, limit); err != nil || len(ids) == 0 {
+	if err := workspaceQueue.claim(ctx, q, &ids, token, leaseFor, limit, maxRunningTurns); err != nil || len(ids) == 0 {
 		return nil, err
 	}
 	var full []workspaceRow
-	if err := q.selectAll(ctx, &full, workspaceSelect+`WHERE w.id = ANY($1) ORDER BY `+claimOrder, pq.StringArray(ids)); err != nil {
+	if err := q.selectAll(ctx, &full, workspaceSelect+`WHERE w.id = ANY($1) ORDER BY w.state = 'ready', w.updated_at`, pq.StringArray(ids)); err != nil {
 		return nil, err
 	}
 	out := make([]*core.Workspace, len(full))

@@ -144,14 +144,15 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		fs.Var(&hold, "billing-hold", "the account has a billing hold (true|false)")
 		fs.Var(&metered, "metered", "the account pays by billing period (true|false)")
 		periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339), or none")
-		var maxWorkspaces, maxOpen optInt
+		var maxWorkspaces, maxOpen, maxTurns optInt
 		fs.Var(&maxWorkspaces, "max-workspaces", "quota: live workspaces of the account (-1: the hub's default, WSHUB_MAX_WORKSPACES)")
 		fs.Var(&maxOpen, "max-open-messages", "quota: messages waiting in one workspace (-1: the hub's default, WSHUB_MAX_OPEN_MESSAGES)")
+		fs.Var(&maxTurns, "max-running-turns", "quota: turns of the account running at once; more wait their turn (-1: the hub's default, WSHUB_MAX_RUNNING_TURNS)")
 		if err := parse(fs, args, "account"); err != nil {
 			return nil, err
 		}
 		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v, Metered: metered.v,
-			MaxWorkspaces: maxWorkspaces.v, MaxOpenMessages: maxOpen.v}
+			MaxWorkspaces: maxWorkspaces.v, MaxOpenMessages: maxOpen.v, MaxRunningTurns: maxTurns.v}
 		switch *periodEnd {
 		case "":
 		case "none":
@@ -426,6 +427,9 @@ func accountJSON(a *core.Account) map[string]any {
 	}
 	if a.MaxOpenMessages != nil {
 		out["maxOpenMessages"] = *a.MaxOpenMessages
+	}
+	if a.MaxRunningTurns != nil {
+		out["maxRunningTurns"] = *a.MaxRunningTurns
 	}
 	return out
 }

@@ -135,9 +135,10 @@ func TestAdminSetsAndClearsAccountQuotas(t *testing.T) {
 	adminEnv(t)
 	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
 	id := acct["accountId"].(string)
-	upd, _ := wshub(t, 0, "admin", "account", "update", "--account", id, "--max-workspaces", "5", "--max-open-messages", "0")
-	if upd["maxWorkspaces"] != float64(5) || upd["maxOpenMessages"] != float64(0) {
-		t.Fatalf("expected the quotas 5 and 0, got %v", upd)
+	upd, _ := wshub(t, 0, "admin", "account", "update", "--account", id, "--max-workspaces", "5", "--max-open-messages", "0",
+		"--max-running-turns", "2")
+	if upd["maxWorkspaces"] != float64(5) || upd["maxOpenMessages"] != float64(0) || upd["maxRunningTurns"] != float64(2) {
+		t.Fatalf("expected the quotas 5, 0 and 2, got %v", upd)
 	}
 	upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--max-workspaces", "-1")
 	if _, set := upd["maxWorkspaces"]; set || upd["maxOpenMessages"] != float64(0) {

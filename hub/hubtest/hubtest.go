@@ -80,7 +80,7 @@ func Start(t testing.TB, opts ...Option) *Hub {
 		ArchiveAfter: 7 * 24 * time.Hour, DeleteAfter: 30 * 24 * time.Hour,
 		// Tests queue hundreds of messages with no worker to answer them; the quota tests
 		// set an account's own quotas, which come first.
-		MaxWorkspaces: 100_000, MaxOpenMessages: 100_000,
+		MaxWorkspaces: 100_000, MaxOpenMessages: 100_000, MaxRunningTurns: 100_000,
 	}
 	var hopt hub.Options
 	for _, o := range opts {
