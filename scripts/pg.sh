@@ -16,7 +16,9 @@
 # stdout carries only the URL; all diagnostics go to stderr.
 #
 # Environment:
-#   WSHUB_PG_PORT     TCP port on 127.0.0.1 (default 55432)
+#   WSHUB_PG_PORT     TCP port on 127.0.0.1 (default: a free port chosen when the
+#                     cluster is made, kept in $WSHUB_PG_DIR/port, so that two
+#                     clones' clusters never collide)
 #   WSHUB_PG_DIR      cluster base dir (default $REPO/.data/pg)
 #   WSHUB_PG_TIMEOUT  seconds to wait for lock / readiness (default 60)
 set -euo pipefail
@@ -25,7 +27,7 @@ cmd=${1:-start}
 case "$cmd" in
 start | stop | status) ;;
 -h | --help | help)
-	sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 0
 	;;
 *)
@@ -46,11 +48,9 @@ die() {
 }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
-PORT=${WSHUB_PG_PORT:-55432}
 TIMEOUT=${WSHUB_PG_TIMEOUT:-60}
 DB=wshub
 
-[[ $PORT =~ ^[0-9]+$ ]] || die "WSHUB_PG_PORT must be a number, got '$PORT'"
 [[ $TIMEOUT =~ ^[0-9]+$ ]] || die "WSHUB_PG_TIMEOUT must be a number, got '$TIMEOUT'"
 
 BASE=${WSHUB_PG_DIR:-$REPO/.data/pg}
@@ -61,6 +61,7 @@ LOGFILE=$BASE/log
 SOCKDIR=$BASE/run
 LOCK=$BASE/lock
 PWFILE=$BASE/password
+PORTFILE=$BASE/port
 
 # ---------------------------------------------------------------- binaries --
 
@@ -131,7 +132,7 @@ if [[ $(id -u) -eq 0 ]]; then
 		alt=/tmp/wshub-pg-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)
 		log "user '$RUN_AS' cannot access $BASE (parent not traversable); using $alt instead"
 		rmdir "$BASE" 2>/dev/null || true
-		BASE=$alt DATA=$alt/data LOGFILE=$alt/log SOCKDIR=$alt/run LOCK=$alt/lock PWFILE=$alt/password
+		BASE=$alt DATA=$alt/data LOGFILE=$alt/log SOCKDIR=$alt/run LOCK=$alt/lock PWFILE=$alt/password PORTFILE=$alt/port
 		mkdir -p "$BASE"
 		chown "$RUN_AS": "$BASE"
 		chmod 700 "$BASE"
@@ -155,6 +156,41 @@ if ! flock -w "$TIMEOUT" 9; then
 fi
 
 pg_ctl_() { as_pg "$PGBIN/pg_ctl" -D "$DATA" "$@" 9>&-; }
+
+# ------------------------------------------------------------------- port --
+# WSHUB_PG_PORT if set; else the port this cluster was given, kept in $PORTFILE; else
+# the port a running cluster of an older pg.sh listens on; else a free one, chosen
+# now, from a start derived from the clone's path (two clones on one machine get two
+# clusters that do not collide).
+
+port_free() { ! (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+choose_port() {
+	local start p i
+	start=$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)
+	start=$((20000 + start % 30000))
+	for ((i = 0; i < 200; i++)); do
+		p=$((start + i))
+		if port_free "$p"; then
+			printf '%s\n' "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+if [[ -n ${WSHUB_PG_PORT:-} ]]; then
+	PORT=$WSHUB_PG_PORT
+elif [[ -s $PORTFILE ]]; then
+	PORT=$(<"$PORTFILE")
+elif [[ -f $DATA/postmaster.pid ]] && pg_ctl_ status >/dev/null 2>&1; then
+	PORT=$(sed -n 4p "$DATA/postmaster.pid")
+elif [[ $cmd == start ]]; then
+	PORT=$(choose_port) || die "no free port found for PostgreSQL; set WSHUB_PG_PORT"
+	log "chose port $PORT for this clone's cluster (kept in $PORTFILE)"
+fi
+[[ -z ${PORT:-} || $PORT =~ ^[0-9]+$ ]] || die "the port must be a number, got '$PORT' (WSHUB_PG_PORT or $PORTFILE)"
+[[ $cmd == start && -z ${WSHUB_PG_PORT:-} ]] && printf '%s\n' "$PORT" >"$PORTFILE"
 
 is_running() {
 	[[ -f $DATA/PG_VERSION ]] || return 1
@@ -235,7 +271,7 @@ if is_running; then
 	# postmaster.pid line 4 is the port the running server listens on.
 	running_port=$(sed -n 4p "$DATA/postmaster.pid" 2>/dev/null || true)
 	if [[ -n $running_port && $running_port != "$PORT" ]]; then
-		die "cluster in $DATA is already running on port $running_port, but WSHUB_PG_PORT=$PORT; run 'scripts/pg.sh stop' first"
+		die "cluster in $DATA is already running on port $running_port, not $PORT; run 'scripts/pg.sh stop' first"
 	fi
 else
 	# Unix socket path is limited to ~107 bytes; fall back to TCP only.
@@ -268,7 +304,7 @@ else
 	as_pg touch "$LOGFILE"
 	if ! pg_ctl_ -l "$LOGFILE" -w -t "$TIMEOUT" start >&2; then
 		show_log_tail
-		die "could not start PostgreSQL (is port $PORT already in use? set WSHUB_PG_PORT)"
+		die "could not start PostgreSQL (is port $PORT already in use? set WSHUB_PG_PORT, or remove $PORTFILE to choose another)"
 	fi
 fi
 
