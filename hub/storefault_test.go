@@ -79,12 +79,13 @@ func replies(t *testing.T, h *hubtest.Hub, id string) []string {
 }
 
 // expectPromptly waits for two turns answered after the store came back at restored,
-// and fails unless they came within a few seconds (not a lease later).
-func expectPromptly(t *testing.T, h *hubtest.Hub, id string, restored time.Time) {
+// and fails unless they came sooner than within (a lease later would mean the reply
+// was lost and the workspace recovered only when its lease ran out).
+func expectPromptly(t *testing.T, h *hubtest.Hub, id string, restored time.Time, within time.Duration) {
 	t.Helper()
 	waitFor(t, h, id, "both turns answered", idleAfterTurns(2))
-	if took := time.Since(restored); took > 5*time.Second {
-		t.Fatalf("expected both turns answered within 5 s of the database coming back, took %s", took.Round(time.Millisecond))
+	if took := time.Since(restored); took >= within {
+		t.Fatalf("expected both turns answered within %s of the database coming back, took %s", within, took.Round(time.Millisecond))
 	}
 }
 
@@ -93,14 +94,16 @@ func expectPromptly(t *testing.T, h *hubtest.Hub, id string, restored time.Time)
 // queued behind it runs at once.
 func TestStoreOutageShorterThanTheLeaseKeepsTheReply(t *testing.T) {
 	t.Parallel()
-	h, px := startBehindProxy(t, 30*time.Second)
+	const leaseFor, outage = 30 * time.Second, 3 * time.Second
+	h, px := startBehindProxy(t, leaseFor)
 	id, checkout := startWaitingTurn(t, h)
 	px.Cut()
 	touch(t, filepath.Join(checkout, ".go")) // the agent answers while the database is away
-	time.Sleep(3 * time.Second)
+	time.Sleep(outage)                       // how long the database is away, not a wait for an event
 	restored := time.Now()
 	px.Restore()
-	expectPromptly(t, h, id, restored)
+	// Whatever the machine's speed, sooner than the lease would run out.
+	expectPromptly(t, h, id, restored, leaseFor-outage)
 	want := "completed: reply: wait for it|completed: reply: next"
 	if got := strings.Join(replies(t, h, id), "|"); got != want {
 		t.Fatalf("expected the replies %q, each once, got %q", want, got)
@@ -117,10 +120,9 @@ func TestStoreOutageLongerThanTheLeaseKeepsTheReply(t *testing.T) {
 	id, checkout := startWaitingTurn(t, h)
 	px.Cut()
 	touch(t, filepath.Join(checkout, ".go"))
-	time.Sleep(2*leaseFor + time.Second)
-	restored := time.Now()
+	time.Sleep(2*leaseFor + time.Second) // the outage outlasts the lease: that is the case under test
 	px.Restore()
-	expectPromptly(t, h, id, restored)
+	waitFor(t, h, id, "both turns answered", idleAfterTurns(2))
 	want := "completed: reply: wait for it|completed: reply: next"
 	if got := strings.Join(replies(t, h, id), "|"); got != want {
 		t.Fatalf("expected the replies %q, each once, got %q", want, got)
