@@ -2,32 +2,12 @@ package hub_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
 )
-
-// hostedRepository is a bare repository served over HTTP, with main from a fresh repo;
-// a pre-receive hook refusing every push is installed when refuse is set.
-func hostedRepository(t *testing.T, refuse bool) string {
-	t.Helper()
-	root := t.TempDir()
-	bare := filepath.Join(root, "hosted.git")
-	hubtest.Git(t, root, "init", "-q", "--bare", "-b", "main", bare)
-	hubtest.Git(t, bare, "config", "http.receivepack", "true")
-	hubtest.Git(t, hubtest.GitRepo(t), "push", "-q", bare, "main")
-	if refuse {
-		hook := "#!/bin/sh\necho 'protected: pushes to this repository need review' >&2\nexit 1\n"
-		if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return hubtest.GitHTTP(t, root) + "/hosted.git"
-}
 
 func TestPushResultsReachTheReply(t *testing.T) {
 	t.Parallel()
@@ -44,7 +24,7 @@ func TestPushResultsReachTheReply(t *testing.T) {
 		{"refused by a pre-receive hook", true, "refused: protected: pushes to this repository need review", false, `wshub_pushes_total{result="refused"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: hostedRepository(t, tt.refuse), Push: true})
+			p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: hubtest.HostedRepository(t, tt.refuse), Push: true})
 			if err != nil {
 				t.Fatal(err)
 			}

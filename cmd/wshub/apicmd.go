@@ -28,6 +28,9 @@ const (
 	exitInterrupted = 3
 	exitRefused     = 4 // the API answered with an error; its code is on stderr
 	exitTimeout     = 5
+	// exitPushRefused: the turn completed, but the project's repository refused the
+	// push, so its commits are on the hub's copy of the branch only.
+	exitPushRefused = 6
 	exitUsage       = 64
 )
 
@@ -228,7 +231,7 @@ func (e *apiEnv) wait(ctx context.Context, workspaceID, messageID string, timeou
 	}
 	switch r.Outcome() {
 	case "completed":
-		return exitCompleted
+		return e.pushResult(ctx, workspaceID, r.Assistant.TurnID)
 	case "interrupted":
 		return exitInterrupted
 	}
@@ -239,6 +242,31 @@ func (e *apiEnv) wait(ctx context.Context, workspaceID, messageID string, timeou
 	}
 	return exitTurnError
 }
+
+// pushResult tells a completed turn whose push the project's repository refused
+// (exit 6, and why on stderr) from one whose work left the machine, or that had
+// nothing to push (0). The workspace says how its last push went: when a later turn
+// has already ended, this turn's push is no longer known, and the turn counts as
+// completed.
+func (e *apiEnv) pushResult(ctx context.Context, workspaceID, turnID string) int {
+	ws, err := e.c.GetWorkspace(ctx, workspaceID)
+	if err != nil {
+		return e.fail(err)
+	}
+	if ws.LastTurn == nil || ws.LastTurn.TurnID != turnID || ws.Pushed == nil {
+		return exitCompleted
+	}
+	if !*ws.Pushed {
+		fmt.Fprintf(e.stderr, "completed, but the repository refused the push: the commits are on the hub's copy of %s only (the reply says why)\n", ws.Branch)
+		return exitPushRefused
+	}
+	if !e.json && isTerminal(e.stdout) {
+		fmt.Fprintf(e.stderr, "pushed %s to %s\n", shortSHA(ws.HeadCommit), ws.Branch)
+	}
+	return exitCompleted
+}
+
+func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 // progress shows the workspace's state, startup phase, agent status and the time
 // waited, on one line of stderr refreshed every second, when stdout is a terminal.

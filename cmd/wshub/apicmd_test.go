@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 )
@@ -141,5 +142,40 @@ func TestClientCommandUsage(t *testing.T) {
 	}
 	if code, _, _ := wshubAPI(t, "", "ws", "frobnicate"); code != exitUsage {
 		t.Fatalf("expected an unknown command refused, got %d", code)
+	}
+}
+
+// CI can tell work that left the machine from work that did not: a completed turn
+// whose push the repository refused exits 6, says so on stderr, and the workspace
+// table shows the push result.
+func TestWaitExitsSixWhenThePushWasRefused(t *testing.T) {
+	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)))
+	t.Setenv("WSHUB_URL", h.URL)
+	t.Setenv("WSHUB_API_KEY", h.Key)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		refuse bool
+		exit   int
+		push   string
+	}{{false, 0, "pushed"}, {true, 6, "refused"}} {
+		p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: hubtest.HostedRepository(t, tt.refuse), Push: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Service.PrepareProject(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"ws", "create", "--project", p.ID, "--prompt", "write ci", "--agent", "agent_1", "--model", "m", "--wait"}
+		code, out, errs := wshubAPI(t, "", args...)
+		expectExit(t, tt.exit, code, out, errs, args...)
+		if refused := strings.Contains(errs, "refused the push"); refused != tt.refuse {
+			t.Fatalf("push refused %v: expected stderr to say so only then, got %q", tt.refuse, errs)
+		}
+		id := strings.Fields(errs)[1]
+		code, out, errs = wshubAPI(t, "", "ws", "get", id)
+		expectExit(t, 0, code, out, errs, "ws", "get", id)
+		if lines := strings.Split(out, "\n"); !strings.Contains(lines[0], "PUSH") || !strings.Contains(lines[1], " "+tt.push+" ") {
+			t.Fatalf("expected the table to show the push %s, got %q", tt.push, out)
+		}
 	}
 }

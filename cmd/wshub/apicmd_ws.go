@@ -148,9 +148,13 @@ func (e *apiEnv) showWorkspaces(list []client.Workspace) {
 		if w.LastTurn != nil {
 			last = w.LastTurn.Outcome
 		}
-		rows[i] = []string{w.WorkspaceID, w.State, w.AgentStatus, w.Branch, last, w.CreatedAt.Time().UTC().Format(time.RFC3339)}
+		push := "-" // the project does not push, or nothing was pushed yet
+		if w.Pushed != nil {
+			push = map[bool]string{true: "pushed", false: "refused"}[*w.Pushed]
+		}
+		rows[i] = []string{w.WorkspaceID, w.State, w.AgentStatus, w.Branch, last, push, w.CreatedAt.Time().UTC().Format(time.RFC3339)}
 	}
-	e.table("WORKSPACE\tSTATE\tAGENT\tBRANCH\tLAST TURN\tCREATED", rows)
+	e.table("WORKSPACE\tSTATE\tAGENT\tBRANCH\tLAST TURN\tPUSH\tCREATED", rows)
 }
 
 func wsMessages(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string) int {

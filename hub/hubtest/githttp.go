@@ -3,6 +3,7 @@ package hubtest
 import (
 	"net/http/cgi"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,4 +24,22 @@ func GitHTTP(t testing.TB, root string) string {
 	srv := httptest.NewServer(backend)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// HostedRepository is a bare repository served over HTTP, with main from a fresh repo;
+// a pre-receive hook refusing every push is installed when refuse is set.
+func HostedRepository(t testing.TB, refuse bool) string {
+	t.Helper()
+	root := t.TempDir()
+	bare := filepath.Join(root, "hosted.git")
+	Git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	Git(t, bare, "config", "http.receivepack", "true")
+	Git(t, GitRepo(t), "push", "-q", bare, "main")
+	if refuse {
+		hook := "#!/bin/sh\necho 'protected: pushes to this repository need review' >&2\nexit 1\n"
+		if err := os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return GitHTTP(t, root) + "/hosted.git"
 }
