@@ -2,13 +2,18 @@
 # so the runtime a Pod runs is always the hub's own version. Agent CLIs (Claude Code,
 # Codex, ...) are not included: build FROM this image and add the ones you use.
 #
-#   docker build -t wshub .
+#   docker build -t wshub --build-arg VERSION=$(git describe --tags --always) --build-arg COMMIT=$(git rev-parse HEAD) .
+#
+# The build context has no .git (.dockerignore), so `wshub version` says the version and
+# commit given here.
 FROM golang:1.26-bookworm AS build
+ARG VERSION=dev
+ARG COMMIT=
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/wshub ./cmd/wshub
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.buildVersion=${VERSION} -X main.buildCommit=${COMMIT}" -o /out/wshub ./cmd/wshub
 
 FROM debian:bookworm-slim
 # git for checkouts and pushes, bubblewrap and passt (pasta, the network of "full"

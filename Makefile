@@ -43,8 +43,15 @@ FUZZ_ALL = found=0; \
 
 .PHONY: build run test fuzz bench soak pg-stop fmt vet
 
+# The version and commit, stamped into the binary (wshub version), for builds where Go
+# cannot read them from .git itself (-buildvcs=false; the Docker build passes them as
+# build arguments).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS  = -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
+
 build:
-	$(GO) build -o bin/wshub ./cmd/wshub
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/wshub ./cmd/wshub
 
 run:
 	bash scripts/sandbox.sh

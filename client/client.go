@@ -61,7 +61,9 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.agent = ua } }
 // New returns a client for the hub at baseURL (for example https://wshub.example.com)
 // with an API key (svc_...).
 func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
-	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
+	// The API's own path is accepted too (the README's curl examples use it), and
+	// dropped: the client adds it to every call.
+	u, err := url.Parse(strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1/api"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("client: base URL %q is not an http(s) URL", baseURL)
 	}

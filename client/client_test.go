@@ -221,6 +221,22 @@ func TestCatalogAndWebhooks(t *testing.T) {
 	}
 }
 
+// A base URL given with the API's own path, as the README's curl examples write it,
+// reaches the same hub as the bare one.
+func TestBaseURLMayEndWithTheAPIPath(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t)
+	for _, base := range []string{h.URL, h.URL + "/", h.URL + "/v1/api", h.URL + "/v1/api/"} {
+		c, err := client.New(base, h.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if projects, err := c.ListProjects(context.Background()); err != nil || len(projects) != 1 {
+			t.Fatalf("base %s: expected the account's project, got %+v %v", base, projects, err)
+		}
+	}
+}
+
 // Live turns through the client: the events of a turn, an approval decided once, and
 // a stop.
 func TestLiveTurnCalls(t *testing.T) {

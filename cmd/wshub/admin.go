@@ -68,14 +68,16 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Usage questions and unknown commands are answered before anything is opened, so
 	// they work without DATABASE_URL.
 	if !slices.Contains(adminCommands, cmd) {
-		fmt.Fprintf(stderr, "wshub admin: unknown command %q\n\n%s", cmd, adminUsage)
-		return 2
-	}
-	for _, a := range rest {
-		if a == "-h" || a == "--help" || a == "-help" {
+		if wantsHelp(args[1:]) { // a group's help: "wshub admin account --help"
 			fmt.Fprint(stdout, adminUsage)
 			return 0
 		}
+		fmt.Fprintf(stderr, "wshub admin: unknown command %q\n\n%s", cmd, adminUsage)
+		return 2
+	}
+	if wantsHelp(rest) {
+		fmt.Fprint(stdout, adminUsage)
+		return 0
 	}
 	cfg, err := hub.LoadConfig()
 	if err != nil {

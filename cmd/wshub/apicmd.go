@@ -75,6 +75,15 @@ func runAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := apiCommands[name]
 	if !ok {
+		// A group alone, or with --help ("wshub ws --help"): its commands.
+		if group := groupUsage(args[0]); group != "" && (len(args) == 1 || wantsHelp(args[1:2])) {
+			if len(args) == 1 {
+				fmt.Fprint(stderr, group)
+				return exitUsage
+			}
+			fmt.Fprint(stdout, group)
+			return 0
+		}
 		fmt.Fprintf(stderr, "wshub: unknown command %q\n\n%s", strings.Join(args, " "), apiUsage())
 		return exitUsage
 	}
@@ -106,14 +115,32 @@ func runAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return cmd.run(ctx, e, fs, rest)
 }
 
+// apiCommandOrder is the order the usage lists the client commands in.
+var apiCommandOrder = []string{"ws create", "ws send", "ws get", "ws list", "ws messages", "projects", "agents", "providers",
+	"webhooks create", "webhooks list", "webhooks delete"}
+
 func apiUsage() string {
 	var b strings.Builder
 	b.WriteString("client commands (WSHUB_URL, WSHUB_API_KEY):\n")
-	for _, n := range []string{"ws create", "ws send", "ws get", "ws list", "ws messages", "projects", "agents", "providers",
-		"webhooks create", "webhooks list", "webhooks delete"} {
+	for _, n := range apiCommandOrder {
 		fmt.Fprintf(&b, "  %s\n", apiCommands[n].usage)
 	}
 	return b.String()
+}
+
+// groupUsage lists the commands of a group ("ws", "webhooks"); "" for a name that is
+// not one.
+func groupUsage(group string) string {
+	var b strings.Builder
+	for _, n := range apiCommandOrder {
+		if strings.HasPrefix(n, group+" ") {
+			fmt.Fprintf(&b, "  %s\n", apiCommands[n].usage)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("usage: wshub %s <command>; --help on each for its flags and an example\n\n%s\nWSHUB_URL is the hub's address, WSHUB_API_KEY an API key (svc_...).\n", group, b.String())
 }
 
 // parseArgs parses flags that may come before or after the positional arguments.

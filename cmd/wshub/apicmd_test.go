@@ -179,3 +179,33 @@ func TestWaitExitsSixWhenThePushWasRefused(t *testing.T) {
 		}
 	}
 }
+
+// Every command and subcommand answers --help with its usage on stdout and exit 0,
+// with no setting at all; a group named alone lists its commands as a usage error.
+func TestEveryCommandAnswersHelp(t *testing.T) {
+	t.Setenv("WSHUB_URL", "")
+	t.Setenv("WSHUB_API_KEY", "")
+	t.Setenv("DATABASE_URL", "")
+	cmds := [][]string{{"serve"}, {"migrate"}, {"dev"}, {"runtime"}, {"approval-mcp"}, {"admin"}, {"ws"}, {"webhooks"}}
+	for _, n := range apiCommandOrder {
+		cmds = append(cmds, strings.Fields(n))
+	}
+	for _, n := range adminCommands {
+		cmds = append(cmds, append([]string{"admin"}, strings.Fields(n)...))
+	}
+	cmds = append(cmds, []string{"admin", "account"}, []string{"admin", "project"})
+	for _, c := range cmds {
+		for _, flag := range []string{"--help", "-h"} {
+			args := append(append([]string{}, c...), flag)
+			code, out, errs := wshubAPI(t, "", args...)
+			if code != 0 || !strings.HasPrefix(out, "usage: wshub") {
+				t.Fatalf("wshub %s: expected usage on stdout and exit 0, got %d\nstdout: %q\nstderr: %q", strings.Join(args, " "), code, out, errs)
+			}
+		}
+	}
+	for _, group := range []string{"ws", "webhooks"} {
+		if code, _, errs := wshubAPI(t, "", group); code != exitUsage || !strings.Contains(errs, "wshub "+group+" create") {
+			t.Fatalf("wshub %s: expected its commands listed as a usage error, got %d %q", group, code, errs)
+		}
+	}
+}

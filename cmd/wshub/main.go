@@ -1,6 +1,6 @@
 // Command wshub runs the hub and its operator tools:
 //
-//	wshub serve     API (and later bots and jobs) on WSHUB_ADDR
+//	wshub serve     the hub: API, chat bots and background work, on WSHUB_ADDR
 //	wshub migrate   apply database migrations to DATABASE_URL
 //	wshub admin     operator commands, JSON on stdout
 //	wshub dev       development: migrate, create a dev account and key once, serve
@@ -8,12 +8,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	goruntime "runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -23,7 +25,7 @@ import (
 const usage = `usage: wshub <command> [arguments]
 
 commands:
-  serve     run the hub (API, health) on WSHUB_ADDR
+  serve     run the hub (API, chat bots, background work) on WSHUB_ADDR
   migrate   apply database migrations to DATABASE_URL
   admin     operator commands (run 'wshub admin' for the list)
   dev       development hub: local setup once, then serve
@@ -47,6 +49,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
+	}
+	if u, ok := serverUsage[args[0]]; ok && wantsHelp(args[1:]) {
+		fmt.Fprint(stdout, u)
+		return 0
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var err error
@@ -83,22 +89,79 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// serverUsage is what --help prints for the commands configured by the environment
+// alone (the README's settings table lists every variable).
+var serverUsage = map[string]string{
+	"serve": `usage: wshub serve
+
+Runs the hub: the REST API on WSHUB_ADDR, the chat bots configured, and the background
+work (turns, webhooks, sweeps). Configured by the environment: DATABASE_URL,
+WSHUB_CONTENT_KEY, WSHUB_DATA_DIR and the WSHUB_* settings in the README.
+`,
+	"migrate": `usage: wshub migrate
+
+Applies the database migrations to DATABASE_URL, and exits.
+`,
+	"dev": `usage: wshub dev
+
+A development hub (what make run starts): migrations, a development account, API key,
+content key and sample project made once and kept in .data/dev.json, then serve.
+`,
+	"runtime": `usage: wshub runtime
+
+One remote workspace's turn loop, run on the workspace's machine by its provider: it
+asks the hub for the next message, runs the agent's turn and reports it. Configured
+by WSHUB_RUNTIME_URL, the runtime token (WSHUB_RUNTIME_TOKEN_FD or _FILE) and
+WSHUB_RUNTIME_DIR; not for people.
+`,
+	"approval-mcp": `usage: wshub approval-mcp
+
+Claude Code's permission prompt tool (MCP on stdio), started by Claude Code inside a
+turn in the approval-required mode; not for people.
+`,
+}
+
+// wantsHelp reports whether args ask for help.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" || a == "help" {
+			return true
+		}
+	}
+	return false
+}
+
 // version describes the build from what the Go toolchain recorded in the binary.
+// Stamped by the Makefile and the Dockerfile (-ldflags -X), for builds the Go
+// toolchain cannot stamp itself: -buildvcs=false, or a Docker build, whose context has
+// no .git.
+var (
+	buildVersion = ""
+	buildCommit  = ""
+)
+
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "wshub (unknown build)"
+		bi = &debug.BuildInfo{}
 	}
-	v := "wshub " + bi.Main.Version
+	v := "wshub " + cmp.Or(buildVersion, bi.Main.Version, "(devel)")
+	commit, modified := buildCommit, false
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			v += " commit " + s.Value
+			commit = cmp.Or(commit, s.Value)
 		case "vcs.modified":
-			if s.Value == "true" {
-				v += " (modified)"
-			}
+			modified = s.Value == "true"
 		}
 	}
-	return v + " " + bi.GoVersion
+	if commit != "" {
+		v += " commit " + commit
+	} else {
+		v += " (commit unknown: build with make build, or -ldflags '-X main.buildCommit=...')"
+	}
+	if modified {
+		v += " (modified)"
+	}
+	return v + " " + cmp.Or(bi.GoVersion, goruntime.Version())
 }
