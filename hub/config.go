@@ -75,6 +75,8 @@ type Config struct {
 	MaxWorkspaces   int `env:"WSHUB_MAX_WORKSPACES" envDefault:"1000"`
 	MaxOpenMessages int `env:"WSHUB_MAX_OPEN_MESSAGES" envDefault:"200"`
 	MaxRunningTurns int `env:"WSHUB_MAX_RUNNING_TURNS" envDefault:"50"`
+	// CommitAuthor is who the commits of the agents' work are by, "Name <email>".
+	CommitAuthor string `env:"WSHUB_COMMIT_AUTHOR" envDefault:"wshub <wshub@localhost>"`
 	// BranchMaxObjectBytes bounds one file of a remote runtime's commits, inflated,
 	// and BranchMaxBytes what a workspace's uploads may add to the hub's copy of its
 	// branch on disk; MaxConcurrentImports how many uploads the hub takes at once.

@@ -117,6 +117,10 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		}
 		publicHost = u.Hostname()
 	}
+	author, err := gitrepo.ParseAuthor(cfg.CommitAuthor)
+	if err != nil {
+		return nil, fmt.Errorf("WSHUB_COMMIT_AUTHOR: %w", err)
+	}
 	var creds *gitrepo.Credentials
 	if token := cmp.Or(cfg.GitHTTPSToken, strings.TrimSpace(cfg.GitHTTPSTokenFile)); token != "" || cfg.GitSSHKeyFile != "" {
 		creds = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
@@ -157,7 +161,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Random:    opt.Random,
 		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
 		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
-		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds, DiskBytes: cfg.WorkspaceDiskBytes},
+		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds, DiskBytes: cfg.WorkspaceDiskBytes, Author: author},
 		Runner:    runner,
 		Runtime: core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, ApprovalTimeout: cfg.ApprovalTimeout,
 			ChatStatusEvery: cfg.ChatStatusEvery, MirrorMaxAge: cfg.MirrorMaxAge, MaxConcurrentImports: cfg.MaxConcurrentImports, Log: log},
@@ -376,7 +380,7 @@ func runtimeAgentSettings(cfg Config) []string {
 		"WSHUB_CLAUDE_BASE_URL="+cfg.ClaudeBaseURL, "WSHUB_CODEX_BASE_URL="+cfg.CodexBaseURL,
 		"WSHUB_CLAUDE_PATH="+cfg.ClaudePath, "WSHUB_CODEX_PATH="+cfg.CodexPath,
 		"WSHUB_SANDBOX_TMP_BYTES="+strconv.FormatInt(cfg.SandboxTmpBytes, 10), "WSHUB_SANDBOX_SHM_BYTES="+strconv.FormatInt(cfg.SandboxShmBytes, 10),
-		"WSHUB_WORKSPACE_DISK_BYTES="+strconv.FormatInt(cfg.WorkspaceDiskBytes, 10))
+		"WSHUB_WORKSPACE_DISK_BYTES="+strconv.FormatInt(cfg.WorkspaceDiskBytes, 10), "WSHUB_COMMIT_AUTHOR="+cfg.CommitAuthor)
 	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

@@ -38,6 +38,8 @@ type Config struct {
 	Dir string
 	// DiskBytes is the workspace's disk quota, checkout and home together (0: none).
 	DiskBytes int64
+	// Author is who the turns' commits are by (WSHUB_COMMIT_AUTHOR, as the hub's).
+	Author gitrepo.Author
 	// Agents configure the agent runner as in the hub (commands, sandbox, env).
 	Agents agents.Options
 	Log    *slog.Logger
@@ -166,7 +168,8 @@ func (r *Runtime) checkoutDir() string { return filepath.Join(r.cfg.Dir, "checko
 func (r *Runtime) hubHeadFile() string { return filepath.Join(r.cfg.Dir, "hub-head") }
 
 func (r *Runtime) repo() *gitrepo.Checkout {
-	return &gitrepo.Checkout{Dir: r.checkoutDir(), MaxBytes: r.cfg.DiskBytes, Counted: []string{filepath.Join(r.cfg.Dir, "home")}}
+	return &gitrepo.Checkout{Dir: r.checkoutDir(), MaxBytes: r.cfg.DiskBytes, Counted: []string{filepath.Join(r.cfg.Dir, "home")},
+		Author: r.cfg.Author}
 }
 
 // checkout makes the workspace's checkout from the hub's bundle of its branch, unless

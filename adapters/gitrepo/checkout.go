@@ -29,6 +29,8 @@ type Checkout struct {
 	// work is not committed, and the reason is the one thing left out.
 	MaxBytes int64
 	Counted  []string
+	// Author is who the commits are by (zero: DefaultAuthor).
+	Author Author
 }
 
 // DefaultMaxFileBytes is the largest file a turn's commit takes: GitHub's own limit,
@@ -230,7 +232,7 @@ func (c *Checkout) Commit(ctx context.Context, branch, message string) (committe
 		return false, left, err
 	}
 	// --allow-empty: there is a change, and with it commit never runs a status.
-	if _, err := g.run(ctx, c.Dir, "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message); err != nil {
+	if _, err := g.runWith(ctx, c.Dir, nil, c.Author.env(), "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message); err != nil {
 		return false, left, err
 	}
 	return true, left, nil

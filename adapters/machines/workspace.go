@@ -22,6 +22,8 @@ type LocalMachines struct {
 	// DiskBytes is each workspace's disk quota, its checkout and home together (0:
 	// none): over it, a turn's work is not committed and the reply says why.
 	DiskBytes int64
+	// Author is who the turns' commits are by (zero: gitrepo.DefaultAuthor).
+	Author gitrepo.Author
 }
 
 var _ core.Machines = (*LocalMachines)(nil)
@@ -30,7 +32,7 @@ func (m *LocalMachines) root(ws *core.Workspace) string { return filepath.Join(m
 
 func (m *LocalMachines) checkout(ws *core.Workspace) *gitrepo.Checkout {
 	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout"), Credentials: m.Credentials,
-		MaxBytes: m.DiskBytes, Counted: []string{m.Home(ws)}}
+		MaxBytes: m.DiskBytes, Counted: []string{m.Home(ws)}, Author: m.Author}
 }
 
 // Allocate makes the workspace's directory.

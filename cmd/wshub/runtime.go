@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/wshub/wshub/adapters/agents"
+	"github.com/wshub/wshub/adapters/gitrepo"
 	"github.com/wshub/wshub/wsruntime"
 )
 
@@ -28,7 +29,13 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 		log.Error("runtime", "err", err)
 		return 1
 	}
+	author, err := gitrepo.ParseAuthor(os.Getenv("WSHUB_COMMIT_AUTHOR"))
+	if err != nil {
+		log.Error("runtime: WSHUB_COMMIT_AUTHOR", "err", err)
+		return 1
+	}
 	cfg := wsruntime.Config{
+		Author: author,
 		HubURL: os.Getenv("WSHUB_RUNTIME_URL"), Token: token, Dir: os.Getenv("WSHUB_RUNTIME_DIR"),
 		DiskBytes: envBytes("WSHUB_WORKSPACE_DISK_BYTES"),
 		Log:       log,
