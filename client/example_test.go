@@ -34,7 +34,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if reply.Outcome() != "completed" {
+	if reply.Outcome() != "completed" { // also failed or expired, with no turn and no Assistant
 		log.Fatalf("the agent's turn ended %s", reply.Outcome())
 	}
 	fmt.Println(reply.Assistant.Text)
