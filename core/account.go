@@ -38,10 +38,10 @@ func (a *Account) checkEntitled() error {
 // checkBilling is run on create workspace and send message, before anything is stored.
 func (a *Account) checkBilling(now time.Time) error {
 	if a.BillingHold {
-		return Errorf(CodeBillingHold, "this account has a billing hold")
+		return Errorf(CodeBillingHold, "this account has a billing hold; the hub's operator lifts it with: wshub admin account update --account %s --billing-hold=false", a.ID)
 	}
 	if a.Metered && (a.BillingPeriodEnd == nil || !now.Before(*a.BillingPeriodEnd)) {
-		return Errorf(CodeBillingPeriodMissing, "this account has no current billing period")
+		return Errorf(CodeBillingPeriodMissing, "this account is metered and has no current billing period; the hub's operator records one with: wshub admin account update --account %s --billing-period-end <RFC 3339 time>, or makes the account unmetered with --metered=false", a.ID)
 	}
 	return nil
 }

@@ -402,8 +402,11 @@ func addProject(ctx context.Context, svc *core.Service, in core.AddProjectInput)
 		out["failureReason"] = p.FailureReason
 	}
 	if p.State == core.ProjectFailed {
-		// Kept (project list shows it, with the reason); the exit status says it failed.
-		return out, fmt.Errorf("the repository could not be mirrored: %s", p.FailureReason)
+		// Kept (project list shows it, with the reason, and so does the API's project
+		// list); the exit status says it failed, and the error how to go on.
+		return out, fmt.Errorf("the repository could not be mirrored: %s. The project is kept, failed: retry with "+
+			"wshub admin project refresh --project %s once the repository is reachable, or remove it with "+
+			"wshub admin project remove --project %s", p.FailureReason, p.ID, p.ID)
 	}
 	return out, nil
 }

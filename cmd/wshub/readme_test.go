@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
+	"github.com/wshub/wshub/hub/hubtest"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from the hub and read from the test.
@@ -162,5 +163,42 @@ func TestREADMESessions(t *testing.T) {
 	}
 	if strings.Contains(got, `"error":`) {
 		t.Errorf("expected no error answer in the sessions' output:\n%s", got)
+	}
+}
+
+// docBlock returns the first ```sh block after the heading in a doc file.
+func docBlock(t *testing.T, path, heading string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return readmeBlock(t, string(raw), heading)
+}
+
+// TestOperationsWalkthrough runs docs/operations.md's first account, key and project as
+// an operator would paste it, on a fresh database, with the built wshub on PATH: only
+// the repository is one the test serves.
+func TestOperationsWalkthrough(t *testing.T) {
+	block := docBlock(t, "../../docs/operations.md", "## The first account, key and project")
+	repo := hubtest.GitRepo(t)
+	block = replaceLine(t, block, "wshub admin project add --account \"$ACCOUNT\" --repository https://git.example.com/platform/app.git --push",
+		"wshub admin project add --account \"$ACCOUNT\" --repository "+repo+" --push")
+	bin := hubtest.WshubBinary(t)
+	cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+block+"\necho \"walkthrough: $ACCOUNT $KEY\"")
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"), "DATABASE_URL="+pgtest.NewEmptyDatabase(t),
+		"WSHUB_DATA_DIR="+t.TempDir(), "WSHUB_CONTENT_KEY="+hubtest.NewContentKey(t))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the walkthrough failed: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+	m := regexp.MustCompile(`walkthrough: (acct_\S+) (svc_\S+)\n`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("expected the account and key captured, got:\n%s", out)
+	}
+	if !strings.Contains(string(out), `"state": "ready"`) || !strings.Contains(string(out), `"name": "Platform team"`) {
+		t.Fatalf("expected a ready project and the account listed, got:\n%s", out)
 	}
 }
