@@ -165,6 +165,10 @@ type Config struct {
 	// their own; the hub logs a warning).
 	AgentLimits  string `env:"WSHUB_AGENT_LIMITS" envDefault:"cgroup"`
 	AgentPidsMax int64  `env:"WSHUB_AGENT_PIDS_MAX" envDefault:"4096"`
+	// LocalCPU and LocalMemoryMiB are the size of the local provider's workspaces, and so
+	// the limits of their turns (0: the host's vCPUs and memory).
+	LocalCPU       int   `env:"WSHUB_LOCAL_CPU"`
+	LocalMemoryMiB int64 `env:"WSHUB_LOCAL_MEMORY_MIB"`
 	// AgentEnv names the variables of the hub's environment agents get, typically their
 	// credentials (comma-separated, e.g. ANTHROPIC_API_KEY,OPENAI_API_KEY). Agents get
 	// nothing else of the hub's environment.

@@ -20,7 +20,8 @@ import (
 // WSHUB_RUNTIME_DIR) and the agents' (WSHUB_AGENT_<N>_COMMAND, WSHUB_AGENT_ENV,
 // WSHUB_SANDBOX, WSHUB_SANDBOX_READONLY, WSHUB_AGENT_EGRESS_ALLOW, WSHUB_CLAUDE_BASE_URL,
 // WSHUB_CODEX_BASE_URL, WSHUB_CLAUDE_PATH, WSHUB_CODEX_PATH, WSHUB_AGENT_LIMITS,
-// WSHUB_AGENT_PIDS_MAX); never the hub's database or keys.
+// WSHUB_AGENT_PIDS_MAX); never the hub's database or keys. Each turn's size comes from
+// the hub, with the instructions.
 // A runtime the hub stopped exits ExitStopped, so a supervisor knows not to restart it.
 func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 	token, err := runtimeToken()
