@@ -8,6 +8,8 @@ import (
 
 	"github.com/containerd/cgroups/v3"
 
+	"github.com/wshub/wshub/adapters/machines"
+	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 )
@@ -47,7 +49,7 @@ func TestTurnPastTheWorkspaceMemoryEndsErrorSayingSo(t *testing.T) {
 			t.Errorf("expected every provider on this host to offer 1 vCPU and 64 MiB, got %v", p)
 		}
 	}
-	for _, provider := range []string{"local", "process"} {
+	for _, provider := range []string{core.LocalProviderID, machines.ProcessProviderID} {
 		t.Run(provider, func(t *testing.T) {
 			id := createOn(t, h, provider, "eat")
 			waitFor(t, h, id, "idle after the turn", idleAfterTurns(1))
@@ -64,5 +66,15 @@ func TestTurnPastTheWorkspaceMemoryEndsErrorSayingSo(t *testing.T) {
 				t.Errorf("expected the next turn to complete, got %q", got)
 			}
 		})
+	}
+}
+
+// WSHUB_AGENT_LIMITS=off: the hub starts without making cgroups, and /readyz says so.
+func TestReadyzSaysWhenLimitsAreOff(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t, hubtest.WithConfig(func(c *hub.Config) { c.AgentLimits = "off" }))
+	ready := h.Call("GET", "/readyz", "", nil).Expect(t, 200, "")
+	if ready.Body["agentLimits"] != "off" || ready.Body["ok"] != true {
+		t.Errorf("expected /readyz ok with agentLimits off, got %v", ready.Body)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// v1 makes turns' groups in cgroup v1: "wshub/<workspace>" below the hub's own group in
+// v1 makes turns' groups in cgroup v1: "wshub/<name>" below the hub's own group in
 // each of the memory, pids and cpu hierarchies.
 type v1 struct {
 	hierarchy cgroup1.Hierarchy
@@ -48,13 +48,13 @@ func (h *v1) opts() []cgroup1.InitOpts {
 	}}
 }
 
-// path is the workspace's group below the hub's own in each hierarchy.
-func (h *v1) path(workspaceID string) cgroup1.Path {
-	return cgroup1.NestedPath(filepath.Join("wshub", safeName(workspaceID)))
+// path is the group name below the hub's own in each hierarchy.
+func (h *v1) path(name string) cgroup1.Path {
+	return cgroup1.NestedPath(filepath.Join("wshub", name))
 }
 
-func (h *v1) dirs(workspaceID string) []string {
-	g := &v1Group{path: h.path(workspaceID), h: h}
+func (h *v1) dirs(name string) []string {
+	g := &v1Group{path: h.path(name), h: h}
 	out := make([]string, 0, len(turnControllers))
 	for _, name := range turnControllers {
 		out = append(out, g.dir(name))
@@ -62,8 +62,8 @@ func (h *v1) dirs(workspaceID string) []string {
 	return out
 }
 
-func (h *v1) create(workspaceID string, l limits) (turnCgroup, error) {
-	path := h.path(workspaceID)
+func (h *v1) create(name string, l limits) (turnCgroup, error) {
+	path := h.path(name)
 	if old, err := cgroup1.Load(path, h.opts()...); err == nil {
 		if err := (&v1Group{cg: old, path: path, h: h}).remove(); err != nil {
 			return nil, fmt.Errorf("the group of an earlier turn: %w", err)

@@ -18,7 +18,7 @@ const cgroup2Mount = "/sys/fs/cgroup"
 // own group must hold only groups, the hub's and the turns'.
 const v2Leaf = "hub"
 
-// v2 makes turns' groups in cgroup v2: "turn-<workspace>" in the group the hub was
+// v2 makes turns' groups in cgroup v2: "turn-<name>" in the group the hub was
 // started in (systemd: the service's, with Delegate=yes), beside the hub's leaf.
 type v2 struct {
 	parent *cgroup2.Manager
@@ -71,13 +71,13 @@ func openV2() (*v2, error) {
 
 func (h *v2) String() string { return "cgroup v2 (memory, pids, cpu)" }
 
-func (h *v2) dirs(workspaceID string) []string {
-	return []string{filepath.Join(cgroup2Mount, h.group, "turn-"+safeName(workspaceID))}
+func (h *v2) dirs(name string) []string {
+	return []string{filepath.Join(cgroup2Mount, h.group, "turn-"+name)}
 }
 
-func (h *v2) create(workspaceID string, l limits) (turnCgroup, error) {
-	name := "turn-" + safeName(workspaceID)
-	dir := h.dirs(workspaceID)[0]
+func (h *v2) create(name string, l limits) (turnCgroup, error) {
+	dir := h.dirs(name)[0]
+	name = "turn-" + name
 	if _, err := os.Stat(dir); err == nil {
 		old, err := cgroup2.Load(filepath.Join(h.group, name))
 		if err == nil {

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +24,8 @@ import (
 // workspace's size: memory.max (v1: memory.limit_in_bytes) its memory, a CFS quota of
 // its vCPUs, and pids.max LimitsConfig.PidsMax processes and threads. The group is made
 // when the turn starts, below the hub's own cgroup ("wshub/<workspace>" on v1, in each
-// controller's hierarchy; "turn-<workspace>" beside the hub's own leaf on v2), and
+// controller's hierarchy; "turn-<workspace>" beside the hub's own leaf on v2; each
+// workspace's name carries the runner's scope, see turnName), and
 // removed, its processes killed first, when the turn ends. cgroups_v1.go and
 // cgroups_v2.go do it with containerd's cgroups library.
 //
@@ -98,11 +100,12 @@ type limits struct {
 
 // cgroupHierarchy makes turns' cgroups: cgroup v1 or v2.
 type cgroupHierarchy interface {
-	// create makes the workspace's group with l, first ending and removing one left by
-	// an earlier turn (a hub that died mid-turn), so that its counters start at zero.
-	create(workspaceID string, l limits) (turnCgroup, error)
-	// dirs are the directories of the workspace's group, one per hierarchy.
-	dirs(workspaceID string) []string
+	// create makes the group name (a turnName) with l, first ending and removing one
+	// left by an earlier turn (a hub that died mid-turn), so that its counters start at
+	// zero.
+	create(name string, l limits) (turnCgroup, error)
+	// dirs are the directories of the group name, one per hierarchy.
+	dirs(name string) []string
 	// String describes the hierarchy, for the start-up log and /readyz.
 	String() string
 }
@@ -116,6 +119,19 @@ type turnCgroup interface {
 	// remove kills whatever runs in the group, waits for it to be gone, and removes the
 	// group.
 	remove() error
+}
+
+// turnName is the name of a workspace's turns' group: the runner's scope (a hash of its
+// state directory, so two hubs, or a hub and its process runtimes, on one host never take
+// each other's groups for leftovers; the same across the hub's restarts, so it does find
+// its own), then the workspace.
+func turnName(scope, workspaceID string) string { return scope + "-" + safeName(workspaceID) }
+
+// cgroupScope is the scope of the runner whose state directory is stateDir.
+func cgroupScope(stateDir string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(stateDir))
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 // newCgroups finds the machine's cgroup hierarchy and checks that a turn's group can be

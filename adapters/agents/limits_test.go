@@ -39,7 +39,7 @@ func limited(t *testing.T, l hostLayout, command string, cfg LimitsConfig) *Runn
 // checkGone fails unless the workspace's cgroup was removed with its turn.
 func checkGone(t *testing.T, r *Runner, workspaceID string) {
 	t.Helper()
-	for _, d := range r.cgroups.dirs(workspaceID) {
+	for _, d := range r.cgroups.dirs(turnName(r.scope, workspaceID)) {
 		if _, err := os.Stat(d); !os.IsNotExist(err) {
 			t.Errorf("expected the turn's cgroup %s removed after the turn, stat says %v", d, err)
 		}
@@ -97,6 +97,7 @@ func TestTurnCgroupHoldsTheWorkspaceSize(t *testing.T) {
 		t.Fatalf("expected a cgroup hierarchy here: %v", err)
 	}
 	cfg := LimitsConfig{PidsMax: 100, Size: core.ProviderSize{VCPUCount: 3, MemoryMiB: 512}}
+	name := turnName(cgroupScope(t.TempDir()), "ws_sized")
 	for _, tt := range []struct {
 		name string
 		size core.ProviderSize
@@ -110,7 +111,7 @@ func TestTurnCgroupHoldsTheWorkspaceSize(t *testing.T) {
 			"memory.max": "536870912", "cpu.max": "300000 100000", "pids.max": "100"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := h.create("ws_sized", cfg.limitsFor(tt.size))
+			g, err := h.create(name, cfg.limitsFor(tt.size))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +120,7 @@ func TestTurnCgroupHoldsTheWorkspaceSize(t *testing.T) {
 					t.Errorf("remove: %v", err)
 				}
 			}()
-			dirs := h.dirs("ws_sized")
+			dirs := h.dirs(name)
 			for file, want := range tt.want {
 				var path string
 				switch _, isV1 := h.(*v1); {
@@ -158,7 +159,8 @@ func TestLeftoverCgroupIsEndedByTheNextTurn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("expected a cgroup hierarchy here: %v", err)
 	}
-	old, err := h.create("ws_left", limits{pids: 50})
+	name := turnName(cgroupScope(t.TempDir()), "ws_left")
+	old, err := h.create(name, limits{pids: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +174,7 @@ func TestLeftoverCgroupIsEndedByTheNextTurn(t *testing.T) {
 	defer func() { _ = sleeper.Process.Kill() }()
 	waitInGroup(t, old, sleeper.Process.Pid)
 
-	g, err := h.create("ws_left", limits{pids: 50})
+	g, err := h.create(name, limits{pids: 50})
 	if err != nil {
 		t.Fatalf("expected the leftover group ended and made anew: %v", err)
 	}

@@ -37,6 +37,8 @@ type Runner struct {
 	// cgroups makes each turn's cgroup (limits.go); nil when limits are off.
 	cgroups cgroupHierarchy
 	limits  LimitsConfig
+	// scope keeps this runner's groups apart from other runners' on the host (turnName).
+	scope string
 }
 
 var _ core.AgentRunner = (*Runner)(nil)
@@ -119,7 +121,7 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("WSHUB_SANDBOX is %q or %q, not %q", SandboxBwrap, SandboxNone, opt.Sandbox.Mode)
 	}
-	r.limits = opt.Limits
+	r.limits, r.scope = opt.Limits, cgroupScope(opt.StateDir)
 	switch opt.Limits.Mode {
 	case "", LimitsCgroup:
 		if r.cgroups, err = newCgroups(); err != nil {

@@ -31,7 +31,7 @@ func (r *Runner) run(ctx context.Context, req core.TurnRequest, inv invocation) 
 	if r.cgroups != nil {
 		l = r.limits.limitsFor(req.Size)
 		var err error
-		if g, err = r.cgroups.create(req.WorkspaceID, l); err != nil {
+		if g, err = r.cgroups.create(turnName(r.scope, req.WorkspaceID), l); err != nil {
 			return exitStatus{startErr: fmt.Errorf("the turn's cgroup could not be made: %v", err)}
 		}
 		// Best effort: a group that outlives its turn is ended and made anew by the
