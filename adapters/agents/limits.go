@@ -245,7 +245,9 @@ func readEvent(path, key string) uint64 {
 // most cgroupWait: a process may fork while its siblings are being killed.
 func killAll(list func() ([]int, error)) error {
 	deadline := time.Now().Add(cgroupWait)
-	for {
+	// Killed processes are gone within a millisecond or so; a group still busy is
+	// looked at less and less often.
+	for wait := time.Millisecond; ; wait = min(2*wait, 20*time.Millisecond) {
 		pids, err := list()
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
@@ -262,6 +264,6 @@ func killAll(list func() ([]int, error)) error {
 		for _, p := range pids {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(wait)
 	}
 }
