@@ -23,11 +23,11 @@ import (
 // Each turn's processes run in a cgroup of their own, which holds them to the
 // workspace's size: memory.max (v1: memory.limit_in_bytes) its memory, a CFS quota of
 // its vCPUs, and pids.max LimitsConfig.PidsMax processes and threads. The group is made
-// when the turn starts, below the hub's own cgroup ("wshub/<workspace>" on v1, in each
-// controller's hierarchy; "turn-<workspace>" beside the hub's own leaf on v2; each
-// workspace's name carries the runner's scope, see turnName), and
-// removed, its processes killed first, when the turn ends. cgroups_v1.go and
-// cgroups_v2.go do it with containerd's cgroups library.
+// when the turn starts, below the hub's own cgroup ("wshub/<name>" on v1, in each
+// controller's hierarchy; "turn-<name>" beside the hub's own leaf on v2; the name is the
+// runner's scope and the workspace, see turnName), and removed, its processes killed
+// first, when the turn ends. cgroups_v1.go and cgroups_v2.go do it with containerd's
+// cgroups library.
 //
 // The turn's first process joins the group before it runs anything else: it is the hub's
 // own executable re-run as a helper (argv[0] cgroupHelper, recognised in this package's
