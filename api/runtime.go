@@ -88,7 +88,8 @@ func (s *server) runtimeHello(c *fiber.Ctx) error {
 		return writeError(c, s.log, err)
 	}
 	return c.JSON(runtimewire.Hello{WorkspaceID: in.WorkspaceID, State: string(in.State), Agent: in.Agent, Model: in.Model,
-		RuntimeMode: in.RuntimeMode, Branch: in.Branch, Network: in.Network, TurnTimeoutSeconds: int64(in.TurnTimeout / time.Second)})
+		RuntimeMode: in.RuntimeMode, Branch: in.Branch, Network: in.Network, TurnTimeoutSeconds: int64(in.TurnTimeout / time.Second),
+		VCPUCount: in.Size.VCPUCount, MemoryMiB: in.Size.MemoryMiB})
 }
 
 func (s *server) runtimeHeartbeat(c *fiber.Ctx) error {

@@ -26,6 +26,9 @@ type Pinger interface {
 type Options struct {
 	Log   *slog.Logger
 	Ready Pinger
+	// ReadyDetail is added to /readyz's answer: how the hub runs turns ("agentLimits"),
+	// so a probe or an operator sees a hub running without limits.
+	ReadyDetail map[string]string
 	// Timeouts bound every connection; zero fields take the defaults (DefaultTimeouts).
 	Timeouts Timeouts
 	// RateLimit bounds each API key's requests (zero: no limit).
@@ -147,7 +150,11 @@ func New(svc UseCases, opt Options) *fiber.App {
 				return c.Status(503).JSON(errorBody{Error: core.CodeServiceUnavailable, Detail: "the database is unreachable"})
 			}
 		}
-		return c.JSON(fiber.Map{"ok": true})
+		body := fiber.Map{"ok": true}
+		for k, v := range opt.ReadyDetail {
+			body[k] = v
+		}
+		return c.JSON(body)
 	})
 	if svc.Remote != nil {
 		mountRuntime(app, s)

@@ -28,7 +28,10 @@ type TurnRequest struct {
 	Home string
 	// Network is the project's setting: NetworkFull, NetworkNone or NetworkHost.
 	Network string
-	Prompt  string
+	// Size is the workspace's machine size: the runner holds the turn's processes to
+	// its vCPUs and memory. The zero value leaves the runner's own default.
+	Size   ProviderSize
+	Prompt string
 	// Attachments are the message's files, as paths relative to Dir.
 	Attachments []string
 	// SessionID is the agent's session from the previous turn ("" on the first), so

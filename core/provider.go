@@ -18,3 +18,14 @@ type ProviderSize struct {
 
 // LocalProviderID is the provider that runs workspaces on the hub's own host.
 const LocalProviderID = "local"
+
+// SizeOf is the size a workspace of provider id runs with: the provider's first (today
+// its only) size; the zero value when the provider is not listed.
+func SizeOf(providers []Provider, id string) ProviderSize {
+	for _, p := range providers {
+		if p.ID == id && len(p.Sizes) > 0 {
+			return p.Sizes[0]
+		}
+	}
+	return ProviderSize{}
+}

@@ -126,7 +126,8 @@ func (r *Remote) Hello(ctx context.Context, token, session string) (*RuntimeInst
 			network = p.Network
 		}
 		out = &RuntimeInstructions{WorkspaceID: ws.ID, State: ws.State, Agent: ws.Agent, Model: ws.Model,
-			RuntimeMode: ws.RuntimeMode, Branch: ws.Branch, Network: network, TurnTimeout: r.rt.config.TurnTimeout}
+			RuntimeMode: ws.RuntimeMode, Branch: ws.Branch, Network: network, TurnTimeout: r.rt.config.TurnTimeout,
+			Size: r.rt.sizeOf(ctx, ws)}
 		return nil
 	})
 	return out, err

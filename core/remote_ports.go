@@ -96,6 +96,8 @@ type RuntimeInstructions struct {
 	Network     string
 	// TurnTimeout bounds each turn (0: none).
 	TurnTimeout time.Duration
+	// Size is the workspace's machine size, which the runtime holds each turn to.
+	Size ProviderSize
 }
 
 // RuntimeTurn is one turn handed to a remote runtime.

@@ -254,6 +254,8 @@ type Runtime struct {
 	wake     Wakeups
 	// quotas are the hub's default limits per account (the running turns, here).
 	quotas Quotas
+	// providers give a workspace's size, which bounds its turns (nil: no size).
+	providers Providers
 }
 
 // runtimeStore is what Runtime reads and writes.
@@ -266,4 +268,12 @@ type runtimeStore interface {
 	AssetQueries
 	RetentionQueries
 	ApprovalQueries
+}
+
+// sizeOf is the size of ws's machine, the zero value when unknown.
+func (s *Runtime) sizeOf(ctx context.Context, ws *Workspace) ProviderSize {
+	if s.providers == nil {
+		return ProviderSize{}
+	}
+	return SizeOf(s.providers.List(ctx), ws.ProviderID)
 }

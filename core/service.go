@@ -81,7 +81,8 @@ func NewService(d Deps) *Service {
 	}
 	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, logger: d.Runtime.Log, statusEvery: d.Runtime.ChatStatusEvery}
 	rt := &Runtime{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
-		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups, quotas: d.Quotas}
+		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups, quotas: d.Quotas,
+		providers: d.Providers}
 	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror, wake: d.Wakeups,
 		quotas: d.Quotas}
 	return &Service{

@@ -220,7 +220,7 @@ func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 	defer events.close()
 	req := TurnRequest{
 		WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Model: ws.Model, RuntimeMode: ws.RuntimeMode,
-		Branch: ws.Branch, Dir: ws.CheckoutPath, Home: s.machines.Home(ws), Network: network,
+		Branch: ws.Branch, Dir: ws.CheckoutPath, Home: s.machines.Home(ws), Network: network, Size: s.sizeOf(ctx, ws),
 		Prompt: prompt, Attachments: files, SessionID: ws.AgentSession, Events: events.add,
 	}
 	if ws.RuntimeMode == ModeApprovalRequired {

@@ -163,6 +163,16 @@ type Config struct {
 	// are memory (0: 1 GiB and 256 MiB).
 	SandboxTmpBytes int64 `env:"WSHUB_SANDBOX_TMP_BYTES"`
 	SandboxShmBytes int64 `env:"WSHUB_SANDBOX_SHM_BYTES"`
+	// AgentLimits holds each turn to its workspace's size (memory, vCPUs) and
+	// AgentPidsMax processes in a cgroup of its own: "cgroup" (the default; the hub
+	// refuses to start when it cannot make one here) or "off" (turns have no limit of
+	// their own; the hub logs a warning).
+	AgentLimits  string `env:"WSHUB_AGENT_LIMITS" envDefault:"cgroup"`
+	AgentPidsMax int64  `env:"WSHUB_AGENT_PIDS_MAX" envDefault:"4096"`
+	// LocalCPU and LocalMemoryMiB are the size of the local provider's workspaces, and so
+	// the limits of their turns (0: the host's vCPUs and memory).
+	LocalCPU       int   `env:"WSHUB_LOCAL_CPU"`
+	LocalMemoryMiB int64 `env:"WSHUB_LOCAL_MEMORY_MIB"`
 	// AgentEnv names the variables of the hub's environment agents get, typically their
 	// credentials (comma-separated, e.g. ANTHROPIC_API_KEY,OPENAI_API_KEY). Agents get
 	// nothing else of the hub's environment.

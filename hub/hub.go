@@ -49,6 +49,9 @@ type Hub struct {
 	Process *machines.Process
 	// Kube is the kubernetes provider, nil unless WSHUB_PROVIDERS lists it.
 	Kube *kube.Machines
+	// AgentLimits says how local turns are held to their workspace's size (the cgroup
+	// hierarchy, or "off ..."), for the start-up log.
+	AgentLimits string
 	// fanout wakes remote runtimes' long polls from the LISTEN connection of Run.
 	fanout *postgres.Fanout
 }
@@ -125,7 +128,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if token := cmp.Or(cfg.GitHTTPSToken, strings.TrimSpace(cfg.GitHTTPSTokenFile)); token != "" || cfg.GitSSHKeyFile != "" {
 		creds = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
 	}
+	providers := machines.NewLocalSized(cfg.LocalCPU, cfg.LocalMemoryMiB)
 	var runner core.AgentRunner
+	limits := "none (an operator command runs no turn)"
 	lookPath := agents.ProgramLookPath(cfg.ClaudePath, cfg.CodexPath, exec.LookPath)
 	if !opt.Admin {
 		r, err := agents.New(context.Background(), agents.Options{
@@ -137,13 +142,13 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 				// Nothing of the data directory is visible to agents but their own
 				// checkout and home, bound one by one.
 				Hidden: []string{cfg.DataDir}},
+			Limits: agents.LimitsConfig{Mode: cfg.AgentLimits, PidsMax: cfg.AgentPidsMax, Size: providers.HostSize()},
 		})
 		if err != nil {
 			return nil, err
 		}
-		runner = r
+		runner, limits = r, r.Limits()
 	}
-	providers := machines.NewLocal()
 	remote, process, kubeMachines, err := remoteProviders(cfg, providers, log)
 	if err != nil {
 		return nil, err
@@ -176,9 +181,11 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	})
 	m.WatchWorkQueue(svc.CountWork)
 	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store,
-		Timeouts:  api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
-		RateLimit: api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey})
-	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout}
+		ReadyDetail: map[string]string{"agentLimits": limits},
+		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
+		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey})
+	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout,
+		AgentLimits: limits}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
@@ -343,6 +350,12 @@ func kubeProvider(cfg Config, log *slog.Logger) (*kube.Machines, error) {
 	var env []corev1.EnvVar
 	for _, kv := range runtimeAgentSettings(cfg) {
 		k, v, _ := strings.Cut(kv, "=")
+		if k == "WSHUB_AGENT_LIMITS" {
+			// The Pod's resources.limits are the workspace's size and bound the runtime
+			// and its turns together; a runtime that is not root in its Pod cannot make
+			// cgroups of its own anyway.
+			v = "off"
+		}
 		env = append(env, corev1.EnvVar{Name: k, Value: v})
 	}
 	return kube.New(rc, kube.Config{
@@ -380,7 +393,8 @@ func runtimeAgentSettings(cfg Config) []string {
 		"WSHUB_CLAUDE_BASE_URL="+cfg.ClaudeBaseURL, "WSHUB_CODEX_BASE_URL="+cfg.CodexBaseURL,
 		"WSHUB_CLAUDE_PATH="+cfg.ClaudePath, "WSHUB_CODEX_PATH="+cfg.CodexPath,
 		"WSHUB_SANDBOX_TMP_BYTES="+strconv.FormatInt(cfg.SandboxTmpBytes, 10), "WSHUB_SANDBOX_SHM_BYTES="+strconv.FormatInt(cfg.SandboxShmBytes, 10),
-		"WSHUB_WORKSPACE_DISK_BYTES="+strconv.FormatInt(cfg.WorkspaceDiskBytes, 10), "WSHUB_COMMIT_AUTHOR="+cfg.CommitAuthor)
+		"WSHUB_WORKSPACE_DISK_BYTES="+strconv.FormatInt(cfg.WorkspaceDiskBytes, 10), "WSHUB_COMMIT_AUTHOR="+cfg.CommitAuthor,
+		"WSHUB_AGENT_LIMITS="+cfg.AgentLimits, "WSHUB_AGENT_PIDS_MAX="+strconv.FormatInt(cfg.AgentPidsMax, 10))
 	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

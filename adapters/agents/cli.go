@@ -116,7 +116,7 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 		d.setDenied(denied.has)
 	}
 	lines := &lineWriter{max: maxLine, fn: p.line}
-	st := r.run(ctx, req.WorkspaceID, at.wrap(invocation{path: path, args: args, env: r.turnEnv(req, at.home, env...), stdin: stdin, stdout: lines, grace: r.grace}))
+	st := r.run(ctx, req, at.wrap(invocation{path: path, args: args, env: r.turnEnv(req, at.home, env...), stdin: stdin, stdout: lines, grace: r.grace}))
 	lines.close()
 	t := p.transcript()
 	session := t.sessionID
@@ -130,6 +130,8 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 		res = startFailure(c.name, st.startErr)
 	case st.interrupted:
 		res = core.TurnResult{Outcome: core.OutcomeInterrupted, Reply: t.reply}
+	case st.limit != "":
+		res = limitFailure(st)
 	case st.code != 0:
 		res = exitFailure(c.name, st, t.errorText)
 	case t.failed:

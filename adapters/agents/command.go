@@ -59,7 +59,7 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 		events: newEventLines(req.Events, answers.ask),
 		extra:  []*os.File{decisionsR},
 	}
-	st := r.run(ctx, req.WorkspaceID, at.wrap(inv))
+	st := r.run(ctx, req, at.wrap(inv))
 	reply := strings.ToValidUTF8(strings.TrimSuffix(out.String(), "\n"), "\uFFFD")
 	session := readSession(sessionHost)
 	if session == "" {
@@ -71,6 +71,10 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 		return startFailure("the agent command", st.startErr)
 	case st.interrupted:
 		return core.TurnResult{Outcome: core.OutcomeInterrupted, Reply: reply, SessionID: session}
+	case st.limit != "":
+		res := limitFailure(st)
+		res.SessionID = session
+		return res
 	case st.code != 0:
 		res := exitFailure("The agent command", st, "")
 		res.SessionID = session

@@ -66,6 +66,8 @@ type exitStatus struct {
 	interrupted bool
 	// stderr is the tail of standard error (at most maxStderr bytes).
 	stderr string
+	// limit says which limit of its cgroup the turn ran into, "" when none.
+	limit string
 }
 
 // run starts inv in its own process group and waits for it. When ctx ends, the whole

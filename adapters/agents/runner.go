@@ -34,6 +34,11 @@ type Runner struct {
 	self string
 	// endpoints are the model APIs the CLIs call instead of their vendors', by agent id.
 	endpoints map[string]string
+	// cgroups makes each turn's cgroup (limits.go); nil when limits are off.
+	cgroups cgroupHierarchy
+	limits  LimitsConfig
+	// scope keeps this runner's groups apart from other runners' on the host (turnName).
+	scope string
 }
 
 var _ core.AgentRunner = (*Runner)(nil)
@@ -62,11 +67,15 @@ type Options struct {
 	// CodexBaseURL is the OpenAI Responses API Codex calls instead of OpenAI's
 	// (WSHUB_CODEX_BASE_URL), with the key in OPENAI_API_KEY. Empty: Codex's own.
 	CodexBaseURL string
+	// Limits hold each turn to its workspace's size; the zero value is a cgroup per
+	// turn.
+	Limits LimitsConfig
 }
 
 // New returns a runner. With the bubblewrap sandbox it checks that bubblewrap works
 // here, and fails saying how to install it when it does not: the hub must not run
-// agents unconfined because a package is missing.
+// agents unconfined because a package is missing. Likewise, unless limits are off, it
+// checks that a turn's cgroup can be made, and fails saying why when it cannot.
 func New(ctx context.Context, opt Options) (*Runner, error) {
 	if opt.LookPath == nil {
 		opt.LookPath = exec.LookPath
@@ -112,7 +121,26 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 	default:
 		return nil, fmt.Errorf("WSHUB_SANDBOX is %q or %q, not %q", SandboxBwrap, SandboxNone, opt.Sandbox.Mode)
 	}
+	r.limits, r.scope = opt.Limits, cgroupScope(opt.StateDir)
+	switch opt.Limits.Mode {
+	case "", LimitsCgroup:
+		if r.cgroups, err = newCgroups(); err != nil {
+			return nil, fmt.Errorf("agent limits: %w; or set WSHUB_AGENT_LIMITS=off to run turns with no memory, process or CPU limit of their own", err)
+		}
+	case LimitsOff:
+	default:
+		return nil, fmt.Errorf("WSHUB_AGENT_LIMITS is %q or %q, not %q", LimitsCgroup, LimitsOff, opt.Limits.Mode)
+	}
 	return r, nil
+}
+
+// Limits says how turns are held to their workspace's size, for the start-up log and
+// /readyz: the cgroup hierarchy ("cgroup v1 (memory, pids, cpu)"), or LimitsOff.
+func (r *Runner) Limits() string {
+	if r.cgroups == nil {
+		return LimitsOff
+	}
+	return r.cgroups.String()
 }
 
 // RunTurn runs one turn of req.Agent in req.Dir. It never returns an error: every
@@ -165,6 +193,12 @@ func startFailure(program string, err error) core.TurnResult {
 		return failed(core.FailureAgentNotInstalled, fmt.Sprintf("%s could not be started: %v", program, err))
 	}
 	return failed(core.FailureAgentError, fmt.Sprintf("%s could not be started: %v", program, err))
+}
+
+// limitFailure is the result of a turn that ran into a limit of its cgroup: what the
+// agent said last, then which limit (kept whole when the message is cut).
+func limitFailure(st exitStatus) core.TurnResult {
+	return failed(core.FailureAgentError, strings.TrimSpace(st.stderr)+"\n\n"+st.limit)
 }
 
 // exitFailure is the result of a process that exited unsuccessfully: exit 127 (the

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wshub/wshub/core"
 )
 
 // A turn's process group is recorded in <stateDir>/<workspace>.pid while it runs:
@@ -19,12 +21,32 @@ import (
 // this is a second line of defence: bubblewrap's --die-with-parent already ends the
 // sandbox with the hub, and the PID namespace ends every process in it with its first.
 
-// run runs inv as the workspace's turn, keeping the record of its process group while
-// it runs.
-func (r *Runner) run(ctx context.Context, workspaceID string, inv invocation) exitStatus {
-	inv.started = func(pid int) { r.recordTurn(workspaceID, pid) }
-	defer r.forgetTurn(workspaceID)
-	return run(ctx, inv)
+// run runs inv as the workspace's turn, in a cgroup of its own held to the turn's size
+// (unless limits are off), keeping the record of its process group while it runs.
+// Whatever is left in the cgroup when the turn's process has ended is killed, and the
+// cgroup removed.
+func (r *Runner) run(ctx context.Context, req core.TurnRequest, inv invocation) exitStatus {
+	var g turnCgroup
+	var l limits
+	if r.cgroups != nil {
+		l = r.limits.limitsFor(req.Size)
+		var err error
+		if g, err = r.cgroups.create(turnName(r.scope, req.WorkspaceID), l); err != nil {
+			return exitStatus{startErr: fmt.Errorf("the turn's cgroup could not be made: %v", err)}
+		}
+		// Best effort: a group that outlives its turn is ended and made anew by the
+		// workspace's next turn.
+		defer func() { _ = g.remove() }()
+		inv = inv.join(g)
+	}
+	inv.started = func(pid int) { r.recordTurn(req.WorkspaceID, pid) }
+	defer r.forgetTurn(req.WorkspaceID)
+	st := run(ctx, inv)
+	if g != nil {
+		oom, pids := g.hit()
+		st.limit = limitSentence(l, oom, pids)
+	}
+	return st
 }
 
 // strayWait bounds how long endStrays waits for killed processes to be gone.

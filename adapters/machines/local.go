@@ -37,6 +37,24 @@ func NewLocal() *Local {
 	return newLocal(runtime.NumCPU(), memTotalMiB(meminfoPath))
 }
 
+// NewLocalSized is NewLocal with the size of every workspace set (WSHUB_LOCAL_CPU,
+// WSHUB_LOCAL_MEMORY_MIB): each turn is held to it. A zero or negative field is the
+// host's.
+func NewLocalSized(vcpus int, memMiB int64) *Local {
+	if vcpus <= 0 && memMiB <= 0 {
+		return NewLocal()
+	}
+	if vcpus <= 0 {
+		vcpus = runtime.NumCPU()
+	}
+	if memMiB <= 0 {
+		memMiB = memTotalMiB(meminfoPath)
+	}
+	l := newLocal(vcpus, memMiB)
+	l.provider.Sizes[0].DisplayName = fmt.Sprintf("%d vCPU, %d MiB", vcpus, memMiB)
+	return l
+}
+
 func newLocal(vcpus int, memMiB int64) *Local {
 	return &Local{provider: core.Provider{
 		ID:            core.LocalProviderID,

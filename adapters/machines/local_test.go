@@ -118,3 +118,23 @@ func TestMemTotalMiB(t *testing.T) {
 		t.Errorf("memTotalMiB(absent file): expected 0, got %d", got)
 	}
 }
+
+// WSHUB_LOCAL_CPU and WSHUB_LOCAL_MEMORY_MIB set the workspaces' size; what they leave
+// unset is the host's.
+func TestLocalSized(t *testing.T) {
+	host := NewLocal().HostSize()
+	tests := []struct {
+		vcpus  int
+		memMiB int64
+		want   core.ProviderSize
+	}{
+		{1, 64, core.ProviderSize{ID: LocalSizeID, DisplayName: "1 vCPU, 64 MiB", VCPUCount: 1, MemoryMiB: 64}},
+		{0, 0, host},
+		{2, 0, core.ProviderSize{ID: LocalSizeID, DisplayName: fmt.Sprintf("2 vCPU, %d MiB", host.MemoryMiB), VCPUCount: 2, MemoryMiB: host.MemoryMiB}},
+	}
+	for _, tt := range tests {
+		if got := NewLocalSized(tt.vcpus, tt.memMiB).HostSize(); got != tt.want {
+			t.Errorf("NewLocalSized(%d, %d): expected %+v, got %+v", tt.vcpus, tt.memMiB, tt.want, got)
+		}
+	}
+}

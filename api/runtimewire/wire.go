@@ -30,6 +30,10 @@ type Hello struct {
 	Branch             string `json:"branch"`
 	Network            string `json:"network"`
 	TurnTimeoutSeconds int64  `json:"turnTimeoutSeconds"`
+	// VCPUCount and MemoryMiB are the workspace's size, which each turn is held to (0:
+	// the runtime's own default, all of its machine).
+	VCPUCount int   `json:"vcpuCount,omitempty"`
+	MemoryMiB int64 `json:"memoryMib,omitempty"`
 }
 
 // Heartbeat is the answer to POST /heartbeat.

@@ -20,8 +20,9 @@ import (
 // environment is the runtime's (WSHUB_RUNTIME_URL, WSHUB_RUNTIME_TOKEN_FD or _FILE,
 // WSHUB_RUNTIME_DIR) and the agents' (WSHUB_AGENT_<N>_COMMAND, WSHUB_AGENT_ENV,
 // WSHUB_SANDBOX, WSHUB_SANDBOX_READONLY, WSHUB_AGENT_EGRESS_ALLOW, WSHUB_CLAUDE_BASE_URL,
-// WSHUB_CODEX_BASE_URL, WSHUB_CLAUDE_PATH, WSHUB_CODEX_PATH); never the hub's database or
-// keys.
+// WSHUB_CODEX_BASE_URL, WSHUB_CLAUDE_PATH, WSHUB_CODEX_PATH, WSHUB_AGENT_LIMITS,
+// WSHUB_AGENT_PIDS_MAX); never the hub's database or keys. Each turn's size comes from
+// the hub, with the instructions.
 // A runtime the hub stopped exits ExitStopped, so a supervisor knows not to restart it.
 func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 	token, err := runtimeToken()
@@ -47,6 +48,7 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 			Sandbox: agents.SandboxConfig{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":"),
 				EgressAllow: splitList(os.Getenv("WSHUB_AGENT_EGRESS_ALLOW"), ","),
 				TmpBytes:    envBytes("WSHUB_SANDBOX_TMP_BYTES"), ShmBytes: envBytes("WSHUB_SANDBOX_SHM_BYTES")},
+			Limits: agents.LimitsConfig{Mode: os.Getenv("WSHUB_AGENT_LIMITS"), PidsMax: envBytes("WSHUB_AGENT_PIDS_MAX")},
 		},
 	}
 	rt, err := wsruntime.New(ctx, cfg)

@@ -59,6 +59,9 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	if cfg.Sandbox == "none" {
 		log.Warn("WSHUB_SANDBOX=none: agents run unconfined, as the hub's user, and can read everything the hub can (other workspaces, the data directory, its environment); never use this in production")
 	}
+	if cfg.AgentLimits == "off" {
+		log.Warn("WSHUB_AGENT_LIMITS=off: turns run with no memory, process or CPU limit of their own; one turn can take the whole host")
+	}
 	if h.ContentKeyID == "" {
 		log.Warn("WSHUB_CONTENT_KEY is not set: sending messages, uploads and webhook creation answer 503")
 	}
@@ -82,7 +85,8 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	go func() { ran <- h.Run(runCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- h.App.Listener(api.Listener(ln)) }()
-	log.Info("wshub serving", "addr", cfg.Addr, "dataDir", cfg.DataDir, "sandbox", cmp.Or(cfg.Sandbox, "bwrap"), "contentKeyId", h.ContentKeyID)
+	log.Info("wshub serving", "addr", cfg.Addr, "dataDir", cfg.DataDir, "sandbox", cmp.Or(cfg.Sandbox, "bwrap"), "agentLimits", h.AgentLimits,
+		"contentKeyId", h.ContentKeyID)
 	var listenErr error
 	select {
 	case err := <-errc:
