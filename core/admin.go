@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 	"time"
@@ -206,6 +207,8 @@ func (s *Admin) PrepareProject(ctx context.Context, p *Project) error {
 		p.State, p.FailureReason = ProjectFailed, err.Error()
 	case p.DefaultBranch == "" && branch == "":
 		p.State, p.FailureReason = ProjectFailed, "the repository has no default branch (is it empty?)"
+	case p.DefaultBranch != "" && !s.mirrorHas(ctx, mirror, p.DefaultBranch):
+		p.State, p.FailureReason = ProjectFailed, fmt.Sprintf("the repository has no branch %q (the default branch given)", p.DefaultBranch)
 	default:
 		p.State, p.FailureReason, p.MirrorPath = ProjectReady, "", mirror
 		if p.DefaultBranch == "" {
@@ -226,6 +229,28 @@ type UpdateProjectInput struct {
 	DefaultBranch *string
 	Push          *bool
 	Network       *string
+}
+
+// mirrorHas reports whether the mirror at path has the branch; a mirror that cannot be
+// read says no.
+func (s *Admin) mirrorHas(ctx context.Context, path, branch string) bool {
+	ok, err := s.mirror.HasBranch(ctx, path, branch)
+	return err == nil && ok
+}
+
+// requireBranch refuses a default branch the project's repository lacks (as its
+// mirror here has it, fetched first).
+func (s *Admin) requireBranch(ctx context.Context, p *Project, branch string) error {
+	if p.State != ProjectReady {
+		return nil // no mirror to ask; PrepareProject checks it when it makes one
+	}
+	if err := s.mirror.Refresh(ctx, p.ID, p.Repository, 0); err != nil {
+		return fmt.Errorf("fetch the repository to check the branch: %w", err)
+	}
+	if !s.mirrorHas(ctx, s.mirror.Path(p.ID), branch) {
+		return Errorf(CodeInvalidRequest, "the repository has no branch %q", branch)
+	}
+	return nil
 }
 
 // AdminUpdateProject changes a project's settings. Network and push apply from the next
@@ -253,6 +278,9 @@ func (s *Admin) AdminUpdateProject(ctx context.Context, in UpdateProjectInput) (
 		p.DisplayName = strings.TrimSpace(*in.Name)
 	}
 	if in.DefaultBranch != nil {
+		if err := s.requireBranch(ctx, p, *in.DefaultBranch); err != nil {
+			return nil, err
+		}
 		p.DefaultBranch = *in.DefaultBranch
 	}
 	if in.Push != nil {

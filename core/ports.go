@@ -110,6 +110,10 @@ type RepoMirror interface {
 	Remove(ctx context.Context, projectID string) error
 	// HasBranch reports whether the mirror at path has the branch.
 	HasBranch(ctx context.Context, path, branch string) (bool, error)
+	// Path is where this hub keeps the project's mirror. The path a project row
+	// records is the one of the hub that added it, whose data directory may not be
+	// this one's (an admin command, a replica): the hub's own is the one to use.
+	Path(projectID string) string
 }
 
 // Clock gives the time; tests inject their own.

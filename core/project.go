@@ -55,7 +55,9 @@ type Project struct {
 	// Network is what agent turns in the project's workspaces may reach: NetworkFull,
 	// NetworkNone or NetworkHost.
 	Network string
-	// MirrorPath is where the mirror clone lives (local provider).
+	// MirrorPath is where the mirror clone lives: as recorded, where the hub that added
+	// the project put it; core sets it to this hub's own (RepoMirror.Path) before it
+	// hands the project to the machines.
 	MirrorPath string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time

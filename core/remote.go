@@ -155,13 +155,13 @@ func (r *Remote) Checkout(ctx context.Context, token, session string, w io.Write
 	if r.rt.branches == nil {
 		return "", Errorf(CodeServiceUnavailable, "this hub keeps no branches for remote runtimes")
 	}
-	if p.MirrorPath == "" || p.State != ProjectReady {
+	if p.State != ProjectReady {
 		return "", r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonProjectNotReady), "the project has no mirror")
 	}
 	if err := r.rt.mirror.Refresh(ctx, p.ID, p.Repository, r.rt.config.MirrorMaxAge); err != nil && ctx.Err() == nil {
 		r.rt.log().Warn("mirror fetch failed; the workspace starts from the mirror as it is", "workspace", ws.ID, "err", err)
 	}
-	head, err = r.rt.branches.Bundle(ctx, ws, p.MirrorPath, w)
+	head, err = r.rt.branches.Bundle(ctx, ws, r.rt.mirror.Path(p.ID), w)
 	if errors.Is(err, ErrBaseRefNotFound) {
 		return "", r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonBaseRefNotFound),
 			fmt.Sprintf("baseRef %q is not a branch, tag or commit of the repository", ws.BaseRef))

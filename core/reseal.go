@@ -89,7 +89,8 @@ type ResealProgress struct {
 	Kind SealedKind `json:"kind"`
 	// Scanned values; Resealed of them now under the current key; Current were already;
 	// Changed were rewritten or deleted by the hub between read and swap (their
-	// writer sealed them under the current key); Failed did not open (listed in Errors).
+	// writer sealed them under the current key); Failed did not open, or (an asset's
+	// bytes) could not be read (listed in Errors).
 	Scanned  int      `json:"scanned"`
 	Resealed int      `json:"resealed"`
 	Current  int      `json:"current"`
@@ -198,12 +199,20 @@ func (s *Admin) resealOne(kind SealedKind, v SealedValue, p *ResealProgress) (fr
 // upload, so the atomic Put cannot lose a concurrent change.
 func (s *Admin) resealBlob(ctx context.Context, v SealedValue, p *ResealProgress) error {
 	sealed, err := s.blobs.Get(ctx, v.BlobKey)
-	if errors.Is(err, ErrNoRows) {
-		p.Changed++ // its upload failed or it was removed since the listing
-		return nil
-	}
 	if err != nil {
-		return err
+		// A listed asset's blob is written before its row and removed only with its
+		// workspace, which the listing leaves out: missing, it is lost or this command
+		// reads another data directory than the hub's (WSHUB_DATA_DIR). Either way the key
+		// that sealed it cannot be dropped on this run's word.
+		p.Failed++
+		if len(p.Errors) < maxResealErrors {
+			reason := err.Error()
+			if errors.Is(err, ErrNoRows) {
+				reason = "its bytes are not in the blob store (is WSHUB_DATA_DIR the hub's?)"
+			}
+			p.Errors = append(p.Errors, fmt.Sprintf("%s %s/%s: %s", SealedAsset, v.Owner, v.ID, reason))
+		}
+		return nil
 	}
 	v.Sealed = sealed
 	fresh, ok := s.resealOne(SealedAsset, v, p)

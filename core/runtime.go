@@ -140,6 +140,7 @@ func (s *Runtime) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 				"workspace", ws.ID, "project", p.ID, "err", err)
 			statusCode = StatusMirrorStale
 		}
+		p.MirrorPath = s.mirror.Path(p.ID) // this hub's (ports.go)
 		dir, err := s.machines.Checkout(ctx, ws, p)
 		if err != nil {
 			return false, s.failSetup(ctx, ws, lease, err)
@@ -151,6 +152,7 @@ func (s *Runtime) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 		if err != nil {
 			return false, err
 		}
+		p.MirrorPath = s.mirror.Path(p.ID)
 		dir, err := s.machines.Resume(ctx, ws, p)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -200,8 +200,8 @@ func (s *Workspaces) newWorkspace(ctx context.Context, q Queries, acct *Account,
 		// An existing branch of the repository is not "in use" (no live workspace has
 		// it) but a workspace would fork it or, pushing, overwrite it: the name is
 		// unusable as given, a 400, decided once the project is known.
-		if project.MirrorPath != "" {
-			exists, err := s.mirror.HasBranch(ctx, project.MirrorPath, branch)
+		if project.State == ProjectReady {
+			exists, err := s.mirror.HasBranch(ctx, s.mirror.Path(project.ID), branch)
 			if err != nil {
 				// Fail open: a mirror that cannot be read now fails the workspace's setup
 				// with git's reason, which says more than a 500 here would.

@@ -1,8 +1,11 @@
 package hub_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +70,48 @@ func TestAFreshMirrorIsNotFetchedAgain(t *testing.T) {
 	ws := readyWorkspace(t, h)
 	if _, err := os.Stat(filepath.Join(dataDir, "workspaces", ws["workspaceId"].(string), "checkout", "LATER.md")); err == nil {
 		t.Fatalf("expected a mirror younger than WSHUB_MIRROR_MAX_AGE reused, not fetched again")
+	}
+}
+
+// A project added by a hub with another data directory (an admin command run with
+// another WSHUB_DATA_DIR, a replica with a disk of its own) works on this one: its
+// mirror is this hub's cache of the repository, made here when it is missing. A
+// default branch the repository lacks is refused, at add and at update.
+func TestAProjectAddedElsewhereGetsAMirrorHere(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t)
+	other := h.Beside(t, func(c *hub.Config) { c.DataDir = t.TempDir() })
+	ctx := context.Background()
+	repo := hubtest.GitRepo(t)
+	p, err := other.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Name: "elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Service.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+		t.Fatalf("expected the project ready where it was added, got %s %v", p.State, err)
+	}
+	// That data directory is on another host: nothing of it is here.
+	if err := os.RemoveAll(other.Config.DataDir); err != nil {
+		t.Fatal(err)
+	}
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m", "prompt": "write here"}).Expect(t, 201, "")
+	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	ws := waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
+	if lt := ws["lastTurn"].(map[string]any); lt["outcome"] != "completed" {
+		t.Fatalf("expected the turn completed on this hub, got %v", ws)
+	}
+
+	bad, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Name: "bad", DefaultBranch: "nosuch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Service.PrepareProject(ctx, bad); err != nil || bad.State != core.ProjectFailed || !strings.Contains(bad.FailureReason, `no branch "nosuch"`) {
+		t.Fatalf("expected a default branch the repository lacks refused, got %s %q %v", bad.State, bad.FailureReason, err)
+	}
+	nosuch := "nosuch"
+	_, err = h.Service.AdminUpdateProject(ctx, core.UpdateProjectInput{ProjectID: p.ID, DefaultBranch: &nosuch})
+	var ce *core.Error
+	if !errors.As(err, &ce) || ce.Code != core.CodeInvalidRequest || !strings.Contains(ce.Detail, `no branch "nosuch"`) {
+		t.Fatalf("expected the update refused, got %v", err)
 	}
 }

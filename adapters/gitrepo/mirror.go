@@ -93,8 +93,8 @@ func stampFetched(path string) {
 	_ = os.Chtimes(filepath.Join(path, fetchedStamp), now, now)
 }
 
-// Refresh fetches the project's existing mirror unless it was fetched less than maxAge
-// ago. Calls for one project are serialised, so workspaces provisioned together share
+// Refresh fetches the project's mirror unless it was fetched less than maxAge ago, and
+// clones it when this data directory has none. Calls for one project are serialised, so workspaces provisioned together share
 // one fetch: those that waited find the mirror fresh. On error the mirror is as it was.
 func (m *Mirror) Refresh(ctx context.Context, projectID, repository string, maxAge time.Duration) error {
 	if err := checkProjectID(projectID); err != nil {
@@ -115,14 +115,37 @@ func (m *Mirror) Refresh(ctx context.Context, projectID, repository string, maxA
 	if fi, err := os.Stat(filepath.Join(path, fetchedStamp)); err == nil && time.Since(fi.ModTime()) < maxAge {
 		return nil
 	}
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("the project has no mirror: %s", reasonOf(err, redactor{dir: dir}))
-	}
-	if err := m.git(dir, path, repository).refresh(ctx, path, repository); err != nil {
-		return err
+	g := m.git(dir, path, repository)
+	switch _, err := os.Stat(path); {
+	case errors.Is(err, fs.ErrNotExist):
+		// The mirror is this hub's cache of the repository: one made by another data
+		// directory (an admin command run with another WSHUB_DATA_DIR, a replica with a
+		// disk of its own) is not here, so it is made.
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("mirror directory: %s", reasonOf(err, redactor{dir: dir}))
+		}
+		if err := g.clone(ctx, dir, projectID, path, repository); err != nil {
+			return err
+		}
+	case err != nil:
+		return fmt.Errorf("the project's mirror: %s", reasonOf(err, redactor{dir: dir}))
+	default:
+		if err := g.refresh(ctx, path, repository); err != nil {
+			return err
+		}
 	}
 	stampFetched(path)
 	return nil
+}
+
+// Path is where the project's mirror is in this hub's data directory (whether or not
+// it is there yet: Refresh makes it).
+func (m *Mirror) Path(projectID string) string {
+	dir, err := filepath.Abs(m.dir())
+	if err != nil {
+		dir = m.dir()
+	}
+	return filepath.Join(dir, projectID+".git")
 }
 
 // Remove deletes the project's mirror. Workspace checkouts do not depend on it (they
@@ -182,11 +205,31 @@ func normaliseRepository(repo string) (string, error) {
 		return "", errors.New("no repository given")
 	case strings.HasPrefix(repo, "-"):
 		return "", fmt.Errorf("invalid repository %q", repo)
-	case strings.Contains(repo, "://") || filepath.IsAbs(repo):
+	case strings.Contains(repo, "://"):
 		return repo, nil
+	case filepath.IsAbs(repo):
+		return repo, notARepository(repo)
 	}
 	if _, err := os.Stat(repo); err == nil {
-		return filepath.Abs(repo)
+		abs, err := filepath.Abs(repo)
+		if err != nil {
+			return "", err
+		}
+		return abs, notARepository(abs)
 	}
 	return repo, nil
+}
+
+// notARepository says so when the local path is a directory git does not take for a
+// repository (git's own words would be that it "does not exist").
+func notARepository(path string) error {
+	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
+		return nil // git says what is wrong with a path that is missing or not a directory
+	}
+	for _, marker := range []string{filepath.Join(path, ".git"), filepath.Join(path, "HEAD")} {
+		if _, err := os.Stat(marker); err == nil {
+			return nil // a work tree, or a bare repository
+		}
+	}
+	return fmt.Errorf("%s is a directory, but not a git repository (no .git in it, and not a bare repository)", path)
 }

@@ -183,7 +183,7 @@ func TestMirrorErrors(t *testing.T) {
 		wantInErr  string
 	}{
 		{"nonexistent path", "", "prj_1", missing, "git clone: repository '" + missing + "' does not exist"},
-		{"not a repository", "", "prj_1", t.TempDir(), "git clone:"},
+		{"not a repository", "", "prj_1", t.TempDir(), "is a directory, but not a git repository"},
 		{"option-like repository", "", "prj_1", "--upload-pack=touch /tmp/x", "invalid repository"},
 		{"empty repository", "", "prj_1", "", "no repository"},
 		{"empty project id", "", "", src, "invalid project id"},

@@ -70,7 +70,9 @@ func (s *Store) SealedValues(ctx context.Context, kind core.SealedKind, after st
 		sealed, filter = p.column, " AND "+p.column+" IS NOT NULL"
 	}
 	if p.blobKey != "" {
-		blob = p.blobKey
+		// A deleted workspace's blobs are gone (deleteBlobs) while its asset rows stay:
+		// they hold nothing to reseal. Any other asset's blob must be there.
+		blob, filter = p.blobKey, " AND NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.id = assets.workspace_id AND w.state IN ('deleting', 'deleted'))"
 	}
 	where := "TRUE"
 	args := []any{limit}

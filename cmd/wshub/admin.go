@@ -84,6 +84,14 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wshub admin: %v\n", err)
 		return 1
 	}
+	// Reseal reads every attachment's bytes from the data directory: run with another
+	// one (WSHUB_DATA_DIR unset, say) it would find none, and must not make an empty one.
+	if cmd == "reseal" {
+		if fi, err := os.Stat(cfg.DataDir); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "wshub admin reseal: the data directory %s does not exist; run with the hub's WSHUB_DATA_DIR\n", cfg.DataDir)
+			return 1
+		}
+	}
 	// Operator commands run no agent turns, so they do not need (or check) the sandbox.
 	h, err := hub.Open(ctx, cfg, nil, hub.Options{Admin: true})
 	if err != nil {

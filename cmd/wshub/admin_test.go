@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -291,5 +292,36 @@ func TestAdminReseal(t *testing.T) {
 	kinds, _ := res["kinds"].([]any)
 	if id, _ := res["keyId"].(string); len(id) != 8 || len(kinds) != len(core.SealedKinds) || !strings.Contains(out, "message_text") {
 		t.Fatalf("expected the current key id and one report per kind, got %v / %s", res, out)
+	}
+}
+
+// Reseal does not report success it did not have: run against another data directory
+// than the hub's, an attachment's missing bytes are a failure (exit 1, named), and a
+// data directory that does not exist is refused, not made.
+func TestAdminResealCountsMissingBytesAsFailures(t *testing.T) {
+	h := hubtest.Start(t)
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(t, 201, "")
+	ws := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	h.Call("POST", "/v1/api/workspaces/"+ws+"/attachments", h.Key, []byte("notes"),
+		"Content-Type", "text/plain", "X-Service-File-Name", "notes.txt").Expect(t, 201, "")
+	t.Setenv("DATABASE_URL", h.DBURL)
+	t.Setenv("WSHUB_CONTENT_KEY", h.Config.ContentKey)
+
+	missing := filepath.Join(t.TempDir(), "nothing-here")
+	t.Setenv("WSHUB_DATA_DIR", missing)
+	if _, out := wshub(t, 1, "admin", "reseal"); !strings.Contains(out, "does not exist") {
+		t.Fatalf("expected a missing data directory refused, got %q", out)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Fatal("expected reseal not to make the data directory")
+	}
+	t.Setenv("WSHUB_DATA_DIR", t.TempDir()) // exists, but is not the hub's
+	_, out := wshub(t, 1, "admin", "reseal")
+	if !strings.Contains(out, "failed 1") || !strings.Contains(out, "not in the blob store") {
+		t.Fatalf("expected the attachment whose bytes are missing counted and named as a failure, got %q", out)
+	}
+	t.Setenv("WSHUB_DATA_DIR", h.Config.DataDir) // the hub's: every value is current
+	if _, out := wshub(t, 0, "admin", "reseal"); strings.Contains(out, "failed 1") {
+		t.Fatalf("expected no failure with the hub's data directory, got %q", out)
 	}
 }
