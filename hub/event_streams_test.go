@@ -46,17 +46,22 @@ func waitStreams(t *testing.T, h *hubtest.Hub, what string, cond func(feeds, str
 	}
 }
 
-// A hundred streams open on one workspace see every event of a turn exactly once and in
+// A thousand streams open on one workspace see every event of a turn exactly once and in
 // order, and the store is read for them by one reader: no stream reads a page of its
 // own while it is live, and the reader reads at most once per batch of events (each
-// batch is one NOTIFY), not once per stream. The reader stops with the last stream.
+// batch is one NOTIFY), not once per stream. Another account's key gets a 404. The
+// reader stops with the last stream.
 func TestEventStreamsOfOneWorkspaceShareItsReads(t *testing.T) {
 	t.Parallel()
-	const streams = 100
+	const streams = 1000
 	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.MaxStreamsPerKey = streams }))
 	id := createOn(t, h, "local", "steps 1")
 	waitFor(t, h, id, "idle", idleAfterTurns(1))
 	first := seqsOf(allEvents(t, h, id))
+	// Another account's key cannot join the workspace's reader: the workspace is not
+	// there for it.
+	_, other := h.NewAccount(true)
+	h.Call("GET", "/v1/api/workspaces/"+id+"/events", other, nil, "Accept", "text/event-stream").Expect(t, 404, "cloud_workspace_not_found")
 
 	var chans []<-chan sseEvent
 	var drops []func()
