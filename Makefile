@@ -85,6 +85,8 @@ fuzz:
 
 # bench: the API measured against a real `wshub serve` and a pgbench baseline of the same
 # statements (cmd/wshub-bench writes docs/benchmarks.md), then the package benchmarks.
+# `go run ./cmd/wshub-bench -only B8` reruns the event-stream measurement alone and
+# replaces only its part of docs/benchmarks.md.
 bench:
 	bash scripts/sandbox.sh
 	$(GO) build -o bin/wshub ./cmd/wshub

@@ -2,7 +2,9 @@ package api
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -62,13 +64,11 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 		}
 	}
 	acct, id := account(c), param(c, "workspaceId")
-	// The first page is read before answering: an unknown workspace is a 404, not an
-	// empty stream.
-	events, err := s.svc.ListTurnEvents(c.UserContext(), acct, id, after, limit)
-	if err != nil {
-		return writeError(c, s.log, err)
-	}
 	if !stream {
+		events, err := s.svc.ListTurnEvents(c.UserContext(), acct, id, after, limit)
+		if err != nil {
+			return writeError(c, s.log, err)
+		}
 		out := make([]turnEventJSON, len(events))
 		for i, e := range events {
 			out[i] = toTurnEvent(e)
@@ -76,8 +76,17 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 		}
 		return c.JSON(fiber.Map{"events": out, "latestSeq": after})
 	}
-	release, ok := s.streams.acquire(c.Get(fiber.HeaderAuthorization))
+	// The workspace is checked before answering: an unknown one is a 404, not an empty
+	// stream. The events come from the workspace's feed (one reader for all its streams
+	// on this replica); pages the stream reads itself are paced by the key's bucket.
+	auth := c.Get(fiber.HeaderAuthorization)
+	sub, err := s.svc.StreamEvents(c.UserContext(), acct, id, after, s.pages.pacer(auth))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	release, ok := s.streams.acquire(auth)
 	if !ok {
+		sub.Close()
 		c.Set(fiber.HeaderRetryAfter, "5")
 		return writeError(c, s.log, core.Errorf(core.CodeTooManyStreams,
 			"this key has %d event streams open, as many as the hub takes; close one, or poll with ?afterSeq=", s.streams.max))
@@ -85,7 +94,6 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
-	ctx := c.UserContext()
 	// fasthttp bounds a whole response by the write timeout: the stream ends before
 	// it, and the client resumes with Last-Event-ID (EventSource does so by itself).
 	lifetime := max(s.streamFor, 5*time.Second)
@@ -93,37 +101,39 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 	// the connection: the place is given back when it returns.
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer release()
-		end := time.Now().Add(lifetime)
+		defer sub.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), lifetime)
+		defer cancel()
 		fmt.Fprintf(w, "retry: 1000\n\n")
+		idle := time.NewTimer(sseHeartbeat)
+		defer idle.Stop()
 		for {
-			wake, stop := s.svc.WaitForEvents(id)
+			events, err := sub.Next(ctx)
+			if err != nil {
+				// A page that would come after the stream's end ends it now: the client
+				// resumes from where it got to.
+				if ctx.Err() == nil && !errors.Is(err, core.ErrStreamPaced) {
+					s.log.Warn("event stream", "workspace", id, "err", err)
+				}
+				return
+			}
 			for _, e := range events {
 				body, _ := json.Marshal(toTurnEvent(e))
 				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, body)
-				after = e.Seq
 			}
 			if err := w.Flush(); err != nil {
-				stop()
 				return // the client went away
 			}
-			if len(events) < core.MaxEventPage {
-				left := time.Until(end)
-				if left <= 0 {
-					stop()
-					return
-				}
-				t := time.NewTimer(min(sseHeartbeat, left))
-				select {
-				case <-wake:
-				case <-t.C:
-					fmt.Fprintf(w, ": heartbeat\n\n")
-				}
-				t.Stop()
+			if len(events) > 0 {
+				idle.Reset(sseHeartbeat)
+				continue
 			}
-			stop()
-			var err error
-			if events, err = s.svc.ListTurnEvents(ctx, acct, id, after, core.MaxEventPage); err != nil {
-				s.log.Warn("event stream", "workspace", id, "err", err)
+			select {
+			case <-sub.Wake():
+			case <-idle.C:
+				fmt.Fprintf(w, ": heartbeat\n\n")
+				idle.Reset(sseHeartbeat)
+			case <-ctx.Done():
 				return
 			}
 		}

@@ -58,21 +58,8 @@ func newKeyLimits(r RateLimit) *keyLimits {
 // token is back, when there is none; either way the headers describe the bucket.
 func (k *keyLimits) take(c *fiber.Ctx, auth string) bool {
 	now := time.Now()
-	id := sha256.Sum256([]byte(auth))
 	k.mu.Lock()
-	b := k.buckets[id]
-	if b == nil {
-		if len(k.buckets) >= sweepAt {
-			for key, old := range k.buckets {
-				if now.Sub(old.seen) > idleFor {
-					delete(k.buckets, key)
-				}
-			}
-		}
-		b = &bucket{lim: rate.NewLimiter(k.limit, k.burst)}
-		k.buckets[id] = b
-	}
-	b.seen = now
+	b := k.bucket(auth, now)
 	ok := b.lim.AllowN(now, 1)
 	left := b.lim.TokensAt(now)
 	k.mu.Unlock()
@@ -90,6 +77,37 @@ func (k *keyLimits) take(c *fiber.Ctx, auth string) bool {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(max(untilOne, 1)))
 	}
 	return ok
+}
+
+// bucket returns the key's bucket, made full when the key has none; k.mu is held.
+func (k *keyLimits) bucket(auth string, now time.Time) *bucket {
+	id := sha256.Sum256([]byte(auth))
+	b := k.buckets[id]
+	if b == nil {
+		if len(k.buckets) >= sweepAt {
+			for key, old := range k.buckets {
+				if now.Sub(old.seen) > idleFor {
+					delete(k.buckets, key)
+				}
+			}
+		}
+		b = &bucket{lim: rate.NewLimiter(k.limit, k.burst)}
+		k.buckets[id] = b
+	}
+	b.seen = now
+	return b
+}
+
+// pacer returns the key's bucket as the pace of its event streams' own page reads
+// (nil: no pacing). The bucket outlives the streams, so closing and opening streams
+// does not fill it again.
+func (k *keyLimits) pacer(auth string) core.Pacer {
+	if k == nil {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.bucket(auth, time.Now()).lim
 }
 
 // errRateLimited is the answer past the limit.

@@ -35,6 +35,10 @@ type Options struct {
 	RateLimit RateLimit
 	// MaxStreamsPerKey bounds each key's open event streams on this replica (0: none).
 	MaxStreamsPerKey int
+	// StreamPages paces the pages a key's event streams read from the store themselves
+	// (a resume from far behind), a token bucket per key shared by its streams; events
+	// its streams take from the workspace's feed are not counted (PerSecond 0: no pace).
+	StreamPages RateLimit
 }
 
 // Timeouts bound how long a connection may take, so that slow or stalled clients
@@ -67,10 +71,11 @@ type server struct {
 	// streamFor bounds an event stream: less than the write timeout, which fasthttp
 	// applies to a whole response.
 	streamFor time.Duration
-	// limits are the keys' rate limits and streams their open event streams (nil:
-	// no limit).
+	// limits are the keys' rate limits, streams their open event streams and pages
+	// the pace of their streams' own page reads (nil: no limit).
 	limits  *keyLimits
 	streams *keyStreams
+	pages   *keyLimits
 }
 
 const prefix = "/v1/api"
@@ -115,7 +120,8 @@ func New(svc UseCases, opt Options) *fiber.App {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit), streams: newKeyStreams(opt.MaxStreamsPerKey)}
+	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit), streams: newKeyStreams(opt.MaxStreamsPerKey),
+		pages: newKeyLimits(opt.StreamPages)}
 	to := opt.Timeouts
 	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)
 	s.streamFor = to.Write - 5*time.Second

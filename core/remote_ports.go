@@ -57,8 +57,9 @@ type Branches interface {
 // ErrBaseRefNotFound: the workspace's baseRef names no branch, tag or commit.
 var ErrBaseRefNotFound = errors.New("base ref not found")
 
-// Wakeups lets a runtime's long poll wait for news of its workspace (a NOTIFY on
-// WorkChannel with the workspace id) instead of polling the store.
+// Wakeups lets a waiter wait for a NOTIFY with its key instead of polling the store: a
+// runtime's long poll for news of its workspace (WorkChannel), a workspace's event feed
+// for new turn events (EventsChannel), a turn for a stop or an approval's decision.
 type Wakeups interface {
 	// Wait returns a channel signalled when channel is notified with key (or when
 	// notifications may have been missed), and a function to stop waiting.

@@ -33,7 +33,8 @@ type Deps struct {
 	// Sealed lists and replaces sealed values for Reseal (nil: Reseal refuses).
 	Sealed SealedStore
 	// Remote are the providers whose machines run `wshub runtime`, by provider id;
-	// Branches keeps their workspaces' branches and Wakeups ends their long polls.
+	// Branches keeps their workspaces' branches. Wakeups ends their long polls and
+	// wakes the event streams' readers (nil: they poll).
 	Remote   map[string]RemoteMachines
 	Branches Branches
 	Wakeups  Wakeups
@@ -83,8 +84,9 @@ func NewService(d Deps) *Service {
 	rt := &Runtime{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups, quotas: d.Quotas,
 		providers: d.Providers}
-	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror, wake: d.Wakeups,
+	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror,
 		quotas: d.Quotas}
+	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, k.log().Warn)
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks, sender: d.Sender},

@@ -301,7 +301,12 @@ func (s *Workspaces) ListTurnEvents(ctx context.Context, acct *Account, workspac
 	if limit <= 0 || limit > MaxEventPage {
 		limit = MaxEventPage
 	}
-	rows, err := s.store.ListTurnEvents(ctx, ws.ID, afterSeq, limit)
+	return s.readEvents(ctx, ws.ID, afterSeq, limit)
+}
+
+// readEvents reads and opens a workspace's events after afterSeq, with no account check.
+func (s *Workspaces) readEvents(ctx context.Context, workspaceID string, afterSeq int64, limit int) ([]*TurnEvent, error) {
+	rows, err := s.store.ListTurnEvents(ctx, workspaceID, afterSeq, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -314,13 +319,4 @@ func (s *Workspaces) ListTurnEvents(ctx context.Context, acct *Account, workspac
 		out = append(out, e)
 	}
 	return out, nil
-}
-
-// WaitForEvents returns a channel signalled when the workspace may have new events,
-// and a function to stop waiting (nil channel: no wake-ups on this hub; poll).
-func (s *Workspaces) WaitForEvents(workspaceID string) (<-chan struct{}, func()) {
-	if s.wake == nil {
-		return nil, func() {}
-	}
-	return s.wake.Wait(EventsChannel, workspaceID)
 }

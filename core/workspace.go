@@ -92,6 +92,9 @@ type Workspace struct {
 	StartupPhase string
 	RuntimeState string
 	LatestSeq    int64
+	// EventSeq is the seq of the workspace's latest turn event (0: none yet); every
+	// event up to it is stored.
+	EventSeq int64
 	// LastTurn* come from the newest assistant message; kept on the row by the turn
 	// transaction so listing needs no per-workspace query.
 	LastTurnID          string

@@ -9,8 +9,8 @@ type Workspaces struct {
 	providers Providers
 	agents    AgentCatalog
 	mirror    RepoMirror
-	// wake ends event streams' waits (nil: they poll).
-	wake Wakeups
+	// feeds serve the event streams: one reader per workspace with streams open.
+	feeds *eventFeeds
 	// quotas are the hub's default limits per account.
 	quotas Quotas
 }

@@ -68,6 +68,12 @@ type Config struct {
 	WorkspaceDiskBytes int64 `env:"WSHUB_WORKSPACE_DISK_BYTES" envDefault:"10737418240"`
 	// MaxStreamsPerKey bounds each API key's open event streams on this replica.
 	MaxStreamsPerKey int `env:"WSHUB_MAX_STREAMS_PER_KEY" envDefault:"20"`
+	// StreamPageRate and StreamPageBurst pace the pages a key's event streams read from
+	// the store themselves (resuming from far behind, e.g. Last-Event-ID 0 on a long
+	// workspace): a bucket per key of that many pages (of up to 500 events) a second,
+	// and at once (StreamPageRate 0: no pace). Live events cost no page.
+	StreamPageRate  float64 `env:"WSHUB_STREAM_PAGE_RATE" envDefault:"5"`
+	StreamPageBurst int     `env:"WSHUB_STREAM_PAGE_BURST" envDefault:"10"`
 	// MaxWorkspaces, MaxOpenMessages and MaxRunningTurns are the default quotas of
 	// every account: live workspaces per account, messages waiting per workspace,
 	// turns of one account running at once on all replicas (an operator sets an

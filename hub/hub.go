@@ -183,7 +183,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store,
 		ReadyDetail: map[string]string{"agentLimits": limits},
 		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
-		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey})
+		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
+		StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst}})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout,
 		AgentLimits: limits}
 	if keys != nil {

@@ -27,6 +27,7 @@ type workspaceRow struct {
 	StartupPhase        string              `db:"startup_phase"`
 	RuntimeState        string              `db:"runtime_state"`
 	LatestSeq           int64               `db:"latest_seq"`
+	EventSeq            int64               `db:"event_seq"`
 	LastTurnID          sql.NullString      `db:"last_turn_id"`
 	LastTurnOutcome     sql.NullString      `db:"last_turn_outcome"`
 	LastTurnCompletedAt sql.NullTime        `db:"last_turn_completed_at"`
@@ -49,7 +50,7 @@ func (r *workspaceRow) core() *core.Workspace {
 		ID: r.ID, AccountID: r.AccountID, ProjectID: r.ProjectID, ProviderID: r.ProviderID, Agent: r.Agent,
 		Model: r.Model, RuntimeMode: r.RuntimeMode, Branch: r.Branch, BaseRef: r.BaseRef, Origin: r.Origin,
 		State: r.State, StatusCode: r.StatusCode, StatusDetail: r.StatusDetail, HeadCommit: r.HeadCommit, LastPush: r.LastPush, StartupPhase: r.StartupPhase, RuntimeState: r.RuntimeState,
-		LatestSeq: r.LatestSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: core.Outcome(r.LastTurnOutcome.String),
+		LatestSeq: r.LatestSeq, EventSeq: r.EventSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: core.Outcome(r.LastTurnOutcome.String),
 		LastTurnCompletedAt: timePtr(r.LastTurnCompletedAt), OpenMessages: r.OpenMessages,
 		AgentSession: r.AgentSession, CheckoutPath: r.CheckoutPath, LeaseToken: r.LeaseToken.String,
 		RuntimeStartedAt: timePtr(r.RuntimeStartedAt), RuntimeStarts: r.RuntimeStarts, RuntimeSession: r.RuntimeSession,
@@ -63,7 +64,7 @@ func (r *workspaceRow) core() *core.Workspace {
 // (messages_open index), so listing needs no query per workspace.
 const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id, w.agent, w.model, w.runtime_mode,
 	w.branch, w.base_ref, w.origin, w.state, w.status_code, w.status_detail, w.head_commit, w.last_push, w.startup_phase, w.runtime_state, w.latest_seq,
-	w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.created_at, w.updated_at,
+	w.event_seq, w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.created_at, w.updated_at,
 	w.agent_session, w.checkout_path, w.lease_token, w.last_activity_at, w.state_changed_at,
 	w.runtime_started_at, w.runtime_starts, w.runtime_session, w.runtime_seen_at,
 	EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 
 type request struct {
 	method, path, body string
+	// key is the API key sent ("": the run's).
+	key string
 	// replay turns the captured statements into a pgbench script (nil: as captured).
 	replay func(stmts []string) string
 }
@@ -94,7 +97,7 @@ func do(ctx context.Context, hc *http.Client, base, key string, q request) (int,
 	if err != nil {
 		return 0, false, err
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Authorization", "Bearer "+cmp.Or(q.key, key))
 	if q.body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,7 @@ func main() {
 	kills := flag.Int("kills", 4, "times the soak SIGKILLs the hub")
 	pgRestart := flag.String("pg-restart", "", "a script taking stop and start that the soak restarts PostgreSQL with (empty: no restart)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
+	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams)`)
 	flag.Parse()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
@@ -55,11 +57,27 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
 	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog, bigFiles: *files,
-		captured: map[string][]string{}}
+		captured: map[string][]string{}, only: *only}
+	switch *only {
+	case "":
+	case "B8":
+		r.workspaces = 33
+	default:
+		log.Fatalf("-only: %q is not a measurement that runs alone (B8)", *only)
+	}
 	if err := r.all(ctx); err != nil {
 		log.Fatal(err)
 	}
 	report := r.markdown()
+	if *only != "" {
+		var b strings.Builder
+		r.streamFigures.markdown(&b)
+		old, err := os.ReadFile(*out)
+		if err != nil && !os.IsNotExist(err) {
+			log.Fatal(err)
+		}
+		report = spliceB8(string(old), b.String())
+	}
 	if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
 		log.Fatal(err)
 	}

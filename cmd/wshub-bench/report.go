@@ -49,6 +49,11 @@ func (r *run) markdown() string {
 		}
 	}
 	r.turnFigures.markdown(&b)
+	if r.streamFigures.ran.IsZero() {
+		return b.String()
+	}
+	b.WriteString("\n")
+	r.streamFigures.markdown(&b)
 	return b.String()
 }
 

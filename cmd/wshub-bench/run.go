@@ -34,12 +34,17 @@ type run struct {
 	dbName, dbURL, dataDir, contentKey string
 	msgWS                              string
 	key                                string
+	streamKeys                         []string // B8: account A's keys for its streams
+	keyB                               string   // B8: account B's key
 	wsIDs                              []string
 	tinyProject, bigProject            string
 	bigFiles                           int
 
-	turnFigures turnFigures
-	captured    map[string][]string // the statements of each request captured, as sent
+	turnFigures   turnFigures
+	streamFigures streamFigures
+	// only names the one measurement to run ("": all of them).
+	only     string
+	captured map[string][]string // the statements of each request captured, as sent
 
 	results []result
 	rss     []rssPoint
@@ -56,6 +61,9 @@ func (r *run) all(ctx context.Context) error {
 		return fmt.Errorf("setup: %w", err)
 	}
 	defer r.teardown()
+	if r.only == "B8" {
+		return r.eventStreams(ctx)
+	}
 	msgsPath := "/v1/api/workspaces/" + r.msgWS + "/messages?afterSeq=50000&limit=200"
 	scripts, err := r.capture(ctx, map[string]request{
 		"get-workspace": {method: "GET", path: "/v1/api/workspaces/" + r.wsIDs[0]},
@@ -105,6 +113,9 @@ func (r *run) all(ctx context.Context) error {
 	}
 	r.rss = append(r.rss, rssPoint{"after B1' (runtime off)", srv.rss()})
 	srv.stop()
+	if err := r.eventStreams(ctx); err != nil {
+		return fmt.Errorf("B8: %w", err)
+	}
 	return r.turns(ctx)
 }
 
@@ -116,27 +127,42 @@ func (r *run) setup(ctx context.Context) error {
 		return err
 	}
 	defer store.Close()
-	if r.bigProject, err = r.addBigProject(ctx, h, acct.ID); err != nil {
-		return fmt.Errorf("B7 repository: %w", err)
+	if r.only == "" {
+		if r.bigProject, err = r.addBigProject(ctx, h, acct.ID); err != nil {
+			return fmt.Errorf("B7 repository: %w", err)
+		}
 	}
-	// The workspaces, ready, as the worker would leave them: inserted in one statement.
-	if _, err := store.DB().ExecContext(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model,
-		runtime_mode, branch, base_ref, origin, state, status_code, startup_phase, runtime_state, created_at, updated_at,
-		last_activity_at, state_changed_at)
-		SELECT 'ws_bench' || lpad(g::text, 8, '0'), $1, $2, 'local', 'agent_1', 'm', 'full-access', 'bench-' || g, 'main',
-			'api', 'ready', 'ready', 'running', 'online', now() + g * interval '1 millisecond', now(), now(), now()
-		FROM generate_series(1, $3) g`, acct.ID, r.tinyProject, r.workspaces); err != nil {
-		return fmt.Errorf("seed workspaces: %w", err)
+	if err := seedWorkspaces(ctx, store.DB().DB, acct.ID, r.tinyProject, "ws_bench", r.workspaces); err != nil {
+		return err
 	}
 	for i := 1; i <= 33; i++ {
 		r.wsIDs = append(r.wsIDs, fmt.Sprintf("ws_bench%08d", i))
 	}
-	r.msgWS = fmt.Sprintf("ws_bench%08d", 100)
-	if err := r.seedMessages(ctx, store.DB().DB); err != nil {
-		return err
+	if r.only == "" {
+		r.msgWS = fmt.Sprintf("ws_bench%08d", 100)
+		if err := r.seedMessages(ctx, store.DB().DB); err != nil {
+			return err
+		}
+	}
+	if err := r.streamTenants(ctx, store, h, acct); err != nil {
+		return fmt.Errorf("B8 tenants: %w", err)
 	}
 	_, err = store.DB().ExecContext(ctx, `ANALYZE`)
 	return err
+}
+
+// seedWorkspaces inserts n workspaces of the account, named prefix and a number, ready
+// as the worker would leave them, in one statement.
+func seedWorkspaces(ctx context.Context, db *sql.DB, accountID, projectID, prefix string, n int) error {
+	if _, err := db.ExecContext(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model,
+		runtime_mode, branch, base_ref, origin, state, status_code, startup_phase, runtime_state, created_at, updated_at,
+		last_activity_at, state_changed_at)
+		SELECT $4 || lpad(g::text, 8, '0'), $1, $2, 'local', 'agent_1', 'm', 'full-access', 'bench-' || g, 'main',
+			'api', 'ready', 'ready', 'running', 'online', now() + g * interval '1 millisecond', now(), now(), now()
+		FROM generate_series(1, $3) g`, accountID, projectID, n, prefix); err != nil {
+		return fmt.Errorf("seed workspaces: %w", err)
+	}
+	return nil
 }
 
 // seedMessages gives one workspace r.messages settled messages, sealed with the hub's
