@@ -10,7 +10,7 @@ FUZZTIME ?= 4s
 # Plain assignment (not `export X=$(...)`) so a pg.sh failure fails the recipe.
 # The URL is printed without its password (it is in .data/pg/password).
 WITH_DB = DATABASE_URL="$${DATABASE_URL:-$$(bash scripts/pg.sh)}"; export DATABASE_URL; \
-	echo "DATABASE_URL=$$(sed -E 's#(://[^:/@]*:)[^@]*@#\1****@#' <<<"$$DATABASE_URL") (password: .data/pg/password)" >&2;
+	echo "DATABASE_URL=$$(sed -E 's|(://[^:/@]*:)[^@]*@|\1****@|' <<<"$$DATABASE_URL") (password: .data/pg/password)" >&2;
 
 # Run every Fuzz* target in every package for $(FUZZTIME), discovered with
 # `go test -list`, so new targets are picked up automatically. A run that fails with
