@@ -27,6 +27,7 @@ require (
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

@@ -45,10 +45,21 @@ func TestCommandCompleted(t *testing.T) {
 	}
 }
 
+// A program gone since the hub started (its start-up check passed) ends the turn
+// agent_not_installed, as does a command that exits 127.
 func TestCommandNotFound(t *testing.T) {
-	for _, command := range []string{"wshub-no-such-agent --flag", "exit 127"} {
+	gone := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(gone, []byte("#!/bin/sh\necho hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, command := range []string{gone + " --flag", "exit 127"} {
 		t.Run(command, func(t *testing.T) {
-			res := runCommandAgent(context.Background(), t, command, turn(t, "agent_1", "auto", ""))
+			noCLIs := func(string) (string, error) { return "", errors.New("no CLIs in this test") }
+			r := unsandboxed(t, map[string]string{"agent_1": command}, noCLIs)
+			if err := os.Remove(gone); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			res := r.RunTurn(context.Background(), turn(t, "agent_1", "auto", ""))
 			if res.Outcome != core.OutcomeError || res.FailureCode != core.FailureAgentNotInstalled {
 				t.Errorf("expected error/agent_not_installed, got %+v", res)
 			}

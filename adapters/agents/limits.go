@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -134,6 +135,9 @@ func cgroupScope(stateDir string) string {
 	return fmt.Sprintf("%08x", h.Sum32())
 }
 
+// probeSeq numbers the probes of one process.
+var probeSeq atomic.Int64
+
 // newCgroups finds the machine's cgroup hierarchy and checks that a turn's group can be
 // made there, by making and removing one.
 func newCgroups() (cgroupHierarchy, error) {
@@ -141,7 +145,9 @@ func newCgroups() (cgroupHierarchy, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := h.create(fmt.Sprintf("probe-%d", os.Getpid()), limits{memoryBytes: 64 << 20, cpus: 1, pids: 64})
+	// Named per process and per call: hubs in one process (tests, replicas) probe side
+	// by side, and one's removal must not pull another's group away.
+	g, err := h.create(fmt.Sprintf("probe-%d-%d", os.Getpid(), probeSeq.Add(1)), limits{memoryBytes: 64 << 20, cpus: 1, pids: 64})
 	if err != nil {
 		return nil, fmt.Errorf("%s: a turn's cgroup cannot be made: %w", h, err)
 	}

@@ -49,20 +49,19 @@ func (p *placement) program(name, path string) (string, error) {
 	return "", fmt.Errorf("%s is installed at %s, %w (/usr, /opt and WSHUB_SANDBOX_READONLY): install it under /usr or /opt, or add its directory to WSHUB_SANDBOX_READONLY", name, path, errProgramHidden)
 }
 
-// showCommand makes a command agent's program visible, read-only at its own path, when
-// the command starts with an absolute path to a file (WSHUB_AGENT_1_COMMAND=/srv/agent.sh):
-// the operator named that file as the agent. Anything else the command reads must be
-// under a system path or WSHUB_SANDBOX_READONLY.
+// showCommand makes the files a command agent's command names by absolute path (its
+// program, an interpreter's script: WSHUB_AGENT_1_COMMAND='python3 /srv/agent.py')
+// visible, read-only at their own paths: the operator named them as the agent.
+// Anything else the command reads must be under a system path or
+// WSHUB_SANDBOX_READONLY.
 func (p *placement) showCommand(command string) {
 	if p.r.sandbox == nil {
 		return
 	}
-	fields := strings.Fields(command)
-	if len(fields) == 0 || !filepath.IsAbs(fields[0]) || p.r.sandbox.visible(fields[0]) {
-		return
-	}
-	if fi, err := os.Stat(fields[0]); err == nil && fi.Mode().IsRegular() {
-		p.m.readOnlyFiles = append(p.m.readOnlyFiles, filepath.Clean(fields[0]))
+	for _, f := range commandFiles(command) {
+		if !p.r.sandbox.visible(f) {
+			p.m.readOnlyFiles = append(p.m.readOnlyFiles, f)
+		}
 	}
 }
 

@@ -75,7 +75,8 @@ type Options struct {
 // New returns a runner. With the bubblewrap sandbox it checks that bubblewrap works
 // here, and fails saying how to install it when it does not: the hub must not run
 // agents unconfined because a package is missing. Likewise, unless limits are off, it
-// checks that a turn's cgroup can be made, and fails saying why when it cannot.
+// checks that a turn's cgroup can be made, and fails saying why when it cannot; and
+// that every agent it would list can run (command_check.go).
 func New(ctx context.Context, opt Options) (*Runner, error) {
 	if opt.LookPath == nil {
 		opt.LookPath = exec.LookPath
@@ -130,6 +131,9 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 	case LimitsOff:
 	default:
 		return nil, fmt.Errorf("WSHUB_AGENT_LIMITS is %q or %q, not %q", LimitsCgroup, LimitsOff, opt.Limits.Mode)
+	}
+	if err := r.checkAgents(); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -124,8 +124,10 @@ func TestWorkspaceFailureIsAnnouncedInTheThread(t *testing.T) {
 	t.Parallel()
 	f := newFakeDiscord(t)
 	h := discordHub(t, f, nil)
-	if err := os.RemoveAll(h.Project.MirrorPath); err != nil {
-		t.Fatal(err)
+	for _, dir := range []string{h.Project.MirrorPath, h.Project.Repository} { // nothing to clone it again from
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
 	}
 	const root = "983000000000000001"
 	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> write doomed", true))

@@ -12,10 +12,12 @@ func TestWorkspaceFailureIsAnnouncedInTheThread(t *testing.T) {
 	t.Parallel()
 	f := newFakeSlack(t)
 	h := slackHub(t, f, true)
-	// The project's mirror disappears from disk while the project is still ready: the
-	// workspace is created, and its checkout fails.
-	if err := os.RemoveAll(h.Project.MirrorPath); err != nil {
-		t.Fatal(err)
+	// The project's mirror and its repository disappear while the project is still
+	// ready: the workspace is created, and its checkout fails.
+	for _, dir := range []string{h.Project.MirrorPath, h.Project.Repository} { // nothing to clone it again from
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
 	}
 	const root = "1700000900.000100"
 	deliver(t, h, eventBody("EvFail1", mention(root, "", "<@"+botUser+"> write doomed")))
