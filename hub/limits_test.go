@@ -22,7 +22,7 @@ eat) x=$(head -c 268435456 /dev/zero | tr '\0' a); echo "held ${#x} bytes" ;;
 *) echo "fine" ;;
 esac`
 
-// A workspace of 64 MiB (WSHUB_LOCAL_MEMORY_MIB) whose agent allocates past it: the
+// A workspace of 128 MiB (WSHUB_LOCAL_MEMORY_MIB) whose agent allocates past it: the
 // kernel kills it, the turn ends error saying it ran out of memory, and the workspace
 // goes on taking turns. On the local provider, inside the hub, and on the process
 // provider, inside `wshub runtime`, which is told the size by the hub.
@@ -36,8 +36,11 @@ func TestTurnPastTheWorkspaceMemoryEndsErrorSayingSo(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := startProcessHub(t, hubtest.WithAgentCommand("agent_1", agent), hubtest.WithConfig(func(c *hub.Config) {
-		c.LocalCPU, c.LocalMemoryMiB = 1, 64
+		c.LocalCPU, c.LocalMemoryMiB = 1, 128
 	}))
+	// No pasta in the turn's group: the limit is the agent's, with room for the sandbox
+	// on a busy machine.
+	h.SetProjectNetwork(core.NetworkNone)
 	ready := h.Call("GET", "/readyz", "", nil).Expect(t, 200, "")
 	if got, _ := ready.Body["agentLimits"].(string); !strings.HasPrefix(got, "cgroup v") {
 		t.Errorf("expected /readyz to say turns run in cgroups, got %v", ready.Body)
@@ -45,8 +48,8 @@ func TestTurnPastTheWorkspaceMemoryEndsErrorSayingSo(t *testing.T) {
 	sizes := h.Call("GET", "/v1/api/providers", h.Key, nil).Expect(t, 200, "").Body["providers"].([]any)
 	for _, p := range sizes {
 		size := p.(map[string]any)["sizes"].([]any)[0].(map[string]any)
-		if size["memoryMib"] != float64(64) || size["vcpuCount"] != float64(1) {
-			t.Errorf("expected every provider on this host to offer 1 vCPU and 64 MiB, got %v", p)
+		if size["memoryMib"] != float64(128) || size["vcpuCount"] != float64(1) {
+			t.Errorf("expected every provider on this host to offer 1 vCPU and 128 MiB, got %v", p)
 		}
 	}
 	for _, provider := range []string{core.LocalProviderID, machines.ProcessProviderID} {
@@ -57,13 +60,14 @@ func TestTurnPastTheWorkspaceMemoryEndsErrorSayingSo(t *testing.T) {
 			if msgs[1].Outcome != "error" || tf == nil || tf["code"] != "agent_error" {
 				t.Fatalf("expected the turn to end error with agent_error, got %+v, %v", msgs[1], tf)
 			}
-			if m, _ := tf["message"].(string); !strings.Contains(m, "ran out of memory") || !strings.Contains(m, "64 MiB") {
-				t.Errorf("expected the failure to name the memory limit of 64 MiB, got %q", m)
+			if m, _ := tf["message"].(string); !strings.Contains(m, "ran out of memory") || !strings.Contains(m, "128 MiB") {
+				t.Errorf("expected the failure to name the memory limit of 128 MiB, got %q", m)
 			}
 			send(t, h, id, "hello")
 			waitFor(t, h, id, "idle after a second turn", idleAfterTurns(2))
 			if got := replies(t, h, id); len(got) != 2 || got[1] != "completed: fine" {
-				t.Errorf("expected the next turn to complete, got %q", got)
+				_, tf := messages(t, h, id)
+				t.Errorf("expected the next turn to complete, got %q (turnFailure %v)", got, tf)
 			}
 		})
 	}
