@@ -24,7 +24,10 @@ type Account struct {
 	// MaxWorkspaces, MaxOpenMessages and MaxRunningTurns are the operator's quotas
 	// for this account (nil: the hub's defaults, quota.go).
 	MaxWorkspaces, MaxOpenMessages, MaxRunningTurns *int
-	CreatedAt                                       time.Time
+	// ProviderID is the provider of the account's workspaces whose create names none
+	// ("": the hub's default).
+	ProviderID string
+	CreatedAt  time.Time
 }
 
 // checkEntitled answers 403 cloud_entitlement_required for accounts without cloud.

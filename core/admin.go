@@ -34,6 +34,9 @@ type AccountUpdate struct {
 	// MaxWorkspaces, MaxOpenMessages and MaxRunningTurns set the account's quotas
 	// (-1: back to the hub's defaults).
 	MaxWorkspaces, MaxOpenMessages, MaxRunningTurns *int
+	// ProviderID sets the provider of the account's workspaces whose create names
+	// none ("": back to the hub's default).
+	ProviderID *string
 }
 
 // UpdateAccount changes entitlement and billing flags.
@@ -75,6 +78,12 @@ func (s *Admin) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (
 			default:
 				*f.to = f.set
 			}
+		}
+		if u.ProviderID != nil {
+			if *u.ProviderID != "" && !s.workspaces.hasProvider(ctx, *u.ProviderID) {
+				return Errorf(CodeInvalidRequest, "provider %q is not one of this hub's (WSHUB_PROVIDERS)", *u.ProviderID)
+			}
+			a.ProviderID = *u.ProviderID
 		}
 		acct = a
 		return q.UpdateAccount(ctx, a)

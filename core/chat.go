@@ -37,8 +37,10 @@ type ChatBinding struct {
 	Channels []string
 	// RuntimeMode is the mode of the workspaces its members start ("" = the default).
 	RuntimeMode string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// ProviderID is the provider they start on ("" = the account's, else the hub's).
+	ProviderID string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // Permits checks the binding's limits for a member holding roles, writing in the

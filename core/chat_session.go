@@ -27,6 +27,9 @@ func (s *Chat) BindChat(ctx context.Context, b *ChatBinding) error {
 			return notFound(err, CodeProjectNotFound, "no such project on this account")
 		}
 	}
+	if b.ProviderID != "" && !s.workspaces.hasProvider(ctx, b.ProviderID) {
+		return Errorf(CodeInvalidRequest, "provider %q is not one of this hub's (WSHUB_PROVIDERS)", b.ProviderID)
+	}
 	if len(b.Roles) > 0 && b.Platform != PlatformDiscord {
 		return Errorf(CodeInvalidRequest, "roles limit Discord guilds only")
 	}

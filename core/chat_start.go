@@ -30,6 +30,9 @@ func (s *Chat) StartFromChat(ctx context.Context, sess *ChatSession, in ChatInpu
 	if b.RuntimeMode != "" {
 		create.RuntimeMode = &b.RuntimeMode
 	}
+	if b.ProviderID != "" {
+		create.ProviderID = &b.ProviderID
+	}
 	if b.Agent != "" {
 		create.Agent, create.Model = &b.Agent, &b.Model
 	}

@@ -228,6 +228,12 @@ func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 			return s.askApproval(ctx, ws, msg.TurnID, events, ask)
 		}
 	}
+	if s.runner == nil {
+		// A workspace made on this host before local was left out of the hub's
+		// providers: nothing here runs its turns.
+		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentNotInstalled,
+			FailureMessage: "this hub runs no workspace on its own host (local is not among its providers): start a new workspace on another provider"}
+	}
 	return s.runner.RunTurn(turnCtx, req)
 }
 

@@ -173,7 +173,12 @@ func (s *Workspaces) newWorkspace(ctx context.Context, q Queries, acct *Account,
 	if err != nil {
 		return nil, err
 	}
+	// The request's provider, else the account's (while this hub offers it), else the
+	// hub's default.
 	providerID := s.providers.Default()
+	if acct.ProviderID != "" && s.hasProvider(ctx, acct.ProviderID) {
+		providerID = acct.ProviderID
+	}
 	if req.ProviderID != nil {
 		providerID = *req.ProviderID
 		if !s.hasProvider(ctx, providerID) {

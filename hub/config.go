@@ -198,9 +198,14 @@ type Config struct {
 	CodexPath  string `env:"WSHUB_CODEX_PATH"`
 	// AgentCommands binds agent ids to commands (WSHUB_AGENT_<N>_COMMAND), read separately.
 	AgentCommands map[string]string `env:"-"`
-	// Providers are the machine providers besides `local` (always there):
-	// "process" runs each workspace's turns in a `wshub runtime` process of its own.
-	Providers []string `env:"WSHUB_PROVIDERS" envSeparator:","`
+	// Providers are the machine providers workspaces may run on: "local" (this host,
+	// in the hub's sandbox), "process" (a `wshub runtime` process of its own per
+	// workspace), "kubernetes" (a Pod per workspace). Without local, the hub runs no
+	// agent itself, and neither needs nor checks bubblewrap. Empty: local.
+	Providers []string `env:"WSHUB_PROVIDERS" envSeparator:"," envDefault:"local"`
+	// DefaultProvider is the provider of a workspace whose create names none and whose
+	// account has none of its own ("": local when enabled, else the first listed).
+	DefaultProvider string `env:"WSHUB_DEFAULT_PROVIDER"`
 	// RuntimeHubURL is the hub's URL as remote runtimes reach it (the process provider's
 	// default: http://127.0.0.1 on WSHUB_ADDR's port).
 	RuntimeHubURL string `env:"WSHUB_RUNTIME_HUB_URL"`

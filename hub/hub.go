@@ -3,12 +3,14 @@ package hub
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,10 +131,15 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		creds = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
 	}
 	providers := machines.NewLocalSized(cfg.LocalCPU, cfg.LocalMemoryMiB)
+	local := len(cfg.Providers) == 0 || slices.ContainsFunc(cfg.Providers, func(p string) bool { return strings.TrimSpace(p) == core.LocalProviderID })
 	var runner core.AgentRunner
 	limits := "none (an operator command runs no turn)"
+	if !local {
+		providers.DisableLocal()
+		limits = "none (local is not among WSHUB_PROVIDERS: this hub runs no agent itself)"
+	}
 	lookPath := agents.ProgramLookPath(cfg.ClaudePath, cfg.CodexPath, exec.LookPath)
-	if !opt.Admin {
+	if !opt.Admin && local {
 		r, err := agents.New(context.Background(), agents.Options{
 			Commands: cfg.AgentCommands, LookPath: lookPath, AgentEnv: cfg.AgentEnv, Self: cfg.Self,
 			ClaudeBaseURL: cfg.ClaudeBaseURL, CodexBaseURL: cfg.CodexBaseURL,
@@ -152,6 +159,14 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	remote, process, kubeMachines, err := remoteProviders(cfg, providers, log)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.DefaultProvider != "" {
+		if err := providers.SetDefault(cfg.DefaultProvider); err != nil {
+			return nil, fmt.Errorf("WSHUB_DEFAULT_PROVIDER: %w", err)
+		}
+	}
+	if providers.Default() == "" {
+		return nil, errors.New("WSHUB_PROVIDERS: no provider to run workspaces on (local, process, kubernetes)")
 	}
 	fanout := postgres.NewFanout()
 	m := metrics.New()

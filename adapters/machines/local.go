@@ -1,5 +1,5 @@
-// Package machines holds the machine providers workspaces run on. The local provider,
-// always present, runs them on the hub's own host.
+// Package machines holds the machine providers workspaces run on. The local provider
+// runs them on the hub's own host, unless WSHUB_PROVIDERS leaves it out.
 package machines
 
 import (
@@ -18,12 +18,34 @@ const LocalSizeID = "host"
 // clients, and re-reading /proc on every request would buy nothing.
 type Local struct {
 	provider core.Provider
+	// off: this hub runs no workspace on its own host (WSHUB_PROVIDERS leaves local out).
+	off bool
 	// more are the other providers this hub is configured with (process).
 	more []core.Provider
+	// def is the provider a create that names none gets ("": local, else the first).
+	def string
 }
 
 // Add lists another provider after the local one.
 func (l *Local) Add(p core.Provider) { l.more = append(l.more, p) }
+
+// DisableLocal leaves the local provider out: it is not listed, nor the default.
+func (l *Local) DisableLocal() { l.off = true }
+
+// LocalEnabled reports whether workspaces may run on this host.
+func (l *Local) LocalEnabled() bool { return !l.off }
+
+// SetDefault makes id the provider of creates that name none (WSHUB_DEFAULT_PROVIDER);
+// it must be listed.
+func (l *Local) SetDefault(id string) error {
+	for _, p := range l.List(context.Background()) {
+		if p.ID == id {
+			l.def = id
+			return nil
+		}
+	}
+	return fmt.Errorf("the default provider %q is not one of this hub's providers (WSHUB_PROVIDERS)", id)
+}
 
 // HostSize is this host's one size, for providers that run on it.
 func (l *Local) HostSize() core.ProviderSize { return l.provider.Sizes[0] }
@@ -77,16 +99,31 @@ func sizeName(vcpus int, memMiB int64) string {
 	return fmt.Sprintf("Host (%d vCPU, %.1f GiB)", vcpus, float64(memMiB)/1024)
 }
 
-// List returns the local provider. The slices are copies, so a caller that edits
+// List returns the enabled providers, local first. The slices are copies, so a caller that edits
 // its result does not change the catalog.
 func (l *Local) List(context.Context) []core.Provider {
 	out := make([]core.Provider, 0, 1+len(l.more))
-	for _, p := range append([]core.Provider{l.provider}, l.more...) {
+	all := l.more
+	if !l.off {
+		all = append([]core.Provider{l.provider}, l.more...)
+	}
+	for _, p := range all {
 		p.Sizes = append([]core.ProviderSize(nil), p.Sizes...)
 		out = append(out, p)
 	}
 	return out
 }
 
-// Default is the local provider.
-func (l *Local) Default() string { return core.LocalProviderID }
+// Default is the provider set as the default, else local when it is enabled, else the
+// first listed.
+func (l *Local) Default() string {
+	switch {
+	case l.def != "":
+		return l.def
+	case !l.off:
+		return core.LocalProviderID
+	case len(l.more) > 0:
+		return l.more[0].ID
+	}
+	return ""
+}

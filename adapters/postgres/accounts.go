@@ -9,22 +9,23 @@ import (
 )
 
 type accountRow struct {
-	ID               string        `db:"id"`
-	Name             string        `db:"name"`
-	Entitled         bool          `db:"entitled"`
-	BillingHold      bool          `db:"billing_hold"`
-	Metered          bool          `db:"metered"`
-	BillingPeriodEnd sql.NullTime  `db:"billing_period_end"`
-	MaxWorkspaces    sql.NullInt64 `db:"max_workspaces"`
-	MaxOpenMessages  sql.NullInt64 `db:"max_open_messages"`
-	MaxRunningTurns  sql.NullInt64 `db:"max_running_turns"`
-	CreatedAt        time.Time     `db:"created_at"`
+	ID               string         `db:"id"`
+	Name             string         `db:"name"`
+	Entitled         bool           `db:"entitled"`
+	BillingHold      bool           `db:"billing_hold"`
+	Metered          bool           `db:"metered"`
+	BillingPeriodEnd sql.NullTime   `db:"billing_period_end"`
+	MaxWorkspaces    sql.NullInt64  `db:"max_workspaces"`
+	MaxOpenMessages  sql.NullInt64  `db:"max_open_messages"`
+	MaxRunningTurns  sql.NullInt64  `db:"max_running_turns"`
+	ProviderID       sql.NullString `db:"provider_id"`
+	CreatedAt        time.Time      `db:"created_at"`
 }
 
 func (r *accountRow) core() *core.Account {
 	return &core.Account{ID: r.ID, Name: r.Name, Entitled: r.Entitled, BillingHold: r.BillingHold, Metered: r.Metered,
 		BillingPeriodEnd: timePtr(r.BillingPeriodEnd), MaxWorkspaces: intPtr(r.MaxWorkspaces), MaxOpenMessages: intPtr(r.MaxOpenMessages),
-		MaxRunningTurns: intPtr(r.MaxRunningTurns), CreatedAt: r.CreatedAt}
+		MaxRunningTurns: intPtr(r.MaxRunningTurns), ProviderID: r.ProviderID.String, CreatedAt: r.CreatedAt}
 }
 
 func intPtr(n sql.NullInt64) *int {
@@ -42,22 +43,22 @@ func nullIntPtr(p *int) sql.NullInt64 {
 	return sql.NullInt64{Int64: int64(*p), Valid: true}
 }
 
-const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.metered, a.billing_period_end, a.max_workspaces, a.max_open_messages, a.max_running_turns, a.created_at`
+const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.metered, a.billing_period_end, a.max_workspaces, a.max_open_messages, a.max_running_turns, a.provider_id, a.created_at`
 
 func (q queries) CreateAccount(ctx context.Context, a *core.Account) (err error) {
 	defer wrapErr(&err, "create account")
-	_, err = q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, metered, billing_period_end, max_workspaces, max_open_messages, max_running_turns, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, a.ID, a.Name, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd),
-		nullIntPtr(a.MaxWorkspaces), nullIntPtr(a.MaxOpenMessages), nullIntPtr(a.MaxRunningTurns), a.CreatedAt)
+	_, err = q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, metered, billing_period_end, max_workspaces, max_open_messages, max_running_turns, provider_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $10)`, a.ID, a.Name, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd),
+		nullIntPtr(a.MaxWorkspaces), nullIntPtr(a.MaxOpenMessages), nullIntPtr(a.MaxRunningTurns), a.CreatedAt, nullString(a.ProviderID))
 	return err
 }
 
 func (q queries) UpdateAccount(ctx context.Context, a *core.Account) (err error) {
 	defer wrapErr(&err, "update account")
 	_, err = q.exec(ctx, `UPDATE accounts SET entitled = $2, billing_hold = $3, metered = $4, billing_period_end = $5,
-		max_workspaces = $6, max_open_messages = $7, max_running_turns = $8 WHERE id = $1`,
+		max_workspaces = $6, max_open_messages = $7, max_running_turns = $8, provider_id = $9 WHERE id = $1`,
 		a.ID, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd), nullIntPtr(a.MaxWorkspaces), nullIntPtr(a.MaxOpenMessages),
-		nullIntPtr(a.MaxRunningTurns))
+		nullIntPtr(a.MaxRunningTurns), nullString(a.ProviderID))
 	return err
 }
 

@@ -22,12 +22,12 @@ func nonNil(s []string) []string {
 func (q queries) UpsertChatBinding(ctx context.Context, b *core.ChatBinding) (err error) {
 	defer wrapErr(&err, "upsert chat binding")
 	_, err = q.exec(ctx, `INSERT INTO chat_bindings (platform, team_id, account_id, project_id, agent, model, roles, channels,
-			runtime_mode, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10, $9, $9)
+			runtime_mode, provider_id, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $10, $11, $9, $9)
 		ON CONFLICT (platform, team_id) DO UPDATE SET account_id = $3, project_id = $4, agent = $5, model = $6,
-			roles = $7, channels = $8, runtime_mode = $10, updated_at = $9`,
+			roles = $7, channels = $8, runtime_mode = $10, provider_id = $11, updated_at = $9`,
 		b.Platform, b.TeamID, b.AccountID, nullString(b.ProjectID), b.Agent, b.Model,
-		pq.StringArray(nonNil(b.Roles)), pq.StringArray(nonNil(b.Channels)), b.UpdatedAt, b.RuntimeMode)
+		pq.StringArray(nonNil(b.Roles)), pq.StringArray(nonNil(b.Channels)), b.UpdatedAt, b.RuntimeMode, b.ProviderID)
 	return err
 }
 
@@ -41,6 +41,7 @@ type chatBindingRow struct {
 	Roles     pq.StringArray `db:"roles"`
 	Channels  pq.StringArray `db:"channels"`
 	Mode      string         `db:"runtime_mode"`
+	Provider  string         `db:"provider_id"`
 	CreatedAt time.Time      `db:"created_at"`
 	UpdatedAt time.Time      `db:"updated_at"`
 }
@@ -50,12 +51,12 @@ func (q queries) GetChatBinding(ctx context.Context, platform, teamID string) (_
 	defer wrapErr(&err, "get chat binding")
 	var r chatBindingRow
 	if err := q.get(ctx, &r, `SELECT platform, team_id, account_id, project_id, agent, model, roles, channels, runtime_mode,
-			created_at, updated_at
+			provider_id, created_at, updated_at
 		FROM chat_bindings WHERE platform = $1 AND team_id = $2`, platform, teamID); err != nil {
 		return nil, err
 	}
 	return &core.ChatBinding{Platform: r.Platform, TeamID: r.TeamID, AccountID: r.AccountID, ProjectID: r.ProjectID.String,
-		Agent: r.Agent, Model: r.Model, Roles: r.Roles, Channels: r.Channels, RuntimeMode: r.Mode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+		Agent: r.Agent, Model: r.Model, Roles: r.Roles, Channels: r.Channels, RuntimeMode: r.Mode, ProviderID: r.Provider, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
 }
 
 func (q queries) SetChannelProject(ctx context.Context, p core.ChatPlace, projectID string, at time.Time) (err error) {

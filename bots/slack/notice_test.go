@@ -1,11 +1,15 @@
 package slack_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
 )
 
 func TestWorkspaceFailureIsAnnouncedInTheThread(t *testing.T) {
@@ -84,5 +88,31 @@ func TestARefusalIsSaidOnceWhenSlackFailsToTakeIt(t *testing.T) {
 	}
 	if strings.Contains(string(sealed), "connected") {
 		t.Fatalf("expected the notice's text sealed at rest, got %q", sealed)
+	}
+}
+
+// A binding's --provider is where the workspaces its threads start run.
+func TestABindingsProviderIsWhereItsWorkspacesRun(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := slackHub(t, f, false, hubtest.WithProcessProvider(t))
+	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+		AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model", ProviderID: "process"}); err != nil {
+		t.Fatal(err)
+	}
+	deliver(t, h, eventBody("EvProv1", mention("1700000950.000100", "", "<@"+botUser+"> write here")))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		list := h.Call("GET", "/v1/api/workspaces", h.Key, nil).Expect(t, 200, "").Body["workspaces"].([]any)
+		if len(list) == 1 {
+			if got := list[0].(map[string]any)["providerId"]; got != "process" {
+				t.Fatalf("expected the workspace on the binding's provider, got %v", got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("expected a workspace started from the thread within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

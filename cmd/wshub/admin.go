@@ -22,6 +22,7 @@ const adminUsage = `usage: wshub admin <command>
 
   account create --name N [--entitled] [--billing-hold] [--metered=BOOL] [--billing-period-end RFC3339]
   account update --account ID [--entitled=BOOL] [--billing-hold=BOOL] [--metered=BOOL] [--billing-period-end RFC3339|none]
+                 [--max-workspaces N] [--max-open-messages N] [--max-running-turns N] [--provider ID|none]
   account list
   key create --account ID --name N
   key list --account ID
@@ -34,8 +35,8 @@ const adminUsage = `usage: wshub admin <command>
   workspace archive|unarchive|delete --workspace ID
   webhook deliveries --account ID [--status pending|delivered|failed] [--limit N]
   webhook redeliver --delivery ID
-  slack bind --team T --account ID [--project P] [--agent X --model M] [--runtime-mode MODE]
-  discord bind --guild G --account ID [--project P] [--agent X --model M] [--runtime-mode MODE] [--roles R1,R2] [--channels C1,C2]
+  slack bind --team T --account ID [--project P] [--agent X --model M] [--runtime-mode MODE] [--provider ID]
+  discord bind --guild G --account ID [--project P] [--agent X --model M] [--runtime-mode MODE] [--provider ID] [--roles R1,R2] [--channels C1,C2]
   reseal [--batch N]   re-seal every sealed value under the current content key
 
 Output is JSON on stdout; errors go to stderr with a non-zero exit.
@@ -157,12 +158,20 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		var maxWorkspaces, maxOpen, maxTurns optInt
 		fs.Var(&maxWorkspaces, "max-workspaces", "quota: live workspaces of the account (-1: the hub's default, WSHUB_MAX_WORKSPACES)")
 		fs.Var(&maxOpen, "max-open-messages", "quota: messages waiting in one workspace (-1: the hub's default, WSHUB_MAX_OPEN_MESSAGES)")
+		provider := fs.String("provider", "", "provider of the account's workspaces whose create names none (none: the hub's default)")
 		fs.Var(&maxTurns, "max-running-turns", "quota: turns of the account running at once; more wait their turn (-1: the hub's default, WSHUB_MAX_RUNNING_TURNS)")
 		if err := parse(fs, args, "account"); err != nil {
 			return nil, err
 		}
 		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v, Metered: metered.v,
 			MaxWorkspaces: maxWorkspaces.v, MaxOpenMessages: maxOpen.v, MaxRunningTurns: maxTurns.v}
+		if flagGiven(fs, "provider") {
+			p := *provider
+			if p == "none" {
+				p = ""
+			}
+			u.ProviderID = &p
+		}
 		switch *periodEnd {
 		case "":
 		case "none":
@@ -444,6 +453,9 @@ func accountJSON(a *core.Account) map[string]any {
 	if a.MaxRunningTurns != nil {
 		out["maxRunningTurns"] = *a.MaxRunningTurns
 	}
+	if a.ProviderID != "" {
+		out["providerId"] = a.ProviderID
+	}
 	return out
 }
 
@@ -509,9 +521,10 @@ func bindFlags(fs *flag.FlagSet, platform, teamFlag, teamUsage string) func() *c
 	agent := fs.String("agent", "", "default agent (agent_1..agent_4), with --model")
 	model := fs.String("model", "", "default model, with --agent")
 	mode := fs.String("runtime-mode", "", "runtimeMode of the workspaces started from "+platform+" (approval-required: the agent asks the thread)")
+	provider := fs.String("provider", "", "provider of the workspaces started from "+platform+" (default: the account's, else the hub's)")
 	return func() *core.ChatBinding {
 		return &core.ChatBinding{Platform: platform, TeamID: *team, AccountID: *id, ProjectID: *project, Agent: *agent, Model: *model,
-			RuntimeMode: *mode}
+			RuntimeMode: *mode, ProviderID: *provider}
 	}
 }
 
@@ -522,7 +535,7 @@ func bind(ctx context.Context, svc *core.Service, b *core.ChatBinding) (any, err
 		return nil, err
 	}
 	out := map[string]any{"platform": b.Platform, "accountId": b.AccountID, "projectId": b.ProjectID, "agent": b.Agent, "model": b.Model,
-		"runtimeMode": b.RuntimeMode}
+		"runtimeMode": b.RuntimeMode, "providerId": b.ProviderID}
 	if b.Platform == core.PlatformDiscord {
 		out["guild"], out["roles"], out["channels"] = b.TeamID, b.Roles, b.Channels
 	} else {

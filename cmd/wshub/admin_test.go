@@ -145,6 +145,16 @@ func TestAdminSetsAndClearsAccountQuotas(t *testing.T) {
 	if _, set := upd["maxWorkspaces"]; set || upd["maxOpenMessages"] != float64(0) {
 		t.Fatalf("expected the workspace quota back to the default and the other kept, got %v", upd)
 	}
+	upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--provider", "local")
+	if upd["providerId"] != "local" {
+		t.Fatalf("expected the account's provider set, got %v", upd)
+	}
+	if _, out := wshub(t, 1, "admin", "account", "update", "--account", id, "--provider", "process"); !strings.Contains(out, "not one of this hub's") {
+		t.Fatalf("expected a provider the hub lacks refused, got %q", out)
+	}
+	if upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--provider", "none"); upd["providerId"] != nil {
+		t.Fatalf("expected the account's provider cleared, got %v", upd)
+	}
 	_, out := wshub(t, 1, "admin", "account", "update", "--account", id, "--max-workspaces", "-2")
 	if !strings.Contains(out, "-1 for the hub's default") {
 		t.Fatalf("expected a negative quota refused, got %q", out)

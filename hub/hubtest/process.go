@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/adapters/machines"
+	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 )
 
@@ -19,6 +20,9 @@ import (
 func WithProcessProvider(t testing.TB) Option {
 	bin := WshubBinary(t)
 	return configOption(func(c *hub.Config) {
+		if len(c.Providers) == 0 { // local, and process beside it
+			c.Providers = []string{core.LocalProviderID}
+		}
 		c.Providers = append(c.Providers, machines.ProcessProviderID)
 		c.RuntimeProgram = bin
 	})
