@@ -295,11 +295,25 @@ func TestSandboxHidesProgramsOutsideItsPaths(t *testing.T) {
 	if err := os.Chmod(filepath.Join(bin, "claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(context.Background(), Options{StateDir: filepath.Join(l.data, "run"),
-		LookPath: func(string) (string, error) { return filepath.Join(bin, "claude"), nil }})
+	installed := true
+	lookPath := func(string) (string, error) {
+		if !installed {
+			return "", exec.ErrNotFound
+		}
+		return filepath.Join(bin, "claude"), nil
+	}
+	// Found at start: the hub refuses to start.
+	if _, err := New(context.Background(), Options{StateDir: filepath.Join(l.data, "run"), LookPath: lookPath}); err == nil ||
+		!strings.Contains(err.Error(), "WSHUB_SANDBOX_READONLY") {
+		t.Fatalf("expected a CLI the sandbox cannot see refused at start naming WSHUB_SANDBOX_READONLY, got %v", err)
+	}
+	// Installed there after the start: its turns end agent_not_installed, saying why.
+	installed = false
+	r, err := New(context.Background(), Options{StateDir: filepath.Join(l.data, "run"), LookPath: lookPath})
 	if err != nil {
 		t.Fatal(err)
 	}
+	installed = true
 	req := l.turn(core.NetworkFull, "hi")
 	res := r.RunTurn(context.Background(), req)
 	if res.FailureCode != core.FailureAgentNotInstalled || !strings.Contains(res.FailureMessage, "WSHUB_SANDBOX_READONLY") {

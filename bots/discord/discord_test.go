@@ -27,6 +27,10 @@ func discordHub(t testing.TB, f *fakeDiscord, bind *core.ChatBinding, opts ...hu
 	h := hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithConfig(func(c *hub.Config) {
 		c.DiscordBotToken, c.DiscordPublicKey, c.DiscordAppID = botToken, hex.EncodeToString(appPub), appID
 		c.DiscordHTTPClient = f.Client()
+		// Only turns longer than this get a status message: on a busy machine a quick
+		// turn could take 2 s, and these tests look for the reply alone (the status
+		// tests set their own).
+		c.ChatStatusEvery = time.Minute
 	})}, opts...)...)
 	if bind == nil {
 		bind = &core.ChatBinding{}

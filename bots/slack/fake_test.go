@@ -263,6 +263,10 @@ func slackHub(t testing.TB, f *fakeSlack, bind bool, opts ...hubtest.Option) *hu
 	t.Helper()
 	h := hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithConfig(func(c *hub.Config) {
 		c.SlackBotToken, c.SlackSigningSecret, c.SlackAPIURL = botToken, signingSecret, f.GetAPIURL()
+		// Only turns longer than this get a status message: on a busy machine a quick
+		// turn could take 2 s, and these tests look for the reply alone (the status
+		// tests set their own).
+		c.ChatStatusEvery = time.Minute
 	})}, opts...)...)
 	if bind {
 		bindTeam(t, h)

@@ -73,6 +73,7 @@ func TestSocketModeEventsStartWorkspaces(t *testing.T) {
 	agent := hubtest.FakeAgent(t)
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", agent), hubtest.WithConfig(func(c *hub.Config) {
 		c.SlackBotToken, c.SlackAppToken, c.SlackAPIURL = botToken, "xapp-test", s.GetAPIURL()
+		c.ChatStatusEvery = time.Minute // the reply alone, however busy the machine
 	}))
 	bindTeam(t, h)
 	const root = "1700000600.000100"
