@@ -58,6 +58,19 @@ func waitForFile(t *testing.T, path string) {
 	t.Fatalf("expected %s within a minute", path)
 }
 
+// waitForGone waits for the agent to remove path (a minute at most).
+func waitForGone(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); os.IsNotExist(err) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("expected %s removed within a minute", path)
+}
+
 func touch(t *testing.T, path string) {
 	t.Helper()
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
@@ -115,12 +128,17 @@ func TestStoreOutageShorterThanTheLeaseKeepsTheReply(t *testing.T) {
 // then goes on with the queue.
 func TestStoreOutageLongerThanTheLeaseKeepsTheReply(t *testing.T) {
 	t.Parallel()
-	const leaseFor = 2 * time.Second
+	// Long enough for the agent to answer within the lease on a busy machine: the
+	// turn must end before the worker gives up its claim.
+	const leaseFor = 5 * time.Second
 	h, px := startBehindProxy(t, leaseFor)
 	id, checkout := startWaitingTurn(t, h)
 	px.Cut()
+	cut := time.Now()
 	touch(t, filepath.Join(checkout, ".go"))
-	time.Sleep(2*leaseFor + time.Second) // the outage outlasts the lease: that is the case under test
+	waitForGone(t, filepath.Join(checkout, ".go")) // the agent has answered
+	// The outage outlasts the lease: that is the case under test.
+	time.Sleep(time.Until(cut.Add(2*leaseFor + time.Second)))
 	px.Restore()
 	waitFor(t, h, id, "both turns answered", idleAfterTurns(2))
 	want := "completed: reply: wait for it|completed: reply: next"
