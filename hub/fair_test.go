@@ -65,7 +65,7 @@ func (a tenant) waitUntil(t *testing.T, id, what string, cond func(ws map[string
 
 func working(ws map[string]any) bool { return ws["agentStatus"] == "working" }
 
-// Issue 26 item 3: with 2 slots, account A keeps both busy with 3-second turns and a
+// With 2 slots, account A keeps both busy with 3-second turns and a
 // backlog of five more messages in each workspace. B's one-line turn, sent just after,
 // gets the first slot that frees; before, it waited behind all of one of A's backlogs
 // (six turns: 15 s and more). What is asserted does not depend on the machine's speed:
