@@ -48,11 +48,13 @@ func TestLeaseFollowsTheDatabaseClock(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithClock(hubtest.NewClock()),
 		hubtest.WithAgentCommand("agent_1", waitingAgent),
-		hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 600 * time.Millisecond }))
+		// Each renewal may take a third of the lease: at 600 ms, a busy machine's
+		// database was slower than that, and the lease was lost for want of it.
+		hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 2 * time.Second }))
 	id := createWorkspace(t, h, "wait for it")
 	checkout := filepath.Join(h.Config.DataDir, "workspaces", id, "checkout")
 	waitForFile(t, filepath.Join(checkout, ".started"))
-	time.Sleep(2 * time.Second) // several leases by the database's clock
+	time.Sleep(5 * time.Second) // several leases by the database's clock
 	touch(t, filepath.Join(checkout, ".go"))
 	waitFor(t, h, id, "one turn answered", idleAfterTurns(1))
 	time.Sleep(500 * time.Millisecond)
