@@ -11,17 +11,6 @@ const (
 	PlatformDiscord = "discord"
 )
 
-// Chat-only codes: refusals a chat front-end words for people; never on the REST wire.
-const (
-	CodeChatNotBound       = "chat_not_bound"
-	CodeChatNoWorkspace    = "chat_no_workspace"
-	CodeChatProjectUnknown = "chat_project_unknown"
-	// CodeChatNotAllowed: the binding limits who may start or talk, or where.
-	CodeChatNotAllowed = "chat_not_allowed"
-	// CodeChatDirectMessage: workspaces are started and driven in a server's channels.
-	CodeChatDirectMessage = "chat_direct_message"
-)
-
 // ChatBinding lets a Slack team (or Discord guild) act for an account, with defaults
 // for the workspaces its members start.
 type ChatBinding struct {

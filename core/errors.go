@@ -34,7 +34,20 @@ func ErrorCode(err error) string {
 	return CodeInternal
 }
 
-// Wire codes. Every code the hub can answer with is listed here and nowhere else.
+// Chat-only codes: refusals a chat front-end words for people (bots/chat/words.go);
+// never on the REST wire, so they have no HTTP status.
+const (
+	CodeChatNotBound       = "chat_not_bound"
+	CodeChatNoWorkspace    = "chat_no_workspace"
+	CodeChatProjectUnknown = "chat_project_unknown"
+	// CodeChatNotAllowed: the binding limits who may start or talk, or where.
+	CodeChatNotAllowed = "chat_not_allowed"
+	// CodeChatDirectMessage: workspaces are started and driven in a server's channels.
+	CodeChatDirectMessage = "chat_direct_message"
+)
+
+// Wire codes. Every code the hub can answer with is listed here and nowhere else
+// (api/errors.go gives each its HTTP status; a test checks that none is missing).
 const (
 	// 400
 	CodeInvalidJSON            = "invalid_json"

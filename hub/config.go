@@ -1,6 +1,6 @@
-// Package hub assembles the hub from configuration: store, adapters, core and the HTTP
-// front-end (later the bots and jobs). cmd/wshub and the end-to-end tests share it, so
-// tests run the same wiring as production.
+// Package hub assembles the hub from configuration: store, adapters, core, the HTTP
+// front-end, the chat bots and the background jobs. cmd/wshub and the end-to-end tests
+// share it, so tests run the same wiring as production.
 package hub
 
 import (
