@@ -53,8 +53,14 @@ type RuntimeConfig struct {
 	// at once (each is git indexing and checking a pack: CPU and disk); more wait for a
 	// place (0: DefaultMaxConcurrentImports).
 	MaxConcurrentImports int
-	Log                  *slog.Logger
+	// Poll is how often a running turn looks for a stop request when no NOTIFY comes
+	// (LISTEN down), as the workers poll for work (0: DefaultStopPoll).
+	Poll time.Duration
+	Log  *slog.Logger
 }
+
+// DefaultStopPoll is how often a running turn looks for a stop request by itself.
+const DefaultStopPoll = 2 * time.Second
 
 // transition moves a leased workspace from its current state under the lease, in one
 // transaction; the caller has done the machine work that justifies it.

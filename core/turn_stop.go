@@ -1,9 +1,11 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
+	"time"
 )
 
 // Stopping a turn (issue 16): POST /v1/api/workspaces/{id}/turns/{turnId}/stop. The
@@ -64,8 +66,12 @@ func (s *Runtime) watchStop(ctx context.Context, ws *Workspace, turnID, messageI
 		return func() {}
 	}
 	wake, stop := s.wake.Wait(StopChannel, turnID)
+	// The NOTIFY is the quick way; the poll is the backstop for when LISTEN is down
+	// (the workers poll for work then, and a stop must not wait for the turn's end).
+	poll := time.NewTicker(cmp.Or(s.config.Poll, DefaultStopPoll))
 	done := make(chan struct{})
 	go func() {
+		defer poll.Stop()
 		for {
 			select {
 			case <-done:
@@ -73,6 +79,7 @@ func (s *Runtime) watchStop(ctx context.Context, ws *Workspace, turnID, messageI
 			case <-ctx.Done():
 				return
 			case <-wake:
+			case <-poll.C:
 			}
 			if m, err := s.store.GetMessage(ctx, ws.ID, messageID); err == nil && m.StopRequested {
 				cancel(ErrTurnStopped)

@@ -246,6 +246,33 @@ func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
 	}
 }
 
+// With LISTEN down (no NOTIFY reaches the hub), a stop request still reaches a running
+// local turn: the turn polls for it as the workers poll for work, rather than running
+// to its end.
+func TestStopReachesARunningTurnWithoutListen(t *testing.T) {
+	t.Parallel()
+	h := startRuntime(t, hubtest.WithoutListen())
+	id := createWorkspace(t, h, "sleep 60")
+	var running string
+	waitFor(t, h, id, "its turn running", func(map[string]any) bool {
+		msgs, _ := messages(t, h, id)
+		if len(msgs) > 0 && msgs[0].DeliveredAt {
+			running = msgs[0].TurnID
+		}
+		return running != ""
+	})
+	asked := time.Now()
+	h.Call("POST", "/v1/api/workspaces/"+id+"/turns/"+running+"/stop", h.Key, nil).Expect(t, 202, "")
+	ws := waitFor(t, h, id, "the turn ended", idleAfterTurns(1))
+	if lt := ws["lastTurn"].(map[string]any); lt["outcome"] != "interrupted" {
+		t.Fatalf("expected the turn stopped, got %v", lt)
+	}
+	// Stopped, not run to its end: the agent would have slept a minute.
+	if took := time.Since(asked); took > 30*time.Second {
+		t.Fatalf("expected the turn stopped long before its agent's minute was up, it ended after %s", took.Round(time.Second))
+	}
+}
+
 // streamB is stream for benchmarks: from the workspace's first event on.
 func streamB(b *testing.B, h *hubtest.Hub, id string) (<-chan sseEvent, func()) {
 	return stream(b, h, id, "")

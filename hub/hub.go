@@ -56,6 +56,8 @@ type Hub struct {
 	AgentLimits string
 	// fanout wakes remote runtimes' long polls from the LISTEN connection of Run.
 	fanout *postgres.Fanout
+	// noListen: Run does not LISTEN (Options.NoListen).
+	noListen bool
 }
 
 // SetRuntimeURL tells the process provider where runtimes reach the hub, unless
@@ -73,6 +75,9 @@ type Options struct {
 	// Admin opens the hub for an operator command: no agent turn runs in it, so there is
 	// no agent runner and the sandbox is not checked.
 	Admin bool
+	// NoListen runs the workers as when LISTEN fails: no NOTIFY reaches them, and they
+	// poll (tests of that fallback).
+	NoListen bool
 }
 
 // Open connects to the database and builds every part. The caller closes it.
@@ -184,7 +189,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds, DiskBytes: cfg.WorkspaceDiskBytes, Author: author},
 		Runner:    runner,
 		Runtime: core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, ApprovalTimeout: cfg.ApprovalTimeout,
-			ChatStatusEvery: cfg.ChatStatusEvery, MirrorMaxAge: cfg.MirrorMaxAge, MaxConcurrentImports: cfg.MaxConcurrentImports, Log: log},
+			ChatStatusEvery: cfg.ChatStatusEvery, MirrorMaxAge: cfg.MirrorMaxAge, MaxConcurrentImports: cfg.MaxConcurrentImports,
+			Poll: cfg.WorkerPoll, Log: log},
 		Turns:  m,
 		Sealed: store,
 		Remote: remote,
@@ -200,7 +206,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
 		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
 		StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst}})
-	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout,
+	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen,
 		AgentLimits: limits}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
@@ -227,7 +233,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 // ctx ends, and returns once running turns have been interrupted and recorded.
 func (h *Hub) Run(ctx context.Context) error {
 	var work, deliveries, chatEvents, chatReplies, chatStatuses jobs.Waker
-	if l, err := postgres.ListenFanout(ctx, h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
+	if h.noListen {
+		h.Log.Warn("LISTEN off; the workers poll only")
+	} else if l, err := postgres.ListenFanout(ctx, h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
 		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel, core.ApprovalChannel, core.ChatStatusChannel); err != nil {
 		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {

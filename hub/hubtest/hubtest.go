@@ -50,6 +50,9 @@ func configOption(f func(*hub.Config)) Option { return func(c *hub.Config, _ *hu
 // workspaces stay as the API leaves them (queued), which API tests rely on.
 func WithJobs() Option { return configOption(func(c *hub.Config) { c.MaxActiveWorkspaces = 4 }) }
 
+// WithoutListen runs the hub as when LISTEN fails: no NOTIFY reaches its workers.
+func WithoutListen() Option { return func(_ *hub.Config, o *hub.Options) { o.NoListen = true } }
+
 // WithClock injects the hub's clock (core's notion of now: timestamps, backoff, leases).
 func WithClock(clock core.Clock) Option {
 	return func(_ *hub.Config, o *hub.Options) { o.Clock = clock }
