@@ -104,7 +104,12 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return reseal(ctx, h, rest, stdout, stderr)
 	}
 	out, err := adminCommand(ctx, h.Service, cmd, rest)
-	if errors.Is(err, flag.ErrHelp) {
+	var usage usageError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 2
+	case errors.As(err, &usage):
+		fmt.Fprintf(stderr, "wshub admin %s: %v (wshub admin --help lists the flags)\n", cmd, err)
 		return 2
 	}
 	// A command can fail with something to show (a project kept failed, with its
@@ -498,19 +503,26 @@ func deliveryJSON(d *core.Delivery) map[string]any {
 
 // parse parses flags, refuses stray arguments and checks the required ones.
 func parse(fs *flag.FlagSet, args []string, required ...string) error {
+	fs.SetOutput(io.Discard) // the error is said once, by admin
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
 	for _, name := range required {
 		if fs.Lookup(name).Value.String() == "" {
-			return fmt.Errorf("--%s is required", name)
+			return usageError{fmt.Errorf("--%s is required", name)}
 		}
 	}
 	return nil
 }
+
+// usageError is a command line the command cannot read: exit 2, as for every command.
+type usageError struct{ error }
 
 // bindFlags declares the flags every chat binding takes (the team under the platform's
 // own name) and returns the binding they give once parsed.

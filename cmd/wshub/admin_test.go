@@ -165,16 +165,19 @@ func TestAdminErrors(t *testing.T) {
 	adminEnv(t)
 	cases := []struct {
 		args []string
+		code int // 2: a command line the command cannot read; 1: a refusal
 		want string
 	}{
-		{[]string{"admin", "account", "create"}, "--name is required"},
-		{[]string{"admin", "account", "create", "--name", "x", "--billing-period-end", "tomorrow"}, "--billing-period-end"},
-		{[]string{"admin", "account", "update", "--account", "acct_nope", "--entitled"}, "no such account"},
-		{[]string{"admin", "key", "create", "--account", "acct_nope", "--name", "k"}, "no such account"},
-		{[]string{"admin", "project", "add", "--account", "acct_nope", "--repository", "/tmp"}, "no such account"},
+		{[]string{"admin", "account", "create"}, 2, "--name is required"},
+		{[]string{"admin", "account", "create", "--name", "x", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"admin", "account", "create", "--name", "x", "--no-such-flag"}, 2, "no-such-flag"},
+		{[]string{"admin", "account", "create", "--name", "x", "--billing-period-end", "tomorrow"}, 1, "--billing-period-end"},
+		{[]string{"admin", "account", "update", "--account", "acct_nope", "--entitled"}, 1, "no such account"},
+		{[]string{"admin", "key", "create", "--account", "acct_nope", "--name", "k"}, 1, "no such account"},
+		{[]string{"admin", "project", "add", "--account", "acct_nope", "--repository", "/tmp"}, 1, "no such account"},
 	}
 	for _, c := range cases {
-		_, msg := wshub(t, 1, c.args...)
+		_, msg := wshub(t, c.code, c.args...)
 		if !strings.Contains(msg, c.want) {
 			t.Errorf("wshub %v: expected stderr to contain %q, got %q", c.args, c.want, msg)
 		}
@@ -191,7 +194,7 @@ func TestAdminWorkspaceCommands(t *testing.T) {
 			t.Errorf("workspace %s of an unknown id: expected 'no such workspace', got %q", verb, msg)
 		}
 	}
-	if _, msg := wshub(t, 1, "admin", "workspace", "archive"); !strings.Contains(msg, "--workspace is required") {
+	if _, msg := wshub(t, 2, "admin", "workspace", "archive"); !strings.Contains(msg, "--workspace is required") {
 		t.Errorf("expected --workspace to be required, got %q", msg)
 	}
 }
@@ -259,12 +262,15 @@ func TestAdminSlackBind(t *testing.T) {
 		"unknown agent":       {"--team", "T0123", "--account", id, "--agent", "agent_9", "--model", "m"},
 		"unknown account":     {"--team", "T0123", "--account", "acct_nope"},
 		"unknown project":     {"--team", "T0123", "--account", id, "--project", "prj_nope"},
-		"no team":             {"--account", id},
 		"unknown mode":        {"--team", "T0123", "--account", id, "--runtime-mode", "yolo"},
 	} {
 		if _, msg := wshub(t, 1, append([]string{"admin", "slack", "bind"}, args...)...); msg == "" {
 			t.Fatalf("%s: expected an error message", name)
 		}
+	}
+	// A flag the command requires, missing: a usage error.
+	if _, msg := wshub(t, 2, "admin", "slack", "bind", "--account", id); !strings.Contains(msg, "--team is required") {
+		t.Fatalf("expected --team required, got %q", msg)
 	}
 }
 
@@ -283,7 +289,7 @@ func TestAdminDiscordBind(t *testing.T) {
 	if r, _ := out["roles"].([]any); len(r) != 0 {
 		t.Fatalf("expected binding again without --roles to lift the limit, got %v", out)
 	}
-	if _, msg := wshub(t, 1, "admin", "discord", "bind", "--account", id); !strings.Contains(msg, "--guild is required") {
+	if _, msg := wshub(t, 2, "admin", "discord", "bind", "--account", id); !strings.Contains(msg, "--guild is required") {
 		t.Fatalf("expected --guild required, got %q", msg)
 	}
 }
