@@ -74,8 +74,7 @@ func (r *Runner) checkAgents() error {
 			continue // not installed: not listed
 		}
 		if !r.shows(path) {
-			problems = append(problems, fmt.Sprintf("%s (%s) is installed at %s, %v (/usr, /opt and WSHUB_SANDBOX_READONLY): install it under /usr or /opt, or add its directory to WSHUB_SANDBOX_READONLY",
-				clis[id].name, Programs[id], path, errProgramHidden))
+			problems = append(problems, hiddenProgram(fmt.Sprintf("%s (%s)", clis[id].name, Programs[id]), path).Error())
 		}
 	}
 	if len(problems) > 0 {
@@ -142,11 +141,20 @@ func (r *Runner) checkCommand(command string) error {
 
 // shows reports whether the sandbox shows path (or, for a link, what it names).
 func (r *Runner) shows(path string) bool {
+	_, ok := r.shown(path)
+	return ok
+}
+
+// shown is the path to run path by inside the sandbox: path itself, or for a link
+// outside the sandbox's paths, what it names; ok is false when neither is shown.
+func (r *Runner) shown(path string) (string, bool) {
 	if r.sandbox == nil || r.sandbox.visible(path) {
-		return true
+		return path, true
 	}
-	real, err := filepath.EvalSymlinks(path)
-	return err == nil && r.sandbox.visible(real)
+	if real, err := filepath.EvalSymlinks(path); err == nil && r.sandbox.visible(real) {
+		return real, true
+	}
+	return "", false
 }
 
 func exists(path string) bool {

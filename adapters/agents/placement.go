@@ -40,13 +40,15 @@ func (r *Runner) place(req core.TurnRequest) *placement {
 // program checks that a CLI program found on the hub's PATH is visible inside the
 // sandbox, and returns the path to run it by.
 func (p *placement) program(name, path string) (string, error) {
-	if p.r.sandbox == nil || p.r.sandbox.visible(path) {
-		return path, nil
+	if run, ok := p.r.shown(path); ok {
+		return run, nil
 	}
-	if real, err := filepath.EvalSymlinks(path); err == nil && p.r.sandbox.visible(real) {
-		return real, nil
-	}
-	return "", fmt.Errorf("%s is installed at %s, %w (/usr, /opt and WSHUB_SANDBOX_READONLY): install it under /usr or /opt, or add its directory to WSHUB_SANDBOX_READONLY", name, path, errProgramHidden)
+	return "", hiddenProgram(name, path)
+}
+
+// hiddenProgram says a program is where the sandbox does not show it, and the fix.
+func hiddenProgram(name, path string) error {
+	return fmt.Errorf("%s is installed at %s, %w (/usr, /opt and WSHUB_SANDBOX_READONLY): install it under /usr or /opt, or add its directory to WSHUB_SANDBOX_READONLY", name, path, errProgramHidden)
 }
 
 // showCommand makes the files a command agent's command names by absolute path (its

@@ -42,36 +42,15 @@ var _ core.RepoMirror = (*Mirror)(nil)
 // repository's default branch ("" when the repository is empty or HEAD names no
 // branch). Errors read as a short reason fit to show an operator.
 func (m *Mirror) Mirror(ctx context.Context, projectID, repository string) (path, defaultBranch string, err error) {
-	if err := checkProjectID(projectID); err != nil {
-		return "", "", err
-	}
-	repository, err = normaliseRepository(repository)
+	dir, path, repository, err := m.place(projectID, repository)
 	if err != nil {
 		return "", "", err
 	}
-	dir, err := filepath.Abs(m.dir())
-	if err != nil {
-		return "", "", fmt.Errorf("mirror directory: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", "", fmt.Errorf("mirror directory: %s", reasonOf(err, redactor{dir: dir}))
-	}
-	path = filepath.Join(dir, projectID+".git")
-
 	mu := m.lock(projectID)
 	mu.Lock()
 	defer mu.Unlock()
-
 	g := m.git(dir, path, repository)
-	switch _, serr := os.Stat(path); {
-	case errors.Is(serr, fs.ErrNotExist):
-		err = g.clone(ctx, dir, projectID, path, repository)
-	case serr != nil:
-		err = fmt.Errorf("mirror directory: %s", reasonOf(serr, g.redact))
-	default:
-		err = g.refresh(ctx, path, repository)
-	}
-	if err != nil {
+	if err := m.fetch(ctx, g, dir, projectID, path, repository); err != nil {
 		return "", "", err
 	}
 	branch, err := g.defaultBranch(ctx, path)
@@ -80,6 +59,38 @@ func (m *Mirror) Mirror(ctx context.Context, projectID, repository string) (path
 	}
 	stampFetched(path)
 	return path, branch, nil
+}
+
+// place checks the project id and the repository, and says where the project's mirror
+// goes: the mirrors' directory and the mirror's path in it, both absolute.
+func (m *Mirror) place(projectID, repository string) (dir, path, repo string, err error) {
+	if err := checkProjectID(projectID); err != nil {
+		return "", "", "", err
+	}
+	if repo, err = normaliseRepository(repository); err != nil {
+		return "", "", "", err
+	}
+	if dir, err = filepath.Abs(m.dir()); err != nil {
+		return "", "", "", fmt.Errorf("mirror directory: %w", err)
+	}
+	return dir, filepath.Join(dir, projectID+".git"), repo, nil
+}
+
+// fetch clones the mirror at path when this data directory has none, and fetches it
+// otherwise; the caller holds the project's lock. The mirror is this hub's cache of the
+// repository: one made under another data directory (an admin command run with another
+// WSHUB_DATA_DIR, a replica with a disk of its own) is not here, so it is made.
+func (m *Mirror) fetch(ctx context.Context, g *runner, dir, projectID, path, repository string) error {
+	switch _, err := os.Stat(path); {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("mirror directory: %s", reasonOf(err, g.redact))
+		}
+		return g.clone(ctx, dir, projectID, path, repository)
+	case err != nil:
+		return fmt.Errorf("mirror directory: %s", reasonOf(err, g.redact))
+	}
+	return g.refresh(ctx, path, repository)
 }
 
 // fetchedStamp, inside a mirror, is touched after each successful fetch: its time is
@@ -94,45 +105,22 @@ func stampFetched(path string) {
 }
 
 // Refresh fetches the project's mirror unless it was fetched less than maxAge ago, and
-// clones it when this data directory has none. Calls for one project are serialised, so workspaces provisioned together share
-// one fetch: those that waited find the mirror fresh. On error the mirror is as it was.
+// clones it when this data directory has none. Calls for one project are serialised, so
+// workspaces provisioned together share one fetch: those that waited find the mirror
+// fresh. On error the mirror is as it was.
 func (m *Mirror) Refresh(ctx context.Context, projectID, repository string, maxAge time.Duration) error {
-	if err := checkProjectID(projectID); err != nil {
-		return err
-	}
-	repository, err := normaliseRepository(repository)
+	dir, path, repository, err := m.place(projectID, repository)
 	if err != nil {
 		return err
 	}
-	dir, err := filepath.Abs(m.dir())
-	if err != nil {
-		return fmt.Errorf("mirror directory: %w", err)
-	}
-	path := filepath.Join(dir, projectID+".git")
 	mu := m.lock(projectID)
 	mu.Lock()
 	defer mu.Unlock()
 	if fi, err := os.Stat(filepath.Join(path, fetchedStamp)); err == nil && time.Since(fi.ModTime()) < maxAge {
 		return nil
 	}
-	g := m.git(dir, path, repository)
-	switch _, err := os.Stat(path); {
-	case errors.Is(err, fs.ErrNotExist):
-		// The mirror is this hub's cache of the repository: one made by another data
-		// directory (an admin command run with another WSHUB_DATA_DIR, a replica with a
-		// disk of its own) is not here, so it is made.
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("mirror directory: %s", reasonOf(err, redactor{dir: dir}))
-		}
-		if err := g.clone(ctx, dir, projectID, path, repository); err != nil {
-			return err
-		}
-	case err != nil:
-		return fmt.Errorf("the project's mirror: %s", reasonOf(err, redactor{dir: dir}))
-	default:
-		if err := g.refresh(ctx, path, repository); err != nil {
-			return err
-		}
+	if err := m.fetch(ctx, m.git(dir, path, repository), dir, projectID, path, repository); err != nil {
+		return err
 	}
 	stampFetched(path)
 	return nil
