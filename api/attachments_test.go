@@ -58,7 +58,7 @@ func attStored(t testing.TB, h *hubtest.Hub, wsID, assetID string) []byte {
 		Scan(&a.ID, &a.WorkspaceID, &a.MimeType, &a.OriginalName, &a.SizeBytes, &a.BlobKey); err != nil {
 		t.Fatalf("read asset row %s: %v", assetID, err)
 	}
-	b, err := h.Service.ReadAttachment(context.Background(), &a)
+	b, err := h.Service.Admin.ReadAttachment(context.Background(), &a)
 	if err != nil {
 		t.Fatalf("read asset bytes %s: %v", assetID, err)
 	}
@@ -487,7 +487,7 @@ func TestUploadAttachmentWorkspace(t *testing.T) {
 		h.NewProject(acct.ID, hubtest.GitRepo(t))
 		ws := msgsWorkspace(t, h, key, "")
 		yes := true
-		if _, err := h.Service.UpdateAccount(context.Background(), acct.ID, core.AccountUpdate{BillingHold: &yes}); err != nil {
+		if _, err := h.Service.Admin.UpdateAccount(context.Background(), acct.ID, core.AccountUpdate{BillingHold: &yes}); err != nil {
 			t.Fatal(err)
 		}
 		attAsset(t, attUpload(t, h, key, ws, "text/plain", []byte("x")))

@@ -143,7 +143,7 @@ func TestAuthRevocationIsImmediate(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t)
 	ctx := context.Background()
-	k, secret, err := h.Service.CreateAPIKey(ctx, h.Account.ID, "ci")
+	k, secret, err := h.Service.Admin.CreateAPIKey(ctx, h.Account.ID, "ci")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestAuthRevocationIsImmediate(t *testing.T) {
 	for range 3 {
 		h.Call("GET", "/v1/api/workspaces", secret, nil).Expect(t, 200, "")
 	}
-	if err := h.Service.RevokeAPIKey(ctx, k.ID); err != nil {
+	if err := h.Service.Admin.RevokeAPIKey(ctx, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, ep := range authEndpoints {
@@ -162,11 +162,11 @@ func TestAuthRevocationIsImmediate(t *testing.T) {
 	}
 	// The account's other key is untouched; revoking twice is refused.
 	h.Call("GET", "/v1/api/workspaces", h.Key, nil).Expect(t, 200, "")
-	if err := h.Service.RevokeAPIKey(ctx, k.ID); core.ErrorCode(err) != core.CodeNotFound {
+	if err := h.Service.Admin.RevokeAPIKey(ctx, k.ID); core.ErrorCode(err) != core.CodeNotFound {
 		t.Fatalf("second revoke: %v, want %s", err, core.CodeNotFound)
 	}
 	// A key acts on its own account: a second key of the same account sees the same data.
-	_, secret2, err := h.Service.CreateAPIKey(ctx, h.Account.ID, "second")
+	_, secret2, err := h.Service.Admin.CreateAPIKey(ctx, h.Account.ID, "second")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +211,11 @@ func TestAuthEntitlementRequired(t *testing.T) {
 	ctx := context.Background()
 	no, yes := false, true
 	h.Call("GET", "/v1/api/workspaces", h.Key, nil).Expect(t, 200, "")
-	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{Entitled: &no}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{Entitled: &no}); err != nil {
 		t.Fatal(err)
 	}
 	h.Call("GET", "/v1/api/workspaces", h.Key, nil).Expect(t, 403, core.CodeEntitlementRequired)
-	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{Entitled: &yes}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{Entitled: &yes}); err != nil {
 		t.Fatal(err)
 	}
 	h.Call("GET", "/v1/api/workspaces", h.Key, nil).Expect(t, 200, "")
@@ -496,13 +496,13 @@ func TestKeyLastUsed(t *testing.T) {
 		}
 		return out
 	}
-	keys, err := h.Service.AdminListAPIKeys(ctx, h.Account.ID)
+	keys, err := h.Service.Admin.ListAPIKeys(ctx, h.Account.ID)
 	if err != nil || len(keys) != 1 || keys[0].LastUsedAt != nil {
 		t.Fatalf("expected one key never used, got %+v, %v", keys, err)
 	}
 	h.Call("GET", "/v1/api/projects", h.Key, nil).Expect(t, 200, "")
 	first := lastUsed()
-	keys, _ = h.Service.AdminListAPIKeys(ctx, h.Account.ID)
+	keys, _ = h.Service.Admin.ListAPIKeys(ctx, h.Account.ID)
 	if keys[0].LastUsedAt == nil || time.Since(*keys[0].LastUsedAt) > time.Minute {
 		t.Fatalf("expected the key stamped as just used, got %+v", keys[0])
 	}
@@ -518,7 +518,7 @@ func TestKeyLastUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Call("GET", "/v1/api/projects", h.Key, nil).Expect(t, 200, "")
-	keys, _ = h.Service.AdminListAPIKeys(ctx, h.Account.ID)
+	keys, _ = h.Service.Admin.ListAPIKeys(ctx, h.Account.ID)
 	if time.Since(*keys[0].LastUsedAt) > time.Minute {
 		t.Fatalf("expected a stale stamp renewed, got %v", keys[0].LastUsedAt)
 	}

@@ -394,7 +394,7 @@ func TestSendMessageBillingAndEntitlement(t *testing.T) {
 	ctx := context.Background()
 	update := func(u core.AccountUpdate) {
 		t.Helper()
-		if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, u); err != nil {
+		if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, u); err != nil {
 			t.Fatalf("update account: %v", err)
 		}
 	}

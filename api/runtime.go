@@ -50,8 +50,8 @@ func (s *server) runtimeAuth(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-func runtimeCall(c *fiber.Ctx) (token, session string) {
-	return c.Locals(runtimeTokenKey{}).(string), c.Get(runtimewire.SessionHeader)
+func runtimeCall(c *fiber.Ctx) core.RuntimeCaller {
+	return core.RuntimeCaller{Token: c.Locals(runtimeTokenKey{}).(string), Session: c.Get(runtimewire.SessionHeader)}
 }
 
 // decodeRuntime reads a JSON body strictly (unknown fields refused); an empty body
@@ -82,8 +82,8 @@ func longPoll(c *fiber.Ctx) (time.Duration, error) {
 }
 
 func (s *server) runtimeHello(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
-	in, err := s.svc.Remote.Hello(c.UserContext(), token, session)
+	rc := runtimeCall(c)
+	in, err := s.svc.RuntimeAPI.Hello(c.UserContext(), rc)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -93,8 +93,8 @@ func (s *server) runtimeHello(c *fiber.Ctx) error {
 }
 
 func (s *server) runtimeHeartbeat(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
-	state, err := s.svc.Remote.Heartbeat(c.UserContext(), token, session)
+	rc := runtimeCall(c)
+	state, err := s.svc.RuntimeAPI.Heartbeat(c.UserContext(), rc)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -104,13 +104,13 @@ func (s *server) runtimeHeartbeat(c *fiber.Ctx) error {
 // runtimeCheckout streams the branch's bundle from a temporary file, unlinked once
 // open: a repository is too large to hold in memory.
 func (s *server) runtimeCheckout(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
+	rc := runtimeCall(c)
 	f, err := os.CreateTemp("", "wshub-checkout-*")
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
 	_ = os.Remove(f.Name())
-	head, err := s.svc.Remote.Checkout(c.UserContext(), token, session, f)
+	head, err := s.svc.RuntimeAPI.Checkout(c.UserContext(), rc, f)
 	if err == nil {
 		_, err = f.Seek(0, 0)
 	}
@@ -129,20 +129,20 @@ func (s *server) runtimeCheckout(c *fiber.Ctx) error {
 }
 
 func (s *server) runtimeReady(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
-	if err := s.svc.Remote.Ready(c.UserContext(), token, session); err != nil {
+	rc := runtimeCall(c)
+	if err := s.svc.RuntimeAPI.Ready(c.UserContext(), rc); err != nil {
 		return writeError(c, s.log, err)
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *server) runtimeNext(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
+	rc := runtimeCall(c)
 	wait, err := longPoll(c)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	t, err := s.svc.Remote.NextTurn(c.UserContext(), token, session, wait)
+	t, err := s.svc.RuntimeAPI.NextTurn(c.UserContext(), rc, wait)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -158,8 +158,8 @@ func (s *server) runtimeNext(c *fiber.Ctx) error {
 }
 
 func (s *server) runtimeAttachment(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
-	data, err := s.svc.Remote.Attachment(c.UserContext(), token, session, c.Params("assetId"))
+	rc := runtimeCall(c)
+	data, err := s.svc.RuntimeAPI.Attachment(c.UserContext(), rc, c.Params("assetId"))
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -168,8 +168,8 @@ func (s *server) runtimeAttachment(c *fiber.Ctx) error {
 }
 
 func (s *server) runtimeCommits(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
-	head, err := s.svc.Remote.UploadCommits(c.UserContext(), token, session, bytes.NewReader(c.Body()))
+	rc := runtimeCall(c)
+	head, err := s.svc.RuntimeAPI.UploadCommits(c.UserContext(), rc, bytes.NewReader(c.Body()))
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -177,7 +177,7 @@ func (s *server) runtimeCommits(c *fiber.Ctx) error {
 }
 
 func (s *server) runtimeReport(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
+	rc := runtimeCall(c)
 	var in runtimewire.Report
 	if err := decodeRuntime(c, &in); err != nil {
 		return writeError(c, s.log, err)
@@ -188,7 +188,7 @@ func (s *server) runtimeReport(c *fiber.Ctx) error {
 		rep.Committed, rep.Head = true, in.Commit.Head
 		rep.Files, rep.Insertions, rep.Deletions = in.Commit.Files, in.Commit.Insertions, in.Commit.Deletions
 	}
-	recorded, err := s.svc.Remote.ReportTurn(c.UserContext(), token, session, c.Params("turnId"), rep)
+	recorded, err := s.svc.RuntimeAPI.ReportTurn(c.UserContext(), rc, c.Params("turnId"), rep)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -196,7 +196,7 @@ func (s *server) runtimeReport(c *fiber.Ctx) error {
 }
 
 func (s *server) runtimeEvents(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
+	rc := runtimeCall(c)
 	var in runtimewire.Events
 	if err := decodeRuntime(c, &in); err != nil {
 		return writeError(c, s.log, err)
@@ -205,19 +205,19 @@ func (s *server) runtimeEvents(c *fiber.Ctx) error {
 	for i, e := range in.Events {
 		events[i] = core.TurnEvent{Type: core.TurnEventType(e.Type), Tool: e.Tool, Summary: e.Summary, Delta: e.Delta}
 	}
-	if err := s.svc.Remote.TurnEvents(c.UserContext(), token, session, c.Params("turnId"), in.First, events); err != nil {
+	if err := s.svc.RuntimeAPI.TurnEvents(c.UserContext(), rc, c.Params("turnId"), in.First, events); err != nil {
 		return writeError(c, s.log, err)
 	}
 	return c.SendStatus(fiber.StatusNoContent)
 }
 
 func (s *server) runtimeStopWait(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
+	rc := runtimeCall(c)
 	wait, err := longPoll(c)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	stop, err := s.svc.Remote.WaitStop(c.UserContext(), token, session, c.Params("turnId"), wait)
+	stop, err := s.svc.RuntimeAPI.WaitStop(c.UserContext(), rc, c.Params("turnId"), wait)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -225,7 +225,7 @@ func (s *server) runtimeStopWait(c *fiber.Ctx) error {
 }
 
 func (s *server) runtimeApproval(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
+	rc := runtimeCall(c)
 	var in runtimewire.Approval
 	if err := decodeRuntime(c, &in); err != nil {
 		return writeError(c, s.log, err)
@@ -233,7 +233,7 @@ func (s *server) runtimeApproval(c *fiber.Ctx) error {
 	if in.WaitSeconds < 0 || in.WaitSeconds > runtimewire.MaxWaitSeconds {
 		return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "waitSeconds must be 0 to %d", runtimewire.MaxWaitSeconds))
 	}
-	got, err := s.svc.Remote.Approve(c.UserContext(), token, session, c.Params("turnId"),
+	got, err := s.svc.RuntimeAPI.Approve(c.UserContext(), rc, c.Params("turnId"),
 		core.ApprovalAsk{Key: in.Key, Tool: in.Tool, Summary: in.Summary, Input: in.Input}, time.Duration(in.WaitSeconds)*time.Second)
 	if err != nil {
 		return writeError(c, s.log, err)
@@ -243,12 +243,12 @@ func (s *server) runtimeApproval(c *fiber.Ctx) error {
 }
 
 func (s *server) runtimeSetupFailed(c *fiber.Ctx) error {
-	token, session := runtimeCall(c)
+	rc := runtimeCall(c)
 	var in runtimewire.SetupFailed
 	if err := decodeRuntime(c, &in); err != nil {
 		return writeError(c, s.log, err)
 	}
-	if err := s.svc.Remote.SetupFailed(c.UserContext(), token, session, in.Detail); err != nil {
+	if err := s.svc.RuntimeAPI.SetupFailed(c.UserContext(), rc, in.Detail); err != nil {
 		return writeError(c, s.log, err)
 	}
 	return c.SendStatus(fiber.StatusNoContent)

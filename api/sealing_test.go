@@ -71,7 +71,7 @@ func TestContentIsSealedAtRest(t *testing.T) {
 	secret := r.Body["secret"].(string)
 	webhookID := r.Body["webhook"].(map[string]any)["webhookId"].(string)
 
-	keyRow, apiKey, err := h.Service.CreateAPIKey(ctx, h.Account.ID, "sealing")
+	keyRow, apiKey, err := h.Service.Admin.CreateAPIKey(ctx, h.Account.ID, "sealing")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestContentIsSealedAtRest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := h.Service.ReadAttachment(ctx, a)
+	got, err := h.Service.Admin.ReadAttachment(ctx, a)
 	if err != nil || !bytes.Equal(got, file) {
 		t.Fatalf("ReadAttachment = %d bytes, %v; want the uploaded file", len(got), err)
 	}

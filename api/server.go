@@ -60,8 +60,8 @@ var DefaultTimeouts = Timeouts{Read: 60 * time.Second, Write: 60 * time.Second, 
 type UseCases struct {
 	*core.Workspaces
 	*core.Webhooks
-	// Remote serves the runtime API of remote workspaces' machines (nil: not mounted).
-	Remote *core.Remote
+	// RuntimeAPI serves the runtime API of remote workspaces' machines (nil: not mounted).
+	RuntimeAPI *core.RuntimeAPI
 }
 
 type server struct {
@@ -162,7 +162,7 @@ func New(svc UseCases, opt Options) *fiber.App {
 		}
 		return c.JSON(body)
 	})
-	if svc.Remote != nil {
+	if svc.RuntimeAPI != nil {
 		mountRuntime(app, s)
 	}
 	v1 := app.Group(prefix, s.authenticate)

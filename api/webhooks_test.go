@@ -166,7 +166,7 @@ func TestWebhookDeleteWithoutEntitlement(t *testing.T) {
 	w1, _ := whCreate(t, h, key, "https://hooks.example.com/1", nil)
 	w2, _ := whCreate(t, h, key, "https://hooks.example.com/2", nil)
 	no := false
-	if _, err := h.Service.UpdateAccount(ctx, acct.ID, core.AccountUpdate{Entitled: &no}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, acct.ID, core.AccountUpdate{Entitled: &no}); err != nil {
 		t.Fatal(err)
 	}
 

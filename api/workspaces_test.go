@@ -689,7 +689,7 @@ func TestCreateWorkspaceBilling(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			h := hubtest.Start(t)
-			if _, err := h.Service.UpdateAccount(context.Background(), h.Account.ID, c.update); err != nil {
+			if _, err := h.Service.Admin.UpdateAccount(context.Background(), h.Account.ID, c.update); err != nil {
 				t.Fatalf("update account: %v", err)
 			}
 			for i, body := range []map[string]any{withAgent(nil), withAgent(map[string]any{"prompt": "hi"})} {
@@ -728,10 +728,10 @@ func TestCreateWorkspaceBillingCheckOrder(t *testing.T) {
 		t.Run(upd.name, func(t *testing.T) {
 			// Reset, then apply this flag alone.
 			no := false
-			if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{BillingHold: &no, Metered: &no, ClearBillingPeriod: true}); err != nil {
+			if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{BillingHold: &no, Metered: &no, ClearBillingPeriod: true}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, upd.u); err != nil {
+			if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, upd.u); err != nil {
 				t.Fatal(err)
 			}
 			cases := []struct {
@@ -768,7 +768,7 @@ func TestCreateWorkspaceBillingCheckOrder(t *testing.T) {
 	}
 	// A key refused for billing was not burned: once billing is fine it creates.
 	no := false
-	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{BillingHold: &no, Metered: &no, ClearBillingPeriod: true}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{BillingHold: &no, Metered: &no, ClearBillingPeriod: true}); err != nil {
 		t.Fatal(err)
 	}
 	h.Call("POST", workspacesPath, h.Key, withAgent(map[string]any{"projectId": h.Project.ID}), "Idempotency-Key", "held-key").Expect(t, 201, "")
@@ -1078,7 +1078,7 @@ func TestListAndGetWorkspaces(t *testing.T) {
 	}
 
 	// Several keys of one account see the same workspaces.
-	_, keyA2, err := h.Service.CreateAPIKey(ctx, h.Account.ID, "second")
+	_, keyA2, err := h.Service.Admin.CreateAPIKey(ctx, h.Account.ID, "second")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1103,14 +1103,14 @@ func TestWorkspacesCheckOrder(t *testing.T) {
 	h.NewProject(notEntitled.ID, hubtest.GitRepo(t))
 	lost, lostKey, _ := newTenant(t, h)
 	f := false
-	if _, err := h.Service.UpdateAccount(ctx, lost.ID, core.AccountUpdate{Entitled: &f}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, lost.ID, core.AccountUpdate{Entitled: &f}); err != nil {
 		t.Fatal(err)
 	}
-	revoked, revokedKey, err := h.Service.CreateAPIKey(ctx, h.Account.ID, "to revoke")
+	revoked, revokedKey, err := h.Service.Admin.CreateAPIKey(ctx, h.Account.ID, "to revoke")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Service.RevokeAPIKey(ctx, revoked.ID); err != nil {
+	if err := h.Service.Admin.RevokeAPIKey(ctx, revoked.ID); err != nil {
 		t.Fatal(err)
 	}
 	badKey := "svc_" + strings.Repeat("A", 43)

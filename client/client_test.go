@@ -313,7 +313,7 @@ func TestClientWaitsOutRetryAfterButNotAQuota(t *testing.T) {
 	}
 
 	zero := 0
-	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{MaxWorkspaces: &zero}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{MaxWorkspaces: &zero}); err != nil {
 		t.Fatal(err)
 	}
 	quick := newClient(t, h, client.WithRetry(client.Retry{Attempts: 1}))

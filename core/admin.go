@@ -121,13 +121,13 @@ func (s *Admin) CountWork(ctx context.Context) (*WorkCounts, error) {
 	return s.store.CountWork(ctx)
 }
 
-// AdminListAccounts lists every account for the operator.
-func (s *Admin) AdminListAccounts(ctx context.Context) ([]*Account, error) {
+// ListAccounts lists every account for the operator.
+func (s *Admin) ListAccounts(ctx context.Context) ([]*Account, error) {
 	return s.store.ListAccounts(ctx)
 }
 
-// AdminListAPIKeys lists an account's keys (never their secrets, which are not kept).
-func (s *Admin) AdminListAPIKeys(ctx context.Context, accountID string) ([]*APIKey, error) {
+// ListAPIKeys lists an account's keys (never their secrets, which are not kept).
+func (s *Admin) ListAPIKeys(ctx context.Context, accountID string) ([]*APIKey, error) {
 	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
 		return nil, notFound(err, CodeNotFound, "no such account")
 	}
@@ -262,9 +262,9 @@ func (s *Admin) requireBranch(ctx context.Context, p *Project, branch string) er
 	return nil
 }
 
-// AdminUpdateProject changes a project's settings. Network and push apply from the next
+// UpdateProject changes a project's settings. Network and push apply from the next
 // turn of each of its workspaces; the default branch to workspaces created after.
-func (s *Admin) AdminUpdateProject(ctx context.Context, in UpdateProjectInput) (*Project, error) {
+func (s *Admin) UpdateProject(ctx context.Context, in UpdateProjectInput) (*Project, error) {
 	if in.Network != nil && !ValidNetwork(*in.Network) {
 		return nil, errNetwork(*in.Network)
 	}
@@ -305,10 +305,10 @@ func (s *Admin) AdminUpdateProject(ctx context.Context, in UpdateProjectInput) (
 	return p, nil
 }
 
-// AdminRefreshProject fetches a project's repository now: a ready project's mirror is
+// RefreshProject fetches a project's repository now: a ready project's mirror is
 // fetched in place (it stays ready, so creates go on); any other is prepared again
 // (a failed add retried, with the default branch detected).
-func (s *Admin) AdminRefreshProject(ctx context.Context, projectID string) (*Project, error) {
+func (s *Admin) RefreshProject(ctx context.Context, projectID string) (*Project, error) {
 	p, err := s.liveProject(ctx, projectID)
 	if err != nil {
 		return nil, err
@@ -329,8 +329,8 @@ func (s *Admin) liveProject(ctx context.Context, id string) (*Project, error) {
 	return p, notFound(err, CodeNotFound, "no such project")
 }
 
-// AdminListProjects lists an account's projects for the operator.
-func (s *Admin) AdminListProjects(ctx context.Context, accountID string) ([]*Project, error) {
+// ListProjects lists an account's projects for the operator.
+func (s *Admin) ListProjects(ctx context.Context, accountID string) ([]*Project, error) {
 	return s.store.ListProjects(ctx, accountID)
 }
 
@@ -349,4 +349,6 @@ type adminStore interface {
 	TxStore
 	AccountQueries
 	ProjectQueries
+	ChatQueries
+	DeliveryQueries
 }

@@ -135,7 +135,7 @@ func cutSummary(s string) string {
 
 // askApproval is TurnRequest.Approve for a turn this hub runs: the ask is recorded
 // (once per key), announced, and waited for until decided, timed out or ctx ends.
-func (s *Runtime) askApproval(ctx context.Context, ws *Workspace, turnID string, events *eventRecorder, ask ApprovalAsk) ApprovalAnswer {
+func (s *Worker) askApproval(ctx context.Context, ws *Workspace, turnID string, events *eventRecorder, ask ApprovalAsk) ApprovalAnswer {
 	// The agent's earlier steps go out first: the ask follows them in the stream.
 	events.sync()
 	a, err := s.requestApproval(ctx, ws, turnID, ask)
@@ -156,7 +156,7 @@ func (s *Runtime) askApproval(ctx context.Context, ws *Workspace, turnID string,
 // threads' messages, in one transaction. An ask past MaxApprovalsPerTurn is recorded
 // as denied; one whose input is too large to show whole (or not JSON) is denied too,
 // and its events say why.
-func (s *Runtime) requestApproval(ctx context.Context, ws *Workspace, turnID string, ask ApprovalAsk) (*Approval, error) {
+func (s *Worker) requestApproval(ctx context.Context, ws *Workspace, turnID string, ask ApprovalAsk) (*Approval, error) {
 	ask.Key = strings.TrimSpace(ask.Key)
 	if ask.Key == "" || len(ask.Key) > maxApprovalKey {
 		ask.Key = DerivedID("", ask.Tool, ask.Summary, string(ask.Input))
@@ -230,7 +230,7 @@ const untilDecided time.Duration = -1
 // recordRefusal writes the events of an ask the hub denied without asking anyone
 // because of its input: what was asked (without the input it could not show) and why
 // it was denied. An ask past the per-turn cap writes none: the stream stays bounded.
-func (s *Runtime) recordRefusal(ctx context.Context, q Queries, a *Approval, ask ApprovalAsk) error {
+func (s *Worker) recordRefusal(ctx context.Context, q Queries, a *Approval, ask ApprovalAsk) error {
 	if a.DecidedBy == decidedByLimit {
 		return nil
 	}
@@ -255,7 +255,7 @@ func (s *Runtime) recordRefusal(ctx context.Context, q Queries, a *Approval, ask
 // awaitApproval waits for a decision on approval id: until it is taken, it expires
 // (then it is decided timed_out here), ctx ends (an error), or maxWait passes (>= 0;
 // the approval is returned still pending; 0 looks once and does not wait).
-func (s *Runtime) awaitApproval(ctx context.Context, workspaceID, id string, maxWait time.Duration) (*Approval, error) {
+func (s *Worker) awaitApproval(ctx context.Context, workspaceID, id string, maxWait time.Duration) (*Approval, error) {
 	var give <-chan time.Time
 	if maxWait > 0 {
 		t := time.NewTimer(maxWait)
@@ -299,7 +299,7 @@ func (s *Runtime) awaitApproval(ctx context.Context, workspaceID, id string, max
 
 // settleApproval decides a pending approval without a person (a timeout) and
 // returns it as it stands after.
-func (s *Runtime) settleApproval(ctx context.Context, a *Approval, status ApprovalStatus, by string) (*Approval, error) {
+func (s *Worker) settleApproval(ctx context.Context, a *Approval, status ApprovalStatus, by string) (*Approval, error) {
 	err := s.store.InTx(ctx, func(q Queries) error {
 		return decideIn(ctx, q, s.kernel, a, status, by)
 	})
@@ -347,7 +347,7 @@ func decideIn(ctx context.Context, q Queries, k kernel, a *Approval, status Appr
 
 // closeApprovals closes the turn's pending approvals inside the transaction that
 // records the turn, so nothing can decide them after.
-func (s *Runtime) closeApprovals(ctx context.Context, q Queries, workspaceID, turnID string) error {
+func (s *Worker) closeApprovals(ctx context.Context, q Queries, workspaceID, turnID string) error {
 	now := s.clock.Now()
 	ids, err := q.CloseApprovals(ctx, workspaceID, turnID, now)
 	if err != nil || len(ids) == 0 {
@@ -448,7 +448,7 @@ type approvalEventBody struct {
 
 // emitApprovalRequested writes the ask's webhook event and its deliveries, like a
 // finished turn's (same outbox, same signature).
-func (s *Runtime) emitApprovalRequested(ctx context.Context, q Queries, ws *Workspace, a *Approval, ask ApprovalAsk) error {
+func (s *Worker) emitApprovalRequested(ctx context.Context, q Queries, ws *Workspace, a *Approval, ask ApprovalAsk) error {
 	id := DerivedID(PrefixEvent, "approval.requested", ws.ID, a.ID)
 	body, err := json.Marshal(approvalEventBody{
 		eventHead: eventHead{EventID: id, Type: WebhookApprovalRequested, CreatedAt: a.CreatedAt.UnixMilli(),
@@ -471,9 +471,9 @@ type RemoteApproval struct {
 // Approve records an ask of the runtime's running turn (once per key) and waits up
 // to wait for its decision; a still pending approval is returned as such, and the
 // runtime asks again (the hub's timeout, not the runtime's, denies it).
-func (r *Remote) Approve(ctx context.Context, token, session, turnID string, ask ApprovalAsk, wait time.Duration) (*RemoteApproval, error) {
+func (r *RuntimeAPI) Approve(ctx context.Context, rc RuntimeCaller, turnID string, ask ApprovalAsk, wait time.Duration) (*RemoteApproval, error) {
 	var ws *Workspace
-	err := r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
+	err := r.locked(ctx, rc, func(q Queries, cur *Workspace) error {
 		m, err := inFlight(ctx, q, cur.ID, turnID)
 		if err != nil {
 			return err

@@ -162,7 +162,7 @@ func (s *Workspaces) UploadAttachment(ctx context.Context, acct *Account, worksp
 }
 
 // ReadAttachment returns the plaintext bytes of an asset (runtime and chat use it).
-func (s *Workspaces) ReadAttachment(ctx context.Context, a *Asset) ([]byte, error) {
+func (s *Admin) ReadAttachment(ctx context.Context, a *Asset) ([]byte, error) {
 	return readAttachment(ctx, s.kernel, s.blobs, a)
 }
 

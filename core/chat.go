@@ -110,6 +110,14 @@ type Chat struct {
 	workspaces *Workspaces
 }
 
+// ChatQueues are the chat inbox and outboxes the background jobs work through: events
+// in, and replies, notices and turn statuses out.
+type ChatQueues struct {
+	kernel
+	store      chatStore
+	workspaces *Workspaces
+}
+
 // chatStore is what Chat reads and writes.
 type chatStore interface {
 	TxStore

@@ -59,7 +59,7 @@ func (s *Chat) Act(ctx context.Context, a ChatAction) (*ChatActionResult, error)
 	var sess *ChatSession
 	var err error
 	if a.Place.ChannelID == "" {
-		sess, err = s.ChatSessionForThread(ctx, a.Place.Platform, a.Place.TeamID, a.Place.ThreadID)
+		sess, err = s.ChatSessionForThread(ctx, a.Place)
 	} else {
 		sess, err = s.ChatSessionFor(ctx, a.Place)
 	}
@@ -177,7 +177,7 @@ func openApprovalNotice(n *ChatNotice) error {
 
 // openDecidedNotice reads an approval_decided notice into n: the decision (its own
 // text) and the question and message of the approval notice it refers to.
-func (s *Chat) openDecidedNotice(c *ClaimedChatNotice, n *ChatNotice) error {
+func (s *ChatQueues) openDecidedNotice(c *ClaimedChatNotice, n *ChatNotice) error {
 	var d approvalDecision
 	if err := json.Unmarshal([]byte(n.Text), &d); err != nil {
 		return fmt.Errorf("approval decided notice: %w", err)

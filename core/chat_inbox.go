@@ -17,10 +17,22 @@ func chatEventBinding(platform, eventID string) string {
 	return "chatevent:" + platform + ":" + eventID
 }
 
+// ChatArrival is an event a bot received from its platform and verified (a signed
+// request, the Socket Mode or gateway connection): the chat inbox's scope. Handling
+// it later finds the binding and the session from what it says.
+type ChatArrival struct {
+	Platform string
+	EventID  string
+	// ThreadKey orders the events of one thread: they are handled one at a time.
+	ThreadKey string
+	Payload   []byte
+}
+
 // AcceptChatEvent stores a received event for the inbox worker and wakes it. It is
 // what a platform webhook does before acknowledging, so it must be quick; false means
 // the event was seen before (a retry) and nothing more is to be done.
-func (s *Chat) AcceptChatEvent(ctx context.Context, platform, eventID, threadKey string, payload []byte) (bool, error) {
+func (s *Chat) AcceptChatEvent(ctx context.Context, in ChatArrival) (bool, error) {
+	platform, eventID, threadKey, payload := in.Platform, in.EventID, in.ThreadKey, in.Payload
 	if eventID == "" {
 		return false, Errorf(CodeInvalidRequest, "the event has no id")
 	}
@@ -50,7 +62,7 @@ type ChatEventHandler func(ctx context.Context, payload []byte) ([]ChatNotice, e
 // events in order), settling each: done (with what the bot said queued), retried
 // later, or failed after the last try.
 // It reports each one settled.
-func (s *Chat) HandleChatEvents(ctx context.Context, leaseFor time.Duration, limit int, handlers map[string]ChatEventHandler) ([]ChatEventReport, error) {
+func (s *ChatQueues) HandleChatEvents(ctx context.Context, leaseFor time.Duration, limit int, handlers map[string]ChatEventHandler) ([]ChatEventReport, error) {
 	events, err := s.ClaimChatEvents(ctx, leaseFor, limit)
 	if err != nil {
 		return nil, err
@@ -68,7 +80,7 @@ func (s *Chat) HandleChatEvents(ctx context.Context, leaseFor time.Duration, lim
 
 // ClaimChatEvents leases up to limit due inbox events (each thread's oldest pending
 // only, so a thread is handled in order) under a fresh claim token.
-func (s *Chat) ClaimChatEvents(ctx context.Context, leaseFor time.Duration, limit int) ([]*ChatEvent, error) {
+func (s *ChatQueues) ClaimChatEvents(ctx context.Context, leaseFor time.Duration, limit int) ([]*ChatEvent, error) {
 	events, err := s.store.ClaimChatEvents(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat events: %w", err)
@@ -79,7 +91,7 @@ func (s *Chat) ClaimChatEvents(ctx context.Context, leaseFor time.Duration, limi
 // HandleChatEvent runs the platform's handler on a claimed event and settles it under
 // its lease: done (with what the bot said queued), retried later, or failed after the
 // last try; released, not counted, when the hub is stopping.
-func (s *Chat) HandleChatEvent(ctx context.Context, e *ChatEvent, handlers map[string]ChatEventHandler) (ChatEventReport, error) {
+func (s *ChatQueues) HandleChatEvent(ctx context.Context, e *ChatEvent, handlers map[string]ChatEventHandler) (ChatEventReport, error) {
 	said, err := s.handleChatEvent(ctx, e, handlers[e.Platform])
 	released := s.judgeChatEvent(e, err, ctx.Err() != nil)
 	if err := s.settleChatEvent(context.WithoutCancel(ctx), e, said); err != nil {
@@ -91,7 +103,7 @@ func (s *Chat) HandleChatEvent(ctx context.Context, e *ChatEvent, handlers map[s
 // judgeChatEvent sets what handling did to e: done, retried with backoff, or failed
 // after the last try. A handling cut short by the hub stopping is not a try: the event
 // is due again at once (released).
-func (s *Chat) judgeChatEvent(e *ChatEvent, err error, stopping bool) (released bool) {
+func (s *ChatQueues) judgeChatEvent(e *ChatEvent, err error, stopping bool) (released bool) {
 	now := s.clock.Now()
 	if err != nil && stopping {
 		e.Status, e.NextAt = "pending", now
@@ -112,7 +124,7 @@ func (s *Chat) judgeChatEvent(e *ChatEvent, err error, stopping bool) (released 
 	return false
 }
 
-func (s *Chat) handleChatEvent(ctx context.Context, e *ChatEvent, handle ChatEventHandler) ([]ChatNotice, error) {
+func (s *ChatQueues) handleChatEvent(ctx context.Context, e *ChatEvent, handle ChatEventHandler) ([]ChatNotice, error) {
 	if handle == nil {
 		return nil, fmt.Errorf("no handler for platform %s", e.Platform)
 	}

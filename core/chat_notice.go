@@ -15,7 +15,7 @@ func chatNoticeBinding(platform, key string) string {
 // the bot had to say, in one transaction: an event is answered exactly when it is
 // settled done, so a retried event never repeats its answer. Nothing is written when
 // the lease was lost (another worker handles the event again and says it then).
-func (s *Chat) settleChatEvent(ctx context.Context, e *ChatEvent, said []ChatNotice) error {
+func (s *ChatQueues) settleChatEvent(ctx context.Context, e *ChatEvent, said []ChatNotice) error {
 	var queued []*QueuedChatNotice
 	if e.Status == "done" {
 		for i, n := range said {
@@ -51,7 +51,7 @@ func queueFailureNotices(ctx context.Context, q Queries, now time.Time, ws *Work
 
 // PostChatNotices claims due notices and posts each through the platform's poster,
 // outside any transaction, settling it under the lease. It reports each one settled.
-func (s *Chat) PostChatNotices(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
+func (s *ChatQueues) PostChatNotices(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {
 	claimed, err := s.ClaimChatNotices(ctx, leaseFor, limit)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func (s *Chat) PostChatNotices(ctx context.Context, leaseFor time.Duration, limi
 
 // ClaimChatNotices leases up to limit due notices (each thread's oldest pending only,
 // and a failure notice only after its thread's pending replies).
-func (s *Chat) ClaimChatNotices(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatNotice, error) {
+func (s *ChatQueues) ClaimChatNotices(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatNotice, error) {
 	claimed, err := s.store.ClaimChatNotices(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat notices: %w", err)
@@ -70,7 +70,7 @@ func (s *Chat) ClaimChatNotices(ctx context.Context, leaseFor time.Duration, lim
 }
 
 // PostChatNotice posts a claimed notice and settles it under the lease.
-func (s *Chat) PostChatNotice(ctx context.Context, c *ClaimedChatNotice, posters map[string]ChatPoster) (ChatPostReport, error) {
+func (s *ChatQueues) PostChatNotice(ctx context.Context, c *ClaimedChatNotice, posters map[string]ChatPoster) (ChatPostReport, error) {
 	return postOne(ctx, s, "notice", c,
 		func(c *ClaimedChatNotice) ChatPostResult { return s.postChatNotice(ctx, c, posters[c.Place.Platform]) },
 		func(ctx context.Context, c *ClaimedChatNotice) error {
@@ -83,7 +83,7 @@ func (c *ClaimedChatNotice) postState() *ChatPostState { return &c.ChatPostState
 func (c *ClaimedChatNotice) where() ChatPlace          { return c.Place }
 func (c *ClaimedChatNotice) logAttrs() []any           { return []any{"notice", c.Key} }
 
-func (s *Chat) postChatNotice(ctx context.Context, c *ClaimedChatNotice, poster ChatPoster) ChatPostResult {
+func (s *ChatQueues) postChatNotice(ctx context.Context, c *ClaimedChatNotice, poster ChatPoster) ChatPostResult {
 	if poster == nil {
 		return ChatPostResult{Error: "no poster for platform " + c.Place.Platform, PartsPosted: c.PartsPosted}
 	}

@@ -21,7 +21,7 @@ func queueChatReplies(ctx context.Context, q Queries, ws *Workspace, reply *Mess
 }
 
 // ClaimChatReplies leases up to limit due replies (each thread's oldest pending only).
-func (s *Chat) ClaimChatReplies(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatReply, error) {
+func (s *ChatQueues) ClaimChatReplies(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatReply, error) {
 	claimed, err := s.store.ClaimChatDeliveries(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat replies: %w", err)
@@ -31,7 +31,7 @@ func (s *Chat) ClaimChatReplies(ctx context.Context, leaseFor time.Duration, lim
 
 // PostChatReply posts a claimed reply through its platform's poster, outside any
 // transaction, and settles it under the lease.
-func (s *Chat) PostChatReply(ctx context.Context, c *ClaimedChatReply, posters map[string]ChatPoster) (ChatPostReport, error) {
+func (s *ChatQueues) PostChatReply(ctx context.Context, c *ClaimedChatReply, posters map[string]ChatPoster) (ChatPostReport, error) {
 	return postOne(ctx, s, "reply", c,
 		func(c *ClaimedChatReply) ChatPostResult { return s.postChatReply(ctx, c, posters[c.Place.Platform]) },
 		func(ctx context.Context, c *ClaimedChatReply) error {
@@ -68,7 +68,7 @@ func (c *ClaimedChatReply) logAttrs() []any {
 
 // postOne posts a claimed row outside any transaction, judges the post and settles the
 // row under the lease: what replies and notices share.
-func postOne[T chatOutboxRow](ctx context.Context, s *Chat, kind string, c T,
+func postOne[T chatOutboxRow](ctx context.Context, s *ChatQueues, kind string, c T,
 	post func(T) ChatPostResult, settle func(context.Context, T) error) (ChatPostReport, error) {
 	res := post(c)
 	rep := s.judgePost(c.postState(), res, ctx.Err() != nil)
@@ -87,7 +87,7 @@ func postOne[T chatOutboxRow](ctx context.Context, s *Chat, kind string, c T,
 // retried (after the platform's Retry-After, else with backoff), or failed when the
 // error is permanent or the attempts are spent. A post cut short by the hub stopping
 // is not a failed try: it is due again at once.
-func (s *Chat) judgePost(st *ChatPostState, res ChatPostResult, stopping bool) ChatPostReport {
+func (s *ChatQueues) judgePost(st *ChatPostState, res ChatPostResult, stopping bool) ChatPostReport {
 	st.PartsPosted = max(st.PartsPosted, res.PartsPosted)
 	st.LastError = res.Error
 	now := s.clock.Now()
@@ -117,7 +117,7 @@ func (s *Chat) judgePost(st *ChatPostState, res ChatPostResult, stopping bool) C
 	return rep
 }
 
-func (s *Chat) postChatReply(ctx context.Context, c *ClaimedChatReply, poster ChatPoster) ChatPostResult {
+func (s *ChatQueues) postChatReply(ctx context.Context, c *ClaimedChatReply, poster ChatPoster) ChatPostResult {
 	if poster == nil {
 		return ChatPostResult{Error: "no poster for platform " + c.Place.Platform, PartsPosted: c.PartsPosted}
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // BindChat binds a team to an account (operator command), with optional defaults.
-func (s *Chat) BindChat(ctx context.Context, b *ChatBinding) error {
+func (s *Admin) BindChat(ctx context.Context, b *ChatBinding) error {
 	if b.Platform != PlatformSlack && b.Platform != PlatformDiscord {
 		return Errorf(CodeInvalidRequest, "platform must be slack or discord")
 	}
@@ -83,9 +83,10 @@ func (s *Chat) ChatSessionFor(ctx context.Context, place ChatPlace) (*ChatSessio
 
 // ChatSessionForThread resolves the session of a message in a thread the hub knows
 // by the thread's id alone (a Discord thread is a channel; its messages do not name
-// the parent). CodeChatNoWorkspace when the thread has no workspace.
-func (s *Chat) ChatSessionForThread(ctx context.Context, platform, teamID, threadID string) (*ChatSession, error) {
-	t, err := s.store.GetChatThreadByThread(ctx, platform, teamID, threadID)
+// the parent: the place's ChannelID is not read). CodeChatNoWorkspace when the thread
+// has no workspace.
+func (s *Chat) ChatSessionForThread(ctx context.Context, place ChatPlace) (*ChatSession, error) {
+	t, err := s.store.GetChatThreadByThread(ctx, place.Platform, place.TeamID, place.ThreadID)
 	if err != nil {
 		return nil, notFound(err, CodeChatNoWorkspace, "this thread has no workspace")
 	}
@@ -93,9 +94,10 @@ func (s *Chat) ChatSessionForThread(ctx context.Context, platform, teamID, threa
 }
 
 // KnownChatThread reports whether the thread has a workspace: a front-end that
-// receives every message stores only those its threads need.
-func (s *Chat) KnownChatThread(ctx context.Context, platform, teamID, threadID string) (bool, error) {
-	_, err := s.store.GetChatThreadByThread(ctx, platform, teamID, threadID)
+// receives every message stores only those its threads need. As for
+// ChatSessionForThread, the place's ChannelID is not read.
+func (s *Chat) KnownChatThread(ctx context.Context, place ChatPlace) (bool, error) {
+	_, err := s.store.GetChatThreadByThread(ctx, place.Platform, place.TeamID, place.ThreadID)
 	if errors.Is(err, ErrNoRows) {
 		return false, nil
 	}
@@ -170,5 +172,5 @@ func (s *Chat) ArchiveThread(ctx context.Context, sess *ChatSession) (*Workspace
 	if _, err := s.workspaces.GetWorkspace(ctx, sess.Account, sess.Thread.WorkspaceID); err != nil {
 		return nil, err
 	}
-	return s.workspaces.ArchiveWorkspace(ctx, sess.Thread.WorkspaceID)
+	return archiveWorkspace(ctx, s.store, s.clock, sess.Thread.WorkspaceID)
 }

@@ -123,7 +123,7 @@ func touchChatStatuses(ctx context.Context, q Queries, k kernel, workspaceID, tu
 }
 
 // startChatStatuses marks a turn started for its threads' status messages.
-func (s *Runtime) startChatStatuses(ctx context.Context, workspaceID, turnID string) {
+func (s *Worker) startChatStatuses(ctx context.Context, workspaceID, turnID string) {
 	err := s.store.InTx(ctx, func(q Queries) error { return touchChatStatuses(ctx, q, s.kernel, workspaceID, turnID, false) })
 	if err != nil {
 		// The status is a view; the turn runs without it.
@@ -139,7 +139,7 @@ func (k kernel) chatStatusEvery() time.Duration {
 }
 
 // ClaimChatStatuses leases up to limit status messages due an edit.
-func (s *Chat) ClaimChatStatuses(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatStatus, error) {
+func (s *ChatQueues) ClaimChatStatuses(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatStatus, error) {
 	claimed, err := s.store.ClaimChatStatuses(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim chat statuses: %w", err)
@@ -149,7 +149,7 @@ func (s *Chat) ClaimChatStatuses(ctx context.Context, leaseFor time.Duration, li
 
 // PostChatStatus posts or edits a claimed status message outside any transaction and
 // settles it under the lease.
-func (s *Chat) PostChatStatus(ctx context.Context, c *ClaimedChatStatus, posters map[string]ChatPoster) (ChatPostReport, error) {
+func (s *ChatQueues) PostChatStatus(ctx context.Context, c *ClaimedChatStatus, posters map[string]ChatPoster) (ChatPostReport, error) {
 	rep := ChatPostReport{Platform: c.Place.Platform, Kind: "status"}
 	now := s.clock.Now()
 	c.Status, c.NextAt, c.RefreshAt, c.LastError = ChatStatusOpen, now.Add(s.chatStatusEvery()), now.Add(chatStatusRefresh), ""
@@ -178,7 +178,7 @@ func (s *Chat) PostChatStatus(ctx context.Context, c *ClaimedChatStatus, posters
 }
 
 // judgeStatus records how an edit went on c.
-func (s *Chat) judgeStatus(c *ClaimedChatStatus, ref string, res ChatPostResult, now time.Time) DeliveryStatus {
+func (s *ChatQueues) judgeStatus(c *ClaimedChatStatus, ref string, res ChatPostResult, now time.Time) DeliveryStatus {
 	if res.Done {
 		c.MessageRef, c.Attempts = ref, 0
 		if c.Finished {
@@ -203,7 +203,7 @@ func (s *Chat) judgeStatus(c *ClaimedChatStatus, ref string, res ChatPostResult,
 }
 
 // statusView makes what the status shows from the turn's last events.
-func (s *Chat) statusView(ctx context.Context, c *ClaimedChatStatus) (ChatStatusView, error) {
+func (s *ChatQueues) statusView(ctx context.Context, c *ClaimedChatStatus) (ChatStatusView, error) {
 	v := ChatStatusView{Place: c.Place, WorkspaceID: c.WorkspaceID, TurnID: c.TurnID, MessageRef: c.MessageRef,
 		Finished: c.Finished, Elapsed: s.clock.Now().Sub(c.StartedAt)}
 	tail, steps, err := s.store.TurnEventTail(ctx, c.WorkspaceID, c.TurnID, chatStatusTail)

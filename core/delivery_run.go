@@ -47,7 +47,7 @@ type DeliveryReport struct {
 // ClaimDeliveries leases up to limit due deliveries for leaseFor and opens what they
 // need. The lease outlives the attempt's 10-second limit by a wide margin. Due times
 // are the hub's clock (retry backoff); lease expiry is the database's.
-func (s *Webhooks) ClaimDeliveries(ctx context.Context, leaseFor time.Duration, limit int) ([]*DeliveryJob, error) {
+func (s *Deliveries) ClaimDeliveries(ctx context.Context, leaseFor time.Duration, limit int) ([]*DeliveryJob, error) {
 	claimed, err := s.store.ClaimDueDeliveries(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
@@ -70,7 +70,7 @@ func (s *Webhooks) ClaimDeliveries(ctx context.Context, leaseFor time.Duration, 
 // AttemptDelivery sends a claimed delivery once, outside any transaction, and settles
 // it while the lease still holds: delivered on a 2xx, otherwise retried after
 // RetryDelay(attempt), or given up after the last allowed attempt.
-func (s *Webhooks) AttemptDelivery(ctx context.Context, j *DeliveryJob) (DeliveryReport, error) {
+func (s *Deliveries) AttemptDelivery(ctx context.Context, j *DeliveryJob) (DeliveryReport, error) {
 	rep := DeliveryReport{Attempt: j.attempt.Attempt}
 	if j.openErr != nil {
 		s.log().Warn("webhook delivery: event or secret does not open", "delivery", j.ID, "err", j.openErr)
@@ -109,7 +109,7 @@ func (s *Webhooks) AttemptDelivery(ctx context.Context, j *DeliveryJob) (Deliver
 }
 
 // ListDeliveries is the operator's view of an account's deliveries, newest first.
-func (s *Webhooks) ListDeliveries(ctx context.Context, accountID, status string, limit int) ([]*Delivery, error) {
+func (s *Admin) ListDeliveries(ctx context.Context, accountID, status string, limit int) ([]*Delivery, error) {
 	switch DeliveryStatus(status) {
 	case "", DeliveryPending, DeliveryDelivered, DeliveryFailed:
 	default:
@@ -123,7 +123,7 @@ func (s *Webhooks) ListDeliveries(ctx context.Context, accountID, status string,
 
 // Redeliver makes a delivery due now for one more attempt, whatever its status (a
 // receiver that lost an event, or an endpoint fixed after the delivery gave up).
-func (s *Webhooks) Redeliver(ctx context.Context, id string) (*Delivery, error) {
+func (s *Admin) Redeliver(ctx context.Context, id string) (*Delivery, error) {
 	var d *Delivery
 	err := s.store.InTx(ctx, func(q Queries) error {
 		var err error

@@ -67,7 +67,7 @@ func eventBinding(accountID, eventID string) string {
 // account has now, inside the transaction that records the turn (transactional
 // outbox). Endpoints registered later never see this turn. With no endpoint there is
 // nothing to deliver and nothing is written.
-func (s *Runtime) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool, commit TurnCommit) error {
+func (s *Worker) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool, commit TurnCommit) error {
 	ev := &Event{
 		ID: EventIDFor(ws.ID, reply.TurnID), AccountID: ws.AccountID, WorkspaceID: ws.ID, TurnID: reply.TurnID,
 		Type: EventTurnCompleted, CreatedAt: reply.CreatedAt,
@@ -93,7 +93,7 @@ func (s *Runtime) emitTurnCompleted(ctx context.Context, q Queries, ws *Workspac
 
 // emitEvent seals body as ev's and writes one pending delivery of it per endpoint
 // the account has now (hooks, read by the caller), in the caller's transaction.
-func (s *Runtime) emitEvent(ctx context.Context, q Queries, ws *Workspace, ev *Event, body []byte) error {
+func (s *Worker) emitEvent(ctx context.Context, q Queries, ws *Workspace, ev *Event, body []byte) error {
 	hooks, err := q.WebhookIDs(ctx, ws.AccountID)
 	if err != nil || len(hooks) == 0 {
 		return err

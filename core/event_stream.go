@@ -120,7 +120,7 @@ func (s *Workspaces) StreamEvents(ctx context.Context, acct *Account, workspaceI
 }
 
 // EventStreamStats describes this replica's event streams.
-func (s *Workspaces) EventStreamStats() EventStreamStats { return s.feeds.stats() }
+func (s *Admin) EventStreamStats() EventStreamStats { return s.workspaces.feeds.stats() }
 
 // readNewEvents is the feeds' read: a page of a workspace's events after a seq, with no
 // account check (each stream made its own when it subscribed).

@@ -49,8 +49,9 @@ const sweepBatch = 500
 
 // SweepLifecycle pauses idle workspaces, archives long-paused ones and deletes
 // long-archived ones. It runs once per tick across replicas (cron).
-func (s *Runtime) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick time.Time) (moved int, err error) {
-	err = s.runTick(ctx, "lifecycle", tick, func(q Queries) error {
+func (sw *Sweeps) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick time.Time) (moved int, err error) {
+	s := sw.w
+	err = sw.runTick(ctx, "lifecycle", tick, func(q Queries) error {
 		moved = 0 // the transaction may run again
 		now := s.clock.Now()
 		type step struct {
@@ -95,8 +96,9 @@ func (s *Runtime) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick 
 
 // SweepMessages expires messages pending for over 24 hours and fails delivered ones
 // whose workspace can no longer answer.
-func (s *Runtime) SweepMessages(ctx context.Context, tick time.Time) (expired, failed int64, err error) {
-	err = s.runTick(ctx, "messages", tick, func(q Queries) error {
+func (sw *Sweeps) SweepMessages(ctx context.Context, tick time.Time) (expired, failed int64, err error) {
+	s := sw.w
+	err = sw.runTick(ctx, "messages", tick, func(q Queries) error {
 		if expired, err = q.ExpirePendingMessages(ctx, s.clock.Now().Add(-MessageExpiry)); err != nil {
 			return err
 		}
@@ -111,7 +113,8 @@ var errTickTaken = errors.New("tick taken")
 
 // runTick runs fn once per (job, tick) across replicas, in the transaction that claims
 // the tick, so a tick whose work failed is not marked run.
-func (s *Runtime) runTick(ctx context.Context, job string, tick time.Time, fn func(q Queries) error) error {
+func (sw *Sweeps) runTick(ctx context.Context, job string, tick time.Time, fn func(q Queries) error) error {
+	s := sw.w
 	err := s.store.InTx(ctx, func(q Queries) error {
 		ok, err := q.ClaimCronTick(ctx, job, tick, s.clock.Now())
 		if err != nil {

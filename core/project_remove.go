@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// RemovedProject is what AdminRemoveProject did.
+// RemovedProject is what RemoveProject did.
 type RemovedProject struct {
 	Project *Project
 	// Archived lists the live workspaces archived to make way (with force).
@@ -25,11 +25,11 @@ const (
 	removePoll = 250 * time.Millisecond
 )
 
-// AdminRemoveProject removes a project: it leaves listings, takes no new workspace,
+// RemoveProject removes a project: it leaves listings, takes no new workspace,
 // stops being a chat default, and its mirror is deleted from disk. Workspaces that
 // had it keep their history. It is refused while live workspaces use the project,
 // unless force, which archives them first. Removing a removed project changes nothing.
-func (s *Admin) AdminRemoveProject(ctx context.Context, projectID string, force bool) (*RemovedProject, error) {
+func (s *Admin) RemoveProject(ctx context.Context, projectID string, force bool) (*RemovedProject, error) {
 	out := &RemovedProject{}
 	archived := map[string]bool{}
 	deadline := time.Now().Add(removeWait)
@@ -65,7 +65,7 @@ func (s *Admin) AdminRemoveProject(ctx context.Context, projectID string, force 
 		}
 		var waiting []string
 		for _, id := range live {
-			if _, err := s.workspaces.ArchiveWorkspace(ctx, id); err != nil {
+			if _, err := archiveWorkspace(ctx, s.store, s.clock, id); err != nil {
 				if !notArchivableYet(err) {
 					return nil, err
 				}

@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// Remote is the runtime API's use cases: what `wshub runtime`, on a workspace's
+// RuntimeAPI is the runtime API's use cases: what `wshub runtime`, on a workspace's
 // machine, calls with its token. A runtime process names itself with a session id
 // (random per process); hello makes it the workspace's runtime, and every later call
 // from another session is refused, so a process that was replaced cannot record
 // anything. Every call can be retried: a report lost with the connection records once.
-type Remote struct {
-	rt *Runtime
+type RuntimeAPI struct {
+	rt *Worker
 	// imports holds a place per commits upload being taken (hub-wide limit); one
 	// workspace's uploads take turns in the Branches adapter.
 	imports chan struct{}
@@ -25,17 +25,25 @@ type Remote struct {
 // DefaultMaxConcurrentImports is the hub-wide limit on commit uploads taken at once.
 const DefaultMaxConcurrentImports = 2
 
-func newRemote(rt *Runtime) *Remote {
+func newRuntimeAPI(rt *Worker) *RuntimeAPI {
 	n := rt.config.MaxConcurrentImports
 	if n <= 0 {
 		n = DefaultMaxConcurrentImports
 	}
-	return &Remote{rt: rt, imports: make(chan struct{}, n)}
+	return &RuntimeAPI{rt: rt, imports: make(chan struct{}, n)}
 }
 
 // replyRuntimeRestarted ends a turn whose runtime process was replaced mid-turn (it
 // crashed, or its machine was restarted): nobody will report it.
 const replyRuntimeRestarted = "The turn was interrupted: the workspace's runtime restarted while the agent was working."
+
+// RuntimeCaller is who calls the runtime API: the workspace's runtime token, and the
+// session id the runtime process named itself with at hello. It is the runtime API's
+// scope, as an account is the REST API's.
+type RuntimeCaller struct {
+	Token   string
+	Session string
+}
 
 // sessionPattern: a runtime session id is short and plain (it is logged and stored).
 var sessionPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
@@ -47,11 +55,11 @@ func runtimeWorking(s WorkspaceState) bool {
 
 // locked authenticates a runtime's token and runs fn on its workspace, locked, in one
 // transaction. With session set, only that runtime process may call (hello passes "").
-func (r *Remote) locked(ctx context.Context, token, session string, fn func(q Queries, ws *Workspace) error) error {
-	if len(token) < 10 || len(token) > 200 {
+func (r *RuntimeAPI) locked(ctx context.Context, rc RuntimeCaller, fn func(q Queries, ws *Workspace) error) error {
+	if len(rc.Token) < 10 || len(rc.Token) > 200 {
 		return Errorf(CodeRuntimeTokenInvalid, "the runtime token is unknown or revoked")
 	}
-	hash := HashAPIKey(token)
+	hash := HashAPIKey(rc.Token)
 	return r.rt.store.InTx(ctx, func(q Queries) error {
 		ws, err := q.LockWorkspaceByRuntimeToken(ctx, hash)
 		if errors.Is(err, ErrNoRows) {
@@ -60,7 +68,7 @@ func (r *Remote) locked(ctx context.Context, token, session string, fn func(q Qu
 		if err != nil {
 			return contended(err)
 		}
-		if session != "" && ws.RuntimeSession != session {
+		if rc.Session != "" && ws.RuntimeSession != rc.Session {
 			return Errorf(CodeRuntimeSuperseded, "another runtime process of the workspace said hello after this one")
 		}
 		if !runtimeWorking(ws.State) {
@@ -72,8 +80,8 @@ func (r *Remote) locked(ctx context.Context, token, session string, fn func(q Qu
 
 // caller authenticates a runtime call and returns its workspace, and its project when
 // withProject is set.
-func (r *Remote) caller(ctx context.Context, token, session string, withProject bool) (ws *Workspace, p *Project, err error) {
-	err = r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
+func (r *RuntimeAPI) caller(ctx context.Context, rc RuntimeCaller, withProject bool) (ws *Workspace, p *Project, err error) {
+	err = r.locked(ctx, rc, func(q Queries, cur *Workspace) error {
 		ws = cur
 		if withProject {
 			var err error
@@ -89,14 +97,14 @@ func (r *Remote) caller(ctx context.Context, token, session string, withProject 
 // run it. A new process ends the turn its predecessor left unfinished (interrupted),
 // in the same transaction, so the queue moves on; a hello retried by the same process
 // changes nothing. A provisioning workspace moves to setup: its machine is up.
-func (r *Remote) Hello(ctx context.Context, token, session string) (*RuntimeInstructions, error) {
-	if !sessionPattern.MatchString(session) {
+func (r *RuntimeAPI) Hello(ctx context.Context, rc RuntimeCaller) (*RuntimeInstructions, error) {
+	if !sessionPattern.MatchString(rc.Session) {
 		return nil, Errorf(CodeInvalidRequest, "session must be 8 to 64 letters, digits, '-' or '_'")
 	}
 	var out *RuntimeInstructions
-	err := r.locked(ctx, token, "", func(q Queries, ws *Workspace) error {
+	err := r.locked(ctx, RuntimeCaller{Token: rc.Token}, func(q Queries, ws *Workspace) error {
 		now := r.rt.clock.Now()
-		if ws.RuntimeSession != session {
+		if ws.RuntimeSession != rc.Session {
 			m, err := q.OldestOpenMessage(ctx, ws.ID)
 			switch {
 			case errors.Is(err, ErrNoRows):
@@ -110,7 +118,7 @@ func (r *Remote) Hello(ctx context.Context, token, session string) (*RuntimeInst
 				}
 			}
 		}
-		if err := q.TouchRuntime(ctx, ws.ID, session, now, true); err != nil {
+		if err := q.TouchRuntime(ctx, ws.ID, rc.Session, now, true); err != nil {
 			return err
 		}
 		if ws.State == StateProvisioning {
@@ -135,11 +143,11 @@ func (r *Remote) Hello(ctx context.Context, token, session string) (*RuntimeInst
 
 // Heartbeat records that the runtime is alive (a turn can outlast any other call)
 // and tells it the workspace's state; a stopping workspace answers runtime_stopped.
-func (r *Remote) Heartbeat(ctx context.Context, token, session string) (WorkspaceState, error) {
+func (r *RuntimeAPI) Heartbeat(ctx context.Context, rc RuntimeCaller) (WorkspaceState, error) {
 	var state WorkspaceState
-	err := r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+	err := r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 		state = ws.State
-		return q.TouchRuntime(ctx, ws.ID, session, r.rt.clock.Now(), false)
+		return q.TouchRuntime(ctx, ws.ID, rc.Session, r.rt.clock.Now(), false)
 	})
 	return state, err
 }
@@ -147,8 +155,8 @@ func (r *Remote) Heartbeat(ctx context.Context, token, session string) (Workspac
 // Checkout writes a git bundle of the workspace's branch to w: as the last turn left
 // it, or, the first time, a new branch from baseRef in the project's freshly fetched
 // mirror (a baseRef it lacks fails the workspace, as on the local provider).
-func (r *Remote) Checkout(ctx context.Context, token, session string, w io.Writer) (head string, err error) {
-	ws, p, err := r.caller(ctx, token, session, true)
+func (r *RuntimeAPI) Checkout(ctx context.Context, rc RuntimeCaller, w io.Writer) (head string, err error) {
+	ws, p, err := r.caller(ctx, rc, true)
 	if err != nil {
 		return "", err
 	}
@@ -156,14 +164,14 @@ func (r *Remote) Checkout(ctx context.Context, token, session string, w io.Write
 		return "", Errorf(CodeServiceUnavailable, "this hub keeps no branches for remote runtimes")
 	}
 	if p.State != ProjectReady {
-		return "", r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonProjectNotReady), "the project has no mirror")
+		return "", r.failRemote(ctx, rc.Token, ws, FailureStatus(FailureSetup, ReasonProjectNotReady), "the project has no mirror")
 	}
 	if err := r.rt.mirror.Refresh(ctx, p.ID, p.Repository, r.rt.config.MirrorMaxAge); err != nil && ctx.Err() == nil {
 		r.rt.log().Warn("mirror fetch failed; the workspace starts from the mirror as it is", "workspace", ws.ID, "err", err)
 	}
 	head, err = r.rt.branches.Bundle(ctx, ws, r.rt.mirror.Path(p.ID), w)
 	if errors.Is(err, ErrBaseRefNotFound) {
-		return "", r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonBaseRefNotFound),
+		return "", r.failRemote(ctx, rc.Token, ws, FailureStatus(FailureSetup, ReasonBaseRefNotFound),
 			fmt.Sprintf("baseRef %q is not a branch, tag or commit of the repository", ws.BaseRef))
 	}
 	return head, err
@@ -172,13 +180,13 @@ func (r *Remote) Checkout(ctx context.Context, token, session string, w io.Write
 // SetupFailed fails a setting-up workspace whose runtime could not make its checkout
 // (setup_failed:checkout, detail as the statusDetail, capped). A workspace past setup
 // is left as it is.
-func (r *Remote) SetupFailed(ctx context.Context, token, session, detail string) error {
-	ws, _, err := r.caller(ctx, token, session, false)
+func (r *RuntimeAPI) SetupFailed(ctx context.Context, rc RuntimeCaller, detail string) error {
+	ws, _, err := r.caller(ctx, rc, false)
 	if err != nil {
 		return err
 	}
 	detail, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(detail), "\uFFFD"), MaxFailureMessageChars)
-	err = r.failRemote(ctx, token, ws, FailureStatus(FailureSetup, ReasonCheckout), detail)
+	err = r.failRemote(ctx, rc.Token, ws, FailureStatus(FailureSetup, ReasonCheckout), detail)
 	var ce *Error
 	if errors.As(err, &ce) && ce.Code == CodeRuntimeStopped {
 		return nil // failed, as asked
@@ -187,7 +195,7 @@ func (r *Remote) SetupFailed(ctx context.Context, token, session, detail string)
 }
 
 // failRemote fails a starting remote workspace (its runtime is told runtime_stopped).
-func (r *Remote) failRemote(ctx context.Context, token string, ws *Workspace, statusCode, detail string) error {
+func (r *RuntimeAPI) failRemote(ctx context.Context, token string, ws *Workspace, statusCode, detail string) error {
 	err := r.rt.store.InTx(ctx, func(q Queries) error {
 		cur, err := q.LockWorkspaceByRuntimeToken(ctx, HashAPIKey(token))
 		if err != nil {
@@ -207,8 +215,8 @@ func (r *Remote) failRemote(ctx context.Context, token string, ws *Workspace, st
 
 // Ready says the checkout is in place: a setting-up or resuming workspace becomes
 // ready and its runtime online.
-func (r *Remote) Ready(ctx context.Context, token, session string) error {
-	return r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+func (r *RuntimeAPI) Ready(ctx context.Context, rc RuntimeCaller) error {
+	return r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 		now := r.rt.clock.Now()
 		if ws.State == StateSetup || ws.State == StateResuming {
 			if _, err := setState(ctx, q, ws.ID, ws.State, changeTo(StateReady, "", now)); err != nil {
@@ -219,7 +227,7 @@ func (r *Remote) Ready(ctx context.Context, token, session string) error {
 		if ws.State != StateReady {
 			return Errorf(CodeRuntimeStopped, "the workspace is %s, not setting up", ws.State)
 		}
-		if err := q.TouchRuntime(ctx, ws.ID, session, now, false); err != nil {
+		if err := q.TouchRuntime(ctx, ws.ID, rc.Session, now, false); err != nil {
 			return err
 		}
 		return q.Notify(ctx, WorkChannel, ws.ID)
@@ -237,16 +245,16 @@ const (
 // moved to delivered. A message already delivered is handed again: this session asked
 // before and lost the answer (hello ended any older session's). With no message it
 // waits up to wait for one, and returns nil.
-func (r *Remote) NextTurn(ctx context.Context, token, session string, wait time.Duration) (*RuntimeTurn, error) {
+func (r *RuntimeAPI) NextTurn(ctx context.Context, rc RuntimeCaller, wait time.Duration) (*RuntimeTurn, error) {
 	deadline := time.Now().Add(wait)
 	var wake <-chan struct{}
 	for first := true; ; first = false {
 		var turn *RuntimeTurn
 		var wsID string
-		err := r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+		err := r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 			wsID = ws.ID
 			if first { // one write per poll, not per look
-				if err := q.TouchRuntime(ctx, ws.ID, session, r.rt.clock.Now(), false); err != nil {
+				if err := q.TouchRuntime(ctx, ws.ID, rc.Session, r.rt.clock.Now(), false); err != nil {
 					return err
 				}
 			}
@@ -290,7 +298,7 @@ func (r *Remote) NextTurn(ctx context.Context, token, session string, wait time.
 }
 
 // takeTurn claims the oldest open message of a ready workspace for its runtime.
-func (r *Remote) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*RuntimeTurn, error) {
+func (r *RuntimeAPI) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*RuntimeTurn, error) {
 	m, err := q.OldestOpenMessage(ctx, ws.ID)
 	if errors.Is(err, ErrNoRows) {
 		return nil, nil
@@ -330,8 +338,8 @@ func (r *Remote) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*Runti
 }
 
 // Attachment returns a file of the workspace's messages, opened.
-func (r *Remote) Attachment(ctx context.Context, token, session, assetID string) ([]byte, error) {
-	ws, _, err := r.caller(ctx, token, session, false)
+func (r *RuntimeAPI) Attachment(ctx context.Context, rc RuntimeCaller, assetID string) ([]byte, error) {
+	ws, _, err := r.caller(ctx, rc, false)
 	if err != nil {
 		return nil, err
 	}
@@ -347,8 +355,8 @@ func (r *Remote) Attachment(ctx context.Context, token, session, assetID string)
 
 // UploadCommits adds a turn's commits (a git bundle of the branch since the head the
 // runtime was given) to the hub's copy of the branch and returns its new head.
-func (r *Remote) UploadCommits(ctx context.Context, token, session string, bundle io.Reader) (string, error) {
-	ws, _, err := r.caller(ctx, token, session, false)
+func (r *RuntimeAPI) UploadCommits(ctx context.Context, rc RuntimeCaller, bundle io.Reader) (string, error) {
+	ws, _, err := r.caller(ctx, rc, false)
 	if err != nil {
 		return "", err
 	}
@@ -397,11 +405,11 @@ func inFlight(ctx context.Context, q Queries, workspaceID, turnID string) (*Stor
 // chat replies, in one transaction. The branch is pushed first when the project asks
 // for it. A turn that is no longer the one in flight (recorded by an earlier attempt
 // of this report) records nothing: recorded is false.
-func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, rep RuntimeReport) (recorded bool, err error) {
+func (r *RuntimeAPI) ReportTurn(ctx context.Context, rc RuntimeCaller, turnID string, rep RuntimeReport) (recorded bool, err error) {
 	if err := rep.check(); err != nil {
 		return false, err
 	}
-	ws, p, err := r.caller(ctx, token, session, true)
+	ws, p, err := r.caller(ctx, rc, true)
 	if err != nil {
 		return false, err
 	}
@@ -431,7 +439,7 @@ func (r *Remote) ReportTurn(ctx context.Context, token, session, turnID string, 
 	}
 	result := TurnResult{Outcome: rep.Outcome, Reply: rep.Reply, SessionID: rep.SessionID,
 		FailureCode: rep.FailureCode, FailureMessage: rep.FailureMessage, Commit: tc}
-	err = r.locked(ctx, token, session, func(q Queries, cur *Workspace) error {
+	err = r.locked(ctx, rc, func(q Queries, cur *Workspace) error {
 		m, err := inFlight(ctx, q, cur.ID, turnID)
 		if m == nil || err != nil {
 			return err
@@ -455,11 +463,11 @@ const MaxEventsBatch = 200
 // turn on: those the hub already has (a batch sent again) are skipped, and the turn
 // keeps at most MaxTurnEvents. Events for a turn that is no longer in flight are
 // dropped: it ended.
-func (r *Remote) TurnEvents(ctx context.Context, token, session, turnID string, first int, events []TurnEvent) error {
+func (r *RuntimeAPI) TurnEvents(ctx context.Context, rc RuntimeCaller, turnID string, first int, events []TurnEvent) error {
 	if first < 0 || len(events) > MaxEventsBatch {
 		return Errorf(CodeInvalidRequest, "first must be 0 or more, and a batch at most %d events", MaxEventsBatch)
 	}
-	return r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+	return r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 		if m, err := inFlight(ctx, q, ws.ID, turnID); m == nil || err != nil {
 			return err
 		}
@@ -495,7 +503,7 @@ func (r *Remote) TurnEvents(ctx context.Context, token, session, turnID string, 
 
 // WaitStop waits up to wait for someone to ask to stop the running turn turnID, and
 // reports whether they did (the runtime then stops its agent).
-func (r *Remote) WaitStop(ctx context.Context, token, session, turnID string, wait time.Duration) (bool, error) {
+func (r *RuntimeAPI) WaitStop(ctx context.Context, rc RuntimeCaller, turnID string, wait time.Duration) (bool, error) {
 	if !ValidID(turnID, PrefixTurn) {
 		return false, Errorf(CodeTurnNotFound, "no turn %q in this workspace", turnID)
 	}
@@ -509,7 +517,7 @@ func (r *Remote) WaitStop(ctx context.Context, token, session, turnID string, wa
 	deadline := time.Now().Add(wait)
 	for {
 		stopped := false
-		err := r.locked(ctx, token, session, func(q Queries, ws *Workspace) error {
+		err := r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 			m, err := q.GetMessage(ctx, ws.ID, messageID)
 			if err != nil {
 				return notFound(err, CodeTurnNotFound, "no turn "+turnID+" in this workspace")

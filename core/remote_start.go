@@ -17,7 +17,7 @@ func NewRuntimeToken(r Random) string { return "wsrt_" + encodeBase62(randomByte
 
 // remoteFor returns the remote machines of the workspace's provider (nil: it runs in
 // the hub).
-func (s *Runtime) remoteFor(ws *Workspace) RemoteMachines {
+func (s *Worker) remoteFor(ws *Workspace) RemoteMachines {
 	if s.remote == nil {
 		return nil
 	}
@@ -27,7 +27,7 @@ func (s *Runtime) remoteFor(ws *Workspace) RemoteMachines {
 // stepRemote is StepWorkspace for a workspace whose runtime runs on its machine: the
 // worker starts and stops the machine; the runtime does the rest (remote.go). The
 // claim only offers a starting or ready workspace whose machine must be started.
-func (s *Runtime) stepRemote(ctx context.Context, rm RemoteMachines, ws *Workspace, lease string) (bool, error) {
+func (s *Worker) stepRemote(ctx context.Context, rm RemoteMachines, ws *Workspace, lease string) (bool, error) {
 	switch ws.State {
 	case StateQueued, StateProvisioning, StateSetup, StateResuming, StateReady:
 		if ws.RuntimeStartedAt != nil {
@@ -67,7 +67,7 @@ const replyMachineStopped = "The turn was interrupted: the workspace was stopped
 
 // stopRemote stops (or deletes) the machine, then ends the turn its runtime was
 // running, interrupted: that runtime will never report it.
-func (s *Runtime) stopRemote(ctx context.Context, stop func(context.Context, *Workspace) error, ws *Workspace, lease string) error {
+func (s *Worker) stopRemote(ctx context.Context, stop func(context.Context, *Workspace) error, ws *Workspace, lease string) error {
 	if err := stop(ctx, ws); err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (s *Runtime) stopRemote(ctx context.Context, stop func(context.Context, *Wo
 // startRuntime mints a token, records it (a queued workspace moves to provisioning),
 // then starts the machine with it. The token is stored first, so a runtime that comes
 // up at once is known; a start that fails is forgotten so the next claim tries again.
-func (s *Runtime) startRuntime(ctx context.Context, rm RemoteMachines, ws *Workspace, lease string) error {
+func (s *Worker) startRuntime(ctx context.Context, rm RemoteMachines, ws *Workspace, lease string) error {
 	if ws.RuntimeStarts >= MaxRuntimeStarts {
 		return s.transitionDetail(ctx, ws, lease, StateFailed, FailureStatus(FailureProvision, ReasonRuntimeUnreachable),
 			fmt.Sprintf("the workspace's machine was started %d times and its runtime never reached the hub", ws.RuntimeStarts))
@@ -140,7 +140,7 @@ func (s *Runtime) startRuntime(ctx context.Context, rm RemoteMachines, ws *Works
 
 // deleteBlobs removes a deleted workspace's attachment bytes (its rows stay, like its
 // messages, for a deleted workspace answers 404 everywhere).
-func (s *Runtime) deleteBlobs(ctx context.Context, ws *Workspace) error {
+func (s *Worker) deleteBlobs(ctx context.Context, ws *Workspace) error {
 	keys, err := s.store.AssetBlobKeys(ctx, ws.ID)
 	if err != nil {
 		return err
@@ -169,11 +169,12 @@ const RuntimeHeartbeat = 15 * time.Second
 // SweepRuntimes revokes the runtimes not heard from in time and wakes the worker,
 // which starts their machines again (the workspace's state is kept: a ready workspace
 // is restarted when it has messages). It runs once per tick across replicas.
-func (s *Runtime) SweepRuntimes(ctx context.Context, cfg RuntimeSweepConfig, tick time.Time) (n int, err error) {
+func (sw *Sweeps) SweepRuntimes(ctx context.Context, cfg RuntimeSweepConfig, tick time.Time) (n int, err error) {
+	s := sw.w
 	if cfg.OfflineAfter <= 0 || cfg.StartTimeout <= 0 {
 		return 0, nil
 	}
-	err = s.runTick(ctx, "runtimes", tick, func(q Queries) error {
+	err = sw.runTick(ctx, "runtimes", tick, func(q Queries) error {
 		now := s.clock.Now()
 		ids, err := q.RevokeSilentRuntimes(ctx, now.Add(-cfg.OfflineAfter), now.Add(-cfg.StartTimeout), sweepBatch)
 		if err != nil {
@@ -195,7 +196,8 @@ func (s *Runtime) SweepRuntimes(ctx context.Context, cfg RuntimeSweepConfig, tic
 // memory). A workspace no longer starting or running is left as it is, so every
 // replica's watcher may report the same Pod. Failed is final: the provider stops the
 // machine itself once told.
-func (s *Runtime) MachineFailed(ctx context.Context, workspaceID, statusCode, detail string) (bool, error) {
+func (sw *Sweeps) MachineFailed(ctx context.Context, workspaceID, statusCode, detail string) (bool, error) {
+	s := sw.w
 	failed := false
 	err := s.store.InTx(ctx, func(q Queries) error {
 		ws, err := q.GetWorkspaceByID(ctx, workspaceID)
@@ -223,7 +225,7 @@ func (s *Runtime) MachineFailed(ctx context.Context, workspaceID, statusCode, de
 // failMachine fails a workspace locked by the caller whose machine cannot go on: no
 // turn will take its messages (failed now, not by expiry), its runtime's token is
 // revoked, and its chat threads are told.
-func (s *Runtime) failMachine(ctx context.Context, q Queries, cur *Workspace, statusCode, detail string) (bool, error) {
+func (s *Worker) failMachine(ctx context.Context, q Queries, cur *Workspace, statusCode, detail string) (bool, error) {
 	now := s.clock.Now()
 	change := changeTo(StateFailed, statusCode, now)
 	change.StatusDetail = detail

@@ -57,7 +57,8 @@ func (p Pruned) Total() int64 {
 // that would hold every deleted row's lock until the last batch. The tick is claimed and
 // committed first, then each batch is its own statement. A sweep that fails half way has
 // still used its tick; deleting is idempotent, so the next tick finishes the job.
-func (s *Runtime) SweepRetention(ctx context.Context, period time.Duration, tick time.Time) (Pruned, error) {
+func (sw *Sweeps) SweepRetention(ctx context.Context, period time.Duration, tick time.Time) (Pruned, error) {
+	s := sw.w
 	var p Pruned
 	if period < MinRetention { // a guard for callers that skipped configuration checks
 		return p, fmt.Errorf("retention %s is below the %s minimum", period, MinRetention)

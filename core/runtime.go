@@ -64,12 +64,12 @@ const DefaultStopPoll = 2 * time.Second
 
 // transition moves a leased workspace from its current state under the lease, in one
 // transaction; the caller has done the machine work that justifies it.
-func (s *Runtime) transition(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode string) error {
+func (s *Worker) transition(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode string) error {
 	return s.transitionDetail(ctx, ws, lease, to, statusCode, "")
 }
 
 // transitionDetail is transition with a statusDetail: why, in words, for a failure.
-func (s *Runtime) transitionDetail(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode, detail string) error {
+func (s *Worker) transitionDetail(ctx context.Context, ws *Workspace, lease string, to WorkspaceState, statusCode, detail string) error {
 	from := ws.State
 	return s.store.InTx(ctx, func(q Queries) error {
 		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
@@ -112,7 +112,7 @@ var errStateMoved = errors.New("state moved")
 // StepWorkspace does the next piece of work of a leased workspace: one lifecycle
 // transition, or the next turn when it is ready. It returns whether more work may be
 // waiting (so the worker steps it again at once).
-func (s *Runtime) StepWorkspace(ctx context.Context, ws *Workspace, lease string) (more bool, err error) {
+func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string) (more bool, err error) {
 	defer func() {
 		if errors.Is(err, errStateMoved) {
 			more, err = true, nil
@@ -197,7 +197,7 @@ func (s *Runtime) StepWorkspace(ctx context.Context, ws *Workspace, lease string
 
 // failSetup ends a starting workspace failed when the provider says setup cannot
 // succeed; other errors are returned so the claim is retried.
-func (s *Runtime) failSetup(ctx context.Context, ws *Workspace, lease string, err error) error {
+func (s *Worker) failSetup(ctx context.Context, ws *Workspace, lease string, err error) error {
 	var se *SetupError
 	if !errors.As(err, &se) {
 		return err
@@ -209,7 +209,7 @@ func (s *Runtime) failSetup(ctx context.Context, ws *Workspace, lease string, er
 // ClaimWork leases workspaces that need work for leaseFor. Every claim has its own
 // token (each workspace's is in its LeaseToken): a worker still busy under an older
 // claim of the same workspace, even in this process, is fenced out of the new one.
-func (s *Runtime) ClaimWork(ctx context.Context, leaseFor time.Duration, limit int) ([]*Workspace, error) {
+func (s *Worker) ClaimWork(ctx context.Context, leaseFor time.Duration, limit int) ([]*Workspace, error) {
 	return s.store.ClaimWorkspaces(ctx, s.newLeaseToken(), leaseFor, limit, s.quotas.runningTurns())
 }
 
@@ -217,19 +217,19 @@ func (s *Runtime) ClaimWork(ctx context.Context, leaseFor time.Duration, limit i
 // should let it go after a turn so that the slot goes to another account that waits
 // (the claim then chooses fairly). Holding on is cheaper when no one else waits: the
 // workspace's next turn starts without a claim.
-func (s *Runtime) ShouldYield(ctx context.Context, ws *Workspace) (bool, error) {
+func (s *Worker) ShouldYield(ctx context.Context, ws *Workspace) (bool, error) {
 	return s.store.OtherAccountWaiting(ctx, ws.AccountID, s.quotas.runningTurns())
 }
 
 // RenewLease keeps a lease for leaseFor more (by the database's clock) and reports the
 // workspace's state, so the worker can stop a turn whose workspace moved on; ok is
 // false when the lease is gone.
-func (s *Runtime) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state WorkspaceState, ok bool, err error) {
+func (s *Worker) RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state WorkspaceState, ok bool, err error) {
 	return s.store.RenewLease(ctx, id, token, leaseFor)
 }
 
 // ReleaseLease lets go of a workspace.
-func (s *Runtime) ReleaseLease(ctx context.Context, id, token string) error {
+func (s *Worker) ReleaseLease(ctx context.Context, id, token string) error {
 	return s.store.ReleaseLease(ctx, id, token)
 }
 
@@ -241,9 +241,13 @@ var ErrLeaseLost = errors.New("lease lost")
 // newLeaseToken returns a random token for one claim.
 func (s kernel) newLeaseToken() string { return NewID(s.rand, "lease_") }
 
-// Runtime is the workspace worker's use cases (lifecycle transitions and turns) and the
-// cron sweeps.
-type Runtime struct {
+// Sweeps are the cron sweeps: lifecycle timers, message expiry, lost runtimes and
+// retention. They run on the worker's adapters.
+type Sweeps struct{ w *Worker }
+
+// Worker is the workspace worker's use cases: claim a workspace, step it through its
+// lifecycle and run its turns.
+type Worker struct {
 	kernel
 	store    runtimeStore
 	blobs    BlobStore
@@ -279,7 +283,7 @@ type runtimeStore interface {
 }
 
 // sizeOf is the size of ws's machine, the zero value when unknown.
-func (s *Runtime) sizeOf(ctx context.Context, ws *Workspace) ProviderSize {
+func (s *Worker) sizeOf(ctx context.Context, ws *Workspace) ProviderSize {
 	if s.providers == nil {
 		return ProviderSize{}
 	}

@@ -42,16 +42,23 @@ type Deps struct {
 	Quotas Quotas
 }
 
-// Service is every use case of the hub, grouped by who calls them; the groups' methods
-// are promoted, so a caller may hold the Service or only the group it needs. Each
-// group holds just the adapters its use cases run on.
+// Service is every use case of the hub, grouped by who calls them. A front-end holds
+// only its group: the groups the API and the bots hold take the caller's scope (an
+// account, a chat place or session, a runtime's credentials) in every method, and the
+// unscoped work (the operator's, the background jobs') sits in groups only the hub's
+// wiring and the CLI hold. internal/layers checks both. Each group holds just the
+// adapters its use cases run on.
 type Service struct {
-	*Workspaces // the REST API and the chat bots: workspaces, messages, attachments
-	*Webhooks   // webhook endpoints and the delivery worker
-	*Runtime    // the workspace worker, turns and the cron sweeps
-	*Chat       // the chat front-ends: sessions, the inbox and the outboxes
-	*Admin      // the operator's commands
-	*Remote     // the runtime API: what `wshub runtime` calls
+	Workspaces *Workspaces // the REST API: workspaces, messages, attachments, approvals, events
+	Webhooks   *Webhooks   // the REST API's webhook endpoints
+	Chat       *Chat       // the chat bots: commands, starts and sends from a thread
+	RuntimeAPI *RuntimeAPI // the runtime API: what `wshub runtime` calls
+
+	Worker     *Worker     // the workspace worker: claims, lifecycle steps, turns
+	Sweeps     *Sweeps     // the cron sweeps
+	Deliveries *Deliveries // the webhook delivery worker
+	ChatQueues *ChatQueues // the chat inbox and outboxes' workers
+	Admin      *Admin      // the operator's commands
 }
 
 // kernel is what every group shares: time, randomness and content sealing.
@@ -81,7 +88,7 @@ func NewService(d Deps) *Service {
 		d.Random = rand.Reader
 	}
 	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, logger: d.Runtime.Log, statusEvery: d.Runtime.ChatStatusEvery}
-	rt := &Runtime{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
+	rt := &Worker{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups, quotas: d.Quotas,
 		providers: d.Providers}
 	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror,
@@ -89,10 +96,13 @@ func NewService(d Deps) *Service {
 	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, k.log().Warn)
 	return &Service{
 		Workspaces: ws,
-		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks, sender: d.Sender},
-		Runtime:    rt,
-		Remote:     newRemote(rt),
+		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks},
 		Chat:       &Chat{kernel: k, store: d.Store, workspaces: ws},
+		RuntimeAPI: newRuntimeAPI(rt),
+		Worker:     rt,
+		Sweeps:     &Sweeps{w: rt},
+		Deliveries: &Deliveries{kernel: k, store: d.Store, sender: d.Sender},
+		ChatQueues: &ChatQueues{kernel: k, store: d.Store, workspaces: ws},
 		Admin:      &Admin{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }

@@ -28,7 +28,7 @@ const (
 // claim lasts, and when that is not enough its result is kept in memory for the next
 // claim of the workspace (endStaleTurn). ctx cancelled with the cause ErrLeaseLost
 // means another claim has the workspace: nothing is written.
-func (s *Runtime) runNextTurn(ctx context.Context, ws *Workspace, lease string) (bool, error) {
+func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (bool, error) {
 	var msg *StoredMessage
 	var stale bool
 	err := s.store.InTx(ctx, func(q Queries) error {
@@ -89,7 +89,7 @@ func (s *Runtime) runNextTurn(ctx context.Context, ws *Workspace, lease string) 
 // endStaleTurn ends a turn a new claim found still delivered. A result this process
 // kept because the store was unreachable when the turn finished is recorded as it
 // was; otherwise the worker that ran the turn is gone, and it ends interrupted.
-func (s *Runtime) endStaleTurn(ctx context.Context, ws *Workspace, lease string, msg *StoredMessage) error {
+func (s *Worker) endStaleTurn(ctx context.Context, ws *Workspace, lease string, msg *StoredMessage) error {
 	r, kept := s.unrecorded.take(msg.ID)
 	if kept {
 		r.Commit = s.commitTurn(ctx, ws, msg) // the outage may have kept the project from being read then
@@ -106,7 +106,7 @@ func (s *Runtime) endStaleTurn(ctx context.Context, ws *Workspace, lease string,
 // commitTurn commits the turn's changes on the workspace branch. Reading the project
 // is retried like the record, so an outage does not leave this turn's changes to the
 // next turn's commit; git itself runs once.
-func (s *Runtime) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (tc TurnCommit) {
+func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (tc TurnCommit) {
 	var p *Project
 	err := s.retryStore(ctx, func(ctx context.Context) error {
 		var err error
@@ -172,7 +172,7 @@ func pushOutcome(c TurnCommit, branch string) string {
 func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.
-func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) TurnResult {
+func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) TurnResult {
 	prompt, err := s.open(msg.SealedText, messageBinding(ws.ID, msg.ID))
 	if err != nil {
 		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}
@@ -240,7 +240,7 @@ func (s *Runtime) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessag
 // recordTurn writes a finished turn in one transaction: the assistant message (reply
 // capped), the user message settled, the workspace's lastTurn and agent session, and
 // the turn's event with its webhook deliveries and chat replies (outbox).
-func (s *Runtime) recordTurn(ctx context.Context, ws *Workspace, lease string, user *StoredMessage, r TurnResult) error {
+func (s *Worker) recordTurn(ctx context.Context, ws *Workspace, lease string, user *StoredMessage, r TurnResult) error {
 	return s.store.InTx(ctx, func(q Queries) error {
 		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
 		if err != nil {
@@ -257,7 +257,7 @@ func (s *Runtime) recordTurn(ctx context.Context, ws *Workspace, lease string, u
 // recordTurnIn is recordTurn's transaction on a workspace row the caller has locked
 // (by its lease here, by its runtime's token for a remote runtime); cur is updated.
 // A user message no longer delivered records nothing: the turn was recorded once.
-func (s *Runtime) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, user *StoredMessage, r TurnResult) error {
+func (s *Worker) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, user *StoredMessage, r TurnResult) error {
 	reply, truncated := replyOf(r, cur.Branch)
 	if r.Outcome == "" {
 		r.Outcome = OutcomeError

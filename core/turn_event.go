@@ -166,7 +166,7 @@ func (s kernel) openEvent(st *StoredTurnEvent) (*TurnEvent, error) {
 // transaction and one NOTIFY per eventFlushEvery at most), so a chatty agent costs a
 // few writes a second, not one per line. Events past MaxTurnEvents are dropped.
 type eventRecorder struct {
-	rt      *Runtime
+	rt      *Worker
 	ws      string
 	turn    string
 	mu      sync.Mutex
@@ -179,7 +179,7 @@ type eventRecorder struct {
 	done     chan struct{}
 }
 
-func (s *Runtime) recordEvents(ctx context.Context, workspaceID, turnID string) *eventRecorder {
+func (s *Worker) recordEvents(ctx context.Context, workspaceID, turnID string) *eventRecorder {
 	r := &eventRecorder{rt: s, ws: workspaceID, turn: turnID, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
 	go r.loop(context.WithoutCancel(ctx))
 	return r
@@ -274,7 +274,7 @@ func (r *eventRecorder) flush(ctx context.Context) {
 
 // finishEvent writes the turn's turn_finished event in the transaction that records
 // the turn, so a reader that sees it also sees the reply.
-func (s *Runtime) finishEvent(ctx context.Context, q Queries, workspaceID, turnID string, outcome Outcome) error {
+func (s *Worker) finishEvent(ctx context.Context, q Queries, workspaceID, turnID string, outcome Outcome) error {
 	st, err := s.sealEvent(&TurnEvent{WorkspaceID: workspaceID, TurnID: turnID, Type: EventTurnFinished, Outcome: outcome, CreatedAt: s.clock.Now()})
 	if err != nil {
 		return err

@@ -23,7 +23,7 @@ type TurnObserver interface {
 }
 
 // reportTurn logs one line per recorded turn and tells the observer.
-func (s *Runtime) reportTurn(r TurnReport) {
+func (s *Worker) reportTurn(r TurnReport) {
 	s.log().Info("turn finished", "workspace", r.WorkspaceID, "turn", r.TurnID, "agent", r.Agent,
 		"outcome", r.Outcome, "failure", r.FailureCode, "duration", r.Took.Round(time.Millisecond),
 		"commit", r.Commit.SHA, "files", r.Commit.Files, "insertions", r.Commit.Insertions, "deletions", r.Commit.Deletions,

@@ -61,7 +61,7 @@ func (s *Workspaces) StopTurn(ctx context.Context, acct *Account, workspaceID, t
 // watchStop cancels a running turn's context (cause ErrTurnStopped) when someone asks
 // to stop it; the returned function ends the watch. A wake-up is checked against the
 // store: after a reconnect every waiter is woken.
-func (s *Runtime) watchStop(ctx context.Context, ws *Workspace, turnID, messageID string, cancel context.CancelCauseFunc) func() {
+func (s *Worker) watchStop(ctx context.Context, ws *Workspace, turnID, messageID string, cancel context.CancelCauseFunc) func() {
 	if s.wake == nil {
 		return func() {}
 	}

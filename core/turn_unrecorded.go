@@ -26,7 +26,7 @@ const (
 // unreachable or busy, or the claim is lost (ctx's cause is ErrLeaseLost). While ctx
 // lives it retries with backoff; once ctx has ended it retries for stoppingGrace more.
 // Each attempt gets a context of its own that outlives ctx's cancellation.
-func (s *Runtime) retryStore(ctx context.Context, op func(context.Context) error) error {
+func (s *Worker) retryStore(ctx context.Context, op func(context.Context) error) error {
 	wait := storeRetryFirst
 	var stopBy time.Time
 	for {
@@ -72,7 +72,7 @@ func storeDown(err error) bool {
 // keepUnrecorded logs why a finished turn was not recorded and, when the store was
 // unreachable, keeps its result for the next claim of the workspace (endStaleTurn),
 // which records it as it was instead of ending the turn interrupted.
-func (s *Runtime) keepUnrecorded(ws *Workspace, msg *StoredMessage, r TurnResult, err error) {
+func (s *Worker) keepUnrecorded(ws *Workspace, msg *StoredMessage, r TurnResult, err error) {
 	attrs := []any{"workspace", ws.ID, "turn", msg.TurnID, "outcome", r.Outcome, "err", err}
 	switch {
 	case storeDown(err):

@@ -80,6 +80,13 @@ type Webhooks struct {
 	kernel
 	store  webhooksStore
 	policy WebhookURLPolicy
+}
+
+// Deliveries are the webhook delivery worker's use cases: claim due deliveries and
+// attempt them.
+type Deliveries struct {
+	kernel
+	store webhooksStore
 	// sender makes delivery attempts (nil: the hub does not deliver).
 	sender WebhookSender
 }

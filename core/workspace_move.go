@@ -14,23 +14,29 @@ var (
 )
 
 // ArchiveWorkspace moves a ready or paused workspace to archiving.
-func (s *Workspaces) ArchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
-	return s.operatorMove(ctx, id, archivableFrom, StateArchiving)
+func (s *Admin) ArchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	return archiveWorkspace(ctx, s.store, s.clock, id)
 }
 
 // UnarchiveWorkspace moves an archived workspace to resuming.
-func (s *Workspaces) UnarchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
-	return s.operatorMove(ctx, id, unarchivableFrom, StateResuming)
+func (s *Admin) UnarchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	return moveWorkspace(ctx, s.store, s.clock, id, unarchivableFrom, StateResuming)
 }
 
 // DeleteWorkspace moves any workspace that is not deleted to deleting.
-func (s *Workspaces) DeleteWorkspace(ctx context.Context, id string) (*Workspace, error) {
-	return s.operatorMove(ctx, id, nil, StateDeleting)
+func (s *Admin) DeleteWorkspace(ctx context.Context, id string) (*Workspace, error) {
+	return moveWorkspace(ctx, s.store, s.clock, id, nil, StateDeleting)
 }
 
-func (s *Workspaces) operatorMove(ctx context.Context, id string, from []WorkspaceState, to WorkspaceState) (*Workspace, error) {
+// archiveWorkspace is the archive the operator, a chat thread's owner and project
+// removal share; the caller has checked who may ask.
+func archiveWorkspace(ctx context.Context, store TxStore, clock Clock, id string) (*Workspace, error) {
+	return moveWorkspace(ctx, store, clock, id, archivableFrom, StateArchiving)
+}
+
+func moveWorkspace(ctx context.Context, store TxStore, clock Clock, id string, from []WorkspaceState, to WorkspaceState) (*Workspace, error) {
 	var ws *Workspace
-	err := s.store.InTx(ctx, func(q Queries) error {
+	err := store.InTx(ctx, func(q Queries) error {
 		w, err := q.GetWorkspaceByID(ctx, id)
 		if err != nil {
 			return notFound(err, CodeWorkspaceNotFound, "no such workspace")
@@ -49,7 +55,7 @@ func (s *Workspaces) operatorMove(ctx context.Context, id string, from []Workspa
 				return notFound(err, CodeProjectNotFound, "the workspace's project was removed")
 			}
 		}
-		ok, err := setState(ctx, q, w.ID, w.State, changeTo(to, "", s.clock.Now()))
+		ok, err := setState(ctx, q, w.ID, w.State, changeTo(to, "", clock.Now()))
 		if err != nil {
 			return err
 		}

@@ -35,7 +35,7 @@ func waitStreams(t *testing.T, h *hubtest.Hub, what string, cond func(feeds, str
 	t.Helper()
 	deadline := time.Now().Add(45 * time.Second) // two heartbeats
 	for {
-		s := h.Service.EventStreamStats()
+		s := h.Service.Admin.EventStreamStats()
 		if cond(s.Feeds, s.Streams) {
 			return
 		}
@@ -74,7 +74,7 @@ func TestEventStreamsOfOneWorkspaceShareItsReads(t *testing.T) {
 			t.Fatalf("stream %d: expected the first turn's events %v, got %v", i, first, got)
 		}
 	}
-	before := h.Service.EventStreamStats()
+	before := h.Service.Admin.EventStreamStats()
 	if before.Feeds != 1 || before.Streams != streams {
 		t.Fatalf("expected one reader for %d streams, got %+v", streams, before)
 	}
@@ -93,7 +93,7 @@ func TestEventStreamsOfOneWorkspaceShareItsReads(t *testing.T) {
 	if stored := seqsOf(allEvents(t, h, id)); !slices.Equal(stored, append(slices.Clone(first), second...)) {
 		t.Fatalf("expected the streams to have seen the stored events %v, got %v then %v", stored, first, second)
 	}
-	after := h.Service.EventStreamStats()
+	after := h.Service.Admin.EventStreamStats()
 	reads := after.FeedReads - before.FeedReads
 	if pages := after.PageReads - before.PageReads; pages != 0 || reads < 1 || reads > int64(len(second))+1 {
 		t.Fatalf("expected no page of the streams' own and at most one read per batch (%d events) for all %d streams, got %d pages and %d reads",
@@ -124,7 +124,7 @@ func TestAStreamResumingFromZeroIsPaced(t *testing.T) {
 	if pages < 4 {
 		t.Fatalf("expected at least 4 pages of events, got %d events", len(stored))
 	}
-	before := h.Service.EventStreamStats()
+	before := h.Service.Admin.EventStreamStats()
 
 	start := time.Now()
 	events, drop := stream(t, h, id, "0")
@@ -149,7 +149,7 @@ func TestAStreamResumingFromZeroIsPaced(t *testing.T) {
 	if took < least {
 		t.Fatalf("expected %d pages at %.0f a second to take at least %s, took %s", pages, rate, least, took)
 	}
-	if reads := h.Service.EventStreamStats().PageReads - before.PageReads; reads != int64(pages) {
+	if reads := h.Service.Admin.EventStreamStats().PageReads - before.PageReads; reads != int64(pages) {
 		t.Fatalf("expected %d pages read by the stream, got %d", pages, reads)
 	}
 	t.Logf("%d pages in %s (at least %s)", pages, took, least)

@@ -121,7 +121,7 @@ func TestAFreedSlotGoesToTheAccountThatWaits(t *testing.T) {
 func TestRunningTurnsQuotaHoldsAnAccountsTurnsBack(t *testing.T) {
 	t.Parallel()
 	h := startRuntime(t) // 4 slots
-	if _, err := h.Service.UpdateAccount(context.Background(), h.Account.ID, core.AccountUpdate{MaxRunningTurns: ptr(1)}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(context.Background(), h.Account.ID, core.AccountUpdate{MaxRunningTurns: ptr(1)}); err != nil {
 		t.Fatal(err)
 	}
 	a := tenant{h, h.Key}

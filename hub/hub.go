@@ -200,8 +200,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
 			RunningTurns: cfg.MaxRunningTurns},
 	})
-	m.WatchWorkQueue(svc.CountWork)
-	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Remote: svc.Remote}, api.Options{Log: log, Ready: store,
+	m.WatchWorkQueue(svc.Admin.CountWork)
+	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, RuntimeAPI: svc.RuntimeAPI}, api.Options{Log: log, Ready: store,
 		ReadyDetail: map[string]string{"agentLimits": limits},
 		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
 		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
@@ -242,7 +242,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)
 		chatEvents, chatReplies, chatStatuses = l.On(core.ChatEventChannel), l.On(core.ChatReplyChannel), l.On(core.ChatStatusChannel)
 	}
-	chat := &jobs.Chat{Chat: h.Service.Chat, Events: chatEvents, Replies: chatReplies, Statuses: chatStatuses, Log: h.Log, Observer: h.Metrics,
+	chat := &jobs.Chat{Core: h.Service.ChatQueues, Events: chatEvents, Replies: chatReplies, Statuses: chatStatuses, Log: h.Log, Observer: h.Metrics,
 		Handlers: map[string]core.ChatEventHandler{}, Posters: map[string]core.ChatPoster{}}
 	if h.Slack != nil {
 		chat.Handlers[core.PlatformSlack], chat.Posters[core.PlatformSlack] = h.Slack.HandleEvent, h.Slack
@@ -262,16 +262,16 @@ func (h *Hub) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	worker := &jobs.Worker{Runtime: h.Service.Runtime, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
-	sender := &jobs.Deliveries{Webhooks: h.Service.Webhooks, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
+	worker := &jobs.Worker{Core: h.Service.Worker, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
+	sender := &jobs.Deliveries{Core: h.Service.Deliveries, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
 		Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
-	sweeps := &jobs.Sweeps{Runtime: h.Service.Runtime, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
+	sweeps := &jobs.Sweeps{Core: h.Service.Sweeps, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
 		Runtimes: core.RuntimeSweepConfig{OfflineAfter: h.Config.RuntimeOfflineAfter, StartTimeout: h.Config.RuntimeStartTimeout},
 		Lifecycle: core.LifecycleConfig{
 			IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
 		}}
 	if h.Kube != nil {
-		go h.Kube.Watch(ctx, h.Config.KubeUnschedulableAfter, h.Service.Runtime.MachineFailed)
+		go h.Kube.Watch(ctx, h.Config.KubeUnschedulableAfter, h.Service.Sweeps.MachineFailed)
 	}
 	done := make(chan error, 1)
 	go func() { done <- sweeps.Run(ctx) }()

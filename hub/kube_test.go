@@ -276,7 +276,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	}
 
 	// Pause deletes the Pod and keeps the disk; a message brings a new Pod on it.
-	if moved, err := h.Service.SweepLifecycle(ctx, core.LifecycleConfig{IdleTimeout: time.Nanosecond}, time.Now()); err != nil || moved != 1 {
+	if moved, err := h.Service.Sweeps.SweepLifecycle(ctx, core.LifecycleConfig{IdleTimeout: time.Nanosecond}, time.Now()); err != nil || moved != 1 {
 		t.Fatalf("expected the idle sweep to pause the workspace, got %d, %v", moved, err)
 	}
 	waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
@@ -297,7 +297,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	}
 
 	// Delete removes the Pod, its Secret and the disk.
-	if _, err := h.Service.DeleteWorkspace(ctx, id); err != nil {
+	if _, err := h.Service.Admin.DeleteWorkspace(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(30 * time.Second)

@@ -119,7 +119,7 @@ func TestChatLeasesFollowTheDatabaseClock(t *testing.T) {
 	h := hubtest.Start(t, hubtest.WithClock(clock)) // no workers: the test drives the queues
 	ctx := context.Background()
 	place := core.ChatPlace{Platform: core.PlatformSlack, TeamID: "T1", ChannelID: "C1", ThreadID: "1.1"}
-	if _, err := h.Service.AcceptChatEvent(ctx, core.PlatformSlack, "Ev1", "T1/C1/1.1", []byte(`{}`)); err != nil {
+	if _, err := h.Service.Chat.AcceptChatEvent(ctx, core.ChatArrival{Platform: core.PlatformSlack, EventID: "Ev1", ThreadKey: "T1/C1/1.1", Payload: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -136,7 +136,7 @@ func TestChatLeasesFollowTheDatabaseClock(t *testing.T) {
 	}}
 	first := make(chan []core.ChatEventReport, 1)
 	go func() {
-		reps, err := h.Service.HandleChatEvents(ctx, time.Minute, 1, handlers)
+		reps, err := h.Service.ChatQueues.HandleChatEvents(ctx, time.Minute, 1, handlers)
 		if err != nil {
 			t.Errorf("handle chat events: %v", err)
 		}
@@ -144,7 +144,7 @@ func TestChatLeasesFollowTheDatabaseClock(t *testing.T) {
 	}()
 	<-entered
 	clock.Advance(2 * time.Hour)
-	if reps, err := h.Service.HandleChatEvents(ctx, time.Minute, 1, handlers); err != nil || len(reps) != 0 || handled.Load() != 1 {
+	if reps, err := h.Service.ChatQueues.HandleChatEvents(ctx, time.Minute, 1, handlers); err != nil || len(reps) != 0 || handled.Load() != 1 {
 		t.Fatalf("expected the event in hand not claimed again, got %v, %v and %d handlings", reps, err, handled.Load())
 	}
 	unblock()
@@ -158,7 +158,7 @@ func TestChatLeasesFollowTheDatabaseClock(t *testing.T) {
 	posters := map[string]core.ChatPoster{core.PlatformSlack: poster}
 	posted := make(chan []core.ChatPostReport, 1)
 	go func() {
-		reps, err := h.Service.PostChatNotices(ctx, time.Minute, 1, posters)
+		reps, err := h.Service.ChatQueues.PostChatNotices(ctx, time.Minute, 1, posters)
 		if err != nil {
 			t.Errorf("post chat notices: %v", err)
 		}
@@ -166,7 +166,7 @@ func TestChatLeasesFollowTheDatabaseClock(t *testing.T) {
 	}()
 	<-poster.started
 	clock.Advance(2 * time.Hour)
-	if reps, err := h.Service.PostChatNotices(ctx, time.Minute, 1, posters); err != nil || len(reps) != 0 || poster.posts.Load() != 1 {
+	if reps, err := h.Service.ChatQueues.PostChatNotices(ctx, time.Minute, 1, posters); err != nil || len(reps) != 0 || poster.posts.Load() != 1 {
 		t.Fatalf("expected the notice in hand not claimed again, got %v, %v and %d posts", reps, err, poster.posts.Load())
 	}
 	unpost()

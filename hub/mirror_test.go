@@ -83,11 +83,11 @@ func TestAProjectAddedElsewhereGetsAMirrorHere(t *testing.T) {
 	other := h.Beside(t, func(c *hub.Config) { c.DataDir = t.TempDir() })
 	ctx := context.Background()
 	repo := hubtest.GitRepo(t)
-	p, err := other.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Name: "elsewhere"})
+	p, err := other.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Name: "elsewhere"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := other.Service.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+	if err := other.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
 		t.Fatalf("expected the project ready where it was added, got %s %v", p.State, err)
 	}
 	// That data directory is on another host: nothing of it is here.
@@ -101,15 +101,15 @@ func TestAProjectAddedElsewhereGetsAMirrorHere(t *testing.T) {
 		t.Fatalf("expected the turn completed on this hub, got %v", ws)
 	}
 
-	bad, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Name: "bad", DefaultBranch: "nosuch"})
+	bad, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Name: "bad", DefaultBranch: "nosuch"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Service.PrepareProject(ctx, bad); err != nil || bad.State != core.ProjectFailed || !strings.Contains(bad.FailureReason, `no branch "nosuch"`) {
+	if err := h.Service.Admin.PrepareProject(ctx, bad); err != nil || bad.State != core.ProjectFailed || !strings.Contains(bad.FailureReason, `no branch "nosuch"`) {
 		t.Fatalf("expected a default branch the repository lacks refused, got %s %q %v", bad.State, bad.FailureReason, err)
 	}
 	nosuch := "nosuch"
-	_, err = h.Service.AdminUpdateProject(ctx, core.UpdateProjectInput{ProjectID: p.ID, DefaultBranch: &nosuch})
+	_, err = h.Service.Admin.UpdateProject(ctx, core.UpdateProjectInput{ProjectID: p.ID, DefaultBranch: &nosuch})
 	var ce *core.Error
 	if !errors.As(err, &ce) || ce.Code != core.CodeInvalidRequest || !strings.Contains(ce.Detail, `no branch "nosuch"`) {
 		t.Fatalf("expected the update refused, got %v", err)

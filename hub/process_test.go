@@ -137,7 +137,7 @@ func TestProcessRuntimeRunsTurnsLikeTheLocalOne(t *testing.T) {
 	// Pause stops the machine (its process), a message resumes it from its disk.
 	pid := runtimePID(t, h, id)
 	ctx := context.Background()
-	if moved, err := h.Service.SweepLifecycle(ctx, core.LifecycleConfig{IdleTimeout: time.Nanosecond}, time.Now()); err != nil || moved != 1 {
+	if moved, err := h.Service.Sweeps.SweepLifecycle(ctx, core.LifecycleConfig{IdleTimeout: time.Nanosecond}, time.Now()); err != nil || moved != 1 {
 		t.Fatalf("expected the idle sweep to pause the workspace, got %d, %v", moved, err)
 	}
 	ws = waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
@@ -158,18 +158,18 @@ func TestProcessRuntimeRunsTurnsLikeTheLocalOne(t *testing.T) {
 	send(t, h, id, "sleep 30")
 	waitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["agentStatus"] == "working" })
 	time.Sleep(300 * time.Millisecond)
-	if _, err := h.Service.ArchiveWorkspace(ctx, id); err != nil {
+	if _, err := h.Service.Admin.ArchiveWorkspace(ctx, id); err != nil {
 		t.Fatalf("archive: %v", err)
 	}
 	ws = waitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
 	if lt, _ := ws["lastTurn"].(map[string]any); lt == nil || lt["outcome"] != "interrupted" {
 		t.Fatalf("expected the running turn interrupted by the archive, got %v", ws["lastTurn"])
 	}
-	if _, err := h.Service.UnarchiveWorkspace(ctx, id); err != nil {
+	if _, err := h.Service.Admin.UnarchiveWorkspace(ctx, id); err != nil {
 		t.Fatalf("unarchive: %v", err)
 	}
 	waitFor(t, h, id, "ready again", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["runtimeState"] == "online" })
-	if _, err := h.Service.DeleteWorkspace(ctx, id); err != nil {
+	if _, err := h.Service.Admin.DeleteWorkspace(ctx, id); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	waitDeleted(t, h, id)

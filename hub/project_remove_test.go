@@ -24,7 +24,7 @@ func TestProjectRemove(t *testing.T) {
 	waitFor(t, h, failed, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
 
 	// Refused while a live workspace uses it (the failed one does not count).
-	_, err := h.Service.AdminRemoveProject(ctx, p.ID, false)
+	_, err := h.Service.Admin.RemoveProject(ctx, p.ID, false)
 	var ce *core.Error
 	if !errors.As(err, &ce) || ce.Code != core.CodeProjectInUse || !strings.Contains(ce.Detail, id) || strings.Contains(ce.Detail, failed) {
 		t.Fatalf("expected project_in_use naming %s only, got %v", id, err)
@@ -34,7 +34,7 @@ func TestProjectRemove(t *testing.T) {
 	}
 
 	// --force archives it, then removes.
-	r, err := h.Service.AdminRemoveProject(ctx, p.ID, true)
+	r, err := h.Service.Admin.RemoveProject(ctx, p.ID, true)
 	if err != nil || len(r.Archived) != 1 || r.Archived[0] != id || r.Project.RemovedAt == nil || r.MirrorError != "" {
 		t.Fatalf("expected %s archived and the project removed, got %+v, %v", id, r, err)
 	}
@@ -43,7 +43,7 @@ func TestProjectRemove(t *testing.T) {
 		t.Fatalf("expected the mirror %s deleted, stat says %v", p.MirrorPath, err)
 	}
 	// Again: nothing more to do.
-	if again, err := h.Service.AdminRemoveProject(ctx, p.ID, false); err != nil || again.Project.RemovedAt == nil || len(again.Archived) != 0 {
+	if again, err := h.Service.Admin.RemoveProject(ctx, p.ID, false); err != nil || again.Project.RemovedAt == nil || len(again.Archived) != 0 {
 		t.Fatalf("expected a second removal to succeed doing nothing, got %+v, %v", again, err)
 	}
 
@@ -56,10 +56,10 @@ func TestProjectRemove(t *testing.T) {
 		Expect(t, 400, core.CodeCloudProjectRequired)
 	// The archived workspace keeps its conversation, and stays archived.
 	h.Call("GET", "/v1/api/workspaces/"+id+"/messages", h.Key, nil).Expect(t, 200, "")
-	if _, err := h.Service.UnarchiveWorkspace(ctx, id); !errors.As(err, &ce) || ce.Code != core.CodeProjectNotFound {
+	if _, err := h.Service.Admin.UnarchiveWorkspace(ctx, id); !errors.As(err, &ce) || ce.Code != core.CodeProjectNotFound {
 		t.Fatalf("expected unarchive refused for a removed project, got %v", err)
 	}
-	if _, err := h.Service.AdminUpdateProject(ctx, core.UpdateProjectInput{ProjectID: p.ID}); !errors.As(err, &ce) || ce.Code != core.CodeNotFound {
+	if _, err := h.Service.Admin.UpdateProject(ctx, core.UpdateProjectInput{ProjectID: p.ID}); !errors.As(err, &ce) || ce.Code != core.CodeNotFound {
 		t.Fatalf("expected update of a removed project refused, got %v", err)
 	}
 	// The repository can be added again, as a new project.
@@ -83,7 +83,7 @@ func TestProjectRemoveRacesCreates(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		<-start
-		_, removeErr = h.Service.AdminRemoveProject(ctx, h.Project.ID, true)
+		_, removeErr = h.Service.Admin.RemoveProject(ctx, h.Project.ID, true)
 	}()
 	answers := make([]*hubtest.Response, 16)
 	for i := range answers {

@@ -38,7 +38,7 @@ func TestTheProviderOfACreateThatNamesNone(t *testing.T) {
 		t.Fatalf("expected WSHUB_DEFAULT_PROVIDER's process, got %s", got)
 	}
 	process, none := "process", ""
-	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{ProviderID: &process}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{ProviderID: &process}); err != nil {
 		t.Fatal(err)
 	}
 	if got := providerOf(t, h, h.Key, ""); got != "process" {
@@ -48,16 +48,16 @@ func TestTheProviderOfACreateThatNamesNone(t *testing.T) {
 		t.Fatalf("expected the request's provider first, got %s", got)
 	}
 	nosuch := "kubernetes"
-	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{ProviderID: &nosuch}); err == nil || !strings.Contains(err.Error(), "not one of this hub's") {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{ProviderID: &nosuch}); err == nil || !strings.Contains(err.Error(), "not one of this hub's") {
 		t.Fatalf("expected a provider the hub lacks refused, got %v", err)
 	}
-	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{ProviderID: &none}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{ProviderID: &none}); err != nil {
 		t.Fatal(err)
 	}
 	if got := providerOf(t, h, h.Key, ""); got != core.LocalProviderID {
 		t.Fatalf("expected the hub's default back, got %s", got)
 	}
-	if err := h.Service.BindChat(ctx, &core.ChatBinding{Platform: core.PlatformSlack, TeamID: "T1", AccountID: h.Account.ID, ProviderID: "nosuch"}); err == nil {
+	if err := h.Service.Admin.BindChat(ctx, &core.ChatBinding{Platform: core.PlatformSlack, TeamID: "T1", AccountID: h.Account.ID, ProviderID: "nosuch"}); err == nil {
 		t.Fatal("expected a chat binding to a provider the hub lacks refused")
 	}
 }

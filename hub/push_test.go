@@ -24,11 +24,11 @@ func TestPushResultsReachTheReply(t *testing.T) {
 		{"refused by a pre-receive hook", true, "refused: protected: pushes to this repository need review", false, `wshub_pushes_total{result="refused"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: hubtest.HostedRepository(t, tt.refuse), Push: true})
+			p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: hubtest.HostedRepository(t, tt.refuse), Push: true})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := h.Service.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+			if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
 				t.Fatalf("expected the hosted project ready, got %s %v %s", p.State, err, p.FailureReason)
 			}
 			rc := hubtest.NewReceiver(t, nil)

@@ -11,7 +11,7 @@ import (
 
 func setQuotas(t *testing.T, h *hubtest.Hub, accountID string, workspaces, openMessages *int) {
 	t.Helper()
-	if _, err := h.Service.UpdateAccount(context.Background(), accountID,
+	if _, err := h.Service.Admin.UpdateAccount(context.Background(), accountID,
 		core.AccountUpdate{MaxWorkspaces: workspaces, MaxOpenMessages: openMessages}); err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestRateLimitIsPerKey(t *testing.T) {
 		t.Fatalf("expected the policy of 3 over 300 s, got %q", got)
 	}
 	h.Call("GET", "/v1/api/workspaces", "svc_"+"nope", nil).Expect(t, 401, "invalid_api_key")
-	_, second, err := h.Service.CreateAPIKey(t.Context(), h.Account.ID, "second")
+	_, second, err := h.Service.Admin.CreateAPIKey(t.Context(), h.Account.ID, "second")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestEventStreamsPerKeyAreBounded(t *testing.T) {
 		t.Fatalf("expected a Retry-After, got %v", r.Header)
 	}
 	h.Call("GET", "/v1/api/workspaces/"+id+"/events", h.Key, nil).Expect(t, 200, "")
-	_, second, err := h.Service.CreateAPIKey(t.Context(), h.Account.ID, "second")
+	_, second, err := h.Service.Admin.CreateAPIKey(t.Context(), h.Account.ID, "second")
 	if err != nil {
 		t.Fatal(err)
 	}

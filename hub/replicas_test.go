@@ -67,7 +67,7 @@ func TestTwoReplicasShareTheWork(t *testing.T) {
 	tick := time.Now().Truncate(time.Minute).Add(time.Hour)
 	ran := 0
 	for _, h := range hubs {
-		if _, err := h.Service.SweepRuntimes(context.Background(), core.RuntimeSweepConfig{OfflineAfter: time.Hour, StartTimeout: time.Hour}, tick); err != nil {
+		if _, err := h.Service.Sweeps.SweepRuntimes(context.Background(), core.RuntimeSweepConfig{OfflineAfter: time.Hour, StartTimeout: time.Hour}, tick); err != nil {
 			t.Fatal(err)
 		}
 		var n int

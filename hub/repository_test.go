@@ -14,7 +14,7 @@ func TestRepositoryCredentialsAreNeverShown(t *testing.T) {
 	h := hubtest.Start(t)
 	ctx := context.Background()
 	// Refused at add, saying how to pass the token instead.
-	_, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: "https://bob:ghp_secret@example.com/org/r.git"})
+	_, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: "https://bob:ghp_secret@example.com/org/r.git"})
 	if err == nil || !strings.Contains(err.Error(), "WSHUB_GIT_HTTPS_TOKEN") || strings.Contains(err.Error(), "ghp_secret") {
 		t.Fatalf("expected the URL refused with how to pass a token, without the token, got %v", err)
 	}

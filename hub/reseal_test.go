@@ -93,7 +93,7 @@ func TestContentKeyRotation(t *testing.T) {
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "fail please"}).Expect(t, 200, "")
 	waitFor(t, h, id, "three turns", idleAfterTurns(3))
 	rc.Wait(t, 3)
-	if _, err := h.Service.AcceptChatEvent(context.Background(), "test", "ev-1", "thread-1", []byte(`{"text":"hi"}`)); err != nil {
+	if _, err := h.Service.Chat.AcceptChatEvent(context.Background(), core.ChatArrival{Platform: "test", EventID: "ev-1", ThreadKey: "thread-1", Payload: []byte(`{"text":"hi"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := messages(t, h, id)
@@ -110,7 +110,7 @@ func TestContentKeyRotation(t *testing.T) {
 	addWebhook(t, rotating, rotating.Key, rc.URL+"/second")
 
 	var counts []core.ResealProgress
-	if err := rotating.Service.Reseal(context.Background(), 2, func(p core.ResealProgress) { counts = append(counts, p) }); err != nil {
+	if err := rotating.Service.Admin.Reseal(context.Background(), 2, func(p core.ResealProgress) { counts = append(counts, p) }); err != nil {
 		t.Fatalf("reseal: %v (%+v)", err, counts)
 	}
 	total := 0
@@ -129,7 +129,7 @@ func TestContentKeyRotation(t *testing.T) {
 		t.Fatalf("expected 16 values resealed, got %d: %+v", total, counts)
 	}
 	counts = nil
-	if err := rotating.Service.Reseal(context.Background(), 500, func(p core.ResealProgress) { counts = append(counts, p) }); err != nil {
+	if err := rotating.Service.Admin.Reseal(context.Background(), 500, func(p core.ResealProgress) { counts = append(counts, p) }); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range counts {
@@ -167,7 +167,7 @@ func TestResealReportsWhatDoesNotOpen(t *testing.T) {
 
 	rotating := h.Beside(t, func(c *hub.Config) { c.ContentKeys = k2 + " " + k1; c.ContentKey = "" })
 	var texts core.ResealProgress
-	err := rotating.Service.Reseal(context.Background(), 10, func(p core.ResealProgress) {
+	err := rotating.Service.Admin.Reseal(context.Background(), 10, func(p core.ResealProgress) {
 		if p.Kind == core.SealedMessageText {
 			texts = p
 		}

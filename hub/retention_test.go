@@ -88,7 +88,7 @@ func TestRetentionPrunesOnlyOldSettledRows(t *testing.T) {
 	clock.Advance(11 * 24 * time.Hour) // old rows are 31 days old, young ones 11
 
 	tick := clock.Now().Truncate(time.Hour)
-	p, err := h.Service.SweepRetention(ctx, core.MinRetention, tick)
+	p, err := h.Service.Sweeps.SweepRetention(ctx, core.MinRetention, tick)
 	want := core.Pruned{Receipts: 1, ChatInbox: 2 + bulk, ChatDeliveries: 2, ChatNotices: 2, ChatStatuses: 2, WebhookDeliveries: 3, Events: 3, CronRuns: 1}
 	if err != nil || p != want {
 		t.Fatalf("expected %+v pruned, got %+v (%v)", want, p, err)
@@ -127,10 +127,10 @@ func TestRetentionPrunesOnlyOldSettledRows(t *testing.T) {
 	if _, err := db.Exec(`UPDATE chat_inbox SET received_at = received_at - interval '60 days' WHERE event_id = 'done-young'`); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := h.Service.SweepRetention(ctx, core.MinRetention, tick); err != nil || p.Total() != 0 {
+	if p, err := h.Service.Sweeps.SweepRetention(ctx, core.MinRetention, tick); err != nil || p.Total() != 0 {
 		t.Fatalf("expected a repeated tick to prune nothing, got %+v (%v)", p, err)
 	}
-	if p, err := h.Service.SweepRetention(ctx, core.MinRetention, tick.Add(time.Hour)); err != nil || p != (core.Pruned{ChatInbox: 1}) {
+	if p, err := h.Service.Sweeps.SweepRetention(ctx, core.MinRetention, tick.Add(time.Hour)); err != nil || p != (core.Pruned{ChatInbox: 1}) {
 		t.Fatalf("expected the next hour's tick to prune the aged event only, got %+v (%v)", p, err)
 	}
 }
@@ -164,7 +164,7 @@ func TestRetentionBelowThirtyDaysIsRefused(t *testing.T) {
 	if _, err := h.PG().DB().Exec(`UPDATE idempotency_receipts SET created_at = now() - interval '29 days'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Service.SweepRetention(context.Background(), 24*time.Hour, time.Now()); err == nil {
+	if _, err := h.Service.Sweeps.SweepRetention(context.Background(), 24*time.Hour, time.Now()); err == nil {
 		t.Fatal("expected SweepRetention to refuse a one-day period")
 	}
 	if n := len(column(t, h, `SELECT key FROM idempotency_receipts`)); n != 1 {

@@ -203,7 +203,7 @@ func TestIdlePauseResumeArchiveDelete(t *testing.T) {
 	waitFor(t, h, id, "idle", idleAfterTurns(1))
 	ctx := context.Background()
 	cfg := core.LifecycleConfig{IdleTimeout: time.Nanosecond}
-	if moved, err := h.Service.SweepLifecycle(ctx, cfg, time.Now()); err != nil || moved != 1 {
+	if moved, err := h.Service.Sweeps.SweepLifecycle(ctx, cfg, time.Now()); err != nil || moved != 1 {
 		t.Fatalf("expected the idle sweep to move one workspace, got %d, %v", moved, err)
 	}
 	waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
@@ -218,18 +218,18 @@ func TestIdlePauseResumeArchiveDelete(t *testing.T) {
 	}
 	waitFor(t, h, id, "ready and idle after three turns", idleAfterTurns(3))
 
-	if _, err := h.Service.ArchiveWorkspace(ctx, id); err != nil {
+	if _, err := h.Service.Admin.ArchiveWorkspace(ctx, id); err != nil {
 		t.Fatalf("archive: %v", err)
 	}
 	waitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "hi"}).Expect(t, 409, "workspace_not_accepting_messages")
 
-	if _, err := h.Service.UnarchiveWorkspace(ctx, id); err != nil {
+	if _, err := h.Service.Admin.UnarchiveWorkspace(ctx, id); err != nil {
 		t.Fatalf("unarchive: %v", err)
 	}
 	waitFor(t, h, id, "ready again", func(ws map[string]any) bool { return ws["state"] == "ready" })
 
-	if _, err := h.Service.DeleteWorkspace(ctx, id); err != nil {
+	if _, err := h.Service.Admin.DeleteWorkspace(ctx, id); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	waitDeleted(t, h, id)
@@ -253,7 +253,7 @@ func TestArchiveInterruptsARunningTurn(t *testing.T) {
 	id := createWorkspace(t, h, "sleep 30")
 	waitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["agentStatus"] == "working" })
 	time.Sleep(300 * time.Millisecond) // let the agent start
-	if _, err := h.Service.ArchiveWorkspace(context.Background(), id); err != nil {
+	if _, err := h.Service.Admin.ArchiveWorkspace(context.Background(), id); err != nil {
 		t.Fatalf("archive: %v", err)
 	}
 	ws := waitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
@@ -302,7 +302,7 @@ func TestSweepExpiresAndFailsStrandedMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	tick := time.Now()
-	expired, failed, err := h.Service.SweepMessages(ctx, tick)
+	expired, failed, err := h.Service.Sweeps.SweepMessages(ctx, tick)
 	if err != nil || expired != 1 || failed != 1 {
 		t.Fatalf("expected 1 expired and 1 failed, got %d, %d, %v", expired, failed, err)
 	}
@@ -315,10 +315,10 @@ func TestSweepExpiresAndFailsStrandedMessages(t *testing.T) {
 	if _, err := db.Exec(`UPDATE messages SET status = 'pending' WHERE workspace_id = $1`, old); err != nil {
 		t.Fatal(err)
 	}
-	if expired, _, err := h.Service.SweepMessages(ctx, tick); err != nil || expired != 0 {
+	if expired, _, err := h.Service.Sweeps.SweepMessages(ctx, tick); err != nil || expired != 0 {
 		t.Fatalf("expected a repeated tick to do nothing, got %d expired, %v", expired, err)
 	}
-	if expired, _, err := h.Service.SweepMessages(ctx, tick.Add(time.Minute)); err != nil || expired != 1 {
+	if expired, _, err := h.Service.Sweeps.SweepMessages(ctx, tick.Add(time.Minute)); err != nil || expired != 1 {
 		t.Fatalf("expected the next tick to run, got %d expired, %v", expired, err)
 	}
 }
@@ -328,16 +328,16 @@ func TestOperatorLifecycleRefusals(t *testing.T) {
 	h := hubtest.Start(t)
 	ctx := context.Background()
 	id := createWorkspace(t, h, "")
-	if _, err := h.Service.ArchiveWorkspace(ctx, id); core.ErrorCode(err) != core.CodeWorkspaceNotAcceptingMessages {
+	if _, err := h.Service.Admin.ArchiveWorkspace(ctx, id); core.ErrorCode(err) != core.CodeWorkspaceNotAcceptingMessages {
 		t.Fatalf("expected a queued workspace not to be archivable, got %v", err)
 	}
-	if _, err := h.Service.UnarchiveWorkspace(ctx, id); core.ErrorCode(err) != core.CodeWorkspaceNotAcceptingMessages {
+	if _, err := h.Service.Admin.UnarchiveWorkspace(ctx, id); core.ErrorCode(err) != core.CodeWorkspaceNotAcceptingMessages {
 		t.Fatalf("expected only archived workspaces to unarchive, got %v", err)
 	}
-	if _, err := h.Service.ArchiveWorkspace(ctx, "ws_0000000000000000"); core.ErrorCode(err) != core.CodeWorkspaceNotFound {
+	if _, err := h.Service.Admin.ArchiveWorkspace(ctx, "ws_0000000000000000"); core.ErrorCode(err) != core.CodeWorkspaceNotFound {
 		t.Fatalf("expected not found, got %v", err)
 	}
-	ws, err := h.Service.DeleteWorkspace(ctx, id)
+	ws, err := h.Service.Admin.DeleteWorkspace(ctx, id)
 	if err != nil || ws.State != core.StateDeleting {
 		t.Fatalf("expected deleting, got %v, %v", ws, err)
 	}
@@ -361,11 +361,11 @@ func pushingProject(t *testing.T, h *hubtest.Hub) (*core.Project, string) {
 	t.Helper()
 	ctx := context.Background()
 	upstream := hubtest.GitRepo(t)
-	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: upstream, Push: true})
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: upstream, Push: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Service.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
 		t.Fatalf("expected the project ready, got %s %v", p.State, err)
 	}
 	return p, upstream
@@ -397,7 +397,7 @@ func TestSweepArchivesLongPausedAndDeletesLongArchived(t *testing.T) {
 		}
 	}
 	cfg := core.LifecycleConfig{IdleTimeout: time.Hour, ArchiveAfter: 7 * 24 * time.Hour, DeleteAfter: 9 * 24 * time.Hour}
-	if moved, err := h.Service.SweepLifecycle(ctx, cfg, time.Now()); err != nil || moved != 2 {
+	if moved, err := h.Service.Sweeps.SweepLifecycle(ctx, cfg, time.Now()); err != nil || moved != 2 {
 		t.Fatalf("expected two workspaces moved, got %d, %v", moved, err)
 	}
 	waitFor(t, h, paused, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
@@ -423,7 +423,7 @@ func TestResumeOfALostMachineFailsWithAReason(t *testing.T) {
 	h := startRuntime(t)
 	id := createWorkspace(t, h, "hello")
 	waitFor(t, h, id, "idle", idleAfterTurns(1))
-	if moved, err := h.Service.SweepLifecycle(context.Background(), core.LifecycleConfig{IdleTimeout: time.Nanosecond}, time.Now()); err != nil || moved != 1 {
+	if moved, err := h.Service.Sweeps.SweepLifecycle(context.Background(), core.LifecycleConfig{IdleTimeout: time.Nanosecond}, time.Now()); err != nil || moved != 1 {
 		t.Fatalf("expected the idle sweep to pause the workspace, got %d, %v", moved, err)
 	}
 	waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
@@ -458,7 +458,7 @@ func TestDeleteRemovesAttachmentBlobs(t *testing.T) {
 		t.Fatalf("expected the attachment stored at %s: %v", blob, err)
 	}
 	waitFor(t, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
-	if _, err := h.Service.DeleteWorkspace(context.Background(), id); err != nil {
+	if _, err := h.Service.Admin.DeleteWorkspace(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)

@@ -67,7 +67,7 @@ func TestTurnsAreSandboxed(t *testing.T) {
 
 	for _, network := range []string{core.NetworkFull, core.NetworkNone, core.NetworkHost} {
 		t.Run(network, func(t *testing.T) {
-			if _, err := h.Service.AdminUpdateProject(context.Background(), core.UpdateProjectInput{ProjectID: h.Project.ID, Network: &network}); err != nil {
+			if _, err := h.Service.Admin.UpdateProject(context.Background(), core.UpdateProjectInput{ProjectID: h.Project.ID, Network: &network}); err != nil {
 				t.Fatal(err)
 			}
 			mine := createWorkspace(t, h, "probe "+strings.Join(targets, " "))

@@ -106,7 +106,7 @@ func BenchmarkWebhookDeliveryThroughput(b *testing.B) {
 				acks.want.Store(total)
 				ctx, cancel := context.WithCancel(context.Background())
 				stopped := make(chan struct{})
-				d := &jobs.Deliveries{Webhooks: h.Service.Webhooks, Observer: acks, Concurrency: concurrency, Poll: 10 * time.Millisecond}
+				d := &jobs.Deliveries{Core: h.Service.Deliveries, Observer: acks, Concurrency: concurrency, Poll: 10 * time.Millisecond}
 				b.StartTimer()
 				go func() { defer close(stopped); d.Run(ctx) }()
 				select {

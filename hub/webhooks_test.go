@@ -34,7 +34,7 @@ func addWebhook(t *testing.T, h *hubtest.Hub, key, url string) (string, string) 
 // deliveries reads the operator view of an account's deliveries.
 func deliveries(t *testing.T, h *hubtest.Hub, accountID string) []*core.Delivery {
 	t.Helper()
-	ds, err := h.Service.ListDeliveries(context.Background(), accountID, "", 100)
+	ds, err := h.Service.Admin.ListDeliveries(context.Background(), accountID, "", 100)
 	if err != nil {
 		t.Fatalf("list deliveries: %v", err)
 	}
@@ -224,7 +224,7 @@ func TestWebhookGivesUpAfterTwentyAttemptsAndRedeliverSendsAgain(t *testing.T) {
 	quiet(t, rc, core.MaxDeliveryAttempts, "after giving up")
 
 	close(healthy)
-	if _, err := h.Service.Redeliver(context.Background(), d.ID); err != nil {
+	if _, err := h.Service.Admin.Redeliver(context.Background(), d.ID); err != nil {
 		t.Fatalf("redeliver: %v", err)
 	}
 	got := rc.Wait(t, core.MaxDeliveryAttempts+1)

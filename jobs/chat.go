@@ -20,7 +20,7 @@ type ChatObserver interface {
 // platform events, handled by the bots) and the outboxes (turn replies and the hub's
 // notices, posted in threads). Each is drained by a few workers woken by NOTIFY, with a poll backstop.
 type Chat struct {
-	Chat     *core.Chat
+	Core     *core.ChatQueues
 	Handlers map[string]core.ChatEventHandler
 	Posters  map[string]core.ChatPoster
 	Events   Waker
@@ -67,9 +67,9 @@ func (c *Chat) Run(ctx context.Context) {
 	go func() {
 		defer wg.Done()
 		claimLoop(ctx, c.Concurrency, c.Events, c.Poll, func(free int) []*core.ChatEvent {
-			return claimedOf(c, "claim chat events", func() ([]*core.ChatEvent, error) { return c.Chat.ClaimChatEvents(ctx, c.LeaseFor, free) })
+			return claimedOf(c, "claim chat events", func() ([]*core.ChatEvent, error) { return c.Core.ClaimChatEvents(ctx, c.LeaseFor, free) })
 		}, func(e *core.ChatEvent) {
-			rep, err := c.Chat.HandleChatEvent(ctx, e, c.Handlers)
+			rep, err := c.Core.HandleChatEvent(ctx, e, c.Handlers)
 			if err != nil {
 				c.Log.Warn("chat events", "err", err) // the lease runs out; the event is handled again
 				return
@@ -82,27 +82,27 @@ func (c *Chat) Run(ctx context.Context) {
 	go func() {
 		defer wg.Done()
 		claimLoop(ctx, c.Concurrency, replies[0], c.Poll, func(free int) []*core.ClaimedChatReply {
-			return claimedOf(c, "claim chat replies", func() ([]*core.ClaimedChatReply, error) { return c.Chat.ClaimChatReplies(ctx, c.LeaseFor, free) })
+			return claimedOf(c, "claim chat replies", func() ([]*core.ClaimedChatReply, error) { return c.Core.ClaimChatReplies(ctx, c.LeaseFor, free) })
 		}, func(r *core.ClaimedChatReply) {
-			c.observePost(c.Chat.PostChatReply(ctx, r, c.Posters))
+			c.observePost(c.Core.PostChatReply(ctx, r, c.Posters))
 		})
 	}()
 	go func() {
 		defer wg.Done()
 		claimLoop(ctx, c.Concurrency, replies[1], c.Poll, func(free int) []*core.ClaimedChatNotice {
-			return claimedOf(c, "claim chat notices", func() ([]*core.ClaimedChatNotice, error) { return c.Chat.ClaimChatNotices(ctx, c.LeaseFor, free) })
+			return claimedOf(c, "claim chat notices", func() ([]*core.ClaimedChatNotice, error) { return c.Core.ClaimChatNotices(ctx, c.LeaseFor, free) })
 		}, func(n *core.ClaimedChatNotice) {
-			c.observePost(c.Chat.PostChatNotice(ctx, n, c.Posters))
+			c.observePost(c.Core.PostChatNotice(ctx, n, c.Posters))
 		})
 	}()
 	go func() {
 		defer wg.Done()
 		claimLoop(ctx, c.Concurrency, c.Statuses, c.StatusPoll, func(free int) []*core.ClaimedChatStatus {
 			return claimedOf(c, "claim chat statuses", func() ([]*core.ClaimedChatStatus, error) {
-				return c.Chat.ClaimChatStatuses(ctx, c.LeaseFor, free)
+				return c.Core.ClaimChatStatuses(ctx, c.LeaseFor, free)
 			})
 		}, func(s *core.ClaimedChatStatus) {
-			c.observePost(c.Chat.PostChatStatus(ctx, s, c.Posters))
+			c.observePost(c.Core.PostChatStatus(ctx, s, c.Posters))
 		})
 	}()
 	wg.Wait()

@@ -13,7 +13,7 @@ import (
 // Sweeps schedules the periodic sweeps with robfig/cron. Every replica schedules
 // them; core runs each (job, tick) once across replicas.
 type Sweeps struct {
-	Runtime   *core.Runtime
+	Core      *core.Sweeps
 	Lifecycle core.LifecycleConfig
 	// Runtimes says when a remote runtime counts as gone (zero: never).
 	Runtimes core.RuntimeSweepConfig
@@ -55,17 +55,17 @@ func (s *Sweeps) Run(ctx context.Context) error {
 // runOnce runs every sweep for the tick that contains now.
 func (s *Sweeps) runOnce(ctx context.Context, now time.Time) {
 	tick := now.Truncate(s.Every)
-	if moved, err := s.Runtime.SweepLifecycle(ctx, s.Lifecycle, tick); err != nil {
+	if moved, err := s.Core.SweepLifecycle(ctx, s.Lifecycle, tick); err != nil {
 		s.Log.Warn("lifecycle sweep", "err", err) // fail open: the next tick runs it again
 	} else if moved > 0 {
 		s.Log.Info("lifecycle sweep", "moved", moved)
 	}
-	if n, err := s.Runtime.SweepRuntimes(ctx, s.Runtimes, tick); err != nil {
+	if n, err := s.Core.SweepRuntimes(ctx, s.Runtimes, tick); err != nil {
 		s.Log.Warn("runtime sweep", "err", err)
 	} else if n > 0 {
 		s.Log.Info("runtime sweep: runtimes not heard from are started again", "runtimes", n)
 	}
-	if expired, failed, err := s.Runtime.SweepMessages(ctx, tick); err != nil {
+	if expired, failed, err := s.Core.SweepMessages(ctx, tick); err != nil {
 		s.Log.Warn("message sweep", "err", err)
 	} else if expired+failed > 0 {
 		s.Log.Info("message sweep", "expired", expired, "failed", failed)
@@ -75,7 +75,7 @@ func (s *Sweeps) runOnce(ctx context.Context, now time.Time) {
 	// small transaction). Unlike a separate "@every 1h" entry, which counts from each
 	// process's start, this needs no second schedule and a hub restarted more often
 	// than hourly still prunes. It runs last so a long first prune delays no sweep.
-	if p, err := s.Runtime.SweepRetention(ctx, s.Retention, now.Truncate(pruneEvery)); err != nil {
+	if p, err := s.Core.SweepRetention(ctx, s.Retention, now.Truncate(pruneEvery)); err != nil {
 		s.Log.Warn("retention sweep", "err", err) // fail open: the next hour's tick prunes again
 	} else if p.Total() > 0 {
 		s.Log.Info("retention sweep", "pruned", p) // every table's count, whatever tables are added

@@ -18,7 +18,7 @@ type DeliveryObserver interface {
 // bounded concurrency, and settles it under the lease. NOTIFY from the outbox wakes
 // it; the poll picks up retries as they fall due and anything a lost NOTIFY left.
 type Deliveries struct {
-	Webhooks *core.Webhooks
+	Core     *core.Deliveries
 	Waker    Waker
 	Log      *slog.Logger
 	Observer DeliveryObserver
@@ -53,7 +53,7 @@ func (d *Deliveries) defaults() {
 func (d *Deliveries) Run(ctx context.Context) {
 	d.defaults()
 	claimLoop(ctx, d.Concurrency, d.Waker, d.Poll, func(free int) []*core.DeliveryJob {
-		jobs, err := d.Webhooks.ClaimDeliveries(ctx, d.LeaseFor, free)
+		jobs, err := d.Core.ClaimDeliveries(ctx, d.LeaseFor, free)
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("claim deliveries", "err", err) // fail open: the next poll retries
 		}
@@ -63,7 +63,7 @@ func (d *Deliveries) Run(ctx context.Context) {
 
 func (d *Deliveries) attempt(ctx context.Context, j *core.DeliveryJob) {
 	start := time.Now()
-	rep, err := d.Webhooks.AttemptDelivery(ctx, j)
+	rep, err := d.Core.AttemptDelivery(ctx, j)
 	if err != nil {
 		// The attempt happened but its result was not stored: the lease expires and
 		// the delivery is attempted again (at least once).

@@ -58,7 +58,7 @@ func (h *heartbeat) run(ctx context.Context, done <-chan struct{}) {
 		// do not take ctx's cancellation; each is bounded so a hung connection cannot
 		// stall the count.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseFor/3)
-		state, ok, err := h.w.Runtime.RenewLease(rctx, h.id, h.token, leaseFor)
+		state, ok, err := h.w.Core.RenewLease(rctx, h.id, h.token, leaseFor)
 		cancel()
 		switch {
 		case err != nil && time.Since(h.renewed) < leaseFor:

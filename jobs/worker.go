@@ -21,9 +21,9 @@ type Waker interface {
 // renewing, and after LeaseFor another worker (or this one after restart) claims the
 // workspace and recovers it.
 type Worker struct {
-	Runtime *core.Runtime
-	Waker   Waker
-	Log     *slog.Logger
+	Core  *core.Worker
+	Waker Waker
+	Log   *slog.Logger
 	// Concurrency bounds the workspaces worked on at once (default 4).
 	Concurrency int
 	// LeaseFor is how long a claim lasts without renewal (default 30 s); the heartbeat
@@ -56,7 +56,7 @@ func (w *Worker) Run(ctx context.Context) {
 		// Taken before the database's now() that starts the lease, so the claim surely
 		// holds until at+LeaseFor, whatever the database's clock says.
 		at := time.Now()
-		claimed, err := w.Runtime.ClaimWork(ctx, w.LeaseFor, free)
+		claimed, err := w.Core.ClaimWork(ctx, w.LeaseFor, free)
 		if err != nil && ctx.Err() == nil {
 			w.Log.Warn("claim workspaces", "err", err) // fail open: the next poll retries
 		}
@@ -93,7 +93,7 @@ func (w *Worker) work(ctx context.Context, c claimedWorkspace) {
 	for stepCtx.Err() == nil {
 		hb.setState(ws.State)
 		turn := ws.State == core.StateReady
-		more, err := w.Runtime.StepWorkspace(stepCtx, ws, token)
+		more, err := w.Core.StepWorkspace(stepCtx, ws, token)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.Log.Warn("step workspace", "workspace", ws.ID, "state", ws.State, "err", err)
@@ -115,7 +115,7 @@ func (w *Worker) work(ctx context.Context, c claimedWorkspace) {
 // other. Without this, a workspace with a backlog would keep its slot until the
 // backlog is done.
 func (w *Worker) yield(ctx context.Context, ws *core.Workspace) bool {
-	other, err := w.Runtime.ShouldYield(ctx, ws)
+	other, err := w.Core.ShouldYield(ctx, ws)
 	if err != nil && ctx.Err() == nil {
 		w.Log.Warn("fair share check", "workspace", ws.ID, "err", err) // keep the slot: the next turn still runs
 	}
@@ -129,7 +129,7 @@ func (w *Worker) release(ctx context.Context, id, token string, heldUntil time.T
 	wait := 100 * time.Millisecond
 	for {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.LeaseFor/3)
-		err := w.Runtime.ReleaseLease(rctx, id, token)
+		err := w.Core.ReleaseLease(rctx, id, token)
 		cancel()
 		if err == nil {
 			return

@@ -13,7 +13,7 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// FailedFunc is told that a workspace's machine cannot run (core.Runtime.MachineFailed).
+// FailedFunc is told that a workspace's machine cannot run (core.Sweeps.MachineFailed).
 type FailedFunc func(ctx context.Context, workspaceID, statusCode, detail string) (bool, error)
 
 // Watch follows the provider's Pods with an informer until ctx ends. A Pod the

@@ -76,7 +76,7 @@ func (h *handling) onCommand(ctx context.Context, i *discordgo.Interaction) erro
 	in := core.ChatInput{Key: "discord:" + i.GuildID + ":interaction:" + i.ID, Text: prompt,
 		Project: opts["project"], Agent: opts["agent"], Model: opts["model"]}
 
-	sess, err := h.svc.ChatSessionForThread(ctx, core.PlatformDiscord, i.GuildID, i.ChannelID)
+	sess, err := h.svc.ChatSessionForThread(ctx, core.ChatPlace{Platform: core.PlatformDiscord, TeamID: i.GuildID, ThreadID: i.ChannelID})
 	if err == nil { // in a workspace's thread: a message for it
 		if err := sess.Permits(roles); err != nil {
 			return h.answer(ctx, i, words.Refusal(err))

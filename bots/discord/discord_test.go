@@ -39,7 +39,7 @@ func discordHub(t testing.TB, f *fakeDiscord, bind *core.ChatBinding, opts ...hu
 	if bind.Agent == "" {
 		bind.Agent, bind.Model = "agent_1", "test-model"
 	}
-	if err := h.Service.BindChat(context.Background(), bind); err != nil {
+	if err := h.Service.Admin.BindChat(context.Background(), bind); err != nil {
 		t.Fatalf("bind: %v", err)
 	}
 	f.waitReady(t)

@@ -91,7 +91,7 @@ func (h *handling) onMessage(ctx context.Context, m *discordgo.Message) error {
 
 	// A thread with a workspace: the message is for it (mentions, or every message
 	// after `follow all`).
-	sess, err := h.svc.ChatSessionForThread(ctx, core.PlatformDiscord, m.GuildID, m.ChannelID)
+	sess, err := h.svc.ChatSessionForThread(ctx, core.ChatPlace{Platform: core.PlatformDiscord, TeamID: m.GuildID, ThreadID: m.ChannelID})
 	if err == nil {
 		if !mentioned && !sess.Thread.FollowAll {
 			return nil

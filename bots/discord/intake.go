@@ -99,7 +99,7 @@ func (b *Bot) acceptMessage(ctx context.Context, raw json.RawMessage) {
 		if ch, err := b.s.State.Channel(m.ChannelID); err == nil && !ch.IsThread() {
 			return
 		}
-		known, err := b.svc.KnownChatThread(ctx, core.PlatformDiscord, m.GuildID, m.ChannelID)
+		known, err := b.svc.KnownChatThread(ctx, core.ChatPlace{Platform: core.PlatformDiscord, TeamID: m.GuildID, ThreadID: m.ChannelID})
 		if err != nil {
 			b.log.Error("discord: message dropped: the store did not answer", "message", m.ID, "err", err)
 			return
@@ -143,7 +143,7 @@ func (b *Bot) acceptInteraction(ctx context.Context, i *discordgo.Interaction, r
 // through to it.
 func (b *Bot) precheck(ctx context.Context, i *discordgo.Interaction) error {
 	place := core.ChatPlace{Platform: core.PlatformDiscord, TeamID: i.GuildID, ChannelID: i.ChannelID}
-	sess, err := b.svc.ChatSessionForThread(ctx, core.PlatformDiscord, i.GuildID, i.ChannelID)
+	sess, err := b.svc.ChatSessionForThread(ctx, core.ChatPlace{Platform: core.PlatformDiscord, TeamID: i.GuildID, ThreadID: i.ChannelID})
 	if err != nil {
 		var ce *core.Error
 		if !errors.As(err, &ce) || ce.Code != core.CodeChatNoWorkspace {
@@ -184,7 +184,7 @@ func (b *Bot) store(ctx context.Context, id, threadKey string, env envelope) err
 	}
 	delay := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		_, err = b.svc.AcceptChatEvent(ctx, core.PlatformDiscord, id, threadKey, payload)
+		_, err = b.svc.AcceptChatEvent(ctx, core.ChatArrival{Platform: core.PlatformDiscord, EventID: id, ThreadKey: threadKey, Payload: payload})
 		if err == nil || attempt == 4 || ctx.Err() != nil {
 			return err
 		}

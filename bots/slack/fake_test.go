@@ -277,7 +277,7 @@ func slackHub(t testing.TB, f *fakeSlack, bind bool, opts ...hubtest.Option) *hu
 // bindTeam binds the test team to the hub's account with agent_1 and a model.
 func bindTeam(t testing.TB, h *hubtest.Hub) {
 	t.Helper()
-	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+	if err := h.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
 		AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model"}); err != nil {
 		t.Fatalf("bind: %v", err)
 	}

@@ -260,7 +260,7 @@ func TestApprovalButtons(t *testing.T) {
 	const root = "1700000300.000100"
 	// The binding starts workspaces in the approval-required mode.
 	limit := func(channels []string) {
-		if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+		if err := h.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
 			AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model", Channels: channels,
 			RuntimeMode: core.ModeApprovalRequired}); err != nil {
 			t.Fatal(err)
@@ -325,7 +325,7 @@ func TestApprovalQuestionShowsTheWholeCommand(t *testing.T) {
 	t.Parallel()
 	f := newFakeSlack(t)
 	h := liveHub(t, f)
-	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+	if err := h.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
 		AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model", RuntimeMode: core.ModeApprovalRequired}); err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func TestABindingsProviderIsWhereItsWorkspacesRun(t *testing.T) {
 	t.Parallel()
 	f := newFakeSlack(t)
 	h := slackHub(t, f, false, hubtest.WithProcessProvider(t))
-	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
+	if err := h.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team,
 		AccountID: h.Account.ID, Agent: "agent_1", Model: "test-model", ProviderID: "process"}); err != nil {
 		t.Fatal(err)
 	}

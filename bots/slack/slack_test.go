@@ -150,13 +150,13 @@ func TestCommandsAndRefusalsInPlainWords(t *testing.T) {
 	expect(root, "isn't connected to a wshub account", 1)
 
 	// Bound without agent and model, and the account has no workspace to take them from.
-	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team, AccountID: h.Account.ID}); err != nil {
+	if err := h.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team, AccountID: h.Account.ID}); err != nil {
 		t.Fatal(err)
 	}
 	say("Ev2", "1700000201.000100", "", "write hello")
 	expect("1700000201.000100", "No agent and model are chosen", 1)
 
-	if err := h.Service.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team, AccountID: h.Account.ID,
+	if err := h.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack, TeamID: team, AccountID: h.Account.ID,
 		Agent: "agent_1", Model: "test-model"}); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestAccountRefusalsAndServerErrorsRetried(t *testing.T) {
 		{"1700000701.000100", core.AccountUpdate{BillingHold: &off, Entitled: &off}, "doesn't have cloud workspaces enabled"},
 	}
 	for i, c := range cases {
-		if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, c.u); err != nil {
+		if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, c.u); err != nil {
 			t.Fatal(err)
 		}
 		deliver(t, h, eventBody("EvAcct"+c.ts, mention(c.ts, "", "<@"+botUser+"> write x")))
@@ -266,7 +266,7 @@ func TestAccountRefusalsAndServerErrorsRetried(t *testing.T) {
 			t.Fatalf("case %d: expected %q, got %q", i, c.want, posts[0].Text)
 		}
 	}
-	if _, err := h.Service.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{Entitled: &on}); err != nil {
+	if _, err := h.Service.Admin.UpdateAccount(ctx, h.Account.ID, core.AccountUpdate{Entitled: &on}); err != nil {
 		t.Fatal(err)
 	}
 	// Slack answers 503 twice: the reply is retried with backoff and posted once.

@@ -56,6 +56,6 @@ func (b *Bot) accept(ctx context.Context, payload []byte) error {
 	if err := json.Unmarshal(payload, &cb); err != nil || cb.Type != "event_callback" {
 		return nil // nothing the bot handles
 	}
-	_, err := b.svc.AcceptChatEvent(ctx, core.PlatformSlack, cb.EventID, cb.threadKey(), payload)
+	_, err := b.svc.AcceptChatEvent(ctx, core.ChatArrival{Platform: core.PlatformSlack, EventID: cb.EventID, ThreadKey: cb.threadKey(), Payload: payload})
 	return err
 }

@@ -244,10 +244,10 @@ func (r *run) tenant(ctx context.Context) (*postgres.Store, *hub.Hub, *core.Acco
 		return fail(err)
 	}
 	acct := &core.Account{Name: "bench", Entitled: true}
-	if err := h.Service.CreateAccount(ctx, acct); err != nil {
+	if err := h.Service.Admin.CreateAccount(ctx, acct); err != nil {
 		return fail(err)
 	}
-	if _, r.key, err = h.Service.CreateAPIKey(ctx, acct.ID, "bench"); err != nil {
+	if _, r.key, err = h.Service.Admin.CreateAPIKey(ctx, acct.ID, "bench"); err != nil {
 		return fail(err)
 	}
 	repo := filepath.Join(r.dataDir, "repo")
@@ -257,11 +257,11 @@ func (r *run) tenant(ctx context.Context) (*postgres.Store, *hub.Hub, *core.Acco
 			return fail(fmt.Errorf("git %v: %w: %s", args, err, out))
 		}
 	}
-	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: repo})
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: repo})
 	if err != nil {
 		return fail(err)
 	}
-	if err := h.Service.PrepareProject(ctx, p); err != nil {
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil {
 		return fail(err)
 	}
 	r.tinyProject = p.ID
@@ -290,11 +290,11 @@ func (r *run) addBigProject(ctx context.Context, h *hub.Hub, accountID string) (
 	if err := cmd.Wait(); err != nil || werr != nil {
 		return "", fmt.Errorf("git fast-import: %v %v: %s", err, werr, stderr.String())
 	}
-	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: accountID, Repository: repo, Name: "big"})
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: accountID, Repository: repo, Name: "big"})
 	if err != nil {
 		return "", err
 	}
-	return p.ID, h.Service.PrepareProject(ctx, p)
+	return p.ID, h.Service.Admin.PrepareProject(ctx, p)
 }
 
 func (r *run) teardown() {

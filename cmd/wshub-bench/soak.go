@@ -127,7 +127,7 @@ func (r *run) runSoak(ctx context.Context, dur time.Duration, kills int, pgResta
 		return nil, fmt.Errorf("setup: %w", err)
 	}
 	defer r.teardown()
-	err = h.Service.BindChat(ctx, &core.ChatBinding{Platform: core.PlatformSlack, TeamID: soakTeam, AccountID: acct.ID,
+	err = h.Service.Admin.BindChat(ctx, &core.ChatBinding{Platform: core.PlatformSlack, TeamID: soakTeam, AccountID: acct.ID,
 		ProjectID: r.tinyProject, Agent: "agent_1", Model: "soak"})
 	store.Close()
 	if err != nil {

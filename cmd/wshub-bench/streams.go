@@ -54,25 +54,25 @@ type streamFigures struct {
 // with a project, workspaces and a key.
 func (r *run) streamTenants(ctx context.Context, store *postgres.Store, h *hub.Hub, a *core.Account) error {
 	for i := range b8Keys {
-		_, key, err := h.Service.CreateAPIKey(ctx, a.ID, fmt.Sprintf("stream %d", i))
+		_, key, err := h.Service.Admin.CreateAPIKey(ctx, a.ID, fmt.Sprintf("stream %d", i))
 		if err != nil {
 			return err
 		}
 		r.streamKeys = append(r.streamKeys, key)
 	}
 	b := &core.Account{Name: "bench B", Entitled: true}
-	if err := h.Service.CreateAccount(ctx, b); err != nil {
+	if err := h.Service.Admin.CreateAccount(ctx, b); err != nil {
 		return err
 	}
 	var err error
-	if _, r.keyB, err = h.Service.CreateAPIKey(ctx, b.ID, "bench B"); err != nil {
+	if _, r.keyB, err = h.Service.Admin.CreateAPIKey(ctx, b.ID, "bench B"); err != nil {
 		return err
 	}
-	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: b.ID, Repository: filepath.Join(r.dataDir, "repo")})
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: b.ID, Repository: filepath.Join(r.dataDir, "repo")})
 	if err != nil {
 		return err
 	}
-	if err := h.Service.PrepareProject(ctx, p); err != nil {
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil {
 		return err
 	}
 	return seedWorkspaces(ctx, store.DB().DB, b.ID, p.ID, "ws_benchb", b8BSpaces)

@@ -148,7 +148,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 			}
 			a.BillingPeriodEnd = &t
 		}
-		if err := svc.CreateAccount(ctx, a); err != nil {
+		if err := svc.Admin.CreateAccount(ctx, a); err != nil {
 			return nil, err
 		}
 		return map[string]string{"accountId": a.ID}, nil
@@ -188,7 +188,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 			}
 			u.BillingPeriodEnd = &t
 		}
-		a, err := svc.UpdateAccount(ctx, *id, u)
+		a, err := svc.Admin.UpdateAccount(ctx, *id, u)
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +200,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if err := parse(fs, args, "account", "name"); err != nil {
 			return nil, err
 		}
-		k, secret, err := svc.CreateAPIKey(ctx, *id, *name)
+		k, secret, err := svc.Admin.CreateAPIKey(ctx, *id, *name)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +211,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if err := parse(fs, args, "key-id"); err != nil {
 			return nil, err
 		}
-		if err := svc.RevokeAPIKey(ctx, *id); err != nil {
+		if err := svc.Admin.RevokeAPIKey(ctx, *id); err != nil {
 			return nil, err
 		}
 		return map[string]any{"keyId": *id, "revoked": true}, nil
@@ -249,7 +249,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if flagGiven(fs, "default-branch") {
 			in.DefaultBranch = branch
 		}
-		p, err := svc.AdminUpdateProject(ctx, in)
+		p, err := svc.Admin.UpdateProject(ctx, in)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +260,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if err := parse(fs, args, "project"); err != nil {
 			return nil, err
 		}
-		p, err := svc.AdminRefreshProject(ctx, *id)
+		p, err := svc.Admin.RefreshProject(ctx, *id)
 		if err != nil {
 			if p != nil {
 				return projectAdminJSON(p), fmt.Errorf("the repository could not be fetched: %w", err)
@@ -278,7 +278,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if err := parse(fs, args, "project"); err != nil {
 			return nil, err
 		}
-		r, err := svc.AdminRemoveProject(ctx, *id, *force)
+		r, err := svc.Admin.RemoveProject(ctx, *id, *force)
 		if err != nil {
 			return nil, err
 		}
@@ -293,7 +293,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if err := parse(fs, args); err != nil {
 			return nil, err
 		}
-		list, err := svc.AdminListAccounts(ctx)
+		list, err := svc.Admin.ListAccounts(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +308,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if err := parse(fs, args, "account"); err != nil {
 			return nil, err
 		}
-		list, err := svc.AdminListAPIKeys(ctx, *id)
+		list, err := svc.Admin.ListAPIKeys(ctx, *id)
 		if err != nil {
 			return nil, err
 		}
@@ -330,7 +330,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if err := parse(fs, args, "account"); err != nil {
 			return nil, err
 		}
-		list, err := svc.AdminListProjects(ctx, *id)
+		list, err := svc.Admin.ListProjects(ctx, *id)
 		if err != nil {
 			return nil, err
 		}
@@ -346,8 +346,8 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 			return nil, err
 		}
 		move := map[string]func(context.Context, string) (*core.Workspace, error){
-			"workspace archive": svc.ArchiveWorkspace, "workspace unarchive": svc.UnarchiveWorkspace,
-			"workspace delete": svc.DeleteWorkspace,
+			"workspace archive": svc.Admin.ArchiveWorkspace, "workspace unarchive": svc.Admin.UnarchiveWorkspace,
+			"workspace delete": svc.Admin.DeleteWorkspace,
 		}[cmd]
 		ws, err := move(ctx, *id)
 		if err != nil {
@@ -365,7 +365,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if *limit < 1 || *limit > 10000 {
 			return nil, fmt.Errorf("--limit must be between 1 and 10000")
 		}
-		list, err := svc.ListDeliveries(ctx, *id, *status, *limit)
+		list, err := svc.Admin.ListDeliveries(ctx, *id, *status, *limit)
 		if err != nil {
 			return nil, err
 		}
@@ -398,7 +398,7 @@ func adminCommand(ctx context.Context, svc *core.Service, cmd string, args []str
 		if err := parse(fs, args, "delivery"); err != nil {
 			return nil, err
 		}
-		d, err := svc.Redeliver(ctx, *id)
+		d, err := svc.Admin.Redeliver(ctx, *id)
 		if err != nil {
 			return nil, err
 		}
@@ -412,11 +412,11 @@ const networkUsage = "what agent turns may reach: full (the internet, not the hu
 
 // addProject records the project and mirrors it now, so the operator sees the outcome.
 func addProject(ctx context.Context, svc *core.Service, in core.AddProjectInput) (any, error) {
-	p, err := svc.AddProject(ctx, in)
+	p, err := svc.Admin.AddProject(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	if err := svc.PrepareProject(ctx, p); err != nil {
+	if err := svc.Admin.PrepareProject(ctx, p); err != nil {
 		return nil, err
 	}
 	out := map[string]any{"projectId": p.ID, "state": p.State}
@@ -543,7 +543,7 @@ func bindFlags(fs *flag.FlagSet, platform, teamFlag, teamUsage string) func() *c
 // bind stores a chat binding and echoes it; a Slack team shows as "team", a Discord
 // guild as "guild", with the roles and channels it is limited to.
 func bind(ctx context.Context, svc *core.Service, b *core.ChatBinding) (any, error) {
-	if err := svc.BindChat(ctx, b); err != nil {
+	if err := svc.Admin.BindChat(ctx, b); err != nil {
 		return nil, err
 	}
 	out := map[string]any{"platform": b.Platform, "accountId": b.AccountID, "projectId": b.ProjectID, "agent": b.Agent, "model": b.Model,

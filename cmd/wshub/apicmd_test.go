@@ -159,11 +159,11 @@ func TestWaitExitsSixWhenThePushWasRefused(t *testing.T) {
 		exit   int
 		push   string
 	}{{false, 0, "pushed"}, {true, 6, "refused"}} {
-		p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: hubtest.HostedRepository(t, tt.refuse), Push: true})
+		p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: hubtest.HostedRepository(t, tt.refuse), Push: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.Service.PrepareProject(ctx, p); err != nil {
+		if err := h.Service.Admin.PrepareProject(ctx, p); err != nil {
 			t.Fatal(err)
 		}
 		args := []string{"ws", "create", "--project", p.ID, "--prompt", "write ci", "--agent", "agent_1", "--model", "m", "--wait"}

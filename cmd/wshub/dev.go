@@ -88,16 +88,16 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 // still exist (the database may have been reset under an old dev.json).
 func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devState) (bool, error) {
 	if st.AccountID != "" && st.Key != "" {
-		if _, err := h.Service.Authenticate(ctx, "Bearer "+st.Key); err == nil {
+		if _, err := h.Service.Workspaces.Authenticate(ctx, "Bearer "+st.Key); err == nil {
 			return false, nil
 		}
 	}
 	// Not metered: the development account never needs a billing period.
 	acct := &core.Account{Name: "Development", Entitled: true, Metered: false}
-	if err := h.Service.CreateAccount(ctx, acct); err != nil {
+	if err := h.Service.Admin.CreateAccount(ctx, acct); err != nil {
 		return false, err
 	}
-	_, key, err := h.Service.CreateAPIKey(ctx, acct.ID, "development")
+	_, key, err := h.Service.Admin.CreateAPIKey(ctx, acct.ID, "development")
 	if err != nil {
 		return false, err
 	}
@@ -105,11 +105,11 @@ func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devSt
 	if err != nil {
 		return false, fmt.Errorf("sample repository: %w", err)
 	}
-	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: repo, Name: "sample"})
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: repo, Name: "sample"})
 	if err != nil {
 		return false, err
 	}
-	if err := h.Service.PrepareProject(ctx, p); err != nil {
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil {
 		return false, err
 	}
 	if p.State != core.ProjectReady {

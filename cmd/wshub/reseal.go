@@ -31,7 +31,7 @@ func reseal(ctx context.Context, h *hub.Hub, args []string, stdout, stderr io.Wr
 		return 2
 	}
 	var kinds []core.ResealProgress
-	err := h.Service.Reseal(ctx, *batch, func(p core.ResealProgress) {
+	err := h.Service.Admin.Reseal(ctx, *batch, func(p core.ResealProgress) {
 		kinds = append(kinds, p)
 		fmt.Fprintf(stderr, "%-16s scanned %d, resealed %d, already current %d, changed meanwhile %d, failed %d\n",
 			p.Kind, p.Scanned, p.Resealed, p.Current, p.Changed, p.Failed)

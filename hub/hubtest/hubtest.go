@@ -133,10 +133,10 @@ func (h *Hub) NewAccount(entitled bool) (*core.Account, string) {
 	ctx := context.Background()
 	// Not metered, so it needs no billing period; billing tests make it metered.
 	a := &core.Account{Name: "test", Entitled: entitled, Metered: false}
-	if err := h.Service.CreateAccount(ctx, a); err != nil {
+	if err := h.Service.Admin.CreateAccount(ctx, a); err != nil {
 		h.t.Fatalf("create account: %v", err)
 	}
-	_, key, err := h.Service.CreateAPIKey(ctx, a.ID, "test")
+	_, key, err := h.Service.Admin.CreateAPIKey(ctx, a.ID, "test")
 	if err != nil {
 		h.t.Fatalf("create key: %v", err)
 	}
@@ -149,7 +149,7 @@ func (h *Hub) NewAccount(entitled bool) (*core.Account, string) {
 // loaded machine.
 func (h *Hub) SetProjectNetwork(network string) {
 	h.t.Helper()
-	p, err := h.Service.AdminUpdateProject(context.Background(), core.UpdateProjectInput{ProjectID: h.Project.ID, Network: &network})
+	p, err := h.Service.Admin.UpdateProject(context.Background(), core.UpdateProjectInput{ProjectID: h.Project.ID, Network: &network})
 	if err != nil {
 		h.t.Fatalf("set project network: %v", err)
 	}
@@ -160,11 +160,11 @@ func (h *Hub) SetProjectNetwork(network string) {
 func (h *Hub) NewProject(accountID, repo string) *core.Project {
 	h.t.Helper()
 	ctx := context.Background()
-	p, err := h.Service.AddProject(ctx, core.AddProjectInput{AccountID: accountID, Repository: repo})
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: accountID, Repository: repo})
 	if err != nil {
 		h.t.Fatalf("add project: %v", err)
 	}
-	if err := h.Service.PrepareProject(ctx, p); err != nil {
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil {
 		h.t.Fatalf("prepare project: %v", err)
 	}
 	return p

@@ -108,7 +108,7 @@ func TestCoreTestsImportNothingOfTheHub(t *testing.T) {
 }
 
 // The front-ends and jobs hold the core group they call (core.Workspaces, core.Chat,
-// core.Runtime...), not the whole core.Service: what a package can reach is what its
+// core.Worker...), not the whole core.Service: what a package can reach is what its
 // fields say. Only the hub's wiring (and tests) hold the Service.
 func TestFrontEndsHoldTheirGroupOnly(t *testing.T) {
 	for _, p := range listPackages(t) {
