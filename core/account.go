@@ -1,8 +1,9 @@
 package core
 
-import "context"
-
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Account is a personal account of the hub: the owner of keys, projects, workspaces and
 // webhooks. Entitlement and billing are operator-set flags (see design.md, admin).

@@ -337,6 +337,7 @@ func (s *Admin) ListProjects(ctx context.Context, accountID string) ([]*Project,
 // Admin is the operator's commands: accounts, keys, projects and resealing.
 type Admin struct {
 	kernel
+	logger
 	store      adminStore
 	blobs      BlobStore
 	mirror     RepoMirror

@@ -133,30 +133,39 @@ func cutSummary(s string) string {
 	return s
 }
 
-// askApproval is TurnRequest.Approve for a turn this hub runs: the ask is recorded
+// turnApprovals are a running turn's approvals: asked, announced, awaited and, at
+// their expiry, timed out. The worker's turns and the remote runtimes' (through the
+// runtime API) share them.
+type turnApprovals struct{ w *Worker }
+
+func (s *Worker) approvals() turnApprovals { return turnApprovals{w: s} }
+
+// ask is TurnRequest.Approve for a turn this hub runs: the ask is recorded
 // (once per key), announced, and waited for until decided, timed out or ctx ends.
-func (s *Worker) askApproval(ctx context.Context, ws *Workspace, turnID string, events *eventRecorder, ask ApprovalAsk) ApprovalAnswer {
+func (ta turnApprovals) ask(ctx context.Context, ws *Workspace, turnID string, events *eventRecorder, ask ApprovalAsk) ApprovalAnswer {
+	s := ta.w
 	// The agent's earlier steps go out first: the ask follows them in the stream.
 	events.sync()
-	a, err := s.requestApproval(ctx, ws, turnID, ask)
+	a, err := ta.request(ctx, ws, turnID, ask)
 	if err != nil {
 		s.log().Warn("approval not recorded", "workspace", ws.ID, "turn", turnID, "err", err)
 		return ApprovalAnswer{Reason: "Denied: the approval request could not be recorded."}
 	}
 	for a.Status == ApprovalPending {
-		if a, err = s.awaitApproval(ctx, ws.ID, a.ID, untilDecided); err != nil {
+		if a, err = ta.await(ctx, ws.ID, a.ID, untilDecided); err != nil {
 			return ApprovalAnswer{ApprovalID: a.ID, Reason: "Denied: " + err.Error()}
 		}
 	}
 	return answerOf(a, ask)
 }
 
-// requestApproval records an ask and, the first time, announces it: the
+// request records an ask and, the first time, announces it: the
 // approval_requested event (with the whole input), the webhook event and the chat
 // threads' messages, in one transaction. An ask past MaxApprovalsPerTurn is recorded
 // as denied; one whose input is too large to show whole (or not JSON) is denied too,
 // and its events say why.
-func (s *Worker) requestApproval(ctx context.Context, ws *Workspace, turnID string, ask ApprovalAsk) (*Approval, error) {
+func (ta turnApprovals) request(ctx context.Context, ws *Workspace, turnID string, ask ApprovalAsk) (*Approval, error) {
+	s := ta.w
 	ask.Key = strings.TrimSpace(ask.Key)
 	if ask.Key == "" || len(ask.Key) > maxApprovalKey {
 		ask.Key = DerivedID("", ask.Tool, ask.Summary, string(ask.Input))
@@ -199,109 +208,55 @@ func (s *Worker) requestApproval(ctx context.Context, ws *Workspace, turnID stri
 			return err
 		}
 		if a.Status != ApprovalPending {
-			return s.recordRefusal(ctx, q, a, ask)
+			return s.in(ctx, q).approvalRefused(a, ask)
 		}
-		ev, err := s.sealEvent(&TurnEvent{WorkspaceID: ws.ID, TurnID: turnID, Type: EventApprovalRequested,
-			ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary, Input: ask.Input, InputSHA256: a.InputSHA256, CreatedAt: now})
-		if err != nil {
-			return err
-		}
-		if err := q.InsertTurnEvents(ctx, []*StoredTurnEvent{ev}); err != nil {
-			return err
-		}
-		if err := s.emitApprovalRequested(ctx, q, ws, a, ask); err != nil {
-			return err
-		}
-		if err := queueApprovalNotices(ctx, q, s.kernel, ws, a, ask); err != nil {
-			return err
-		}
-		if err := touchChatStatuses(ctx, q, s.kernel, ws.ID, turnID, false); err != nil {
-			return err
-		}
-		return q.Notify(ctx, EventsChannel, ws.ID)
+		return s.in(ctx, q).approvalAsked(ws, a, ask)
 	})
 	return held, err
 }
 
-// untilDecided is awaitApproval's maxWait for a wait bounded only by the approval's
+// untilDecided is await's maxWait for a wait bounded only by the approval's
 // expiry.
 const untilDecided time.Duration = -1
 
-// recordRefusal writes the events of an ask the hub denied without asking anyone
-// because of its input: what was asked (without the input it could not show) and why
-// it was denied. An ask past the per-turn cap writes none: the stream stays bounded.
-func (s *Worker) recordRefusal(ctx context.Context, q Queries, a *Approval, ask ApprovalAsk) error {
-	if a.DecidedBy == decidedByLimit {
-		return nil
-	}
-	events := make([]*StoredTurnEvent, 0, 2)
-	for _, e := range []*TurnEvent{
-		{Type: EventApprovalRequested, Tool: ask.Tool, Summary: ask.Summary},
-		{Type: EventApprovalResolved, Status: a.Status, DecidedBy: a.DecidedBy, Reason: approvalReason(a)},
-	} {
-		e.WorkspaceID, e.TurnID, e.ApprovalID, e.CreatedAt = a.WorkspaceID, a.TurnID, a.ID, a.CreatedAt
-		st, err := s.sealEvent(e)
-		if err != nil {
-			return err
-		}
-		events = append(events, st)
-	}
-	if err := q.InsertTurnEvents(ctx, events); err != nil {
-		return err
-	}
-	return q.Notify(ctx, EventsChannel, a.WorkspaceID)
-}
-
-// awaitApproval waits for a decision on approval id: until it is taken, it expires
+// await waits for a decision on approval id: until it is taken, it expires
 // (then it is decided timed_out here), ctx ends (an error), or maxWait passes (>= 0;
 // the approval is returned still pending; 0 looks once and does not wait).
-func (s *Worker) awaitApproval(ctx context.Context, workspaceID, id string, maxWait time.Duration) (*Approval, error) {
-	var give <-chan time.Time
-	if maxWait > 0 {
-		t := time.NewTimer(maxWait)
-		defer t.Stop()
-		give = t.C
-	}
-	wake, stop := (<-chan struct{})(nil), func() {}
-	if s.wake != nil {
-		wake, stop = s.wake.Wait(ApprovalChannel, id)
-	}
-	defer stop()
-	for {
-		a, err := s.store.GetApproval(ctx, workspaceID, id)
+func (ta turnApprovals) await(ctx context.Context, workspaceID, id string, maxWait time.Duration) (*Approval, error) {
+	s := ta.w
+	w := watchKey(s.wake, ApprovalChannel, id, approvalPoll)
+	defer w.Close()
+	a := &Approval{ID: id}
+	_, err := w.until(ctx, deadlineIn(maxWait), func() (bool, time.Duration, error) {
+		cur, err := s.store.GetApproval(ctx, workspaceID, id)
 		if err != nil {
-			return &Approval{ID: id}, fmt.Errorf("the approval could not be read: %w", err)
+			return false, 0, fmt.Errorf("the approval could not be read: %w", err)
 		}
+		a = cur
 		if a.Status != ApprovalPending {
-			return a, nil
+			return true, 0, nil
 		}
 		left := a.ExpiresAt.Sub(s.clock.Now())
 		if left <= 0 {
-			return s.settleApproval(ctx, a, ApprovalTimedOut, "")
+			if a, err = ta.settle(ctx, a, ApprovalTimedOut, ""); err != nil {
+				return false, 0, err
+			}
+			return true, 0, nil
 		}
-		if maxWait == 0 {
-			return a, nil
-		}
-		t := time.NewTimer(min(left, approvalPoll))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return a, fmt.Errorf("the turn ended while waiting")
-		case <-give:
-			t.Stop()
-			return a, nil
-		case <-wake:
-		case <-t.C:
-		}
-		t.Stop()
+		return false, left, nil // looked again as it expires
+	})
+	if err != nil && ctx.Err() != nil {
+		return a, fmt.Errorf("the turn ended while waiting")
 	}
+	return a, err
 }
 
-// settleApproval decides a pending approval without a person (a timeout) and
+// settle decides a pending approval without a person (a timeout) and
 // returns it as it stands after.
-func (s *Worker) settleApproval(ctx context.Context, a *Approval, status ApprovalStatus, by string) (*Approval, error) {
+func (ta turnApprovals) settle(ctx context.Context, a *Approval, status ApprovalStatus, by string) (*Approval, error) {
+	s := ta.w
 	err := s.store.InTx(ctx, func(q Queries) error {
-		return decideIn(ctx, q, s.kernel, a, status, by)
+		return decideIn(s.in(ctx, q), a, status, by)
 	})
 	if err != nil {
 		return a, fmt.Errorf("the approval could not be settled: %w", err)
@@ -309,71 +264,22 @@ func (s *Worker) settleApproval(ctx context.Context, a *Approval, status Approva
 	return s.store.GetApproval(ctx, a.WorkspaceID, a.ID)
 }
 
-// decideIn moves a pending approval to status in q's transaction and announces it
-// (the approval_resolved event, the waiting runtime woken). A decision already taken
-// is CodeApprovalNotPending.
-func decideIn(ctx context.Context, q Queries, k kernel, a *Approval, status ApprovalStatus, by string) error {
-	now := k.clock.Now()
-	ok, err := q.DecideApproval(ctx, a.ID, status, by, now)
+// decideIn moves a pending approval to status in fx's transaction and announces it.
+// A decision already taken is CodeApprovalNotPending.
+func decideIn(fx effects, a *Approval, status ApprovalStatus, by string) error {
+	now := fx.clock.Now()
+	ok, err := fx.q.DecideApproval(fx.ctx, a.ID, status, by, now)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		cur, err := q.GetApproval(ctx, a.WorkspaceID, a.ID)
+		cur, err := fx.q.GetApproval(fx.ctx, a.WorkspaceID, a.ID)
 		if err != nil {
 			return err
 		}
 		return Errorf(CodeApprovalNotPending, "approval %s was already answered: %s", a.ID, cur.Status)
 	}
-	ev, err := k.sealEvent(&TurnEvent{WorkspaceID: a.WorkspaceID, TurnID: a.TurnID, Type: EventApprovalResolved,
-		ApprovalID: a.ID, Status: status, DecidedBy: by, CreatedAt: now})
-	if err != nil {
-		return err
-	}
-	if err := q.InsertTurnEvents(ctx, []*StoredTurnEvent{ev}); err != nil {
-		return err
-	}
-	if err := q.Notify(ctx, EventsChannel, a.WorkspaceID); err != nil {
-		return err
-	}
-	if err := touchChatStatuses(ctx, q, k, a.WorkspaceID, a.TurnID, false); err != nil {
-		return err
-	}
-	if err := queueDecidedNotices(ctx, q, k, a.WorkspaceID, a.ID, status, by); err != nil {
-		return err
-	}
-	return q.Notify(ctx, ApprovalChannel, a.ID)
-}
-
-// closeApprovals closes the turn's pending approvals inside the transaction that
-// records the turn, so nothing can decide them after.
-func (s *Worker) closeApprovals(ctx context.Context, q Queries, workspaceID, turnID string) error {
-	now := s.clock.Now()
-	ids, err := q.CloseApprovals(ctx, workspaceID, turnID, now)
-	if err != nil || len(ids) == 0 {
-		return err
-	}
-	events := make([]*StoredTurnEvent, 0, len(ids))
-	for _, id := range ids {
-		ev, err := s.sealEvent(&TurnEvent{WorkspaceID: workspaceID, TurnID: turnID, Type: EventApprovalResolved,
-			ApprovalID: id, Status: ApprovalClosed, CreatedAt: now})
-		if err != nil {
-			return err
-		}
-		events = append(events, ev)
-	}
-	if err := q.InsertTurnEvents(ctx, events); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := queueDecidedNotices(ctx, q, s.kernel, workspaceID, id, ApprovalClosed, ""); err != nil {
-			return err
-		}
-		if err := q.Notify(ctx, ApprovalChannel, id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return fx.approvalDecided(a, status, by, now)
 }
 
 // ParseDecision reads a decision ("allow" or "deny") as the approval's status.
@@ -398,11 +304,11 @@ func (s *Workspaces) DecideApproval(ctx context.Context, acct *Account, workspac
 	if err != nil {
 		return nil, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 	}
-	return decideApproval(ctx, s.store, s.kernel, ws.ID, approvalID, status, by)
+	return decideApproval(ctx, s.store, s.outbox, ws.ID, approvalID, status, by)
 }
 
 // decideApproval is a decision by a person, from the API or a chat button.
-func decideApproval(ctx context.Context, store TxStore, k kernel, workspaceID, approvalID string, status ApprovalStatus, by string) (*Approval, error) {
+func decideApproval(ctx context.Context, store TxStore, o outbox, workspaceID, approvalID string, status ApprovalStatus, by string) (*Approval, error) {
 	if !ValidID(approvalID, PrefixApproval) {
 		return nil, Errorf(CodeApprovalNotFound, "no approval %q in this workspace", approvalID)
 	}
@@ -414,17 +320,17 @@ func decideApproval(ctx context.Context, store TxStore, k kernel, workspaceID, a
 		if err != nil {
 			return notFound(err, CodeApprovalNotFound, "no approval "+approvalID+" in this workspace")
 		}
-		if a.Status == ApprovalPending && !k.clock.Now().Before(a.ExpiresAt) {
+		if a.Status == ApprovalPending && !o.clock.Now().Before(a.ExpiresAt) {
 			// Past its time, though the waiting runtime has not settled it yet: the
 			// timeout is recorded (this transaction commits), and the decision refused
 			// after it.
 			expired = true
-			return decideIn(ctx, q, k, a, ApprovalTimedOut, "")
+			return decideIn(o.in(ctx, q), a, ApprovalTimedOut, "")
 		}
-		if err := decideIn(ctx, q, k, a, status, by); err != nil {
+		if err := decideIn(o.in(ctx, q), a, status, by); err != nil {
 			return err
 		}
-		now := k.clock.Now()
+		now := o.clock.Now()
 		a.Status, a.DecidedBy, a.DecidedAt = status, by, &now
 		out = a
 		return nil
@@ -444,22 +350,6 @@ type approvalEventBody struct {
 	Input       json.RawMessage `json:"input,omitempty"`
 	InputSHA256 string          `json:"inputSha256,omitempty"`
 	ExpiresAt   int64           `json:"expiresAt"`
-}
-
-// emitApprovalRequested writes the ask's webhook event and its deliveries, like a
-// finished turn's (same outbox, same signature).
-func (s *Worker) emitApprovalRequested(ctx context.Context, q Queries, ws *Workspace, a *Approval, ask ApprovalAsk) error {
-	id := DerivedID(PrefixEvent, "approval.requested", ws.ID, a.ID)
-	body, err := json.Marshal(approvalEventBody{
-		eventHead: eventHead{EventID: id, Type: WebhookApprovalRequested, CreatedAt: a.CreatedAt.UnixMilli(),
-			WorkspaceID: ws.ID, Branch: ws.Branch, TurnID: a.TurnID},
-		ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary, Input: ask.Input, InputSHA256: a.InputSHA256,
-		ExpiresAt: a.ExpiresAt.UnixMilli()})
-	if err != nil {
-		return err
-	}
-	return s.emitEvent(ctx, q, ws, &Event{ID: id, AccountID: ws.AccountID, WorkspaceID: ws.ID, TurnID: a.TurnID,
-		Type: WebhookApprovalRequested, CreatedAt: a.CreatedAt}, body)
 }
 
 // RemoteApproval is an ask of a remote runtime's turn and, once decided, its answer.
@@ -491,12 +381,12 @@ func (r *RuntimeAPI) Approve(ctx context.Context, rc RuntimeCaller, turnID strin
 		return &RemoteApproval{Approval: &Approval{Status: ApprovalDenied},
 			Answer: ApprovalAnswer{Reason: "Denied: nobody answers approvals in this runtime mode."}}, nil
 	}
-	a, err := r.rt.requestApproval(ctx, ws, turnID, ask)
+	a, err := r.rt.approvals().request(ctx, ws, turnID, ask)
 	if err != nil {
 		return nil, err
 	}
 	if a.Status == ApprovalPending {
-		if a, err = r.rt.awaitApproval(ctx, ws.ID, a.ID, wait); err != nil {
+		if a, err = r.rt.approvals().await(ctx, ws.ID, a.ID, wait); err != nil {
 			return nil, err
 		}
 	}

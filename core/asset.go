@@ -1,8 +1,9 @@
 package core
 
-import "context"
-
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // AcceptedMediaTypes is the upload list of api.md 4.6.
 var AcceptedMediaTypes = []string{

@@ -105,7 +105,7 @@ type ChatStatus struct {
 // platform events and the outboxes of replies and notices. Starting workspaces and
 // sending messages go through Workspaces, as the API's do.
 type Chat struct {
-	kernel
+	outbox
 	store      chatStore
 	workspaces *Workspaces
 }
@@ -113,7 +113,8 @@ type Chat struct {
 // ChatQueues are the chat inbox and outboxes the background jobs work through: events
 // in, and replies, notices and turn statuses out.
 type ChatQueues struct {
-	kernel
+	outbox
+	logger
 	store      chatStore
 	workspaces *Workspaces
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"time"
 )
 
 // Buttons in chat threads (issue 16): Stop on a turn's status message, Allow and Deny
@@ -111,57 +109,10 @@ type approvalNotice struct {
 	InputSHA256 string          `json:"inputSha256,omitempty"`
 }
 
-// queueApprovalNotices asks each of the workspace's threads for the decision, in the
-// transaction that records the ask.
-func queueApprovalNotices(ctx context.Context, q Queries, k kernel, ws *Workspace, a *Approval, ask ApprovalAsk) error {
-	body, err := json.Marshal(approvalNotice{ApprovalID: a.ID, Tool: ask.Tool, Summary: ask.Summary, Input: ask.Input,
-		InputSHA256: a.InputSHA256})
-	if err != nil {
-		return err
-	}
-	return queueThreadNotices(ctx, q, k, ws.ID, NoticeApproval, a.ID, body, a.CreatedAt)
-}
-
 // approvalDecision is what an approval_decided notice carries (sealed as its text).
 type approvalDecision struct {
 	Status    ApprovalStatus `json:"status"`
 	DecidedBy string         `json:"decidedBy,omitempty"`
-}
-
-// queueDecidedNotices has every thread's approval message say how the approval was
-// decided, in the transaction that decides it.
-func queueDecidedNotices(ctx context.Context, q Queries, k kernel, workspaceID, approvalID string, status ApprovalStatus, by string) error {
-	body, err := json.Marshal(approvalDecision{Status: status, DecidedBy: by})
-	if err != nil {
-		return err
-	}
-	return queueThreadNotices(ctx, q, k, workspaceID, NoticeApprovalDecided, approvalID, body, k.clock.Now())
-}
-
-// queueThreadNotices queues a notice of kind about an approval for each of the
-// workspace's threads, body sealed per notice; a decided notice refers to the
-// approval's notice of the same thread.
-func queueThreadNotices(ctx context.Context, q Queries, k kernel, workspaceID, kind, approvalID string, body []byte, at time.Time) error {
-	threads, err := q.ChatThreadsOf(ctx, workspaceID)
-	if err != nil || len(threads) == 0 {
-		return err
-	}
-	ns := make([]*QueuedChatNotice, 0, len(threads))
-	for _, t := range threads {
-		asked := "approval:" + approvalID + ":" + strconv.FormatInt(t.ID, 10)
-		n := &QueuedChatNotice{Place: t.Place, Key: asked, Kind: kind, At: at}
-		if kind == NoticeApprovalDecided {
-			n.Key, n.RefersTo = "approval-decided:"+approvalID+":"+strconv.FormatInt(t.ID, 10), asked
-		}
-		if n.SealedText, err = k.seal(body, chatNoticeBinding(t.Place.Platform, n.Key)); err != nil {
-			return err
-		}
-		ns = append(ns, n)
-	}
-	if _, err := q.InsertChatNotices(ctx, ns); err != nil {
-		return err
-	}
-	return q.Notify(ctx, ChatReplyChannel, workspaceID)
 }
 
 // openApprovalNotice reads an approval notice's text into n.

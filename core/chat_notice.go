@@ -39,16 +39,6 @@ func (s *ChatQueues) settleChatEvent(ctx context.Context, e *ChatEvent, said []C
 	})
 }
 
-// queueFailureNotices tells the workspace's threads that it failed, inside the
-// transaction that moves it to failed.
-func queueFailureNotices(ctx context.Context, q Queries, now time.Time, ws *Workspace, code string) error {
-	n, err := q.InsertFailureNotices(ctx, ws.ID, code, now)
-	if err != nil || n == 0 {
-		return err
-	}
-	return q.Notify(ctx, ChatReplyChannel, ws.ID)
-}
-
 // PostChatNotices claims due notices and posts each through the platform's poster,
 // outside any transaction, settling it under the lease. It reports each one settled.
 func (s *ChatQueues) PostChatNotices(ctx context.Context, leaseFor time.Duration, limit int, posters map[string]ChatPoster) ([]ChatPostReport, error) {

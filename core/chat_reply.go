@@ -10,16 +10,6 @@ import (
 // than the backoff covers; the reply stays in the API either way).
 const maxChatReplyAttempts = 12
 
-// queueChatReplies queues the turn's reply for every thread of the workspace, inside
-// the turn's transaction (the same outbox as webhooks).
-func queueChatReplies(ctx context.Context, q Queries, ws *Workspace, reply *Message, truncated bool) error {
-	n, err := q.InsertChatDeliveries(ctx, ws.ID, reply.ID, reply.Seq, truncated, reply.CreatedAt)
-	if err != nil || n == 0 {
-		return err
-	}
-	return q.Notify(ctx, ChatReplyChannel, ws.ID)
-}
-
 // ClaimChatReplies leases up to limit due replies (each thread's oldest pending only).
 func (s *ChatQueues) ClaimChatReplies(ctx context.Context, leaseFor time.Duration, limit int) ([]*ClaimedChatReply, error) {
 	claimed, err := s.store.ClaimChatDeliveries(ctx, s.newLeaseToken(), s.clock.Now(), leaseFor, limit)

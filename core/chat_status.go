@@ -111,31 +111,13 @@ type ChatStatusPoster interface {
 	PostStatus(ctx context.Context, v ChatStatusView) (ref string, res ChatPostResult)
 }
 
-// touchChatStatuses records a change of a running turn for the workspace's threads,
-// in the caller's transaction.
-func touchChatStatuses(ctx context.Context, q Queries, k kernel, workspaceID, turnID string, finished bool) error {
-	now := k.clock.Now()
-	n, err := q.TouchChatStatuses(ctx, workspaceID, turnID, now, now.Add(k.chatStatusEvery()), finished)
-	if err != nil || n == 0 {
-		return err
-	}
-	return q.Notify(ctx, ChatStatusChannel, workspaceID)
-}
-
 // startChatStatuses marks a turn started for its threads' status messages.
 func (s *Worker) startChatStatuses(ctx context.Context, workspaceID, turnID string) {
-	err := s.store.InTx(ctx, func(q Queries) error { return touchChatStatuses(ctx, q, s.kernel, workspaceID, turnID, false) })
+	err := s.store.InTx(ctx, func(q Queries) error { return s.in(ctx, q).chatStatuses(workspaceID, turnID, false) })
 	if err != nil {
 		// The status is a view; the turn runs without it.
 		s.log().Warn("chat status not started", "workspace", workspaceID, "turn", turnID, "err", err)
 	}
-}
-
-func (k kernel) chatStatusEvery() time.Duration {
-	if k.statusEvery > 0 {
-		return k.statusEvery
-	}
-	return DefaultChatStatusEvery
 }
 
 // ClaimChatStatuses leases up to limit status messages due an edit.

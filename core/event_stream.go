@@ -153,41 +153,24 @@ func (fs *eventFeeds) start(workspaceID string, seq int64) *eventFeed {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &eventFeed{id: workspaceID, cancel: cancel, kick: make(chan struct{}, 1), from: seq, last: seq,
 		subs: map[*EventStream]struct{}{}}
-	signal(f.kick)
-	var wake <-chan struct{}
-	stop := func() {}
-	if fs.wake != nil {
-		wake, stop = fs.wake.Wait(EventsChannel, workspaceID)
-	}
+	w := watchKey(fs.wake, EventsChannel, workspaceID, fs.poll)
+	w.kick = f.kick
 	go func() {
-		defer stop()
-		t := time.NewTimer(fs.poll)
-		defer t.Stop()
+		defer w.Close()
 		failed := 0
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-wake:
-			case <-f.kick:
-			case <-t.C:
-			}
-			next := fs.poll
-			if err := fs.readNew(ctx, f); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				// Fail soft: the streams wait a little longer, and the read is tried
-				// again, sooner than the poll; one warning per outage, not per retry.
-				if failed++; failed == 1 {
-					fs.warn("event feed", "workspace", workspaceID, "err", err)
-				}
-				next = min(eventFeedRetry<<min(failed-1, 8), fs.poll)
-			} else {
+		_, _ = w.until(ctx, noDeadline, func() (bool, time.Duration, error) {
+			err := fs.readNew(ctx, f)
+			if err == nil || ctx.Err() != nil {
 				failed = 0
+				return false, 0, nil
 			}
-			t.Reset(next)
-		}
+			// Fail soft: the streams wait a little longer, and the read is tried again,
+			// sooner than the poll; one warning per outage, not per retry.
+			if failed++; failed == 1 {
+				fs.warn("event feed", "workspace", workspaceID, "err", err)
+			}
+			return false, eventFeedRetry << min(failed-1, 8), nil
+		})
 	}()
 	return f
 }

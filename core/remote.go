@@ -247,13 +247,12 @@ const (
 // waits up to wait for one, and returns nil.
 func (r *RuntimeAPI) NextTurn(ctx context.Context, rc RuntimeCaller, wait time.Duration) (*RuntimeTurn, error) {
 	deadline := time.Now().Add(wait)
-	var wake <-chan struct{}
-	for first := true; ; first = false {
-		var turn *RuntimeTurn
-		var wsID string
+	var turn *RuntimeTurn
+	var wsID string
+	look := func(touch bool) (bool, time.Duration, error) {
 		err := r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 			wsID = ws.ID
-			if first { // one write per poll, not per look
+			if touch { // one write per poll, not per look
 				if err := q.TouchRuntime(ctx, ws.ID, rc.Session, r.rt.clock.Now(), false); err != nil {
 					return err
 				}
@@ -265,36 +264,24 @@ func (r *RuntimeAPI) NextTurn(ctx context.Context, rc RuntimeCaller, wait time.D
 			turn, err = r.takeTurn(ctx, q, ws)
 			return err
 		})
-		if err != nil || turn != nil {
-			return turn, err
-		}
-		if wake == nil && r.rt.wake != nil {
-			var stop func()
-			wake, stop = r.rt.wake.Wait(WorkChannel, wsID)
-			defer stop()
-			continue // look once more: a message may have come before the wait began
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return nil, nil
-		}
-		// Woken by NOTIFY (and all at once when the LISTEN connection comes back), an
-		// idle poll looks again only every remoteSafetyPoll, in case the hub has no
-		// LISTEN connection at all; without wake-ups, every remotePoll.
-		nap := min(left, remoteSafetyPoll)
-		if r.rt.wake == nil {
-			nap = min(left, remotePoll)
-		}
-		t := time.NewTimer(nap)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-wake:
-		case <-t.C:
-		}
-		t.Stop()
+		return turn != nil, 0, err
 	}
+	// The first look names the workspace to watch; the watch's own first look then
+	// sees a message that came before it began.
+	if done, _, err := look(true); done || err != nil {
+		return turn, err
+	}
+	// Woken by NOTIFY (and all at once when the LISTEN connection comes back), an idle
+	// poll looks again only every remoteSafetyPoll, in case the hub has no LISTEN
+	// connection at all; without wake-ups, every remotePoll.
+	poll := remoteSafetyPoll
+	if r.rt.wake == nil {
+		poll = remotePoll
+	}
+	w := watchKey(r.rt.wake, WorkChannel, wsID, poll)
+	defer w.Close()
+	_, err := w.until(ctx, deadline, func() (bool, time.Duration, error) { return look(false) })
+	return turn, err
 }
 
 // takeTurn claims the oldest open message of a ready workspace for its runtime.
@@ -311,7 +298,7 @@ func (r *RuntimeAPI) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*R
 			return nil, err
 		}
 		if !m.StopRequested {
-			if err := touchChatStatuses(ctx, q, r.rt.kernel, ws.ID, m.TurnID, false); err != nil {
+			if err := r.rt.in(ctx, q).chatStatuses(ws.ID, m.TurnID, false); err != nil {
 				return nil, err
 			}
 		}
@@ -494,7 +481,7 @@ func (r *RuntimeAPI) TurnEvents(ctx context.Context, rc RuntimeCaller, turnID st
 		if err := q.InsertTurnEvents(ctx, stored); err != nil {
 			return err
 		}
-		if err := touchChatStatuses(ctx, q, r.rt.kernel, ws.ID, turnID, false); err != nil {
+		if err := r.rt.in(ctx, q).chatStatuses(ws.ID, turnID, false); err != nil {
 			return err
 		}
 		return q.Notify(ctx, EventsChannel, ws.ID)
@@ -508,14 +495,9 @@ func (r *RuntimeAPI) WaitStop(ctx context.Context, rc RuntimeCaller, turnID stri
 		return false, Errorf(CodeTurnNotFound, "no turn %q in this workspace", turnID)
 	}
 	messageID := PrefixMessage + strings.TrimPrefix(turnID, PrefixTurn)
-	var wake <-chan struct{}
-	if r.rt.wake != nil {
-		var stop func()
-		wake, stop = r.rt.wake.Wait(StopChannel, turnID)
-		defer stop()
-	}
-	deadline := time.Now().Add(wait)
-	for {
+	w := watchKey(r.rt.wake, StopChannel, turnID, remoteSafetyPoll)
+	defer w.Close()
+	return w.until(ctx, time.Now().Add(wait), func() (bool, time.Duration, error) {
 		stopped := false
 		err := r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 			m, err := q.GetMessage(ctx, ws.ID, messageID)
@@ -525,21 +507,6 @@ func (r *RuntimeAPI) WaitStop(ctx context.Context, rc RuntimeCaller, turnID stri
 			stopped = m.StopRequested
 			return nil
 		})
-		if err != nil || stopped {
-			return stopped, err
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false, nil
-		}
-		t := time.NewTimer(min(left, remoteSafetyPoll))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return false, ctx.Err()
-		case <-wake:
-		case <-t.C:
-		}
-		t.Stop()
-	}
+		return stopped, 0, err
+	})
 }

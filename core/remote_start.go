@@ -238,8 +238,9 @@ func (s *Worker) failMachine(ctx context.Context, q Queries, cur *Workspace, sta
 	if _, err := q.FailOpenMessages(ctx, cur.ID); err != nil {
 		return false, err
 	}
-	if err := queueFailureNotices(ctx, q, now, cur, statusCode); err != nil {
+	fx := s.in(ctx, q)
+	if err := fx.failureNotices(cur, statusCode); err != nil {
 		return false, err
 	}
-	return true, q.Notify(ctx, WorkChannel, cur.ID)
+	return true, fx.wake(WorkChannel, cur.ID)
 }

@@ -97,7 +97,7 @@ func (s *Worker) transitionDetail(ctx context.Context, ws *Workspace, lease stri
 			if _, err := q.FailOpenMessages(ctx, ws.ID); err != nil {
 				return err
 			}
-			if err := queueFailureNotices(ctx, q, s.clock.Now(), ws, statusCode); err != nil {
+			if err := s.in(ctx, q).failureNotices(ws, statusCode); err != nil {
 				return err
 			}
 		}
@@ -248,7 +248,8 @@ type Sweeps struct{ w *Worker }
 // Worker is the workspace worker's use cases: claim a workspace, step it through its
 // lifecycle and run its turns.
 type Worker struct {
-	kernel
+	outbox
+	logger
 	store    runtimeStore
 	blobs    BlobStore
 	mirror   RepoMirror

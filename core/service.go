@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 )
 
 // Deps are the adapters a Service runs on.
@@ -66,15 +65,14 @@ type kernel struct {
 	sealer Sealer
 	clock  Clock
 	rand   Random
-	logger *slog.Logger // nil: slog's default
-	// statusEvery is the least time between two edits of a thread's turn status
-	// (0: DefaultChatStatusEvery).
-	statusEvery time.Duration
 }
 
-func (s kernel) log() *slog.Logger {
-	if s.logger != nil {
-		return s.logger
+// logger is a group's log: the hub's, or slog's default when none was given.
+type logger struct{ l *slog.Logger }
+
+func (l logger) log() *slog.Logger {
+	if l.l != nil {
+		return l.l
 	}
 	return slog.Default()
 }
@@ -87,23 +85,25 @@ func NewService(d Deps) *Service {
 	if d.Random == nil {
 		d.Random = rand.Reader
 	}
-	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, logger: d.Runtime.Log, statusEvery: d.Runtime.ChatStatusEvery}
-	rt := &Worker{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
+	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random}
+	o := outbox{kernel: k, statusEvery: d.Runtime.ChatStatusEvery}
+	lg := logger{d.Runtime.Log}
+	rt := &Worker{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups, quotas: d.Quotas,
 		providers: d.Providers}
-	ws := &Workspaces{kernel: k, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror,
+	ws := &Workspaces{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror,
 		quotas: d.Quotas}
-	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, k.log().Warn)
+	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, lg.log().Warn)
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks},
-		Chat:       &Chat{kernel: k, store: d.Store, workspaces: ws},
+		Chat:       &Chat{outbox: o, store: d.Store, workspaces: ws},
 		RuntimeAPI: newRuntimeAPI(rt),
 		Worker:     rt,
 		Sweeps:     &Sweeps{w: rt},
-		Deliveries: &Deliveries{kernel: k, store: d.Store, sender: d.Sender},
-		ChatQueues: &ChatQueues{kernel: k, store: d.Store, workspaces: ws},
-		Admin:      &Admin{kernel: k, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
+		Deliveries: &Deliveries{kernel: k, logger: lg, store: d.Store, sender: d.Sender},
+		ChatQueues: &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
+		Admin:      &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }
 

@@ -225,7 +225,7 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 	}
 	if ws.RuntimeMode == ModeApprovalRequired {
 		req.Approve = func(ctx context.Context, ask ApprovalAsk) ApprovalAnswer {
-			return s.askApproval(ctx, ws, msg.TurnID, events, ask)
+			return s.approvals().ask(ctx, ws, msg.TurnID, events, ask)
 		}
 	}
 	if s.runner == nil {
@@ -302,16 +302,7 @@ func (s *Worker) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, us
 	if err := q.InsertAssistantMessage(ctx, m, sealed, failure, sealedFailure); err != nil {
 		return err
 	}
-	if err := s.closeApprovals(ctx, q, ws.ID, user.TurnID); err != nil {
-		return err
-	}
-	if err := s.finishEvent(ctx, q, ws.ID, user.TurnID, r.Outcome); err != nil {
-		return err
-	}
-	if err := s.emitTurnCompleted(ctx, q, cur, m, truncated, r.Commit); err != nil {
-		return err
-	}
-	if err := queueChatReplies(ctx, q, cur, m, truncated); err != nil {
+	if err := s.in(ctx, q).turnRecorded(cur, m, truncated, r.Commit); err != nil {
 		return err
 	}
 	cur.LastTurnID, cur.LastTurnOutcome, cur.LastTurnCompletedAt = user.TurnID, r.Outcome, &now
@@ -328,10 +319,7 @@ func (s *Worker) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, us
 	case r.Commit.PushRefused:
 		cur.LastPush = PushRefused
 	}
-	if err := q.RecordLastTurn(ctx, cur); err != nil {
-		return err
-	}
-	return q.Notify(ctx, WorkChannel, ws.ID)
+	return q.RecordLastTurn(ctx, cur)
 }
 
 // replyOf is the assistant message's text: the agent's reply, capped, with the push

@@ -262,7 +262,7 @@ func (r *eventRecorder) flush(ctx context.Context) {
 		if err := q.InsertTurnEvents(ctx, stored); err != nil {
 			return err
 		}
-		if err := touchChatStatuses(ctx, q, r.rt.kernel, r.ws, r.turn, false); err != nil {
+		if err := r.rt.in(ctx, q).chatStatuses(r.ws, r.turn, false); err != nil {
 			return err
 		}
 		return q.Notify(ctx, EventsChannel, r.ws)
@@ -270,22 +270,6 @@ func (r *eventRecorder) flush(ctx context.Context) {
 	if err != nil {
 		r.rt.log().Warn("turn events not kept", "workspace", r.ws, "turn", r.turn, "events", len(stored), "err", err)
 	}
-}
-
-// finishEvent writes the turn's turn_finished event in the transaction that records
-// the turn, so a reader that sees it also sees the reply.
-func (s *Worker) finishEvent(ctx context.Context, q Queries, workspaceID, turnID string, outcome Outcome) error {
-	st, err := s.sealEvent(&TurnEvent{WorkspaceID: workspaceID, TurnID: turnID, Type: EventTurnFinished, Outcome: outcome, CreatedAt: s.clock.Now()})
-	if err != nil {
-		return err
-	}
-	if err := q.InsertTurnEvents(ctx, []*StoredTurnEvent{st}); err != nil {
-		return err
-	}
-	if err := touchChatStatuses(ctx, q, s.kernel, workspaceID, turnID, true); err != nil {
-		return err
-	}
-	return q.Notify(ctx, EventsChannel, workspaceID)
 }
 
 // MaxEventPage is the most events one page of GET /events returns.

@@ -62,33 +62,24 @@ func (s *Workspaces) StopTurn(ctx context.Context, acct *Account, workspaceID, t
 // to stop it; the returned function ends the watch. A wake-up is checked against the
 // store: after a reconnect every waiter is woken.
 func (s *Worker) watchStop(ctx context.Context, ws *Workspace, turnID, messageID string, cancel context.CancelCauseFunc) func() {
-	if s.wake == nil {
-		return func() {}
-	}
-	wake, stop := s.wake.Wait(StopChannel, turnID)
-	// The NOTIFY is the quick way; the poll is the backstop for when LISTEN is down
-	// (the workers poll for work then, and a stop must not wait for the turn's end).
-	poll := time.NewTicker(cmp.Or(s.config.Poll, DefaultStopPoll))
+	// The poll matters when LISTEN is down: the workers poll for work then, and a
+	// stop must not wait for the turn's end.
+	w := watchKey(s.wake, StopChannel, turnID, cmp.Or(s.config.Poll, DefaultStopPoll))
+	ctx, end := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
-		defer poll.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-wake:
-			case <-poll.C:
-			}
-			if m, err := s.store.GetMessage(ctx, ws.ID, messageID); err == nil && m.StopRequested {
-				cancel(ErrTurnStopped)
-				return
-			}
+		defer close(done)
+		defer w.Close()
+		stopped, _ := w.until(ctx, noDeadline, func() (bool, time.Duration, error) {
+			m, err := s.store.GetMessage(ctx, ws.ID, messageID)
+			return err == nil && m.StopRequested, 0, nil // a failed read is tried at the next wake-up
+		})
+		if stopped {
+			cancel(ErrTurnStopped)
 		}
 	}()
 	return func() {
-		stop()
-		close(done)
+		end()
+		<-done
 	}
 }

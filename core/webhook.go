@@ -1,8 +1,9 @@
 package core
 
-import "context"
-
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Webhook is a registered endpoint. Its secret is kept sealed and never returned again.
 type Webhook struct {

@@ -86,6 +86,7 @@ type Webhooks struct {
 // attempt them.
 type Deliveries struct {
 	kernel
+	logger
 	store webhooksStore
 	// sender makes delivery attempts (nil: the hub does not deliver).
 	sender WebhookSender

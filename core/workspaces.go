@@ -3,7 +3,8 @@ package core
 // Workspaces are the use cases of the REST API (and of the chat bots, through Chat):
 // workspaces, their messages and attachments, the catalog, and API keys.
 type Workspaces struct {
-	kernel
+	outbox
+	logger
 	store     workspacesStore
 	blobs     BlobStore
 	providers Providers

@@ -5,10 +5,7 @@ package layers
 import (
 	"encoding/json"
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -116,15 +113,7 @@ func TestFrontEndsHoldTheirGroupOnly(t *testing.T) {
 		if rel != "api" && rel != "jobs" && !strings.HasPrefix(rel, "bots/") {
 			continue
 		}
-		files, _ := filepath.Glob(filepath.Join(p.Dir, "*.go"))
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for f, file := range sources(t, p.Dir) {
 			ast.Inspect(file, func(n ast.Node) bool {
 				if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Service" {
 					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "core" {

@@ -26,16 +26,8 @@ var establishing = map[string]bool{"Workspaces.Authenticate": true}
 // methods' parameter types.
 func coreMethods(t *testing.T, dir string) map[string]map[string][]string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 	out := map[string]map[string][]string{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, file := range sources(t, dir) {
 		for _, d := range file.Decls {
 			fn, ok := d.(*ast.FuncDecl)
 			if !ok || fn.Recv == nil || !fn.Name.IsExported() {
@@ -83,6 +75,24 @@ func serviceGroups(t *testing.T, dir string) map[string]bool {
 		return false
 	})
 	return groups
+}
+
+// sources parses a package directory's non-test files, by path.
+func sources(t *testing.T, dir string) map[string]*ast.File {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	files := map[string]*ast.File{}
+	for _, f := range names {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = file
+	}
+	return files
 }
 
 func typeString(e ast.Expr) string {
@@ -151,16 +161,8 @@ func frontEndFiles(t *testing.T) map[string]*ast.File {
 		if rel != "api" && !strings.HasPrefix(rel, "bots/") {
 			continue
 		}
-		names, _ := filepath.Glob(filepath.Join(p.Dir, "*.go"))
-		for _, f := range names {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[rel+"/"+filepath.Base(f)] = file
+		for name, file := range sources(t, p.Dir) {
+			files[rel+"/"+filepath.Base(name)] = file
 		}
 	}
 	return files
@@ -219,5 +221,28 @@ func (p planted) drop(id string) { p.admin.DeleteWorkspace(nil, id) }
 	}
 	if !caught {
 		t.Fatalf("the planted call was not reported; got %q", problems)
+	}
+}
+
+// maxGroupMethods bounds a use-case group: past it, a group is doing several jobs and
+// should be split by who calls it.
+const maxGroupMethods = 30
+
+// No core group carries more than maxGroupMethods methods, exported or not.
+func TestCoreGroupsStaySmall(t *testing.T) {
+	dir := coreDir(t)
+	groups := serviceGroups(t, dir)
+	count := map[string]int{}
+	for _, file := range sources(t, dir) {
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv != nil {
+				count[strings.TrimPrefix(typeString(fn.Recv.List[0].Type), "*")]++
+			}
+		}
+	}
+	for g := range groups {
+		if count[g] == 0 || count[g] > maxGroupMethods {
+			t.Errorf("core.%s has %d methods; a group has 1 to %d", g, count[g], maxGroupMethods)
+		}
 	}
 }
