@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -112,7 +111,7 @@ func (s *Workspaces) UploadAttachment(ctx context.Context, acct *Account, worksp
 	// Not derived from the content: a request reusing a key with the same bytes but
 	// another name or type would share the original's blob and delete it on its 409.
 	asset.BlobKey = asset.ID + "/" + NewID(s.rand, "")
-	sealed, err := s.seal(in.Body, assetBinding(ws.ID, asset.ID))
+	sealed, err := s.seal(in.Body, SealedAsset.binding(ws.ID, asset.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -123,18 +122,13 @@ func (s *Workspaces) UploadAttachment(ctx context.Context, acct *Account, worksp
 	err = inTx(ctx, s.store, func(q Queries) error {
 		result = nil
 		if claim != nil {
-			stored, claimed, err := q.ClaimIdempotencyKey(ctx, claim)
+			stored, replay, err := claimKey(ctx, q, claim, CodeIdempotencyKeyReusedAsset, "file",
+				func(id string) error { return errOf(q.GetAsset(ctx, ws.ID, id)) })
 			if err != nil {
 				return err
 			}
-			if !claimed {
-				if !bytes.Equal(stored.Fingerprint, claim.Fingerprint) {
-					return Errorf(CodeIdempotencyKeyReusedAsset, "this idempotency key was used with a different file")
-				}
+			if replay {
 				result, err = q.GetAsset(ctx, ws.ID, stored.ResourceID)
-				return err
-			}
-			if err := keyOutlivedReceipt(errOf(q.GetAsset(ctx, ws.ID, claim.ResourceID)), CodeIdempotencyKeyReusedAsset); err != nil {
 				return err
 			}
 		}
@@ -175,5 +169,5 @@ func readAttachment(ctx context.Context, s kernel, blobs BlobStore, a *Asset) ([
 	if err := s.requireSealer(); err != nil {
 		return nil, err
 	}
-	return s.sealer.Open(sealed, assetBinding(a.WorkspaceID, a.ID))
+	return s.sealer.Open(sealed, SealedAsset.binding(a.WorkspaceID, a.ID))
 }

@@ -137,7 +137,7 @@ func (s *ChatQueues) openDecidedNotice(c *ClaimedChatNotice, n *ChatNotice) erro
 	if c.RefersSealed == nil {
 		return nil
 	}
-	asked, err := s.open(c.RefersSealed, chatNoticeBinding(c.Place.Platform, c.RefersTo))
+	asked, err := s.open(c.RefersSealed, SealedChatNotice.binding(c.Place.Platform, c.RefersTo))
 	if err != nil {
 		return err
 	}

@@ -13,10 +13,6 @@ const (
 	chatEventRetryAfter  = 5 * time.Second
 )
 
-func chatEventBinding(platform, eventID string) string {
-	return "chatevent:" + platform + ":" + eventID
-}
-
 // ChatArrival is an event a bot received from its platform and verified (a signed
 // request, the Socket Mode or gateway connection): the chat inbox's scope. Handling
 // it later finds the binding and the session from what it says.
@@ -36,7 +32,7 @@ func (s *Chat) AcceptChatEvent(ctx context.Context, in ChatArrival) (bool, error
 	if eventID == "" {
 		return false, Errorf(CodeInvalidRequest, "the event has no id")
 	}
-	sealed, err := s.seal(payload, chatEventBinding(platform, eventID))
+	sealed, err := s.seal(payload, SealedChatEvent.binding(platform, eventID))
 	if err != nil {
 		return false, err
 	}
@@ -128,7 +124,7 @@ func (s *ChatQueues) handleChatEvent(ctx context.Context, e *ChatEvent, handle C
 	if handle == nil {
 		return nil, fmt.Errorf("no handler for platform %s", e.Platform)
 	}
-	payload, err := s.open(e.Payload, chatEventBinding(e.Platform, e.EventID))
+	payload, err := s.open(e.Payload, SealedChatEvent.binding(e.Platform, e.EventID))
 	if err != nil {
 		return nil, err
 	}

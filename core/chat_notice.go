@@ -7,10 +7,6 @@ import (
 	"time"
 )
 
-func chatNoticeBinding(platform, key string) string {
-	return "chatnotice:" + platform + ":" + key
-}
-
 // settleChatEvent records how handling e went and, when it was handled, queues what
 // the bot had to say, in one transaction: an event is answered exactly when it is
 // settled done, so a retried event never repeats its answer. Nothing is written when
@@ -20,7 +16,7 @@ func (s *ChatQueues) settleChatEvent(ctx context.Context, e *ChatEvent, said []C
 	if e.Status == "done" {
 		for i, n := range said {
 			key := e.EventID + ":" + strconv.Itoa(i)
-			sealed, err := s.seal([]byte(n.Text), chatNoticeBinding(e.Platform, key))
+			sealed, err := s.seal([]byte(n.Text), SealedChatNotice.binding(e.Platform, key))
 			if err != nil {
 				return err
 			}
@@ -79,7 +75,7 @@ func (s *ChatQueues) postChatNotice(ctx context.Context, c *ClaimedChatNotice, p
 	}
 	n := ChatNotice{Place: c.Place, Kind: c.Kind, WorkspaceID: c.WorkspaceID, Code: c.Code, PartsPosted: c.PartsPosted}
 	if c.SealedText != nil {
-		text, err := s.open(c.SealedText, chatNoticeBinding(c.Place.Platform, c.Key))
+		text, err := s.open(c.SealedText, SealedChatNotice.binding(c.Place.Platform, c.Key))
 		if err != nil {
 			return ChatPostResult{Permanent: true, Error: "the notice could not be opened by the hub"}
 		}

@@ -111,7 +111,7 @@ func (s *ChatQueues) postChatReply(ctx context.Context, c *ClaimedChatReply, pos
 	if poster == nil {
 		return ChatPostResult{Error: "no poster for platform " + c.Place.Platform, PartsPosted: c.PartsPosted}
 	}
-	text, err := s.open(c.SealedText, messageBinding(c.WorkspaceID, c.MessageID))
+	text, err := s.open(c.SealedText, SealedMessageText.binding(c.WorkspaceID, c.MessageID))
 	if err != nil {
 		return ChatPostResult{Permanent: true, Error: "the reply could not be opened by the hub"}
 	}
@@ -120,7 +120,7 @@ func (s *ChatQueues) postChatReply(ctx context.Context, c *ClaimedChatReply, pos
 		FailureCode: c.FailureCode, Agent: c.FailureAgent, PartsPosted: c.PartsPosted,
 	}
 	if c.SealedFailure != nil {
-		r.FailureMessage, _ = s.open(c.SealedFailure, failureBinding(c.WorkspaceID, c.MessageID))
+		r.FailureMessage, _ = s.open(c.SealedFailure, SealedMessageFailure.binding(c.WorkspaceID, c.MessageID))
 	}
 	return poster.PostReply(ctx, r)
 }

@@ -55,10 +55,10 @@ func (s *Deliveries) ClaimDeliveries(ctx context.Context, leaseFor time.Duration
 	jobs := make([]*DeliveryJob, len(claimed))
 	for i, c := range claimed {
 		j := &DeliveryJob{Delivery: c.Delivery, EventCreatedAt: c.EventCreatedAt, lease: c.Lease}
-		secret, err := s.open(c.SealedSecret, webhookBinding(c.AccountID, c.WebhookID))
+		secret, err := s.open(c.SealedSecret, SealedWebhookSecret.binding(c.AccountID, c.WebhookID))
 		var body string
 		if err == nil {
-			body, err = s.open(c.SealedBody, eventBinding(c.AccountID, c.EventID))
+			body, err = s.open(c.SealedBody, SealedEventBody.binding(c.AccountID, c.EventID))
 		}
 		j.openErr = err
 		j.attempt = WebhookAttempt{URL: c.URL, Secret: secret, EventID: c.EventID, Attempt: c.Attempts + 1, Body: []byte(body)}

@@ -56,7 +56,3 @@ type eventReply struct {
 func EventIDFor(workspaceID, turnID string) string {
 	return DerivedID(PrefixEvent, "turn.completed", workspaceID, turnID)
 }
-
-func eventBinding(accountID, eventID string) string {
-	return "event:" + accountID + ":" + eventID
-}

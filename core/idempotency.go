@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -84,6 +85,25 @@ func keyOutlivedReceipt(lookupErr error, code string) error {
 	default:
 		return lookupErr
 	}
+}
+
+// claimKey claims an Idempotency-Key's receipt r in q's transaction. replay is true
+// when the key was used before with the same request: the caller answers with the
+// resource the stored receipt names. A key used before with another request (what
+// says what differs) is refused with code, as is one whose receipt was pruned while
+// its resource lives on (exists looks the resource up by id; ErrNoRows: none).
+func claimKey(ctx context.Context, q ReceiptQueries, r *Receipt, code, what string, exists func(id string) error) (stored *Receipt, replay bool, err error) {
+	stored, claimed, err := q.ClaimIdempotencyKey(ctx, r)
+	if err != nil {
+		return nil, false, err
+	}
+	if !claimed {
+		if !bytes.Equal(stored.Fingerprint, r.Fingerprint) {
+			return nil, false, Errorf(code, "this idempotency key was used with a different %s", what)
+		}
+		return stored, true, nil
+	}
+	return nil, false, keyOutlivedReceipt(exists(r.ResourceID), code)
 }
 
 // errOf keeps a lookup's error only.

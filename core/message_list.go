@@ -64,7 +64,7 @@ func (s *Workspaces) ListMessages(ctx context.Context, acct *Account, workspaceI
 	}
 	for _, r := range rows {
 		m := r.Message
-		if m.Text, err = s.open(r.SealedText, messageBinding(ws.ID, m.ID)); err != nil {
+		if m.Text, err = s.open(r.SealedText, SealedMessageText.binding(ws.ID, m.ID)); err != nil {
 			return nil, err
 		}
 		for _, id := range m.AssetIDs {
@@ -73,7 +73,7 @@ func (s *Workspaces) ListMessages(ctx context.Context, acct *Account, workspaceI
 			}
 		}
 		if r.FailureCode != "" {
-			text, err := s.open(r.SealedFailure, failureBinding(ws.ID, m.ID))
+			text, err := s.open(r.SealedFailure, SealedMessageFailure.binding(ws.ID, m.ID))
 			if err != nil {
 				return nil, err
 			}

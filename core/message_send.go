@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -75,15 +74,13 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 				AccountID: acct.ID, Scope: scopeSend(ws.ID), Key: key, Fingerprint: fingerprint(req),
 				ResourceID: DerivedID(PrefixMessage, acct.ID, scopeSend(ws.ID), key), CreatedAt: s.clock.Now(),
 			}
-			stored, claimed, err := q.ClaimIdempotencyKey(ctx, claim)
+			stored, replay, err := claimKey(ctx, q, claim, CodeIdempotencyKeyReused, "message",
+				func(id string) error { return errOf(q.GetMessage(ctx, ws.ID, id)) })
 			if err != nil {
 				return err
 			}
-			if !claimed {
-				receipt, err = replaySend(ctx, q, ws.ID, stored, claim)
-				return err
-			}
-			if err := keyOutlivedReceipt(errOf(q.GetMessage(ctx, ws.ID, claim.ResourceID)), CodeIdempotencyKeyReused); err != nil {
+			if replay {
+				receipt, err = replaySend(ctx, q, ws.ID, stored)
 				return err
 			}
 		}
@@ -131,10 +128,8 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 	return receipt, err
 }
 
-func replaySend(ctx context.Context, q Queries, workspaceID string, stored, claim *Receipt) (*SendReceipt, error) {
-	if !bytes.Equal(stored.Fingerprint, claim.Fingerprint) {
-		return nil, Errorf(CodeIdempotencyKeyReused, "this idempotency key was used with a different message")
-	}
+// replaySend answers a send replayed with its key from the message it made.
+func replaySend(ctx context.Context, q Queries, workspaceID string, stored *Receipt) (*SendReceipt, error) {
 	m, err := q.GetMessage(ctx, workspaceID, stored.ResourceID)
 	if err != nil {
 		return nil, err
@@ -165,7 +160,7 @@ func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Works
 	if id == "" {
 		id = NewID(s.rand, PrefixMessage)
 	}
-	sealed, err := s.seal([]byte(text), messageBinding(ws.ID, id))
+	sealed, err := s.seal([]byte(text), SealedMessageText.binding(ws.ID, id))
 	if err != nil {
 		return nil, err
 	}

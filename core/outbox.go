@@ -71,7 +71,7 @@ func (fx effects) webhookEvent(ws *Workspace, ev *Event, body []byte) error {
 	if err != nil || len(hooks) == 0 {
 		return err
 	}
-	if ev.SealedBody, err = fx.seal(body, eventBinding(ev.AccountID, ev.ID)); err != nil {
+	if ev.SealedBody, err = fx.seal(body, SealedEventBody.binding(ev.AccountID, ev.ID)); err != nil {
 		return err
 	}
 	if err := fx.q.InsertEvent(fx.ctx, ev); err != nil {
@@ -199,7 +199,7 @@ func (fx effects) threadNotices(workspaceID, kind, approvalID string, body []byt
 		if kind == NoticeApprovalDecided {
 			n.Key, n.RefersTo = "approval-decided:"+approvalID+":"+strconv.FormatInt(t.ID, 10), asked
 		}
-		if n.SealedText, err = fx.seal(body, chatNoticeBinding(t.Place.Platform, n.Key)); err != nil {
+		if n.SealedText, err = fx.seal(body, SealedChatNotice.binding(t.Place.Platform, n.Key)); err != nil {
 			return err
 		}
 		ns = append(ns, n)

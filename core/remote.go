@@ -307,7 +307,7 @@ func (r *RuntimeAPI) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*R
 		// Stopped before it started: it ends here, and the next poll takes the next.
 		return nil, r.rt.recordTurnIn(ctx, q, ws, m, TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped})
 	}
-	prompt, err := r.rt.open(m.SealedText, messageBinding(ws.ID, m.ID))
+	prompt, err := r.rt.open(m.SealedText, SealedMessageText.binding(ws.ID, m.ID))
 	if err != nil {
 		return nil, err
 	}

@@ -33,28 +33,17 @@ var SealedKinds = []SealedKind{
 	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedAsset,
 }
 
-// binding is the sealing binding of a value of this kind owned by owner and id.
-func (k SealedKind) binding(owner, id string) string {
-	switch k {
-	case SealedMessageText:
-		return messageBinding(owner, id)
-	case SealedMessageFailure:
-		return failureBinding(owner, id)
-	case SealedWebhookSecret:
-		return webhookBinding(owner, id)
-	case SealedEventBody:
-		return eventBinding(owner, id)
-	case SealedChatEvent:
-		return chatEventBinding(owner, id)
-	case SealedChatNotice:
-		return chatNoticeBinding(owner, id)
-	case SealedTurnEvent:
-		return turnEventBinding(owner, id)
-	case SealedAsset:
-		return assetBinding(owner, id)
-	}
-	panic("unknown sealed kind " + string(k))
+// sealPrefixes are the binding prefixes by kind. A value is sealed bound to
+// "prefix:owner:id", so a sealed value copied to another row, or another kind's
+// column, does not open.
+var sealPrefixes = map[SealedKind]string{
+	SealedMessageText: "message", SealedMessageFailure: "failure", SealedWebhookSecret: "webhook",
+	SealedEventBody: "event", SealedChatEvent: "chatevent", SealedChatNotice: "chatnotice",
+	SealedTurnEvent: "turn-event", SealedAsset: "asset",
 }
+
+// binding is the sealing binding of a value of this kind owned by owner and id.
+func (k SealedKind) binding(owner, id string) string { return sealPrefixes[k] + ":" + owner + ":" + id }
 
 // SealedValue is one sealed value as the store lists it.
 type SealedValue struct {

@@ -164,18 +164,3 @@ func (s kernel) open(sealed []byte, binding string) (string, error) {
 	}
 	return string(out), nil
 }
-
-// Sealing bindings: each sealed value is bound to the ids that own it, so a value
-// copied onto another row does not open.
-func messageBinding(workspaceID, messageID string) string {
-	return "message:" + workspaceID + ":" + messageID
-}
-func failureBinding(workspaceID, messageID string) string {
-	return "failure:" + workspaceID + ":" + messageID
-}
-func assetBinding(workspaceID, assetID string) string {
-	return "asset:" + workspaceID + ":" + assetID
-}
-func webhookBinding(accountID, webhookID string) string {
-	return "webhook:" + accountID + ":" + webhookID
-}

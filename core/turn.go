@@ -117,7 +117,7 @@ func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessa
 		// The commit must survive the cancellation that interrupted the turn (shutdown).
 		commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		prompt, _ := s.open(msg.SealedText, messageBinding(ws.ID, msg.ID))
+		prompt, _ := s.open(msg.SealedText, SealedMessageText.binding(ws.ID, msg.ID))
 		tc, err = s.machines.CommitTurn(commitCtx, ws, p, TurnCommitMessage(string(prompt), msg.TurnID, ws.ID))
 	}
 	if err != nil {
@@ -173,7 +173,7 @@ func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.
 func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) TurnResult {
-	prompt, err := s.open(msg.SealedText, messageBinding(ws.ID, msg.ID))
+	prompt, err := s.open(msg.SealedText, SealedMessageText.binding(ws.ID, msg.ID))
 	if err != nil {
 		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}
 	}
@@ -282,7 +282,7 @@ func (s *Worker) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, us
 		ID: NewID(s.rand, PrefixMessage), WorkspaceID: ws.ID, Seq: seq, Role: RoleAssistant, Text: reply,
 		Status: MessageSettled, TurnID: user.TurnID, Outcome: r.Outcome, CreatedAt: now,
 	}
-	sealed, err := s.seal([]byte(reply), messageBinding(ws.ID, m.ID))
+	sealed, err := s.seal([]byte(reply), SealedMessageText.binding(ws.ID, m.ID))
 	if err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func (s *Worker) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, us
 		}
 		text, _ := capTail(r.FailureMessage, MaxFailureMessageChars)
 		failure = &TurnFailure{TurnID: user.TurnID, Agent: cur.Agent, Code: code, Message: text}
-		if sealedFailure, err = s.seal([]byte(text), failureBinding(ws.ID, m.ID)); err != nil {
+		if sealedFailure, err = s.seal([]byte(text), SealedMessageFailure.binding(ws.ID, m.ID)); err != nil {
 			return err
 		}
 	}

@@ -124,10 +124,6 @@ func (e *TurnEvent) clean() bool {
 	return e.Type != EventText || e.Delta != ""
 }
 
-func turnEventBinding(workspaceID, turnID string) string {
-	return "turn-event:" + workspaceID + ":" + turnID
-}
-
 // sealEvent turns an event into its stored form.
 func (s kernel) sealEvent(e *TurnEvent) (*StoredTurnEvent, error) {
 	body, err := json.Marshal(turnEventBody{Tool: e.Tool, Summary: e.Summary, Delta: e.Delta, Outcome: e.Outcome,
@@ -136,7 +132,7 @@ func (s kernel) sealEvent(e *TurnEvent) (*StoredTurnEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	sealed, err := s.seal(body, turnEventBinding(e.WorkspaceID, e.TurnID))
+	sealed, err := s.seal(body, SealedTurnEvent.binding(e.WorkspaceID, e.TurnID))
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +141,7 @@ func (s kernel) sealEvent(e *TurnEvent) (*StoredTurnEvent, error) {
 
 // openEvent reads a stored event.
 func (s kernel) openEvent(st *StoredTurnEvent) (*TurnEvent, error) {
-	plain, err := s.open(st.SealedBody, turnEventBinding(st.WorkspaceID, st.TurnID))
+	plain, err := s.open(st.SealedBody, SealedTurnEvent.binding(st.WorkspaceID, st.TurnID))
 	if err != nil {
 		return nil, err
 	}

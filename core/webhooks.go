@@ -46,7 +46,7 @@ func (s *Webhooks) CreateWebhook(ctx context.Context, acct *Account, in CreateWe
 		if n >= MaxWebhooks {
 			return Errorf(CodeWebhookLimitReached, "this account already has 20 webhook endpoints")
 		}
-		if wh.SealedSecret, err = s.seal([]byte(secret), webhookBinding(acct.ID, wh.ID)); err != nil {
+		if wh.SealedSecret, err = s.seal([]byte(secret), SealedWebhookSecret.binding(acct.ID, wh.ID)); err != nil {
 			return err
 		}
 		return q.InsertWebhook(ctx, wh)

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -119,19 +118,14 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 				AccountID: acct.ID, Scope: scopeCreate(), Key: key, Fingerprint: fingerprint(req),
 				ResourceID: DerivedID(PrefixWorkspace, acct.ID, scopeCreate(), key), CreatedAt: s.clock.Now(),
 			}
-			stored, claimed, err := q.ClaimIdempotencyKey(ctx, receipt)
+			stored, replay, err := claimKey(ctx, q, receipt, CodeIdempotencyKeyReused, "request",
+				func(id string) error { return errOf(q.GetWorkspaceByID(ctx, id)) })
 			if err != nil {
 				return err
 			}
-			if !claimed {
-				if !bytes.Equal(stored.Fingerprint, receipt.Fingerprint) {
-					return Errorf(CodeIdempotencyKeyReused, "this idempotency key was used with a different request")
-				}
+			if replay {
 				ws, err = q.GetWorkspace(ctx, acct.ID, stored.ResourceID)
 				return notFound(err, CodeWorkspaceNotFound, "the workspace created with this key was deleted")
-			}
-			if err := keyOutlivedReceipt(errOf(q.GetWorkspaceByID(ctx, receipt.ResourceID)), CodeIdempotencyKeyReused); err != nil {
-				return err
 			}
 		}
 		ws, err = s.newWorkspace(ctx, q, acct, req, origin)
