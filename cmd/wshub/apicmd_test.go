@@ -192,7 +192,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		cmds = append(cmds, strings.Fields(n))
 	}
 	for _, n := range adminCommands {
-		cmds = append(cmds, append([]string{"admin"}, strings.Fields(n)...))
+		cmds = append(cmds, append([]string{"admin"}, strings.Fields(n.name)...))
 	}
 	cmds = append(cmds, []string{"admin", "account"}, []string{"admin", "project"})
 	for _, c := range cmds {

@@ -1,0 +1,109 @@
+package main
+
+// wshub admin account create|update|list.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+func accountCreate(fs *flag.FlagSet) adminRun {
+	name := fs.String("name", "", "account name")
+	entitled := fs.Bool("entitled", false, "the account has the cloud entitlement")
+	hold := fs.Bool("billing-hold", false, "the account has a billing hold")
+	metered := fs.Bool("metered", true, "the account pays by billing period (false: never checked)")
+	periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339)")
+	return func(ctx context.Context, h adminHub) (any, error) {
+		a := &core.Account{Name: *name, Entitled: *entitled, BillingHold: *hold, Metered: *metered}
+		if *periodEnd != "" {
+			t, err := time.Parse(time.RFC3339, *periodEnd)
+			if err != nil {
+				return nil, fmt.Errorf("--billing-period-end: %w", err)
+			}
+			a.BillingPeriodEnd = &t
+		}
+		if err := h.svc.CreateAccount(ctx, a); err != nil {
+			return nil, err
+		}
+		return map[string]string{"accountId": a.ID}, nil
+	}
+}
+
+func accountUpdate(fs *flag.FlagSet) adminRun {
+	id := fs.String("account", "", "account id")
+	var entitled, hold, metered optBool
+	fs.Var(&entitled, "entitled", "the account has the cloud entitlement (true|false)")
+	fs.Var(&hold, "billing-hold", "the account has a billing hold (true|false)")
+	fs.Var(&metered, "metered", "the account pays by billing period (true|false)")
+	periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339), or none")
+	var maxWorkspaces, maxOpen, maxTurns optInt
+	fs.Var(&maxWorkspaces, "max-workspaces", "quota: live workspaces of the account (-1: the hub's default, WSHUB_MAX_WORKSPACES)")
+	fs.Var(&maxOpen, "max-open-messages", "quota: messages waiting in one workspace (-1: the hub's default, WSHUB_MAX_OPEN_MESSAGES)")
+	provider := fs.String("provider", "", "provider of the account's workspaces whose create names none (none: the hub's default)")
+	fs.Var(&maxTurns, "max-running-turns", "quota: turns of the account running at once; more wait their turn (-1: the hub's default, WSHUB_MAX_RUNNING_TURNS)")
+	return func(ctx context.Context, h adminHub) (any, error) {
+		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v, Metered: metered.v,
+			MaxWorkspaces: maxWorkspaces.v, MaxOpenMessages: maxOpen.v, MaxRunningTurns: maxTurns.v}
+		if flagGiven(fs, "provider") {
+			p := *provider
+			if p == "none" {
+				p = ""
+			}
+			u.ProviderID = &p
+		}
+		switch *periodEnd {
+		case "":
+		case "none":
+			u.ClearBillingPeriod = true
+		default:
+			t, err := time.Parse(time.RFC3339, *periodEnd)
+			if err != nil {
+				return nil, fmt.Errorf("--billing-period-end: %w", err)
+			}
+			u.BillingPeriodEnd = &t
+		}
+		a, err := h.svc.UpdateAccount(ctx, *id, u)
+		if err != nil {
+			return nil, err
+		}
+		return accountJSON(a), nil
+	}
+}
+
+func accountList(fs *flag.FlagSet) adminRun {
+	return func(ctx context.Context, h adminHub) (any, error) {
+		list, err := h.svc.AdminListAccounts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]map[string]any, len(list))
+		for i, a := range list {
+			out[i] = accountJSON(a)
+		}
+		return out, nil
+	}
+}
+
+func accountJSON(a *core.Account) map[string]any {
+	out := map[string]any{"accountId": a.ID, "name": a.Name, "entitled": a.Entitled, "billingHold": a.BillingHold, "metered": a.Metered}
+	if a.BillingPeriodEnd != nil {
+		out["billingPeriodEnd"] = a.BillingPeriodEnd.Format(time.RFC3339)
+	}
+	if a.MaxWorkspaces != nil {
+		out["maxWorkspaces"] = *a.MaxWorkspaces
+	}
+	if a.MaxOpenMessages != nil {
+		out["maxOpenMessages"] = *a.MaxOpenMessages
+	}
+	if a.MaxRunningTurns != nil {
+		out["maxRunningTurns"] = *a.MaxRunningTurns
+	}
+	if a.ProviderID != "" {
+		out["providerId"] = a.ProviderID
+	}
+	return out
+}

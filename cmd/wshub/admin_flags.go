@@ -1,0 +1,94 @@
+package main
+
+// Reading the operator commands' command lines: flags that say whether they were
+// given, and the check of what is required.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// usageError is a command line the command cannot read: exit 2, as for every command.
+type usageError struct{ error }
+
+// parse parses flags, refuses stray arguments and checks the required ones.
+func parse(fs *flag.FlagSet, args []string, required ...string) error {
+	fs.SetOutput(io.Discard) // the error is said once, by admin
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	for _, name := range required {
+		if fs.Lookup(name).Value.String() == "" {
+			return usageError{fmt.Errorf("--%s is required", name)}
+		}
+	}
+	return nil
+}
+
+// flagGiven reports whether the flag was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// splitIDs reads a comma-separated list of ids (empty: none).
+func splitIDs(s string) []string {
+	out := []string{}
+	for _, id := range strings.Split(s, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// optBool is a boolean flag that remembers whether it was given (--flag or --flag=BOOL).
+type optBool struct{ v *bool }
+
+func (o *optBool) String() string {
+	if o == nil || o.v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*o.v)
+}
+
+func (o *optBool) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	o.v = &b
+	return nil
+}
+
+func (o *optBool) IsBoolFlag() bool { return true }
+
+// optInt is an integer flag that says whether it was given.
+type optInt struct{ v *int }
+
+func (o *optInt) String() string {
+	if o == nil || o.v == nil {
+		return ""
+	}
+	return strconv.Itoa(*o.v)
+}
+
+func (o *optInt) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return err
+	}
+	o.v = &n
+	return nil
+}

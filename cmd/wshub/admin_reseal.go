@@ -1,0 +1,47 @@
+package main
+
+// wshub admin reseal: re-sealing under the current content key.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+)
+
+// reseal re-seals every sealed value under the current content key while hubs run
+// (docs/operations.md, key rotation). Progress goes to stderr as each kind finishes;
+// the summary is JSON on stdout. It fails when any value did not open, after moving
+// every other value: the summary names the ones left behind.
+func reseal(fs *flag.FlagSet) adminRun {
+	batch := fs.Int("batch", 500, "values per statement")
+	return func(ctx context.Context, h adminHub) (any, error) {
+		if *batch < 1 || *batch > 10000 {
+			return nil, usageError{errors.New("--batch must be between 1 and 10000")}
+		}
+		var kinds []core.ResealProgress
+		err := h.svc.Reseal(ctx, *batch, func(p core.ResealProgress) {
+			kinds = append(kinds, p)
+			fmt.Fprintf(h.progress, "%-16s scanned %d, resealed %d, already current %d, changed meanwhile %d, failed %d\n",
+				p.Kind, p.Scanned, p.Resealed, p.Current, p.Changed, p.Failed)
+		})
+		if err != nil && !errors.Is(err, core.ErrResealIncomplete) {
+			return nil, err
+		}
+		return map[string]any{"keyId": h.keyID, "kinds": kinds}, err
+	}
+}
+
+// resealDataDir refuses a data directory that does not exist: reseal reads every
+// attachment's bytes from it, so run with another one (WSHUB_DATA_DIR unset, say) it
+// would find none, and it must not make an empty one.
+func resealDataDir(cfg hub.Config) error {
+	if fi, err := os.Stat(cfg.DataDir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("the data directory %s does not exist; run with the hub's WSHUB_DATA_DIR", cfg.DataDir)
+	}
+	return nil
+}
