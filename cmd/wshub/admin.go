@@ -31,8 +31,10 @@ type adminCommand struct {
 	check func(hub.Config) error
 }
 
-// adminRun runs a command whose flags were read. What it returns is printed as JSON,
-// also alongside an error when there is something to show (a project kept failed).
+// adminRun runs a command whose flags were read. What it returns, a value of the
+// command's output type, printJSON prints, also alongside an error when there is
+// something to show (a project kept failed). The output types list their fields in the
+// order of their JSON names: the order the output had when it was made of maps.
 type adminRun func(ctx context.Context, h adminHub) (any, error)
 
 // adminHub is what a command runs against: the hub opened for it.

@@ -29,7 +29,7 @@ func accountCreate(fs *flag.FlagSet) adminRun {
 		if err := h.svc.CreateAccount(ctx, a); err != nil {
 			return nil, err
 		}
-		return map[string]string{"accountId": a.ID}, nil
+		return accountCreated{AccountID: a.ID}, nil
 	}
 }
 
@@ -70,7 +70,7 @@ func accountUpdate(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		return accountJSON(a), nil
+		return accountOf(a), nil
 	}
 }
 
@@ -80,30 +80,39 @@ func accountList(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]map[string]any, len(list))
+		out := make([]accountOut, len(list))
 		for i, a := range list {
-			out[i] = accountJSON(a)
+			out[i] = accountOf(a)
 		}
 		return out, nil
 	}
 }
 
-func accountJSON(a *core.Account) map[string]any {
-	out := map[string]any{"accountId": a.ID, "name": a.Name, "entitled": a.Entitled, "billingHold": a.BillingHold, "metered": a.Metered}
+// accountCreated is what account create prints.
+type accountCreated struct {
+	AccountID string `json:"accountId"`
+}
+
+// accountOut is an account as the operator sees it.
+type accountOut struct {
+	AccountID        string `json:"accountId"`
+	BillingHold      bool   `json:"billingHold"`
+	BillingPeriodEnd string `json:"billingPeriodEnd,omitempty"`
+	Entitled         bool   `json:"entitled"`
+	// The quotas are absent when the hub's defaults apply; 0 is a quota.
+	MaxOpenMessages *int   `json:"maxOpenMessages,omitempty"`
+	MaxRunningTurns *int   `json:"maxRunningTurns,omitempty"`
+	MaxWorkspaces   *int   `json:"maxWorkspaces,omitempty"`
+	Metered         bool   `json:"metered"`
+	Name            string `json:"name"`
+	ProviderID      string `json:"providerId,omitempty"`
+}
+
+func accountOf(a *core.Account) accountOut {
+	out := accountOut{AccountID: a.ID, Name: a.Name, Entitled: a.Entitled, BillingHold: a.BillingHold, Metered: a.Metered,
+		MaxWorkspaces: a.MaxWorkspaces, MaxOpenMessages: a.MaxOpenMessages, MaxRunningTurns: a.MaxRunningTurns, ProviderID: a.ProviderID}
 	if a.BillingPeriodEnd != nil {
-		out["billingPeriodEnd"] = a.BillingPeriodEnd.Format(time.RFC3339)
-	}
-	if a.MaxWorkspaces != nil {
-		out["maxWorkspaces"] = *a.MaxWorkspaces
-	}
-	if a.MaxOpenMessages != nil {
-		out["maxOpenMessages"] = *a.MaxOpenMessages
-	}
-	if a.MaxRunningTurns != nil {
-		out["maxRunningTurns"] = *a.MaxRunningTurns
-	}
-	if a.ProviderID != "" {
-		out["providerId"] = a.ProviderID
+		out.BillingPeriodEnd = a.BillingPeriodEnd.Format(time.RFC3339)
 	}
 	return out
 }

@@ -49,12 +49,37 @@ func bind(ctx context.Context, svc *core.Service, b *core.ChatBinding) (any, err
 	if err := svc.BindChat(ctx, b); err != nil {
 		return nil, err
 	}
-	out := map[string]any{"platform": b.Platform, "accountId": b.AccountID, "projectId": b.ProjectID, "agent": b.Agent, "model": b.Model,
-		"runtimeMode": b.RuntimeMode, "providerId": b.ProviderID}
 	if b.Platform == core.PlatformDiscord {
-		out["guild"], out["roles"], out["channels"] = b.TeamID, b.Roles, b.Channels
-	} else {
-		out["team"] = b.TeamID
+		return discordBound{AccountID: b.AccountID, Agent: b.Agent, Channels: b.Channels, Guild: b.TeamID, Model: b.Model,
+			Platform: b.Platform, ProjectID: b.ProjectID, ProviderID: b.ProviderID, Roles: b.Roles, RuntimeMode: b.RuntimeMode}, nil
 	}
-	return out, nil
+	return slackBound{AccountID: b.AccountID, Agent: b.Agent, Model: b.Model, Platform: b.Platform, ProjectID: b.ProjectID,
+		ProviderID: b.ProviderID, RuntimeMode: b.RuntimeMode, Team: b.TeamID}, nil
+}
+
+// slackBound is a Slack team's binding as slack bind prints it.
+type slackBound struct {
+	AccountID   string `json:"accountId"`
+	Agent       string `json:"agent"`
+	Model       string `json:"model"`
+	Platform    string `json:"platform"`
+	ProjectID   string `json:"projectId"`
+	ProviderID  string `json:"providerId"`
+	RuntimeMode string `json:"runtimeMode"`
+	Team        string `json:"team"`
+}
+
+// discordBound is a Discord server's binding as discord bind prints it: the guild,
+// and the roles and channels it is limited to (empty: none).
+type discordBound struct {
+	AccountID   string   `json:"accountId"`
+	Agent       string   `json:"agent"`
+	Channels    []string `json:"channels"`
+	Guild       string   `json:"guild"`
+	Model       string   `json:"model"`
+	Platform    string   `json:"platform"`
+	ProjectID   string   `json:"projectId"`
+	ProviderID  string   `json:"providerId"`
+	Roles       []string `json:"roles"`
+	RuntimeMode string   `json:"runtimeMode"`
 }

@@ -16,7 +16,7 @@ func keyCreate(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		return map[string]string{"keyId": k.ID, "key": secret}, nil
+		return keyCreated{Key: secret, KeyID: k.ID}, nil
 	}
 }
 
@@ -27,15 +27,15 @@ func keyList(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]map[string]any, len(list))
+		out := make([]keyOut, len(list))
 		for i, k := range list {
-			out[i] = map[string]any{"keyId": k.ID, "name": k.Name, "createdAt": k.CreatedAt.Format(time.RFC3339), "revoked": k.RevokedAt != nil}
+			out[i] = keyOut{KeyID: k.ID, Name: k.Name, CreatedAt: k.CreatedAt.Format(time.RFC3339), Revoked: k.RevokedAt != nil}
 			if k.RevokedAt != nil {
-				out[i]["revokedAt"] = k.RevokedAt.Format(time.RFC3339)
+				out[i].RevokedAt = k.RevokedAt.Format(time.RFC3339)
 			}
-			out[i]["lastUsedAt"] = nil
 			if k.LastUsedAt != nil {
-				out[i]["lastUsedAt"] = k.LastUsedAt.UTC().Format(time.RFC3339)
+				used := k.LastUsedAt.UTC().Format(time.RFC3339)
+				out[i].LastUsedAt = &used
 			}
 		}
 		return out, nil
@@ -48,6 +48,27 @@ func keyRevoke(fs *flag.FlagSet) adminRun {
 		if err := h.svc.RevokeAPIKey(ctx, *id); err != nil {
 			return nil, err
 		}
-		return map[string]any{"keyId": *id, "revoked": true}, nil
+		return keyRevoked{KeyID: *id, Revoked: true}, nil
 	}
+}
+
+// keyCreated is what key create prints: the only time the key is shown.
+type keyCreated struct {
+	Key   string `json:"key"`
+	KeyID string `json:"keyId"`
+}
+
+// keyOut is a key in key list: never the key itself.
+type keyOut struct {
+	CreatedAt  string  `json:"createdAt"`
+	KeyID      string  `json:"keyId"`
+	LastUsedAt *string `json:"lastUsedAt"` // null: never used
+	Name       string  `json:"name"`
+	Revoked    bool    `json:"revoked"`
+	RevokedAt  string  `json:"revokedAt,omitempty"`
+}
+
+type keyRevoked struct {
+	KeyID   string `json:"keyId"`
+	Revoked bool   `json:"revoked"`
 }

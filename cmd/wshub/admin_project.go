@@ -38,10 +38,7 @@ func addProject(ctx context.Context, svc *core.Service, in core.AddProjectInput)
 	if err := svc.PrepareProject(ctx, p); err != nil {
 		return nil, err
 	}
-	out := map[string]any{"projectId": p.ID, "state": p.State}
-	if p.FailureReason != "" {
-		out["failureReason"] = p.FailureReason
-	}
+	out := projectAdded{FailureReason: p.FailureReason, ProjectID: p.ID, State: p.State}
 	if p.State == core.ProjectFailed {
 		// Kept (project list shows it, with the reason, and so does the API's project
 		// list); the exit status says it failed, and the error how to go on.
@@ -85,7 +82,7 @@ func projectUpdate(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		return projectAdminJSON(p), nil
+		return projectOf(p), nil
 	}
 }
 
@@ -95,14 +92,14 @@ func projectRefresh(fs *flag.FlagSet) adminRun {
 		p, err := h.svc.AdminRefreshProject(ctx, *id)
 		if err != nil {
 			if p != nil {
-				return projectAdminJSON(p), fmt.Errorf("the repository could not be fetched: %w", err)
+				return projectOf(p), fmt.Errorf("the repository could not be fetched: %w", err)
 			}
 			return nil, err
 		}
 		if p.State == core.ProjectFailed {
-			return projectAdminJSON(p), fmt.Errorf("the repository could not be mirrored: %s", p.FailureReason)
+			return projectOf(p), fmt.Errorf("the repository could not be mirrored: %s", p.FailureReason)
 		}
-		return projectAdminJSON(p), nil
+		return projectOf(p), nil
 	}
 }
 
@@ -114,12 +111,7 @@ func projectRemove(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		out := projectAdminJSON(r.Project)
-		out["archivedWorkspaces"] = append([]string{}, r.Archived...)
-		if r.MirrorError != "" {
-			out["mirrorError"] = r.MirrorError
-		}
-		return out, nil
+		return projectRemovedOf(r), nil
 	}
 }
 
@@ -130,24 +122,63 @@ func projectList(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]map[string]any, len(list))
+		out := make([]projectOut, len(list))
 		for i, p := range list {
-			out[i] = projectAdminJSON(p)
+			out[i] = projectOf(p)
 		}
 		return out, nil
 	}
 }
 
-func projectAdminJSON(p *core.Project) map[string]any {
-	out := map[string]any{
-		"projectId": p.ID, "repository": core.DisplayRepository(p.Repository), "displayName": p.DisplayName,
-		"defaultBranch": p.DefaultBranch, "state": p.State, "push": p.Push, "network": p.Network,
-	}
-	if p.FailureReason != "" {
-		out["failureReason"] = p.FailureReason
-	}
+// projectAdded is what project add prints: the outcome of the first mirroring.
+type projectAdded struct {
+	FailureReason string `json:"failureReason,omitempty"`
+	ProjectID     string `json:"projectId"`
+	State         string `json:"state"`
+}
+
+// projectOut is a project as the operator sees it.
+type projectOut struct {
+	DefaultBranch string `json:"defaultBranch"`
+	DisplayName   string `json:"displayName"`
+	FailureReason string `json:"failureReason,omitempty"`
+	Network       string `json:"network"`
+	ProjectID     string `json:"projectId"`
+	Push          bool   `json:"push"`
+	RemovedAt     string `json:"removedAt,omitempty"`
+	Repository    string `json:"repository"` // without credentials
+	State         string `json:"state"`
+}
+
+func projectOf(p *core.Project) projectOut {
+	out := projectOut{ProjectID: p.ID, Repository: core.DisplayRepository(p.Repository), DisplayName: p.DisplayName,
+		DefaultBranch: p.DefaultBranch, State: p.State, Push: p.Push, Network: p.Network, FailureReason: p.FailureReason}
 	if p.RemovedAt != nil {
-		out["removedAt"] = p.RemovedAt.UTC().Format(time.RFC3339)
+		out.RemovedAt = p.RemovedAt.UTC().Format(time.RFC3339)
 	}
 	return out
+}
+
+// projectRemoved is the removed project with what its removal did. Its fields are
+// projectOut's and two more, spelled out to keep the output's order (embedding would
+// put the two after the project's).
+type projectRemoved struct {
+	ArchivedWorkspaces []string `json:"archivedWorkspaces"`
+	DefaultBranch      string   `json:"defaultBranch"`
+	DisplayName        string   `json:"displayName"`
+	FailureReason      string   `json:"failureReason,omitempty"`
+	MirrorError        string   `json:"mirrorError,omitempty"`
+	Network            string   `json:"network"`
+	ProjectID          string   `json:"projectId"`
+	Push               bool     `json:"push"`
+	RemovedAt          string   `json:"removedAt,omitempty"`
+	Repository         string   `json:"repository"`
+	State              string   `json:"state"`
+}
+
+func projectRemovedOf(r *core.RemovedProject) projectRemoved {
+	p := projectOf(r.Project)
+	return projectRemoved{ArchivedWorkspaces: append([]string{}, r.Archived...), DefaultBranch: p.DefaultBranch,
+		DisplayName: p.DisplayName, FailureReason: p.FailureReason, MirrorError: r.MirrorError, Network: p.Network,
+		ProjectID: p.ProjectID, Push: p.Push, RemovedAt: p.RemovedAt, Repository: p.Repository, State: p.State}
 }

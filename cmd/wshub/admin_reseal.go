@@ -32,8 +32,15 @@ func reseal(fs *flag.FlagSet) adminRun {
 		if err != nil && !errors.Is(err, core.ErrResealIncomplete) {
 			return nil, err
 		}
-		return map[string]any{"keyId": h.keyID, "kinds": kinds}, err
+		return resealed{KeyID: h.keyID, Kinds: kinds}, err
 	}
+}
+
+// resealed is reseal's summary: the key everything is now under, and each kind's
+// counts, with the values that did not open.
+type resealed struct {
+	KeyID string                `json:"keyId"`
+	Kinds []core.ResealProgress `json:"kinds"`
 }
 
 // resealDataDir refuses a data directory that does not exist: reseal reads every

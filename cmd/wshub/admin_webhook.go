@@ -23,9 +23,9 @@ func webhookDeliveries(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]map[string]any, len(list))
+		out := make([]deliveryOut, len(list))
 		for i, d := range list {
-			out[i] = deliveryJSON(d)
+			out[i] = deliveryOf(d)
 		}
 		return out, nil
 	}
@@ -38,29 +38,40 @@ func webhookRedeliver(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		return deliveryJSON(d), nil
+		return deliveryOf(d), nil
 	}
 }
 
-// deliveryJSON is a delivery for the operator: attempts, the last status code and
+// deliveryOut is a delivery for the operator: attempts, the last status code and
 // error, and when the next attempt is due (pending only).
-func deliveryJSON(d *core.Delivery) map[string]any {
-	out := map[string]any{
-		"deliveryId": d.ID, "webhookId": d.WebhookID, "url": d.URL, "eventId": d.EventID, "status": d.Status,
-		"attempts": d.Attempts, "maxAttempts": d.MaxAttempts, "lastError": d.LastError,
-		"createdAt": d.CreatedAt.Format(time.RFC3339Nano),
-	}
-	if d.LastStatusCode != 0 {
-		out["lastStatusCode"] = d.LastStatusCode
-	}
+type deliveryOut struct {
+	Attempts       int    `json:"attempts"`
+	CreatedAt      string `json:"createdAt"`
+	DeliveredAt    string `json:"deliveredAt,omitempty"`
+	DeliveryID     string `json:"deliveryId"`
+	EventID        string `json:"eventId"`
+	LastAttemptAt  string `json:"lastAttemptAt,omitempty"`
+	LastError      string `json:"lastError"`
+	LastStatusCode int    `json:"lastStatusCode,omitempty"` // absent: no answer yet
+	MaxAttempts    int    `json:"maxAttempts"`
+	NextAttemptAt  string `json:"nextAttemptAt,omitempty"`
+	Status         string `json:"status"`
+	URL            string `json:"url"`
+	WebhookID      string `json:"webhookId"`
+}
+
+func deliveryOf(d *core.Delivery) deliveryOut {
+	out := deliveryOut{DeliveryID: d.ID, WebhookID: d.WebhookID, URL: d.URL, EventID: d.EventID, Status: string(d.Status),
+		Attempts: d.Attempts, MaxAttempts: d.MaxAttempts, LastError: d.LastError, LastStatusCode: d.LastStatusCode,
+		CreatedAt: d.CreatedAt.Format(time.RFC3339Nano)}
 	if d.LastAttemptAt != nil {
-		out["lastAttemptAt"] = d.LastAttemptAt.Format(time.RFC3339Nano)
+		out.LastAttemptAt = d.LastAttemptAt.Format(time.RFC3339Nano)
 	}
 	if d.Status == core.DeliveryPending {
-		out["nextAttemptAt"] = d.NextAttemptAt.Format(time.RFC3339Nano)
+		out.NextAttemptAt = d.NextAttemptAt.Format(time.RFC3339Nano)
 	}
 	if d.DeliveredAt != nil {
-		out["deliveredAt"] = d.DeliveredAt.Format(time.RFC3339Nano)
+		out.DeliveredAt = d.DeliveredAt.Format(time.RFC3339Nano)
 	}
 	return out
 }

@@ -35,6 +35,11 @@ func workspaceMove(fs *flag.FlagSet, move func(context.Context, *core.Service, s
 		if err != nil {
 			return nil, err
 		}
-		return map[string]string{"workspaceId": ws.ID, "state": string(ws.State)}, nil
+		return workspaceOut{State: string(ws.State), WorkspaceID: ws.ID}, nil
 	}
+}
+
+type workspaceOut struct {
+	State       string `json:"state"`
+	WorkspaceID string `json:"workspaceId"`
 }
