@@ -155,7 +155,10 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, cmd.help(fs))
 			return 0
 		}
-		return adminUsageError(stderr, cmd, err)
+		// Exit 2, as for every command; a value the flag refuses (a time that is not one,
+		// a --limit out of range) is a command line it cannot read too.
+		fmt.Fprintf(stderr, "wshub admin %s: %v (wshub admin %s --help lists its flags)\n", cmd.name, err, cmd.name)
+		return 2
 	}
 	cfg, err := hub.LoadConfig()
 	if err != nil {
@@ -176,9 +179,6 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer h.Close()
 	out, err := run(ctx, adminHub{svc: h.Service, keyID: h.ContentKeyID, progress: stderr})
-	if errors.As(err, new(usageError)) {
-		return adminUsageError(stderr, cmd, err)
-	}
 	// A command can fail with something to show (a project kept failed, with its
 	// reason): the JSON goes to stdout all the same, the error to stderr.
 	if out != nil {
@@ -191,13 +191,6 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// adminUsageError reports a command line the command cannot read: exit 2, as for
-// every command.
-func adminUsageError(stderr io.Writer, cmd adminCommand, err error) int {
-	fmt.Fprintf(stderr, "wshub admin %s: %v (wshub admin %s --help lists its flags)\n", cmd.name, err, cmd.name)
-	return 2
 }
 
 // printJSON is how every operator command shows its result: indented JSON.

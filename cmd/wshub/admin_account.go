@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"time"
 
 	"github.com/wshub/wshub/core"
@@ -16,16 +15,10 @@ func accountCreate(fs *flag.FlagSet) adminRun {
 	entitled := fs.Bool("entitled", false, "the account has the cloud entitlement")
 	hold := fs.Bool("billing-hold", false, "the account has a billing hold")
 	metered := fs.Bool("metered", true, "the account pays by billing period (false: never checked)")
-	periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339)")
+	var periodEnd timeFlag
+	fs.Var(&periodEnd, "billing-period-end", "end of the current billing period (RFC3339)")
 	return func(ctx context.Context, h adminHub) (any, error) {
-		a := &core.Account{Name: *name, Entitled: *entitled, BillingHold: *hold, Metered: *metered}
-		if *periodEnd != "" {
-			t, err := time.Parse(time.RFC3339, *periodEnd)
-			if err != nil {
-				return nil, fmt.Errorf("--billing-period-end: %w", err)
-			}
-			a.BillingPeriodEnd = &t
-		}
+		a := &core.Account{Name: *name, Entitled: *entitled, BillingHold: *hold, Metered: *metered, BillingPeriodEnd: periodEnd.t}
 		if err := h.svc.CreateAccount(ctx, a); err != nil {
 			return nil, err
 		}
@@ -39,7 +32,8 @@ func accountUpdate(fs *flag.FlagSet) adminRun {
 	fs.Var(&entitled, "entitled", "the account has the cloud entitlement (true|false)")
 	fs.Var(&hold, "billing-hold", "the account has a billing hold (true|false)")
 	fs.Var(&metered, "metered", "the account pays by billing period (true|false)")
-	periodEnd := fs.String("billing-period-end", "", "end of the current billing period (RFC3339), or none")
+	periodEnd := timeFlag{orNone: true}
+	fs.Var(&periodEnd, "billing-period-end", "end of the current billing period (RFC3339), or none")
 	var maxWorkspaces, maxOpen, maxTurns optInt
 	fs.Var(&maxWorkspaces, "max-workspaces", "quota: live workspaces of the account (-1: the hub's default, WSHUB_MAX_WORKSPACES)")
 	fs.Var(&maxOpen, "max-open-messages", "quota: messages waiting in one workspace (-1: the hub's default, WSHUB_MAX_OPEN_MESSAGES)")
@@ -47,6 +41,7 @@ func accountUpdate(fs *flag.FlagSet) adminRun {
 	fs.Var(&maxTurns, "max-running-turns", "quota: turns of the account running at once; more wait their turn (-1: the hub's default, WSHUB_MAX_RUNNING_TURNS)")
 	return func(ctx context.Context, h adminHub) (any, error) {
 		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v, Metered: metered.v,
+			BillingPeriodEnd: periodEnd.t, ClearBillingPeriod: periodEnd.none,
 			MaxWorkspaces: maxWorkspaces.v, MaxOpenMessages: maxOpen.v, MaxRunningTurns: maxTurns.v}
 		if flagGiven(fs, "provider") {
 			p := *provider
@@ -54,17 +49,6 @@ func accountUpdate(fs *flag.FlagSet) adminRun {
 				p = ""
 			}
 			u.ProviderID = &p
-		}
-		switch *periodEnd {
-		case "":
-		case "none":
-			u.ClearBillingPeriod = true
-		default:
-			t, err := time.Parse(time.RFC3339, *periodEnd)
-			if err != nil {
-				return nil, fmt.Errorf("--billing-period-end: %w", err)
-			}
-			u.BillingPeriodEnd = &t
 		}
 		a, err := h.svc.UpdateAccount(ctx, *id, u)
 		if err != nil {

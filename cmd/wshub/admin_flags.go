@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // usageError is a command line the command cannot read: exit 2, as for every command.
@@ -73,6 +74,59 @@ func (o *optBool) Set(s string) error {
 }
 
 func (o *optBool) IsBoolFlag() bool { return true }
+
+// intIn is an integer flag held to a range: a value outside it is refused as the
+// command line is read, as one that is no number is.
+type intIn struct{ v, min, max int }
+
+func (f *intIn) String() string {
+	if f == nil {
+		return ""
+	}
+	return strconv.Itoa(f.v)
+}
+
+func (f *intIn) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return err
+	}
+	if n < f.min || n > f.max {
+		return fmt.Errorf("must be between %d and %d", f.min, f.max)
+	}
+	f.v = n
+	return nil
+}
+
+// timeFlag is an RFC 3339 time flag; with orNone it also takes "none", to clear the
+// time.
+type timeFlag struct {
+	t            *time.Time
+	none, orNone bool
+}
+
+func (f *timeFlag) String() string {
+	switch {
+	case f == nil || f.t == nil && !f.none:
+		return ""
+	case f.none:
+		return "none"
+	}
+	return f.t.Format(time.RFC3339)
+}
+
+func (f *timeFlag) Set(s string) error {
+	if f.orNone && s == "none" {
+		f.t, f.none = nil, true
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return errors.New("not an RFC 3339 time, such as 2030-01-31T00:00:00Z")
+	}
+	f.t, f.none = &t, false
+	return nil
+}
 
 // optInt is an integer flag that says whether it was given.
 type optInt struct{ v *int }

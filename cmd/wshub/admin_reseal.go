@@ -18,13 +18,11 @@ import (
 // the summary is JSON on stdout. It fails when any value did not open, after moving
 // every other value: the summary names the ones left behind.
 func reseal(fs *flag.FlagSet) adminRun {
-	batch := fs.Int("batch", 500, "values per statement")
+	batch := &intIn{v: 500, min: 1, max: 10000}
+	fs.Var(batch, "batch", "values per statement")
 	return func(ctx context.Context, h adminHub) (any, error) {
-		if *batch < 1 || *batch > 10000 {
-			return nil, usageError{errors.New("--batch must be between 1 and 10000")}
-		}
 		var kinds []core.ResealProgress
-		err := h.svc.Reseal(ctx, *batch, func(p core.ResealProgress) {
+		err := h.svc.Reseal(ctx, batch.v, func(p core.ResealProgress) {
 			kinds = append(kinds, p)
 			fmt.Fprintf(h.progress, "%-16s scanned %d, resealed %d, already current %d, changed meanwhile %d, failed %d\n",
 				p.Kind, p.Scanned, p.Resealed, p.Current, p.Changed, p.Failed)

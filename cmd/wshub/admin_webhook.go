@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"time"
 
 	"github.com/wshub/wshub/core"
@@ -14,12 +13,10 @@ import (
 func webhookDeliveries(fs *flag.FlagSet) adminRun {
 	id := fs.String("account", "", "account id")
 	status := fs.String("status", "", "only deliveries in this status: pending, delivered or failed")
-	limit := fs.Int("limit", 100, "at most this many, newest first")
+	limit := &intIn{v: 100, min: 1, max: 10000}
+	fs.Var(limit, "limit", "at most this many, newest first")
 	return func(ctx context.Context, h adminHub) (any, error) {
-		if *limit < 1 || *limit > 10000 {
-			return nil, fmt.Errorf("--limit must be between 1 and 10000")
-		}
-		list, err := h.svc.ListDeliveries(ctx, *id, *status, *limit)
+		list, err := h.svc.ListDeliveries(ctx, *id, *status, limit.v)
 		if err != nil {
 			return nil, err
 		}
