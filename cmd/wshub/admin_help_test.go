@@ -111,3 +111,16 @@ func TestAdminUsageListsEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+// The commands configured by the environment alone (runtime, serve, ...) take no
+// arguments: one given is a usage error, exit 2, not dropped.
+func TestServerCommandsRefuseArguments(t *testing.T) {
+	for name := range serverUsage {
+		for _, arg := range []string{"--no-such-flag", "extra"} {
+			code, out, errs := runQuiet(t, name, arg)
+			if code != 2 || out != "" || !strings.Contains(errs, `unexpected argument "`+arg+`"`) || !strings.Contains(errs, "usage: wshub "+name) {
+				t.Errorf("wshub %s %s: expected exit 2 with its usage on stderr, got %d: %q %q", name, arg, code, out, errs)
+			}
+		}
+	}
+}
