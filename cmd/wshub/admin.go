@@ -3,7 +3,7 @@ package main
 // The operator commands: `wshub admin <command>`, run against the hub's database and
 // data directory for the command's duration, JSON on stdout. Each command is a row of
 // adminCommands; the usage, each command's --help and the reading of its command line
-// come from the table, so they cannot drift apart.
+// come from the table, and a test holds each row's synopsis to the flags it defines.
 
 import (
 	"context"

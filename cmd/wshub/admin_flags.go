@@ -1,7 +1,7 @@
 package main
 
-// Reading the operator commands' command lines: flags that say whether they were
-// given, and the check of what is required.
+// Reading the operator commands' command lines: the check of what is required, flags
+// that say whether they were given, and flags that refuse a value they cannot take.
 
 import (
 	"errors"
@@ -13,24 +13,19 @@ import (
 	"time"
 )
 
-// usageError is a command line the command cannot read: exit 2, as for every command.
-type usageError struct{ error }
-
-// parse parses flags, refuses stray arguments and checks the required ones.
+// parse parses flags, refuses stray arguments and checks the required ones. Its
+// errors but flag.ErrHelp (-h, --help) are a command line the command cannot read.
 func parse(fs *flag.FlagSet, args []string, required ...string) error {
 	fs.SetOutput(io.Discard) // the error is said once, by admin
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	for _, name := range required {
 		if fs.Lookup(name).Value.String() == "" {
-			return usageError{fmt.Errorf("--%s is required", name)}
+			return fmt.Errorf("--%s is required", name)
 		}
 	}
 	return nil
