@@ -187,12 +187,12 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 	t.Setenv("WSHUB_URL", "")
 	t.Setenv("WSHUB_API_KEY", "")
 	t.Setenv("DATABASE_URL", "")
-	cmds := [][]string{{"serve"}, {"migrate"}, {"dev"}, {"runtime"}, {"approval-mcp"}, {"admin"}, {"ws"}, {"webhooks"}}
+	cmds := [][]string{{"serve"}, {"migrate"}, {"dev"}, {"runtime"}, {"approval-mcp"}, {"version"}, {"admin"}, {"ws"}, {"webhooks"}}
 	for _, n := range apiCommandOrder {
 		cmds = append(cmds, strings.Fields(n))
 	}
 	for _, n := range adminCommands {
-		cmds = append(cmds, append([]string{"admin"}, strings.Fields(n)...))
+		cmds = append(cmds, append([]string{"admin"}, strings.Fields(n.name)...))
 	}
 	cmds = append(cmds, []string{"admin", "account"}, []string{"admin", "project"})
 	for _, c := range cmds {

@@ -50,9 +50,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	if u, ok := serverUsage[args[0]]; ok && wantsHelp(args[1:]) {
-		fmt.Fprint(stdout, u)
-		return 0
+	if u, ok := serverUsage[args[0]]; ok && len(args) > 1 {
+		if wantsHelp(args[1:]) {
+			fmt.Fprint(stdout, u)
+			return 0
+		}
+		// These take no arguments: one given was meant for something else (a flag of
+		// another command, a setting that belongs in the environment), and is not
+		// silently dropped.
+		fmt.Fprintf(stderr, "wshub %s: unexpected argument %q\n\n%s", args[0], args[1], u)
+		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var err error
@@ -90,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // serverUsage is what --help prints for the commands configured by the environment
-// alone (the README's settings table lists every variable).
+// alone (the README's settings table lists every variable), which take no arguments.
 var serverUsage = map[string]string{
 	"serve": `usage: wshub serve
 
@@ -118,6 +125,10 @@ WSHUB_RUNTIME_DIR; not for people.
 
 Claude Code's permission prompt tool (MCP on stdio), started by Claude Code inside a
 turn in the approval-required mode; not for people.
+`,
+	"version": `usage: wshub version
+
+The build: module version, commit and Go version.
 `,
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -200,5 +201,40 @@ func TestOperationsWalkthrough(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `"state": "ready"`) || !strings.Contains(string(out), `"name": "Platform team"`) {
 		t.Fatalf("expected a ready project and the account listed, got:\n%s", out)
+	}
+}
+
+// TestREADMEListsTheAdminCommands holds the README's list of operator commands to the
+// usage made from the command table: each usage line is there (a note may follow,
+// after two spaces), and every `wshub admin` line there is a usage line.
+func TestREADMEListsTheAdminCommands(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(raw), "\n## Operator commands\n")
+	_, block, ok2 := strings.Cut(section, "\n```\n")
+	block, _, ok3 := strings.Cut(block, "\n```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md: expected a ``` block under ## Operator commands")
+	}
+	usage := adminUsageLines()
+	listed := map[string]bool{}
+	for _, l := range strings.Split(block, "\n") {
+		cmd, ok := strings.CutPrefix(l, "wshub admin ")
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(usage, func(u string) bool { return cmd == u || strings.HasPrefix(cmd, u+"  ") })
+		if i < 0 {
+			t.Errorf("README.md lists %q, which is no line of wshub admin --help", l)
+			continue
+		}
+		listed[usage[i]] = true
+	}
+	for _, u := range usage {
+		if !listed[u] {
+			t.Errorf("README.md: expected the operator commands to list %q, as wshub admin --help does", "wshub admin "+u)
+		}
 	}
 }

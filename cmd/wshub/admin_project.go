@@ -1,0 +1,184 @@
+package main
+
+// wshub admin project add|update|refresh|remove|list.
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/wshub/wshub/core"
+)
+
+// networkUsage is the --network flag's help.
+const networkUsage = "what agent turns may reach: full (the internet, not the hub host), none, or host (the hub host's network; unsafe)"
+
+func projectAdd(fs *flag.FlagSet) adminRun {
+	id := fs.String("account", "", "account id")
+	repo := fs.String("repository", "", "repository URL or local path")
+	name := fs.String("name", "", "display name (default: the repository's name)")
+	branch := fs.String("default-branch", "", "default branch (default: detected)")
+	push := fs.Bool("push", false, "push workspace branches after each turn")
+	network := fs.String("network", core.NetworkFull, networkUsage)
+	return func(ctx context.Context, h adminHub) (any, error) {
+		return addProject(ctx, h.svc, core.AddProjectInput{AccountID: *id, Repository: localPath(*repo), Name: *name,
+			DefaultBranch: *branch, Push: *push, Network: *network})
+	}
+}
+
+// addProject records the project and mirrors it now, so the operator sees the outcome.
+func addProject(ctx context.Context, svc *core.Service, in core.AddProjectInput) (any, error) {
+	p, err := svc.Admin.AddProject(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := svc.Admin.PrepareProject(ctx, p); err != nil {
+		return nil, err
+	}
+	out := projectAdded{FailureReason: p.FailureReason, ProjectID: p.ID, State: p.State}
+	if p.State == core.ProjectFailed {
+		// Kept (project list shows it, with the reason, and so does the API's project
+		// list); the exit status says it failed, and the error how to go on.
+		return out, fmt.Errorf("the repository could not be mirrored: %s. The project is kept, failed: retry with "+
+			"wshub admin project refresh --project %s once the repository is reachable, or remove it with "+
+			"wshub admin project remove --project %s", p.FailureReason, p.ID, p.ID)
+	}
+	return out, nil
+}
+
+// localPath makes an existing local repository path absolute, so the hub finds it
+// whatever its working directory; URLs pass unchanged.
+func localPath(repo string) string {
+	if st, err := os.Stat(repo); err == nil && st.IsDir() {
+		if abs, err := filepath.Abs(repo); err == nil {
+			return abs
+		}
+	}
+	return repo
+}
+
+func projectUpdate(fs *flag.FlagSet) adminRun {
+	id := fs.String("project", "", "project id")
+	name := fs.String("name", "", "display name")
+	branch := fs.String("default-branch", "", "default branch")
+	var push optBool
+	fs.Var(&push, "push", "push workspace branches after each turn (true|false)")
+	network := fs.String("network", "", networkUsage)
+	return func(ctx context.Context, h adminHub) (any, error) {
+		in := core.UpdateProjectInput{ProjectID: *id, Push: push.v}
+		if flagGiven(fs, "network") {
+			in.Network = network
+		}
+		if flagGiven(fs, "name") {
+			in.Name = name
+		}
+		if flagGiven(fs, "default-branch") {
+			in.DefaultBranch = branch
+		}
+		p, err := h.svc.Admin.UpdateProject(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return projectOf(p), nil
+	}
+}
+
+func projectRefresh(fs *flag.FlagSet) adminRun {
+	id := fs.String("project", "", "project id")
+	return func(ctx context.Context, h adminHub) (any, error) {
+		p, err := h.svc.Admin.RefreshProject(ctx, *id)
+		if err != nil {
+			if p != nil {
+				return projectOf(p), fmt.Errorf("the repository could not be fetched: %w", err)
+			}
+			return nil, err
+		}
+		if p.State == core.ProjectFailed {
+			return projectOf(p), fmt.Errorf("the repository could not be mirrored: %s", p.FailureReason)
+		}
+		return projectOf(p), nil
+	}
+}
+
+func projectRemove(fs *flag.FlagSet) adminRun {
+	id := fs.String("project", "", "project id")
+	force := fs.Bool("force", false, "archive the live workspaces that use the project first")
+	return func(ctx context.Context, h adminHub) (any, error) {
+		r, err := h.svc.Admin.RemoveProject(ctx, *id, *force)
+		if err != nil {
+			return nil, err
+		}
+		return projectRemovedOf(r), nil
+	}
+}
+
+func projectList(fs *flag.FlagSet) adminRun {
+	id := fs.String("account", "", "account id")
+	return func(ctx context.Context, h adminHub) (any, error) {
+		list, err := h.svc.Admin.ListProjects(ctx, *id)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]projectOut, len(list))
+		for i, p := range list {
+			out[i] = projectOf(p)
+		}
+		return out, nil
+	}
+}
+
+// projectAdded is what project add prints: the outcome of the first mirroring.
+type projectAdded struct {
+	FailureReason string `json:"failureReason,omitempty"`
+	ProjectID     string `json:"projectId"`
+	State         string `json:"state"`
+}
+
+// projectOut is a project as the operator sees it.
+type projectOut struct {
+	DefaultBranch string `json:"defaultBranch"`
+	DisplayName   string `json:"displayName"`
+	FailureReason string `json:"failureReason,omitempty"`
+	Network       string `json:"network"`
+	ProjectID     string `json:"projectId"`
+	Push          bool   `json:"push"`
+	RemovedAt     string `json:"removedAt,omitempty"`
+	Repository    string `json:"repository"` // without credentials
+	State         string `json:"state"`
+}
+
+func projectOf(p *core.Project) projectOut {
+	out := projectOut{ProjectID: p.ID, Repository: core.DisplayRepository(p.Repository), DisplayName: p.DisplayName,
+		DefaultBranch: p.DefaultBranch, State: p.State, Push: p.Push, Network: p.Network, FailureReason: p.FailureReason}
+	if p.RemovedAt != nil {
+		out.RemovedAt = p.RemovedAt.UTC().Format(time.RFC3339)
+	}
+	return out
+}
+
+// projectRemoved is the removed project with what its removal did. Its fields are
+// projectOut's and two more, spelled out to keep the output's order (embedding would
+// put the two after the project's).
+type projectRemoved struct {
+	ArchivedWorkspaces []string `json:"archivedWorkspaces"`
+	DefaultBranch      string   `json:"defaultBranch"`
+	DisplayName        string   `json:"displayName"`
+	FailureReason      string   `json:"failureReason,omitempty"`
+	MirrorError        string   `json:"mirrorError,omitempty"`
+	Network            string   `json:"network"`
+	ProjectID          string   `json:"projectId"`
+	Push               bool     `json:"push"`
+	RemovedAt          string   `json:"removedAt,omitempty"`
+	Repository         string   `json:"repository"`
+	State              string   `json:"state"`
+}
+
+func projectRemovedOf(r *core.RemovedProject) projectRemoved {
+	p := projectOf(r.Project)
+	return projectRemoved{ArchivedWorkspaces: append([]string{}, r.Archived...), DefaultBranch: p.DefaultBranch,
+		DisplayName: p.DisplayName, FailureReason: p.FailureReason, MirrorError: r.MirrorError, Network: p.Network,
+		ProjectID: p.ProjectID, Push: p.Push, RemovedAt: p.RemovedAt, Repository: p.Repository, State: p.State}
+}
