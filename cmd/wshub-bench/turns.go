@@ -354,7 +354,7 @@ func (r *run) burst(ctx context.Context, api *client.Client, rc *receiver, ids [
 	rc.mu.Lock()
 	before := len(rc.acks)
 	rc.mu.Unlock()
-	if srv, err = restart(); err != nil { // delivery on: the backlog drains
+	if _, err := restart(); err != nil { // delivery on: the backlog drains
 		return err
 	}
 	drainFrom := time.Now()
