@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -28,7 +29,7 @@ func (h *handling) command(ctx context.Context, sess *core.ChatSession, text str
 		if err != nil {
 			return true, h.refuse(place, err)
 		}
-		h.say(place, fmt.Sprintf("New workspaces started in this channel will use project *%s*.", escapeMrkdwn(p.DisplayName)))
+		h.say(place, fmt.Sprintf("New workspaces started in this channel will use project *%s*.", chat.EscapeMrkdwn(p.DisplayName)))
 		return true, nil
 	case word == "follow" && (strings.EqualFold(rest, "all") || strings.EqualFold(rest, "mentions")):
 		all := strings.EqualFold(rest, "all")
@@ -76,6 +77,6 @@ func helpText(self string) string {
 func statusText(st *core.ChatStatus) string {
 	ws := st.Workspace
 	return fmt.Sprintf("Workspace `%s` is *%s* (agent %s).\nProject *%s*, branch `%s`.\nAgent %s, model `%s`.\nQueued messages: %d.",
-		ws.ID, ws.State, ws.AgentStatus(), escapeMrkdwn(st.Project.DisplayName), ws.Branch, agentName(ws.Agent),
-		escapeMrkdwn(ws.Model), st.Queued)
+		ws.ID, ws.State, ws.AgentStatus(), chat.EscapeMrkdwn(st.Project.DisplayName), ws.Branch, chat.AgentName(ws.Agent),
+		chat.EscapeMrkdwn(ws.Model), st.Queued)
 }

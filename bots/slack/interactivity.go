@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/slack-go/slack"
 
+	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -72,7 +73,7 @@ func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
 		if !errors.As(err, &ce) {
 			b.log.Error("slack button press failed", "action", kind, "err", err)
 		}
-		b.tell(ctx, channel, thread, ic.User.ID, refusal(err))
+		b.tell(ctx, channel, thread, ic.User.ID, chat.Slack.Refusal(err))
 		return
 	}
 	switch {

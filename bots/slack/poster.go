@@ -15,16 +15,20 @@ import (
 
 var _ core.ChatPoster = (*Bot)(nil)
 
+// maxPostChars bounds the text of one post, in runes. Slack recommends keeping message
+// text under 4,000 characters; clients cut or split longer text on their own.
+const maxPostChars = 3900
+
 // PostReply posts a finished turn in its thread: the reply split to Slack's size, the
 // outcome and truncation shown. Parts already posted by an earlier attempt are not
 // posted again. A 429 returns Slack's Retry-After; 5xx and network errors are retried
 // with backoff; errors that cannot pass (channel gone, bot removed, token revoked)
 // are permanent.
 func (b *Bot) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResult {
-	parts := formatReply(chat.Reply{
+	parts := chat.Slack.FormatReply(chat.Reply{
 		Text: r.Text, Outcome: string(r.Outcome), Truncated: r.Truncated, FailureCode: r.FailureCode,
-		FailureMessage: r.FailureMessage, Agent: agentName(r.Agent),
-	})
+		FailureMessage: r.FailureMessage, Agent: chat.AgentName(r.Agent),
+	}, maxPostChars)
 	return b.postParts(ctx, r.Place, parts, r.PartsPosted)
 }
 
@@ -40,9 +44,9 @@ func (b *Bot) PostNotice(ctx context.Context, n core.ChatNotice) core.ChatPostRe
 	}
 	text := n.Text
 	if n.Kind == core.NoticeWorkspaceFailed {
-		text = failureNotice(n.WorkspaceID, n.Code)
+		text = chat.Slack.FailureNotice(n.WorkspaceID, n.Code)
 	}
-	return b.postParts(ctx, n.Place, splitForSlack(text, maxPostChars), n.PartsPosted)
+	return b.postParts(ctx, n.Place, chat.Split(text, maxPostChars), n.PartsPosted)
 }
 
 // postParts posts parts[from:] in the thread of place, in order, stopping at the first
