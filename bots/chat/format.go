@@ -62,6 +62,15 @@ func EscapeDiscordMarkdown(s string) string {
 	return b.String()
 }
 
+// discordLine are the characters escapeDiscordLine escapes: fewer than
+// EscapeDiscordMarkdown's, so names in the bot's own lines read as they always have.
+var discordLine = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `_`, `\_`, `~`, `\~`, "`", "\\`", `|`, `\|`, `>`, `\>`,
+	`[`, `\[`, `]`, `\]`, `#`, `\#`)
+
+// escapeDiscordLine keeps text from people from formatting in a line of the bot's own
+// (no line pings anyone: every post allows no mentions).
+func escapeDiscordLine(s string) string { return discordLine.Replace(s) }
+
 // FormatReply gives the posts for a finished turn, in order: the escaped reply text split
 // to limit runes, then (on the last post, or on one more post when it does not fit) the
 // truncation line and the outcome lines. An empty reply of a failed or interrupted turn
