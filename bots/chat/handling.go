@@ -3,7 +3,6 @@ package chat
 import (
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/wshub/wshub/core"
 )
@@ -54,18 +53,4 @@ func (h *Handling) Refuse(place core.ChatPlace, err error) error {
 	}
 	h.Say(place, h.Words.Refusal(err))
 	return nil
-}
-
-// PostParts posts parts[from:] in order with post, stopping at the first error, which
-// classify reads: a platform's wait (rate limit) or a failure no retry can fix.
-func PostParts(parts []string, from int, post func(part string) error,
-	classify func(error) (retryAfter time.Duration, permanent bool)) core.ChatPostResult {
-	for i := from; i < len(parts); i++ {
-		if err := post(parts[i]); err != nil {
-			res := core.ChatPostResult{PartsPosted: i, Error: err.Error()}
-			res.RetryAfter, res.Permanent = classify(err)
-			return res
-		}
-	}
-	return core.ChatPostResult{PartsPosted: len(parts), Done: true}
 }

@@ -57,6 +57,6 @@ func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.In
 		question = i.Message.Content
 	}
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
-		Data: &discordgo.InteractionResponseData{Content: decidedText(question, res.Status, res.DecidedBy),
+		Data: &discordgo.InteractionResponseData{Content: words.DecidedText(question, res.Status, res.DecidedBy),
 			Components: []discordgo.MessageComponent{}, AllowedMentions: &discordgo.MessageAllowedMentions{}}}
 }
