@@ -1,8 +1,8 @@
 // Package discord is wshub's Discord front-end: a gateway session (discordgo) and the
 // HTTP interactions endpoint turn mentions and the /workspace command into core use
 // cases, and turn replies are posted back into the thread. Discord's wire format lives
-// here; what both bots share (words, reply formatting) is in bots/chat. It calls core
-// only.
+// here; what both bots share (words, commands, reply formatting, posting) is in
+// bots/chat. It calls core only.
 package discord
 
 import (

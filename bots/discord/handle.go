@@ -16,9 +16,6 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// words are the shared sentences, worded for Discord.
-var words = chat.Discord
-
 // maxFiles is api.md's attachment limit per message.
 const maxFiles = 8
 
@@ -41,7 +38,7 @@ func (b *Bot) HandleEvent(ctx context.Context, payload []byte) ([]core.ChatNotic
 	if err != nil {
 		return nil, err
 	}
-	h := &handling{Bot: b, Handling: chat.Handling{Words: words, Self: self, Retryable: retryable, Log: b.log}}
+	h := &handling{Bot: b, Handling: chat.Handling{Words: chat.Discord, Self: self, Retryable: retryable, Log: b.log}}
 	switch env.Kind {
 	case "message":
 		var m discordgo.Message
@@ -127,7 +124,7 @@ func (h *handling) onMessage(ctx context.Context, m *discordgo.Message) error {
 		return err
 	}
 	if text == "" && len(m.Attachments) == 0 {
-		h.Say(place, words.Help(h.Self))
+		h.Say(place, chat.Discord.Help(h.Self))
 		return nil
 	}
 	if !info.isThread {

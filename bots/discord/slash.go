@@ -7,6 +7,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -31,7 +32,7 @@ func (h *handling) onCommand(ctx context.Context, i *discordgo.Interaction) erro
 	sess, err := h.svc.ChatSessionForThread(ctx, core.PlatformDiscord, i.GuildID, i.ChannelID)
 	if err == nil { // in a workspace's thread: a message for it
 		if err := sess.Permits(roles); err != nil {
-			return h.answer(ctx, i, words.Refusal(err))
+			return h.answer(ctx, i, chat.Discord.Refusal(err))
 		}
 		if _, err := h.svc.SendFromChat(ctx, sess, in); err != nil {
 			return h.answerRefusal(ctx, i, err)
@@ -53,7 +54,7 @@ func (h *handling) onCommand(ctx context.Context, i *discordgo.Interaction) erro
 		return h.answerRefusal(ctx, i, err)
 	}
 	if err := sess.Permits(roles); err != nil {
-		return h.answer(ctx, i, words.Refusal(err))
+		return h.answer(ctx, i, chat.Discord.Refusal(err))
 	}
 	if !info.isThread {
 		// The thread hangs on the command's own response message, so a retried
@@ -84,7 +85,7 @@ func (h *handling) answerRefusal(ctx context.Context, i *discordgo.Interaction, 
 	if retryable(err) {
 		return err
 	}
-	return h.answer(ctx, i, words.Refusal(err))
+	return h.answer(ctx, i, chat.Discord.Refusal(err))
 }
 
 func (h *handling) edit(ctx context.Context, i *discordgo.Interaction, text string) (*discordgo.Message, error) {
@@ -99,5 +100,5 @@ func (h *handling) edit(ctx context.Context, i *discordgo.Interaction, text stri
 
 // quote shows the first line of a prompt, shortened.
 func quote(prompt string) string {
-	return "“" + words.Literal(threadName(prompt)) + "”"
+	return "“" + chat.Discord.Literal(threadName(prompt)) + "”"
 }
