@@ -2,6 +2,7 @@ package chat
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/wshub/wshub/core"
@@ -53,4 +54,14 @@ func (h *Handling) Refuse(place core.ChatPlace, err error) error {
 	}
 	h.Say(place, h.Words.Refusal(err))
 	return nil
+}
+
+// TooManyFiles says so in place when a message carries n files, more than a message
+// may (core.MaxAttachments): none of them is taken.
+func (h *Handling) TooManyFiles(place core.ChatPlace, n int) bool {
+	if n <= core.MaxAttachments {
+		return false
+	}
+	h.Say(place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", core.MaxAttachments, n))
+	return true
 }

@@ -16,9 +16,6 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// maxFiles is api.md's attachment limit per message.
-const maxFiles = 8
-
 // maxThreadName is Discord's limit on a thread's name.
 const maxThreadName = 100
 
@@ -140,8 +137,7 @@ func (h *handling) onMessage(ctx context.Context, m *discordgo.Message) error {
 // send makes the message a workspace's (starting it when the thread has none), with
 // its attachments.
 func (h *handling) send(ctx context.Context, sess *core.ChatSession, m *discordgo.Message, text string) error {
-	if len(m.Attachments) > maxFiles {
-		h.Say(sess.Place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", maxFiles, len(m.Attachments)))
+	if h.TooManyFiles(sess.Place, len(m.Attachments)) {
 		return nil
 	}
 	files, err := h.download(ctx, m.Attachments)

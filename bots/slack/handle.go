@@ -15,9 +15,6 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// maxFiles is api.md's attachment limit per message.
-const maxFiles = 8
-
 // HandleEvent handles one stored event callback (the inbox worker calls it). Errors
 // worth retrying (the store or Slack unreachable) are returned; refusals are not
 // errors. What the bot answers in the thread is returned, not posted: core queues it
@@ -88,8 +85,7 @@ func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) e
 		h.Say(place, chat.Slack.Help(self))
 		return nil
 	}
-	if len(e.Files) > maxFiles {
-		h.Say(place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", maxFiles, len(e.Files)))
+	if h.TooManyFiles(place, len(e.Files)) {
 		return nil
 	}
 	files, err := b.download(ctx, e.Files)
