@@ -283,3 +283,9 @@ func plural(n int, one, many string) string {
 func (p Platform) Decided(question string, status core.ApprovalStatus, who string) string {
 	return strings.TrimSpace(question) + "\n" + p.DecisionLine(status, who)
 }
+
+// DecidedText is an approval's question with how it was decided under it, naming
+// who decided (a member by mention).
+func (p Platform) DecidedText(question string, status core.ApprovalStatus, by string) string {
+	return p.Decided(question, status, DecidedBy(by, p.Name, Mention))
+}

@@ -2,20 +2,29 @@ package chat
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/wshub/wshub/core"
 )
 
-// Said collects what a bot answers while it handles one event. The bot returns it
-// rather than posting it: core queues it when it settles the event, so a retried
-// event never answers twice.
-type Said []core.ChatNotice
+// Handling is one event being handled by a bot: who the bot is, on which platform,
+// and what it has to say.
+type Handling struct {
+	Words Platform
+	Self  string // the bot's user id
+	// Said is what the bot answers. It is returned rather than posted: core queues it
+	// when it settles the event, so a retried event never answers twice.
+	Said []core.ChatNotice
+	// Retryable reports errors that may pass (core's, and the platform's own): the
+	// event goes back to the inbox rather than being answered with a refusal.
+	Retryable func(error) bool
+	Log       *slog.Logger
+}
 
 // Say queues text for place.
-func (s *Said) Say(place core.ChatPlace, text string) {
-	*s = append(*s, core.ChatNotice{Place: place, Kind: core.NoticeText, Text: text})
+func (h *Handling) Say(place core.ChatPlace, text string) {
+	h.Said = append(h.Said, core.ChatNotice{Place: place, Kind: core.NoticeText, Text: text})
 }
 
 // Retryable reports core errors that may pass (the store away, a busy row): the event
@@ -33,30 +42,26 @@ func Retryable(err error) bool {
 }
 
 // Refuse tells place why a request was refused, in the platform's words. An error
-// that may pass (retryable) is returned instead, for the inbox to retry the event; an
-// error that is not core's is logged (its details stay in the log).
-func (p Platform) Refuse(said *Said, place core.ChatPlace, err error, retryable func(error) bool, log *slog.Logger) error {
-	if retryable(err) {
+// that may pass (h.Retryable) is returned instead, for the inbox to retry the event;
+// an error that is not core's is logged (its details stay in the log).
+func (h *Handling) Refuse(place core.ChatPlace, err error) error {
+	if h.Retryable(err) {
 		return err
 	}
 	var ce *core.Error
 	if !errors.As(err, &ce) {
-		log.Error("chat request failed", "channel", place.ChannelID, "err", err)
+		h.Log.Error("chat request failed", "channel", place.ChannelID, "err", err)
 	}
-	said.Say(place, p.Refusal(err))
+	h.Say(place, h.Words.Refusal(err))
 	return nil
 }
 
-// PostParts posts parts[from:] in order with post, stopping at the first error, which
-// classify reads: a platform's wait (rate limit) or a failure no retry can fix.
-func PostParts(parts []string, from int, post func(part string) error,
-	classify func(error) (retryAfter time.Duration, permanent bool)) core.ChatPostResult {
-	for i := from; i < len(parts); i++ {
-		if err := post(parts[i]); err != nil {
-			res := core.ChatPostResult{PartsPosted: i, Error: err.Error()}
-			res.RetryAfter, res.Permanent = classify(err)
-			return res
-		}
+// TooManyFiles says so in place when a message carries n files, more than a message
+// may (core.MaxAttachments): none of them is taken.
+func (h *Handling) TooManyFiles(place core.ChatPlace, n int) bool {
+	if n <= core.MaxAttachments {
+		return false
 	}
-	return core.ChatPostResult{PartsPosted: len(parts), Done: true}
+	h.Say(place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", core.MaxAttachments, n))
+	return true
 }

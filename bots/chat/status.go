@@ -86,12 +86,6 @@ func (p Platform) step(s core.ChatStep) string {
 	return tool + " " + codeSpan(p.escape(cutRunes(sum, maxStepRunes)))
 }
 
-// codeSpan shows s as inline code; backticks inside become ' (a span cannot hold
-// them), so nothing in s can end the span.
-func codeSpan(s string) string {
-	return "`" + strings.ReplaceAll(s, "`", "'") + "`"
-}
-
 // DecisionLine says how an approval ended: "✅ Allowed by <who>".
 func (p Platform) DecisionLine(status core.ApprovalStatus, who string) string {
 	var how string

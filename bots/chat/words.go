@@ -1,6 +1,7 @@
 // Package chat holds what the chat front-ends (bots/slack, bots/discord) share above
-// core: the words for core's refusal codes and for failed workspaces, and agent names.
-// Each bot keeps only its platform's wire format; it calls core only.
+// core: the words for core's refusal codes and for failed workspaces, agent names, the
+// bot commands, and the posting of replies and notices. Each bot keeps only its
+// platform's wire format; it calls core only.
 package chat
 
 import (
@@ -13,6 +14,8 @@ import (
 
 // Platform is what the words need to know of a chat platform.
 type Platform struct {
+	// Name is the platform as core names it (core.PlatformSlack, core.PlatformDiscord).
+	Name string
 	// Team names a bound team for people: "Slack workspace", "Discord server".
 	Team string
 	// Bind is the operator command that binds a team, up to its flags.
@@ -26,6 +29,13 @@ type Platform struct {
 	// EscapeLabel makes a short agent-supplied label (a tool's name) show as written,
 	// markup and all; a reply's markup, by contrast, is meant to render.
 	EscapeLabel func(string) string
+	// Markup is how the bot's own lines are marked up (markup.go).
+	Markup
+	// RepliesGo, Starts and Followed are the help's words for how the platform's
+	// threads work: where replies go ("here": the mention's own thread on Slack;
+	// "there": the thread Discord starts on the message), how a workspace starts, and
+	// what `follow all` takes for the agent ("reply", "message").
+	RepliesGo, Starts, Followed string
 }
 
 func (p Platform) escape(s string) string {
@@ -44,11 +54,16 @@ func (p Platform) escapeLabel(s string) string {
 
 // The platforms.
 var (
-	Slack = Platform{Team: "Slack workspace", Bind: "wshub admin slack bind --team <team id> --account <account id>",
+	Slack = Platform{Name: core.PlatformSlack, Team: "Slack workspace", Bind: "wshub admin slack bind --team <team id> --account <account id>",
 		Warning: ":warning:", Cross: ":x:", Working: ":hourglass_flowing_sand:", Done: ":white_check_mark:",
-		Stopped: ":black_square_for_stop:", Lock: ":lock:", Escape: EscapeMrkdwn}
-	Discord = Platform{Team: "Discord server", Bind: "wshub admin discord bind --guild <guild id> --account <account id>",
-		Warning: "⚠️", Cross: "❌", Working: "⏳", Done: "✅", Stopped: "⏹️", Lock: "🔒", EscapeLabel: EscapeDiscordMarkdown}
+		Stopped: ":black_square_for_stop:", Lock: ":lock:", Escape: EscapeMrkdwn,
+		Markup:    Markup{Strong: "*", Em: "_", Literal: EscapeMrkdwn},
+		RepliesGo: "here", Starts: "in a new thread starts a workspace; files on the message are attached.", Followed: "reply"}
+	Discord = Platform{Name: core.PlatformDiscord, Team: "Discord server", Bind: "wshub admin discord bind --guild <guild id> --account <account id>",
+		Warning: "⚠️", Cross: "❌", Working: "⏳", Done: "✅", Stopped: "⏹️", Lock: "🔒", EscapeLabel: EscapeDiscordMarkdown,
+		Markup:    Markup{Strong: "**", Em: "*", Literal: escapeDiscordLine},
+		RepliesGo: "there", Followed: "message",
+		Starts: "in a channel starts a workspace in a new thread; files on the message are attached. `/workspace` does the same."}
 )
 
 // refusals words core's codes for people in a thread: one table, like api/'s status

@@ -1,8 +1,8 @@
 // Package discord is wshub's Discord front-end: a gateway session (discordgo) and the
 // HTTP interactions endpoint turn mentions and the /workspace command into core use
 // cases, and turn replies are posted back into the thread. Discord's wire format lives
-// here; what both bots share (words, reply formatting) is in bots/chat. It calls core
-// only.
+// here; what both bots share (words, commands, reply formatting, posting) is in
+// bots/chat. It calls core only.
 package discord
 
 import (
@@ -36,8 +36,10 @@ type Config struct {
 	Clock core.Clock
 }
 
-// Bot is one Discord application's front-end.
+// Bot is one Discord application's front-end. It posts through chat.Poster, over
+// Discord's wire (poster.go, status.go).
 type Bot struct {
+	chat.Poster
 	svc *core.Chat
 	s   *discordgo.Session
 	cfg Config
@@ -77,7 +79,8 @@ func New(svc *core.Chat, cfg Config, log *slog.Logger) (*Bot, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = core.SystemClock{}
 	}
-	b := &Bot{svc: svc, s: s, cfg: cfg, log: log.With("bot", "discord")}
+	b := &Bot{Poster: chat.Poster{Words: chat.Discord, Wire: wire{s}, MaxPost: maxPostChars, MaxQuestion: maxQuestionChars},
+		svc: svc, s: s, cfg: cfg, log: log.With("bot", "discord")}
 	if cfg.PublicKey != "" {
 		k, err := hex.DecodeString(cfg.PublicKey)
 		if err != nil || len(k) != ed25519.PublicKeySize {

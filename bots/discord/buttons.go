@@ -7,6 +7,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -27,7 +28,7 @@ func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.In
 		return ephemeral("I don't know that button.")
 	}
 	if i.GuildID == "" {
-		return ephemeral(words.Refusal(core.Errorf(core.CodeChatDirectMessage, "direct message")))
+		return ephemeral(chat.Discord.Refusal(core.Errorf(core.CodeChatDirectMessage, "direct message")))
 	}
 	var user string
 	var roles []string
@@ -44,7 +45,7 @@ func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.In
 		if !errors.As(err, &ce) {
 			b.log.Error("discord: button press failed", "action", kind, "err", err)
 		}
-		return ephemeral(words.Refusal(err))
+		return ephemeral(chat.Discord.Refusal(err))
 	}
 	if kind == core.ChatActionStop {
 		if res.Done {
@@ -57,6 +58,6 @@ func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.In
 		question = i.Message.Content
 	}
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
-		Data: &discordgo.InteractionResponseData{Content: decidedText(question, res.Status, res.DecidedBy),
+		Data: &discordgo.InteractionResponseData{Content: chat.Discord.DecidedText(question, res.Status, res.DecidedBy),
 			Components: []discordgo.MessageComponent{}, AllowedMentions: &discordgo.MessageAllowedMentions{}}}
 }

@@ -16,12 +16,6 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// words are the shared sentences, worded for Discord.
-var words = chat.Discord
-
-// maxFiles is api.md's attachment limit per message.
-const maxFiles = 8
-
 // maxThreadName is Discord's limit on a thread's name.
 const maxThreadName = 100
 
@@ -41,7 +35,7 @@ func (b *Bot) HandleEvent(ctx context.Context, payload []byte) ([]core.ChatNotic
 	if err != nil {
 		return nil, err
 	}
-	h := &handling{Bot: b, self: self}
+	h := &handling{Bot: b, Handling: chat.Handling{Words: chat.Discord, Self: self, Retryable: retryable, Log: b.log}}
 	switch env.Kind {
 	case "message":
 		var m discordgo.Message
@@ -56,38 +50,29 @@ func (b *Bot) HandleEvent(ctx context.Context, payload []byte) ([]core.ChatNotic
 		}
 		err = h.onCommand(ctx, &i)
 	}
-	return h.said, err
+	return h.Said, err
 }
 
-// handling is one event being handled: who the bot is, and what it has to say.
+// handling is one event being handled: the bot, and (chat.Handling) who it is and what
+// it has to say, in a thread or, when a place has no ThreadID, in the channel.
 type handling struct {
 	*Bot
-	self string
-	said chat.Said
-}
-
-// say queues text for place (its thread, or the channel when ThreadID is empty).
-func (h *handling) say(place core.ChatPlace, text string) { h.said.Say(place, text) }
-
-// refuse tells place why a request was refused. Errors that may pass (store or Discord
-// unreachable, a busy row) go back to the inbox to be retried instead.
-func (h *handling) refuse(place core.ChatPlace, err error) error {
-	return words.Refuse(&h.said, place, err, retryable, h.log)
+	chat.Handling
 }
 
 func (h *handling) onMessage(ctx context.Context, m *discordgo.Message) error {
-	if m.Author == nil || m.Author.Bot || m.Author.ID == h.self || m.GuildID == "" {
+	if m.Author == nil || m.Author.Bot || m.Author.ID == h.Self || m.GuildID == "" {
 		return nil
 	}
 	mentioned := false
 	for _, u := range m.Mentions {
-		mentioned = mentioned || u.ID == h.self
+		mentioned = mentioned || u.ID == h.Self
 	}
 	var roles []string
 	if m.Member != nil {
 		roles = m.Member.Roles
 	}
-	text := stripMention(m.Content, h.self)
+	text := stripMention(m.Content, h.Self)
 
 	// A thread with a workspace: the message is for it (mentions, or every message
 	// after `follow all`).
@@ -100,10 +85,10 @@ func (h *handling) onMessage(ctx context.Context, m *discordgo.Message) error {
 			if !mentioned {
 				return nil
 			}
-			return h.refuse(sess.Place, err)
+			return h.Refuse(sess.Place, err)
 		}
 		if mentioned {
-			if handled, err := h.command(ctx, sess, text); handled {
+			if handled, err := h.Command(ctx, h.svc, sess, text); handled {
 				return err
 			}
 		}
@@ -127,22 +112,22 @@ func (h *handling) onMessage(ctx context.Context, m *discordgo.Message) error {
 		place.ChannelID, place.ThreadID = info.parent, m.ChannelID
 	}
 	if sess, err = h.svc.ChatSessionFor(ctx, place); err != nil {
-		return h.refuse(place, err)
+		return h.Refuse(place, err)
 	}
 	if err := sess.Permits(roles); err != nil {
-		return h.refuse(place, err)
+		return h.Refuse(place, err)
 	}
-	if handled, err := h.command(ctx, sess, text); handled {
+	if handled, err := h.Command(ctx, h.svc, sess, text); handled {
 		return err
 	}
 	if text == "" && len(m.Attachments) == 0 {
-		h.say(place, helpText(h.self))
+		h.Say(place, chat.Discord.Help(h.Self))
 		return nil
 	}
 	if !info.isThread {
 		thread, err := h.startThread(ctx, m.ChannelID, m.ID, text)
 		if err != nil {
-			return h.refuse(place, err)
+			return h.Refuse(place, err)
 		}
 		sess.Place.ThreadID = thread
 	}
@@ -152,13 +137,12 @@ func (h *handling) onMessage(ctx context.Context, m *discordgo.Message) error {
 // send makes the message a workspace's (starting it when the thread has none), with
 // its attachments.
 func (h *handling) send(ctx context.Context, sess *core.ChatSession, m *discordgo.Message, text string) error {
-	if len(m.Attachments) > maxFiles {
-		h.say(sess.Place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", maxFiles, len(m.Attachments)))
+	if h.TooManyFiles(sess.Place, len(m.Attachments)) {
 		return nil
 	}
 	files, err := h.download(ctx, m.Attachments)
 	if err != nil {
-		return h.refuse(sess.Place, err)
+		return h.Refuse(sess.Place, err)
 	}
 	in := core.ChatInput{Key: "discord:" + m.GuildID + ":message:" + m.ID, Text: text, Files: files}
 	if sess.Thread == nil {
@@ -167,7 +151,7 @@ func (h *handling) send(ctx context.Context, sess *core.ChatSession, m *discordg
 		_, err = h.svc.SendFromChat(ctx, sess, in)
 	}
 	if err != nil {
-		return h.refuse(sess.Place, err)
+		return h.Refuse(sess.Place, err)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -121,12 +122,12 @@ func (b *Bot) acceptInteraction(ctx context.Context, i *discordgo.Interaction, r
 		return ephemeral("I don't know that command.")
 	}
 	if i.GuildID == "" {
-		return ephemeral(words.Refusal(core.Errorf(core.CodeChatDirectMessage, "direct message")))
+		return ephemeral(chat.Discord.Refusal(core.Errorf(core.CodeChatDirectMessage, "direct message")))
 	}
 	if err := b.precheck(ctx, i); err != nil {
 		var ce *core.Error
 		if errors.As(err, &ce) { // a refusal: said to the member alone, nothing stored
-			return ephemeral(words.Refusal(err))
+			return ephemeral(chat.Discord.Refusal(err))
 		}
 		b.log.Warn("discord: command precheck failed; taking the command", "interaction", i.ID, "err", err)
 	}

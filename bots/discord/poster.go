@@ -7,63 +7,43 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
-var _ core.ChatPoster = (*Bot)(nil)
+// Discord's side of posting (chat.Wire): bots/chat's Poster decides what to post and
+// in how many parts; wire makes the REST calls and reads their errors. A 429 returns
+// Discord's retry_after; 5xx and network errors are retried with backoff; errors a
+// retry cannot fix (unknown channel, missing access, a locked thread) are permanent.
+// Nothing a post says pings anyone: mentions are not allowed. Posting in an archived
+// thread unarchives it.
 
 // maxPostChars is Discord's limit on a message's content.
 const maxPostChars = 2000
 
-// PostReply posts a finished turn in its thread: the reply split under Discord's size
-// without breaking code blocks, the outcome and truncation shown. Parts an earlier
-// attempt posted are not posted again. A 429 returns Discord's retry_after; 5xx and
-// network errors are retried with backoff; errors a retry cannot fix (unknown channel,
-// missing access, a locked thread) are permanent. Posting in an archived thread
-// unarchives it.
-func (b *Bot) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResult {
-	parts := words.FormatReply(chat.Reply{
-		Text: r.Text, Outcome: string(r.Outcome), Truncated: r.Truncated, FailureCode: r.FailureCode,
-		FailureMessage: r.FailureMessage, Agent: chat.AgentName(r.Agent),
-	}, maxPostChars)
-	return b.postParts(ctx, r.Place, parts, r.PartsPosted)
+// wire is Discord's REST API as chat.Poster uses it.
+type wire struct{ s *discordgo.Session }
+
+// Post posts text in the thread of place or, before a thread exists, in its channel.
+func (w wire) Post(ctx context.Context, place core.ChatPlace, text string) error {
+	_, err := w.s.ChannelMessageSendComplex(threadOf(place), &discordgo.MessageSend{
+		Content: text, AllowedMentions: &discordgo.MessageAllowedMentions{},
+	}, discordgo.WithContext(ctx))
+	return err
 }
 
-// PostNotice posts what the hub says in a thread (or, before a thread exists, in the
-// channel): a command's answer or refusal as the handler worded it, or a workspace
-// failure worded here.
-func (b *Bot) PostNotice(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
-	switch n.Kind {
-	case core.NoticeApproval:
-		return b.postApproval(ctx, n)
-	case core.NoticeApprovalDecided:
-		return b.postDecided(ctx, n)
+// Failed reads a REST error: a rate limit's retry_after, or whether it is permanent.
+func (wire) Failed(err error) (time.Duration, bool) {
+	var rl *discordgo.RateLimitError
+	if errors.As(err, &rl) {
+		return rl.RetryAfter, false
 	}
-	text := n.Text
-	if n.Kind == core.NoticeWorkspaceFailed {
-		text = words.FailureNotice(n.WorkspaceID, n.Code)
-	}
-	return b.postParts(ctx, n.Place, chat.Split(text, maxPostChars), n.PartsPosted)
+	return 0, permanent(err)
 }
 
-// postParts posts parts[from:] in order, stopping at the first error. Nothing a post
-// says pings anyone: mentions are not allowed.
-func (b *Bot) postParts(ctx context.Context, place core.ChatPlace, parts []string, from int) core.ChatPostResult {
-	target := place.ThreadID
-	if target == "" {
-		target = place.ChannelID
+// threadOf is where a post goes: its thread, else its channel.
+func threadOf(p core.ChatPlace) string {
+	if p.ThreadID == "" {
+		return p.ChannelID
 	}
-	return chat.PostParts(parts, from, func(part string) error {
-		_, err := b.s.ChannelMessageSendComplex(target, &discordgo.MessageSend{
-			Content: part, AllowedMentions: &discordgo.MessageAllowedMentions{},
-		}, discordgo.WithContext(ctx))
-		return err
-	}, func(err error) (time.Duration, bool) {
-		var rl *discordgo.RateLimitError
-		if errors.As(err, &rl) {
-			return rl.RetryAfter, false
-		}
-		return 0, permanent(err)
-	})
+	return p.ThreadID
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -23,8 +24,10 @@ type Config struct {
 	APIURL string
 }
 
-// Bot is one Slack app installation's front-end.
+// Bot is one Slack app installation's front-end. It posts through chat.Poster, over
+// Slack's wire (poster.go, status.go).
 type Bot struct {
+	chat.Poster
 	svc    *core.Chat
 	api    *slack.Client
 	cfg    Config
@@ -45,7 +48,9 @@ func New(svc *core.Chat, cfg Config, log *slog.Logger) *Bot {
 	if cfg.AppToken != "" {
 		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
 	}
-	return &Bot{svc: svc, api: slack.New(cfg.BotToken, opts...), cfg: cfg, log: log.With("bot", "slack")}
+	api := slack.New(cfg.BotToken, opts...)
+	return &Bot{Poster: chat.Poster{Words: chat.Slack, Wire: wire{api}, MaxPost: maxPostChars, MaxQuestion: maxQuestionChars},
+		svc: svc, api: api, cfg: cfg, log: log.With("bot", "slack")}
 }
 
 // self returns the bot's user id (to strip its mention and ignore its own messages).

@@ -15,9 +15,6 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// maxFiles is api.md's attachment limit per message.
-const maxFiles = 8
-
 // HandleEvent handles one stored event callback (the inbox worker calls it). Errors
 // worth retrying (the store or Slack unreachable) are returned; refusals are not
 // errors. What the bot answers in the thread is returned, not posted: core queues it
@@ -35,7 +32,7 @@ func (b *Bot) HandleEvent(ctx context.Context, payload []byte) ([]core.ChatNotic
 	if e.BotID != "" || e.User == "" || e.User == self {
 		return nil, nil // bots, including this one, do not drive workspaces
 	}
-	h := &handling{Bot: b, self: self}
+	h := &handling{Bot: b, Handling: chat.Handling{Words: chat.Slack, Self: self, Retryable: chat.Retryable, Log: b.log}}
 	switch e.Type {
 	case "app_mention":
 		err = h.onMessage(ctx, cb, true)
@@ -48,21 +45,18 @@ func (b *Bot) HandleEvent(ctx context.Context, payload []byte) ([]core.ChatNotic
 		}
 		err = h.onMessage(ctx, cb, false)
 	}
-	return h.said, err
+	return h.Said, err
 }
 
-// handling is one event being handled: who the bot is, and what it has to say.
+// handling is one event being handled: the bot, and (chat.Handling) who it is and what
+// it has to say in the thread.
 type handling struct {
 	*Bot
-	self string
-	said chat.Said
+	chat.Handling
 }
 
-// say queues text for the thread of place.
-func (h *handling) say(place core.ChatPlace, text string) { h.said.Say(place, text) }
-
 func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) error {
-	b, self := h.Bot, h.self
+	b, self := h.Bot, h.Self
 	e := cb.Event
 	place := core.ChatPlace{Platform: core.PlatformSlack, TeamID: cb.TeamID, ChannelID: e.Channel, ThreadID: e.thread()}
 	sess, err := b.svc.ChatSessionFor(ctx, place)
@@ -70,7 +64,7 @@ func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) e
 		if !mentioned {
 			return nil
 		}
-		return h.refuse(place, err)
+		return h.Refuse(place, err)
 	}
 	if !mentioned && (sess.Thread == nil || !sess.Thread.FollowAll) {
 		return nil
@@ -79,26 +73,25 @@ func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) e
 		if !mentioned {
 			return nil
 		}
-		return h.refuse(place, err)
+		return h.Refuse(place, err)
 	}
 	text := stripMention(e.Text, self)
 	if mentioned {
-		if handled, err := h.command(ctx, sess, text); handled {
+		if handled, err := h.Command(ctx, b.svc, sess, text); handled {
 			return err
 		}
 	}
 	if text == "" && len(e.Files) == 0 {
-		h.say(place, helpText(self))
+		h.Say(place, chat.Slack.Help(self))
 		return nil
 	}
-	if len(e.Files) > maxFiles {
-		h.say(place, fmt.Sprintf("A message can carry at most %d files; this one has %d. Send them in smaller groups.", maxFiles, len(e.Files)))
+	if h.TooManyFiles(place, len(e.Files)) {
 		return nil
 	}
 	files, err := b.download(ctx, e.Files)
 	var ce *core.Error
 	if errors.As(err, &ce) {
-		return h.refuse(place, err) // a file over the limit
+		return h.Refuse(place, err) // a file over the limit
 	}
 	if err != nil {
 		return err // Slack unreachable: the inbox retries
@@ -110,7 +103,7 @@ func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) e
 		_, err = b.svc.SendFromChat(ctx, sess, in)
 	}
 	if err != nil {
-		return h.refuse(place, err)
+		return h.Refuse(place, err)
 	}
 	b.react(ctx, e.Channel, e.TS)
 	return nil
@@ -155,10 +148,4 @@ func (b *Bot) react(ctx context.Context, channel, ts string) {
 	if err != nil && !(errors.As(err, &se) && se.Err == "already_reacted") {
 		b.log.Info("slack: reaction not added", "channel", channel, "err", err)
 	}
-}
-
-// refuse tells the thread why a request was refused; errors that may pass go back to
-// the inbox to be retried instead.
-func (h *handling) refuse(place core.ChatPlace, err error) error {
-	return chat.Slack.Refuse(&h.said, place, err, chat.Retryable, h.log)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/slack-go/slack"
 
+	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -72,7 +73,7 @@ func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
 		if !errors.As(err, &ce) {
 			b.log.Error("slack button press failed", "action", kind, "err", err)
 		}
-		b.tell(ctx, channel, thread, ic.User.ID, refusal(err))
+		b.tell(ctx, channel, thread, ic.User.ID, chat.Slack.Refusal(err))
 		return
 	}
 	switch {
@@ -86,9 +87,8 @@ func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
 // showDecision edits an approval's message: its question, then how it was decided,
 // and no buttons.
 func (b *Bot) showDecision(ctx context.Context, channel, ts, question string, res *core.ChatActionResult) {
-	text := decidedText(question, res.Status, res.DecidedBy)
-	if _, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts, slack.MsgOptionText(text, false),
-		slack.MsgOptionBlocks(section(text))); err != nil {
+	text := chat.Slack.DecidedText(question, res.Status, res.DecidedBy)
+	if _, err := b.Wire.Show(ctx, core.ChatPlace{ChannelID: channel}, ts, text, ""); err != nil {
 		b.log.Warn("slack approval message not updated", "channel", channel, "err", err)
 	}
 }

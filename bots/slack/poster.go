@@ -8,57 +8,35 @@ import (
 
 	"github.com/slack-go/slack"
 
-	"github.com/wshub/wshub/bots/chat"
-
 	"github.com/wshub/wshub/core"
 )
 
-var _ core.ChatPoster = (*Bot)(nil)
+// Slack's side of posting (chat.Wire): bots/chat's Poster decides what to post and in
+// how many parts; wire makes the Web API calls and reads their errors. A 429 returns
+// Slack's Retry-After; 5xx and network errors are retried with backoff; errors that
+// cannot pass (channel gone, bot removed, token revoked) are permanent.
 
-// PostReply posts a finished turn in its thread: the reply split to Slack's size, the
-// outcome and truncation shown. Parts already posted by an earlier attempt are not
-// posted again. A 429 returns Slack's Retry-After; 5xx and network errors are retried
-// with backoff; errors that cannot pass (channel gone, bot removed, token revoked)
-// are permanent.
-func (b *Bot) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResult {
-	parts := formatReply(chat.Reply{
-		Text: r.Text, Outcome: string(r.Outcome), Truncated: r.Truncated, FailureCode: r.FailureCode,
-		FailureMessage: r.FailureMessage, Agent: agentName(r.Agent),
-	})
-	return b.postParts(ctx, r.Place, parts, r.PartsPosted)
+// maxPostChars bounds the text of one post, in runes. Slack recommends keeping message
+// text under 4,000 characters; clients cut or split longer text on their own.
+const maxPostChars = 3900
+
+// wire is Slack's Web API as chat.Poster uses it.
+type wire struct{ api *slack.Client }
+
+// Post posts text in the thread of place (chat.postMessage).
+func (w wire) Post(ctx context.Context, place core.ChatPlace, text string) error {
+	_, _, err := w.api.PostMessageContext(ctx, place.ChannelID, slack.MsgOptionText(text, false),
+		slack.MsgOptionTS(place.ThreadID))
+	return err
 }
 
-// PostNotice posts what the hub says in a thread: a command's answer or refusal as the
-// handler worded it, or a workspace failure worded here. Errors are treated as for
-// replies.
-func (b *Bot) PostNotice(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
-	switch n.Kind {
-	case core.NoticeApproval:
-		return b.postApproval(ctx, n)
-	case core.NoticeApprovalDecided:
-		return b.postDecided(ctx, n)
+// Failed reads a Web API error: a rate limit's Retry-After, or whether it is permanent.
+func (wire) Failed(err error) (time.Duration, bool) {
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		return rl.RetryAfter, false
 	}
-	text := n.Text
-	if n.Kind == core.NoticeWorkspaceFailed {
-		text = failureNotice(n.WorkspaceID, n.Code)
-	}
-	return b.postParts(ctx, n.Place, splitForSlack(text, maxPostChars), n.PartsPosted)
-}
-
-// postParts posts parts[from:] in the thread of place, in order, stopping at the first
-// error.
-func (b *Bot) postParts(ctx context.Context, place core.ChatPlace, parts []string, from int) core.ChatPostResult {
-	return chat.PostParts(parts, from, func(part string) error {
-		_, _, err := b.api.PostMessageContext(ctx, place.ChannelID, slack.MsgOptionText(part, false),
-			slack.MsgOptionTS(place.ThreadID))
-		return err
-	}, func(err error) (time.Duration, bool) {
-		var rl *slack.RateLimitedError
-		if errors.As(err, &rl) {
-			return rl.RetryAfter, false
-		}
-		return 0, permanent(err)
-	})
+	return 0, permanent(err)
 }
 
 // permanentErrors are Slack API errors that a retry cannot fix.

@@ -10,9 +10,9 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// Turn status messages and approval messages (issue 16), as Block Kit messages: a
-// section with the words and, while there is something to press, an actions block.
-// The text field carries the same words (notifications, clients without blocks).
+// Turn status messages and approval messages, as Block Kit messages: a section with
+// the words and, while there is something to press, an actions block. The text field
+// carries the same words (notifications, clients without blocks).
 
 // Action ids of the bot's buttons; each button's value is the turn or approval id.
 const (
@@ -21,81 +21,48 @@ const (
 	actionDeny  = "wshub_deny"
 )
 
-var _ core.ChatStatusPoster = (*Bot)(nil)
-
-// PostStatus posts a turn's status in its thread, or edits it in place (chat.update)
-// once posted. A running turn's status has a Stop button; a finished one none. An
-// edit of a message that is gone (deleted in Slack) posts a new one.
-func (b *Bot) PostStatus(ctx context.Context, v core.ChatStatusView) (string, core.ChatPostResult) {
-	text := chat.Slack.StatusText(v)
-	blocks := []slack.Block{section(text)}
-	if !v.Finished {
-		blocks = append(blocks, slack.NewActionBlock("", button(actionStop, v.TurnID, chat.LabelStop, slack.StyleDanger)))
-	}
-	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}
-	if v.MessageRef != "" {
-		_, _, _, err := b.api.UpdateMessageContext(ctx, v.Place.ChannelID, v.MessageRef, opts...)
-		if !isGone(err) {
-			return v.MessageRef, b.result(err)
-		}
-	}
-	_, ts, err := b.api.PostMessageContext(ctx, v.Place.ChannelID, append(opts, slack.MsgOptionTS(v.Place.ThreadID))...)
-	return ts, b.result(err)
-}
-
 // maxQuestionChars bounds an approval's question: a section block holds 3,000
 // characters, and the decision line is added under the question once decided.
 const maxQuestionChars = 2900
 
-// postApproval asks the thread for a decision, with Allow and Deny buttons (part 1);
-// when the question could not hold the whole input, the input follows as a file in
-// the thread (part 2: files.getUploadURLExternal, the upload, files.completeUploadExternal).
-func (b *Bot) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
-	q := chat.Slack.Question(chat.AskOf(n), maxQuestionChars)
-	res := core.ChatPostResult{PartsPosted: n.PartsPosted, Done: true}
-	if n.PartsPosted == 0 {
-		_, ts, err := b.api.PostMessageContext(ctx, n.Place.ChannelID, slack.MsgOptionTS(n.Place.ThreadID),
-			slack.MsgOptionText(q.Text, false), slack.MsgOptionBlocks(section(q.Text), slack.NewActionBlock("",
-				button(actionAllow, n.ApprovalID, chat.LabelAllow, slack.StylePrimary),
-				button(actionDeny, n.ApprovalID, chat.LabelDeny, slack.StyleDanger))))
-		if res = b.result(err); !res.Done {
-			return res
-		}
-		res.PartsPosted, res.Ref = 1, ts
+// Show posts a message in the thread of place, or edits message ref in place
+// (chat.update), with a Stop button for turn stop when there is one.
+func (w wire) Show(ctx context.Context, place core.ChatPlace, ref, text, stop string) (string, error) {
+	blocks := []slack.Block{section(text)}
+	if stop != "" {
+		blocks = append(blocks, slack.NewActionBlock("", button(actionStop, stop, chat.LabelStop, slack.StyleDanger)))
 	}
-	if res.PartsPosted == 1 && q.FileName != "" {
-		_, err := b.api.UploadFileContext(ctx, slack.UploadFileParameters{Filename: q.FileName, Title: q.FileName,
-			Content: string(q.FileBody), FileSize: len(q.FileBody), Channel: n.Place.ChannelID, ThreadTimestamp: n.Place.ThreadID})
-		up := b.result(err)
-		if !up.Done {
-			up.PartsPosted, up.Ref = res.PartsPosted, res.Ref
-			return up
-		}
-		res.PartsPosted = 2
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}
+	if ref != "" {
+		_, _, _, err := w.api.UpdateMessageContext(ctx, place.ChannelID, ref, opts...)
+		return ref, err
 	}
-	return res
+	_, ts, err := w.api.PostMessageContext(ctx, place.ChannelID, append(opts, slack.MsgOptionTS(place.ThreadID))...)
+	return ts, err
 }
 
-// postDecided edits an approval's message to say how it was decided, without buttons
-// (a decision taken anywhere: every thread shows it).
-func (b *Bot) postDecided(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
-	text := decidedText(chat.Slack.Question(chat.AskOf(n), maxQuestionChars).Text, n.Status, n.DecidedBy)
-	_, _, _, err := b.api.UpdateMessageContext(ctx, n.Place.ChannelID, n.MessageRef, slack.MsgOptionText(text, false),
-		slack.MsgOptionBlocks(section(text)))
-	if isGone(err) {
-		err = nil // deleted in Slack: nothing left to edit
-	}
-	res := b.result(err)
-	if res.Done {
-		res.PartsPosted = 1
-	}
-	return res
+// Ask posts an approval's question with Allow and Deny buttons. A message cannot carry
+// a file: the question's file, when it has one, follows (PostFile).
+func (w wire) Ask(ctx context.Context, place core.ChatPlace, approvalID string, q chat.Question) (string, error) {
+	_, ts, err := w.api.PostMessageContext(ctx, place.ChannelID, slack.MsgOptionTS(place.ThreadID),
+		slack.MsgOptionText(q.Text, false), slack.MsgOptionBlocks(section(q.Text), slack.NewActionBlock("",
+			button(actionAllow, approvalID, chat.LabelAllow, slack.StylePrimary),
+			button(actionDeny, approvalID, chat.LabelDeny, slack.StyleDanger))))
+	return ts, err
 }
 
-// decidedText is an approval's question with how it was decided under it.
-func decidedText(question string, status core.ApprovalStatus, by string) string {
-	who := chat.DecidedBy(by, core.PlatformSlack, func(id string) string { return "<@" + id + ">" })
-	return chat.Slack.Decided(question, status, who)
+// PostFile posts a file in the thread of place (files.getUploadURLExternal, the upload,
+// files.completeUploadExternal).
+func (w wire) PostFile(ctx context.Context, place core.ChatPlace, name string, body []byte) error {
+	_, err := w.api.UploadFileContext(ctx, slack.UploadFileParameters{Filename: name, Title: name,
+		Content: string(body), FileSize: len(body), Channel: place.ChannelID, ThreadTimestamp: place.ThreadID})
+	return err
+}
+
+// Gone reports an edit of a message Slack no longer has (deleted in Slack).
+func (wire) Gone(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && (se.Err == "message_not_found" || se.Err == "cant_update_message")
 }
 
 func section(text string) slack.Block {
@@ -106,25 +73,4 @@ func button(actionID, value, label string, style slack.Style) *slack.ButtonBlock
 	btn := slack.NewButtonBlockElement(actionID, value, slack.NewTextBlockObject(slack.PlainTextType, label, false, false))
 	btn.Style = style
 	return btn
-}
-
-// result judges one Web API call as a post: done, or why not (as postParts does).
-func (b *Bot) result(err error) core.ChatPostResult {
-	if err == nil {
-		return core.ChatPostResult{Done: true}
-	}
-	res := core.ChatPostResult{Error: err.Error()}
-	var rl *slack.RateLimitedError
-	if errors.As(err, &rl) {
-		res.RetryAfter = rl.RetryAfter
-	} else {
-		res.Permanent = permanent(err)
-	}
-	return res
-}
-
-// isGone reports an edit of a message Slack no longer has.
-func isGone(err error) bool {
-	var se slack.SlackErrorResponse
-	return errors.As(err, &se) && (se.Err == "message_not_found" || se.Err == "cant_update_message")
 }
