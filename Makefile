@@ -15,7 +15,7 @@ WITH_DB = DATABASE_URL="$${DATABASE_URL:-$$(bash scripts/pg.sh)}"; export DATABA
 # Every Fuzz* target of every package for $(FUZZTIME) each (scripts/fuzz.sh says how).
 FUZZ_ALL = GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-.PHONY: build run test fuzz bench soak pg-stop fmt vet
+.PHONY: build run test lint fuzz bench soak pg-stop fmt vet
 
 # The version and commit, stamped into the binary (wshub version), for builds where Go
 # cannot read them from .git itself (-buildvcs=false; the Docker build passes them as
@@ -48,8 +48,8 @@ test:
 	bash scripts/sandbox.sh
 	$(KUBE)
 	$(AGENTS)
+	GO=$(GO) bash scripts/lint.sh
 	$(WITH_DB) \
-	$(GO) vet ./...; \
 	$(GO) test -race -count=1 ./...; \
 	$(FUZZ_ALL)
 
@@ -86,3 +86,8 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+# lint: gofmt, go vet and staticcheck (built from the module proxy, cached per user);
+# make test runs it first.
+lint:
+	GO=$(GO) bash scripts/lint.sh

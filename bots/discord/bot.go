@@ -124,10 +124,11 @@ func (b *Bot) registerCommand(ctx context.Context) {
 	for _, id := range core.AgentIDs {
 		agents = append(agents, &discordgo.ApplicationCommandOptionChoice{Name: chat.AgentName(id), Value: id})
 	}
-	dm := false
+	// Guilds only: the command starts threads, which a direct message has none of.
+	guildOnly := []discordgo.InteractionContextType{discordgo.InteractionContextGuild}
 	_, err := b.s.ApplicationCommandCreate(b.cfg.AppID, "", &discordgo.ApplicationCommand{
 		Name: commandName, Description: "Start a coding workspace in a new thread, or message this thread's workspace",
-		DMPermission: &dm,
+		Contexts: &guildOnly,
 		Options: []*discordgo.ApplicationCommandOption{
 			{Type: discordgo.ApplicationCommandOptionString, Name: "prompt", Description: "What the agent should do", Required: true, MaxLength: 6000},
 			{Type: discordgo.ApplicationCommandOptionString, Name: "project", Description: "Project name or id (default: the channel's)"},

@@ -234,9 +234,9 @@ func TestRateLimitedReplyIsWaitedOutAndPostedOnce(t *testing.T) {
 	const root = "962000000000000001"
 	start := time.Now()
 	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> write limited", true))
-	posts := f.waitPosts(t, root, "the reply after the 429", func(p []post) bool { return len(p) >= 1 })
+	f.waitPosts(t, root, "the reply after the 429", func(p []post) bool { return len(p) >= 1 })
 	time.Sleep(500 * time.Millisecond)
-	posts = f.waitPosts(t, root, "", func(p []post) bool { return true })
+	posts := f.waitPosts(t, root, "", func(p []post) bool { return true })
 	if len(posts) != 1 || posts[0].Content != "wrote limited.txt" || time.Since(start) < 300*time.Millisecond {
 		t.Fatalf("expected the reply posted once after retry_after, got %+v", posts)
 	}

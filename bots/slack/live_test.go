@@ -172,7 +172,7 @@ func TestTurnStatusIsEditedInPlace(t *testing.T) {
 	// statusEvery, which a busy machine may not manage: then the turn is not quick,
 	// and a status is right.
 	deliver(t, h, eventBody("EvL002", mention("1700000101.000100", root, "<@"+botUser+"> quick")))
-	posts = f.waitPosts(t, root, "the quick reply", func(p []post) bool {
+	f.waitPosts(t, root, "the quick reply", func(p []post) bool {
 		return slices.ContainsFunc(p, func(x post) bool { return x.Text == "echo: quick" })
 	})
 	if took := lastTurnTook(t, h); took >= statusEvery {

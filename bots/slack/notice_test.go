@@ -44,7 +44,7 @@ func TestWorkspaceFailureIsAnnouncedInTheThread(t *testing.T) {
 
 	// The thread's next mention is refused in words; the failure is not told again.
 	deliver(t, h, eventBody("EvFail2", mention("1700000901.000100", root, "<@"+botUser+"> are you there")))
-	posts = f.waitPosts(t, root, "the refusal", func(p []post) bool { return len(p) >= 2 })
+	f.waitPosts(t, root, "the refusal", func(p []post) bool { return len(p) >= 2 })
 	time.Sleep(300 * time.Millisecond)
 	posts = f.waitPosts(t, root, "", func([]post) bool { return true })
 	if len(posts) != 2 || !strings.Contains(posts[1].Text, "archived or has failed") {

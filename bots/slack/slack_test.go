@@ -274,12 +274,12 @@ func TestAccountRefusalsAndServerErrorsRetried(t *testing.T) {
 	const root = "1700000800.000100"
 	deliver(t, h, eventBody("Ev5xx", mention(root, "", "<@"+botUser+"> write retried")))
 	start := time.Now()
-	posts := f.waitPosts(t, root, "the reply after two 503s", func(p []post) bool { return len(p) >= 1 })
+	f.waitPosts(t, root, "the reply after two 503s", func(p []post) bool { return len(p) >= 1 })
 	if waited := time.Since(start); waited < 2*time.Second {
 		t.Fatalf("expected the retries to back off (2 s, then 4 s), the reply came after %s", waited)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if posts = f.waitPosts(t, root, "", func([]post) bool { return true }); len(posts) != 1 || posts[0].Text != "wrote retried.txt" {
+	if posts := f.waitPosts(t, root, "", func([]post) bool { return true }); len(posts) != 1 || posts[0].Text != "wrote retried.txt" {
 		t.Fatalf("expected the reply posted once after the 503s, got %+v", posts)
 	}
 	scrape := waitMetrics(t, h, `wshub_chat_posts_total{kind="reply",platform="slack",result="retrying"} 2`,
