@@ -6,8 +6,8 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// POST /v1/api/workspaces/{id}/approvals/{approvalId} (an extension of the contract,
-// issue 16): {"decision":"allow"|"deny"} on what a turn's agent asked to do. A
+// POST /v1/api/workspaces/{id}/approvals/{approvalId} (an extension of the
+// contract): {"decision":"allow"|"deny"} on what a turn's agent asked to do. A
 // decision is taken once: a second one, or one after the approval timed out or its
 // turn ended, is 409 approval_not_pending.
 

@@ -15,7 +15,7 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// GET /v1/api/workspaces/{id}/events (an extension of the contract, issue 16): the
+// GET /v1/api/workspaces/{id}/events (an extension of the contract): the
 // workspace's turn events, as Server-Sent Events when the client accepts
 // text/event-stream, else as a JSON page after ?afterSeq= for clients that poll.
 

@@ -738,10 +738,8 @@ func TestListMessages(t *testing.T) {
 		}
 	})
 
-	// TODO(#3): turnFailure (present only when the newest assistant message on the page
-	// ended in error, agent_not_installed/agent_error, message at most 1,200 characters)
-	// needs assistant messages, which only the turn runner of issue #3 writes. Cover it
-	// once that use case exists instead of writing sealed rows by hand.
+	// turnFailure needs a turn that ended in error: hub/runtime_test.go and
+	// hub/limits_test.go run such turns and check it.
 
 	t.Run("paging across 450 messages", func(t *testing.T) {
 		t.Parallel()

@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// Live turns (extensions of the contract, issue 16): what the agent does while it
+// Live turns (extensions of the contract): what the agent does while it
 // works, stopping a turn, and deciding what the agent asks to do in the
 // approval-required mode.
 

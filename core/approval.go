@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Approvals (issue 16): in the approval-required mode an agent asks before it does
+// Approvals: in the approval-required mode an agent asks before it does
 // what needs approval, and the turn waits for a person to decide, from the API
 // (POST /workspaces/{id}/approvals/{approvalId}) or a chat thread's buttons. The ask
 // becomes an approval_requested turn event, a workspace.approval.requested webhook

@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// Buttons in chat threads (issue 16): Stop on a turn's status message, Allow and Deny
+// Buttons in chat threads: Stop on a turn's status message, Allow and Deny
 // on an approval's message. A press is taken for the member who pressed it, only when
 // they may talk to the thread's workspace (the binding's channels and roles), and only
 // on the thread's own workspace. A press on what already ended (a second click, a

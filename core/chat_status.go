@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Turn status messages (issue 16): a chat thread shows one message per turn, edited
+// Turn status messages: a chat thread shows one message per turn, edited
 // in place as the turn's events arrive ("Working… 1m12s" and its last steps, a Stop
 // button, what waits for approval), and at the end says how the turn ended; the
 // reply follows as its own message, as before. A thread's status message is edited

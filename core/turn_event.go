@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Turn events (issue 16): what the agent is doing while a turn runs, as a small typed
+// Turn events: what the agent is doing while a turn runs, as a small typed
 // stream the API serves (GET /workspaces/{id}/events, an extension of the contract)
 // and chat threads will show. Kept per turn in the store, sealed like message text,
 // bounded per turn, and kept like the rest of the conversation.

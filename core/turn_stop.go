@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Stopping a turn (issue 16): POST /v1/api/workspaces/{id}/turns/{turnId}/stop. The
+// Stopping a turn: POST /v1/api/workspaces/{id}/turns/{turnId}/stop. The
 // request is kept on the turn's user message and announced (NOTIFY on StopChannel
 // with the turn id); the runtime running the turn, in whichever replica or machine,
 // cancels the agent, and the turn ends interrupted with what the agent had said. The

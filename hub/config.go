@@ -89,10 +89,10 @@ type Config struct {
 	BranchMaxObjectBytes int64 `env:"WSHUB_BRANCH_MAX_OBJECT_BYTES" envDefault:"104857600"`
 	BranchMaxBytes       int64 `env:"WSHUB_BRANCH_MAX_BYTES" envDefault:"1073741824"`
 	MaxConcurrentImports int   `env:"WSHUB_MAX_CONCURRENT_IMPORTS" envDefault:"2"`
-	// ApprovalTimeout denies an approval nobody answered for this long (issue 16).
+	// ApprovalTimeout denies an approval nobody answered for this long.
 	ApprovalTimeout time.Duration `env:"WSHUB_APPROVAL_TIMEOUT" envDefault:"10m"`
 	// ChatStatusEvery is the least time between two edits of a thread's turn status
-	// message (issue 16: at most one edit every 2 seconds per thread). Not an
+	// message (at most one edit every 2 seconds per thread). Not an
 	// environment setting: tests and benchmarks shorten it.
 	ChatStatusEvery time.Duration `env:"-"`
 	// Self is the wshub executable, which serves Claude Code's permission prompt tool

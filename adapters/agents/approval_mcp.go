@@ -15,7 +15,7 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// Claude Code's permission prompt tool (issue 16). In the approval-required mode
+// Claude Code's permission prompt tool. In the approval-required mode
 // Claude Code runs with --permission-prompt-tool mcp__wshub__approve and an MCP
 // server named wshub: `wshub approval-mcp`, started by Claude Code inside the sandbox
 // and speaking MCP over its stdio (the official Go SDK). Each time Claude Code needs a

@@ -9,7 +9,7 @@ import (
 )
 
 // The words of a turn's status message and of approval messages, shared by the
-// platforms (issue 16). Each platform adds its buttons: Stop on a running turn's
+// platforms. Each platform adds its buttons: Stop on a running turn's
 // status, Allow and Deny on an approval.
 
 // Button labels.
