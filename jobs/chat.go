@@ -20,7 +20,7 @@ type ChatObserver interface {
 // platform events, handled by the bots) and the outboxes (turn replies and the hub's
 // notices, posted in threads). Each is drained by a few workers woken by NOTIFY, with a poll backstop.
 type Chat struct {
-	Core     *core.ChatQueues
+	Core     ChatCore
 	Handlers map[string]core.ChatEventHandler
 	Posters  map[string]core.ChatPoster
 	Events   Waker

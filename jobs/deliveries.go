@@ -18,7 +18,7 @@ type DeliveryObserver interface {
 // bounded concurrency, and settles it under the lease. NOTIFY from the outbox wakes
 // it; the poll picks up retries as they fall due and anything a lost NOTIFY left.
 type Deliveries struct {
-	Core     *core.Deliveries
+	Core     DeliveriesCore
 	Waker    Waker
 	Log      *slog.Logger
 	Observer DeliveryObserver

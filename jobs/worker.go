@@ -21,7 +21,7 @@ type Waker interface {
 // renewing, and after LeaseFor another worker (or this one after restart) claims the
 // workspace and recovers it.
 type Worker struct {
-	Core  *core.Worker
+	Core  WorkerCore
 	Waker Waker
 	Log   *slog.Logger
 	// Concurrency bounds the workspaces worked on at once (default 4).
