@@ -54,7 +54,8 @@ type Hub struct {
 	// AgentLimits says how local turns are held to their workspace's size (the cgroup
 	// hierarchy, or "off ..."), for the start-up log.
 	AgentLimits string
-	// fanout wakes remote runtimes' long polls from the LISTEN connection of Run.
+	// fanout is the one broadcaster of NOTIFY, fed by the LISTEN connection of Run: it
+	// wakes the jobs' loops, remote runtimes' long polls, event feeds, stops and approvals.
 	fanout *postgres.Fanout
 	// noListen: Run does not LISTEN (Options.NoListen).
 	noListen bool
@@ -232,17 +233,15 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 // Run runs the background work (workspace worker, webhook deliveries, sweeps) until
 // ctx ends, and returns once running turns have been interrupted and recorded.
 func (h *Hub) Run(ctx context.Context) error {
-	var work, deliveries, chatEvents, chatReplies, chatStatuses jobs.Waker
 	if h.noListen {
 		h.Log.Warn("LISTEN off; the workers poll only")
-	} else if l, err := postgres.ListenFanout(ctx, h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
+	} else if l, err := postgres.Listen(h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
 		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel, core.ApprovalChannel, core.ChatStatusChannel); err != nil {
 		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {
-		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)
-		chatEvents, chatReplies, chatStatuses = l.On(core.ChatEventChannel), l.On(core.ChatReplyChannel), l.On(core.ChatStatusChannel)
+		go l.Run(ctx)
 	}
-	chat := &jobs.Chat{Core: h.Service.ChatQueues, Events: chatEvents, Replies: chatReplies, Statuses: chatStatuses, Log: h.Log, Observer: h.Metrics,
+	chat := &jobs.Chat{Core: h.Service.ChatQueues, Waker: h.fanout, Log: h.Log, Observer: h.Metrics,
 		Handlers: map[string]core.ChatEventHandler{}, Posters: map[string]core.ChatPoster{}}
 	if h.Slack != nil {
 		chat.Handlers[core.PlatformSlack], chat.Posters[core.PlatformSlack] = h.Slack.HandleEvent, h.Slack
@@ -262,8 +261,8 @@ func (h *Hub) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	worker := &jobs.Worker{Core: h.Service.Worker, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
-	sender := &jobs.Deliveries{Core: h.Service.Deliveries, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
+	worker := &jobs.Worker{Core: h.Service.Worker, Waker: h.fanout, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
+	sender := &jobs.Deliveries{Core: h.Service.Deliveries, Waker: h.fanout, Log: h.Log, Observer: h.Metrics,
 		Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
 	sweeps := &jobs.Sweeps{Core: h.Service.Sweeps, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
 		Runtimes: core.RuntimeSweepConfig{OfflineAfter: h.Config.RuntimeOfflineAfter, StartTimeout: h.Config.RuntimeStartTimeout},

@@ -52,7 +52,7 @@ func (d *Deliveries) defaults() {
 // are released (due again at once), not counted.
 func (d *Deliveries) Run(ctx context.Context) {
 	d.defaults()
-	claimLoop(ctx, d.Concurrency, d.Waker, d.Poll, func(free int) []*core.DeliveryJob {
+	claimLoop(ctx, d.Concurrency, d.Waker, core.DeliveryChannel, d.Poll, func(free int) []*core.DeliveryJob {
 		jobs, err := d.Core.ClaimDeliveries(ctx, d.LeaseFor, free)
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("claim deliveries", "err", err) // fail open: the next poll retries

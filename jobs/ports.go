@@ -11,6 +11,14 @@ import (
 // groups (*core.Worker, *core.Deliveries, *core.ChatQueues, *core.Sweeps), and the
 // loops' tests pass small fakes, so a loop is tested without a database.
 
+// Waker is the hub's broadcaster of NOTIFY. Wait returns a channel signalled when
+// channel is notified with key, with any key when key is "" (what the loops ask for),
+// or when notifications may have been missed; stop stops the waiting. Every waiter of
+// a channel gets every signal. Missed signals are harmless: the loops also poll.
+type Waker interface {
+	Wait(channel, key string) (<-chan struct{}, func())
+}
+
 // WorkerCore is what the workspace worker calls (*core.Worker).
 type WorkerCore interface {
 	ClaimWork(ctx context.Context, leaseFor time.Duration, limit int) ([]*core.Workspace, error)
