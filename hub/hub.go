@@ -109,6 +109,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if err := checkRetention(cfg.Retention); err != nil {
 		return nil, err
 	}
+	if err := cfg.Roles.check(); err != nil {
+		return nil, err
+	}
 	var sealer core.Sealer
 	keys, err := contentKeys(cfg)
 	if err != nil {
@@ -231,11 +234,13 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	return h, nil
 }
 
-// Run runs the background work (workspace worker, webhook deliveries, chat queues,
-// sweeps, and the LISTEN connection, the kubernetes informer and the chat bots'
-// connections they rely on) until ctx ends. It owns all it starts: it returns once
-// every part has returned, running turns interrupted and recorded.
+// Run runs the background work of the replica's roles (workspace worker, webhook
+// deliveries, chat queues and bots, sweeps and the kubernetes informer) and the LISTEN
+// connection every replica holds, until ctx ends. It owns all it starts: it returns
+// once every part has returned, running turns interrupted and recorded.
 func (h *Hub) Run(ctx context.Context) error {
+	roles := h.Config.running()
+	h.Log.Info("background work", "roles", roles)
 	var g errgroup.Group
 	// Each part stops when ctx ends; none stops the others by failing (the sweeps'
 	// error, their only one, is returned once everything has stopped).
@@ -248,6 +253,38 @@ func (h *Hub) Run(ctx context.Context) error {
 	} else {
 		part(func() { l.Run(ctx) })
 	}
+	if roles.Has(RoleWorker) {
+		worker := &jobs.Worker{Core: h.Service.Worker, Waker: h.fanout, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces,
+			Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
+		part(func() { worker.Run(ctx) })
+	}
+	if roles.Has(RoleDeliveries) {
+		sender := &jobs.Deliveries{Core: h.Service.Deliveries, Waker: h.fanout, Log: h.Log, Observer: h.Metrics,
+			Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
+		part(func() { sender.Run(ctx) })
+	}
+	if roles.Has(RoleChat) {
+		h.runChat(ctx, part)
+	}
+	if roles.Has(RoleSweeps) {
+		sweeps := &jobs.Sweeps{Core: h.Service.Sweeps, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
+			Runtimes: core.RuntimeSweepConfig{OfflineAfter: h.Config.RuntimeOfflineAfter, StartTimeout: h.Config.RuntimeStartTimeout},
+			Lifecycle: core.LifecycleConfig{
+				IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
+			}}
+		g.Go(func() error { return sweeps.Run(ctx) })
+		if h.Kube != nil {
+			part(func() { h.Kube.Watch(ctx, h.Config.KubeUnschedulableAfter, h.Service.Sweeps.MachineFailed) })
+		}
+	}
+	<-ctx.Done() // whatever ran, or returned early, Run lasts until ctx ends
+	return g.Wait()
+}
+
+// runChat starts, as parts of Run, the chat bots' connections and the queues they
+// handle and post. Without a chat bot there is nothing to handle or post: no polling
+// of the chat tables (it was a dozen statements a second on an idle hub).
+func (h *Hub) runChat(ctx context.Context, part func(func())) {
 	chat := &jobs.Chat{Core: h.Service.ChatQueues, Waker: h.fanout, Log: h.Log, Observer: h.Metrics,
 		Handlers: map[string]core.ChatEventHandler{}, Posters: map[string]core.ChatPoster{}}
 	if h.Slack != nil {
@@ -268,32 +305,9 @@ func (h *Hub) Run(ctx context.Context) error {
 			}
 		})
 	}
-	if h.Kube != nil {
-		part(func() { h.Kube.Watch(ctx, h.Config.KubeUnschedulableAfter, h.Service.Sweeps.MachineFailed) })
-	}
-	sweeps := &jobs.Sweeps{Core: h.Service.Sweeps, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
-		Runtimes: core.RuntimeSweepConfig{OfflineAfter: h.Config.RuntimeOfflineAfter, StartTimeout: h.Config.RuntimeStartTimeout},
-		Lifecycle: core.LifecycleConfig{
-			IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
-		}}
-	g.Go(func() error { return sweeps.Run(ctx) })
-	// Without a chat bot there is nothing to handle or post: no polling of the chat
-	// tables (it was a dozen statements a second on an idle hub).
 	if len(chat.Handlers) > 0 {
 		part(func() { chat.Run(ctx) })
 	}
-	if h.Config.WebhookConcurrency > 0 {
-		sender := &jobs.Deliveries{Core: h.Service.Deliveries, Waker: h.fanout, Log: h.Log, Observer: h.Metrics,
-			Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
-		part(func() { sender.Run(ctx) })
-	}
-	if h.Config.MaxActiveWorkspaces > 0 { // otherwise this replica serves the API and runs no turns
-		worker := &jobs.Worker{Core: h.Service.Worker, Waker: h.fanout, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces,
-			Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
-		part(func() { worker.Run(ctx) })
-	}
-	<-ctx.Done() // whatever ran, or returned early, Run lasts until ctx ends
-	return g.Wait()
 }
 
 // Close releases the store.

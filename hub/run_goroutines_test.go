@@ -93,10 +93,11 @@ var ownedByRun = []string{
 	"github.com/wshub/wshub/bots/slack.(*Bot).RunSocketMode(",
 }
 
-func TestRunReturnsOnlyOnceEverythingItStartedHasStopped(t *testing.T) {
-	store, dbURL := pgtest.NewStore(t)
-	// A cluster and chat platforms that cannot be reached: the informer and the bots
-	// keep trying, as they would in production, until Run stops them.
+// unreachableParts is a hub configuration with every role and every part Run may
+// start, on a cluster and chat platforms that cannot be reached: the informer and the
+// bots keep trying, as they would in production, until Run stops them.
+func unreachableParts(t *testing.T, dbURL string) hub.Config {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config
@@ -107,8 +108,8 @@ current-context: none
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := hub.Config{
-		DatabaseURL: dbURL, DataDir: t.TempDir(), AgentCommands: map[string]string{},
+	return hub.Config{
+		DatabaseURL: dbURL, DataDir: t.TempDir(), AgentCommands: map[string]string{}, Roles: hub.AllRoles,
 		MaxActiveWorkspaces: 4, WorkerPoll: 200 * time.Millisecond, WebhookConcurrency: 4, WebhookPoll: 100 * time.Millisecond,
 		SweepEvery: time.Second, LeaseFor: 30 * time.Second,
 		Providers: []string{"local", "kubernetes"}, Kubeconfig: kubeconfig, KubeNamespace: "wshub",
@@ -116,37 +117,50 @@ current-context: none
 		SlackBotToken: "xoxb-test", SlackAppToken: "xapp-test", SlackAPIURL: "http://127.0.0.1:1/api/",
 		DiscordBotToken: "test", DiscordHTTPClient: &http.Client{Transport: unreachable{}},
 	}
-	h, err := hub.New(cfg, store, nil, hub.Options{})
+}
+
+// runUntil runs h.Run until the functions fns all run in goroutines started since
+// before, and returns those goroutines and a function that stops Run and waits for it.
+func runUntil(t *testing.T, h *hub.Hub, before []goroutine, fns ...string) (now []goroutine, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- h.Run(ctx) }()
+	stop = func() {
+		t.Helper()
+		cancel()
+		if err := <-ran; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		now = started(before, goroutines())
+		all := true
+		for _, fn := range fns {
+			all = all && running(now, fn)
+		}
+		if all {
+			return now, stop
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("expected %q running; started:\n%s", fns, stacksOf(now))
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for a time
+	}
+}
+
+func TestRunReturnsOnlyOnceEverythingItStartedHasStopped(t *testing.T) {
+	store, dbURL := pgtest.NewStore(t)
+	h, err := hub.New(unreachableParts(t, dbURL), store, nil, hub.Options{})
 	if err != nil {
 		t.Fatalf("build hub: %v", err)
 	}
 	before := goroutines()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- h.Run(ctx) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		now := started(before, goroutines())
-		all := true
-		for _, fn := range ownedByRun {
-			all = all && running(now, fn)
-		}
-		if all {
-			t.Logf("goroutines before Run: %d; while it runs: %d more", len(before), len(now))
-			break
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("expected everything Run starts running; started:\n%s", stacksOf(now))
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for a time
-	}
-
-	cancel()
-	if err := <-ran; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	now, stop := runUntil(t, h, before, ownedByRun...)
+	t.Logf("goroutines before Run: %d; while it runs: %d more", len(before), len(now))
+	stop()
 	left := started(before, goroutines())
 	for _, fn := range ownedByRun {
 		if running(left, fn) {
@@ -157,7 +171,7 @@ current-context: none
 		t.Fatalf("goroutines started while Run ran and left after it returned: %d\n%s", len(left), stacksOf(left))
 	}
 	t.Logf("goroutines started while Run ran, left as it returned: %d", len(left))
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for len(left) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("goroutines started while Run ran still run %s after it returned: %d\n%s", 10*time.Second, len(left), stacksOf(left))
