@@ -268,28 +268,19 @@ func (r Roles) Has(role Role) bool { return slices.Contains(r, role) }
 func (r *Roles) UnmarshalText(text []byte) error {
 	var roles Roles
 	for name := range strings.SplitSeq(string(text), ",") {
-		role := Role(strings.TrimSpace(name))
-		if role == "" {
-			continue
+		if role := Role(strings.TrimSpace(name)); role != "" {
+			roles = append(roles, role)
 		}
-		if !AllRoles.Has(role) {
-			return unknownRole(role)
-		}
-		roles = append(roles, role)
 	}
 	*r = roles
-	return nil
+	return roles.check()
 }
 
-func unknownRole(role Role) error {
-	return fmt.Errorf("WSHUB_ROLES: unknown role %q (known: worker, deliveries, chat, sweeps)", role)
-}
-
-// check refuses a role that is none of AllRoles (a Config built in code).
+// check refuses a role that is none of AllRoles (New checks a Config built in code).
 func (r Roles) check() error {
 	for _, role := range r {
 		if !AllRoles.Has(role) {
-			return unknownRole(role)
+			return fmt.Errorf("WSHUB_ROLES: unknown role %q (known: worker, deliveries, chat, sweeps)", role)
 		}
 	}
 	return nil
