@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/caarlos0/env/v11"
@@ -101,8 +103,8 @@ type Config struct {
 	// WebhookAllowInsecure admits http and loopback webhook targets: tests and
 	// development only, never in production (the hub logs a warning when it is on).
 	WebhookAllowInsecure bool `env:"WSHUB_WEBHOOK_ALLOW_INSECURE" envDefault:"false"`
-	// WebhookConcurrency bounds the webhook delivery attempts in flight per hub; 0 turns
-	// delivery off on this replica (others deliver).
+	// WebhookConcurrency bounds the webhook delivery attempts in flight per hub; 0 takes
+	// the deliveries role off this replica, as it did before Roles (others deliver).
 	WebhookConcurrency int `env:"WSHUB_WEBHOOK_CONCURRENCY" envDefault:"16"`
 	// WebhookLeaseFor is how long a delivery claim lasts: after a crash, attempts that
 	// were in flight are made again once it runs out. It must exceed the 10-second
@@ -118,9 +120,13 @@ type Config struct {
 	ArchiveAfter time.Duration `env:"WSHUB_ARCHIVE_AFTER" envDefault:"168h"`
 	// DeleteAfter deletes a workspace archived this long (0: never).
 	DeleteAfter time.Duration `env:"WSHUB_DELETE_AFTER" envDefault:"720h"`
+	// Roles are the parts of the background work Hub.Run does on this replica
+	// (WSHUB_ROLES, comma-separated; every role unless set). A Config built in code
+	// names its own: none, there, runs no job.
+	Roles Roles `env:"WSHUB_ROLES" envDefault:"worker,deliveries,chat,sweeps"`
 	// MaxActiveWorkspaces bounds the workspaces the worker steps at once (turns run in
-	// parallel across workspaces, one at a time within each); 0 runs no worker on this
-	// replica (others run the turns).
+	// parallel across workspaces, one at a time within each); 0 takes the worker role
+	// off this replica, as it did before Roles (others run the turns).
 	MaxActiveWorkspaces int `env:"WSHUB_MAX_ACTIVE_WORKSPACES" envDefault:"4"`
 	// WorkerPoll is the worker's backstop poll when no NOTIFY arrives.
 	WorkerPoll time.Duration `env:"WSHUB_WORKER_POLL" envDefault:"2s"`
@@ -229,6 +235,69 @@ type Config struct {
 	// RuntimeStartTimeout: a started machine whose runtime has not said hello this long
 	// after is started again (MaxRuntimeStarts times, then the workspace fails).
 	RuntimeStartTimeout time.Duration `env:"WSHUB_RUNTIME_START_TIMEOUT" envDefault:"5m"`
+}
+
+// Role is a part of the background work Hub.Run does. Every replica serves the API and
+// listens for NOTIFY (the API's long polls and event streams wait on it); the roles say
+// which of the jobs it runs besides.
+type Role string
+
+const (
+	// RoleWorker steps workspaces: their lifecycle and their agents' turns.
+	RoleWorker Role = "worker"
+	// RoleDeliveries sends webhook deliveries.
+	RoleDeliveries Role = "deliveries"
+	// RoleChat holds the chat bots' connections (Slack's Socket Mode, Discord's
+	// gateway), handles their events and posts turn replies, notices and statuses.
+	RoleChat Role = "chat"
+	// RoleSweeps runs the periodic sweeps and watches the kubernetes provider's Pods
+	// for machines that cannot run.
+	RoleSweeps Role = "sweeps"
+)
+
+// AllRoles are every role, a replica's default.
+var AllRoles = Roles{RoleWorker, RoleDeliveries, RoleChat, RoleSweeps}
+
+// Roles is a set of roles, spelled in WSHUB_ROLES as their names, comma-separated.
+type Roles []Role
+
+// Has reports whether role is among r.
+func (r Roles) Has(role Role) bool { return slices.Contains(r, role) }
+
+// UnmarshalText reads WSHUB_ROLES, refusing a name that is no role.
+func (r *Roles) UnmarshalText(text []byte) error {
+	var roles Roles
+	for name := range strings.SplitSeq(string(text), ",") {
+		if role := Role(strings.TrimSpace(name)); role != "" {
+			roles = append(roles, role)
+		}
+	}
+	*r = roles
+	return roles.check()
+}
+
+// check refuses a role that is none of AllRoles (New checks a Config built in code).
+func (r Roles) check() error {
+	for _, role := range r {
+		if !AllRoles.Has(role) {
+			return fmt.Errorf("WSHUB_ROLES: unknown role %q (known: worker, deliveries, chat, sweeps)", role)
+		}
+	}
+	return nil
+}
+
+// running are the roles Run takes on: Roles, less those whose concurrency is 0, the
+// switches they were before Roles (WSHUB_MAX_ACTIVE_WORKSPACES=0 and
+// WSHUB_WEBHOOK_CONCURRENCY=0 still take them off).
+func (c Config) running() Roles {
+	var out Roles
+	for _, role := range c.Roles {
+		if role == RoleWorker && c.MaxActiveWorkspaces <= 0 || role == RoleDeliveries && c.WebhookConcurrency <= 0 {
+			continue
+		}
+		out = append(out, role)
+	}
+	return out
 }
 
 // LoadConfig reads the configuration from the environment.

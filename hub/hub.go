@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/wshub/wshub/adapters/agents"
@@ -54,7 +55,8 @@ type Hub struct {
 	// AgentLimits says how local turns are held to their workspace's size (the cgroup
 	// hierarchy, or "off ..."), for the start-up log.
 	AgentLimits string
-	// fanout wakes remote runtimes' long polls from the LISTEN connection of Run.
+	// fanout is the one broadcaster of NOTIFY, fed by the LISTEN connection of Run: it
+	// wakes the jobs' loops, remote runtimes' long polls, event feeds, stops and approvals.
 	fanout *postgres.Fanout
 	// noListen: Run does not LISTEN (Options.NoListen).
 	noListen bool
@@ -105,6 +107,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	}
 	cfg.Retention = cmp.Or(cfg.Retention, core.MinRetention) // zero: a Config built in code left it unset
 	if err := checkRetention(cfg.Retention); err != nil {
+		return nil, err
+	}
+	if err := cfg.Roles.check(); err != nil {
 		return nil, err
 	}
 	var sealer core.Sealer
@@ -229,76 +234,80 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	return h, nil
 }
 
-// Run runs the background work (workspace worker, webhook deliveries, sweeps) until
-// ctx ends, and returns once running turns have been interrupted and recorded.
+// Run runs the background work of the replica's roles (workspace worker, webhook
+// deliveries, chat queues and bots, sweeps and the kubernetes informer) and the LISTEN
+// connection every replica holds, until ctx ends. It owns all it starts: it returns
+// once every part has returned, running turns interrupted and recorded.
 func (h *Hub) Run(ctx context.Context) error {
-	var work, deliveries, chatEvents, chatReplies, chatStatuses jobs.Waker
+	roles := h.Config.running()
+	h.Log.Info("background work", "roles", roles)
+	var g errgroup.Group
+	// Each part stops when ctx ends; none stops the others by failing (the sweeps'
+	// error, their only one, is returned once everything has stopped).
+	part := func(run func()) { g.Go(func() error { run(); return nil }) }
 	if h.noListen {
 		h.Log.Warn("LISTEN off; the workers poll only")
-	} else if l, err := postgres.ListenFanout(ctx, h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
+	} else if l, err := postgres.Listen(h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
 		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel, core.ApprovalChannel, core.ChatStatusChannel); err != nil {
 		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {
-		work, deliveries = l.On(core.WorkChannel), l.On(core.DeliveryChannel)
-		chatEvents, chatReplies, chatStatuses = l.On(core.ChatEventChannel), l.On(core.ChatReplyChannel), l.On(core.ChatStatusChannel)
+		part(func() { l.Run(ctx) })
 	}
-	chat := &jobs.Chat{Core: h.Service.ChatQueues, Events: chatEvents, Replies: chatReplies, Statuses: chatStatuses, Log: h.Log, Observer: h.Metrics,
+	if roles.Has(RoleWorker) {
+		worker := &jobs.Worker{Core: h.Service.Worker, Waker: h.fanout, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces,
+			Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
+		part(func() { worker.Run(ctx) })
+	}
+	if roles.Has(RoleDeliveries) {
+		sender := &jobs.Deliveries{Core: h.Service.Deliveries, Waker: h.fanout, Log: h.Log, Observer: h.Metrics,
+			Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
+		part(func() { sender.Run(ctx) })
+	}
+	if roles.Has(RoleChat) {
+		h.runChat(ctx, part)
+	}
+	if roles.Has(RoleSweeps) {
+		sweeps := &jobs.Sweeps{Core: h.Service.Sweeps, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
+			Runtimes: core.RuntimeSweepConfig{OfflineAfter: h.Config.RuntimeOfflineAfter, StartTimeout: h.Config.RuntimeStartTimeout},
+			Lifecycle: core.LifecycleConfig{
+				IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
+			}}
+		g.Go(func() error { return sweeps.Run(ctx) })
+		if h.Kube != nil {
+			part(func() { h.Kube.Watch(ctx, h.Config.KubeUnschedulableAfter, h.Service.Sweeps.MachineFailed) })
+		}
+	}
+	<-ctx.Done() // whatever ran, or returned early, Run lasts until ctx ends
+	return g.Wait()
+}
+
+// runChat starts, as parts of Run, the chat bots' connections and the queues they
+// handle and post. Without a chat bot there is nothing to handle or post: no polling
+// of the chat tables (it was a dozen statements a second on an idle hub).
+func (h *Hub) runChat(ctx context.Context, part func(func())) {
+	chat := &jobs.Chat{Core: h.Service.ChatQueues, Waker: h.fanout, Log: h.Log, Observer: h.Metrics,
 		Handlers: map[string]core.ChatEventHandler{}, Posters: map[string]core.ChatPoster{}}
 	if h.Slack != nil {
 		chat.Handlers[core.PlatformSlack], chat.Posters[core.PlatformSlack] = h.Slack.HandleEvent, h.Slack
 		if h.Config.SlackAppToken != "" {
-			go func() {
+			part(func() {
 				if err := h.Slack.RunSocketMode(ctx); err != nil && ctx.Err() == nil {
 					h.Log.Error("slack socket mode stopped", "err", err)
 				}
-			}()
+			})
 		}
 	}
 	if h.Discord != nil {
 		chat.Handlers[core.PlatformDiscord], chat.Posters[core.PlatformDiscord] = h.Discord.HandleEvent, h.Discord
-		go func() {
+		part(func() {
 			if err := h.Discord.Run(ctx); err != nil && ctx.Err() == nil {
 				h.Log.Error("discord gateway stopped", "err", err)
 			}
-		}()
+		})
 	}
-	worker := &jobs.Worker{Core: h.Service.Worker, Waker: work, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces, Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
-	sender := &jobs.Deliveries{Core: h.Service.Deliveries, Waker: deliveries, Log: h.Log, Observer: h.Metrics,
-		Concurrency: h.Config.WebhookConcurrency, Poll: h.Config.WebhookPoll, LeaseFor: h.Config.WebhookLeaseFor}
-	sweeps := &jobs.Sweeps{Core: h.Service.Sweeps, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
-		Runtimes: core.RuntimeSweepConfig{OfflineAfter: h.Config.RuntimeOfflineAfter, StartTimeout: h.Config.RuntimeStartTimeout},
-		Lifecycle: core.LifecycleConfig{
-			IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
-		}}
-	if h.Kube != nil {
-		go h.Kube.Watch(ctx, h.Config.KubeUnschedulableAfter, h.Service.Sweeps.MachineFailed)
+	if len(chat.Handlers) > 0 {
+		part(func() { chat.Run(ctx) })
 	}
-	done := make(chan error, 1)
-	go func() { done <- sweeps.Run(ctx) }()
-	chatted := make(chan struct{})
-	go func() {
-		defer close(chatted)
-		// Without a chat bot there is nothing to handle or post: no polling of the chat
-		// tables (it was a dozen statements a second on an idle hub).
-		if len(chat.Handlers) > 0 {
-			chat.Run(ctx)
-		}
-	}()
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		if h.Config.WebhookConcurrency > 0 {
-			sender.Run(ctx)
-		}
-	}()
-	if h.Config.MaxActiveWorkspaces > 0 {
-		worker.Run(ctx)
-	} else {
-		<-ctx.Done() // this replica serves the API and runs no turns
-	}
-	<-sent
-	<-chatted
-	return <-done
 }
 
 // Close releases the store.

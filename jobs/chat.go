@@ -20,13 +20,13 @@ type ChatObserver interface {
 // platform events, handled by the bots) and the outboxes (turn replies and the hub's
 // notices, posted in threads). Each is drained by a few workers woken by NOTIFY, with a poll backstop.
 type Chat struct {
-	Core     *core.ChatQueues
+	Core     ChatCore
 	Handlers map[string]core.ChatEventHandler
 	Posters  map[string]core.ChatPoster
-	Events   Waker
-	Replies  Waker
-	// Statuses wakes the turn status workers (a turn's change).
-	Statuses Waker
+	// Waker wakes each queue's loop on its channel: the inbox on core.ChatEventChannel,
+	// the replies and the notices both on core.ChatReplyChannel, the turn status
+	// messages on core.ChatStatusChannel (a turn's change).
+	Waker    Waker
 	Log      *slog.Logger
 	Observer ChatObserver
 	// Concurrency is the workers per queue (default 4): threads are handled side by
@@ -60,13 +60,11 @@ func (c *Chat) Run(ctx context.Context) {
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
-	// Replies and notices share one NOTIFY channel: each loop gets every wake-up.
-	replies := fanOut(ctx, c.Replies, 2)
 	var wg sync.WaitGroup
 	wg.Add(4)
 	go func() {
 		defer wg.Done()
-		claimLoop(ctx, c.Concurrency, c.Events, c.Poll, func(free int) []*core.ChatEvent {
+		claimLoop(ctx, c.Concurrency, c.Waker, core.ChatEventChannel, c.Poll, func(free int) []*core.ChatEvent {
 			return claimedOf(c, "claim chat events", func() ([]*core.ChatEvent, error) { return c.Core.ClaimChatEvents(ctx, c.LeaseFor, free) })
 		}, func(e *core.ChatEvent) {
 			rep, err := c.Core.HandleChatEvent(ctx, e, c.Handlers)
@@ -81,7 +79,7 @@ func (c *Chat) Run(ctx context.Context) {
 	}()
 	go func() {
 		defer wg.Done()
-		claimLoop(ctx, c.Concurrency, replies[0], c.Poll, func(free int) []*core.ClaimedChatReply {
+		claimLoop(ctx, c.Concurrency, c.Waker, core.ChatReplyChannel, c.Poll, func(free int) []*core.ClaimedChatReply {
 			return claimedOf(c, "claim chat replies", func() ([]*core.ClaimedChatReply, error) { return c.Core.ClaimChatReplies(ctx, c.LeaseFor, free) })
 		}, func(r *core.ClaimedChatReply) {
 			c.observePost(c.Core.PostChatReply(ctx, r, c.Posters))
@@ -89,7 +87,7 @@ func (c *Chat) Run(ctx context.Context) {
 	}()
 	go func() {
 		defer wg.Done()
-		claimLoop(ctx, c.Concurrency, replies[1], c.Poll, func(free int) []*core.ClaimedChatNotice {
+		claimLoop(ctx, c.Concurrency, c.Waker, core.ChatReplyChannel, c.Poll, func(free int) []*core.ClaimedChatNotice {
 			return claimedOf(c, "claim chat notices", func() ([]*core.ClaimedChatNotice, error) { return c.Core.ClaimChatNotices(ctx, c.LeaseFor, free) })
 		}, func(n *core.ClaimedChatNotice) {
 			c.observePost(c.Core.PostChatNotice(ctx, n, c.Posters))
@@ -97,7 +95,7 @@ func (c *Chat) Run(ctx context.Context) {
 	}()
 	go func() {
 		defer wg.Done()
-		claimLoop(ctx, c.Concurrency, c.Statuses, c.StatusPoll, func(free int) []*core.ClaimedChatStatus {
+		claimLoop(ctx, c.Concurrency, c.Waker, core.ChatStatusChannel, c.StatusPoll, func(free int) []*core.ClaimedChatStatus {
 			return claimedOf(c, "claim chat statuses", func() ([]*core.ClaimedChatStatus, error) {
 				return c.Core.ClaimChatStatuses(ctx, c.LeaseFor, free)
 			})
@@ -125,39 +123,4 @@ func (c *Chat) observePost(rep core.ChatPostReport, err error) {
 	if c.Observer != nil && !rep.Released {
 		c.Observer.ObserveChatPost(rep)
 	}
-}
-
-// waker is a Waker made here (fanOut's outputs).
-type waker chan struct{}
-
-func (w waker) Wake() <-chan struct{} { return w }
-
-// fanOut gives n loops each every wake-up of w (a NOTIFY channel has one reader).
-func fanOut(ctx context.Context, w Waker, n int) []Waker {
-	outs := make([]Waker, n)
-	chans := make([]waker, n)
-	for i := range outs {
-		chans[i] = make(waker, 1)
-		outs[i] = chans[i]
-	}
-	if w == nil {
-		return outs
-	}
-	go func() {
-		in := w.Wake()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-in:
-				for _, ch := range chans {
-					select {
-					case ch <- struct{}{}:
-					default:
-					}
-				}
-			}
-		}
-	}()
-	return outs
 }

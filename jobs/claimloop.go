@@ -8,9 +8,9 @@ import (
 
 // claimLoop is the shape shared by the workers: claim up to the free slots, work each
 // claimed item on its own goroutine, and claim again when a slot frees, when a full
-// batch suggests more is waiting, on a wake-up (NOTIFY) or on the poll. It returns when
-// ctx ends, after the items in hand are finished.
-func claimLoop[T any](ctx context.Context, slots int, waker Waker, poll time.Duration,
+// batch suggests more is waiting, on a wake-up (a NOTIFY on channel) or on the poll. It
+// returns when ctx ends, after the items in hand are finished.
+func claimLoop[T any](ctx context.Context, slots int, waker Waker, channel string, poll time.Duration,
 	claim func(free int) []T, work func(T)) {
 	busy := make(chan struct{}, slots)
 	again := make(chan struct{}, 1)
@@ -18,7 +18,10 @@ func claimLoop[T any](ctx context.Context, slots int, waker Waker, poll time.Dur
 	defer wg.Wait()
 	var wake <-chan struct{}
 	if waker != nil {
-		wake = waker.Wake()
+		// Before the first claim, so a NOTIFY between the two is not missed.
+		var stop func()
+		wake, stop = waker.Wait(channel, "")
+		defer stop()
 	}
 	tick := time.NewTicker(poll)
 	defer tick.Stop()

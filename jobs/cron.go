@@ -13,7 +13,7 @@ import (
 // Sweeps schedules the periodic sweeps with robfig/cron. Every replica schedules
 // them; core runs each (job, tick) once across replicas.
 type Sweeps struct {
-	Core      *core.Sweeps
+	Core      SweepsCore
 	Lifecycle core.LifecycleConfig
 	// Runtimes says when a remote runtime counts as gone (zero: never).
 	Runtimes core.RuntimeSweepConfig

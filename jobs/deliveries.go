@@ -18,7 +18,7 @@ type DeliveryObserver interface {
 // bounded concurrency, and settles it under the lease. NOTIFY from the outbox wakes
 // it; the poll picks up retries as they fall due and anything a lost NOTIFY left.
 type Deliveries struct {
-	Core     *core.Deliveries
+	Core     DeliveriesCore
 	Waker    Waker
 	Log      *slog.Logger
 	Observer DeliveryObserver
@@ -52,7 +52,7 @@ func (d *Deliveries) defaults() {
 // are released (due again at once), not counted.
 func (d *Deliveries) Run(ctx context.Context) {
 	d.defaults()
-	claimLoop(ctx, d.Concurrency, d.Waker, d.Poll, func(free int) []*core.DeliveryJob {
+	claimLoop(ctx, d.Concurrency, d.Waker, core.DeliveryChannel, d.Poll, func(free int) []*core.DeliveryJob {
 		jobs, err := d.Core.ClaimDeliveries(ctx, d.LeaseFor, free)
 		if err != nil && ctx.Err() == nil {
 			d.Log.Warn("claim deliveries", "err", err) // fail open: the next poll retries

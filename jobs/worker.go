@@ -10,18 +10,12 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// Waker delivers a signal whenever work may be waiting (PostgreSQL NOTIFY). Missed
-// signals are harmless: the worker also polls.
-type Waker interface {
-	Wake() <-chan struct{}
-}
-
 // Worker claims workspaces that need work and steps them, a bounded number at a
 // time. Each claim is a lease renewed by a heartbeat; a worker that dies stops
 // renewing, and after LeaseFor another worker (or this one after restart) claims the
 // workspace and recovers it.
 type Worker struct {
-	Core  *core.Worker
+	Core  WorkerCore
 	Waker Waker
 	Log   *slog.Logger
 	// Concurrency bounds the workspaces worked on at once (default 4).
@@ -52,7 +46,7 @@ func (w *Worker) defaults() {
 // interrupted and recorded before Run returns.
 func (w *Worker) Run(ctx context.Context) {
 	w.defaults()
-	claimLoop(ctx, w.Concurrency, w.Waker, w.Poll, func(free int) []claimedWorkspace {
+	claimLoop(ctx, w.Concurrency, w.Waker, core.WorkChannel, w.Poll, func(free int) []claimedWorkspace {
 		// Taken before the database's now() that starts the lease, so the claim surely
 		// holds until at+LeaseFor, whatever the database's clock says.
 		at := time.Now()

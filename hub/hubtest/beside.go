@@ -17,7 +17,7 @@ import (
 func (h *Hub) Beside(t testing.TB, edit func(*hub.Config)) *Hub {
 	t.Helper()
 	cfg := h.Config
-	cfg.MaxActiveWorkspaces = 0
+	cfg.Roles = nil
 	if edit != nil {
 		edit(&cfg)
 	}

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,9 +47,15 @@ type Option func(*hub.Config, *hub.Options)
 
 func configOption(f func(*hub.Config)) Option { return func(c *hub.Config, _ *hub.Options) { f(c) } }
 
-// WithJobs runs the hub's background work (workspace worker and sweeps). Without it
-// workspaces stay as the API leaves them (queued), which API tests rely on.
-func WithJobs() Option { return configOption(func(c *hub.Config) { c.MaxActiveWorkspaces = 4 }) }
+// WithJobs runs all the hub's background work (every role: workspace worker,
+// deliveries, chat, sweeps). Without it, or WithRoles, the hub runs none: workspaces
+// stay as the API leaves them (queued), which API tests rely on.
+func WithJobs() Option { return WithRoles(hub.AllRoles...) }
+
+// WithRoles runs these parts of the hub's background work only.
+func WithRoles(roles ...hub.Role) Option {
+	return configOption(func(c *hub.Config) { c.Roles = slices.Clone(roles) })
+}
 
 // WithoutListen runs the hub as when LISTEN fails: no NOTIFY reaches its workers.
 func WithoutListen() Option { return func(_ *hub.Config, o *hub.Options) { o.NoListen = true } }
@@ -57,8 +64,6 @@ func WithoutListen() Option { return func(_ *hub.Config, o *hub.Options) { o.NoL
 func WithClock(clock core.Clock) Option {
 	return func(_ *hub.Config, o *hub.Options) { o.Clock = clock }
 }
-
-func cfgNoJobs(c *hub.Config) bool { return c.MaxActiveWorkspaces <= 0 }
 
 // WithAgentCommand binds an agent id to a command (command-agent protocol).
 func WithAgentCommand(agent, command string) Option {
@@ -78,7 +83,7 @@ func Start(t testing.TB, opts ...Option) *Hub {
 	cfg := hub.Config{
 		DatabaseURL: dbURL, DataDir: t.TempDir(), ContentKey: NewContentKey(t),
 		IdleTimeout: 10 * time.Minute, TurnTimeout: time.Minute, AgentCommands: map[string]string{},
-		MaxActiveWorkspaces: 0, WorkerPoll: 200 * time.Millisecond, SweepEvery: time.Hour,
+		Roles: nil, MaxActiveWorkspaces: 4, WorkerPoll: 200 * time.Millisecond, SweepEvery: time.Hour,
 		WebhookConcurrency: 16, WebhookPoll: 100 * time.Millisecond,
 		ArchiveAfter: 7 * 24 * time.Hour, DeleteAfter: 30 * 24 * time.Hour,
 		// Tests queue hundreds of messages with no worker to answer them; the quota tests
@@ -103,7 +108,7 @@ func Start(t testing.TB, opts ...Option) *Hub {
 	}
 	runCtx, stopRun := context.WithCancel(context.Background())
 	ran := make(chan struct{})
-	if !cfgNoJobs(&cfg) {
+	if len(cfg.Roles) > 0 { // with none, Run would only LISTEN, which no test without jobs needs
 		go func() { defer close(ran); _ = h.Run(runCtx) }()
 	} else {
 		close(ran)
