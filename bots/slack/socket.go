@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
@@ -13,10 +14,15 @@ import (
 // RunSocketMode connects to Slack over Socket Mode with the app-level token (for hubs
 // without a public address) until ctx ends. Each event is stored in the inbox before
 // it is acknowledged, so an event Slack thinks was taken is never lost; one that could
-// not be stored is not acknowledged and Slack sends it again.
+// not be stored is not acknowledged and Slack sends it again. It returns nil once ctx
+// ended, after its event loop has stopped too.
 func (b *Bot) RunSocketMode(ctx context.Context) error {
 	client := socketmode.New(b.api)
-	go func() {
+	ctx, stop := context.WithCancel(ctx)
+	var loop sync.WaitGroup
+	defer loop.Wait()
+	defer stop() // the connection ended: so does the event loop
+	loop.Go(func() {
 		for {
 			var evt socketmode.Event
 			select {
@@ -46,8 +52,11 @@ func (b *Bot) RunSocketMode(ctx context.Context) error {
 				b.log.Warn("slack socket ack", "err", err)
 			}
 		}
-	}()
-	return client.RunContext(ctx)
+	})
+	if err := client.RunContext(ctx); ctx.Err() == nil {
+		return err
+	}
+	return nil
 }
 
 // accept stores an event callback envelope in the inbox (duplicates are dropped).
