@@ -352,4 +352,5 @@ type adminStore interface {
 	ProjectQueries
 	ChatQueries
 	DeliveryQueries
+	MemberQueries
 }

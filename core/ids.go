@@ -21,6 +21,7 @@ const (
 	PrefixWebhook   = "wh_"
 	PrefixEvent     = "evt_"
 	PrefixApproval  = "apr_"
+	PrefixMember    = "mem_"
 	PrefixAPIKey    = "svc_"
 	PrefixSecret    = "whsec_"
 )

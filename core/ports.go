@@ -43,6 +43,7 @@ type Queries interface {
 	ReceiptQueries
 	WebhookQueries
 	QuotaQueries
+	MemberQueries
 }
 
 // StoredMessage is a message row as the store keeps it: the text sealed.

@@ -106,8 +106,9 @@ func (s *Admin) Reseal(ctx context.Context, batch int, report func(ResealProgres
 		batch = 500
 	}
 	failed := false
+	r := resealer{sealer: s.sealer, sealed: s.sealed, blobs: s.blobs}
 	for _, kind := range SealedKinds {
-		p, err := s.resealKind(ctx, kind, batch)
+		p, err := r.resealKind(ctx, kind, batch)
 		if err != nil {
 			return fmt.Errorf("reseal %s: %w", kind, err)
 		}
@@ -125,7 +126,14 @@ func (s *Admin) Reseal(ctx context.Context, batch int, report func(ResealProgres
 // ErrResealIncomplete says some values did not open; the progress reports name them.
 var ErrResealIncomplete = errors.New("some sealed values did not open and were left as they were")
 
-func (s *Admin) resealKind(ctx context.Context, kind SealedKind, batch int) (ResealProgress, error) {
+// resealer is one reseal run's work, on the adapters it reads and writes.
+type resealer struct {
+	sealer Sealer
+	sealed SealedStore
+	blobs  BlobStore
+}
+
+func (s resealer) resealKind(ctx context.Context, kind SealedKind, batch int) (ResealProgress, error) {
 	p := ResealProgress{Kind: kind}
 	after := ""
 	for {
@@ -164,7 +172,7 @@ func (s *Admin) resealKind(ctx context.Context, kind SealedKind, batch int) (Res
 
 // resealOne opens v and seals it again under the current key; ok is false when v is
 // already current or does not open (counted in p).
-func (s *Admin) resealOne(kind SealedKind, v SealedValue, p *ResealProgress) (fresh []byte, ok bool) {
+func (s resealer) resealOne(kind SealedKind, v SealedValue, p *ResealProgress) (fresh []byte, ok bool) {
 	if s.sealer.Current(v.Sealed) {
 		p.Current++
 		return nil, false
@@ -186,7 +194,7 @@ func (s *Admin) resealOne(kind SealedKind, v SealedValue, p *ResealProgress) (fr
 
 // resealBlob re-seals an asset's bytes in place. Assets are never rewritten after
 // upload, so the atomic Put cannot lose a concurrent change.
-func (s *Admin) resealBlob(ctx context.Context, v SealedValue, p *ResealProgress) error {
+func (s resealer) resealBlob(ctx context.Context, v SealedValue, p *ResealProgress) error {
 	sealed, err := s.blobs.Get(ctx, v.BlobKey)
 	if err != nil {
 		// A listed asset's blob is written before its row and removed only with its

@@ -25,6 +25,7 @@ type adminCommand struct {
 	synopsis string
 	about    string   // what the command does, for its --help
 	required []string // flags that must be given a value
+	oneOf    []string // flags of which exactly one must be given (shown bare, joined by |)
 	// flags declares the command's flags and returns what runs it once they are read.
 	flags func(fs *flag.FlagSet) adminRun
 	// check, when set, vets the configuration before the hub is opened.
@@ -63,6 +64,14 @@ var adminCommands = []adminCommand{
 		about:    "Lists the account's keys: ids, names, created, last used, revoked; never a key.",
 		required: []string{"account"}, flags: keyList},
 	{name: "key revoke", synopsis: "--key-id ID", about: "Revokes an API key.", required: []string{"key-id"}, flags: keyRevoke},
+	{name: "member add", synopsis: "--account ID --email E|--slack T:U|--discord U|--oidc ISSUER:SUB --role owner|member [--name N]",
+		about: "Gives a person a role in the account (owners manage its keys, webhooks and members in the app); " +
+			"the person is named by one identity they sign in with.",
+		required: []string{"account", "role"}, oneOf: identityFlagNames, flags: memberAdd},
+	{name: "member remove", synopsis: "--account ID --email E|--slack T:U|--discord U|--oidc ISSUER:SUB",
+		about: "Takes a person out of the account.", required: []string{"account"}, oneOf: identityFlagNames, flags: memberRemove},
+	{name: "member list", synopsis: "--account ID", about: "Lists the account's members, owners first, with their identities.",
+		required: []string{"account"}, flags: memberList},
 	{name: "project add", synopsis: "--account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none|host]",
 		about: "Adds a repository to the account and mirrors it now. A repository that cannot be mirrored " +
 			"leaves the project kept, failed, with the reason, and exits 1.",
@@ -150,7 +159,11 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("wshub admin "+cmd.name, flag.ContinueOnError)
 	run := cmd.flags(fs)
-	if err := parse(fs, rest, cmd.required...); err != nil {
+	err := parse(fs, rest, cmd.required...)
+	if err == nil {
+		err = exactlyOne(fs, cmd.oneOf)
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, cmd.help(fs))
 			return 0

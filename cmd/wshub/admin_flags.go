@@ -31,6 +31,24 @@ func parse(fs *flag.FlagSet, args []string, required ...string) error {
 	return nil
 }
 
+// exactlyOne checks that one of names, and only one, was given a value (none: no
+// check).
+func exactlyOne(fs *flag.FlagSet, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	given := 0
+	for _, name := range names {
+		if fs.Lookup(name).Value.String() != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		return fmt.Errorf("give exactly one of --%s", strings.Join(names, ", --"))
+	}
+	return nil
+}
+
 // flagGiven reports whether the flag was set on the command line.
 func flagGiven(fs *flag.FlagSet, name string) bool {
 	given := false

@@ -46,7 +46,7 @@ func TestAdminHelpWalksTheTable(t *testing.T) {
 				return
 			}
 			optional := strings.Count(usage[:at[0]], "[") > strings.Count(usage[:at[0]], "]")
-			if required := slices.Contains(c.required, f.Name); required == optional {
+			if required := slices.Contains(c.required, f.Name) || slices.Contains(c.oneOf, f.Name); required == optional {
 				t.Errorf("wshub admin %s: --%s is required=%v, but the usage shows it optional=%v:\n%s", c.name, f.Name, required, optional, usage)
 			}
 			if !strings.Contains(out, "  --"+f.Name+" ") {

@@ -343,3 +343,62 @@ func TestAdminResealCountsMissingBytesAsFailures(t *testing.T) {
 		t.Fatalf("expected no failure with the hub's data directory, got %q", out)
 	}
 }
+
+// The operator names an account's people: one identity each, a role, and a member
+// known to the hub keeps their id across accounts and role changes.
+func TestAdminMembersAreNamedByOneIdentityWithARole(t *testing.T) {
+	adminEnv(t)
+	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "People")
+	id := acct["accountId"].(string)
+	other, _ := wshub(t, 0, "admin", "account", "create", "--name", "Other")
+
+	owner, _ := wshub(t, 0, "admin", "member", "add", "--account", id, "--email", " Ada@Example.COM ", "--role", "owner", "--name", "Ada")
+	if owner["role"] != "owner" || owner["name"] != "Ada" || !strings.HasPrefix(owner["memberId"].(string), "mem_") {
+		t.Fatalf("expected Ada added as owner, got %v", owner)
+	}
+	if ids := owner["identities"].([]any); len(ids) != 1 || ids[0] != "email:ada@example.com" {
+		t.Errorf("expected the email lowercased and trimmed, got %v", ids)
+	}
+	wshub(t, 0, "admin", "member", "add", "--account", id, "--slack", "T01:U02", "--role", "member")
+	wshub(t, 0, "admin", "member", "add", "--account", id, "--oidc", "https://id.example.com/:sub-9", "--role", "member")
+	// The same person again, in another account and with another role here: one member.
+	again, _ := wshub(t, 0, "admin", "member", "add", "--account", other["accountId"].(string), "--email", "ada@example.com", "--role", "member")
+	if again["memberId"] != owner["memberId"] {
+		t.Errorf("expected the same member in the second account, got %v and %v", owner["memberId"], again["memberId"])
+	}
+
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"admin", "member", "list", "--account", id}, &out, &errb); code != 0 {
+		t.Fatalf("member list: exit %d: %s", code, errb.String())
+	}
+	var list []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &list); err != nil || len(list) != 3 {
+		t.Fatalf("expected three members, got %s (%v)", out.String(), err)
+	}
+	if list[0]["name"] != "Ada" || list[0]["role"] != "owner" || list[2]["identities"].([]any)[0] != "oidc:https://id.example.com sub-9" {
+		t.Errorf("expected the owner first and the OpenID identity as issuer and subject, got %v", list)
+	}
+
+	wshub(t, 0, "admin", "member", "remove", "--account", id, "--slack", "T01:U02")
+	_, errs := wshub(t, 1, "admin", "member", "remove", "--account", id, "--slack", "T01:U02")
+	if !strings.Contains(errs, "is not a member of account") {
+		t.Errorf("expected removing twice to say so, got %q", errs)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--account", id, "--role", "owner"}, 2, "give exactly one of --email"},
+		{[]string{"--account", id, "--role", "owner", "--email", "a@b.c", "--discord", "1"}, 2, "give exactly one of"},
+		{[]string{"--account", id, "--role", "boss", "--email", "a@b.c"}, 1, `role must be "owner" or "member"`},
+		{[]string{"--account", id, "--role", "owner", "--slack", "nope"}, 1, "a Slack identity is TEAM:USER"},
+		{[]string{"--account", id, "--role", "owner", "--oidc", "not-a-url"}, 1, "ISSUER:SUBJECT"},
+		{[]string{"--account", "acct_missing", "--role", "owner", "--discord", "12"}, 1, "no account acct_missing"},
+	} {
+		_, errs := wshub(t, tt.code, append([]string{"admin", "member", "add"}, tt.args...)...)
+		if !strings.Contains(errs, tt.want) {
+			t.Errorf("member add %v: expected %q, got %q", tt.args, tt.want, errs)
+		}
+	}
+}

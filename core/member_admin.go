@@ -1,0 +1,64 @@
+package core
+
+import (
+	"context"
+	"errors"
+)
+
+// The operator's member commands: `wshub admin member add|remove|list` name an
+// account's first owner; owners manage the rest in the app.
+
+const maxMemberName = 200
+
+// AddMember gives the person an identity names a role in the account: the member is
+// made, with that identity, when the hub does not know them yet, and a member already
+// in the account changes role. name, when given, is the member's display name.
+func (s *Admin) AddMember(ctx context.Context, accountID string, id Identity, role Role, name string) (*Membership, error) {
+	if chars(name) > maxMemberName {
+		return nil, Errorf(CodeInvalidRequest, "the name must be at most %d characters", maxMemberName)
+	}
+	var out *Membership
+	err := inTx(ctx, s.store, func(q Queries) error {
+		if _, err := q.GetAccount(ctx, accountID); err != nil {
+			return notFound(err, CodeNotFound, "no account "+accountID)
+		}
+		now := s.clock.Now()
+		m, err := q.MemberByIdentity(ctx, id)
+		switch {
+		case errors.Is(err, ErrNoRows):
+			m = &Member{ID: NewID(s.rand, PrefixMember), Name: name, Identities: []Identity{id}, CreatedAt: now}
+			if err := q.CreateMember(ctx, m); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		}
+		out = &Membership{AccountID: accountID, Member: m, Role: role, CreatedAt: now}
+		return q.SetMembership(ctx, out)
+	})
+	return out, err
+}
+
+// RemoveMember takes the person an identity names out of the account. The member
+// stays known to the hub (and in their other accounts).
+func (s *Admin) RemoveMember(ctx context.Context, accountID string, id Identity) error {
+	return s.store.InTx(ctx, func(q Queries) error {
+		m, err := q.MemberByIdentity(ctx, id)
+		if err != nil {
+			return notFound(err, CodeNotFound, "no member with the identity "+id.String())
+		}
+		ok, err := q.RemoveMembership(ctx, accountID, m.ID)
+		if err == nil && !ok {
+			return Errorf(CodeNotFound, "%s is not a member of account %s", id, accountID)
+		}
+		return err
+	})
+}
+
+// ListMembers lists an account's members, owners first.
+func (s *Admin) ListMembers(ctx context.Context, accountID string) ([]*Membership, error) {
+	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
+		return nil, notFound(err, CodeNotFound, "no account "+accountID)
+	}
+	return s.store.ListMemberships(ctx, accountID)
+}
