@@ -21,7 +21,8 @@ var statusOf = map[string]int{
 	core.CodeMissingAPIKey: 401, core.CodeInvalidAPIKey: 401, core.CodeRuntimeTokenInvalid: 401,
 
 	core.CodeEntitlementRequired: 403, core.CodeBillingHold: 403, core.CodeBillingPeriodMissing: 403,
-	core.CodeCrossOriginNotAllowed: 403,
+	core.CodeCrossOriginNotAllowed: 403, core.CodeNotAMember: 403, core.CodeOwnerRequired: 403,
+	core.CodeSessionInvalid: 401,
 
 	core.CodeNotFound: 404, core.CodeProjectNotFound: 404, core.CodeWorkspaceNotFound: 404,
 	core.CodeAssetNotFound: 404, core.CodeWebhookNotFound: 404, core.CodeTurnNotFound: 404, core.CodeApprovalNotFound: 404,

@@ -60,6 +60,9 @@ type APIKey struct {
 	RevokedAt *time.Time
 	// LastUsedAt is when the key last authenticated a request, within a minute (nil: never).
 	LastUsedAt *time.Time
+	// CreatedBy is the member who made the key in the app ("": the operator), and
+	// CreatedByName their name as the hub knows it.
+	CreatedBy, CreatedByName string
 }
 
 // AccountQueries are the store statements of accounts and their API keys.

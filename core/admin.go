@@ -93,18 +93,29 @@ func (s *Admin) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (
 
 // CreateAPIKey makes a key for an account and returns its secret, shown only once.
 func (s *Admin) CreateAPIKey(ctx context.Context, accountID, name string) (*APIKey, string, error) {
-	if strings.TrimSpace(name) == "" {
-		return nil, "", Errorf(CodeInvalidRequest, "a key needs a name")
-	}
 	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
 		return nil, "", notFound(err, CodeNotFound, "no such account")
 	}
-	secret := NewAPIKey(s.rand)
-	k := &APIKey{ID: NewID(s.rand, PrefixKey), AccountID: accountID, Name: strings.TrimSpace(name), Hash: HashAPIKey(secret), CreatedAt: s.clock.Now()}
-	if err := s.store.CreateAPIKey(ctx, k); err != nil {
+	return createAPIKey(ctx, s.store, s.kernel, accountID, name, "")
+}
+
+// maxKeyName bounds a key's name, as the app's form does.
+const maxKeyName = 100
+
+// createAPIKey makes a key for the account (the operator's, or an owner's in the app):
+// only its hash is kept, and the secret is returned to be shown once.
+func createAPIKey(ctx context.Context, store AccountQueries, k kernel, accountID, name, by string) (*APIKey, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || chars(name) > maxKeyName {
+		return nil, "", Errorf(CodeInvalidRequest, "a key needs a name of 1 to %d characters", maxKeyName)
+	}
+	secret := NewAPIKey(k.rand)
+	key := &APIKey{ID: NewID(k.rand, PrefixKey), AccountID: accountID, Name: name, Hash: HashAPIKey(secret),
+		CreatedAt: k.clock.Now(), CreatedBy: by}
+	if err := store.CreateAPIKey(ctx, key); err != nil {
 		return nil, "", err
 	}
-	return k, secret, nil
+	return key, secret, nil
 }
 
 // WorkCounts is the size of the work queue, for metrics.
@@ -353,4 +364,5 @@ type adminStore interface {
 	ChatQueries
 	DeliveryQueries
 	MemberQueries
+	AppSessionQueries
 }

@@ -83,6 +83,12 @@ const (
 	CodeBillingHold           = "cloud_billing_hold"
 	CodeBillingPeriodMissing  = "cloud_billing_period_missing"
 	CodeCrossOriginNotAllowed = "cross_origin_not_allowed"
+	// CodeNotAMember: a person signed in whom no account of the hub has as a member.
+	CodeNotAMember = "not_a_member"
+	// CodeOwnerRequired: an app action only the account's owners may take.
+	CodeOwnerRequired = "owner_required"
+	// CodeSessionInvalid: the app's session ended, expired or never was.
+	CodeSessionInvalid = "session_invalid"
 	// 404
 	CodeNotFound          = "not_found"
 	CodeProjectNotFound   = "cloud_project_not_found"

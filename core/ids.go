@@ -11,19 +11,21 @@ import (
 
 // ID prefixes (behaviour.md, identifiers).
 const (
-	PrefixAccount   = "acct_"
-	PrefixKey       = "key_"
-	PrefixProject   = "prj_"
-	PrefixWorkspace = "ws_"
-	PrefixMessage   = "msg_"
-	PrefixTurn      = "turn_"
-	PrefixAsset     = "asset_"
-	PrefixWebhook   = "wh_"
-	PrefixEvent     = "evt_"
-	PrefixApproval  = "apr_"
-	PrefixMember    = "mem_"
-	PrefixAPIKey    = "svc_"
-	PrefixSecret    = "whsec_"
+	PrefixAccount    = "acct_"
+	PrefixKey        = "key_"
+	PrefixProject    = "prj_"
+	PrefixWorkspace  = "ws_"
+	PrefixMessage    = "msg_"
+	PrefixTurn       = "turn_"
+	PrefixAsset      = "asset_"
+	PrefixWebhook    = "wh_"
+	PrefixEvent      = "evt_"
+	PrefixApproval   = "apr_"
+	PrefixMember     = "mem_"
+	PrefixAppSession = "as_"
+	PrefixSession    = "wss_"
+	PrefixAPIKey     = "svc_"
+	PrefixSecret     = "whsec_"
 )
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -81,6 +83,12 @@ func encodeBase62(b []byte) string {
 // NewAPIKey returns a fresh key: svc_ + 43 base62 characters of 32 random bytes.
 func NewAPIKey(r io.Reader) string {
 	return PrefixAPIKey + encodeBase62(randomBytes(r, 32))
+}
+
+// NewSessionToken returns an app session's cookie token: wss_ + 43 base62 characters
+// of 32 random bytes. The store keeps its hash only, as for a key.
+func NewSessionToken(r io.Reader) string {
+	return PrefixSession + encodeBase62(randomBytes(r, 32))
 }
 
 // NewWebhookSecret returns whsec_ + 43 base64url characters of 32 random bytes.

@@ -55,6 +55,14 @@ func (s *Admin) RemoveMember(ctx context.Context, accountID string, id Identity)
 	})
 }
 
+// SignInLink makes a one-time link token that signs the member in to the account
+// within SignInLinkLife (the development hub prints one for its owner).
+func (s *Admin) SignInLink(ctx context.Context, accountID, memberID string) (string, error) {
+	token := NewSessionToken(s.rand)
+	err := s.store.InsertSignInLink(ctx, HashAPIKey(token), memberID, accountID, s.clock.Now().Add(SignInLinkLife))
+	return token, err
+}
+
 // ListMembers lists an account's members, owners first.
 func (s *Admin) ListMembers(ctx context.Context, accountID string) ([]*Membership, error) {
 	if _, err := s.store.GetAccount(ctx, accountID); err != nil {

@@ -44,6 +44,7 @@ type Queries interface {
 	WebhookQueries
 	QuotaQueries
 	MemberQueries
+	AppSessionQueries
 }
 
 // StoredMessage is a message row as the store keeps it: the text sealed.

@@ -39,6 +39,8 @@ type Deps struct {
 	Wakeups  Wakeups
 	// Quotas are the hub's default limits per account.
 	Quotas Quotas
+	// AppLimits are the app's session lifetimes.
+	AppLimits AppLimits
 }
 
 // Service is every use case of the hub, grouped by who calls them. A front-end holds
@@ -58,6 +60,7 @@ type Service struct {
 	Deliveries *Deliveries // the webhook delivery worker
 	ChatQueues *ChatQueues // the chat inbox and outboxes' workers
 	Admin      *Admin      // the operator's commands
+	App        *App        // the app: sign-in, and each page's actions on the session's account
 }
 
 // kernel is what every group shares: time, randomness and content sealing.
@@ -103,6 +106,7 @@ func NewService(d Deps) *Service {
 		Sweeps:     &Sweeps{w: rt},
 		Deliveries: &Deliveries{kernel: k, logger: lg, store: d.Store, sender: d.Sender},
 		ChatQueues: &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
+		App:        &App{kernel: k, store: d.Store, limits: d.AppLimits},
 		Admin:      &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }

@@ -30,8 +30,26 @@ type Config struct {
 	MetricsAddr string `env:"WSHUB_METRICS_ADDR"`
 	// DataDir holds project mirrors, workspace checkouts and attachment blobs.
 	DataDir string `env:"WSHUB_DATA_DIR" envDefault:".data"`
-	// PublicURL is the hub's public address; webhooks may not point at its host.
+	// PublicURL is the hub's public address; webhooks may not point at its host, and
+	// the app's sign-in returns to it.
 	PublicURL string `env:"WSHUB_PUBLIC_URL"`
+	// OIDCIssuer, OIDCClientID and OIDCClientSecret are the OpenID Connect provider
+	// people sign in to the app with (issuer "": none); OIDCName names it on the
+	// sign-in button.
+	OIDCIssuer       string `env:"WSHUB_OIDC_ISSUER"`
+	OIDCClientID     string `env:"WSHUB_OIDC_CLIENT_ID"`
+	OIDCClientSecret string `env:"WSHUB_OIDC_CLIENT_SECRET"`
+	OIDCName         string `env:"WSHUB_OIDC_NAME"`
+	// AppSessionIdle and AppSessionMax end an app session idle that long, and one that
+	// old whatever its use.
+	AppSessionIdle time.Duration `env:"WSHUB_APP_SESSION_IDLE" envDefault:"12h"`
+	AppSessionMax  time.Duration `env:"WSHUB_APP_SESSION_MAX" envDefault:"168h"`
+	// AppInsecure lets the app's session cookie travel over plain http (the
+	// development hub on loopback sets it; never a production hub).
+	AppInsecure bool `env:"-"`
+	// AppSignInLinks accepts one-time sign-in links from loopback (the development
+	// hub prints one; never a production hub).
+	AppSignInLinks bool `env:"-"`
 	// ContentKey is the base64 AES-256 key that seals message text, attachments and
 	// webhook secrets. Without it the endpoints that must seal answer 503.
 	ContentKey string `env:"WSHUB_CONTENT_KEY"`
@@ -310,6 +328,9 @@ func LoadConfig() (Config, error) {
 	// was asked for, while New reads a zero in a Config built in code as the default.
 	if err := checkRetention(c.Retention); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
+	}
+	if c.OIDCIssuer != "" && (c.PublicURL == "" || c.OIDCClientID == "") {
+		return c, fmt.Errorf("configuration: WSHUB_OIDC_ISSUER needs WSHUB_OIDC_CLIENT_ID and WSHUB_PUBLIC_URL (the app's sign-in returns to WSHUB_PUBLIC_URL/app/signin/callback)")
 	}
 	c.AgentCommands = agents.CommandsFromEnv(os.Environ())
 	// Resolved once, here: everything under it (mirrors, checkouts, the sandbox's

@@ -32,6 +32,7 @@ import (
 	slackbot "github.com/wshub/wshub/bots/slack"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/jobs"
+	"github.com/wshub/wshub/web"
 )
 
 // Hub is an assembled hub: its store, use cases and HTTP app.
@@ -201,7 +202,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Remote: remote,
 		Branches: &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Credentials: creds,
 			MaxObjectBytes: cfg.BranchMaxObjectBytes, MaxBranchBytes: cfg.BranchMaxBytes},
-		Wakeups: fanout,
+		Wakeups:   fanout,
+		AppLimits: core.AppLimits{Idle: cfg.AppSessionIdle, Max: cfg.AppSessionMax},
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
 			RunningTurns: cfg.MaxRunningTurns},
 	})
@@ -215,6 +217,11 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		AgentLimits: limits}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
+	}
+	if err := web.Mount(app, svc.App, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
+		OIDC:     web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName},
+		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks}); err != nil {
+		return nil, err
 	}
 	if cfg.SlackBotToken != "" {
 		h.Slack = slackbot.New(svc.Chat, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,

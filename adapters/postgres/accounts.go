@@ -115,20 +115,24 @@ type apiKeyRow struct {
 	CreatedAt time.Time    `db:"created_at"`
 	RevokedAt sql.NullTime `db:"revoked_at"`
 	LastUsed  sql.NullTime `db:"last_used_at"`
+	CreatedBy string       `db:"created_by"`
+	ByName    string       `db:"created_by_name"`
 }
 
 // ListAPIKeys: an account has few keys; the hash is never read back.
 func (q queries) ListAPIKeys(ctx context.Context, accountID string) (_ []*core.APIKey, err error) {
 	defer wrapErr(&err, "list API keys")
 	var rows []apiKeyRow
-	if err := q.selectAll(ctx, &rows, `SELECT id, account_id, name, created_at, revoked_at, last_used_at FROM api_keys
-		WHERE account_id = $1 ORDER BY created_at, id`, accountID); err != nil {
+	if err := q.selectAll(ctx, &rows, `SELECT k.id, k.account_id, k.name, k.created_at, k.revoked_at, k.last_used_at, k.created_by,
+		coalesce(m.name, '') AS created_by_name
+		FROM api_keys k LEFT JOIN members m ON m.id = k.created_by
+		WHERE k.account_id = $1 ORDER BY k.created_at, k.id`, accountID); err != nil {
 		return nil, err
 	}
 	out := make([]*core.APIKey, len(rows))
 	for i, r := range rows {
 		out[i] = &core.APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, CreatedAt: r.CreatedAt, RevokedAt: timePtr(r.RevokedAt),
-			LastUsedAt: timePtr(r.LastUsed)}
+			LastUsedAt: timePtr(r.LastUsed), CreatedBy: r.CreatedBy, CreatedByName: r.ByName}
 	}
 	return out, nil
 }
@@ -150,8 +154,8 @@ func (q queries) LockAccount(ctx context.Context, id string) (err error) {
 
 func (q queries) CreateAPIKey(ctx context.Context, k *core.APIKey) (err error) {
 	defer wrapErr(&err, "create API key")
-	_, err = q.exec(ctx, `INSERT INTO api_keys (id, account_id, name, hash, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		k.ID, k.AccountID, k.Name, k.Hash, k.CreatedAt)
+	_, err = q.exec(ctx, `INSERT INTO api_keys (id, account_id, name, hash, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6)`,
+		k.ID, k.AccountID, k.Name, k.Hash, k.CreatedAt, k.CreatedBy)
 	return err
 }
 

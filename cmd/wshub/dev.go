@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,16 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	if _, set := os.LookupEnv("WSHUB_ADDR"); !set {
 		cfg.Addr = "127.0.0.1:8080"
 	}
+	// The app over plain http, and its one-time sign-in links, on this machine only.
+	if host, _, err := net.SplitHostPort(cfg.Addr); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || host == "localhost" {
+			cfg.AppInsecure = true
+		}
+	}
+	cfg.AppSignInLinks = true
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = devBase(cfg)
+	}
 	if !cfg.WebhookAllowInsecure && os.Getenv("WSHUB_WEBHOOK_ALLOW_INSECURE") == "" {
 		cfg.WebhookAllowInsecure = true // development: let webhooks reach a local receiver
 	}
@@ -75,11 +86,15 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	if err == nil {
 		err = writeDevState(statePath, st)
 	}
+	var link string
+	if err == nil {
+		link, err = devSignInLink(ctx, h, st)
+	}
 	h.Close()
 	if err != nil {
 		return err
 	}
-	printDevBanner(stdout, cfg, st, created)
+	printDevBanner(stdout, cfg, st, created, link)
 	cfg.MigrateOnStart = false
 	return serveConfig(ctx, cfg, log)
 }
@@ -161,11 +176,37 @@ func writeDevState(path string, st devState) error {
 	return os.Rename(tmp, path)
 }
 
-func printDevBanner(w io.Writer, cfg hub.Config, st devState, created bool) {
-	base := "http://localhost" + cfg.Addr
-	if !strings.HasPrefix(cfg.Addr, ":") {
-		base = "http://" + cfg.Addr
+// devOwner is the development account's owner, who signs in to the app with the
+// printed link.
+const devOwner = "owner@dev.localhost"
+
+// devSignInLink makes the development account's owner (once) and a fresh one-time
+// sign-in link for them.
+func devSignInLink(ctx context.Context, h *hub.Hub, st devState) (string, error) {
+	id, err := core.NewIdentity(core.IdentityEmail, devOwner)
+	if err != nil {
+		return "", err
 	}
+	ms, err := h.Service.Admin.AddMember(ctx, st.AccountID, id, core.RoleOwner, "Developer")
+	if err != nil {
+		return "", err
+	}
+	token, err := h.Service.Admin.SignInLink(ctx, st.AccountID, ms.Member.ID)
+	if err != nil {
+		return "", err
+	}
+	return devBase(h.Config) + "/app/signin/link?token=" + token, nil
+}
+
+func devBase(cfg hub.Config) string {
+	if strings.HasPrefix(cfg.Addr, ":") {
+		return "http://localhost" + cfg.Addr
+	}
+	return "http://" + cfg.Addr
+}
+
+func printDevBanner(w io.Writer, cfg hub.Config, st devState, created bool, link string) {
+	base := devBase(cfg)
 	what := "Development account ready"
 	if created {
 		what = "Created a development account, API key and sample project"
@@ -184,5 +225,10 @@ Try it:
   export WSHUB_KEY=%s
   curl -s -H "Authorization: Bearer $WSHUB_KEY" %s/v1/api/projects
 
-`, what, cfg.DataDir, st.AccountID, st.ProjectID, st.Key, cfg.Addr, st.Key, base)
+The app, signed in as the account's owner (%s): this link works once, within 15
+minutes, from this machine only; make run prints a new one each time.
+
+  %s
+
+`, what, cfg.DataDir, st.AccountID, st.ProjectID, st.Key, cfg.Addr, st.Key, base, devOwner, link)
 }

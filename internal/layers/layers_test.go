@@ -67,7 +67,7 @@ func TestImportRules(t *testing.T) {
 				if !isStd(imp) && imp != module+"webhook" {
 					t.Errorf("client imports %s; the client uses the standard library only", imp)
 				}
-			case rel == "api" || strings.HasPrefix(rel, "bots/"):
+			case rel == "api" || rel == "web" || strings.HasPrefix(rel, "bots/"):
 				// bots/chat is the words and helpers the bots share above core.
 				// api/runtimewire is the runtime API's wire, shared with `wshub runtime`.
 				shared := strings.HasPrefix(rel, "bots/") && imp == module+"bots/chat" ||
@@ -110,7 +110,7 @@ func TestCoreTestsImportNothingOfTheHub(t *testing.T) {
 func TestFrontEndsHoldTheirGroupOnly(t *testing.T) {
 	for _, p := range listPackages(t) {
 		rel := strings.TrimPrefix(p.ImportPath, module)
-		if rel != "api" && rel != "jobs" && !strings.HasPrefix(rel, "bots/") {
+		if rel != "api" && rel != "web" && rel != "jobs" && !strings.HasPrefix(rel, "bots/") {
 			continue
 		}
 		for f, file := range sources(t, p.Dir) {

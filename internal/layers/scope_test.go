@@ -16,11 +16,16 @@ import (
 // front-end holds takes one of them, so a handler cannot act across tenants.
 var scopes = map[string]bool{
 	"*Account": true, "*ChatSession": true, "ChatPlace": true, "ChatAction": true,
-	"ChatArrival": true, "RuntimeCaller": true,
+	"ChatArrival": true, "RuntimeCaller": true, "*AppSession": true,
 }
 
 // establishing are the methods that turn a credential into a scope, and so take none.
-var establishing = map[string]bool{"Workspaces.Authenticate": true}
+var establishing = map[string]bool{
+	"Workspaces.Authenticate": true,
+	// A person an identity provider vouched for, a session cookie's token, a one-time
+	// sign-in link.
+	"App.SignIn": true, "App.Session": true, "App.SignInWithLink": true,
+}
 
 // coreMethods maps each use-case group (a field of core.Service) to its exported
 // methods' parameter types.
@@ -158,7 +163,7 @@ func frontEndFiles(t *testing.T) map[string]*ast.File {
 	files := map[string]*ast.File{}
 	for _, p := range listPackages(t) {
 		rel := strings.TrimPrefix(p.ImportPath, module)
-		if rel != "api" && !strings.HasPrefix(rel, "bots/") {
+		if rel != "api" && rel != "web" && !strings.HasPrefix(rel, "bots/") {
 			continue
 		}
 		for name, file := range sources(t, p.Dir) {
@@ -194,7 +199,7 @@ func TestFrontEndsReachOnlyScopedUseCases(t *testing.T) {
 			held[g] = true
 		}
 	}
-	for _, g := range []string{"Workspaces", "Webhooks", "RuntimeAPI", "Chat"} {
+	for _, g := range []string{"Workspaces", "Webhooks", "RuntimeAPI", "Chat", "App"} {
 		if !held[g] {
 			t.Errorf("no front-end holds core.%s: the check would not look at its methods", g)
 		}

@@ -1,0 +1,289 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// The app (web/) is a front-end like the API and the bots: people sign in, and every
+// page acts through an AppSession, its scope, as the API's is an account.
+
+// AppSession is a person signed in to the app: the member, the account they are
+// looking at, and their role there.
+type AppSession struct {
+	ID        string
+	Member    *Member
+	AccountID string
+	Role      Role
+	// CSRF is the token every state-changing form of this session carries.
+	CSRF       string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	// ExpiresAt is the absolute end; a session idle for AppLimits.Idle ends sooner.
+	ExpiresAt time.Time
+}
+
+// StoredAppSession is a session row: its token kept as a hash only.
+type StoredAppSession struct {
+	AppSession
+	TokenHash []byte
+}
+
+// AppLimits are the app's session lifetimes.
+type AppLimits struct {
+	Idle time.Duration // since the last request (default DefaultAppIdle)
+	Max  time.Duration // since sign-in (default DefaultAppMax)
+}
+
+const (
+	DefaultAppIdle = 12 * time.Hour
+	DefaultAppMax  = 7 * 24 * time.Hour
+	// appTouchEvery spaces the writes of a session's last request: the idle limit is
+	// kept to within it, and a page's requests cost no write.
+	appTouchEvery = time.Minute
+	// SignInLinkLife bounds a one-time sign-in link.
+	SignInLinkLife = 15 * time.Minute
+)
+
+// App is the app's use cases: signing in, and each page's actions on the session's
+// account.
+type App struct {
+	kernel
+	store  appStore
+	limits AppLimits
+}
+
+type appStore interface {
+	TxStore
+	AccountQueries
+	MemberQueries
+	AppSessionQueries
+	ChatQueries
+}
+
+// AppSessionQueries are the store statements of the app's sessions.
+type AppSessionQueries interface {
+	InsertAppSession(ctx context.Context, s *StoredAppSession) error
+	// AppSessionByToken finds a session that has not ended with the member's current
+	// role in its account (ErrNoRows: none, or the member left the account).
+	AppSessionByToken(ctx context.Context, tokenHash []byte) (*AppSession, error)
+	TouchAppSession(ctx context.Context, id string, at time.Time) error
+	EndAppSession(ctx context.Context, id string, at time.Time) error
+	// MembershipsOf lists a member's accounts, owner roles first.
+	MembershipsOf(ctx context.Context, memberID string) ([]*Membership, error)
+	// AddIdentity links another identity to a member (ErrConflict: another's).
+	AddIdentity(ctx context.Context, memberID string, id Identity) error
+	InsertSignInLink(ctx context.Context, tokenHash []byte, memberID, accountID string, expires time.Time) error
+	// UseSignInLink marks an unused, unexpired link used and returns its member and
+	// account (ErrNoRows: none such).
+	UseSignInLink(ctx context.Context, tokenHash []byte, at time.Time) (memberID, accountID string, err error)
+}
+
+func (l AppLimits) idle() time.Duration {
+	if l.Idle > 0 {
+		return l.Idle
+	}
+	return DefaultAppIdle
+}
+
+func (l AppLimits) max() time.Duration {
+	if l.Max > 0 {
+		return l.Max
+	}
+	return DefaultAppMax
+}
+
+// SignInInput is a person an identity provider vouched for.
+type SignInInput struct {
+	Identity Identity
+	// Email is an address the provider verified ("": none): it finds a member the
+	// operator named by email, and links this identity to them.
+	Email string
+	Name  string
+}
+
+var errNotAMember = Errorf(CodeNotAMember, "you are not a member of any account on this hub; an owner of your team's account can add you")
+
+// SignIn opens a session for a person an identity provider vouched for, on the
+// first of their accounts (owned ones first). It returns the session and the token
+// its cookie carries, shown nowhere else. A person the hub does not know is refused,
+// unless their Slack identity belongs to a team bound to an account: then they join
+// it as a member.
+func (s *App) SignIn(ctx context.Context, in SignInInput) (*AppSession, string, error) {
+	var out *AppSession
+	var token string
+	err := inTx(ctx, s.store, func(q Queries) error {
+		m, err := s.memberFor(ctx, q, in)
+		if err != nil {
+			return err
+		}
+		ms, err := q.MembershipsOf(ctx, m.ID)
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			return errNotAMember
+		}
+		out, token, err = s.open(ctx, q, m, ms[0])
+		return err
+	})
+	return out, token, err
+}
+
+// memberFor finds (or, for a bound Slack team's person, makes) the member signing in.
+func (s *App) memberFor(ctx context.Context, q Queries, in SignInInput) (*Member, error) {
+	m, err := q.MemberByIdentity(ctx, in.Identity)
+	if !errors.Is(err, ErrNoRows) {
+		return m, err
+	}
+	if in.Email != "" {
+		if email, err := NewIdentity(IdentityEmail, in.Email); err == nil {
+			m, err := q.MemberByIdentity(ctx, email)
+			switch {
+			case err == nil:
+				return m, q.AddIdentity(ctx, m.ID, in.Identity)
+			case !errors.Is(err, ErrNoRows):
+				return nil, err
+			}
+		}
+	}
+	return s.joinBoundTeam(ctx, q, in)
+}
+
+// joinBoundTeam makes a person of a bound Slack team a member of the bound account.
+func (s *App) joinBoundTeam(ctx context.Context, q Queries, in SignInInput) (*Member, error) {
+	if in.Identity.Kind != IdentitySlack {
+		return nil, errNotAMember
+	}
+	team, _, _ := strings.Cut(in.Identity.Subject, ":")
+	b, err := q.GetChatBinding(ctx, PlatformSlack, team)
+	if errors.Is(err, ErrNoRows) {
+		return nil, errNotAMember
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	name, _ := capRunes(in.Name, maxMemberName)
+	m := &Member{ID: NewID(s.rand, PrefixMember), Name: name, Identities: []Identity{in.Identity}, CreatedAt: now}
+	if err := q.CreateMember(ctx, m); err != nil {
+		return nil, err
+	}
+	return m, q.SetMembership(ctx, &Membership{AccountID: b.AccountID, Member: m, Role: RoleMember, CreatedAt: now})
+}
+
+// open starts a session of m in ms's account.
+func (s *App) open(ctx context.Context, q Queries, m *Member, ms *Membership) (*AppSession, string, error) {
+	now := s.clock.Now()
+	token := NewSessionToken(s.rand)
+	st := &StoredAppSession{AppSession: AppSession{ID: NewID(s.rand, PrefixAppSession), Member: m, AccountID: ms.AccountID,
+		Role: ms.Role, CSRF: encodeBase62(randomBytes(s.rand, 32)), CreatedAt: now, LastSeenAt: now,
+		ExpiresAt: now.Add(s.limits.max())}, TokenHash: HashAPIKey(token)}
+	if err := q.InsertAppSession(ctx, st); err != nil {
+		return nil, "", err
+	}
+	return &st.AppSession, token, nil
+}
+
+// Session finds the session a cookie's token names: not ended, not past its absolute
+// end, not idle too long, and its member still in the account (with their role now).
+func (s *App) Session(ctx context.Context, token string) (*AppSession, error) {
+	invalid := Errorf(CodeSessionInvalid, "sign in again")
+	if token == "" || len(token) > 200 {
+		return nil, invalid
+	}
+	a, err := s.store.AppSessionByToken(ctx, HashAPIKey(token))
+	if errors.Is(err, ErrNoRows) {
+		return nil, invalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := s.clock.Now()
+	if !now.Before(a.ExpiresAt) || now.Sub(a.LastSeenAt) >= s.limits.idle() {
+		return nil, invalid
+	}
+	if now.Sub(a.LastSeenAt) >= appTouchEvery {
+		if err := s.store.TouchAppSession(ctx, a.ID, now); err != nil {
+			return nil, err
+		}
+		a.LastSeenAt = now
+	}
+	return a, nil
+}
+
+// SignOut ends the session.
+func (s *App) SignOut(ctx context.Context, a *AppSession) error {
+	return s.store.EndAppSession(ctx, a.ID, s.clock.Now())
+}
+
+// SignInWithLink opens a session with a one-time link (the development hub prints
+// one): it works once, before it expires.
+func (s *App) SignInWithLink(ctx context.Context, token string) (*AppSession, string, error) {
+	var out *AppSession
+	var cookie string
+	err := s.store.InTx(ctx, func(q Queries) error {
+		memberID, accountID, err := q.UseSignInLink(ctx, HashAPIKey(token), s.clock.Now())
+		if err != nil {
+			return notFound(err, CodeSessionInvalid, "this sign-in link was used or has expired")
+		}
+		ms, err := q.MembershipsOf(ctx, memberID)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if m.AccountID == accountID {
+				out, cookie, err = s.open(ctx, q, m.Member, m)
+				return err
+			}
+		}
+		return errNotAMember
+	})
+	return out, cookie, err
+}
+
+// requireOwner refuses an owner's action to a member.
+func (a *AppSession) requireOwner() error {
+	if a.Role != RoleOwner {
+		return Errorf(CodeOwnerRequired, "only the account's owners may do this")
+	}
+	return nil
+}
+
+// ListKeys lists the account's API keys (owners): never a key itself.
+func (s *App) ListKeys(ctx context.Context, a *AppSession) ([]*APIKey, error) {
+	if err := a.requireOwner(); err != nil {
+		return nil, err
+	}
+	return s.store.ListAPIKeys(ctx, a.AccountID)
+}
+
+// CreateKey makes an API key for the account (owners); the key is returned to be
+// shown once.
+func (s *App) CreateKey(ctx context.Context, a *AppSession, name string) (*APIKey, string, error) {
+	if err := a.requireOwner(); err != nil {
+		return nil, "", err
+	}
+	return createAPIKey(ctx, s.store, s.kernel, a.AccountID, name, a.Member.ID)
+}
+
+// RevokeKey revokes one of the account's keys (owners): the next request with it is
+// refused on every replica, as api.md §5.4 requires.
+func (s *App) RevokeKey(ctx context.Context, a *AppSession, keyID string) error {
+	if err := a.requireOwner(); err != nil {
+		return err
+	}
+	keys, err := s.store.ListAPIKeys(ctx, a.AccountID)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if k.ID == keyID {
+			_, err := s.store.RevokeAPIKey(ctx, keyID, s.clock.Now())
+			return err
+		}
+	}
+	return Errorf(CodeNotFound, "no key %s in this account", keyID)
+}

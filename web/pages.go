@@ -1,0 +1,147 @@
+package web
+
+import (
+	"errors"
+	"html/template"
+	"io/fs"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/wshub/wshub/core"
+)
+
+// page is what every template gets: the person (nil before sign-in), the form token,
+// and the page's own data.
+type page struct {
+	Title   string
+	Session *core.AppSession
+	CSRF    string
+	Notice  string // a refusal or a result, said at the top
+	Data    any
+}
+
+var templateFuncs = template.FuncMap{
+	"when": func(t *time.Time) string {
+		if t == nil {
+			return "never"
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+}
+
+func (a *app) render(c *fiber.Ctx, status int, name string, p page) error {
+	if s, ok := c.Locals(sessionKey{}).(*core.AppSession); ok {
+		p.Session, p.CSRF = s, s.CSRF
+	}
+	c.Status(status).Type("html", "utf-8")
+	return a.pages.ExecuteTemplate(c.Response().BodyWriter(), name, p)
+}
+
+// refuse shows a page that says what went wrong, in words, with the status.
+func (a *app) refuse(c *fiber.Ctx, status int, why string) error {
+	return a.render(c, status, "notice", page{Title: "Not done", Notice: why})
+}
+
+// fail answers an error: a core refusal in its own words, anything else logged and
+// said plainly.
+func (a *app) fail(c *fiber.Ctx, err error) error {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		status := fiber.StatusBadRequest
+		switch ce.Code {
+		case core.CodeOwnerRequired, core.CodeNotAMember:
+			status = fiber.StatusForbidden
+		case core.CodeNotFound:
+			status = fiber.StatusNotFound
+		}
+		return a.refuse(c, status, ce.Detail)
+	}
+	a.log.Error("app", "path", c.Path(), "err", err)
+	return a.refuse(c, fiber.StatusInternalServerError, "Something went wrong on the hub; try again in a moment.")
+}
+
+func (a *app) static(c *fiber.Ctx) error {
+	name := "static/" + c.Params("*")
+	b, err := fs.ReadFile(staticFS, name)
+	if err != nil {
+		return c.SendStatus(fiber.StatusNotFound)
+	}
+	c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+	switch {
+	case len(name) > 4 && name[len(name)-4:] == ".css":
+		c.Type("css", "utf-8")
+	case len(name) > 3 && name[len(name)-3:] == ".js":
+		c.Type("js", "utf-8")
+	}
+	return c.Send(b)
+}
+
+func (a *app) signInPage(c *fiber.Ctx) error {
+	name := a.opts.OIDC.Name
+	if name == "" {
+		name = "single sign-on"
+	}
+	return a.render(c, fiber.StatusOK, "signin", page{Title: "Sign in", Data: struct {
+		Provider string
+		Offered  bool
+	}{name, a.oidc != nil}})
+}
+
+// home is the account's front page: owners go to the keys; members, until the
+// workspace pages come, learn where their workspaces are.
+func (a *app) home(c *fiber.Ctx) error {
+	if sessionOf(c).Role == core.RoleOwner {
+		return c.Redirect("/app/keys", fiber.StatusSeeOther)
+	}
+	return a.render(c, fiber.StatusOK, "home", page{Title: "Home"})
+}
+
+type keysData struct {
+	Keys []*core.APIKey
+	// Created is the key just made, shown once.
+	Created     string
+	CreatedName string
+}
+
+func (a *app) keysPage(c *fiber.Ctx) error {
+	return a.showKeys(c, fiber.StatusOK, keysData{}, "")
+}
+
+func (a *app) showKeys(c *fiber.Ctx, status int, d keysData, notice string) error {
+	keys, err := a.core.ListKeys(c.UserContext(), sessionOf(c))
+	if err != nil {
+		return a.fail(c, err)
+	}
+	d.Keys = keys
+	return a.render(c, status, "keys", page{Title: "API keys", Notice: notice, Data: d})
+}
+
+func (a *app) createKey(c *fiber.Ctx) error {
+	k, secret, err := a.core.CreateKey(c.UserContext(), sessionOf(c), c.FormValue("name"))
+	if core.ErrorCode(err) == core.CodeInvalidRequest {
+		var ce *core.Error
+		errors.As(err, &ce)
+		return a.showKeys(c, fiber.StatusBadRequest, keysData{}, ce.Detail)
+	}
+	if err != nil {
+		return a.fail(c, err)
+	}
+	return a.showKeys(c, fiber.StatusCreated, keysData{Created: secret, CreatedName: k.Name}, "")
+}
+
+func (a *app) revokeKey(c *fiber.Ctx) error {
+	if err := a.core.RevokeKey(c.UserContext(), sessionOf(c), c.Params("id")); err != nil {
+		return a.fail(c, err)
+	}
+	return c.Redirect("/app/keys", fiber.StatusSeeOther)
+}
+
+func (a *app) signOut(c *fiber.Ctx) error {
+	if err := a.core.SignOut(c.UserContext(), sessionOf(c)); err != nil {
+		return a.fail(c, err)
+	}
+	a.clearSessionCookie(c)
+	return c.Redirect("/app/signin", fiber.StatusSeeOther)
+}

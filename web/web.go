@@ -1,0 +1,93 @@
+// Package web is the app at /app/: people sign in (OpenID Connect, or the development
+// hub's one-time link), and owners manage the account's API keys. Pages are rendered
+// on the server from embedded templates; a little script from /app/static/ copies to
+// the clipboard. It is a front-end like api/ and bots/: it calls core.App only, and
+// every page acts through the signed-in person's session.
+package web
+
+import (
+	"embed"
+	"html/template"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/wshub/wshub/core"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// OIDC is an OpenID Connect provider people sign in with (Issuer "": none).
+type OIDC struct {
+	Issuer       string
+	ClientID     string
+	ClientSecret string
+	// Name is the provider as the sign-in button names it ("" : "single sign-on").
+	Name string
+}
+
+// Options configure the app.
+type Options struct {
+	Log *slog.Logger
+	// PublicURL is the hub's address as browsers reach it: the sign-in callback is
+	// PublicURL + "/app/signin/callback".
+	PublicURL string
+	OIDC      OIDC
+	// Insecure lets the session cookie travel over plain http: only for a development
+	// hub on loopback. The cookie then loses its __Host- prefix, which requires Secure.
+	Insecure bool
+	// SignInLinks accepts the development hub's one-time sign-in links, from loopback
+	// only. A production hub never offers them.
+	SignInLinks bool
+	// SignInRate and SignInBurst bound sign-in attempts per client address (defaults
+	// 1 a second, 10 at once).
+	SignInRate  float64
+	SignInBurst int
+	// Now is the clock of the cookie's expiry (nil: time.Now).
+	Now func() time.Time
+}
+
+type app struct {
+	core  *core.App
+	opts  Options
+	log   *slog.Logger
+	pages *template.Template
+	oidc  *oidcClient
+	limit *addrLimits
+}
+
+// Mount serves the app under /app on r.
+func Mount(r fiber.Router, svc *core.App, opts Options) error {
+	pages, err := template.New("").Funcs(templateFuncs).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return err
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	a := &app{core: svc, opts: opts, log: opts.Log, pages: pages, limit: newAddrLimits(opts.SignInRate, opts.SignInBurst)}
+	if opts.OIDC.Issuer != "" {
+		a.oidc = newOIDCClient(opts.OIDC, opts.PublicURL+"/app/signin/callback")
+	}
+	g := r.Group("/app", securityHeaders)
+	g.Get("/static/*", a.static)
+	g.Get("/signin", a.signInPage)
+	g.Get("/signin/oidc", a.limited, a.startOIDC)
+	g.Get("/signin/callback", a.limited, a.finishOIDC)
+	g.Get("/signin/link", a.limited, a.useLink)
+	signedIn := g.Group("", a.session)
+	signedIn.Get("/", a.home)
+	signedIn.Get("/keys", a.keysPage)
+	signedIn.Post("/keys", a.checkForm, a.createKey)
+	signedIn.Post("/keys/:id/revoke", a.checkForm, a.revokeKey)
+	signedIn.Post("/signout", a.checkForm, a.signOut)
+	return nil
+}
