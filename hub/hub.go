@@ -41,6 +41,8 @@ type Hub struct {
 	Store   *postgres.Store
 	Service *core.Service
 	App     *fiber.App
+	// Web is the app at /app/.
+	Web     *web.App
 	Log     *slog.Logger
 	Metrics *metrics.Metrics
 	// Slack is the Slack bot, nil when WSHUB_SLACK_BOT_TOKEN is unset.
@@ -69,6 +71,7 @@ func (h *Hub) SetRuntimeURL(url string) {
 	if h.Process != nil && h.Process.HubURL == "" {
 		h.Process.HubURL = url
 	}
+	h.Web.SetPublicURL(url) // the app's sign-in too, when WSHUB_PUBLIC_URL named none
 }
 
 // Options let tests replace the clock and randomness.
@@ -218,7 +221,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
-	if err := web.Mount(app, svc.App, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
+	if h.Web, err = web.Mount(app, svc.App, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		OIDC:     web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName},
 		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks}); err != nil {
 		return nil, err

@@ -32,6 +32,14 @@ func newOIDCClient(cfg OIDC, redirect string) *oidcClient {
 	return &oidcClient{cfg: cfg, redirect: redirect}
 }
 
+func (o *oidcClient) setRedirect(u string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.redirect == "" {
+		o.redirect = u
+	}
+}
+
 func (o *oidcClient) discover(ctx context.Context) (*oidc.Provider, oauth2.Config, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

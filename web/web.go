@@ -9,6 +9,7 @@ import (
 	"embed"
 	"html/template"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -61,11 +62,24 @@ type app struct {
 	limit *addrLimits
 }
 
+// App is the mounted app.
+type App struct{ a *app }
+
+// SetPublicURL names the hub's address when the configuration gave none (a test's
+// hub, on the port it was given): the sign-in returns to it.
+func (w *App) SetPublicURL(u string) {
+	if w.a.oidc != nil {
+		w.a.oidc.setRedirect(strings.TrimSuffix(u, "/") + callbackPath)
+	}
+}
+
+const callbackPath = "/app/signin/callback"
+
 // Mount serves the app under /app on r.
-func Mount(r fiber.Router, svc *core.App, opts Options) error {
+func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
 	pages, err := template.New("").Funcs(templateFuncs).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
@@ -75,7 +89,10 @@ func Mount(r fiber.Router, svc *core.App, opts Options) error {
 	}
 	a := &app{core: svc, opts: opts, log: opts.Log, pages: pages, limit: newAddrLimits(opts.SignInRate, opts.SignInBurst)}
 	if opts.OIDC.Issuer != "" {
-		a.oidc = newOIDCClient(opts.OIDC, opts.PublicURL+"/app/signin/callback")
+		a.oidc = newOIDCClient(opts.OIDC, "")
+		if opts.PublicURL != "" {
+			a.oidc.setRedirect(strings.TrimSuffix(opts.PublicURL, "/") + callbackPath)
+		}
 	}
 	g := r.Group("/app", securityHeaders)
 	g.Get("/static/*", a.static)
@@ -89,5 +106,5 @@ func Mount(r fiber.Router, svc *core.App, opts Options) error {
 	signedIn.Post("/keys", a.checkForm, a.createKey)
 	signedIn.Post("/keys/:id/revoke", a.checkForm, a.revokeKey)
 	signedIn.Post("/signout", a.checkForm, a.signOut)
-	return nil
+	return &App{a: a}, nil
 }

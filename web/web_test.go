@@ -1,0 +1,362 @@
+package web_test
+
+import (
+	"context"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/oidctest"
+)
+
+// site is a hub with the app signing in through a real OpenID provider, and a
+// browser-like client (cookies kept, redirects followed) for one person.
+type site struct {
+	t     *testing.T
+	hub   *hubtest.Hub
+	idp   *oidctest.Provider
+	web   *http.Client
+	clock *hubtest.Clock
+}
+
+func newSite(t *testing.T, opts ...hubtest.Option) *site {
+	t.Helper()
+	idp := oidctest.Start(t)
+	clock := hubtest.NewClock()
+	opts = append([]hubtest.Option{hubtest.WithClock(clock), hubtest.WithConfig(func(c *hub.Config) {
+		c.OIDCIssuer, c.OIDCClientID, c.OIDCClientSecret, c.OIDCName = idp.Issuer(), "wshub-app", "app-secret", "Test SSO"
+		// Plain http on loopback: the cookie drops __Host- and Secure, which Go's
+		// cookie jar would not send over http.
+		c.AppInsecure = true
+	})}, opts...)
+	h := hubtest.Start(t, opts...)
+	idp.AddClient("wshub-app", "app-secret", h.URL+"/app/signin/callback")
+	return &site{t: t, hub: h, idp: idp, web: browserClient(t), clock: clock}
+}
+
+func browserClient(t *testing.T) *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, Timeout: 30 * time.Second}
+}
+
+// person adds a user to the provider and, unless role is "", to the hub's account.
+func (s *site) person(subject, email, name string, role core.Role) {
+	s.t.Helper()
+	s.idp.AddUser(oidctest.User{Subject: subject, Email: email, Name: name})
+	if role == "" {
+		return
+	}
+	id, err := core.NewIdentity(core.IdentityEmail, email)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if _, err := s.hub.Service.Admin.AddMember(context.Background(), s.hub.Account.ID, id, role, name); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// get fetches a page of the app, following redirects; it returns the last status,
+// URL and body.
+func (s *site) get(path string) (int, string, string) {
+	s.t.Helper()
+	res, err := s.web.Get(s.hub.URL + path)
+	if err != nil {
+		s.t.Fatalf("GET %s: %v", path, err)
+	}
+	return read(s.t, res)
+}
+
+func (s *site) post(path string, form url.Values) (int, string, string) {
+	s.t.Helper()
+	res, err := s.web.PostForm(s.hub.URL+path, form)
+	if err != nil {
+		s.t.Fatalf("POST %s: %v", path, err)
+	}
+	return read(s.t, res)
+}
+
+func read(t *testing.T, res *http.Response) (int, string, string) {
+	t.Helper()
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, res.Request.URL.Path, string(b)
+}
+
+// signIn goes through the provider as subject and lands on the app.
+func (s *site) signIn(subject string) (int, string, string) {
+	s.t.Helper()
+	s.idp.SignInAs(subject)
+	return s.get("/app/signin/oidc")
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func csrfOf(t *testing.T, page string) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token on the page:\n%s", page)
+	}
+	return m[1]
+}
+
+var newKey = regexp.MustCompile(`value="(svc_[0-9A-Za-z]+)"`)
+
+func TestAnOwnerSignsInCreatesAKeyThatWorksAndRevokesIt(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+
+	if code, path, _ := s.get("/app/keys"); code != 200 || path != "/app/signin" {
+		t.Fatalf("expected a stranger sent to sign in, got %d at %s", code, path)
+	}
+	code, path, page := s.signIn("ada-1")
+	if code != 200 || path != "/app/keys" || !strings.Contains(page, "Keys of this account") {
+		t.Fatalf("expected the owner signed in on the keys page, got %d at %s:\n%s", code, path, page)
+	}
+
+	code, _, page = s.post("/app/keys", url.Values{"csrf": {csrfOf(t, page)}, "name": {"ci"}})
+	m := newKey.FindStringSubmatch(page)
+	if code != 201 || m == nil || !strings.Contains(page, "you will not see it again") {
+		t.Fatalf("expected the new key shown once, got %d:\n%s", code, page)
+	}
+	key := m[1]
+	if r := s.hub.Call("GET", "/v1/api/projects", key, nil); r.Status != 200 {
+		t.Fatalf("expected the app's key to work on the API, got %d", r.Status)
+	}
+	// The list shows it with its creator, never the key.
+	_, _, page = s.get("/app/keys")
+	if strings.Contains(page, key) || !strings.Contains(page, "<td>ci</td>") || !strings.Contains(page, "<td>Ada</td>") {
+		t.Fatalf("expected the key listed by name and creator, without the key:\n%s", page)
+	}
+	ids := regexp.MustCompile(`<td>ci</td>(?s:.*?)action="/app/keys/(key_[0-9A-Za-z]+)/revoke"`).FindStringSubmatch(page)
+	if ids == nil {
+		t.Fatalf("no revoke form:\n%s", page)
+	}
+	code, path, page = s.post("/app/keys/"+ids[1]+"/revoke", url.Values{"csrf": {csrfOf(t, page)}})
+	if code != 200 || path != "/app/keys" || !regexp.MustCompile(`<td>ci</td>(?s:.*?)revoked `).MatchString(page) {
+		t.Fatalf("expected the key revoked, got %d at %s:\n%s", code, path, page)
+	}
+	if r := s.hub.Call("GET", "/v1/api/projects", key, nil); r.Status != 401 {
+		t.Fatalf("expected the revoked key refused at once, got %d", r.Status)
+	}
+}
+
+func TestAFormWithoutItsCSRFTokenIsRefused(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	_, _, page := s.signIn("ada-1")
+	for _, form := range []url.Values{{"name": {"sneaky"}}, {"name": {"sneaky"}, "csrf": {"not-the-token"}}} {
+		if code, _, body := s.post("/app/keys", form); code != 403 || !strings.Contains(body, "did not come from this page") {
+			t.Errorf("expected a form without its token refused with 403, got %d:\n%s", code, body)
+		}
+	}
+	// Another site's form, even with the token, is refused by what the browser says.
+	req, _ := http.NewRequest("POST", s.hub.URL+"/app/keys", strings.NewReader(url.Values{"csrf": {csrfOf(t, page)}, "name": {"x"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	res, err := s.web.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := read(t, res); code != 403 {
+		t.Errorf("expected a cross-site form refused, got %d", code)
+	}
+	keys, err := s.hub.Service.Admin.ListAPIKeys(context.Background(), s.hub.Account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if k.Name == "sneaky" || k.Name == "x" {
+			t.Errorf("a refused form made a key: %+v", k)
+		}
+	}
+}
+
+func TestAMemberCannotReachTheKeysPage(t *testing.T) {
+	s := newSite(t)
+	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
+	code, path, page := s.signIn("bob-1")
+	if code != 200 || path != "/app/" || !strings.Contains(page, "You are a member of this account") {
+		t.Fatalf("expected a member on the home page, got %d at %s:\n%s", code, path, page)
+	}
+	if strings.Contains(page, `href="/app/keys"`) {
+		t.Errorf("a member's page links to the keys:\n%s", page)
+	}
+	if code, _, body := s.get("/app/keys"); code != 403 || !strings.Contains(body, "only the account") {
+		t.Errorf("expected the keys page refused to a member, got %d:\n%s", code, body)
+	}
+	if code, _, _ := s.post("/app/keys", url.Values{"csrf": {csrfOf(t, page)}, "name": {"mine"}}); code != 403 {
+		t.Errorf("expected a member's key creation refused, got %d", code)
+	}
+}
+
+func TestAPersonNoAccountHasIsRefusedInWords(t *testing.T) {
+	s := newSite(t)
+	s.person("eve-1", "eve@example.com", "Eve", "")
+	code, _, page := s.signIn("eve-1")
+	if code != 403 || !strings.Contains(page, "not a member of any account") {
+		t.Fatalf("expected a stranger refused, got %d:\n%s", code, page)
+	}
+	if code, path, _ := s.get("/app/keys"); code != 200 || path != "/app/signin" {
+		t.Errorf("expected no session after a refused sign-in, got %d at %s", code, path)
+	}
+}
+
+// Slack's OpenID Connect names the person's team and user in its own claims: a person
+// of a bound team who signs in joins the bound account as a member.
+func TestSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
+	s := newSite(t)
+	if err := s.hub.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack,
+		TeamID: "T0BOUND", AccountID: s.hub.Account.ID}); err != nil {
+		t.Fatal(err)
+	}
+	s.idp.AddUser(oidctest.User{Subject: "U0SLACK", Name: "Sam", Email: "sam@example.com", Extra: map[string]any{
+		"https://slack.com/team_id": "T0BOUND", "https://slack.com/user_id": "U0SLACK"}})
+	s.idp.AddUser(oidctest.User{Subject: "U0OTHER", Name: "Oz", Extra: map[string]any{
+		"https://slack.com/team_id": "T0UNBOUND", "https://slack.com/user_id": "U0OTHER"}})
+	code, path, page := s.signIn("U0SLACK")
+	if code != 200 || path != "/app/" || !strings.Contains(page, "Sam · member of "+s.hub.Account.ID) {
+		t.Fatalf("expected Sam in the bound account as a member, got %d at %s:\n%s", code, path, page)
+	}
+	list, err := s.hub.Service.Admin.ListMembers(context.Background(), s.hub.Account.ID)
+	if err != nil || len(list) != 1 || list[0].Member.Identities[0] != (core.Identity{Kind: core.IdentitySlack, Subject: "T0BOUND:U0SLACK"}) {
+		t.Fatalf("expected Sam recorded by his Slack identity, got %+v (%v)", list, err)
+	}
+	other := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
+	if code, _, _ := other.signIn("U0OTHER"); code != 403 {
+		t.Errorf("expected a person of an unbound team refused, got %d", code)
+	}
+}
+
+func TestASessionEndsAtSignOutAndWhenIdle(t *testing.T) {
+	s := newSite(t, hubtest.WithConfig(func(c *hub.Config) { c.AppSessionIdle = 30 * time.Minute }))
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	_, _, page := s.signIn("ada-1")
+	if code, path, _ := s.post("/app/signout", url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || path != "/app/signin" {
+		t.Fatalf("expected sign-out to land on the sign-in page, got %d at %s", code, path)
+	}
+	if _, path, _ := s.get("/app/keys"); path != "/app/signin" {
+		t.Fatalf("expected the session ended by sign-out, got %s", path)
+	}
+
+	s.signIn("ada-1")
+	s.clock.Advance(29 * time.Minute) // in use within the idle limit: kept, and touched
+	if _, path, _ := s.get("/app/keys"); path != "/app/keys" {
+		t.Fatalf("expected the session alive within its idle limit, got %s", path)
+	}
+	s.clock.Advance(29 * time.Minute)
+	if _, path, _ := s.get("/app/keys"); path != "/app/keys" {
+		t.Fatalf("expected the last request to have renewed the idle limit, got %s", path)
+	}
+	s.clock.Advance(31 * time.Minute)
+	if _, path, _ := s.get("/app/keys"); path != "/app/signin" {
+		t.Fatalf("expected the session ended after 31 idle minutes, got %s", path)
+	}
+}
+
+func TestValuesPeopleTypedRenderAsText(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", `Ada"><img src=x onerror=alert(1)>`, core.RoleOwner)
+	_, _, page := s.signIn("ada-1")
+	hostile := `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
+	_, _, page = s.post("/app/keys", url.Values{"csrf": {csrfOf(t, page)}, "name": {hostile}})
+	_, _, page = s.get("/app/keys")
+	if strings.Contains(page, "<script>alert") || strings.Contains(page, "<img src=x") {
+		t.Fatalf("a typed value reached the page as markup:\n%s", page)
+	}
+	if !strings.Contains(html.UnescapeString(page), hostile) {
+		t.Errorf("expected the key's name shown as text:\n%s", page)
+	}
+}
+
+// The production cookie and headers, checked on the wire (a one-time link signs in).
+func TestTheCookieAndHeadersAreAsStrictAsABrowserAllows(t *testing.T) {
+	h := hubtest.Start(t, hubtest.WithConfig(func(c *hub.Config) { c.AppSignInLinks = true }))
+	id, _ := core.NewIdentity(core.IdentityEmail, "owner@example.com")
+	ms, err := h.Service.Admin.AddMember(context.Background(), h.Account.ID, id, core.RoleOwner, "Owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := h.Service.Admin.SignInLink(context.Background(), h.Account.ID, ms.Member.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Get(h.URL + "/app/signin/link?token=" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	cookie := res.Header.Get("Set-Cookie")
+	for _, want := range []string{"__Host-wshub_session=wss_", "path=/", "HttpOnly", "secure", "SameSite=Lax"} {
+		if !strings.Contains(cookie, want) {
+			t.Errorf("expected %q in the session cookie, got %q", want, cookie)
+		}
+	}
+	if strings.Contains(strings.ToLower(cookie), "domain=") {
+		t.Errorf("a __Host- cookie names no domain: %q", cookie)
+	}
+	if res.StatusCode != 303 || res.Header.Get("Location") != "/app/" {
+		t.Errorf("expected the link to open the app, got %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	for header, want := range map[string]string{
+		"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'",
+		"X-Frame-Options":         "DENY",
+		"Referrer-Policy":         "same-origin",
+		"X-Content-Type-Options":  "nosniff",
+	} {
+		if got := res.Header.Get(header); !strings.Contains(got, want) {
+			t.Errorf("expected %s to hold %q, got %q", header, want, got)
+		}
+	}
+	if !strings.Contains(res.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		t.Errorf("expected the pages never framed: %q", res.Header.Get("Content-Security-Policy"))
+	}
+	// Once only.
+	res, err = noFollow.Get(h.URL + "/app/signin/link?token=" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := read(t, res); code != 403 || !strings.Contains(body, "used or has expired") {
+		t.Errorf("expected a used link refused, got %d:\n%s", code, body)
+	}
+	// The API stays bearer-only: the app's cookie is no key.
+	req, _ := http.NewRequest("GET", h.URL+"/v1/api/projects", nil)
+	req.AddCookie(&http.Cookie{Name: "__Host-wshub_session", Value: "wss_whatever"})
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := read(t, res); code != 401 {
+		t.Errorf("expected the API to ignore the app's cookie, got %d", code)
+	}
+}
+
+func TestSignInLinksAreNotOfferedByAProductionHub(t *testing.T) {
+	h := hubtest.Start(t)
+	id, _ := core.NewIdentity(core.IdentityEmail, "owner@example.com")
+	ms, _ := h.Service.Admin.AddMember(context.Background(), h.Account.ID, id, core.RoleOwner, "")
+	token, _ := h.Service.Admin.SignInLink(context.Background(), h.Account.ID, ms.Member.ID)
+	res, err := http.Get(h.URL + "/app/signin/link?token=" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := read(t, res); code != 404 {
+		t.Errorf("expected no sign-in links on a hub that does not offer them, got %d", code)
+	}
+}
