@@ -1,0 +1,198 @@
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Selectors are CSS selectors (document.querySelector's): "#email", "form.login
+// button[type=submit]". A helper given one waits until a node matches it.
+
+// Open loads url in the tab, waits until the page has loaded, and returns the HTTP
+// status of its document (after any redirects).
+func (b *Browser) Open(t testing.TB, url string) int {
+	t.Helper()
+	resp := run(t, b, "open "+url, chromedp.NavigateResponse(url))
+	return int(resp.Status)
+}
+
+// URL is the address of the page in the tab.
+func (b *Browser) URL(t testing.TB) string {
+	t.Helper()
+	return run(t, b, "read the URL", chromedp.Location())
+}
+
+// Fill types value into the input or textarea that selector finds, replacing what
+// it held, with the key events a person's typing makes.
+func (b *Browser) Fill(t testing.TB, selector, value string) {
+	t.Helper()
+	b.do(t, fmt.Sprintf("fill %s", selector),
+		clearField(chromedp.CSS(selector)),
+		chromedp.SendKeys(chromedp.CSS(selector), value))
+}
+
+// FillByLabel is Fill for the field a person finds by its label: a <label> whose
+// text is label (spaces collapsed), or an element whose aria-label is. A field
+// without one is not found, which is the point: a person could not find it either.
+func (b *Browser) FillByLabel(t testing.TB, label, value string) {
+	t.Helper()
+	field := byLabel(label)
+	b.do(t, fmt.Sprintf("fill the field labelled %q", label),
+		clearField(field),
+		chromedp.SendKeys(field, value))
+}
+
+// clearField empties the field sel finds and tells the page, as deleting its text
+// would. (chromedp.SetValue(sel, "") cannot: the empty string is dropped from the
+// call's arguments on the way to the browser, so the field gets "undefined".)
+func clearField[S chromedp.Selectable](sel S) chromedp.Action[chromedp.Void] {
+	return chromedp.QueryAfter(sel, func(ctx context.Context, t *chromedp.Target, nodes []*chromedp.Node) (chromedp.Void, error) {
+		node, err := cdp.Call(ctx, t, dom.ResolveNode, dom.ResolveNodeParams{NodeID: nodes[0].NodeID})
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		defer cdp.Call(ctx, t, runtime.ReleaseObject, runtime.ReleaseObjectParams{ObjectID: node.Object.ObjectID})
+		return chromedp.CallFunctionOn[chromedp.Void](`function() {
+	this.value = "";
+	this.dispatchEvent(new Event("input", {bubbles: true}));
+}`, func(p *runtime.CallFunctionOnParams) { p.ObjectID = node.Object.ObjectID })(ctx, t)
+	})
+}
+
+// byLabel selects the control a label names, as the browser associates them
+// (label.control covers both for= and a control inside its label).
+func byLabel(label string) chromedp.JSPath {
+	return chromedp.JSPath(fmt.Sprintf(`(() => {
+	const want = %s, norm = s => s.replace(/\s+/g, " ").trim();
+	for (const l of document.querySelectorAll("label"))
+		if (norm(l.textContent) === want && l.control) return l.control;
+	for (const e of document.querySelectorAll("[aria-label]"))
+		if (norm(e.getAttribute("aria-label")) === want) return e;
+	return null;
+})()`, jsString(label)))
+}
+
+// Click clicks the node selector finds once it is visible, as a mouse would at its
+// centre. It does not wait for what the click does: wait for that with WaitFor or
+// WaitUntil.
+func (b *Browser) Click(t testing.TB, selector string) {
+	t.Helper()
+	b.do(t, "click "+selector, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+}
+
+// Text is the visible text of the node selector finds (its innerText).
+func (b *Browser) Text(t testing.TB, selector string) string {
+	t.Helper()
+	return run(t, b, "read the text of "+selector, chromedp.Text(chromedp.CSS(selector)))
+}
+
+// WaitFor waits until a node that selector finds is visible.
+func (b *Browser) WaitFor(t testing.TB, selector string) {
+	t.Helper()
+	b.do(t, "wait for "+selector, chromedp.WaitVisible(chromedp.CSS(selector)))
+}
+
+// WaitUntil waits until the JavaScript expression is true on the page in the tab,
+// as it is then: through navigations and redirects too (for example
+// `location.pathname === "/app/"`), which is why it asks again rather than polling
+// inside one page.
+func (b *Browser) WaitUntil(t testing.TB, expression string) {
+	t.Helper()
+	check := chromedp.Evaluate[bool](fmt.Sprintf("Boolean(%s)", expression))
+	b.do(t, "wait until "+expression, chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		var last error
+		for {
+			// An error (the page is being replaced, say) is a "not yet".
+			ok, err := check(ctx, tgt)
+			if ok {
+				return nil
+			}
+			if err != nil && ctx.Err() == nil {
+				last = err
+			}
+			select {
+			case <-ctx.Done():
+				if last != nil {
+					return fmt.Errorf("%w (last error: %v)", ctx.Err(), last)
+				}
+				return fmt.Errorf("%w: it stayed false", ctx.Err())
+			case <-tick.C:
+			}
+		}
+	}))
+}
+
+// Submit submits the form that selector finds (the form itself, or a field or
+// button in it) as pressing its submit button does: the browser checks the fields'
+// constraints and fires the submit event. It waits until the page the form loads has
+// loaded, and returns its HTTP status (after any redirects); a form that loads no
+// page (a script handled it, or a required field is empty) fails at the Timeout.
+func (b *Browser) Submit(t testing.TB, selector string) int {
+	t.Helper()
+	what := "submit the form of " + selector
+	b.do(t, what, chromedp.WaitReady(chromedp.CSS(selector)))
+	submit := chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+	const el = document.querySelector(%s);
+	const form = el instanceof HTMLFormElement ? el : el.form ?? el.closest("form");
+	if (!form) throw new Error("no form there");
+	form.requestSubmit();
+})()`, jsString(selector)))
+	resp := within(t, b, what, func(ctx context.Context) (*network.Response, error) {
+		return chromedp.RunResponse(ctx, submit)
+	})
+	return int(resp.Status)
+}
+
+// Cookies are the browser's cookies for the page in the tab, HttpOnly ones included,
+// with the attributes the browser keeps of them.
+func (b *Browser) Cookies(t testing.TB) []*http.Cookie {
+	t.Helper()
+	got := within(t, b, "read the cookies", func(ctx context.Context) (network.GetCookiesResult, error) {
+		return chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{})
+	})
+	cookies := make([]*http.Cookie, 0, len(got.Cookies))
+	for _, c := range got.Cookies {
+		hc := &http.Cookie{
+			Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path,
+			HttpOnly: c.HTTPOnly, Secure: c.Secure, SameSite: sameSite(c.SameSite),
+		}
+		if !c.Session {
+			sec, frac := math.Modf(c.Expires)
+			hc.Expires = time.Unix(int64(sec), int64(frac*1e9))
+		}
+		cookies = append(cookies, hc)
+	}
+	return cookies
+}
+
+func sameSite(s network.CookieSameSite) http.SameSite {
+	switch s {
+	case network.CookieSameSiteStrict:
+		return http.SameSiteStrictMode
+	case network.CookieSameSiteLax:
+		return http.SameSiteLaxMode
+	case network.CookieSameSiteNone:
+		return http.SameSiteNoneMode
+	}
+	return http.SameSiteDefaultMode
+}
+
+// jsString is s as a JavaScript string literal (JSON's, which Go escapes so that it
+// is safe in any script).
+func jsString(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
+}

@@ -1,0 +1,117 @@
+package browsertest_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/internal/browsertest"
+)
+
+func TestAFormRoundTripLandsOnTheNextPageWithItsCookie(t *testing.T) {
+	srv := site(t)
+	b := browsertest.Start(t)
+	if status := b.Open(t, srv.URL+"/accessible"); status != http.StatusOK {
+		t.Fatalf("open: status %d", status)
+	}
+
+	b.FillByLabel(t, "Your name", "Ada")
+	b.FillByLabel(t, "Email", "ada@example.com")
+	if status := b.Submit(t, "form"); status != http.StatusOK {
+		t.Fatalf("submit: status %d, want 200 after the redirect", status)
+	}
+	if got := b.URL(t); got != srv.URL+"/welcome" {
+		t.Errorf("after the form, the page is %s, want %s/welcome", got, srv.URL)
+	}
+	if got := b.Text(t, "h1"); got != "Welcome, Ada" {
+		t.Errorf("h1 = %q, want %q", got, "Welcome, Ada")
+	}
+
+	var visitor *http.Cookie
+	for _, c := range b.Cookies(t) {
+		if c.Name == "visitor" {
+			visitor = c
+		}
+	}
+	if visitor == nil {
+		t.Fatalf("no visitor cookie among %v", b.Cookies(t))
+	}
+	if visitor.Value != "Ada" || !visitor.HttpOnly || visitor.SameSite != http.SameSiteLaxMode || visitor.Path != "/" || !visitor.Expires.IsZero() {
+		t.Errorf("visitor cookie = %+v, want Ada, HttpOnly, SameSite=Lax, Path=/, for the session", visitor)
+	}
+}
+
+func TestFillReplacesWhatTheFieldHeld(t *testing.T) {
+	srv := site(t)
+	b := browsertest.Start(t)
+	b.Open(t, srv.URL+"/accessible")
+
+	b.Fill(t, "#name", "Grace")
+	b.Fill(t, "#name", "Ada")
+	b.Fill(t, "#email", "ada@example.com")
+	b.Submit(t, "#name")
+	if got := b.Text(t, "h1"); got != "Welcome, Ada" {
+		t.Errorf("h1 = %q, want %q", got, "Welcome, Ada")
+	}
+}
+
+func TestSubmitLeavesAFormWithAnEmptyRequiredFieldUnsent(t *testing.T) {
+	srv := site(t)
+	b := browsertest.Start(t)
+	b.Open(t, srv.URL+"/accessible")
+	b.Fill(t, "#name", "Ada") // the email stays empty
+	b.Timeout = 2 * time.Second
+
+	r := record(t, func(tb testing.TB) { b.Submit(tb, "form") })
+	if len(r.failed) != 1 || !strings.Contains(r.failed[0], "submit the form of form") {
+		t.Fatalf("Submit with an empty required field did not fail:\n%s", r)
+	}
+	b.Timeout = browsertest.DefaultTimeout
+	if got := b.URL(t); got != srv.URL+"/accessible" {
+		t.Errorf("the page is %s, want it still on the form", got)
+	}
+}
+
+func TestFillByLabelDoesNotFindAFieldWithoutALabel(t *testing.T) {
+	srv := site(t)
+	b := browsertest.Start(t)
+	b.Open(t, srv.URL+"/inaccessible")
+	b.Timeout = 2 * time.Second
+
+	r := record(t, func(tb testing.TB) { b.FillByLabel(tb, "Search", "word") })
+	if len(r.failed) != 1 || !strings.Contains(r.failed[0], `the field labelled "Search"`) {
+		t.Fatalf("FillByLabel found a field with no label:\n%s", r)
+	}
+}
+
+func TestClickRunsThePageScriptAndWaitForSeesWhatItAdds(t *testing.T) {
+	srv := site(t)
+	b := browsertest.Start(t)
+	b.Open(t, srv.URL+"/scripted")
+
+	b.Click(t, "#greet")
+	b.WaitFor(t, "#greeting")
+	if got := b.Text(t, "#greeting"); got != "Hello from the server" {
+		t.Errorf("greeting = %q", got)
+	}
+}
+
+func TestWaitUntilHoldsThroughANavigationThePageMakes(t *testing.T) {
+	srv := site(t)
+	b := browsertest.Start(t)
+	b.Open(t, srv.URL+"/moving")
+
+	b.WaitUntil(t, `location.pathname === "/welcome" && document.readyState === "complete"`)
+	if got := b.Text(t, "h1"); got != "Welcome, stranger" {
+		t.Errorf("h1 = %q, want the welcome page's", got)
+	}
+}
+
+func TestOpenReturnsTheStatusOfThePage(t *testing.T) {
+	srv := site(t)
+	b := browsertest.Start(t)
+	if status := b.Open(t, srv.URL+"/nowhere"); status != http.StatusNotFound {
+		t.Errorf("status = %d, want 404", status)
+	}
+}
