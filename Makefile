@@ -44,10 +44,17 @@ KUBE = bash scripts/kube.sh >/dev/null || echo "==> scripts/kube.sh failed (abov
 # run the real CLIs skip, and say why.
 AGENTS = bash scripts/agents.sh >/dev/null || echo "==> scripts/agents.sh failed (above): the tests with the real agent CLIs will skip" >&2
 
+# BROWSER: Debian's chromium for the browser tests (scripts/chromium.sh: apt-get as root, about
+# 30s the first time) and the pinned axe-core from npm into a per-user cache (scripts/axe.sh:
+# a second or two the first time, then nothing). Without them those tests skip, and say why.
+BROWSER = bash scripts/chromium.sh >/dev/null || echo "==> scripts/chromium.sh failed (above): the browser tests will skip" >&2; \
+	bash scripts/axe.sh >/dev/null || echo "==> scripts/axe.sh failed (above): the accessibility checks will skip" >&2
+
 test:
 	bash scripts/sandbox.sh
 	$(KUBE)
 	$(AGENTS)
+	$(BROWSER)
 	GO=$(GO) bash scripts/lint.sh
 	$(WITH_DB) \
 	$(GO) test -race -count=1 ./...; \

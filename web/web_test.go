@@ -274,10 +274,12 @@ func TestValuesPeopleTypedRenderAsText(t *testing.T) {
 	s.person("ada-1", "ada@example.com", `Ada"><img src=x onerror=alert(1)>`, core.RoleOwner)
 	_, _, page := s.signIn("ada-1")
 	hostile := `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
-	_, _, page = s.post("/app/keys", url.Values{"csrf": {csrfOf(t, page)}, "name": {hostile}})
+	_, _, created := s.post("/app/keys", url.Values{"csrf": {csrfOf(t, page)}, "name": {hostile}})
 	_, _, page = s.get("/app/keys")
-	if strings.Contains(page, "<script>alert") || strings.Contains(page, "<img src=x") {
-		t.Fatalf("a typed value reached the page as markup:\n%s", page)
+	for _, p := range []string{created, page} {
+		if strings.Contains(p, "<script>alert") || strings.Contains(p, "<img src=x") {
+			t.Fatalf("a typed value reached the page as markup:\n%s", p)
+		}
 	}
 	if !strings.Contains(html.UnescapeString(page), hostile) {
 		t.Errorf("expected the key's name shown as text:\n%s", page)

@@ -1,0 +1,86 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/browsertest"
+)
+
+// screenshotDir is where the browser tests save their pictures: the test's own
+// directory, or WSHUB_APP_SCREENSHOTS (docs/app, to refresh the README's).
+func screenshotDir() string { return os.Getenv("WSHUB_APP_SCREENSHOTS") }
+
+// In a real browser: an owner signs in on the provider's login page, creates a key
+// (shown once, with a Copy button), sees it listed, and a member is kept from the
+// keys. Every page passes axe-core and is pictured at desktop and phone widths.
+func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
+	s := newSite(t)
+	b := browsertest.Start(t)
+	b.ScreenshotDir = screenshotDir()
+	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleOwner)
+	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
+	s.idp.SignInAs("") // the provider shows its login page: the browser picks the user
+
+	picture := func(name string) {
+		b.Axe(t)
+		b.Screenshot(t, name, browsertest.Desktop)
+		b.Screenshot(t, name, browsertest.Phone)
+	}
+
+	if code := b.Open(t, s.hub.URL+"/app/"); code != http.StatusOK || !strings.HasSuffix(b.URL(t), "/app/signin") {
+		t.Fatalf("expected the sign-in page, got %d at %s", code, b.URL(t))
+	}
+	picture("signin")
+	b.Click(t, "a.button")
+	b.WaitFor(t, `button[value="ada-1"]`)
+	b.Click(t, `button[value="ada-1"]`)
+	b.WaitUntil(t, `location.pathname === "/app/keys"`)
+	if who := b.Text(t, ".who"); !strings.Contains(who, "Ada Lovelace") || !strings.Contains(who, "owner") {
+		t.Errorf("expected the header to name the owner, got %q", who)
+	}
+	picture("keys")
+
+	b.FillByLabel(t, "Name", "laptop")
+	if code := b.Submit(t, "form.create"); code != http.StatusCreated {
+		t.Fatalf("expected the key created, got %d", code)
+	}
+	b.WaitFor(t, "#new-key")
+	key := b.Text(t, "#created-title")
+	if !strings.Contains(key, "laptop") || !strings.Contains(b.Text(t, ".created"), "you will not see it again") {
+		t.Errorf("expected the new key's panel, got %q", b.Text(t, ".created"))
+	}
+	b.WaitFor(t, "button.copy")
+	picture("key-created")
+	b.Open(t, s.hub.URL+"/app/keys")
+	if strings.Contains(b.Text(t, "main"), "svc_") {
+		t.Errorf("the key shows again after the page was left")
+	}
+
+	// The session cookie is one a script cannot read.
+	for _, c := range b.Cookies(t) {
+		if c.Name == "wshub_session" && !c.HttpOnly {
+			t.Errorf("the session cookie is readable by scripts: %+v", c)
+		}
+	}
+	b.Submit(t, `form[action="/app/signout"]`)
+	b.WaitUntil(t, `location.pathname === "/app/signin"`)
+
+	// A member signs in and sees no keys.
+	b.Click(t, "a.button")
+	b.WaitFor(t, `button[value="bob-1"]`)
+	b.Click(t, `button[value="bob-1"]`)
+	b.WaitUntil(t, `location.pathname === "/app/"`)
+	picture("member-home")
+	if code := b.Open(t, s.hub.URL+"/app/keys"); code != http.StatusForbidden {
+		t.Errorf("expected the keys page refused to a member, got %d", code)
+	}
+	picture("refused")
+	if keys, err := s.hub.Service.Admin.ListAPIKeys(context.Background(), s.hub.Account.ID); err != nil || len(keys) != 2 {
+		t.Errorf("expected the hub's key and laptop, got %d (%v)", len(keys), err)
+	}
+}
