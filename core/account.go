@@ -81,6 +81,8 @@ type AccountQueries interface {
 
 	CreateAPIKey(ctx context.Context, k *APIKey) error
 	RevokeAPIKey(ctx context.Context, id string, at time.Time) (bool, error)
+	// GetAPIKey reads a key (never its hash) by id, revoked or not.
+	GetAPIKey(ctx context.Context, id string) (*APIKey, error)
 	// AccountByKeyHash returns the account of a key that is not revoked.
 	AccountByKeyHash(ctx context.Context, hash []byte) (*Account, error)
 }

@@ -93,10 +93,19 @@ func (s *Admin) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (
 
 // CreateAPIKey makes a key for an account and returns its secret, shown only once.
 func (s *Admin) CreateAPIKey(ctx context.Context, accountID, name string) (*APIKey, string, error) {
-	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
-		return nil, "", notFound(err, CodeNotFound, "no such account")
-	}
-	return createAPIKey(ctx, s.store, s.kernel, accountID, name, "")
+	var key *APIKey
+	var secret string
+	err := s.store.InTx(ctx, func(q Queries) error {
+		if _, err := q.GetAccount(ctx, accountID); err != nil {
+			return notFound(err, CodeNotFound, "no such account")
+		}
+		var err error
+		if key, secret, err = createAPIKey(ctx, q, s.kernel, accountID, name, ""); err != nil {
+			return err
+		}
+		return operatorAudit(ctx, q, accountID, key.CreatedAt, AuditKeyCreated, key.ID, key.Name)
+	})
+	return key, secret, err
 }
 
 // maxKeyName bounds a key's name, as the app's form does.
@@ -147,14 +156,21 @@ func (s *Admin) ListAPIKeys(ctx context.Context, accountID string) ([]*APIKey, e
 
 // RevokeAPIKey revokes a key; the next request with it is refused.
 func (s *Admin) RevokeAPIKey(ctx context.Context, keyID string) error {
-	ok, err := s.store.RevokeAPIKey(ctx, keyID, s.clock.Now())
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return Errorf(CodeNotFound, "no such key, or it is already revoked")
-	}
-	return nil
+	return s.store.InTx(ctx, func(q Queries) error {
+		now := s.clock.Now()
+		ok, err := q.RevokeAPIKey(ctx, keyID, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return Errorf(CodeNotFound, "no such key, or it is already revoked")
+		}
+		k, err := q.GetAPIKey(ctx, keyID)
+		if err != nil {
+			return err
+		}
+		return operatorAudit(ctx, q, k.AccountID, now, AuditKeyRevoked, keyID, k.Name)
+	})
 }
 
 // AddProjectInput describes a repository to connect.

@@ -23,6 +23,9 @@ type AppSession struct {
 	LastSeenAt time.Time
 	// ExpiresAt is the absolute end; a session idle for AppLimits.Idle ends sooner.
 	ExpiresAt time.Time
+	// Address is where the request at hand came from, as the front-end saw it: the
+	// audit log's "from where".
+	Address string
 }
 
 // StoredAppSession is a session row: its token kept as a hash only.
@@ -61,6 +64,7 @@ type appStore interface {
 	MemberQueries
 	AppSessionQueries
 	ChatQueries
+	AuditQueries
 }
 
 // AppSessionQueries are the store statements of the app's sessions.
@@ -75,6 +79,10 @@ type AppSessionQueries interface {
 	MembershipsOf(ctx context.Context, memberID string) ([]*Membership, error)
 	// AddIdentity links another identity to a member (ErrConflict: another's).
 	AddIdentity(ctx context.Context, memberID string, id Identity) error
+	// EndMemberSessions ends a member's sessions in an account; it returns how many.
+	EndMemberSessions(ctx context.Context, accountID, memberID string, at time.Time) (int64, error)
+	// SetSessionAccount moves a session to another of its member's accounts.
+	SetSessionAccount(ctx context.Context, sessionID, accountID string) error
 	InsertSignInLink(ctx context.Context, tokenHash []byte, memberID, accountID string, expires time.Time) error
 	// UseSignInLink marks an unused, unexpired link used and returns its member and
 	// account (ErrNoRows: none such).
@@ -266,7 +274,16 @@ func (s *App) CreateKey(ctx context.Context, a *AppSession, name string) (*APIKe
 	if err := a.requireOwner(); err != nil {
 		return nil, "", err
 	}
-	return createAPIKey(ctx, s.store, s.kernel, a.AccountID, name, a.Member.ID)
+	var key *APIKey
+	var secret string
+	err := s.store.InTx(ctx, func(q Queries) error {
+		var err error
+		if key, secret, err = createAPIKey(ctx, q, s.kernel, a.AccountID, name, a.Member.ID); err != nil {
+			return err
+		}
+		return a.audit(ctx, q, key.CreatedAt, AuditKeyCreated, key.ID, key.Name)
+	})
+	return key, secret, err
 }
 
 // RevokeKey revokes one of the account's keys (owners): the next request with it is
@@ -275,15 +292,23 @@ func (s *App) RevokeKey(ctx context.Context, a *AppSession, keyID string) error 
 	if err := a.requireOwner(); err != nil {
 		return err
 	}
-	keys, err := s.store.ListAPIKeys(ctx, a.AccountID)
+	return s.store.InTx(ctx, func(q Queries) error {
+		k, err := q.GetAPIKey(ctx, keyID)
+		if err != nil || k.AccountID != a.AccountID {
+			return notFound(cmpErr(err, ErrNoRows), CodeNotFound, "no key "+keyID+" in this account")
+		}
+		now := s.clock.Now()
+		if ok, err := q.RevokeAPIKey(ctx, keyID, now); err != nil || !ok {
+			return err // already revoked: nothing to record
+		}
+		return a.audit(ctx, q, now, AuditKeyRevoked, keyID, k.Name)
+	})
+}
+
+// cmpErr is err, or orElse when err is nil (a row found but not the caller's).
+func cmpErr(err, orElse error) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range keys {
-		if k.ID == keyID {
-			_, err := s.store.RevokeAPIKey(ctx, keyID, s.clock.Now())
-			return err
-		}
-	}
-	return Errorf(CodeNotFound, "no key %s in this account", keyID)
+	return orElse
 }

@@ -34,7 +34,10 @@ func (s *Admin) AddMember(ctx context.Context, accountID string, id Identity, ro
 			return err
 		}
 		out = &Membership{AccountID: accountID, Member: m, Role: role, CreatedAt: now}
-		return q.SetMembership(ctx, out)
+		if err := q.SetMembership(ctx, out); err != nil {
+			return err
+		}
+		return operatorAudit(ctx, q, accountID, now, AuditMemberAdded, m.ID, id.String()+" as "+string(role))
 	})
 	return out, err
 }
@@ -51,7 +54,10 @@ func (s *Admin) RemoveMember(ctx context.Context, accountID string, id Identity)
 		if err == nil && !ok {
 			return Errorf(CodeNotFound, "%s is not a member of account %s", id, accountID)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return operatorAudit(ctx, q, accountID, s.clock.Now(), AuditMemberRemoved, m.ID, id.String())
 	})
 }
 

@@ -45,6 +45,7 @@ type Queries interface {
 	QuotaQueries
 	MemberQueries
 	AppSessionQueries
+	AuditQueries
 }
 
 // StoredMessage is a message row as the store keeps it: the text sealed.

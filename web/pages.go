@@ -16,9 +16,11 @@ import (
 type page struct {
 	Title   string
 	Session *core.AppSession
-	CSRF    string
-	Notice  string // a refusal or a result, said at the top
-	Data    any
+	// Accounts are the person's accounts, for the switcher (shown with two or more).
+	Accounts []*core.Membership
+	CSRF     string
+	Notice   string // a refusal or a result, said at the top
+	Data     any
 }
 
 var templateFuncs = template.FuncMap{
@@ -34,6 +36,9 @@ var templateFuncs = template.FuncMap{
 func (a *app) render(c *fiber.Ctx, status int, name string, p page) error {
 	if s, ok := c.Locals(sessionKey{}).(*core.AppSession); ok {
 		p.Session, p.CSRF = s, s.CSRF
+		if list, err := a.core.Accounts(c.UserContext(), s); err == nil {
+			p.Accounts = list // without it the page still serves, with no switcher
+		}
 	}
 	c.Status(status).Type("html", "utf-8")
 	return a.pages.ExecuteTemplate(c.Response().BodyWriter(), name, p)

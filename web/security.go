@@ -57,6 +57,7 @@ func (a *app) session(c *fiber.Ctx) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
+	s.Address = c.IP()
 	c.Locals(sessionKey{}, s)
 	return c.Next()
 }

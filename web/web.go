@@ -106,5 +106,12 @@ func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
 	signedIn.Post("/keys", a.checkForm, a.createKey)
 	signedIn.Post("/keys/:id/revoke", a.checkForm, a.revokeKey)
 	signedIn.Post("/signout", a.checkForm, a.signOut)
+	signedIn.Post("/switch", a.checkForm, a.switchAccount)
+	signedIn.Get("/members", a.membersPage)
+	signedIn.Post("/members", a.checkForm, a.inviteMember)
+	signedIn.Post("/members/:id/role", a.checkForm, a.setRole)
+	signedIn.Post("/members/:id/remove", a.checkForm, a.removeMember)
+	signedIn.Post("/members/:id/end-sessions", a.checkForm, a.endSessions)
+	signedIn.Get("/audit", a.auditPage)
 	return &App{a: a}, nil
 }

@@ -362,3 +362,105 @@ func TestSignInLinksAreNotOfferedByAProductionHub(t *testing.T) {
 		t.Errorf("expected no sign-in links on a hub that does not offer them, got %d", code)
 	}
 }
+
+// memberIDOf finds the member id of the row naming who on the members page.
+func memberIDOf(t *testing.T, page, who string) string {
+	t.Helper()
+	m := regexp.MustCompile(regexp.QuoteMeta(who) + `(?s:.*?)action="/app/members/(mem_[0-9A-Za-z]+)/role"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no row for %s on the members page:\n%s", who, page)
+	}
+	return m[1]
+}
+
+func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	s.person("bob-1", "bob@example.com", "Bob", "") // known to the provider only
+	_, _, page := s.signIn("ada-1")
+	csrf := csrfOf(t, page)
+
+	if code, path, page := s.post("/app/members", url.Values{"csrf": {csrf}, "email": {"Bob@Example.com"}, "role": {"member"}}); code != 200 ||
+		path != "/app/members" || !strings.Contains(page, "email bob@example.com") {
+		t.Fatalf("expected Bob invited, got %d at %s:\n%s", code, path, page)
+	}
+	bob := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
+	if code, path, _ := bob.signIn("bob-1"); code != 200 || path != "/app/" {
+		t.Fatalf("expected the invited Bob signed in by his verified email, got %d at %s", code, path)
+	}
+
+	_, _, page = s.get("/app/members")
+	bobID, adaID := memberIDOf(t, page, "bob@example.com"), memberIDOf(t, page, "ada@example.com")
+	// The only owner cannot step down, nor leave.
+	for _, path := range []string{"/app/members/" + adaID + "/role", "/app/members/" + adaID + "/remove"} {
+		if code, _, body := s.post(path, url.Values{"csrf": {csrf}, "role": {"member"}}); code != 400 || !strings.Contains(body, "keeps at least one owner") {
+			t.Errorf("POST %s: expected the last owner kept, got %d:\n%s", path, code, body)
+		}
+	}
+	if code, _, _ := s.post("/app/members/"+bobID+"/role", url.Values{"csrf": {csrf}, "role": {"owner"}}); code != 200 {
+		t.Fatalf("expected Bob made owner, got %d", code)
+	}
+	if _, path, _ := bob.get("/app/keys"); path != "/app/keys" {
+		t.Fatalf("expected Bob, now owner, on the keys page at once, got %s", path)
+	}
+	if code, _, _ := s.post("/app/members/"+bobID+"/end-sessions", url.Values{"csrf": {csrf}}); code != 200 {
+		t.Fatalf("expected Bob's sessions ended, got %d", code)
+	}
+	if _, path, _ := bob.get("/app/keys"); path != "/app/signin" {
+		t.Fatalf("expected Bob signed out everywhere, got %s", path)
+	}
+	bob.signIn("bob-1")
+	if code, _, _ := s.post("/app/members/"+bobID+"/remove", url.Values{"csrf": {csrf}}); code != 200 {
+		t.Fatalf("expected Bob removed, got %d", code)
+	}
+	if _, path, _ := bob.get("/app/"); path != "/app/signin" {
+		t.Fatalf("expected a removed member's session to end at once, got %s", path)
+	}
+
+	code, _, page := s.get("/app/audit")
+	if code != 200 {
+		t.Fatalf("audit page: %d", code)
+	}
+	for _, want := range []string{"member.added", "member.role_changed", "member.sessions_ended", "member.removed", "<td>Ada</td>", "127.0.0.1"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("expected %q in the audit log:\n%s", want, page)
+		}
+	}
+	// Operator actions are there too, without an address.
+	if _, _, err := s.hub.Service.Admin.CreateAPIKey(context.Background(), s.hub.Account.ID, "from-the-shell"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, page := s.get("/app/audit"); !strings.Contains(page, "<td>operator</td>") || !strings.Contains(page, "from-the-shell") {
+		t.Errorf("expected the operator's key in the log:\n%s", page)
+	}
+	// A member reads neither page.
+	s.person("cy-1", "cy@example.com", "Cy", core.RoleMember)
+	cy := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
+	cy.signIn("cy-1")
+	for _, path := range []string{"/app/members", "/app/audit"} {
+		if code, _, _ := cy.get(path); code != 403 {
+			t.Errorf("expected %s refused to a member, got %d", path, code)
+		}
+	}
+}
+
+func TestAPersonInTwoAccountsSwitchesBetweenThem(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	other, _ := s.hub.NewAccount(true)
+	id, _ := core.NewIdentity(core.IdentityEmail, "ada@example.com")
+	if _, err := s.hub.Service.Admin.AddMember(context.Background(), other.ID, id, core.RoleMember, ""); err != nil {
+		t.Fatal(err)
+	}
+	_, _, page := s.signIn("ada-1")
+	if !strings.Contains(page, `<option value="`+other.ID+`"`) {
+		t.Fatalf("expected the switcher to offer the second account:\n%s", page)
+	}
+	code, path, page := s.post("/app/switch", url.Values{"csrf": {csrfOf(t, page)}, "account": {other.ID}})
+	if code != 200 || path != "/app/" || !strings.Contains(page, "member of "+other.ID) {
+		t.Fatalf("expected Ada in the second account as a member, got %d at %s:\n%s", code, path, page)
+	}
+	if code, _, _ := s.post("/app/switch", url.Values{"csrf": {csrfOf(t, page)}, "account": {"acct_notmine"}}); code != 404 {
+		t.Errorf("expected a switch to a stranger's account refused, got %d", code)
+	}
+}

@@ -137,6 +137,17 @@ func (q queries) ListAPIKeys(ctx context.Context, accountID string) (_ []*core.A
 	return out, nil
 }
 
+func (q queries) GetAPIKey(ctx context.Context, id string) (_ *core.APIKey, err error) {
+	defer wrapErr(&err, "get API key")
+	var r apiKeyRow
+	if err := q.get(ctx, &r, `SELECT id, account_id, name, created_at, revoked_at, last_used_at, created_by, '' AS created_by_name
+		FROM api_keys WHERE id = $1`, id); err != nil {
+		return nil, err
+	}
+	return &core.APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, CreatedAt: r.CreatedAt, RevokedAt: timePtr(r.RevokedAt),
+		LastUsedAt: timePtr(r.LastUsed), CreatedBy: r.CreatedBy}, nil
+}
+
 func (q queries) GetAccount(ctx context.Context, id string) (_ *core.Account, err error) {
 	defer wrapErr(&err, "get account")
 	var r accountRow

@@ -98,3 +98,16 @@ func (q queries) UseSignInLink(ctx context.Context, tokenHash []byte, at time.Ti
 		RETURNING member_id, account_id`, tokenHash, at)
 	return r.MemberID, r.AccountID, err
 }
+
+// EndMemberSessions: an owner's "end sessions", and a member's removal.
+func (q queries) EndMemberSessions(ctx context.Context, accountID, memberID string, at time.Time) (_ int64, err error) {
+	defer wrapErr(&err, "end member sessions")
+	return q.exec(ctx, `UPDATE app_sessions SET ended_at = $3 WHERE member_id = $2 AND account_id = $1 AND ended_at IS NULL`,
+		accountID, memberID, at)
+}
+
+func (q queries) SetSessionAccount(ctx context.Context, sessionID, accountID string) (err error) {
+	defer wrapErr(&err, "set session account")
+	_, err = q.exec(ctx, `UPDATE app_sessions SET account_id = $2 WHERE id = $1`, sessionID, accountID)
+	return err
+}

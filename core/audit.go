@@ -1,0 +1,58 @@
+package core
+
+import (
+	"context"
+	"time"
+)
+
+// AuditEntry is one change to an account's keys, webhooks or members: who made it,
+// when, from where.
+type AuditEntry struct {
+	ID        int64
+	AccountID string
+	At        time.Time
+	// Actor is "member:<id>" (the app), "operator" (wshub admin) or "api:<keyId>".
+	Actor     string
+	ActorName string
+	Action    string
+	// Target is what changed: a key, webhook or member id.
+	Target string
+	Detail string
+	// Address is where the request came from ("" for the operator's commands).
+	Address string
+}
+
+// The audited actions.
+const (
+	AuditKeyCreated      = "key.created"
+	AuditKeyRevoked      = "key.revoked"
+	AuditMemberAdded     = "member.added"
+	AuditMemberRole      = "member.role_changed"
+	AuditMemberRemoved   = "member.removed"
+	AuditSessionsEnded   = "member.sessions_ended"
+	AuditWebhookCreated  = "webhook.created"
+	AuditWebhookDeleted  = "webhook.deleted"
+	actorOperator        = "operator"
+	maxAuditPage         = 200
+	defaultAuditPageSize = 50
+)
+
+// AuditQueries are the store statements of the audit log.
+type AuditQueries interface {
+	InsertAudit(ctx context.Context, e *AuditEntry) error
+	// ListAudit lists an account's entries with id below before (0: from the newest),
+	// newest first.
+	ListAudit(ctx context.Context, accountID string, before int64, limit int) ([]*AuditEntry, error)
+}
+
+// audit records what a session's person did, in the change's transaction.
+func (a *AppSession) audit(ctx context.Context, q Queries, at time.Time, action, target, detail string) error {
+	return q.InsertAudit(ctx, &AuditEntry{AccountID: a.AccountID, At: at, Actor: "member:" + a.Member.ID,
+		ActorName: a.Member.Name, Action: action, Target: target, Detail: detail, Address: a.Address})
+}
+
+// operatorAudit records what the operator did with wshub admin.
+func operatorAudit(ctx context.Context, q Queries, accountID string, at time.Time, action, target, detail string) error {
+	return q.InsertAudit(ctx, &AuditEntry{AccountID: accountID, At: at, Actor: actorOperator, Action: action,
+		Target: target, Detail: detail})
+}
