@@ -16,8 +16,8 @@ import (
 func screenshotDir() string { return os.Getenv("WSHUB_APP_SCREENSHOTS") }
 
 // In a real browser: an owner signs in on the provider's login page, creates a key
-// (shown once, with a Copy button), sees it listed, and a member is kept from the
-// keys. Every page passes axe-core and is pictured at desktop and phone widths.
+// (shown once, with a Copy button), sees it listed, reads the members and the audit
+// log, and a member is kept from the keys. Every page passes axe-core and is pictured at desktop and phone widths.
 func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	s := newSite(t)
 	b := browsertest.Start(t)
@@ -60,6 +60,15 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	if strings.Contains(b.Text(t, "main"), "svc_") {
 		t.Errorf("the key shows again after the page was left")
 	}
+
+	b.Open(t, s.hub.URL+"/app/members")
+	b.WaitFor(t, "#invite-email")
+	picture("members")
+	b.Open(t, s.hub.URL+"/app/audit")
+	if !strings.Contains(b.Text(t, "main"), "key.created") {
+		t.Errorf("expected the new key in the audit log, got %q", b.Text(t, "main"))
+	}
+	picture("audit")
 
 	// The session cookie is one a script cannot read.
 	for _, c := range b.Cookies(t) {
