@@ -56,6 +56,8 @@ type App struct {
 	kernel
 	store  appStore
 	limits AppLimits
+	// webhooks are the API's webhook use cases, which the app's pages share.
+	webhooks *Webhooks
 }
 
 type appStore interface {

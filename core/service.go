@@ -97,16 +97,17 @@ func NewService(d Deps) *Service {
 	ws := &Workspaces{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror,
 		quotas: d.Quotas}
 	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, lg.log().Warn)
+	hooks := &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks}
 	return &Service{
 		Workspaces: ws,
-		Webhooks:   &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks},
+		Webhooks:   hooks,
 		Chat:       &Chat{outbox: o, store: d.Store, workspaces: ws},
 		RuntimeAPI: newRuntimeAPI(rt),
 		Worker:     rt,
 		Sweeps:     &Sweeps{w: rt},
 		Deliveries: &Deliveries{kernel: k, logger: lg, store: d.Store, sender: d.Sender},
 		ChatQueues: &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
-		App:        &App{kernel: k, store: d.Store, limits: d.AppLimits},
+		App:        &App{kernel: k, store: d.Store, limits: d.AppLimits, webhooks: hooks},
 		Admin:      &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }

@@ -61,6 +61,9 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 		t.Errorf("the key shows again after the page was left")
 	}
 
+	b.Open(t, s.hub.URL+"/app/webhooks")
+	b.WaitFor(t, "#hook-url")
+	picture("webhooks")
 	b.Open(t, s.hub.URL+"/app/members")
 	b.WaitFor(t, "#invite-email")
 	picture("members")

@@ -113,5 +113,8 @@ func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
 	signedIn.Post("/members/:id/remove", a.checkForm, a.removeMember)
 	signedIn.Post("/members/:id/end-sessions", a.checkForm, a.endSessions)
 	signedIn.Get("/audit", a.auditPage)
+	signedIn.Get("/webhooks", a.webhooksPage)
+	signedIn.Post("/webhooks", a.checkForm, a.createWebhook)
+	signedIn.Post("/webhooks/:id/delete", a.checkForm, a.deleteWebhook)
 	return &App{a: a}, nil
 }

@@ -464,3 +464,39 @@ func TestAPersonInTwoAccountsSwitchesBetweenThem(t *testing.T) {
 		t.Errorf("expected a switch to a stranger's account refused, got %d", code)
 	}
 }
+
+func TestOwnersAddAWebhookSeeItsSecretOnceAndDeleteIt(t *testing.T) {
+	s := newSite(t, hubtest.WithConfig(func(c *hub.Config) { c.WebhookAllowInsecure = true }))
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	rc := hubtest.NewReceiver(t, nil)
+	_, _, page := s.signIn("ada-1")
+	csrf := csrfOf(t, page)
+	hostile := `ci <script>alert(1)</script>"><img src=x onerror=alert(2)>`
+	code, _, page := s.post("/app/webhooks", url.Values{"csrf": {csrf}, "url": {rc.URL}, "description": {hostile}})
+	secret := regexp.MustCompile(`value="(whsec_[0-9A-Za-z_-]+)"`).FindStringSubmatch(page)
+	if code != 201 || secret == nil || !strings.Contains(page, "you will not see it again") {
+		t.Fatalf("expected the endpoint's secret shown once, got %d:\n%s", code, page)
+	}
+	_, _, page = s.get("/app/webhooks")
+	if strings.Contains(page, secret[1]) || strings.Contains(page, "<script>alert") || strings.Contains(page, "<img src=x") ||
+		!strings.Contains(html.UnescapeString(page), hostile) {
+		t.Fatalf("expected the endpoint listed, its description as text and no secret:\n%s", page)
+	}
+	// The API sees the same endpoint.
+	if r := s.hub.Call("GET", "/v1/api/webhooks", s.hub.Key, nil); r.Status != 200 || !strings.Contains(string(r.Raw), rc.URL) {
+		t.Fatalf("expected the API to list the app's endpoint, got %d %s", r.Status, r.Raw)
+	}
+	if code, _, body := s.post("/app/webhooks", url.Values{"csrf": {csrf}, "url": {"ftp://nowhere"}}); code != 400 || !strings.Contains(body, "notice") {
+		t.Errorf("expected a bad URL refused in words, got %d", code)
+	}
+	id := regexp.MustCompile(`action="/app/webhooks/(wh_[0-9A-Za-z]+)/delete"`).FindStringSubmatch(page)
+	if id == nil {
+		t.Fatalf("no delete form:\n%s", page)
+	}
+	if code, _, page := s.post("/app/webhooks/"+id[1]+"/delete", url.Values{"csrf": {csrf}}); code != 200 || !strings.Contains(page, "No endpoints yet.") {
+		t.Fatalf("expected the endpoint deleted, got %d:\n%s", code, page)
+	}
+	if _, _, page := s.get("/app/audit"); !strings.Contains(page, "webhook.created") || !strings.Contains(page, "webhook.deleted") {
+		t.Errorf("expected the endpoint's creation and deletion in the audit log:\n%s", page)
+	}
+}

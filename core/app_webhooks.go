@@ -1,0 +1,62 @@
+package core
+
+import "context"
+
+// The account's webhook endpoints, as its owners manage them in the app: the same use
+// cases as the API's (one rule set), on the session's account, and logged.
+
+// account reads the session's account, for the use cases the API shares.
+func (s *App) account(ctx context.Context, a *AppSession) (*Account, error) {
+	acct, err := s.store.GetAccount(ctx, a.AccountID)
+	return acct, notFound(err, CodeNotFound, "the account is gone")
+}
+
+// ListWebhooks lists the account's endpoints (owners).
+func (s *App) ListWebhooks(ctx context.Context, a *AppSession) ([]*Webhook, error) {
+	if err := a.requireOwner(); err != nil {
+		return nil, err
+	}
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.webhooks.ListWebhooks(ctx, acct)
+}
+
+// CreateWebhook registers an endpoint (owners) and returns its signing secret, to be
+// shown once. As on the API, an account without cloud entitlement cannot.
+func (s *App) CreateWebhook(ctx context.Context, a *AppSession, url, description string) (*Webhook, string, error) {
+	if err := a.requireOwner(); err != nil {
+		return nil, "", err
+	}
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := acct.checkEntitled(); err != nil {
+		return nil, "", err
+	}
+	w, secret, err := s.webhooks.CreateWebhook(ctx, acct, CreateWebhookInput{URL: &url, Description: &description})
+	if err != nil {
+		return nil, "", err
+	}
+	// Logged after the endpoint's own commit: a log entry lost to a failure here is
+	// the lesser harm than an endpoint refused for its log.
+	err = s.store.InTx(ctx, func(q Queries) error { return a.audit(ctx, q, w.CreatedAt, AuditWebhookCreated, w.ID, w.URL) })
+	return w, secret, err
+}
+
+// DeleteWebhook removes an endpoint (owners).
+func (s *App) DeleteWebhook(ctx context.Context, a *AppSession, id string) error {
+	if err := a.requireOwner(); err != nil {
+		return err
+	}
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return err
+	}
+	if err := s.webhooks.DeleteWebhook(ctx, acct, id); err != nil {
+		return err
+	}
+	return s.store.InTx(ctx, func(q Queries) error { return a.audit(ctx, q, s.clock.Now(), AuditWebhookDeleted, id, "") })
+}
