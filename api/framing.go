@@ -51,6 +51,11 @@ func (s *server) headerReceived(hdr *fasthttp.RequestHeader) fasthttp.RequestCon
 		// not to be trusted), and the error handler answers with refuse.
 		return fasthttp.RequestConfig{MaxRequestBodySize: 1}
 	}
+	for prefix, limit := range s.bodyLimits {
+		if strings.HasPrefix(hd.path, prefix) {
+			return fasthttp.RequestConfig{MaxRequestBodySize: limit}
+		}
+	}
 	return fasthttp.RequestConfig{}
 }
 

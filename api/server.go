@@ -39,6 +39,9 @@ type Options struct {
 	// (a resume from far behind), a token bucket per key shared by its streams; events
 	// its streams take from the workspace's feed are not counted (PerSecond 0: no pace).
 	StreamPages RateLimit
+	// BodyLimits bound the bodies of the routes other front-ends mount on this app, by
+	// path prefix (the app's forms): a larger body is refused before it is read.
+	BodyLimits map[string]int
 }
 
 // Timeouts bound how long a connection may take, so that slow or stalled clients
@@ -76,6 +79,8 @@ type server struct {
 	limits  *keyLimits
 	streams *keyStreams
 	pages   *keyLimits
+	// bodyLimits are Options.BodyLimits.
+	bodyLimits map[string]int
 }
 
 const prefix = "/v1/api"
@@ -121,7 +126,7 @@ func New(svc UseCases, opt Options) *fiber.App {
 		log = slog.Default()
 	}
 	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit), streams: newKeyStreams(opt.MaxStreamsPerKey),
-		pages: newKeyLimits(opt.StreamPages)}
+		pages: newKeyLimits(opt.StreamPages), bodyLimits: opt.BodyLimits}
 	to := opt.Timeouts
 	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)
 	s.streamFor = to.Write - 5*time.Second
@@ -257,6 +262,11 @@ func (s *server) errorHandler(c *fiber.Ctx, err error) error {
 	if errors.As(err, &fe) {
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
+			for p := range s.bodyLimits { // another front-end's route: its own words, not the API's
+				if strings.HasPrefix(hd.path, p) {
+					return c.Status(fiber.StatusRequestEntityTooLarge).SendString("The form is too large.")
+				}
+			}
 			if strings.HasPrefix(hd.path, prefix) {
 				if _, aerr := s.callerOf(c.UserContext(), hd); aerr != nil {
 					return writeError(c, s.log, aerr)

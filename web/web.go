@@ -62,6 +62,9 @@ type app struct {
 	limit *addrLimits
 }
 
+// MaxFormBytes bounds a request body of the app: its forms are a few short fields.
+const MaxFormBytes = 64 << 10
+
 // App is the mounted app.
 type App struct{ a *app }
 

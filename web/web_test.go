@@ -16,6 +16,7 @@ import (
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/oidctest"
+	"github.com/wshub/wshub/web"
 )
 
 // site is a hub with the app signing in through a real OpenID provider, and a
@@ -498,5 +499,15 @@ func TestOwnersAddAWebhookSeeItsSecretOnceAndDeleteIt(t *testing.T) {
 	}
 	if _, _, page := s.get("/app/audit"); !strings.Contains(page, "webhook.created") || !strings.Contains(page, "webhook.deleted") {
 		t.Errorf("expected the endpoint's creation and deletion in the audit log:\n%s", page)
+	}
+}
+
+func TestAnOversizedFormIsRefusedBeforeItIsRead(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	_, _, page := s.signIn("ada-1")
+	big := url.Values{"csrf": {csrfOf(t, page)}, "name": {strings.Repeat("x", web.MaxFormBytes)}}
+	if code, _, _ := s.post("/app/keys", big); code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("expected a form past %d bytes refused with 413, got %d", web.MaxFormBytes, code)
 	}
 }
