@@ -296,8 +296,11 @@ func (s *App) RevokeKey(ctx context.Context, a *AppSession, keyID string) error 
 	}
 	return s.store.InTx(ctx, func(q Queries) error {
 		k, err := q.GetAPIKey(ctx, keyID)
-		if err != nil || k.AccountID != a.AccountID {
-			return notFound(cmpErr(err, ErrNoRows), CodeNotFound, "no key "+keyID+" in this account")
+		if errors.Is(err, ErrNoRows) || err == nil && k.AccountID != a.AccountID {
+			return Errorf(CodeNotFound, "no key %s in this account", keyID)
+		}
+		if err != nil {
+			return err
 		}
 		now := s.clock.Now()
 		if ok, err := q.RevokeAPIKey(ctx, keyID, now); err != nil || !ok {
@@ -305,12 +308,4 @@ func (s *App) RevokeKey(ctx context.Context, a *AppSession, keyID string) error 
 		}
 		return a.audit(ctx, q, now, AuditKeyRevoked, keyID, k.Name)
 	})
-}
-
-// cmpErr is err, or orElse when err is nil (a row found but not the caller's).
-func cmpErr(err, orElse error) error {
-	if err != nil {
-		return err
-	}
-	return orElse
 }

@@ -37,7 +37,11 @@ func (s *App) InviteMember(ctx context.Context, a *AppSession, email string, rol
 		if err != nil {
 			return err
 		}
-		if err := s.keepAnOwner(ctx, q, a.AccountID, m.ID, role); err != nil {
+		list, err := lockedMembers(ctx, q, a.AccountID)
+		if err != nil {
+			return err
+		}
+		if err := keepAnOwner(list, m.ID, role); err != nil {
 			return err
 		}
 		out = &Membership{AccountID: a.AccountID, Member: m, Role: role, CreatedAt: now}
@@ -55,14 +59,15 @@ func (s *App) SetRole(ctx context.Context, a *AppSession, memberID string, role 
 		return err
 	}
 	return inTx(ctx, s.store, func(q Queries) error {
-		ms, err := s.membership(ctx, q, a.AccountID, memberID)
+		list, err := lockedMembers(ctx, q, a.AccountID)
 		if err != nil {
 			return err
 		}
-		if ms.Role == role {
-			return nil
+		ms, err := memberIn(list, memberID)
+		if err != nil || ms.Role == role {
+			return err
 		}
-		if err := s.keepAnOwner(ctx, q, a.AccountID, memberID, role); err != nil {
+		if err := keepAnOwner(list, memberID, role); err != nil {
 			return err
 		}
 		ms.Role = role
@@ -80,10 +85,14 @@ func (s *App) RemoveMember(ctx context.Context, a *AppSession, memberID string) 
 		return err
 	}
 	return inTx(ctx, s.store, func(q Queries) error {
-		if _, err := s.membership(ctx, q, a.AccountID, memberID); err != nil {
+		list, err := lockedMembers(ctx, q, a.AccountID)
+		if err != nil {
 			return err
 		}
-		if err := s.keepAnOwner(ctx, q, a.AccountID, memberID, ""); err != nil {
+		if _, err := memberIn(list, memberID); err != nil {
+			return err
+		}
+		if err := keepAnOwner(list, memberID, ""); err != nil {
 			return err
 		}
 		now := s.clock.Now()
@@ -104,11 +113,14 @@ func (s *App) EndSessions(ctx context.Context, a *AppSession, memberID string) (
 	}
 	var n int64
 	err := s.store.InTx(ctx, func(q Queries) error {
-		if _, err := s.membership(ctx, q, a.AccountID, memberID); err != nil {
+		list, err := lockedMembers(ctx, q, a.AccountID)
+		if err != nil {
+			return err
+		}
+		if _, err := memberIn(list, memberID); err != nil {
 			return err
 		}
 		now := s.clock.Now()
-		var err error
 		if n, err = q.EndMemberSessions(ctx, a.AccountID, memberID, now); err != nil {
 			return err
 		}
@@ -117,16 +129,17 @@ func (s *App) EndSessions(ctx context.Context, a *AppSession, memberID string) (
 	return n, err
 }
 
-// membership finds a member of the account, locking the account's owners against a
-// concurrent change (the last-owner rule reads them).
-func (s *App) membership(ctx context.Context, q Queries, accountID, memberID string) (*Membership, error) {
+// lockedMembers reads the account's members under the account's row lock, so that the
+// last-owner rule holds against a concurrent change.
+func lockedMembers(ctx context.Context, q Queries, accountID string) ([]*Membership, error) {
 	if err := q.LockAccount(ctx, accountID); err != nil {
 		return nil, err
 	}
-	list, err := q.ListMemberships(ctx, accountID)
-	if err != nil {
-		return nil, err
-	}
+	return q.ListMemberships(ctx, accountID)
+}
+
+// memberIn finds a member in the account's list.
+func memberIn(list []*Membership, memberID string) (*Membership, error) {
 	for _, ms := range list {
 		if ms.Member.ID == memberID {
 			return ms, nil
@@ -136,17 +149,10 @@ func (s *App) membership(ctx context.Context, q Queries, accountID, memberID str
 }
 
 // keepAnOwner refuses a change that would leave the account without an owner: the
-// member memberID becoming role ("" : leaving).
-func (s *App) keepAnOwner(ctx context.Context, q Queries, accountID, memberID string, role Role) error {
+// member memberID becoming role ("": leaving).
+func keepAnOwner(list []*Membership, memberID string, role Role) error {
 	if role == RoleOwner {
 		return nil
-	}
-	if err := q.LockAccount(ctx, accountID); err != nil {
-		return err
-	}
-	list, err := q.ListMemberships(ctx, accountID)
-	if err != nil {
-		return err
 	}
 	for _, ms := range list {
 		if ms.Role == RoleOwner && ms.Member.ID != memberID {

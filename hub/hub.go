@@ -65,13 +65,14 @@ type Hub struct {
 	noListen bool
 }
 
-// SetRuntimeURL tells the process provider where runtimes reach the hub, unless
-// WSHUB_RUNTIME_HUB_URL did (serve learns the port only once it listens).
-func (h *Hub) SetRuntimeURL(url string) {
+// SetOwnURL tells the parts that need the hub's address where it serves, unless the
+// configuration named one (serve learns the port only once it listens): the process
+// provider's runtimes (WSHUB_RUNTIME_HUB_URL) and the app's sign-in (WSHUB_PUBLIC_URL).
+func (h *Hub) SetOwnURL(url string) {
 	if h.Process != nil && h.Process.HubURL == "" {
 		h.Process.HubURL = url
 	}
-	h.Web.SetPublicURL(url) // the app's sign-in too, when WSHUB_PUBLIC_URL named none
+	h.Web.SetPublicURL(url)
 }
 
 // Options let tests replace the clock and randomness.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"html/template"
 	"io/fs"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -74,12 +76,7 @@ func (a *app) static(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNotFound)
 	}
 	c.Set(fiber.HeaderCacheControl, "public, max-age=300")
-	switch {
-	case len(name) > 4 && name[len(name)-4:] == ".css":
-		c.Type("css", "utf-8")
-	case len(name) > 3 && name[len(name)-3:] == ".js":
-		c.Type("js", "utf-8")
-	}
+	c.Type(strings.TrimPrefix(path.Ext(name), "."), "utf-8")
 	return c.Send(b)
 }
 

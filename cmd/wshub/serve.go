@@ -71,7 +71,7 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
 	}
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
-		h.SetRuntimeURL(fmt.Sprintf("http://127.0.0.1:%d", a.Port))
+		h.SetOwnURL(fmt.Sprintf("http://127.0.0.1:%d", a.Port))
 	}
 	_, metrics, err := serveMetrics(h, log)
 	if err != nil {

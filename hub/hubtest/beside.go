@@ -63,7 +63,7 @@ func (h *Hub) Replica(t testing.TB) *Hub {
 		t.Fatalf("build a replica: %v", err)
 	}
 	url := serveAPI(t, other)
-	other.SetRuntimeURL(url)
+	other.SetOwnURL(url)
 	if other.Process != nil {
 		t.Cleanup(other.Process.Close)
 	}

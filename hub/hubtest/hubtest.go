@@ -102,7 +102,7 @@ func Start(t testing.TB, opts ...Option) *Hub {
 		t.Fatalf("build hub: %v", err)
 	}
 	url := serveAPI(t, h)
-	h.SetRuntimeURL(url)
+	h.SetOwnURL(url)
 	if h.Process != nil {
 		t.Cleanup(h.Process.Close)
 	}
