@@ -121,8 +121,12 @@ func (s *Webhooks) attachLogs(ctx context.Context, q DeliveryQueries, ds ...*Del
 	if err != nil {
 		return err
 	}
+	// The attempts are read after the deliveries, so an attempt settled in between may be
+	// among them. Its delivery's row was read before that settlement (the attempt's
+	// record and the count commit together), so keeping only the attempts it counts
+	// shows each delivery as of one moment.
 	for _, a := range attempts {
-		if d := byID[a.DeliveryID]; d != nil {
+		if d := byID[a.DeliveryID]; d != nil && a.Attempt <= d.Attempts {
 			d.Log = append(d.Log, a)
 		}
 	}
