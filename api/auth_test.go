@@ -230,7 +230,7 @@ func TestAuthUnknownRoutes(t *testing.T) {
 		"/v1/api/",
 		"/v1/api/workspaces/ws_0000000000000000/nope",
 		"/v1/api/workspaces/ws_0000000000000000/messages/msg_0000000000000000",
-		"/v1/api/webhooks/wh_0000000000000000/deliveries",
+		"/v1/api/webhooks/wh_0000000000000000/attempts",
 		"/v1/api/Workspaces",
 		"/v1/api/projects/prj_0000000000000000",
 	} {

@@ -169,3 +169,35 @@ func (s *server) deleteWebhook(c *fiber.Ctx) error {
 	}
 	return c.JSON(fiber.Map{"ok": true})
 }
+
+// GET /v1/api/webhooks/{id}/deliveries (an extension): the endpoint's delivery log,
+// newest first, paged with ?before= (the previous page's nextBefore) and ?limit=.
+func (s *server) listDeliveries(c *fiber.Ctx) error {
+	q, err := core.ParseDeliveryQuery(c.Query("before"), c.Query("limit"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	page, err := s.svc.ListDeliveries(c.UserContext(), account(c), param(c, "webhookId"), q)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	out := make([]deliveryJSON, len(page.Deliveries))
+	for i, d := range page.Deliveries {
+		out[i] = toDelivery(d)
+	}
+	body := fiber.Map{"deliveries": out}
+	if page.Next != nil {
+		body["nextBefore"] = page.Next.String()
+	}
+	return c.JSON(body)
+}
+
+// POST /v1/api/webhooks/{id}/deliveries/{deliveryId}/redeliver (an extension): one
+// more attempt, due now; 202 because the attempt is made by the delivery worker.
+func (s *server) redeliver(c *fiber.Ctx) error {
+	d, err := s.svc.Redeliver(c.UserContext(), account(c), param(c, "webhookId"), param(c, "deliveryId"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"delivery": toDelivery(d)})
+}

@@ -109,6 +109,8 @@ var routes = []route{
 	{"POST", "/webhooks", nil, (*server).createWebhook},
 	{"GET", "/webhooks", nil, (*server).listWebhooks},
 	{"DELETE", "/webhooks/:webhookId", nil, (*server).deleteWebhook},
+	{"GET", "/webhooks/:webhookId/deliveries", nil, (*server).listDeliveries},
+	{"POST", "/webhooks/:webhookId/deliveries/:deliveryId/redeliver", nil, (*server).redeliver},
 }
 
 func init() {

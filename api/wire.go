@@ -130,6 +130,58 @@ func toWebhook(w *core.Webhook) webhookJSON {
 	return webhookJSON{WebhookID: w.ID, URL: w.URL, Description: w.Description, CreatedAt: ms(w.CreatedAt)}
 }
 
+// deliveryJSON is a delivery in the delivery log (an extension).
+type deliveryJSON struct {
+	DeliveryID  string `json:"deliveryId"`
+	WebhookID   string `json:"webhookId"`
+	EventID     string `json:"eventId"`
+	EventType   string `json:"eventType"`
+	WorkspaceID string `json:"workspaceId"`
+	Status      string `json:"status"`
+	// AttemptCount is the attempts made; attempts lists those recorded (all of them but
+	// for deliveries made before the log was kept).
+	AttemptCount int `json:"attemptCount"`
+	MaxAttempts  int `json:"maxAttempts"`
+	// NextAttemptAt is set while the delivery is pending.
+	NextAttemptAt *int64        `json:"nextAttemptAt,omitempty"`
+	DeliveredAt   *int64        `json:"deliveredAt,omitempty"`
+	CreatedAt     int64         `json:"createdAt"`
+	Attempts      []attemptJSON `json:"attempts"`
+}
+
+type attemptJSON struct {
+	Attempt    int   `json:"attempt"`
+	StartedAt  int64 `json:"startedAt"`
+	DurationMS int64 `json:"durationMs"`
+	// StatusCode is null when no response arrived.
+	StatusCode      *int   `json:"statusCode"`
+	Error           string `json:"error,omitempty"`
+	ResponseExcerpt string `json:"responseExcerpt"`
+}
+
+func toDelivery(d *core.Delivery) deliveryJSON {
+	out := deliveryJSON{DeliveryID: d.ID, WebhookID: d.WebhookID, EventID: d.EventID, EventType: d.EventType,
+		WorkspaceID: d.WorkspaceID, Status: string(d.Status), AttemptCount: d.Attempts, MaxAttempts: d.MaxAttempts,
+		CreatedAt: ms(d.CreatedAt), Attempts: make([]attemptJSON, len(d.Log))}
+	if d.Status == core.DeliveryPending {
+		next := ms(d.NextAttemptAt)
+		out.NextAttemptAt = &next
+	}
+	if d.DeliveredAt != nil {
+		at := ms(*d.DeliveredAt)
+		out.DeliveredAt = &at
+	}
+	for i, a := range d.Log {
+		out.Attempts[i] = attemptJSON{Attempt: a.Attempt, StartedAt: ms(a.StartedAt), DurationMS: a.Duration.Milliseconds(),
+			Error: a.Error, ResponseExcerpt: a.ResponseExcerpt}
+		if a.StatusCode != 0 {
+			code := a.StatusCode
+			out.Attempts[i].StatusCode = &code
+		}
+	}
+	return out
+}
+
 // pushed is the status object's pushed: true, false, or absent (nil) when no push was
 // tried.
 func pushed(lastPush string) *bool {

@@ -162,3 +162,35 @@ func (c *Client) DeleteWebhook(ctx context.Context, id string) error {
 	_, err := c.do(ctx, request{method: http.MethodDelete, path: "/v1/api/webhooks/" + url.PathEscape(id)}, nil)
 	return err
 }
+
+// ListDeliveries reads one page of an endpoint's delivery log, newest first (an
+// extension): before is the previous page's NextBefore ("" for the newest), limit 0
+// takes the hub's default (50).
+func (c *Client) ListDeliveries(ctx context.Context, webhookID, before string, limit int) (*DeliveryPage, error) {
+	q := url.Values{}
+	if before != "" {
+		q.Set("before", before)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out DeliveryPage
+	if _, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/api/webhooks/" + url.PathEscape(webhookID) + "/deliveries",
+		query: q}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Redeliver makes a delivery due now for one more attempt (an extension) and returns
+// it. A retried call is harmless: asking again before the attempt adds nothing.
+func (c *Client) Redeliver(ctx context.Context, webhookID, deliveryID string) (*Delivery, error) {
+	var out struct {
+		Delivery Delivery `json:"delivery"`
+	}
+	if _, err := c.do(ctx, request{method: http.MethodPost, path: "/v1/api/webhooks/" + url.PathEscape(webhookID) +
+		"/deliveries/" + url.PathEscape(deliveryID) + "/redeliver"}, &out); err != nil {
+		return nil, err
+	}
+	return &out.Delivery, nil
+}

@@ -326,3 +326,96 @@ func TestClientWaitsOutRetryAfterButNotAQuota(t *testing.T) {
 		t.Fatalf("expected a quota_exceeded that is not temporary, got %v", err)
 	}
 }
+
+// The delivery log through the client: a receiver that fails twice and then takes the
+// event shows three attempts; Redeliver sends it a fourth time; another account's key
+// reaches neither, and a malformed cursor is refused.
+func TestDeliveryLogAndRedeliver(t *testing.T) {
+	t.Parallel()
+	clock := hubtest.NewClock()
+	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)), hubtest.WithClock(clock),
+		hubtest.WithConfig(func(c *hub.Config) { c.WebhookAllowInsecure = true; c.WebhookPoll = 50 * time.Millisecond }))
+	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
+		if r.Attempt() <= 2 {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, "not yet")
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	c := newClient(t, h)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	wh, _, err := c.CreateWebhook(ctx, rc.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateWorkspace(ctx, client.CreateWorkspaceRequest{Prompt: "hello", Agent: "agent_1", Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	// logged waits for the endpoint's one delivery to show n attempts (polling the log).
+	logged := func(n int) client.Delivery {
+		t.Helper()
+		for {
+			page, err := c.ListDeliveries(ctx, wh.WebhookID, "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page.Deliveries) == 1 && len(page.Deliveries[0].Attempts) >= n {
+				return page.Deliveries[0]
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("expected a delivery with %d attempts, got %+v", n, page.Deliveries)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	for n := 1; n <= 2; n++ {
+		d := logged(n)
+		if d.Status != "pending" || d.NextAttemptAt == nil {
+			t.Fatalf("after failed attempt %d: expected pending with a next attempt, got %+v", n, d)
+		}
+		clock.Advance(d.NextAttemptAt.Time().Sub(clock.Now()))
+	}
+	d := logged(3)
+	if d.Status != "delivered" || d.AttemptCount != 3 || d.EventType != "workspace.turn.completed" || d.EventID != rc.Received()[0].Event.EventID {
+		t.Fatalf("expected delivered after 3 attempts, got %+v", d)
+	}
+	for i, want := range []int{500, 500, 204} {
+		a := d.Attempts[i]
+		if a.Attempt != i+1 || a.StatusCode == nil || *a.StatusCode != want || a.DurationMS < 0 || a.StartedAt == 0 {
+			t.Fatalf("attempt %d: expected status %d, got %+v", i+1, want, a)
+		}
+	}
+	if d.Attempts[0].ResponseExcerpt != "not yet" || d.Attempts[0].Error != "HTTP 500" || d.Attempts[2].Error != "" {
+		t.Fatalf("expected the failures' answer and error kept, got %+v", d.Attempts)
+	}
+
+	again, err := c.Redeliver(ctx, wh.WebhookID, d.DeliveryID)
+	if err != nil || again.Status != "pending" || again.DeliveryID != d.DeliveryID {
+		t.Fatalf("Redeliver: %+v, %v", again, err)
+	}
+	if got := rc.Wait(t, 4)[3]; got.Attempt() != 4 || got.Event.EventID != d.EventID {
+		t.Fatalf("expected attempt 4 of %s, got attempt %d of %s", d.EventID, got.Attempt(), got.Event.EventID)
+	}
+	if d := logged(4); d.Status != "delivered" || *d.Attempts[3].StatusCode != 204 {
+		t.Fatalf("expected the fourth attempt in the log, got %+v", d)
+	}
+
+	_, otherKey := h.NewAccount(true)
+	other, err := client.New(h.URL, otherKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *client.Error
+	if _, err := other.ListDeliveries(ctx, wh.WebhookID, "", 0); !errors.As(err, &e) || e.Status != 404 || e.Code != "webhook_not_found" {
+		t.Fatalf("another account's ListDeliveries: expected 404 webhook_not_found, got %v", err)
+	}
+	if _, err := other.Redeliver(ctx, wh.WebhookID, d.DeliveryID); !errors.As(err, &e) || e.Status != 404 || e.Code != "webhook_not_found" {
+		t.Fatalf("another account's Redeliver: expected 404 webhook_not_found, got %v", err)
+	}
+	if _, err := c.ListDeliveries(ctx, wh.WebhookID, "not-a-cursor", 0); !errors.As(err, &e) || e.Status != 400 || e.Code != "invalid_request" {
+		t.Fatalf("expected a malformed cursor refused with invalid_request, got %v", err)
+	}
+}

@@ -108,6 +108,42 @@ type Webhook struct {
 	CreatedAt   Millis `json:"createdAt"`
 }
 
+// DeliveryPage is a page of an endpoint's delivery log, newest first (an extension).
+type DeliveryPage struct {
+	Deliveries []Delivery `json:"deliveries"`
+	// NextBefore, passed to ListDeliveries, reads the next (older) page; empty on the last.
+	NextBefore string `json:"nextBefore,omitempty"`
+}
+
+// Delivery is one event's delivery to one endpoint, with its attempts (an extension).
+type Delivery struct {
+	DeliveryID   string `json:"deliveryId"`
+	WebhookID    string `json:"webhookId"`
+	EventID      string `json:"eventId"`
+	EventType    string `json:"eventType"`
+	WorkspaceID  string `json:"workspaceId"`
+	Status       string `json:"status"` // pending, delivered or failed
+	AttemptCount int    `json:"attemptCount"`
+	MaxAttempts  int    `json:"maxAttempts"`
+	// NextAttemptAt is set while the delivery is pending.
+	NextAttemptAt *Millis           `json:"nextAttemptAt,omitempty"`
+	DeliveredAt   *Millis           `json:"deliveredAt,omitempty"`
+	CreatedAt     Millis            `json:"createdAt"`
+	Attempts      []DeliveryAttempt `json:"attempts"`
+}
+
+// DeliveryAttempt is one recorded attempt of a delivery.
+type DeliveryAttempt struct {
+	Attempt    int    `json:"attempt"`
+	StartedAt  Millis `json:"startedAt"`
+	DurationMS int64  `json:"durationMs"`
+	// StatusCode is nil when no response arrived.
+	StatusCode *int   `json:"statusCode"`
+	Error      string `json:"error,omitempty"`
+	// ResponseExcerpt is the first 1 KiB of the receiver's answer.
+	ResponseExcerpt string `json:"responseExcerpt"`
+}
+
 // SendReceipt is the answer to a sent message (api.md 4.4).
 type SendReceipt struct {
 	MessageID       string `json:"messageId"`

@@ -26,8 +26,24 @@ type DeliveryQueries interface {
 	// ListDeliveries is the operator view: an account's deliveries, newest first,
 	// optionally of one status.
 	ListDeliveries(ctx context.Context, accountID, status string, limit int) ([]*Delivery, error)
-	// RedeliverDelivery makes a delivery due at now with room for one more attempt.
-	RedeliverDelivery(ctx context.Context, id string, now time.Time) (*Delivery, error)
+	// RedeliverDelivery makes a delivery due at now with room for one more attempt;
+	// ErrNoRows when no delivery id is within scope.
+	RedeliverDelivery(ctx context.Context, id string, scope DeliveryScope, now time.Time) (*Delivery, error)
+	// InsertDeliveryAttempt records a settled attempt (in the settling transaction).
+	InsertDeliveryAttempt(ctx context.Context, a *DeliveryAttempt) error
+	// ListWebhookDeliveries is the log's page: an endpoint's deliveries, newest first
+	// by (created, id), those before the cursor when it is set, at most limit.
+	ListWebhookDeliveries(ctx context.Context, webhookID string, before *DeliveryCursor, limit int) ([]*Delivery, error)
+	// ListDeliveryAttempts returns the attempts of the given deliveries, by delivery
+	// and attempt number.
+	ListDeliveryAttempts(ctx context.Context, deliveryIDs []string) ([]*DeliveryAttempt, error)
+}
+
+// DeliveryScope narrows a statement to one account's, and one endpoint's, deliveries;
+// empty fields do not narrow (the operator's commands).
+type DeliveryScope struct {
+	AccountID string
+	WebhookID string
 }
 
 // ClaimedDelivery is a leased delivery with its endpoint and event, still sealed.

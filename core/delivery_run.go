@@ -72,6 +72,7 @@ func (s *Deliveries) ClaimDeliveries(ctx context.Context, leaseFor time.Duration
 // RetryDelay(attempt), or given up after the last allowed attempt.
 func (s *Deliveries) AttemptDelivery(ctx context.Context, j *DeliveryJob) (DeliveryReport, error) {
 	rep := DeliveryReport{Attempt: j.attempt.Attempt}
+	started := s.clock.Now()
 	if j.openErr != nil {
 		s.log().Warn("webhook delivery: event or secret does not open", "delivery", j.ID, "err", j.openErr)
 		rep.Result = WebhookAttemptResult{Error: "the hub could not open the event or the endpoint's secret (content key changed?)"}
@@ -98,7 +99,20 @@ func (s *Deliveries) AttemptDelivery(ctx context.Context, j *DeliveryJob) (Deliv
 	default:
 		st.Status, st.NextAttemptAt, rep.Outcome = DeliveryPending, now.Add(RetryDelay(rep.Attempt)), DeliveryRetrying
 	}
-	ok, err := s.store.SettleDelivery(settleCtx, j.ID, j.lease, st)
+	rec := &DeliveryAttempt{DeliveryID: j.ID, Attempt: rep.Attempt, StartedAt: started, Duration: max(rep.Result.Duration, 0),
+		StatusCode: rep.Result.StatusCode, Error: boundedText([]byte(rep.Result.Error), MaxAttemptErrorBytes),
+		ResponseExcerpt: boundedText(rep.Result.Excerpt, MaxAttemptExcerptBytes)}
+	// The log's row is written with the settlement, so the log and the summary agree:
+	// an attempt whose lease was lost (its endpoint deleted, another worker took over)
+	// leaves neither.
+	var ok bool
+	err := s.store.InTx(settleCtx, func(q Queries) error {
+		var err error
+		if ok, err = q.SettleDelivery(settleCtx, j.ID, j.lease, st); err != nil || !ok {
+			return err
+		}
+		return q.InsertDeliveryAttempt(settleCtx, rec)
+	})
 	if err != nil {
 		return rep, fmt.Errorf("settle delivery %s: %w", j.ID, err)
 	}
@@ -125,12 +139,21 @@ func (s *Admin) ListDeliveries(ctx context.Context, accountID, status string, li
 // receiver that lost an event, or an endpoint fixed after the delivery gave up).
 func (s *Admin) Redeliver(ctx context.Context, id string) (*Delivery, error) {
 	var d *Delivery
-	err := s.store.InTx(ctx, func(q Queries) error {
-		var err error
-		if d, err = q.RedeliverDelivery(ctx, id, s.clock.Now()); err != nil {
-			return notFound(err, CodeNotFound, "no delivery "+id)
-		}
-		return q.Notify(ctx, DeliveryChannel, d.EventID)
+	err := s.store.InTx(ctx, func(q Queries) (err error) {
+		d, err = redeliverIn(ctx, q, id, DeliveryScope{}, s.clock.Now())
+		return err
 	})
 	return d, err
+}
+
+// redeliverIn is Redeliver's one state change, shared by the operator's command and the
+// API's: the delivery, if within scope, is due at now with room for one more attempt,
+// and the delivery worker is woken at commit. Out of scope reads as not found, so an
+// account cannot learn that another's delivery id exists.
+func redeliverIn(ctx context.Context, q Queries, id string, scope DeliveryScope, now time.Time) (*Delivery, error) {
+	d, err := q.RedeliverDelivery(ctx, id, scope, now)
+	if err != nil {
+		return nil, notFound(err, CodeNotFound, "no delivery "+id)
+	}
+	return d, q.Notify(ctx, DeliveryChannel, d.EventID)
 }

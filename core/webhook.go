@@ -20,5 +20,7 @@ type WebhookQueries interface {
 	CountWebhooks(ctx context.Context, accountID string) (int, error)
 	InsertWebhook(ctx context.Context, w *Webhook) error
 	ListWebhooks(ctx context.Context, accountID string) ([]*Webhook, error)
+	// GetWebhook reads one of the account's endpoints; ErrNoRows when it has none by id.
+	GetWebhook(ctx context.Context, accountID, id string) (*Webhook, error)
 	DeleteWebhook(ctx context.Context, accountID, id string) (bool, error)
 }

@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // WebhookAttempt is one signed POST of an event's body to an endpoint.
 type WebhookAttempt struct {
@@ -18,6 +21,12 @@ type WebhookAttempt struct {
 type WebhookAttemptResult struct {
 	StatusCode int // 0 when no response arrived
 	Error      string
+	// Duration is how long the attempt took, measured by the sender's own (monotonic)
+	// clock: the hub's clock may be a test's, standing still.
+	Duration time.Duration
+	// Excerpt is the start of the response body, at most MaxAttemptExcerptBytes as
+	// received (core makes it valid text before keeping it).
+	Excerpt []byte
 }
 
 // Acknowledged reports whether the receiver took the event.

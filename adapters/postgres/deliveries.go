@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/wshub/wshub/core"
 )
 
@@ -121,6 +123,8 @@ type deliveryRow struct {
 	DeliveredAt    sql.NullTime  `db:"delivered_at"`
 	CreatedAt      time.Time     `db:"created_at"`
 	URL            string        `db:"url"`
+	EventType      string        `db:"event_type"`
+	WorkspaceID    string        `db:"workspace_id"`
 }
 
 func (r deliveryRow) core() *core.Delivery {
@@ -128,38 +132,113 @@ func (r deliveryRow) core() *core.Delivery {
 		ID: r.ID, AccountID: r.AccountID, WebhookID: r.WebhookID, EventID: r.EventID, Status: core.DeliveryStatus(r.Status),
 		Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, NextAttemptAt: r.NextAttemptAt,
 		LastStatusCode: int(r.LastStatusCode.Int64), LastError: r.LastError, LastAttemptAt: timePtr(r.LastAttemptAt),
-		DeliveredAt: timePtr(r.DeliveredAt), CreatedAt: r.CreatedAt, URL: r.URL,
+		DeliveredAt: timePtr(r.DeliveredAt), CreatedAt: r.CreatedAt, URL: r.URL, EventType: r.EventType,
+		WorkspaceID: r.WorkspaceID,
 	}
 }
 
+// deliveryColumns are read from webhook_deliveries d joined with webhooks w and events e.
 const deliveryColumns = `d.id, d.account_id, d.webhook_id, d.event_id, d.status, d.attempts, d.max_attempts,
-	d.next_attempt_at, d.last_status_code, d.last_error, d.last_attempt_at, d.delivered_at, d.created_at, w.url`
+	d.next_attempt_at, d.last_status_code, d.last_error, d.last_attempt_at, d.delivered_at, d.created_at, w.url,
+	e.type AS event_type, e.workspace_id`
+
+func deliveries(rows []deliveryRow) []*core.Delivery {
+	out := make([]*core.Delivery, len(rows))
+	for i, r := range rows {
+		out[i] = r.core()
+	}
+	return out
+}
 
 // ListDeliveries uses webhook_deliveries_account.
 func (q queries) ListDeliveries(ctx context.Context, accountID, status string, limit int) (_ []*core.Delivery, err error) {
 	defer wrapErr(&err, "list deliveries")
 	var rows []deliveryRow
-	if err := q.selectAll(ctx, &rows, `SELECT `+deliveryColumns+` FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+	if err := q.selectAll(ctx, &rows, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
+		JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
 		WHERE d.account_id = $1 AND ($2 = '' OR d.status = $2) ORDER BY d.created_at DESC, d.id LIMIT $3`,
 		accountID, status, limit); err != nil {
 		return nil, err
 	}
-	out := make([]*core.Delivery, len(rows))
+	return deliveries(rows), nil
+}
+
+// listWebhookDeliveriesSQL uses webhook_deliveries_webhook: the row comparison with the
+// cursor ($2, $3; NULL for the first page) is a range of that index, so a page costs
+// its own rows however long the log is.
+const listWebhookDeliveriesSQL = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries d
+	JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
+	WHERE d.webhook_id = $1 AND ($2::timestamptz IS NULL OR (d.created_at, d.id) < ($2::timestamptz, $3::text))
+	ORDER BY d.created_at DESC, d.id DESC LIMIT $4`
+
+// ListWebhookDeliveries reads one page of an endpoint's log.
+func (q queries) ListWebhookDeliveries(ctx context.Context, webhookID string, before *core.DeliveryCursor, limit int) (_ []*core.Delivery, err error) {
+	defer wrapErr(&err, "list webhook deliveries")
+	var at sql.NullTime
+	var id string
+	if before != nil {
+		at, id = sql.NullTime{Time: before.CreatedAt, Valid: true}, before.ID
+	}
+	var rows []deliveryRow
+	if err := q.selectAll(ctx, &rows, listWebhookDeliveriesSQL, webhookID, at, id, limit); err != nil {
+		return nil, err
+	}
+	return deliveries(rows), nil
+}
+
+type attemptRow struct {
+	DeliveryID      string        `db:"delivery_id"`
+	Attempt         int           `db:"attempt"`
+	StartedAt       time.Time     `db:"started_at"`
+	DurationMS      int64         `db:"duration_ms"`
+	StatusCode      sql.NullInt64 `db:"status_code"`
+	Error           string        `db:"error"`
+	ResponseExcerpt string        `db:"response_excerpt"`
+}
+
+// InsertDeliveryAttempt writes one row of the log.
+func (q queries) InsertDeliveryAttempt(ctx context.Context, a *core.DeliveryAttempt) (err error) {
+	defer wrapErr(&err, "insert delivery attempt")
+	_, err = q.exec(ctx, `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code,
+		error, response_excerpt) VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.DeliveryID, a.Attempt, a.StartedAt,
+		a.Duration.Milliseconds(), nullInt(a.StatusCode), a.Error, a.ResponseExcerpt)
+	return err
+}
+
+// listDeliveryAttemptsSQL uses the primary key (delivery_id, attempt).
+const listDeliveryAttemptsSQL = `SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt
+	FROM webhook_delivery_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, attempt`
+
+// ListDeliveryAttempts reads the attempts of a page's deliveries in one statement.
+func (q queries) ListDeliveryAttempts(ctx context.Context, deliveryIDs []string) (_ []*core.DeliveryAttempt, err error) {
+	defer wrapErr(&err, "list delivery attempts")
+	if len(deliveryIDs) == 0 {
+		return nil, nil
+	}
+	var rows []attemptRow
+	if err := q.selectAll(ctx, &rows, listDeliveryAttemptsSQL, pq.Array(deliveryIDs)); err != nil {
+		return nil, err
+	}
+	out := make([]*core.DeliveryAttempt, len(rows))
 	for i, r := range rows {
-		out[i] = r.core()
+		out[i] = &core.DeliveryAttempt{DeliveryID: r.DeliveryID, Attempt: r.Attempt, StartedAt: r.StartedAt,
+			Duration: time.Duration(r.DurationMS) * time.Millisecond, StatusCode: int(r.StatusCode.Int64), Error: r.Error,
+			ResponseExcerpt: r.ResponseExcerpt}
 	}
 	return out, nil
 }
 
-// RedeliverDelivery allows one attempt beyond those made, due at now.
-func (q queries) RedeliverDelivery(ctx context.Context, id string, now time.Time) (_ *core.Delivery, err error) {
+// RedeliverDelivery allows one attempt beyond those made, due at now, when the
+// delivery is within scope (empty fields: any).
+func (q queries) RedeliverDelivery(ctx context.Context, id string, scope core.DeliveryScope, now time.Time) (_ *core.Delivery, err error) {
 	defer wrapErr(&err, "redeliver delivery")
 	var r deliveryRow
 	err = q.get(ctx, &r, `WITH d AS (
 		UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $2,
 			max_attempts = GREATEST(max_attempts, attempts + 1)
-		WHERE id = $1 RETURNING *)
-	SELECT `+deliveryColumns+` FROM d JOIN webhooks w ON w.id = d.webhook_id`, id, now)
+		WHERE id = $1 AND ($3 = '' OR account_id = $3) AND ($4 = '' OR webhook_id = $4) RETURNING *)
+	SELECT `+deliveryColumns+` FROM d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id`,
+		id, now, scope.AccountID, scope.WebhookID)
 	if err != nil {
 		return nil, err
 	}

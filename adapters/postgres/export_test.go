@@ -2,7 +2,9 @@ package postgres
 
 // Statements the external tests plan (plan_test.go), exported for tests only.
 var (
-	NewestWorkspaceSQL     = workspaceSelect + newestWorkspaceWhere
-	ClaimWorkspacesSQL     = workspaceQueue.claimSQL()
-	OtherAccountWaitingSQL = otherAccountWaitingSQL
+	NewestWorkspaceSQL       = workspaceSelect + newestWorkspaceWhere
+	ClaimWorkspacesSQL       = workspaceQueue.claimSQL()
+	OtherAccountWaitingSQL   = otherAccountWaitingSQL
+	ListWebhookDeliveriesSQL = listWebhookDeliveriesSQL
+	ListDeliveryAttemptsSQL  = listDeliveryAttemptsSQL
 )

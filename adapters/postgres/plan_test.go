@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lib/pq"
 
 	"github.com/wshub/wshub/adapters/postgres"
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
@@ -12,8 +15,9 @@ import (
 
 // TestHotQueriesUseTheirIndexes plans the statements that run on every create and on
 // every worker poll against 100,000 workspaces (most idle and ready, a fifth deleted,
-// a few with work) and checks that PostgreSQL reads them through their indexes: no
-// sequential scan of workspaces, whatever the table's size.
+// a few with work), and the delivery log's pages against 110,000 deliveries of two
+// endpoints, and checks that PostgreSQL reads them through their indexes: no
+// sequential scan, whatever the tables' size.
 func TestHotQueriesUseTheirIndexes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads 100,000 workspaces")
@@ -41,6 +45,21 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		 SELECT 'msg_' || i, 'ws_' || i, 1, 'user', '\x00', CASE WHEN i % 2000 = 1 THEN 'pending' ELSE 'settled' END,
 		   'turn_' || i, now()
 		 FROM generate_series(1, 100000) i`,
+		// Two endpoints: every turn delivered to the first, every 10th to the second as
+		// well, each delivery with two attempts recorded.
+		`INSERT INTO webhooks (id, account_id, url, description, secret_sealed, created_at)
+		 VALUES ('wh_a', 'acct_plan', 'https://a.example', '', '\x01', now()),
+		        ('wh_b', 'acct_plan', 'https://b.example', '', '\x01', now())`,
+		`INSERT INTO events (id, account_id, workspace_id, turn_id, type, body_sealed, created_at)
+		 SELECT 'ev_' || i, 'acct_plan', 'ws_' || i, 'turn_' || i, 'workspace.turn.completed', '\x01',
+		   now() - i * interval '1 second'
+		 FROM generate_series(1, 100000) i`,
+		`INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, status, attempts, max_attempts,
+		   next_attempt_at, created_at)
+		 SELECT 'dlv_' || w || i, 'acct_plan', 'wh_' || w, 'ev_' || i, 'delivered', 2, 20, now(), now() - i * interval '1 second'
+		 FROM generate_series(1, 100000) i, (VALUES ('a'), ('b')) v(w) WHERE w = 'a' OR i % 10 = 0`,
+		`INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code)
+		 SELECT id, n, created_at, 10, 200 FROM webhook_deliveries, generate_series(1, 2) n`,
 		`ANALYZE`,
 	} {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
@@ -58,6 +77,12 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
 		{"OtherAccountWaiting", postgres.OtherAccountWaitingSQL, []any{"acct_other", 50},
 			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
+		{"ListWebhookDeliveries", postgres.ListWebhookDeliveriesSQL, []any{"wh_b", nil, "", 50},
+			[]string{"webhook_deliveries_webhook", "events_pkey"}},
+		{"ListWebhookDeliveriesBefore", postgres.ListWebhookDeliveriesSQL, []any{"wh_b", time.Now().Add(-time.Hour), "dlv_b3600", 50},
+			[]string{"webhook_deliveries_webhook", "events_pkey"}},
+		{"ListDeliveryAttempts", postgres.ListDeliveryAttemptsSQL, []any{pq.Array([]string{"dlv_a1", "dlv_b10", "dlv_a5000"})},
+			[]string{"webhook_delivery_attempts_pkey"}},
 	}
 	for _, p := range plans {
 		t.Run(p.name, func(t *testing.T) {
@@ -74,9 +99,11 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 				lines = append(lines, l)
 			}
 			plan := strings.Join(lines, "\n")
-			t.Logf("%s on 100,000 workspaces:\n%s", p.name, plan)
-			if strings.Contains(plan, "Seq Scan on workspaces") {
-				t.Errorf("expected no sequential scan of workspaces, got:\n%s", plan)
+			t.Logf("%s at scale:\n%s", p.name, plan)
+			for _, table := range []string{"workspaces", "webhook_deliveries", "webhook_delivery_attempts", "events"} {
+				if strings.Contains(plan, "Seq Scan on "+table+" ") {
+					t.Errorf("expected no sequential scan of %s, got:\n%s", table, plan)
+				}
 			}
 			for _, ix := range p.index {
 				if !strings.Contains(plan, ix) {

@@ -47,6 +47,18 @@ func (q queries) ListWebhooks(ctx context.Context, accountID string) (_ []*core.
 	return out, nil
 }
 
+// GetWebhook is a primary-key lookup, narrowed to the account.
+func (q queries) GetWebhook(ctx context.Context, accountID, id string) (_ *core.Webhook, err error) {
+	defer wrapErr(&err, "get webhook")
+	var r webhookRow
+	if err := q.get(ctx, &r, `SELECT id, account_id, url, description, secret_sealed, created_at
+		FROM webhooks WHERE id = $1 AND account_id = $2`, id, accountID); err != nil {
+		return nil, err
+	}
+	return &core.Webhook{ID: r.ID, AccountID: r.AccountID, URL: r.URL, Description: r.Description,
+		SealedSecret: r.SecretSealed, CreatedAt: r.CreatedAt}, nil
+}
+
 func (q queries) DeleteWebhook(ctx context.Context, accountID, id string) (_ bool, err error) {
 	defer wrapErr(&err, "delete webhook")
 	n, err := q.exec(ctx, `DELETE FROM webhooks WHERE account_id = $1 AND id = $2`, accountID, id)

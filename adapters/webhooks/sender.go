@@ -134,21 +134,29 @@ func (s *Sender) Send(ctx context.Context, a core.WebhookAttempt) core.WebhookAt
 	req.Header.Set("User-Agent", webhook.UserAgent)
 	req.Header.Set("Content-Type", "application/json")
 
+	start := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {
+		res := failed(0, describe(err))
 		switch {
 		case ctx.Err() != nil:
-			return failed(0, stopped(ctx.Err()))
+			res = failed(0, stopped(ctx.Err()))
 		case actx.Err() != nil:
-			return failed(0, "timed out after "+s.timeout.String())
+			res = failed(0, "timed out after "+s.timeout.String())
 		}
-		return failed(0, describe(err))
+		res.Duration = time.Since(start)
+		return res
 	}
-	// The status has arrived in time, which is what acknowledges; the drain is only
-	// for connection reuse and its errors do not change the outcome.
+	// The status has arrived in time, which is what acknowledges; the body is read only
+	// for the delivery log's excerpt and for connection reuse, and its errors (a body cut
+	// off, the timeout running out while draining) do not change the outcome.
+	excerpt := make([]byte, core.MaxAttemptExcerptBytes)
+	n, _ := io.ReadFull(resp.Body, excerpt)
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	_ = resp.Body.Close()
-	return judge(resp)
+	res := judge(resp)
+	res.Duration, res.Excerpt = time.Since(start), excerpt[:n]
+	return res
 }
 
 // CloseIdleConnections releases pooled connections (on hub shutdown).

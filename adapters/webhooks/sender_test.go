@@ -370,3 +370,21 @@ func hmacHex(secret, msg string) string {
 	m.Write([]byte(msg))
 	return hex.EncodeToString(m.Sum(nil))
 }
+
+// The delivery log keeps the start of the receiver's answer and how long the attempt
+// took, whatever the status; the rest of the body is drained, not kept.
+func TestSendKeepsAnExcerptAndTheDuration(t *testing.T) {
+	body := strings.Repeat("x", core.MaxAttemptExcerptBytes-2) + "étrange" + strings.Repeat("y", 1000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	res := newSender(t, webhooks.Options{AllowInsecure: true}).Send(context.Background(), attempt(srv.URL))
+	if res.StatusCode != 500 || string(res.Excerpt) != body[:core.MaxAttemptExcerptBytes] {
+		t.Errorf("expected 500 with the body's first %d bytes, got %d with %d bytes", core.MaxAttemptExcerptBytes, res.StatusCode, len(res.Excerpt))
+	}
+	if res.Duration <= 0 {
+		t.Errorf("expected a positive duration, got %s", res.Duration)
+	}
+}
