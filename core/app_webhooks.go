@@ -60,3 +60,28 @@ func (s *App) DeleteWebhook(ctx context.Context, a *AppSession, id string) error
 	}
 	return s.store.InTx(ctx, func(q Queries) error { return a.audit(ctx, q, s.clock.Now(), AuditWebhookDeleted, id, "") })
 }
+
+// WebhookLog reads an endpoint's delivery log, a page at a time (owners).
+func (s *App) WebhookLog(ctx context.Context, a *AppSession, webhookID string, query DeliveryQuery) (*DeliveryLog, error) {
+	if err := a.requireOwner(); err != nil {
+		return nil, err
+	}
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.webhooks.ListDeliveries(ctx, acct, webhookID, query)
+}
+
+// Redeliver sends one of the endpoint's deliveries again (owners).
+func (s *App) Redeliver(ctx context.Context, a *AppSession, webhookID, deliveryID string) error {
+	if err := a.requireOwner(); err != nil {
+		return err
+	}
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return err
+	}
+	_, err = s.webhooks.Redeliver(ctx, acct, webhookID, deliveryID)
+	return err
+}

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,7 @@ var templateFuncs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
 	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"ms":   func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 }
 
 func (a *app) render(c *fiber.Ctx, status int, name string, p page) error {
@@ -57,10 +59,10 @@ func (a *app) fail(c *fiber.Ctx, err error) error {
 	var ce *core.Error
 	if errors.As(err, &ce) {
 		status := fiber.StatusBadRequest
-		switch ce.Code {
-		case core.CodeOwnerRequired, core.CodeNotAMember:
+		switch {
+		case ce.Code == core.CodeOwnerRequired || ce.Code == core.CodeNotAMember || ce.Code == core.CodeEntitlementRequired:
 			status = fiber.StatusForbidden
-		case core.CodeNotFound:
+		case strings.HasSuffix(ce.Code, "not_found"): // not_found, webhook_not_found...
 			status = fiber.StatusNotFound
 		}
 		return a.refuse(c, status, ce.Detail)

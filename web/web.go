@@ -119,5 +119,7 @@ func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
 	signedIn.Get("/webhooks", a.webhooksPage)
 	signedIn.Post("/webhooks", a.checkForm, a.createWebhook)
 	signedIn.Post("/webhooks/:id/delete", a.checkForm, a.deleteWebhook)
+	signedIn.Get("/webhooks/:id/deliveries", a.webhookLog)
+	signedIn.Post("/webhooks/:id/deliveries/:delivery/redeliver", a.checkForm, a.redeliver)
 	return &App{a: a}, nil
 }

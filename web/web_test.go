@@ -511,3 +511,61 @@ func TestAnOversizedFormIsRefusedBeforeItIsRead(t *testing.T) {
 		t.Fatalf("expected a form past %d bytes refused with 413, got %d", web.MaxFormBytes, code)
 	}
 }
+
+// pageUntil reads a page until it holds want (the hub settles what the receiver got a
+// moment after), failing after a deadline.
+func (s *site) pageUntil(path, want string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, _, page := s.get(path)
+		if strings.Contains(page, want) {
+			return page
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("expected %q on %s, got:\n%s", want, path, page)
+		}
+		time.Sleep(20 * time.Millisecond) // a poll of the page, not a wait for time to pass
+	}
+}
+
+func TestOwnersReadAnEndpointsDeliveriesAndRedeliver(t *testing.T) {
+	s := newSite(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
+		hubtest.WithConfig(func(c *hub.Config) { c.WebhookAllowInsecure, c.WebhookPoll = true, 50*time.Millisecond }))
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, _ hubtest.Received) {
+		w.WriteHeader(200)
+		_, _ = io.WriteString(w, `{"seen":"<b>yes</b>"}`)
+	})
+	_, _, page := s.signIn("ada-1")
+	csrf := csrfOf(t, page)
+	_, _, page = s.post("/app/webhooks", url.Values{"csrf": {csrf}, "url": {rc.URL}})
+	id := regexp.MustCompile(`href="/app/webhooks/(wh_[0-9A-Za-z]+)/deliveries"`).FindStringSubmatch(page)
+	if id == nil {
+		t.Fatalf("no link to the endpoint's deliveries:\n%s", page)
+	}
+	logPath := "/app/webhooks/" + id[1] + "/deliveries"
+	if _, _, page := s.get(logPath); !strings.Contains(page, "No deliveries yet.") {
+		t.Fatalf("expected an empty log:\n%s", page)
+	}
+	s.hub.Call("POST", "/v1/api/workspaces", s.hub.Key, map[string]any{"agent": "agent_1", "model": "test-model", "prompt": "hi"}).Expect(t, 201, "")
+	rc.Wait(t, 1)
+	page = s.pageUntil(logPath, "delivered after 1 of")
+	if !strings.Contains(page, "workspace.turn.completed") || !strings.Contains(page, "<td>200</td>") ||
+		!strings.Contains(page, `{&#34;seen&#34;:&#34;&lt;b&gt;yes&lt;/b&gt;&#34;}`) {
+		t.Fatalf("expected the attempt with its status and the answer as text:\n%s", page)
+	}
+	redeliver := regexp.MustCompile(`action="(/app/webhooks/wh_[0-9A-Za-z]+/deliveries/[^/"]+/redeliver)"`).FindStringSubmatch(page)
+	if redeliver == nil {
+		t.Fatalf("no redeliver form:\n%s", page)
+	}
+	if code, path, _ := s.post(redeliver[1], url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || path != logPath {
+		t.Fatalf("expected redeliver to return to the log, got %d at %s", code, path)
+	}
+	rc.Wait(t, 2)
+	s.pageUntil(logPath, "delivered after 2 of")
+	// Another account's endpoint is not found from this one.
+	if code, _, _ := s.get("/app/webhooks/wh_0000000000000000/deliveries"); code != 404 {
+		t.Errorf("expected an unknown endpoint's log not found, got %d", code)
+	}
+}

@@ -49,3 +49,28 @@ func (a *app) deleteWebhook(c *fiber.Ctx) error {
 	}
 	return c.Redirect("/app/webhooks", fiber.StatusSeeOther)
 }
+
+type webhookLogData struct {
+	WebhookID string
+	Log       *core.DeliveryLog
+}
+
+// webhookLog is an endpoint's deliveries, newest first, each with its attempts.
+func (a *app) webhookLog(c *fiber.Ctx) error {
+	q, err := core.ParseDeliveryQuery(c.Query("before"), c.Query("limit"))
+	if err != nil {
+		return a.fail(c, err)
+	}
+	log, err := a.core.WebhookLog(c.UserContext(), sessionOf(c), c.Params("id"), q)
+	if err != nil {
+		return a.fail(c, err)
+	}
+	return a.render(c, fiber.StatusOK, "webhook-log", page{Title: "Deliveries", Data: webhookLogData{WebhookID: c.Params("id"), Log: log}})
+}
+
+func (a *app) redeliver(c *fiber.Ctx) error {
+	if err := a.core.Redeliver(c.UserContext(), sessionOf(c), c.Params("id"), c.Params("delivery")); err != nil {
+		return a.fail(c, err)
+	}
+	return c.Redirect("/app/webhooks/"+c.Params("id")+"/deliveries", fiber.StatusSeeOther)
+}
