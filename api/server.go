@@ -42,6 +42,11 @@ type Options struct {
 	// BodyLimits bound the bodies of the routes other front-ends mount on this app, by
 	// path prefix (the app's forms): a larger body is refused before it is read.
 	BodyLimits map[string]int
+	// TrustedProxies are the addresses or CIDR ranges of the proxies in front of the
+	// hub: a request from one of them is taken to come from the address its
+	// X-Forwarded-For names (the app's sign-in limits and audit log use it). None: the
+	// peer's address.
+	TrustedProxies []string
 }
 
 // Timeouts bound how long a connection may take, so that slow or stalled clients
@@ -54,6 +59,13 @@ type Timeouts struct {
 	Write time.Duration
 	// Idle bounds the wait for the next request on a keep-alive connection.
 	Idle time.Duration
+}
+
+func proxyHeader(trusted []string) string {
+	if len(trusted) == 0 {
+		return ""
+	}
+	return fiber.HeaderXForwardedFor
 }
 
 // DefaultTimeouts are the listeners' timeouts unless configured.
@@ -145,8 +157,13 @@ func New(svc UseCases, opt Options) *fiber.App {
 		// reach the checks that answer with a documented code.
 		ReadBufferSize: 16 << 10,
 		ErrorHandler:   s.errorHandler,
-		CaseSensitive:  true,
-		StrictRouting:  false,
+		// X-Forwarded-For is read only from a trusted proxy: anyone else could name any
+		// address in it.
+		ProxyHeader:             proxyHeader(opt.TrustedProxies),
+		EnableTrustedProxyCheck: len(opt.TrustedProxies) > 0,
+		TrustedProxies:          opt.TrustedProxies,
+		CaseSensitive:           true,
+		StrictRouting:           false,
 
 		// fasthttp would otherwise parse a multipart/form-data body before routing and
 		// answer a malformed one itself, ahead of authentication; no endpoint takes forms.

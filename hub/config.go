@@ -33,6 +33,10 @@ type Config struct {
 	// PublicURL is the hub's public address; webhooks may not point at its host, and
 	// the app's sign-in returns to it.
 	PublicURL string `env:"WSHUB_PUBLIC_URL"`
+	// TrustedProxies are the proxies in front of the hub (addresses or CIDR ranges,
+	// comma-separated): a request from one is taken to come from the address its
+	// X-Forwarded-For names.
+	TrustedProxies []string `env:"WSHUB_TRUSTED_PROXIES" envSeparator:","`
 	// OIDCIssuer, OIDCClientID and OIDCClientSecret are the OpenID Connect provider
 	// people sign in to the app with (issuer "": none); OIDCName names it on the
 	// sign-in button.

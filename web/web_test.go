@@ -569,3 +569,29 @@ func TestOwnersReadAnEndpointsDeliveriesAndRedeliver(t *testing.T) {
 		t.Errorf("expected an unknown endpoint's log not found, got %d", code)
 	}
 }
+
+// The audit log's address is the client's: behind a trusted proxy, the one its
+// X-Forwarded-For names; from anyone else, the peer's, whatever the header claims.
+func TestTheAuditLogNamesTheClientBehindATrustedProxyOnly(t *testing.T) {
+	for _, tt := range []struct {
+		trusted []string
+		want    string
+	}{{nil, "127.0.0.1"}, {[]string{"127.0.0.1"}, "203.0.113.9"}} {
+		s := newSite(t, hubtest.WithConfig(func(c *hub.Config) { c.TrustedProxies = tt.trusted }))
+		s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+		_, _, page := s.signIn("ada-1")
+		req, _ := http.NewRequest("POST", s.hub.URL+"/app/keys", strings.NewReader(url.Values{"csrf": {csrfOf(t, page)}, "name": {"proxied"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-For", "203.0.113.9")
+		res, err := s.web.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, _, _ := read(t, res); code != 201 {
+			t.Fatalf("expected the key created, got %d", code)
+		}
+		if _, _, page := s.get("/app/audit"); !regexp.MustCompile(`proxied</td>\s*<td>` + regexp.QuoteMeta(tt.want) + `</td>`).MatchString(page) {
+			t.Errorf("trusting %v: expected the entry from %s:\n%s", tt.trusted, tt.want, page)
+		}
+	}
+}
