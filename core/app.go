@@ -2,7 +2,9 @@ package core
 
 import (
 	"context"
+	"cmp"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 )
@@ -112,6 +114,16 @@ type SignInInput struct {
 	// operator named by email, and links this identity to them.
 	Email string
 	Name  string
+	// Discord, for a person Discord vouched for: their servers, and how to read their
+	// roles in one (asked only of servers bound to an account, for the role gate).
+	Discord *DiscordSignIn
+}
+
+// DiscordSignIn is what Discord's OAuth2 (identify, guilds, guilds.members.read)
+// tells of a person signing in.
+type DiscordSignIn struct {
+	Guilds  []string
+	RolesIn func(ctx context.Context, guildID string) ([]string, error)
 }
 
 var errNotAMember = Errorf(CodeNotAMember, "you are not a member of any account on this hub; an owner of your team's account can add you")
@@ -122,10 +134,26 @@ var errNotAMember = Errorf(CodeNotAMember, "you are not a member of any account 
 // unless their Slack identity belongs to a team bound to an account: then they join
 // it as a member.
 func (s *App) SignIn(ctx context.Context, in SignInInput) (*AppSession, string, error) {
+	out, token, err := s.signIn(ctx, in, nil)
+	if !errors.Is(err, errNotAMember) {
+		return out, token, err
+	}
+	// Not known: the person may belong to a bound team or server. Looked up outside any
+	// transaction, since Discord may be asked for the person's roles.
+	bound, err := s.boundAccounts(ctx, in)
+	if err != nil || len(bound) == 0 {
+		return nil, "", cmp.Or(err, error(errNotAMember))
+	}
+	return s.signIn(ctx, in, bound)
+}
+
+// signIn opens the session in one transaction; bound, when given, are the accounts a
+// person the hub does not know yet joins.
+func (s *App) signIn(ctx context.Context, in SignInInput, bound []string) (*AppSession, string, error) {
 	var out *AppSession
 	var token string
 	err := inTx(ctx, s.store, func(q Queries) error {
-		m, err := s.memberFor(ctx, q, in)
+		m, err := s.memberFor(ctx, q, in, bound)
 		if err != nil {
 			return err
 		}
@@ -142,8 +170,8 @@ func (s *App) SignIn(ctx context.Context, in SignInInput) (*AppSession, string, 
 	return out, token, err
 }
 
-// memberFor finds (or, for a bound Slack team's person, makes) the member signing in.
-func (s *App) memberFor(ctx context.Context, q Queries, in SignInInput) (*Member, error) {
+// memberFor finds (or, for a bound team's person, makes) the member signing in.
+func (s *App) memberFor(ctx context.Context, q Queries, in SignInInput, bound []string) (*Member, error) {
 	m, err := q.MemberByIdentity(ctx, in.Identity)
 	if !errors.Is(err, ErrNoRows) {
 		return m, err
@@ -159,29 +187,78 @@ func (s *App) memberFor(ctx context.Context, q Queries, in SignInInput) (*Member
 			}
 		}
 	}
-	return s.joinBoundTeam(ctx, q, in)
+	if len(bound) == 0 {
+		return nil, errNotAMember
+	}
+	return s.join(ctx, q, in, bound)
 }
 
-// joinBoundTeam makes a person of a bound Slack team a member of the bound account.
-func (s *App) joinBoundTeam(ctx context.Context, q Queries, in SignInInput) (*Member, error) {
-	if in.Identity.Kind != IdentitySlack {
-		return nil, errNotAMember
-	}
-	team, _, _ := strings.Cut(in.Identity.Subject, ":")
-	b, err := q.GetChatBinding(ctx, PlatformSlack, team)
-	if errors.Is(err, ErrNoRows) {
-		return nil, errNotAMember
-	}
-	if err != nil {
-		return nil, err
-	}
+// join makes a person of a bound Slack team, or of a bound Discord server whose role
+// gate they pass, a member of the bound accounts.
+func (s *App) join(ctx context.Context, q Queries, in SignInInput, accounts []string) (*Member, error) {
 	now := s.clock.Now()
 	name, _ := capRunes(in.Name, maxMemberName)
 	m := &Member{ID: NewID(s.rand, PrefixMember), Name: name, Identities: []Identity{in.Identity}, CreatedAt: now}
 	if err := q.CreateMember(ctx, m); err != nil {
 		return nil, err
 	}
-	return m, q.SetMembership(ctx, &Membership{AccountID: b.AccountID, Member: m, Role: RoleMember, CreatedAt: now})
+	for _, acct := range accounts {
+		if err := q.SetMembership(ctx, &Membership{AccountID: acct, Member: m, Role: RoleMember, CreatedAt: now}); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// boundAccounts are the accounts the person's chat team or servers are bound to.
+func (s *App) boundAccounts(ctx context.Context, in SignInInput) ([]string, error) {
+	q := s.store
+	switch {
+	case in.Identity.Kind == IdentitySlack:
+		team, _, _ := strings.Cut(in.Identity.Subject, ":")
+		b, err := q.GetChatBinding(ctx, PlatformSlack, team)
+		if errors.Is(err, ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []string{b.AccountID}, nil
+	case in.Identity.Kind == IdentityDiscord && in.Discord != nil:
+		var out []string
+		for _, guild := range in.Discord.Guilds {
+			b, err := q.GetChatBinding(ctx, PlatformDiscord, guild)
+			if errors.Is(err, ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if len(b.Roles) > 0 {
+				roles, err := in.Discord.RolesIn(ctx, guild)
+				if err != nil {
+					return nil, err
+				}
+				if !anyOf(roles, b.Roles) {
+					continue // the binding's role gate
+				}
+			}
+			if !slices.Contains(out, b.AccountID) {
+				out = append(out, b.AccountID)
+			}
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+func anyOf(have, want []string) bool {
+	for _, r := range have {
+		if slices.Contains(want, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // open starts a session of m in ms's account.

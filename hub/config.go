@@ -178,6 +178,9 @@ type Config struct {
 	DiscordPublicKey string `env:"WSHUB_DISCORD_PUBLIC_KEY"`
 	// DiscordAppID is the application id; with it the bot registers /workspace.
 	DiscordAppID string `env:"WSHUB_DISCORD_APP_ID"`
+	// DiscordClientSecret is the Discord application's OAuth2 secret: with it, people
+	// sign in to the app with Discord (the application id is its client id).
+	DiscordClientSecret string `env:"WSHUB_DISCORD_CLIENT_SECRET"`
 	// DiscordHTTPClient replaces the client the Discord bot uses (tests: a fake Discord).
 	DiscordHTTPClient *http.Client `env:"-"`
 	// Sandbox confines agent processes: "bwrap" (bubblewrap, the default; the hub
@@ -332,6 +335,9 @@ func LoadConfig() (Config, error) {
 	// was asked for, while New reads a zero in a Config built in code as the default.
 	if err := checkRetention(c.Retention); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
+	}
+	if c.DiscordClientSecret != "" && (c.PublicURL == "" || c.DiscordAppID == "") {
+		return c, fmt.Errorf("configuration: WSHUB_DISCORD_CLIENT_SECRET needs WSHUB_DISCORD_APP_ID and WSHUB_PUBLIC_URL (Discord sign-in returns to WSHUB_PUBLIC_URL/app/signin/discord/callback)")
 	}
 	if c.OIDCIssuer != "" && (c.PublicURL == "" || c.OIDCClientID == "") {
 		return c, fmt.Errorf("configuration: WSHUB_OIDC_ISSUER needs WSHUB_OIDC_CLIENT_ID and WSHUB_PUBLIC_URL (the app's sign-in returns to WSHUB_PUBLIC_URL/app/signin/callback)")

@@ -225,6 +225,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	}
 	if h.Web, err = web.Mount(app, svc.App, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		OIDC:     web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName},
+		Discord:  discordSignIn(cfg),
 		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks}); err != nil {
 		return nil, err
 	}
@@ -244,6 +245,15 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		app.Post("/discord/interactions", d.InteractionsHandler)
 	}
 	return h, nil
+}
+
+// discordSignIn is the app's Discord sign-in: the application's id and OAuth2 secret,
+// both needed (none: no Discord sign-in).
+func discordSignIn(cfg Config) web.Discord {
+	if cfg.DiscordAppID == "" || cfg.DiscordClientSecret == "" {
+		return web.Discord{}
+	}
+	return web.Discord{ClientID: cfg.DiscordAppID, ClientSecret: cfg.DiscordClientSecret, HTTPClient: cfg.DiscordHTTPClient}
 }
 
 // Run runs the background work of the replica's roles (workspace worker, webhook

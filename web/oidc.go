@@ -23,24 +23,15 @@ import (
 // a hub starts while its provider is down.
 type oidcClient struct {
 	cfg      OIDC
-	redirect string
 	mu       sync.Mutex
 	provider *oidc.Provider
 }
 
-func newOIDCClient(cfg OIDC, redirect string) *oidcClient {
-	return &oidcClient{cfg: cfg, redirect: redirect}
-}
+func newOIDCClient(cfg OIDC) *oidcClient { return &oidcClient{cfg: cfg} }
 
-func (o *oidcClient) setRedirect(u string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.redirect == "" {
-		o.redirect = u
-	}
-}
-
-func (o *oidcClient) discover(ctx context.Context) (*oidc.Provider, oauth2.Config, error) {
+// discover reads the provider's discovery document once; redirect is where it sends
+// people back.
+func (o *oidcClient) discover(ctx context.Context, redirect string) (*oidc.Provider, oauth2.Config, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.provider == nil {
@@ -50,7 +41,7 @@ func (o *oidcClient) discover(ctx context.Context) (*oidc.Provider, oauth2.Confi
 		}
 		o.provider = p
 	}
-	return o.provider, oauth2.Config{ClientID: o.cfg.ClientID, ClientSecret: o.cfg.ClientSecret, RedirectURL: o.redirect,
+	return o.provider, oauth2.Config{ClientID: o.cfg.ClientID, ClientSecret: o.cfg.ClientSecret, RedirectURL: redirect,
 		Endpoint: o.provider.Endpoint(), Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}, nil
 }
 
@@ -77,13 +68,12 @@ func (a *app) startOIDC(c *fiber.Ctx) error {
 	if a.oidc == nil {
 		return a.refuse(c, fiber.StatusNotFound, "This hub has no sign-in provider configured.")
 	}
-	_, conf, err := a.oidc.discover(c.UserContext())
+	_, conf, err := a.oidc.discover(c.UserContext(), a.redirectBase()+"/app/signin/callback")
 	if err != nil {
 		return a.refuse(c, fiber.StatusBadGateway, err.Error())
 	}
 	state, nonce, verifier := randomString(), randomString(), oauth2.GenerateVerifier()
-	c.Cookie(&fiber.Cookie{Name: a.signInCookieName(), Value: state + "." + nonce + "." + verifier, Path: "/",
-		Expires: a.opts.Now().Add(signInCookieLife), HTTPOnly: true, Secure: !a.opts.Insecure, SameSite: fiber.CookieSameSiteLaxMode})
+	a.setSignInCookie(c, state+"."+nonce+"."+verifier)
 	return c.Redirect(conf.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), fiber.StatusSeeOther)
 }
 
@@ -105,9 +95,7 @@ func (a *app) finishOIDC(c *fiber.Ctx) error {
 	if a.oidc == nil {
 		return a.refuse(c, fiber.StatusNotFound, "This hub has no sign-in provider configured.")
 	}
-	saved := c.Cookies(a.signInCookieName())
-	c.Cookie(&fiber.Cookie{Name: a.signInCookieName(), Value: "", Path: "/", MaxAge: -1, Expires: time.Unix(1, 0), HTTPOnly: true,
-		Secure: !a.opts.Insecure, SameSite: fiber.CookieSameSiteLaxMode})
+	saved := a.takeSignInCookie(c)
 	if e := c.Query("error"); e != "" {
 		return a.refuse(c, fiber.StatusUnauthorized, "The sign-in provider refused: "+e)
 	}
@@ -116,7 +104,7 @@ func (a *app) finishOIDC(c *fiber.Ctx) error {
 		return a.refuse(c, fiber.StatusBadRequest, errSignIn.Error())
 	}
 	ctx := c.UserContext()
-	provider, conf, err := a.oidc.discover(ctx)
+	provider, conf, err := a.oidc.discover(ctx, a.redirectBase()+"/app/signin/callback")
 	if err != nil {
 		return a.refuse(c, fiber.StatusBadGateway, err.Error())
 	}

@@ -90,7 +90,8 @@ func (a *app) signInPage(c *fiber.Ctx) error {
 	return a.render(c, fiber.StatusOK, "signin", page{Title: "Sign in", Data: struct {
 		Provider string
 		Offered  bool
-	}{name, a.oidc != nil}})
+		Discord  bool
+	}{name, a.oidc != nil, a.opts.Discord.ClientID != ""}})
 }
 
 // home is the account's front page: owners go to the keys; members, until the

@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -39,6 +40,7 @@ type Options struct {
 	// PublicURL + "/app/signin/callback".
 	PublicURL string
 	OIDC      OIDC
+	Discord   Discord
 	// Insecure lets the session cookie travel over plain http: only for a development
 	// hub on loopback. The cookie then loses its __Host- prefix, which requires Secure.
 	Insecure bool
@@ -54,12 +56,14 @@ type Options struct {
 }
 
 type app struct {
-	core  *core.App
-	opts  Options
-	log   *slog.Logger
-	pages *template.Template
-	oidc  *oidcClient
-	limit *addrLimits
+	// public is the hub's address as browsers reach it (PublicURL, or SetPublicURL's).
+	public atomic.Pointer[string]
+	core   *core.App
+	opts   Options
+	log    *slog.Logger
+	pages  *template.Template
+	oidc   *oidcClient
+	limit  *addrLimits
 }
 
 // MaxFormBytes bounds a request body of the app: its forms are a few short fields.
@@ -71,12 +75,17 @@ type App struct{ a *app }
 // SetPublicURL names the hub's address when the configuration gave none (a test's
 // hub, on the port it was given): the sign-in returns to it.
 func (w *App) SetPublicURL(u string) {
-	if w.a.oidc != nil {
-		w.a.oidc.setRedirect(strings.TrimSuffix(u, "/") + callbackPath)
-	}
+	u = strings.TrimSuffix(u, "/")
+	w.a.public.CompareAndSwap(nil, &u)
 }
 
-const callbackPath = "/app/signin/callback"
+// redirectBase is where the providers send people back to.
+func (a *app) redirectBase() string {
+	if p := a.public.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
 
 // Mount serves the app under /app on r.
 func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
@@ -91,11 +100,12 @@ func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
 		opts.Now = time.Now
 	}
 	a := &app{core: svc, opts: opts, log: opts.Log, pages: pages, limit: newAddrLimits(opts.SignInRate, opts.SignInBurst)}
+	if opts.PublicURL != "" {
+		u := strings.TrimSuffix(opts.PublicURL, "/")
+		a.public.Store(&u)
+	}
 	if opts.OIDC.Issuer != "" {
-		a.oidc = newOIDCClient(opts.OIDC, "")
-		if opts.PublicURL != "" {
-			a.oidc.setRedirect(strings.TrimSuffix(opts.PublicURL, "/") + callbackPath)
-		}
+		a.oidc = newOIDCClient(opts.OIDC)
 	}
 	g := r.Group("/app", securityHeaders)
 	g.Get("/static/*", a.static)
@@ -103,6 +113,8 @@ func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
 	g.Get("/signin/oidc", a.limited, a.startOIDC)
 	g.Get("/signin/callback", a.limited, a.finishOIDC)
 	g.Get("/signin/link", a.limited, a.useLink)
+	g.Get("/signin/discord", a.limited, a.startDiscord)
+	g.Get("/signin/discord/callback", a.limited, a.finishDiscord)
 	signedIn := g.Group("", a.session)
 	signedIn.Get("/", a.home)
 	signedIn.Get("/keys", a.keysPage)
