@@ -1,8 +1,8 @@
 package core
 
 import (
-	"context"
 	"cmp"
+	"context"
 	"errors"
 	"slices"
 	"strings"

@@ -37,9 +37,11 @@ func ParseRole(s string) (Role, error) {
 // Membership is a member's place in an account.
 type Membership struct {
 	AccountID string
-	Member    *Member
-	Role      Role
-	CreatedAt time.Time
+	// AccountName is the account's name (read for the app's account switcher).
+	AccountName string
+	Member      *Member
+	Role        Role
+	CreatedAt   time.Time
 }
 
 // Identity kinds: how a person is recognised when they sign in.

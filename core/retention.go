@@ -36,21 +36,29 @@ type RetentionQueries interface {
 	// PruneCronRuns deletes the record of sweep ticks before (no replica claims a tick
 	// that old again).
 	PruneCronRuns(ctx context.Context, before time.Time, limit int) (int64, error)
+	// PruneAppSessions deletes app sessions whose absolute end was before (ended or
+	// not: none of them signs anyone in any more).
+	PruneAppSessions(ctx context.Context, before time.Time, limit int) (int64, error)
+	// PruneSignInLinks deletes one-time sign-in links that expired before.
+	PruneSignInLinks(ctx context.Context, before time.Time, limit int) (int64, error)
 }
 
 // Pruned counts the rows one retention sweep deleted, by table.
 type Pruned struct {
 	Receipts, ChatInbox, ChatDeliveries, ChatNotices, ChatStatuses, WebhookDeliveries, Events, CronRuns int64
+	AppSessions, SignInLinks                                                                            int64
 }
 
 // Total is the number of rows deleted.
 func (p Pruned) Total() int64 {
-	return p.Receipts + p.ChatInbox + p.ChatDeliveries + p.ChatNotices + p.ChatStatuses + p.WebhookDeliveries + p.Events + p.CronRuns
+	return p.Receipts + p.ChatInbox + p.ChatDeliveries + p.ChatNotices + p.ChatStatuses + p.WebhookDeliveries + p.Events + p.CronRuns +
+		p.AppSessions + p.SignInLinks
 }
 
 // SweepRetention deletes what is older than period: idempotency receipts, handled chat
 // events, settled chat replies, notices and webhook deliveries, events left with no
-// delivery, and the sweeps' own tick records.
+// delivery, the sweeps' own tick records, and app sessions and sign-in links long
+// past their end. The audit log is kept: it is an account's record of who changed what.
 // Pending rows are never touched, however old. It runs once per tick across replicas.
 //
 // Unlike the other sweeps, the work is not done in the transaction that claims the tick:
@@ -84,6 +92,8 @@ func (sw *Sweeps) SweepRetention(ctx context.Context, period time.Duration, tick
 		{&p.WebhookDeliveries, s.store.PruneWebhookDeliveries},
 		{&p.Events, s.store.PruneEvents},
 		{&p.CronRuns, s.store.PruneCronRuns},
+		{&p.AppSessions, s.store.PruneAppSessions},
+		{&p.SignInLinks, s.store.PruneSignInLinks},
 	}
 	for _, st := range steps {
 		for {

@@ -595,3 +595,31 @@ func TestTheAuditLogNamesTheClientBehindATrustedProxyOnly(t *testing.T) {
 		}
 	}
 }
+
+// Sessions and sign-in links long past their end are pruned by the retention sweep;
+// a live session is not.
+func TestTheRetentionSweepPrunesSessionsAndLinksLongPastTheirEnd(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	ctx := context.Background()
+	s.signIn("ada-1") // a session that ends by itself after DefaultAppMax
+	ms, err := s.hub.Service.Admin.ListMembers(ctx, s.hub.Account.ID)
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("members: %v %v", ms, err)
+	}
+	if _, err := s.hub.Service.Admin.SignInLink(ctx, s.hub.Account.ID, ms[0].Member.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.clock.Advance(core.DefaultAppMax + core.MinRetention + time.Hour)
+	fresh := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t), clock: s.clock}
+	if _, path, _ := fresh.signIn("ada-1"); path != "/app/keys" {
+		t.Fatalf("expected a fresh sign-in, got %s", path)
+	}
+	p, err := s.hub.Service.Sweeps.SweepRetention(ctx, core.MinRetention, s.clock.Now().Truncate(time.Hour))
+	if err != nil || p.AppSessions != 1 || p.SignInLinks != 1 {
+		t.Fatalf("expected the old session and link pruned, got %+v (%v)", p, err)
+	}
+	if _, path, _ := fresh.get("/app/keys"); path != "/app/keys" {
+		t.Errorf("expected the fresh session kept, got %s", path)
+	}
+}

@@ -58,18 +58,21 @@ func (q queries) MembershipsOf(ctx context.Context, memberID string) (_ []*core.
 	defer wrapErr(&err, "memberships of")
 	var rows []struct {
 		memberRow
-		AccountID string    `db:"account_id"`
-		Role      string    `db:"role"`
-		JoinedAt  time.Time `db:"joined_at"`
+		AccountID   string    `db:"account_id"`
+		AccountName string    `db:"account_name"`
+		Role        string    `db:"role"`
+		JoinedAt    time.Time `db:"joined_at"`
 	}
-	if err := q.selectAll(ctx, &rows, `SELECT ms.account_id, ms.role, ms.created_at AS joined_at, m.id, m.name, m.created_at, `+memberIdentities+`
-		FROM memberships ms JOIN members m ON m.id = ms.member_id
+	if err := q.selectAll(ctx, &rows, `SELECT ms.account_id, a.name AS account_name, ms.role, ms.created_at AS joined_at,
+		m.id, m.name, m.created_at, `+memberIdentities+`
+		FROM memberships ms JOIN members m ON m.id = ms.member_id JOIN accounts a ON a.id = ms.account_id
 		WHERE ms.member_id = $1 ORDER BY ms.role = 'owner' DESC, ms.created_at, ms.account_id`, memberID); err != nil {
 		return nil, err
 	}
 	out := make([]*core.Membership, len(rows))
 	for i := range rows {
-		out[i] = &core.Membership{AccountID: rows[i].AccountID, Member: rows[i].core(), Role: core.Role(rows[i].Role), CreatedAt: rows[i].JoinedAt}
+		out[i] = &core.Membership{AccountID: rows[i].AccountID, AccountName: rows[i].AccountName, Member: rows[i].core(),
+			Role: core.Role(rows[i].Role), CreatedAt: rows[i].JoinedAt}
 	}
 	return out, nil
 }

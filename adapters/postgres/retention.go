@@ -75,3 +75,15 @@ func (q queries) PruneCronRuns(ctx context.Context, before time.Time, limit int)
 	defer wrapErr(&err, "prune cron runs")
 	return q.pruneBatch(ctx, "cron_runs", "tick", "true", before, limit)
 }
+
+// PruneAppSessions: index app_sessions_expires.
+func (q queries) PruneAppSessions(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune app sessions")
+	return q.pruneBatch(ctx, "app_sessions", "expires_at", "true", before, limit)
+}
+
+// PruneSignInLinks: index app_signin_links_expires.
+func (q queries) PruneSignInLinks(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
+	defer wrapErr(&err, "prune sign-in links")
+	return q.pruneBatch(ctx, "app_signin_links", "expires_at", "true", before, limit)
+}
