@@ -35,7 +35,12 @@ var templateFuncs = template.FuncMap{
 	},
 	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"ms":   func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
+	// secret is a value shown once, with its field's id and label (the "shown-once"
+	// template: the keys' and the webhooks' pages).
+	"secret": func(id, label, value string) shownOnce { return shownOnce{ID: id, Label: label, Value: value} },
 }
+
+type shownOnce struct{ ID, Label, Value string }
 
 func (a *app) render(c *fiber.Ctx, status int, name string, p page) error {
 	if s, ok := c.Locals(sessionKey{}).(*core.AppSession); ok {

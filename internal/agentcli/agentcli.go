@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wshub/wshub/internal/repofile"
 )
 
 // The pinned packages (scripts/agents.versions) and the command each installs.
@@ -76,21 +78,11 @@ func find(t testing.TB, pkg string) CLI {
 // pinned reads pkg's version from scripts/agents.versions, found by walking up from
 // the package directory (where go test runs) to the module's root.
 func pinned(pkg string) (string, error) {
-	dir, err := os.Getwd()
+	versions, err := repofile.Path("scripts/agents.versions")
 	if err != nil {
 		return "", err
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-	f, err := os.Open(filepath.Join(dir, "scripts", "agents.versions"))
+	f, err := os.Open(versions)
 	if err != nil {
 		return "", err
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wshub/wshub/internal/repofile"
 )
 
 // Environment variables that name the tools, overriding where the scripts put them.
@@ -83,21 +85,11 @@ func axePath() (string, error) {
 // the package directory (where go test runs) to the module's root: the version is
 // pinned there and nowhere else.
 func axeVersion() (string, error) {
-	dir, err := os.Getwd()
+	script, err := repofile.Path("scripts/axe.sh")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w: set %s", err, EnvAxe)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory: set %s", EnvAxe)
-		}
-		dir = parent
-	}
-	f, err := os.Open(filepath.Join(dir, "scripts", "axe.sh"))
+	f, err := os.Open(script)
 	if err != nil {
 		return "", err
 	}
