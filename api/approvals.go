@@ -12,11 +12,12 @@ import (
 // turn ended, is 409 approval_not_pending.
 
 type approvalJSON struct {
-	ApprovalID string `json:"approvalId"`
-	TurnID     string `json:"turnId"`
-	Status     string `json:"status"`
-	DecidedBy  string `json:"decidedBy"`
-	DecidedAt  *int64 `json:"decidedAt"`
+	ApprovalID string      `json:"approvalId"`
+	TurnID     string      `json:"turnId"`
+	Status     string      `json:"status"`
+	DecidedBy  string      `json:"decidedBy"`
+	Decider    *authorJSON `json:"decider,omitempty"`
+	DecidedAt  *int64      `json:"decidedAt"`
 }
 
 // decodeDecision reads a decision body (fuzzed).
@@ -47,11 +48,11 @@ func (s *server) decideApproval(c *fiber.Ctx) error {
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	a, err := s.svc.DecideApproval(c.UserContext(), account(c), param(c, "workspaceId"), param(c, "approvalId"), decision, "api")
+	a, err := s.svc.DecideApproval(c.UserContext(), account(c), param(c, "workspaceId"), param(c, "approvalId"), decision)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	out := approvalJSON{ApprovalID: a.ID, TurnID: a.TurnID, Status: string(a.Status), DecidedBy: a.DecidedBy}
+	out := approvalJSON{ApprovalID: a.ID, TurnID: a.TurnID, Status: string(a.Status), DecidedBy: a.DecidedBy, Decider: toAuthor(a.Decider)}
 	if a.DecidedAt != nil {
 		ms := a.DecidedAt.UnixMilli()
 		out.DecidedAt = &ms

@@ -32,6 +32,8 @@ type turnEventJSON struct {
 	ApprovalID string `json:"approvalId,omitempty"`
 	Status     string `json:"status,omitempty"`
 	DecidedBy  string `json:"decidedBy,omitempty"`
+	// Decider names the person who decided (an extension).
+	Decider *authorJSON `json:"decider,omitempty"`
 	// Input and InputSHA256 on approval_requested: the tool's whole input, as the
 	// agent gave it, and the hash an Allow is bound to; Reason on an approval_resolved
 	// the hub decided without asking anyone.
@@ -44,7 +46,7 @@ type turnEventJSON struct {
 func toTurnEvent(e *core.TurnEvent) turnEventJSON {
 	return turnEventJSON{Seq: e.Seq, TurnID: e.TurnID, Type: string(e.Type), Tool: e.Tool, Summary: e.Summary,
 		Delta: e.Delta, Outcome: string(e.Outcome), ApprovalID: e.ApprovalID, Status: string(e.Status),
-		DecidedBy: e.DecidedBy, Input: e.Input, InputSHA256: e.InputSHA256, Reason: e.Reason, CreatedAt: e.CreatedAt.UnixMilli()}
+		DecidedBy: e.DecidedBy, Decider: toAuthor(e.Decider), Input: e.Input, InputSHA256: e.InputSHA256, Reason: e.Reason, CreatedAt: e.CreatedAt.UnixMilli()}
 }
 
 // sseHeartbeat keeps idle streams (and the proxies on their way) open.

@@ -149,7 +149,7 @@ func (s *server) runtimeNext(c *fiber.Ctx) error {
 	if t == nil {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
-	out := runtimewire.Turn{TurnID: t.TurnID, MessageID: t.MessageID, Seq: t.Seq, Prompt: t.Prompt, SessionID: t.SessionID,
+	out := runtimewire.Turn{TurnID: t.TurnID, MessageID: t.MessageID, Seq: t.Seq, Prompt: t.Prompt, SessionID: t.SessionID, CoAuthor: t.CoAuthor,
 		Attachments: []runtimewire.Attachment{}}
 	for _, a := range t.Attachments {
 		out.Attachments = append(out.Attachments, runtimewire.Attachment{ID: a.ID, Name: a.Name, SizeBytes: a.Size})

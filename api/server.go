@@ -217,7 +217,11 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 
 // caller checks the key (401) and then entitlement (403), except for Delete webhook.
 func (s *server) caller(c *fiber.Ctx) (*core.Account, error) {
-	return s.callerOf(c.UserContext(), head{method: c.Method(), path: c.Path(), auth: c.Get(fiber.HeaderAuthorization)})
+	acct, err := s.callerOf(c.UserContext(), head{method: c.Method(), path: c.Path(), auth: c.Get(fiber.HeaderAuthorization)})
+	if acct != nil {
+		acct.Address = c.IP() // the client's, through trusted proxies only
+	}
+	return acct, err
 }
 
 // callerOf is caller for a request known by its head only (its body could not be read).

@@ -490,3 +490,33 @@ func TestWebhookCreateWithoutContentKey(t *testing.T) {
 	h.Call("POST", whPath, h.Key, map[string]any{"url": "https://localhost/h"}).Expect(t, 400, core.CodeInvalidWebhookURL)
 	h.Call("DELETE", whPath+"/wh_0000000000000000", h.Key, nil).Expect(t, 404, core.CodeWebhookNotFound)
 }
+
+// Webhooks created and deleted through the API are in the account's audit log, by
+// the key that did it, from where, written with the change itself.
+func TestWebhookChangesThroughTheAPIAreAudited(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t)
+	wh, _ := whCreate(t, h, h.Key, "https://hooks.example.com/audited", nil)
+	id := wh["webhookId"].(string)
+	h.Call("DELETE", whPath+"/"+id, h.Key, nil).Expect(t, 200, "")
+	h.Call("DELETE", whPath+"/"+id, h.Key, nil).Expect(t, 404, "webhook_not_found")
+
+	var rows []struct {
+		Actor, ActorName, Action, Target, Detail, Address string
+	}
+	if err := h.PG().DB().Select(&rows, `SELECT actor, actor_name AS actorname, action, target, detail, address
+		FROM audit_log WHERE account_id = $1 AND action LIKE 'webhook.%' ORDER BY id`, h.Account.ID); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		if !strings.HasPrefix(r.Actor, "api:key_") || r.ActorName != "test" || r.Address != "127.0.0.1" || r.Target != id {
+			t.Errorf("expected an entry by the key, from loopback, about %s, got %+v", id, r)
+		}
+		got = append(got, r.Action+" "+r.Detail)
+	}
+	// The refused second delete changed nothing and logged nothing.
+	if want := "webhook.created https://hooks.example.com/audited|webhook.deleted "; strings.Join(got, "|") != want {
+		t.Errorf("expected the creation and the one deletion, got %q", got)
+	}
+}

@@ -75,11 +75,28 @@ type messageJSON struct {
 	CreatedAt   int64       `json:"createdAt"`
 	DeliveredAt *int64      `json:"deliveredAt,omitempty"`
 	Attachments []assetJSON `json:"attachments,omitempty"`
+	// Author (an extension) is who wrote a user message.
+	Author *authorJSON `json:"author,omitempty"`
+}
+
+// authorJSON is who wrote a message or decided an approval (an extension): where they
+// acted from, their id there, and their name as it was then.
+type authorJSON struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+func toAuthor(a *core.Author) *authorJSON {
+	if a == nil {
+		return nil
+	}
+	return &authorJSON{Kind: a.Kind, ID: a.ID, Name: a.Name}
 }
 
 func toMessage(m *core.Message) messageJSON {
 	out := messageJSON{MessageID: m.ID, Seq: m.Seq, Role: m.Role, Text: m.Text, Status: string(m.Status), TurnID: m.TurnID,
-		Outcome: string(m.Outcome), CreatedAt: ms(m.CreatedAt)}
+		Outcome: string(m.Outcome), CreatedAt: ms(m.CreatedAt), Author: toAuthor(m.Author)}
 	if m.DeliveredAt != nil {
 		d := ms(*m.DeliveredAt)
 		out.DeliveredAt = &d

@@ -24,6 +24,8 @@ type TurnEvent struct {
 	ApprovalID string `json:"approvalId,omitempty"`
 	Status     string `json:"status,omitempty"`
 	DecidedBy  string `json:"decidedBy,omitempty"`
+	// Decider names the person who decided, on approval_resolved (an extension).
+	Decider *Author `json:"decider,omitempty"`
 	// Input and InputSHA256, on approval_requested: the tool's whole input (what an
 	// Allow lets run; Summary is only a short description) and the hash of its
 	// canonical JSON. Reason, on an approval_resolved the hub decided without asking.
@@ -67,11 +69,12 @@ func (c *Client) StopTurn(ctx context.Context, workspaceID, turnID string) (runn
 
 // Approval is a decision taken on what an agent asked to do.
 type Approval struct {
-	ApprovalID string `json:"approvalId"`
-	TurnID     string `json:"turnId"`
-	Status     string `json:"status"` // allowed or denied
-	DecidedBy  string `json:"decidedBy"`
-	DecidedAt  Millis `json:"decidedAt"`
+	ApprovalID string  `json:"approvalId"`
+	TurnID     string  `json:"turnId"`
+	Status     string  `json:"status"` // allowed or denied
+	DecidedBy  string  `json:"decidedBy"`
+	Decider    *Author `json:"decider,omitempty"`
+	DecidedAt  Millis  `json:"decidedAt"`
 }
 
 // DecideApproval allows (allow true) or denies an approval. A decision is taken

@@ -50,6 +50,17 @@ type Message struct {
 	CreatedAt   Millis  `json:"createdAt"`
 	DeliveredAt *Millis `json:"deliveredAt,omitempty"`
 	Attachments []Asset `json:"attachments,omitempty"`
+	// Author is who wrote a user message (an extension; nil on agent replies).
+	Author *Author `json:"author,omitempty"`
+}
+
+// Author is a person who acted, and from where (an extension): Kind is api (ID and
+// Name are the API key's), slack or discord (the chat user's id and display name), or
+// app (a member of the account). Name is as it was when they acted.
+type Author struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
 }
 
 // Asset is an uploaded file (api.md 2.4).

@@ -29,6 +29,10 @@ type Account struct {
 	// ("": the hub's default).
 	ProviderID string
 	CreatedAt  time.Time
+	// KeyID and KeyName are the API key a request was authenticated with (Authenticate
+	// sets them; "" otherwise): the author of what the request writes. Address is where
+	// the request came from, as the front-end saw it: the audit log's "from where".
+	KeyID, KeyName, Address string
 }
 
 // checkEntitled answers 403 cloud_entitlement_required for accounts without cloud.

@@ -36,14 +36,7 @@ func (s *App) CreateWebhook(ctx context.Context, a *AppSession, url, description
 	if err := acct.checkEntitled(); err != nil {
 		return nil, "", err
 	}
-	w, secret, err := s.webhooks.CreateWebhook(ctx, acct, CreateWebhookInput{URL: &url, Description: &description})
-	if err != nil {
-		return nil, "", err
-	}
-	// Logged after the endpoint's own commit: a log entry lost to a failure here is
-	// the lesser harm than an endpoint refused for its log.
-	err = s.store.InTx(ctx, func(q Queries) error { return a.audit(ctx, q, w.CreatedAt, AuditWebhookCreated, w.ID, w.URL) })
-	return w, secret, err
+	return s.webhooks.create(ctx, acct, CreateWebhookInput{URL: &url, Description: &description}, a.actor())
 }
 
 // DeleteWebhook removes an endpoint (owners).
@@ -55,10 +48,7 @@ func (s *App) DeleteWebhook(ctx context.Context, a *AppSession, id string) error
 	if err != nil {
 		return err
 	}
-	if err := s.webhooks.DeleteWebhook(ctx, acct, id); err != nil {
-		return err
-	}
-	return s.store.InTx(ctx, func(q Queries) error { return a.audit(ctx, q, s.clock.Now(), AuditWebhookDeleted, id, "") })
+	return s.webhooks.delete(ctx, acct, id, a.actor())
 }
 
 // WebhookLog reads an endpoint's delivery log, a page at a time (owners).

@@ -62,10 +62,12 @@ type Approval struct {
 	// InputSHA256 is the hash of the input shown for the ask (InputHash), "" when the
 	// agent gave no input.
 	InputSHA256 string
-	// DecidedBy says who decided: "api:<keyId>", "slack:<userId>", "discord:<userId>",
-	// "hub:<why>" when the hub denied it without asking, or "" for a timeout or a
-	// closed turn.
+	// DecidedBy says who decided: "api", "slack:<userId>", "discord:<userId>",
+	// "app:<memberId>", "hub:<why>" when the hub denied it without asking, or "" for a
+	// timeout or a closed turn.
 	DecidedBy string
+	// Decider is the person who decided, with their name as it was (nil: no person).
+	Decider   *Author
 	CreatedAt time.Time
 	ExpiresAt time.Time
 	DecidedAt *time.Time
@@ -86,7 +88,7 @@ type ApprovalQueries interface {
 	GetApproval(ctx context.Context, workspaceID, id string) (*Approval, error)
 	// DecideApproval moves a pending approval to status; false when it was no longer
 	// pending (decided once, by whoever came first).
-	DecideApproval(ctx context.Context, id string, status ApprovalStatus, by string, at time.Time) (bool, error)
+	DecideApproval(ctx context.Context, id string, status ApprovalStatus, by Author, at time.Time) (bool, error)
 	// CloseApprovals closes a turn's pending approvals and returns their ids.
 	CloseApprovals(ctx context.Context, workspaceID, turnID string, at time.Time) ([]string, error)
 }
@@ -238,7 +240,7 @@ func (ta turnApprovals) await(ctx context.Context, workspaceID, id string, maxWa
 		}
 		left := a.ExpiresAt.Sub(s.clock.Now())
 		if left <= 0 {
-			if a, err = ta.settle(ctx, a, ApprovalTimedOut, ""); err != nil {
+			if a, err = ta.settle(ctx, a, ApprovalTimedOut, Author{}); err != nil {
 				return false, 0, err
 			}
 			return true, 0, nil
@@ -253,7 +255,7 @@ func (ta turnApprovals) await(ctx context.Context, workspaceID, id string, maxWa
 
 // settle decides a pending approval without a person (a timeout) and
 // returns it as it stands after.
-func (ta turnApprovals) settle(ctx context.Context, a *Approval, status ApprovalStatus, by string) (*Approval, error) {
+func (ta turnApprovals) settle(ctx context.Context, a *Approval, status ApprovalStatus, by Author) (*Approval, error) {
 	s := ta.w
 	err := s.store.InTx(ctx, func(q Queries) error {
 		return decideIn(s.in(ctx, q), a, status, by)
@@ -266,7 +268,7 @@ func (ta turnApprovals) settle(ctx context.Context, a *Approval, status Approval
 
 // decideIn moves a pending approval to status in fx's transaction and announces it.
 // A decision already taken is CodeApprovalNotPending.
-func decideIn(fx effects, a *Approval, status ApprovalStatus, by string) error {
+func decideIn(fx effects, a *Approval, status ApprovalStatus, by Author) error {
 	now := fx.clock.Now()
 	ok, err := fx.q.DecideApproval(fx.ctx, a.ID, status, by, now)
 	if err != nil {
@@ -293,9 +295,14 @@ func ParseDecision(decision string) (ApprovalStatus, error) {
 	return "", Errorf(CodeInvalidRequest, "decision must be %q or %q", DecisionAllow, DecisionDeny)
 }
 
-// DecideApproval takes a decision on one of the account's approvals (the API). by
-// says who ("api:<keyId>").
-func (s *Workspaces) DecideApproval(ctx context.Context, acct *Account, workspaceID, approvalID, decision, by string) (*Approval, error) {
+// DecideApproval takes a decision on one of the account's approvals, as the request's
+// API key.
+func (s *Workspaces) DecideApproval(ctx context.Context, acct *Account, workspaceID, approvalID, decision string) (*Approval, error) {
+	return s.decideAs(ctx, acct, workspaceID, approvalID, decision, keyAuthor(acct))
+}
+
+// decideAs takes a decision on one of the account's approvals as by.
+func (s *Workspaces) decideAs(ctx context.Context, acct *Account, workspaceID, approvalID, decision string, by Author) (*Approval, error) {
 	status, err := ParseDecision(decision)
 	if err != nil {
 		return nil, err
@@ -308,7 +315,7 @@ func (s *Workspaces) DecideApproval(ctx context.Context, acct *Account, workspac
 }
 
 // decideApproval is a decision by a person, from the API or a chat button.
-func decideApproval(ctx context.Context, store TxStore, o outbox, workspaceID, approvalID string, status ApprovalStatus, by string) (*Approval, error) {
+func decideApproval(ctx context.Context, store TxStore, o outbox, workspaceID, approvalID string, status ApprovalStatus, by Author) (*Approval, error) {
 	if !ValidID(approvalID, PrefixApproval) {
 		return nil, Errorf(CodeApprovalNotFound, "no approval %q in this workspace", approvalID)
 	}
@@ -325,13 +332,13 @@ func decideApproval(ctx context.Context, store TxStore, o outbox, workspaceID, a
 			// timeout is recorded (this transaction commits), and the decision refused
 			// after it.
 			expired = true
-			return decideIn(o.in(ctx, q), a, ApprovalTimedOut, "")
+			return decideIn(o.in(ctx, q), a, ApprovalTimedOut, Author{})
 		}
 		if err := decideIn(o.in(ctx, q), a, status, by); err != nil {
 			return err
 		}
 		now := o.clock.Now()
-		a.Status, a.DecidedBy, a.DecidedAt = status, by, &now
+		a.Status, a.DecidedBy, a.Decider, a.DecidedAt = status, by.DecidedBy(), by.person(), &now
 		out = a
 		return nil
 	})

@@ -47,12 +47,10 @@ type AuditQueries interface {
 
 // audit records what a session's person did, in the change's transaction.
 func (a *AppSession) audit(ctx context.Context, q Queries, at time.Time, action, target, detail string) error {
-	return q.InsertAudit(ctx, &AuditEntry{AccountID: a.AccountID, At: at, Actor: "member:" + a.Member.ID,
-		ActorName: a.Member.Name, Action: action, Target: target, Detail: detail, Address: a.Address})
+	return a.actor().audit(ctx, q, a.AccountID, at, action, target, detail)
 }
 
 // operatorAudit records what the operator did with wshub admin.
 func operatorAudit(ctx context.Context, q Queries, accountID string, at time.Time, action, target, detail string) error {
-	return q.InsertAudit(ctx, &AuditEntry{AccountID: accountID, At: at, Actor: actorOperator, Action: action,
-		Target: target, Detail: detail})
+	return actor{id: actorOperator}.audit(ctx, q, accountID, at, action, target, detail)
 }

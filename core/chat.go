@@ -89,6 +89,8 @@ type ChatInput struct {
 	Key   string
 	Text  string
 	Files []ChatFile
+	// UserID and UserName are who wrote it on the platform (the name as shown there).
+	UserID, UserName string
 	// Project (a name or id), Agent and Model choose for a new workspace instead of the
 	// channel's and binding's defaults (Discord's /workspace options); empty: defaults.
 	Project, Agent, Model string

@@ -35,9 +35,11 @@ type ChatAction struct {
 	// by its id alone (a Discord thread is a channel).
 	Place  ChatPlace
 	UserID string
-	Roles  []string // Discord: the member's roles
-	Kind   string
-	Target string // the turn (stop) or approval (allow, deny) id
+	// UserName is the person's name as the platform shows it.
+	UserName string
+	Roles    []string // Discord: the member's roles
+	Kind     string
+	Target   string // the turn (stop) or approval (allow, deny) id
 }
 
 // ChatActionResult says how a press went.
@@ -48,6 +50,8 @@ type ChatActionResult struct {
 	// Status is the approval's status after the press (allowed, denied, ...).
 	Status    ApprovalStatus
 	DecidedBy string
+	// DeciderName is the name of the person who decided, as it was then.
+	DeciderName string
 }
 
 // Act takes a button press. Refusals are core errors the bot words (CodeChatNotAllowed,
@@ -70,7 +74,7 @@ func (s *Chat) Act(ctx context.Context, a ChatAction) (*ChatActionResult, error)
 	if err := sess.Permits(a.Roles); err != nil {
 		return nil, err
 	}
-	wsID, by := sess.Thread.WorkspaceID, a.Place.Platform+":"+a.UserID
+	wsID, by := sess.Thread.WorkspaceID, chatAuthor(a.Place, a.UserID, a.UserName)
 	switch a.Kind {
 	case ChatActionStop:
 		_, err := s.workspaces.StopTurn(ctx, sess.Account, wsID, a.Target)
@@ -83,19 +87,19 @@ func (s *Chat) Act(ctx context.Context, a ChatAction) (*ChatActionResult, error)
 		}
 		return &ChatActionResult{Done: true}, nil
 	case ChatActionAllow, ChatActionDeny:
-		ap, err := s.workspaces.DecideApproval(ctx, sess.Account, wsID, a.Target, a.Kind, by)
+		ap, err := s.workspaces.decideAs(ctx, sess.Account, wsID, a.Target, a.Kind, by)
 		var ce *Error
 		if errors.As(err, &ce) && ce.Code == CodeApprovalNotPending {
 			cur, err := s.workspaces.store.GetApproval(ctx, wsID, a.Target)
 			if err != nil {
 				return nil, err
 			}
-			return &ChatActionResult{Status: cur.Status, DecidedBy: cur.DecidedBy}, nil
+			return &ChatActionResult{Status: cur.Status, DecidedBy: cur.DecidedBy, DeciderName: cur.Decider.name()}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &ChatActionResult{Done: true, Status: ap.Status, DecidedBy: ap.DecidedBy}, nil
+		return &ChatActionResult{Done: true, Status: ap.Status, DecidedBy: ap.DecidedBy, DeciderName: ap.Decider.name()}, nil
 	}
 	return nil, Errorf(CodeInvalidRequest, "unknown action %q", a.Kind)
 }
@@ -111,8 +115,9 @@ type approvalNotice struct {
 
 // approvalDecision is what an approval_decided notice carries (sealed as its text).
 type approvalDecision struct {
-	Status    ApprovalStatus `json:"status"`
-	DecidedBy string         `json:"decidedBy,omitempty"`
+	Status      ApprovalStatus `json:"status"`
+	DecidedBy   string         `json:"decidedBy,omitempty"`
+	DeciderName string         `json:"deciderName,omitempty"`
 }
 
 // openApprovalNotice reads an approval notice's text into n.
@@ -133,7 +138,7 @@ func (s *ChatQueues) openDecidedNotice(c *ClaimedChatNotice, n *ChatNotice) erro
 	if err := json.Unmarshal([]byte(n.Text), &d); err != nil {
 		return fmt.Errorf("approval decided notice: %w", err)
 	}
-	n.Status, n.DecidedBy, n.MessageRef, n.Text = d.Status, d.DecidedBy, c.RefersRef, ""
+	n.Status, n.DecidedBy, n.DeciderName, n.MessageRef, n.Text = d.Status, d.DecidedBy, d.DeciderName, c.RefersRef, ""
 	if c.RefersSealed == nil {
 		return nil
 	}

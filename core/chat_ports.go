@@ -161,6 +161,8 @@ type ChatNotice struct {
 	MessageRef string
 	Status     ApprovalStatus
 	DecidedBy  string
+	// DeciderName is the name of the person who decided, as it was then.
+	DeciderName string
 	// PartsPosted parts went out on an earlier attempt; post the rest.
 	PartsPosted int
 }

@@ -46,7 +46,7 @@ func (s *Chat) StartFromChat(ctx context.Context, sess *ChatSession, in ChatInpu
 		create.Prompt = &in.Text
 	}
 	thread := &ChatThread{Place: sess.Place, CreatedAt: s.clock.Now()}
-	create.thread = thread
+	create.thread, create.author = thread, in.author(sess.Place)
 	ws, _, err := s.workspaces.CreateWorkspace(ctx, sess.Account, create)
 	if errors.Is(err, errThreadTaken) {
 		if sess.Thread, err = s.store.GetChatThread(ctx, sess.Place); err != nil {
@@ -90,7 +90,17 @@ func (s *Chat) SendFromChat(ctx context.Context, sess *ChatSession, in ChatInput
 		ids = append(ids, a.ID)
 	}
 	text := in.Text
-	return s.workspaces.SendMessage(ctx, sess.Account, sess.Thread.WorkspaceID, SendMessageInput{Text: &text, Attachments: ids, HeaderKey: &in.Key})
+	return s.workspaces.SendMessage(ctx, sess.Account, sess.Thread.WorkspaceID, SendMessageInput{Text: &text, Attachments: ids,
+		HeaderKey: &in.Key, author: in.author(sess.Place)})
+}
+
+// author is the chat user who wrote the input (nil when the bot did not say).
+func (in ChatInput) author(place ChatPlace) *Author {
+	if in.UserID == "" {
+		return nil
+	}
+	a := chatAuthor(place, in.UserID, in.UserName)
+	return &a
 }
 
 func firstNonEmpty(vals ...string) string {

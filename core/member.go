@@ -132,6 +132,8 @@ func snowflake(s string) bool {
 type MemberQueries interface {
 	// MemberByIdentity finds the member an identity belongs to (ErrNoRows: none).
 	MemberByIdentity(ctx context.Context, id Identity) (*Member, error)
+	// GetMember reads a member with its identities (ErrNoRows: none).
+	GetMember(ctx context.Context, id string) (*Member, error)
 	// CreateMember inserts a member with its identities.
 	CreateMember(ctx context.Context, m *Member) error
 	// SetMembership inserts or changes a member's role in an account.

@@ -76,6 +76,9 @@ type Message struct {
 	Assets []*Asset
 	// Failure is set on an assistant message whose turn ended in error.
 	Failure *TurnFailure
+	// Author is who wrote a user message (nil: an assistant message, or one sent
+	// before authors were recorded).
+	Author *Author
 }
 
 // TurnFailure explains a turn that ended in error (api.md 2.5).

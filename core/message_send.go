@@ -12,6 +12,8 @@ type SendMessageInput struct {
 	Attachments []string
 	HeaderKey   *string
 	BodyKey     *string
+	// author wrote it (nil: the request's API key).
+	author *Author
 }
 
 type sendRequest struct {
@@ -112,7 +114,7 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 		if claim != nil {
 			preset = claim.ResourceID
 		}
-		m, err := s.appendUserMessage(ctx, q, ws, preset, req.Text, req.Attachments)
+		m, err := s.appendUserMessage(ctx, q, ws, preset, req.Text, req.Attachments, authorOf(acct, in.author))
 		if err != nil {
 			return err
 		}
@@ -156,7 +158,7 @@ func receiptStatus(messageStatus MessageStatus) string {
 
 // appendUserMessage writes a pending user message with the next seq; id may be preset
 // (derived from an idempotency key) or "" for a new one.
-func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string) (*Message, error) {
+func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string, author *Author) (*Message, error) {
 	if id == "" {
 		id = NewID(s.rand, PrefixMessage)
 	}
@@ -171,7 +173,7 @@ func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Works
 	}
 	m := &Message{
 		ID: id, WorkspaceID: ws.ID, Seq: seq, Role: RoleUser, Text: text, Status: MessagePending,
-		TurnID: TurnIDFor(id), CreatedAt: now, AssetIDs: assets,
+		TurnID: TurnIDFor(id), CreatedAt: now, AssetIDs: assets, Author: author,
 	}
 	if err := q.InsertMessage(ctx, m, sealed); err != nil {
 		return nil, err

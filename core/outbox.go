@@ -176,8 +176,8 @@ func (fx effects) approvalNotices(ws *Workspace, a *Approval, ask ApprovalAsk) e
 }
 
 // decidedNotices has every thread's approval message say how it was decided.
-func (fx effects) decidedNotices(workspaceID, approvalID string, status ApprovalStatus, by string) error {
-	body, err := json.Marshal(approvalDecision{Status: status, DecidedBy: by})
+func (fx effects) decidedNotices(workspaceID, approvalID string, status ApprovalStatus, by Author) error {
+	body, err := json.Marshal(approvalDecision{Status: status, DecidedBy: by.DecidedBy(), DeciderName: by.Name})
 	if err != nil {
 		return err
 	}
@@ -246,9 +246,10 @@ func (fx effects) approvalRefused(a *Approval, ask ApprovalAsk) error {
 
 // approvalDecided announces a decision taken at now: the approval_resolved event,
 // the turn's status, the threads' notices, and the waiting turn woken.
-func (fx effects) approvalDecided(a *Approval, status ApprovalStatus, by string, now time.Time) error {
+func (fx effects) approvalDecided(a *Approval, status ApprovalStatus, by Author, now time.Time) error {
 	if err := fx.turnEvents(a.WorkspaceID, &TurnEvent{WorkspaceID: a.WorkspaceID, TurnID: a.TurnID,
-		Type: EventApprovalResolved, ApprovalID: a.ID, Status: status, DecidedBy: by, CreatedAt: now}); err != nil {
+		Type: EventApprovalResolved, ApprovalID: a.ID, Status: status, DecidedBy: by.DecidedBy(), Decider: by.person(),
+		CreatedAt: now}); err != nil {
 		return err
 	}
 	if err := fx.chatStatuses(a.WorkspaceID, a.TurnID, false); err != nil {
@@ -277,7 +278,7 @@ func (fx effects) approvalsClosed(workspaceID, turnID string) error {
 		return err
 	}
 	for _, id := range ids {
-		if err := fx.decidedNotices(workspaceID, id, ApprovalClosed, ""); err != nil {
+		if err := fx.decidedNotices(workspaceID, id, ApprovalClosed, Author{}); err != nil {
 			return err
 		}
 		if err := fx.wake(ApprovalChannel, id); err != nil {

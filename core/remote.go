@@ -311,7 +311,12 @@ func (r *RuntimeAPI) takeTurn(ctx context.Context, q Queries, ws *Workspace) (*R
 	if err != nil {
 		return nil, err
 	}
-	turn := &RuntimeTurn{TurnID: m.TurnID, MessageID: m.ID, Seq: m.Seq, Prompt: string(prompt), SessionID: ws.AgentSession}
+	coAuthor, err := coAuthorOf(ctx, q, m)
+	if err != nil {
+		return nil, err
+	}
+	turn := &RuntimeTurn{TurnID: m.TurnID, MessageID: m.ID, Seq: m.Seq, Prompt: string(prompt), SessionID: ws.AgentSession,
+		CoAuthor: coAuthor}
 	if len(m.AssetIDs) > 0 {
 		assets, err := q.AssetsByID(ctx, ws.ID, m.AssetIDs)
 		if err != nil {

@@ -110,6 +110,8 @@ type RuntimeTurn struct {
 	// SessionID is the agent's session to resume ("" on the first turn).
 	SessionID   string
 	Attachments []RuntimeAttachment
+	// CoAuthor is who the turn's commit names as co-author ("Name <email>", "" none).
+	CoAuthor string
 }
 
 // RuntimeAttachment names a file of a turn's message; the runtime downloads it.

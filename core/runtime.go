@@ -281,6 +281,7 @@ type runtimeStore interface {
 	AssetQueries
 	RetentionQueries
 	ApprovalQueries
+	MemberQueries
 }
 
 // sizeOf is the size of ws's machine, the zero value when unknown.

@@ -108,9 +108,13 @@ func (s *Worker) endStaleTurn(ctx context.Context, ws *Workspace, lease string, 
 // next turn's commit; git itself runs once.
 func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (tc TurnCommit) {
 	var p *Project
+	var coAuthor string
 	err := s.retryStore(ctx, func(ctx context.Context) error {
 		var err error
-		p, err = s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
+		if p, err = s.store.GetProject(ctx, ws.AccountID, ws.ProjectID); err != nil {
+			return err
+		}
+		coAuthor, err = coAuthorOf(ctx, s.store, msg)
 		return err
 	})
 	if err == nil {
@@ -118,7 +122,7 @@ func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessa
 		commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		prompt, _ := s.open(msg.SealedText, SealedMessageText.binding(ws.ID, msg.ID))
-		tc, err = s.machines.CommitTurn(commitCtx, ws, p, TurnCommitMessage(string(prompt), msg.TurnID, ws.ID))
+		tc, err = s.machines.CommitTurn(commitCtx, ws, p, TurnCommitMessage(string(prompt), msg.TurnID, ws.ID, coAuthor))
 	}
 	if err != nil {
 		s.log().Warn("commit turn", "workspace", ws.ID, "turn", msg.TurnID, "err", err)

@@ -65,6 +65,8 @@ type TurnEvent struct {
 	ApprovalID string
 	Status     ApprovalStatus
 	DecidedBy  string
+	// Decider is the person who decided, on approval_resolved (nil: no person).
+	Decider *Author
 	// Input and InputSHA256 are set on approval_requested: the tool's whole input as
 	// shown for the decision (CanonicalInput) and its hash.
 	Input       json.RawMessage
@@ -83,6 +85,7 @@ type turnEventBody struct {
 	ApprovalID string         `json:"approvalId,omitempty"`
 	Status     ApprovalStatus `json:"status,omitempty"`
 	DecidedBy  string         `json:"decidedBy,omitempty"`
+	Decider    *authorBody    `json:"decider,omitempty"`
 	// Input is kept as JSON text, not re-encoded: it is the canonical form its hash is of.
 	Input       string `json:"input,omitempty"`
 	InputSHA256 string `json:"inputSha256,omitempty"`
@@ -119,7 +122,7 @@ func (e *TurnEvent) clean() bool {
 	e.Tool, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(e.Tool), "\uFFFD"), maxEventTool)
 	e.Summary = cutSummary(e.Summary)
 	e.Delta, _ = capRunes(strings.ToValidUTF8(e.Delta, "\uFFFD"), maxEventDelta)
-	e.Outcome, e.ApprovalID, e.Status, e.DecidedBy = "", "", "", ""
+	e.Outcome, e.ApprovalID, e.Status, e.DecidedBy, e.Decider = "", "", "", "", nil
 	e.Input, e.InputSHA256, e.Reason = nil, "", ""
 	return e.Type != EventText || e.Delta != ""
 }
@@ -127,7 +130,7 @@ func (e *TurnEvent) clean() bool {
 // sealEvent turns an event into its stored form.
 func (s kernel) sealEvent(e *TurnEvent) (*StoredTurnEvent, error) {
 	body, err := json.Marshal(turnEventBody{Tool: e.Tool, Summary: e.Summary, Delta: e.Delta, Outcome: e.Outcome,
-		ApprovalID: e.ApprovalID, Status: e.Status, DecidedBy: e.DecidedBy, Input: string(e.Input),
+		ApprovalID: e.ApprovalID, Status: e.Status, DecidedBy: e.DecidedBy, Decider: bodyOfAuthor(e.Decider), Input: string(e.Input),
 		InputSHA256: e.InputSHA256, Reason: e.Reason})
 	if err != nil {
 		return nil, err
@@ -151,7 +154,8 @@ func (s kernel) openEvent(st *StoredTurnEvent) (*TurnEvent, error) {
 	}
 	e := &TurnEvent{Seq: st.Seq, WorkspaceID: st.WorkspaceID, TurnID: st.TurnID, Type: st.Type,
 		Tool: b.Tool, Summary: b.Summary, Delta: b.Delta, Outcome: b.Outcome, ApprovalID: b.ApprovalID,
-		Status: b.Status, DecidedBy: b.DecidedBy, InputSHA256: b.InputSHA256, Reason: b.Reason, CreatedAt: st.CreatedAt}
+		Status: b.Status, DecidedBy: b.DecidedBy, Decider: b.Decider.author(), InputSHA256: b.InputSHA256, Reason: b.Reason,
+		CreatedAt: st.CreatedAt}
 	if b.Input != "" {
 		e.Input = json.RawMessage(b.Input)
 	}

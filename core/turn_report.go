@@ -37,8 +37,13 @@ func (s *Worker) reportTurn(r TurnReport) {
 // cut to 72 characters, so `git log --oneline` on the branch reads as the conversation.
 // TurnCommitMessage is the message of a turn's commit: the prompt's first line as its
 // subject (or the turn id when there is none), and the turn and workspace below.
-func TurnCommitMessage(prompt, turnID, workspaceID string) string {
-	return commitSubject(prompt, turnID) + "\n\nwshub turn " + turnID + " in workspace " + workspaceID
+func TurnCommitMessage(prompt, turnID, workspaceID, coAuthor string) string {
+	msg := commitSubject(prompt, turnID) + "\n\nwshub turn " + turnID + " in workspace " + workspaceID
+	if coAuthor != "" {
+		// A trailer, in the message's last paragraph, as forges read it.
+		msg += "\n\nCo-authored-by: " + coAuthor
+	}
+	return msg
 }
 
 func commitSubject(prompt, turnID string) string {

@@ -12,9 +12,15 @@ type CreateWebhookInput struct {
 	Description *string
 }
 
-// CreateWebhook registers an endpoint and returns it with its signing secret, which is
-// shown only here. The account row lock makes the 20-endpoint limit exact under races.
+// CreateWebhook registers an endpoint with the request's API key and returns it with
+// its signing secret, which is shown only here.
 func (s *Webhooks) CreateWebhook(ctx context.Context, acct *Account, in CreateWebhookInput) (*Webhook, string, error) {
+	return s.create(ctx, acct, in, keyActor(acct))
+}
+
+// create registers an endpoint for by, and logs it in the same transaction. The
+// account row lock makes the 20-endpoint limit exact under races.
+func (s *Webhooks) create(ctx context.Context, acct *Account, in CreateWebhookInput, by actor) (*Webhook, string, error) {
 	if in.URL == nil {
 		return nil, "", Errorf(CodeInvalidWebhookURL, "url is required")
 	}
@@ -49,7 +55,10 @@ func (s *Webhooks) CreateWebhook(ctx context.Context, acct *Account, in CreateWe
 		if wh.SealedSecret, err = s.seal([]byte(secret), SealedWebhookSecret.binding(acct.ID, wh.ID)); err != nil {
 			return err
 		}
-		return q.InsertWebhook(ctx, wh)
+		if err := q.InsertWebhook(ctx, wh); err != nil {
+			return err
+		}
+		return by.audit(ctx, q, acct.ID, wh.CreatedAt, AuditWebhookCreated, wh.ID, wh.URL)
 	})
 	if err != nil {
 		return nil, "", err
@@ -62,17 +71,24 @@ func (s *Webhooks) ListWebhooks(ctx context.Context, acct *Account) ([]*Webhook,
 	return s.store.ListWebhooks(ctx, acct.ID)
 }
 
-// DeleteWebhook removes an endpoint; its pending deliveries go with it (same statement
-// through the foreign key, so in the same transaction).
+// DeleteWebhook removes an endpoint with the request's API key.
 func (s *Webhooks) DeleteWebhook(ctx context.Context, acct *Account, id string) error {
-	ok, err := s.store.DeleteWebhook(ctx, acct.ID, id)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return Errorf(CodeWebhookNotFound, "no webhook with this id on this account")
-	}
-	return nil
+	return s.delete(ctx, acct, id, keyActor(acct))
+}
+
+// delete removes an endpoint for by, and logs it; its pending deliveries go with it
+// (the same statement, through the foreign key).
+func (s *Webhooks) delete(ctx context.Context, acct *Account, id string, by actor) error {
+	return s.store.InTx(ctx, func(q Queries) error {
+		ok, err := q.DeleteWebhook(ctx, acct.ID, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return Errorf(CodeWebhookNotFound, "no webhook with this id on this account")
+		}
+		return by.audit(ctx, q, acct.ID, s.clock.Now(), AuditWebhookDeleted, id, "")
+	})
 }
 
 // Webhooks are the use cases of webhook endpoints (REST) and of the delivery worker.

@@ -26,6 +26,8 @@ type CreateWorkspaceInput struct {
 	Origin string
 	// thread, for chat front-ends, is recorded in the same transaction.
 	thread *ChatThread
+	// author wrote the prompt (nil: the request's API key).
+	author *Author
 }
 
 // createRequest is the validated, normalised request; it is also the idempotency
@@ -148,7 +150,7 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 			}
 		}
 		if req.Prompt != nil {
-			m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil)
+			m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil, authorOf(acct, in.author))
 			if err != nil {
 				return err
 			}

@@ -112,9 +112,13 @@ func approvalsThroughTheAPI(t *testing.T, h *hubtest.Hub, provider string) {
 	if r["status"] != "allowed" || r["decidedBy"] != "api" || r["decidedAt"] == nil || r["turnId"] != asked.TurnID {
 		t.Fatalf("expected the approval allowed by the API, got %v", r)
 	}
+	if d, _ := r["decider"].(map[string]any); d["kind"] != "api" || d["name"] != "test" || !strings.HasPrefix(d["id"].(string), "key_") {
+		t.Fatalf("expected the decision to name the API key, got %v", r["decider"])
+	}
 	decide(t, h, id, asked.ApprovalID, "deny", 409, "approval_not_pending")
 	resolved, _ := nextOf(t, events, "approval_resolved")
-	if resolved.ApprovalID != asked.ApprovalID || resolved.Status != "allowed" || resolved.DecidedBy != "api" {
+	if resolved.ApprovalID != asked.ApprovalID || resolved.Status != "allowed" || resolved.DecidedBy != "api" ||
+		resolved.Decider == nil || resolved.Decider.Name != "test" {
 		t.Fatalf("expected the approval resolved allowed, got %+v", resolved)
 	}
 

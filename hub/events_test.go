@@ -15,16 +15,19 @@ import (
 )
 
 type sseEvent struct {
-	Seq         int64           `json:"seq"`
-	TurnID      string          `json:"turnId"`
-	Type        string          `json:"type"`
-	Tool        string          `json:"tool"`
-	Summary     string          `json:"summary"`
-	Delta       string          `json:"delta"`
-	Outcome     string          `json:"outcome"`
-	ApprovalID  string          `json:"approvalId"`
-	Status      string          `json:"status"`
-	DecidedBy   string          `json:"decidedBy"`
+	Seq        int64  `json:"seq"`
+	TurnID     string `json:"turnId"`
+	Type       string `json:"type"`
+	Tool       string `json:"tool"`
+	Summary    string `json:"summary"`
+	Delta      string `json:"delta"`
+	Outcome    string `json:"outcome"`
+	ApprovalID string `json:"approvalId"`
+	Status     string `json:"status"`
+	DecidedBy  string `json:"decidedBy"`
+	Decider    *struct {
+		Kind, ID, Name string
+	} `json:"decider"`
 	Input       json.RawMessage `json:"input"`
 	InputSHA256 string          `json:"inputSha256"`
 	Reason      string          `json:"reason"`

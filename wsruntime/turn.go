@@ -119,7 +119,7 @@ func (r *Runtime) approve(ctx context.Context, turnID string, events *eventRelay
 // nothing changed.
 func (r *Runtime) commit(ctx context.Context, turn *runtimewire.Turn) (*runtimewire.Commit, []gitrepo.LeftOut, error) {
 	co := r.repo()
-	committed, left, err := co.Commit(ctx, r.hello.Branch, core.TurnCommitMessage(turn.Prompt, turn.TurnID, r.hello.WorkspaceID))
+	committed, left, err := co.Commit(ctx, r.hello.Branch, core.TurnCommitMessage(turn.Prompt, turn.TurnID, r.hello.WorkspaceID, turn.CoAuthor))
 	if err != nil {
 		return nil, left, err
 	}

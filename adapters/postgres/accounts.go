@@ -183,10 +183,11 @@ func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (_ *core.Acc
 	defer wrapErr(&err, "account by key hash")
 	var r struct {
 		accountRow
-		KeyID string `db:"key_id"`
-		Stale bool   `db:"stale"`
+		KeyID   string `db:"key_id"`
+		KeyName string `db:"key_name"`
+		Stale   bool   `db:"stale"`
 	}
-	err = q.get(ctx, &r, `SELECT `+accountColumns+`, k.id AS key_id,
+	err = q.get(ctx, &r, `SELECT `+accountColumns+`, k.id AS key_id, k.name AS key_name,
 			(k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS stale
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash)
 	if err != nil {
@@ -198,5 +199,7 @@ func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (_ *core.Acc
 		_, _ = q.exec(ctx, `UPDATE api_keys SET last_used_at = date_trunc('second', now())
 			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, r.KeyID)
 	}
-	return r.core(), nil
+	a := r.core()
+	a.KeyID, a.KeyName = r.KeyID, r.KeyName
+	return a, nil
 }

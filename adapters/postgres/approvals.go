@@ -20,14 +20,22 @@ type approvalRow struct {
 	CreatedAt   time.Time           `db:"created_at"`
 	ExpiresAt   time.Time           `db:"expires_at"`
 	DecidedAt   *time.Time          `db:"decided_at"`
+	DeciderKind string              `db:"decider_kind"`
+	DeciderID   string              `db:"decider_id"`
+	DeciderName string              `db:"decider_name"`
 }
 
 func (r *approvalRow) approval() *core.Approval {
-	return &core.Approval{ID: r.ID, WorkspaceID: r.WorkspaceID, TurnID: r.TurnID, Key: r.Key, Status: r.Status,
+	a := &core.Approval{ID: r.ID, WorkspaceID: r.WorkspaceID, TurnID: r.TurnID, Key: r.Key, Status: r.Status,
 		DecidedBy: r.DecidedBy, InputSHA256: r.InputSHA256, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, DecidedAt: r.DecidedAt}
+	if r.DeciderKind != "" {
+		a.Decider = &core.Author{Kind: r.DeciderKind, ID: r.DeciderID, Name: r.DeciderName}
+	}
+	return a
 }
 
-const approvalColumns = `id, workspace_id, turn_id, request_key, status, decided_by, input_sha256, created_at, expires_at, decided_at`
+const approvalColumns = `id, workspace_id, turn_id, request_key, status, decided_by, input_sha256, created_at, expires_at,
+	decided_at, decider_kind, decider_id, decider_name`
 
 // InsertApproval inserts unless the (workspace, turn, key) is known, and reads the
 // row that holds the ask either way.
@@ -76,10 +84,11 @@ func (q queries) GetApproval(ctx context.Context, workspaceID, id string) (_ *co
 
 // DecideApproval is conditional on the row being pending: of two decisions at once,
 // the second waits for the first's row lock and then matches nothing.
-func (q queries) DecideApproval(ctx context.Context, id string, status core.ApprovalStatus, by string, at time.Time) (_ bool, err error) {
+func (q queries) DecideApproval(ctx context.Context, id string, status core.ApprovalStatus, by core.Author, at time.Time) (_ bool, err error) {
 	defer wrapErr(&err, "decide approval")
-	n, err := q.exec(ctx, `UPDATE approvals SET status = $2, decided_by = $3, decided_at = $4
-		WHERE id = $1 AND status = 'pending'`, id, status, by, at)
+	n, err := q.exec(ctx, `UPDATE approvals SET status = $2, decided_by = $3, decided_at = $4, decider_kind = $5,
+			decider_id = $6, decider_name = $7
+		WHERE id = $1 AND status = 'pending'`, id, status, by.DecidedBy(), at, by.Kind, by.ID, by.Name)
 	return n == 1, err
 }
 

@@ -40,6 +40,16 @@ func (q queries) MemberByIdentity(ctx context.Context, id core.Identity) (_ *cor
 	return r.core(), nil
 }
 
+// GetMember reads a member by its primary key.
+func (q queries) GetMember(ctx context.Context, id string) (_ *core.Member, err error) {
+	defer wrapErr(&err, "get member")
+	var r memberRow
+	if err := q.get(ctx, &r, `SELECT m.id, m.name, m.created_at, `+memberIdentities+` FROM members m WHERE m.id = $1`, id); err != nil {
+		return nil, err
+	}
+	return r.core(), nil
+}
+
 func (q queries) CreateMember(ctx context.Context, m *core.Member) (err error) {
 	defer wrapErr(&err, "create member")
 	kinds, subjects := make([]string, len(m.Identities)), make([]string, len(m.Identities))

@@ -26,13 +26,22 @@ type messageRow struct {
 	CreatedAt     time.Time      `db:"created_at"`
 	DeliveredAt   sql.NullTime   `db:"delivered_at"`
 	StopRequested sql.NullTime   `db:"stop_requested_at"`
+	AuthorKind    string         `db:"author_kind"`
+	AuthorID      string         `db:"author_id"`
+	AuthorName    string         `db:"author_name"`
+	AuthorMember  sql.NullString `db:"author_member_id"`
 }
 
 func (r *messageRow) core() *core.StoredMessage {
+	var author *core.Author
+	if r.AuthorKind != "" {
+		author = &core.Author{Kind: r.AuthorKind, ID: r.AuthorID, Name: r.AuthorName, MemberID: r.AuthorMember.String}
+	}
 	return &core.StoredMessage{
 		Message: core.Message{
 			ID: r.ID, WorkspaceID: r.WorkspaceID, Seq: r.Seq, Role: r.Role, Status: core.MessageStatus(r.Status), TurnID: r.TurnID,
 			Outcome: core.Outcome(r.Outcome.String), CreatedAt: r.CreatedAt, DeliveredAt: timePtr(r.DeliveredAt), AssetIDs: r.AssetIDs,
+			Author: author,
 		},
 		SealedText: r.TextSealed, FailureCode: r.FailureCode.String, FailureAgent: r.FailureAgent.String,
 		SealedFailure: r.FailureSealed, StopRequested: r.StopRequested.Valid,
@@ -40,7 +49,8 @@ func (r *messageRow) core() *core.StoredMessage {
 }
 
 const messageColumns = `id, workspace_id, seq, role, text_sealed, status, turn_id, outcome, asset_ids, failure_code,
-	failure_agent, failure_sealed, created_at, delivered_at, stop_requested_at`
+	failure_agent, failure_sealed, created_at, delivered_at, stop_requested_at, author_kind, author_id, author_name,
+	author_member_id`
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
@@ -50,10 +60,19 @@ func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText 
 	if assets == nil {
 		assets = []string{}
 	}
+	var a core.Author
+	if m.Author != nil {
+		a = *m.Author
+	}
+	// The member behind a chat author is found by the identity they linked, in the
+	// same statement.
 	_, err = q.exec(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
-		asset_ids, created_at, delivered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		asset_ids, created_at, delivered_at, author_kind, author_id, author_name, author_member_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, COALESCE($15,
+			(SELECT member_id FROM member_identities WHERE kind = $16 AND subject = $17)))`,
 		m.ID, m.WorkspaceID, m.Seq, m.Role, sealedText, m.Status, m.TurnID, nullString(string(m.Outcome)),
-		pq.StringArray(assets), m.CreatedAt, nullTime(m.DeliveredAt))
+		pq.StringArray(assets), m.CreatedAt, nullTime(m.DeliveredAt), a.Kind, a.ID, a.Name, nullString(a.MemberID),
+		a.Via.Kind, a.Via.Subject)
 	return err
 }
 

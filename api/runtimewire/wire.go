@@ -54,6 +54,9 @@ type Turn struct {
 	Prompt      string       `json:"prompt"`
 	SessionID   string       `json:"sessionId"`
 	Attachments []Attachment `json:"attachments"`
+	// CoAuthor is who the turn's commit names in a Co-authored-by trailer ("Name
+	// <email>"), absent when no member is behind the message.
+	CoAuthor string `json:"coAuthor,omitempty"`
 }
 
 // Attachment names a turn's file; GET /attachments/{id} gives its bytes.

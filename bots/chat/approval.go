@@ -286,6 +286,6 @@ func (p Platform) Decided(question string, status core.ApprovalStatus, who strin
 
 // DecidedText is an approval's question with how it was decided under it, naming
 // who decided (a member by mention).
-func (p Platform) DecidedText(question string, status core.ApprovalStatus, by string) string {
-	return p.Decided(question, status, DecidedBy(by, p.Name, Mention))
+func (p Platform) DecidedText(question string, status core.ApprovalStatus, by, name string) string {
+	return p.Decided(question, status, p.DecidedBy(by, name))
 }

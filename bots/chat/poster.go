@@ -125,7 +125,7 @@ func (p Poster) postApproval(ctx context.Context, n core.ChatNotice) core.ChatPo
 // postDecided edits an approval's message to say how it was decided, without buttons
 // (a decision taken anywhere: every thread shows it). A file sent with it stays.
 func (p Poster) postDecided(ctx context.Context, n core.ChatNotice) core.ChatPostResult {
-	text := p.Words.DecidedText(p.Words.Question(AskOf(n), p.MaxQuestion).Text, n.Status, n.DecidedBy)
+	text := p.Words.DecidedText(p.Words.Question(AskOf(n), p.MaxQuestion).Text, n.Status, n.DecidedBy, n.DeciderName)
 	_, err := p.Wire.Show(ctx, n.Place, n.MessageRef, text, "")
 	if p.Wire.Gone(err) {
 		err = nil // deleted on the platform: nothing left to edit

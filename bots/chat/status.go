@@ -107,19 +107,27 @@ func (p Platform) DecisionLine(status core.ApprovalStatus, who string) string {
 	return how
 }
 
-// DecidedBy words a decision's author for a platform: its own members by mention
-// (mention formats a user id), the API as "the API".
-func DecidedBy(by, platform string, mention func(userID string) string) string {
+// DecidedBy words a decision's author for the platform p: its own members by
+// mention, anyone else by the name they had (name, escaped), from where they decided.
+func (p Platform) DecidedBy(by, name string) string {
+	kind, id, _ := strings.Cut(by, ":")
 	switch {
 	case by == "":
 		return ""
-	case by == "api":
+	case kind == p.Name && id != "":
+		return Mention(id)
+	case kind == core.AuthorAPI && name != "":
+		return "the API key " + p.Literal(name)
+	case kind == core.AuthorAPI:
 		return "the API"
-	case strings.HasPrefix(by, platform+":"):
-		return mention(strings.TrimPrefix(by, platform+":"))
-	}
-	if i := strings.IndexByte(by, ':'); i > 0 {
-		return "someone on " + by[:i]
+	case kind == core.AuthorApp && name != "":
+		return p.Literal(name) + " in the app"
+	case kind == core.AuthorApp:
+		return "someone in the app"
+	case id != "" && name != "":
+		return p.Literal(name) + " on " + kind
+	case id != "":
+		return "someone on " + kind
 	}
 	return by
 }

@@ -39,7 +39,6 @@ func TestApprovalWords(t *testing.T) {
 	if got, want := Slack.Question(bash("rm -rf build"), 2900).Text, ":lock: The agent asks to run Bash:\n```\nrm -rf build\n```\nAllow it?"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	mention := func(id string) string { return "<@" + id + ">" }
 	// What an agent supplies shows as written: no pings, mentions, links or markup.
 	for _, c := range []struct {
 		p                   Platform
@@ -63,18 +62,21 @@ func TestApprovalWords(t *testing.T) {
 		t.Errorf("expected the status's steps escaped, got %q", status)
 	}
 	for _, c := range []struct {
-		status core.ApprovalStatus
-		by     string
-		want   string
+		status   core.ApprovalStatus
+		by, name string
+		want     string
 	}{
-		{core.ApprovalAllowed, "discord:U1", "✅ Allowed by <@U1>"},
-		{core.ApprovalDenied, "api", "❌ Denied by the API"},
-		{core.ApprovalDenied, "slack:U2", "❌ Denied by someone on slack"},
-		{core.ApprovalTimedOut, "", "❌ Denied: nobody answered in time"},
-		{core.ApprovalClosed, "", "⏹️ The turn ended before a decision"},
+		{core.ApprovalAllowed, "discord:U1", "Ada", "✅ Allowed by <@U1>"},
+		{core.ApprovalDenied, "api", "", "❌ Denied by the API"},
+		{core.ApprovalDenied, "api", "ci *nightly*", `❌ Denied by the API key ci \*nightly\*`},
+		{core.ApprovalAllowed, "app:mem_1", "Ada Lovelace", "✅ Allowed by Ada Lovelace in the app"},
+		{core.ApprovalDenied, "slack:U2", "", "❌ Denied by someone on slack"},
+		{core.ApprovalDenied, "slack:U2", "Grace", "❌ Denied by Grace on slack"},
+		{core.ApprovalTimedOut, "", "", "❌ Denied: nobody answered in time"},
+		{core.ApprovalClosed, "", "", "⏹️ The turn ended before a decision"},
 	} {
 		q := Discord.Question(bash("ls"), 1900).Text
-		got := Discord.Decided(q, c.status, DecidedBy(c.by, core.PlatformDiscord, mention))
+		got := Discord.Decided(q, c.status, Discord.DecidedBy(c.by, c.name))
 		if want := q + "\n" + c.want; got != want {
 			t.Errorf("%s by %q: got %q, want %q", c.status, c.by, got, want)
 		}

@@ -30,16 +30,16 @@ func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.In
 	if i.GuildID == "" {
 		return ephemeral(chat.Discord.Refusal(core.Errorf(core.CodeChatDirectMessage, "direct message")))
 	}
-	var user string
+	var user, name string
 	var roles []string
 	switch {
 	case i.Member != nil && i.Member.User != nil:
-		user, roles = i.Member.User.ID, i.Member.Roles
+		user, roles, name = i.Member.User.ID, i.Member.Roles, personName(i.Member, i.Member.User)
 	case i.User != nil:
-		user = i.User.ID
+		user, name = i.User.ID, personName(nil, i.User)
 	}
 	res, err := b.svc.Act(ctx, core.ChatAction{Place: core.ChatPlace{Platform: core.PlatformDiscord, TeamID: i.GuildID,
-		ThreadID: i.ChannelID}, UserID: user, Roles: roles, Kind: kind, Target: target})
+		ThreadID: i.ChannelID}, UserID: user, UserName: name, Roles: roles, Kind: kind, Target: target})
 	if err != nil {
 		var ce *core.Error
 		if !errors.As(err, &ce) {
@@ -58,6 +58,6 @@ func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.In
 		question = i.Message.Content
 	}
 	return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseUpdateMessage,
-		Data: &discordgo.InteractionResponseData{Content: chat.Discord.DecidedText(question, res.Status, res.DecidedBy),
+		Data: &discordgo.InteractionResponseData{Content: chat.Discord.DecidedText(question, res.Status, res.DecidedBy, res.DeciderName),
 			Components: []discordgo.MessageComponent{}, AllowedMentions: &discordgo.MessageAllowedMentions{}}}
 }

@@ -85,6 +85,12 @@ func TestMentionStartsAWorkspaceInANewThread(t *testing.T) {
 	if len(msgs) != 6 || msgs[0].(map[string]any)["text"] != "write hello\nand more" {
 		t.Fatalf("expected 6 messages, the first the mention without the mention, got %d: %v", len(msgs), msgs[0])
 	}
+	// The Discord messages name their writer by the name the server shows.
+	for _, i := range []int{0, 2} {
+		if a, _ := msgs[i].(map[string]any)["author"].(map[string]any); a["kind"] != "discord" || a["id"] != humanID || a["name"] != "Dev Person" {
+			t.Errorf("message %d: expected the Discord author, got %v", i, a)
+		}
+	}
 	var stored [][]byte
 	if err := h.PG().DB().Select(&stored, `SELECT payload_sealed FROM chat_inbox WHERE platform = 'discord'`); err != nil || len(stored) != 3 {
 		t.Fatalf("expected the three distinct messages in the inbox (the replay dropped), got %d (%v)", len(stored), err)

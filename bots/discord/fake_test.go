@@ -403,7 +403,7 @@ func (f *fakeDiscord) waitPosts(t testing.TB, channelID, what string, cond func(
 // messageCreate is a MESSAGE_CREATE payload from a member of the guild.
 func messageCreate(id, channelID, content string, mentionsBot bool, roles ...string) map[string]any {
 	m := map[string]any{"id": id, "channel_id": channelID, "guild_id": guildID, "content": content, "type": 0,
-		"author": map[string]any{"id": humanID, "username": "dev"}, "mentions": []any{},
+		"author": map[string]any{"id": humanID, "username": "dev", "global_name": "Dev Person"}, "mentions": []any{},
 		"member": map[string]any{"roles": append([]string{}, roles...)}, "timestamp": time.Now().Format(time.RFC3339)}
 	if mentionsBot {
 		m["mentions"] = []any{map[string]any{"id": botID, "username": "wshub", "bot": true}}

@@ -145,6 +145,9 @@ func (h *handling) send(ctx context.Context, sess *core.ChatSession, m *discordg
 		return h.Refuse(sess.Place, err)
 	}
 	in := core.ChatInput{Key: "discord:" + m.GuildID + ":message:" + m.ID, Text: text, Files: files}
+	if m.Author != nil {
+		in.UserID, in.UserName = m.Author.ID, personName(m.Member, m.Author)
+	}
 	if sess.Thread == nil {
 		_, err = h.svc.StartFromChat(ctx, sess, in)
 	} else {
@@ -248,3 +251,16 @@ func isCode(err error, code string) bool {
 // retryable: what may pass in core (chat.Retryable) or at Discord (rate limit, 5xx,
 // the network).
 func retryable(err error) bool { return chat.Retryable(err) || discordTransient(err) }
+
+// personName is how the server shows the person: their nickname there, else their
+// global display name, else their username. A message's member carries no user, so
+// the user is given apart.
+func personName(m *discordgo.Member, u *discordgo.User) string {
+	if m != nil && m.Nick != "" {
+		return m.Nick
+	}
+	if u == nil {
+		return ""
+	}
+	return u.DisplayName()
+}

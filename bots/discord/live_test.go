@@ -225,7 +225,7 @@ func TestApprovalButtons(t *testing.T) {
 		strings.TrimPrefix(customIDs(second.Components)[1], "wshub:deny:"), h.Key, map[string]any{"decision": "deny"}).Expect(t, 200, "")
 	waitFor(t, "the API's decision shown", func() bool {
 		e := f.editsOf(second.ID)
-		return len(e) > 0 && e[len(e)-1].Content == second.Content+"\n❌ Denied by the API" && e[len(e)-1].Components == ""
+		return len(e) > 0 && e[len(e)-1].Content == second.Content+"\n❌ Denied by the API key test" && e[len(e)-1].Components == ""
 	})
 	posts := f.waitPosts(t, root, "the turn's reply", func(p []post) bool {
 		return strings.Contains(p[len(p)-1].Content, "approval_resolved")

@@ -28,6 +28,12 @@ func (h *handling) onCommand(ctx context.Context, i *discordgo.Interaction) erro
 	prompt := opts["prompt"]
 	in := core.ChatInput{Key: "discord:" + i.GuildID + ":interaction:" + i.ID, Text: prompt,
 		Project: opts["project"], Agent: opts["agent"], Model: opts["model"]}
+	switch {
+	case i.Member != nil && i.Member.User != nil:
+		in.UserID, in.UserName = i.Member.User.ID, personName(i.Member, i.Member.User)
+	case i.User != nil:
+		in.UserID, in.UserName = i.User.ID, personName(nil, i.User)
+	}
 
 	sess, err := h.svc.ChatSessionForThread(ctx, core.ChatPlace{Platform: core.PlatformDiscord, TeamID: i.GuildID, ThreadID: i.ChannelID})
 	if err == nil { // in a workspace's thread: a message for it

@@ -34,6 +34,7 @@ type Bot struct {
 	log    *slog.Logger
 	mu     sync.Mutex
 	selfID string // the bot's user id, learnt with auth.test
+	names  names
 }
 
 // New builds the bot; it makes no call to Slack until it is used.

@@ -81,6 +81,18 @@ func newFakeSlackWith(t testing.TB, extra ...slacktest.Binder) *fakeSlack {
 			fmt.Fprintf(w, `{"ok":true,"user_id":%q,"team_id":%q,"user":"wshub"}`, botUser, team)
 		})
 		c.Handle("/chat.postMessage", f.postMessage)
+		// users.info as Slack answers it (https://api.slack.com/methods/users.info):
+		// UHUMAN01 has a display name, anyone else only a full name.
+		c.Handle("/users.info", func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm()
+			id := r.Form.Get("user")
+			display := ""
+			if id == "UHUMAN01" {
+				display = "Ada Lovelace"
+			}
+			fmt.Fprintf(w, `{"ok":true,"user":{"id":%q,"team_id":%q,"name":"handle","real_name":"Person %s","profile":{"display_name":%q,"real_name":"Person %s"}}}`,
+				id, team, id, display, id)
+		})
 		// chat.update and chat.postEphemeral as Slack answers them
 		// (https://api.slack.com/methods/chat.update, …/chat.postEphemeral).
 		c.Handle("/chat.update", func(w http.ResponseWriter, r *http.Request) {

@@ -96,7 +96,8 @@ func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) e
 	if err != nil {
 		return err // Slack unreachable: the inbox retries
 	}
-	in := core.ChatInput{Key: "slack:" + cb.TeamID + ":" + e.Channel + ":" + e.TS, Text: text, Files: files}
+	in := core.ChatInput{Key: "slack:" + cb.TeamID + ":" + e.Channel + ":" + e.TS, Text: text, Files: files,
+		UserID: e.User, UserName: b.userName(ctx, e.User)}
 	if sess.Thread == nil {
 		_, err = b.svc.StartFromChat(ctx, sess, in)
 	} else {

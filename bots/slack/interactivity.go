@@ -67,7 +67,7 @@ func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
 		thread = ts
 	}
 	res, err := b.svc.Act(ctx, core.ChatAction{Place: core.ChatPlace{Platform: core.PlatformSlack, TeamID: team,
-		ChannelID: channel, ThreadID: thread}, UserID: ic.User.ID, Kind: kind, Target: act.Value})
+		ChannelID: channel, ThreadID: thread}, UserID: ic.User.ID, UserName: b.userName(ctx, ic.User.ID), Kind: kind, Target: act.Value})
 	if err != nil {
 		var ce *core.Error
 		if !errors.As(err, &ce) {
@@ -87,7 +87,7 @@ func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
 // showDecision edits an approval's message: its question, then how it was decided,
 // and no buttons.
 func (b *Bot) showDecision(ctx context.Context, channel, ts, question string, res *core.ChatActionResult) {
-	text := chat.Slack.DecidedText(question, res.Status, res.DecidedBy)
+	text := chat.Slack.DecidedText(question, res.Status, res.DecidedBy, res.DeciderName)
 	if _, err := b.Wire.Show(ctx, core.ChatPlace{ChannelID: channel}, ts, text, ""); err != nil {
 		b.log.Warn("slack approval message not updated", "channel", channel, "err", err)
 	}

@@ -299,6 +299,17 @@ func TestApprovalButtons(t *testing.T) {
 	ws := h.Call("GET", "/v1/api/workspaces", h.Key, nil).Body["workspaces"].([]any)[0].(map[string]any)
 	h.Call("POST", "/v1/api/workspaces/"+ws["workspaceId"].(string)+"/approvals/"+approval, h.Key,
 		map[string]any{"decision": "deny"}).Expect(t, 409, "approval_not_pending")
+	// The events name who allowed it, by their Slack display name.
+	events := h.Call("GET", "/v1/api/workspaces/"+ws["workspaceId"].(string)+"/events?afterSeq=0", h.Key, nil).Expect(t, 200, "")
+	var decider map[string]any
+	for _, raw := range events.Body["events"].([]any) {
+		if e := raw.(map[string]any); e["type"] == "approval_resolved" && e["approvalId"] == approval {
+			decider, _ = e["decider"].(map[string]any)
+		}
+	}
+	if decider["kind"] != "slack" || decider["id"] != "UHUMAN01" || decider["name"] != "Ada Lovelace" {
+		t.Fatalf("expected the approval_resolved event to name Ada, got %v", decider)
+	}
 
 	// The second ask, decided through the API: the thread's message says so too, and
 	// loses its buttons.
@@ -306,7 +317,7 @@ func TestApprovalButtons(t *testing.T) {
 	h.Call("POST", "/v1/api/workspaces/"+ws["workspaceId"].(string)+"/approvals/"+buttonValue(second.Blocks, "wshub_deny"), h.Key,
 		map[string]any{"decision": "deny"}).Expect(t, 200, "")
 	edited := f.waitUpdates(t, second.TS, "the API's decision shown", func(u []post) bool { return len(u) >= 1 })
-	if edited[0].Text != second.Text+"\n:x: Denied by the API" || buttonValue(edited[0].Blocks, "wshub_deny") != "" {
+	if edited[0].Text != second.Text+"\n:x: Denied by the API key test" || buttonValue(edited[0].Blocks, "wshub_deny") != "" {
 		t.Fatalf("expected the message to say the API denied it, without buttons, got %+v", edited[0])
 	}
 	posts := f.waitPosts(t, root, "the turn's reply", func(p []post) bool {

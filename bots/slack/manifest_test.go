@@ -46,14 +46,15 @@ func TestManifestsGrantWhatTheBotUses(t *testing.T) {
 			}
 		}
 		// Each event needs its scope; each Web API method the bot calls needs its scope:
-		// chat.postMessage, reactions.add, file downloads, file uploads.
-		for _, scope := range []string{"app_mentions:read", "channels:history", "groups:history", "chat:write", "reactions:write", "files:read", "files:write"} {
+		// chat.postMessage, reactions.add, file downloads, file uploads, users.info.
+		for _, scope := range []string{"app_mentions:read", "channels:history", "groups:history", "chat:write", "reactions:write",
+			"files:read", "files:write", "users:read"} {
 			if !slices.Contains(m.OAuthConfig.Scopes.Bot, scope) {
 				t.Errorf("%s: expected bot scope %s", c.path, scope)
 			}
 		}
-		if len(m.OAuthConfig.Scopes.Bot) != 7 {
-			t.Errorf("%s: expected exactly the 7 scopes the bot uses, got %v", c.path, m.OAuthConfig.Scopes.Bot)
+		if len(m.OAuthConfig.Scopes.Bot) != 8 {
+			t.Errorf("%s: expected exactly the 8 scopes the bot uses, got %v", c.path, m.OAuthConfig.Scopes.Bot)
 		}
 		if !m.Features.BotUser.AlwaysOnline || m.Features.BotUser.DisplayName == "" {
 			t.Errorf("%s: expected a bot user", c.path)

@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,6 +49,18 @@ func TestMentionStartsAWorkspaceAndTheReplyComesBackInTheThread(t *testing.T) {
 	msgs := h.Call("GET", "/v1/api/workspaces/"+id+"/messages", h.Key, nil).Body["messages"].([]any)
 	if len(msgs) != 6 || msgs[0].(map[string]any)["text"] != "write hello" {
 		t.Fatalf("expected 6 messages, the first the mention without the mention, got %d: %v", len(msgs), msgs[0])
+	}
+	// Each message names who wrote it: the Slack member by their display name, the API
+	// message by its key.
+	for i, want := range map[int]string{0: "slack UHUMAN01 Ada Lovelace", 2: "slack UHUMAN01 Ada Lovelace", 4: "api test"} {
+		a, _ := msgs[i].(map[string]any)["author"].(map[string]any)
+		got := fmt.Sprint(a["kind"], " ", a["id"], " ", a["name"])
+		if a["kind"] == "api" {
+			got = fmt.Sprint(a["kind"], " ", a["name"])
+		}
+		if got != want {
+			t.Errorf("message %d: expected the author %q, got %v", i, want, a)
+		}
 	}
 	var stored [][]byte // received events carry message text: sealed at rest
 	if err := h.PG().DB().Select(&stored, `SELECT payload_sealed FROM chat_inbox`); err != nil || len(stored) != 2 {
