@@ -22,8 +22,11 @@ type workspaceJSON struct {
 	// HeadCommit and Pushed are extensions too: the last commit a turn left on the
 	// branch, and whether the last push reached the project's repository (absent when
 	// the project does not push, or before the first commit).
-	HeadCommit   string        `json:"headCommit,omitempty"`
-	Pushed       *bool         `json:"pushed,omitempty"`
+	HeadCommit string `json:"headCommit,omitempty"`
+	Pushed     *bool  `json:"pushed,omitempty"`
+	// Origin and StartedBy (extensions) say where it was started from, and by whom.
+	Origin       string        `json:"origin,omitempty"`
+	StartedBy    *authorJSON   `json:"startedBy,omitempty"`
 	StartupPhase string        `json:"startupPhase"`
 	RuntimeState string        `json:"runtimeState"`
 	AgentStatus  string        `json:"agentStatus"`
@@ -46,6 +49,7 @@ func toWorkspace(w *core.Workspace) workspaceJSON {
 		WorkspaceID: w.ID, ProviderID: w.ProviderID, ProjectID: w.ProjectID, Branch: w.Branch, BaseRef: w.BaseRef,
 		State: string(w.State), StatusCode: w.StatusCode, StatusDetail: w.StatusDetail, HeadCommit: w.HeadCommit, Pushed: pushed(w.LastPush), StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
 		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
+		Origin: w.Origin, StartedBy: toAuthor(w.StartedBy),
 	}
 	if lt := w.LastTurnInfo(); lt != nil {
 		out.LastTurn = &lastTurnJSON{TurnID: lt.TurnID, Outcome: string(lt.Outcome), CompletedAt: ms(lt.CompletedAt)}

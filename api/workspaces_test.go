@@ -31,6 +31,9 @@ var statusFields = []string{
 	"runtimeState", "agentStatus", "latestSeq", "lastTurn", "createdAt", "updatedAt",
 }
 
+// statusExtensions are the status object's extensions (x-wshub-extension in openapi.yaml).
+var statusExtensions = []string{"statusDetail", "headCommit", "pushed", "origin", "startedBy"}
+
 // withAgent returns body plus an agent and a model, so that the create does not depend
 // on defaults taken from an earlier workspace. Fields of body win.
 func withAgent(body map[string]any) map[string]any {
@@ -99,8 +102,8 @@ func create(t testing.TB, h *hubtest.Hub, key string, body any, headers ...strin
 func checkStatusObject(t testing.TB, ws map[string]any) {
 	t.Helper()
 	for k := range ws {
-		if !slices.Contains(statusFields, k) {
-			t.Errorf("expected only the fields of api.md 2.1, got extra field %q in %v", k, ws)
+		if !slices.Contains(statusFields, k) && !slices.Contains(statusExtensions, k) {
+			t.Errorf("expected only the fields of api.md 2.1 and the extensions, got extra field %q in %v", k, ws)
 		}
 	}
 	for _, f := range []string{"workspaceId", "providerId", "projectId", "branch", "baseRef", "state", "startupPhase", "runtimeState", "agentStatus"} {
@@ -186,7 +189,10 @@ func TestCreateWorkspaceStatusObject(t *testing.T) {
 			want := map[string]any{
 				"state": "queued", "startupPhase": "allocating", "runtimeState": "offline",
 				"agentStatus": tc.wantAgentStatus, "latestSeq": tc.wantLatestSeq, "providerId": "local",
-				"projectId": h.Project.ID, "baseRef": h.Project.DefaultBranch,
+				"projectId": h.Project.ID, "baseRef": h.Project.DefaultBranch, "origin": "api",
+			}
+			if by, _ := ws["startedBy"].(map[string]any); by["kind"] != "api" || by["name"] != "test" {
+				t.Errorf("expected the workspace started by the key, got %v", ws["startedBy"])
 			}
 			for f, v := range want {
 				if ws[f] != v {

@@ -29,6 +29,10 @@ type Workspace struct {
 	StatusDetail string `json:"statusDetail,omitempty"`
 	HeadCommit   string `json:"headCommit,omitempty"`
 	Pushed       *bool  `json:"pushed,omitempty"`
+	// Origin and StartedBy (extensions): where it was started from (api, slack,
+	// discord, app) and by whom.
+	Origin    string  `json:"origin,omitempty"`
+	StartedBy *Author `json:"startedBy,omitempty"`
 }
 
 // LastTurn is the most recent finished turn (api.md 2.2).

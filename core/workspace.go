@@ -61,6 +61,7 @@ const (
 	OriginAPI     = "api"
 	OriginSlack   = "slack"
 	OriginDiscord = "discord"
+	OriginApp     = "app"
 )
 
 // Push results kept as a workspace's LastPush.
@@ -120,6 +121,9 @@ type Workspace struct {
 	StateChangedAt   time.Time
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+	// StartedBy is who started it (nil: before the hub recorded it). Its MemberID is
+	// the member behind them, when known, as the store found it.
+	StartedBy *Author
 }
 
 // ClosedStates take no messages or uploads (behaviour.md); a workspace in any other

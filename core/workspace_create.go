@@ -112,6 +112,7 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 	if origin == "" {
 		origin = OriginAPI
 	}
+	author := authorOf(acct, in.author)
 	err = inTx(ctx, s.store, func(q Queries) error {
 		ws, created = nil, false
 		var receipt *Receipt
@@ -134,6 +135,7 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 		if err != nil {
 			return err
 		}
+		ws.StartedBy = author
 		if err := s.quotas.checkWorkspaceQuota(ctx, q, acct); err != nil {
 			return err
 		}
@@ -150,7 +152,7 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 			}
 		}
 		if req.Prompt != nil {
-			m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil, authorOf(acct, in.author))
+			m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil, author)
 			if err != nil {
 				return err
 			}
