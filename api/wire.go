@@ -159,8 +159,9 @@ type deliveryJSON struct {
 	EventType   string `json:"eventType"`
 	WorkspaceID string `json:"workspaceId"`
 	Status      string `json:"status"`
-	// AttemptCount is the attempts made; attempts lists those recorded (all of them but
-	// for deliveries made before the log was kept).
+	// AttemptCount is the attempts made, all of them; Attempts lists the newest
+	// core.LogAttemptsShown of those recorded (the rest, AttemptCount minus their
+	// number, came before them).
 	AttemptCount int `json:"attemptCount"`
 	MaxAttempts  int `json:"maxAttempts"`
 	// NextAttemptAt is set while the delivery is pending.

@@ -379,7 +379,8 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 		clock.Advance(d.NextAttemptAt.Time().Sub(clock.Now()))
 	}
 	d := logged(3)
-	if d.Status != "delivered" || d.AttemptCount != 3 || d.EventType != "workspace.turn.completed" || d.EventID != rc.Received()[0].Event.EventID {
+	if d.Status != "delivered" || d.AttemptCount != 3 || d.EarlierAttempts() != 0 || d.EventType != "workspace.turn.completed" ||
+		d.EventID != rc.Received()[0].Event.EventID {
 		t.Fatalf("expected delivered after 3 attempts, got %+v", d)
 	}
 	for i, want := range []int{500, 500, 204} {

@@ -132,20 +132,27 @@ type DeliveryPage struct {
 
 // Delivery is one event's delivery to one endpoint, with its attempts (an extension).
 type Delivery struct {
-	DeliveryID   string `json:"deliveryId"`
-	WebhookID    string `json:"webhookId"`
-	EventID      string `json:"eventId"`
-	EventType    string `json:"eventType"`
-	WorkspaceID  string `json:"workspaceId"`
-	Status       string `json:"status"` // pending, delivered or failed
-	AttemptCount int    `json:"attemptCount"`
-	MaxAttempts  int    `json:"maxAttempts"`
+	DeliveryID  string `json:"deliveryId"`
+	WebhookID   string `json:"webhookId"`
+	EventID     string `json:"eventId"`
+	EventType   string `json:"eventType"`
+	WorkspaceID string `json:"workspaceId"`
+	Status      string `json:"status"` // pending, delivered or failed
+	// AttemptCount is the attempts made, all of them; Attempts holds the newest 20.
+	AttemptCount int `json:"attemptCount"`
+	MaxAttempts  int `json:"maxAttempts"`
 	// NextAttemptAt is set while the delivery is pending.
-	NextAttemptAt *Millis           `json:"nextAttemptAt,omitempty"`
-	DeliveredAt   *Millis           `json:"deliveredAt,omitempty"`
-	CreatedAt     Millis            `json:"createdAt"`
-	Attempts      []DeliveryAttempt `json:"attempts"`
+	NextAttemptAt *Millis `json:"nextAttemptAt,omitempty"`
+	DeliveredAt   *Millis `json:"deliveredAt,omitempty"`
+	CreatedAt     Millis  `json:"createdAt"`
+	// Attempts are the newest 20 recorded, oldest first.
+	Attempts []DeliveryAttempt `json:"attempts"`
 }
+
+// EarlierAttempts is how many attempts came before those Attempts holds and are not
+// listed: past the log's 20 for a delivery redelivered often, or made before the hub
+// kept the log.
+func (d Delivery) EarlierAttempts() int { return max(d.AttemptCount-len(d.Attempts), 0) }
 
 // DeliveryAttempt is one recorded attempt of a delivery.
 type DeliveryAttempt struct {

@@ -47,10 +47,16 @@ type Delivery struct {
 	// EventType and WorkspaceID are the event's (read with the delivery for the log).
 	EventType   string
 	WorkspaceID string
-	// Log is the delivery's recorded attempts, oldest first (filled by the log's
-	// reads only). A delivery made before the log existed has fewer rows than Attempts.
+	// Log is the delivery's newest recorded attempts (LogAttemptsShown at most), oldest
+	// first, filled by the log's reads only. A delivery redelivered past that, or made
+	// before the log existed, has fewer than Attempts: EarlierAttempts says how many.
 	Log []*DeliveryAttempt
 }
+
+// EarlierAttempts is how many of the delivery's attempts its Log leaves out: all come
+// before those it holds, since the log shows the newest and attempts are numbered 1 to
+// Attempts.
+func (d *Delivery) EarlierAttempts() int { return max(d.Attempts-len(d.Log), 0) }
 
 // Bounds of an attempt's record (the migration's CHECKs hold them too).
 const (

@@ -14,6 +14,11 @@ import (
 const (
 	DefaultDeliveriesPage = 50
 	MaxDeliveriesPage     = 200
+	// LogAttemptsShown is how many of a delivery's attempts a read of the log returns:
+	// its newest. It is the attempts a delivery has before it gives up, so one never
+	// redelivered is shown whole, while one redelivered again and again cannot make a
+	// page unbounded; Delivery.Attempts still counts them all.
+	LogAttemptsShown = MaxDeliveryAttempts
 )
 
 // DeliveryCursor is a position in an endpoint's log, newest first: the page after it
@@ -77,7 +82,7 @@ func (s *Webhooks) ListDeliveries(ctx context.Context, acct *Account, webhookID 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.attachLogs(ctx, s.store, ds...); err != nil {
+	if err := attachLogs(ctx, s.store, ds...); err != nil {
 		return nil, err
 	}
 	page := &DeliveryLog{Deliveries: ds}
@@ -101,32 +106,33 @@ func (s *Webhooks) Redeliver(ctx context.Context, acct *Account, webhookID, deli
 		if d, err = redeliverIn(ctx, q, deliveryID, DeliveryScope{AccountID: acct.ID, WebhookID: webhookID}, s.clock.Now()); err != nil {
 			return err
 		}
-		return s.attachLogs(ctx, q, d)
+		return attachLogs(ctx, q, d)
 	})
 	return d, err
 }
 
-// attachLogs reads the deliveries' attempts in one statement and hands them out.
-func (s *Webhooks) attachLogs(ctx context.Context, q DeliveryQueries, ds ...*Delivery) error {
+// attachLogs reads the deliveries' newest attempts (LogAttemptsShown each) in one
+// statement and hands them out: the API's and the app's log, and the operator's view.
+func attachLogs(ctx context.Context, q DeliveryQueries, ds ...*Delivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
-	ids := make([]string, len(ds))
 	byID := make(map[string]*Delivery, len(ds))
-	for i, d := range ds {
-		ids[i], byID[d.ID] = d.ID, d
+	for _, d := range ds {
+		byID[d.ID] = d
 		d.Log = []*DeliveryAttempt{}
 	}
-	attempts, err := q.ListDeliveryAttempts(ctx, ids)
+	// The attempts are read after the deliveries, so an attempt settled in between
+	// could be among them. Its delivery's row was read before that settlement (the
+	// attempt's record and the count commit together), so the statement takes only the
+	// attempts each row counts: each delivery is shown as of one moment, and its newest
+	// attempts are those before that moment.
+	attempts, err := q.ListDeliveryAttempts(ctx, ds, LogAttemptsShown)
 	if err != nil {
 		return err
 	}
-	// The attempts are read after the deliveries, so an attempt settled in between may be
-	// among them. Its delivery's row was read before that settlement (the attempt's
-	// record and the count commit together), so keeping only the attempts it counts
-	// shows each delivery as of one moment.
 	for _, a := range attempts {
-		if d := byID[a.DeliveryID]; d != nil && a.Attempt <= d.Attempts {
+		if d := byID[a.DeliveryID]; d != nil {
 			d.Log = append(d.Log, a)
 		}
 	}

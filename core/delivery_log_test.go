@@ -49,3 +49,23 @@ func TestParseDeliveryQuery(t *testing.T) {
 		}
 	}
 }
+
+func TestEarlierAttemptsAreThoseTheLogLeavesOut(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		attempts, log int
+		want          int
+	}{
+		{"every attempt shown", 2, 2, 0},
+		{"redelivered past the log's cap", 22, LogAttemptsShown, 2},
+		{"made before the log was kept", 3, 0, 3},
+		{"none yet", 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &Delivery{Attempts: tc.attempts, Log: make([]*DeliveryAttempt, tc.log)}
+			if got := d.EarlierAttempts(); got != tc.want {
+				t.Errorf("%d attempts, %d in the log: expected %d earlier, got %d", tc.attempts, tc.log, tc.want, got)
+			}
+		})
+	}
+}

@@ -34,9 +34,10 @@ type DeliveryQueries interface {
 	// ListWebhookDeliveries is the log's page: an endpoint's deliveries, newest first
 	// by (created, id), those before the cursor when it is set, at most limit.
 	ListWebhookDeliveries(ctx context.Context, webhookID string, before *DeliveryCursor, limit int) ([]*Delivery, error)
-	// ListDeliveryAttempts returns the attempts of the given deliveries, by delivery
-	// and attempt number.
-	ListDeliveryAttempts(ctx context.Context, deliveryIDs []string) ([]*DeliveryAttempt, error)
+	// ListDeliveryAttempts returns the newest attempts of each of the deliveries, at
+	// most newest each, among those its Attempts counts (numbers 1 to Attempts), by
+	// delivery and attempt number.
+	ListDeliveryAttempts(ctx context.Context, ds []*Delivery, newest int) ([]*DeliveryAttempt, error)
 }
 
 // DeliveryScope narrows a statement to one account's, and one endpoint's, deliveries;

@@ -122,7 +122,8 @@ func (s *Deliveries) AttemptDelivery(ctx context.Context, j *DeliveryJob) (Deliv
 	return rep, nil
 }
 
-// ListDeliveries is the operator's view of an account's deliveries, newest first.
+// ListDeliveries is the operator's view of an account's deliveries, newest first, each
+// with its newest attempts (as the delivery log shows them).
 func (s *Admin) ListDeliveries(ctx context.Context, accountID, status string, limit int) ([]*Delivery, error) {
 	switch DeliveryStatus(status) {
 	case "", DeliveryPending, DeliveryDelivered, DeliveryFailed:
@@ -132,7 +133,14 @@ func (s *Admin) ListDeliveries(ctx context.Context, accountID, status string, li
 	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
 		return nil, notFound(err, CodeNotFound, "no account "+accountID)
 	}
-	return s.store.ListDeliveries(ctx, accountID, status, limit)
+	ds, err := s.store.ListDeliveries(ctx, accountID, status, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := attachLogs(ctx, s.store, ds...); err != nil {
+		return nil, err
+	}
+	return ds, nil
 }
 
 // Redeliver makes a delivery due now for one more attempt, whatever its status (a
@@ -140,8 +148,10 @@ func (s *Admin) ListDeliveries(ctx context.Context, accountID, status string, li
 func (s *Admin) Redeliver(ctx context.Context, id string) (*Delivery, error) {
 	var d *Delivery
 	err := s.store.InTx(ctx, func(q Queries) (err error) {
-		d, err = redeliverIn(ctx, q, id, DeliveryScope{}, s.clock.Now())
-		return err
+		if d, err = redeliverIn(ctx, q, id, DeliveryScope{}, s.clock.Now()); err != nil {
+			return err
+		}
+		return attachLogs(ctx, q, d)
 	})
 	return d, err
 }

@@ -179,3 +179,62 @@ func TestWebhookDeliveryLogPages(t *testing.T) {
 		h.Call("GET", "/v1/api/webhooks/"+whID+"/deliveries"+q, h.Key, nil).Expect(t, 400, "invalid_request")
 	}
 }
+
+// A delivery redelivered past the log's 20 attempts keeps its page bounded: the log
+// lists the newest 20, oldest first, and attemptCount counts them all, so the two
+// earlier ones are known not shown; redeliver's answer and the operator's view hold
+// the same 20.
+func TestWebhookDeliveryLogShowsTheNewestTwentyAttempts(t *testing.T) {
+	t.Parallel()
+	h := startDelivering(t)
+	rc := hubtest.NewReceiver(t, nil)
+	whID, _ := addWebhook(t, h, h.Key, rc.URL)
+	createWorkspace(t, h, "hello")
+	dlvID := logAttempts(t, h, whID, 1)["deliveryId"].(string)
+	path := "/v1/api/webhooks/" + whID + "/deliveries/" + dlvID + "/redeliver"
+	// made waits until the delivery has made n attempts (the log lists 20 at most, so
+	// its count says).
+	made := func(n int) map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			ds, _ := deliveryLog(t, h, h.Key, whID, "")
+			if len(ds) == 1 && ds[0]["attemptCount"].(float64) >= float64(n) {
+				return ds[0]
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("expected one delivery with %d attempts made, got %+v", n, ds)
+			}
+			time.Sleep(20 * time.Millisecond) // a poll of the log, not a wait for time to pass
+		}
+	}
+	for n := 2; n <= 22; n++ {
+		h.Call("POST", path, h.Key, nil).Expect(t, 202, "")
+		made(n)
+	}
+	// numbers lists the attempt numbers a delivery's JSON holds.
+	numbers := func(d map[string]any) (ns []int) {
+		for _, a := range d["attempts"].([]any) {
+			ns = append(ns, int(a.(map[string]any)["attempt"].(float64)))
+		}
+		return ns
+	}
+	var newest []int
+	for n := 3; n <= 22; n++ {
+		newest = append(newest, n)
+	}
+	want := fmt.Sprint(newest)
+	d := made(22)
+	if got := fmt.Sprint(numbers(d)); got != want || d["attemptCount"] != 22.0 {
+		t.Fatalf("expected attempts %s of 22, got %s of %v", want, got, d["attemptCount"])
+	}
+	again := h.Call("POST", path, h.Key, nil).Expect(t, 202, "").Body["delivery"].(map[string]any)
+	if got := fmt.Sprint(numbers(again)); got != want {
+		t.Fatalf("expected redeliver to answer attempts %s, got %s", want, got)
+	}
+	made(23)
+	ds := deliveries(t, h, h.Account.ID)
+	if len(ds) != 1 || len(ds[0].Log) != 20 || ds[0].Log[0].Attempt != 4 || ds[0].Log[19].Attempt != 23 || ds[0].EarlierAttempts() != 3 {
+		t.Fatalf("expected the operator's view to hold attempts 4 to 23 of 23, got %+v", ds)
+	}
+}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -563,7 +564,19 @@ func TestOwnersReadAnEndpointsDeliveriesAndRedeliver(t *testing.T) {
 		t.Fatalf("expected redeliver to return to the log, got %d at %s", code, path)
 	}
 	rc.Wait(t, 2)
-	s.pageUntil(logPath, "delivered after 2 of")
+	page = s.pageUntil(logPath, "delivered after 2 of")
+	if strings.Contains(page, "not shown") {
+		t.Fatalf("expected every attempt of two shown:\n%s", page)
+	}
+	// Redelivered past the log's 20 attempts: the newest 20, and a line for the rest.
+	for n := 3; n <= 22; n++ {
+		s.post(redeliver[1], url.Values{"csrf": {csrfOf(t, page)}})
+		page = s.pageUntil(logPath, fmt.Sprintf("delivered after %d of", n))
+	}
+	rows := regexp.MustCompile(`<tr>\s*<td>(\d+)</td>`).FindAllStringSubmatch(page, -1)
+	if !strings.Contains(page, "2 earlier attempts not shown.") || len(rows) != 20 || rows[0][1] != "3" || rows[19][1] != "22" {
+		t.Fatalf("expected attempts 3 to 22 after a line saying 2 earlier are not shown, got %d rows:\n%s", len(rows), page)
+	}
 	// Another account's endpoint is not found from this one.
 	if code, _, _ := s.get("/app/webhooks/wh_0000000000000000/deliveries"); code != 404 {
 		t.Errorf("expected an unknown endpoint's log not found, got %d", code)

@@ -205,18 +205,29 @@ func (q queries) InsertDeliveryAttempt(ctx context.Context, a *core.DeliveryAtte
 	return err
 }
 
-// listDeliveryAttemptsSQL uses the primary key (delivery_id, attempt).
-const listDeliveryAttemptsSQL = `SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt
-	FROM webhook_delivery_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, attempt`
+// listDeliveryAttemptsSQL reads each delivery's newest $3 attempts numbered up to its
+// count ($1 and $2, side by side): for each, a backward range of the primary key
+// (delivery_id, attempt) that stops after $3 rows, so a delivery redelivered a
+// thousand times costs what one attempted twenty times does.
+const listDeliveryAttemptsSQL = `SELECT a.delivery_id, a.attempt, a.started_at, a.duration_ms, a.status_code, a.error,
+		a.response_excerpt
+	FROM unnest($1::text[], $2::integer[]) AS d(id, attempts)
+	CROSS JOIN LATERAL (SELECT * FROM webhook_delivery_attempts
+		WHERE delivery_id = d.id AND attempt <= d.attempts ORDER BY attempt DESC LIMIT $3) a
+	ORDER BY a.delivery_id, a.attempt`
 
-// ListDeliveryAttempts reads the attempts of a page's deliveries in one statement.
-func (q queries) ListDeliveryAttempts(ctx context.Context, deliveryIDs []string) (_ []*core.DeliveryAttempt, err error) {
+// ListDeliveryAttempts reads the newest attempts of a page's deliveries in one statement.
+func (q queries) ListDeliveryAttempts(ctx context.Context, ds []*core.Delivery, newest int) (_ []*core.DeliveryAttempt, err error) {
 	defer wrapErr(&err, "list delivery attempts")
-	if len(deliveryIDs) == 0 {
+	if len(ds) == 0 {
 		return nil, nil
 	}
+	ids, counts := make([]string, len(ds)), make([]int64, len(ds))
+	for i, d := range ds {
+		ids[i], counts[i] = d.ID, int64(d.Attempts)
+	}
 	var rows []attemptRow
-	if err := q.selectAll(ctx, &rows, listDeliveryAttemptsSQL, pq.Array(deliveryIDs)); err != nil {
+	if err := q.selectAll(ctx, &rows, listDeliveryAttemptsSQL, pq.Array(ids), pq.Array(counts), newest); err != nil {
 		return nil, err
 	}
 	out := make([]*core.DeliveryAttempt, len(rows))

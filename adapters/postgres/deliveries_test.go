@@ -67,7 +67,8 @@ func TestDeliveryLogStatements(t *testing.T) {
 	if err := store.InsertDeliveryAttempt(ctx, &core.DeliveryAttempt{DeliveryID: "dl_2", Attempt: 1, StartedAt: at}); err == nil {
 		t.Fatal("expected an attempt number recorded twice refused")
 	}
-	got, err := store.ListDeliveryAttempts(ctx, []string{"dl_2", "dl_4", "dl_5"})
+	got, err := store.ListDeliveryAttempts(ctx, []*core.Delivery{{ID: "dl_2", Attempts: 2}, {ID: "dl_4", Attempts: 1}, {ID: "dl_5"}},
+		core.LogAttemptsShown)
 	if err != nil || len(got) != 3 {
 		t.Fatalf("expected 3 attempts, got %d, %v", len(got), err)
 	}
@@ -121,5 +122,45 @@ func TestDeliveryLogStatements(t *testing.T) {
 	}
 	if err := store.DB().GetContext(ctx, &left, `SELECT count(*) FROM webhook_delivery_attempts`); err != nil || left != 0 {
 		t.Fatalf("expected the endpoint's deletion to take the rest, got %d, %v", left, err)
+	}
+}
+
+// A delivery attempted more often than the log shows gives its newest attempts, in
+// order, and only those its row counts: attempts settled after the row was read are
+// not among them, so the page shows each delivery as of one moment.
+func TestDeliveryLogReadsTheNewestAttemptsTheRowCounts(t *testing.T) {
+	t.Parallel()
+	store, _ := pgtest.NewStore(t)
+	ctx := context.Background()
+	at := time.Now().Truncate(time.Millisecond).Add(-time.Hour)
+	seedDeliveries(t, store, at, 2)
+	if _, err := store.DB().ExecContext(ctx, `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code)
+		SELECT 'dl_1', n, $1::timestamptz + n * interval '1 minute', n, 500 FROM generate_series(1, 30) n`, at); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name             string
+		counted, newest  int
+		first, last, got int
+	}{
+		{"the newest of many", 30, 20, 11, 30, 20},
+		{"only those the row counts", 28, 20, 9, 28, 20},
+		{"all when fewer than the cap", 5, 20, 1, 5, 5},
+		{"none when the row counts none", 0, 20, 0, 0, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := store.ListDeliveryAttempts(ctx, []*core.Delivery{{ID: "dl_1", Attempts: tt.counted}, {ID: "dl_2"}}, tt.newest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tt.got {
+				t.Fatalf("expected %d attempts, got %d", tt.got, len(got))
+			}
+			for i, a := range got {
+				if a.DeliveryID != "dl_1" || a.Attempt != tt.first+i || a.Duration != time.Duration(a.Attempt)*time.Millisecond {
+					t.Fatalf("expected attempts %d to %d of dl_1 in order, got attempt %d of %s at %d", tt.first, tt.last, a.Attempt, a.DeliveryID, i)
+				}
+			}
+		})
 	}
 }

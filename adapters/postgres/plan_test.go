@@ -16,8 +16,8 @@ import (
 // TestHotQueriesUseTheirIndexes plans the statements that run on every create and on
 // every worker poll against 100,000 workspaces (most idle and ready, a fifth deleted,
 // a few with work), and the delivery log's pages against 110,000 deliveries of two
-// endpoints, and checks that PostgreSQL reads them through their indexes: no
-// sequential scan, whatever the tables' size.
+// endpoints (one delivery with a thousand attempts), and checks that PostgreSQL reads
+// them through their indexes: no sequential scan, whatever the tables' size.
 func TestHotQueriesUseTheirIndexes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads 100,000 workspaces")
@@ -60,6 +60,10 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		 FROM generate_series(1, 100000) i, (VALUES ('a'), ('b')) v(w) WHERE w = 'a' OR i % 10 = 0`,
 		`INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code)
 		 SELECT id, n, created_at, 10, 200 FROM webhook_deliveries, generate_series(1, 2) n`,
+		// One delivery redelivered again and again: a thousand attempts.
+		`INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code)
+		 SELECT 'dlv_a1', n, now(), 10, 500 FROM generate_series(3, 1000) n`,
+		`UPDATE webhook_deliveries SET attempts = 1000, max_attempts = 1000 WHERE id = 'dlv_a1'`,
 		`ANALYZE`,
 	} {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
@@ -81,8 +85,11 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 			[]string{"webhook_deliveries_webhook", "events_pkey"}},
 		{"ListWebhookDeliveriesBefore", postgres.ListWebhookDeliveriesSQL, []any{"wh_b", time.Now().Add(-time.Hour), "dlv_b3600", 50},
 			[]string{"webhook_deliveries_webhook", "events_pkey"}},
-		{"ListDeliveryAttempts", postgres.ListDeliveryAttemptsSQL, []any{pq.Array([]string{"dlv_a1", "dlv_b10", "dlv_a5000"})},
-			[]string{"webhook_delivery_attempts_pkey"}},
+		// Each delivery's newest attempts: a backward range of the primary key that stops
+		// at the cap, however many attempts the delivery has.
+		{"ListDeliveryAttempts", postgres.ListDeliveryAttemptsSQL, []any{pq.Array([]string{"dlv_a1", "dlv_b10", "dlv_a5000"}),
+			pq.Array([]int64{1000, 2, 2}), 20},
+			[]string{"Limit", "Index Scan Backward using webhook_delivery_attempts_pkey"}},
 	}
 	for _, p := range plans {
 		t.Run(p.name, func(t *testing.T) {

@@ -96,9 +96,10 @@ var adminCommands = []adminCommand{
 		about:    "Interrupts a running turn and deletes the workspace: its checkout and its attachments' stored bytes.",
 		required: []string{"workspace"}, flags: workspaceDelete},
 	{name: "webhook deliveries", synopsis: "--account ID [--status pending|delivered|failed] [--limit N]",
-		about:    "Lists the account's webhook deliveries, newest first: attempts, last status code and error, next attempt.",
+		about: "Lists the account's webhook deliveries, newest first: attempts, last status code and error, next attempt, " +
+			"and the newest 20 attempts' records (attemptLog: time, status code, error, duration, the start of the answer).",
 		required: []string{"account"}, flags: webhookDeliveries},
-	{name: "webhook redeliver", synopsis: "--delivery ID", about: "Sends a delivery again: one more attempt, due now.",
+	{name: "webhook redeliver", synopsis: "--delivery ID", about: "Sends a delivery again: one more attempt, due now. Prints the delivery as the list does.",
 		required: []string{"delivery"}, flags: webhookRedeliver},
 	{name: "slack bind", synopsis: "--team T --account ID [--project P] [--agent X --model M] [--runtime-mode MODE] [--provider ID]",
 		about:    "Binds a Slack team to an account, with the defaults of the workspaces started from it.",

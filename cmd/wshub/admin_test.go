@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
@@ -400,5 +404,76 @@ func TestAdminMembersAreNamedByOneIdentityWithARole(t *testing.T) {
 		if !strings.Contains(errs, tt.want) {
 			t.Errorf("member add %v: expected %q, got %q", tt.args, tt.want, errs)
 		}
+	}
+}
+
+// The operator sees what each attempt of a delivery did: the list and redeliver print
+// the delivery's attempts (attemptLog) beside its summary, a refused attempt with its
+// status code, error and the start of the answer.
+func TestAdminWebhookDeliveriesShowEachAttempt(t *testing.T) {
+	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
+		hubtest.WithConfig(func(c *hub.Config) { c.WebhookAllowInsecure, c.WebhookPoll = true, 50*time.Millisecond }))
+	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
+		if r.Attempt() == 1 {
+			w.WriteHeader(503)
+			_, _ = io.WriteString(w, "down for maintenance")
+			return
+		}
+		w.WriteHeader(204)
+	})
+	h.Call("POST", "/v1/api/webhooks", h.Key, map[string]any{"url": rc.URL}).Expect(t, 201, "")
+	h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m", "prompt": "write ci"}).Expect(t, 201, "")
+	t.Setenv("DATABASE_URL", h.DBURL)
+	t.Setenv("WSHUB_CONTENT_KEY", h.Config.ContentKey)
+	t.Setenv("WSHUB_DATA_DIR", h.Config.DataDir)
+
+	type attempt struct {
+		Attempt         int    `json:"attempt"`
+		DurationMS      *int64 `json:"durationMs"`
+		Error           string `json:"error"`
+		ResponseExcerpt string `json:"responseExcerpt"`
+		StartedAt       string `json:"startedAt"`
+		StatusCode      int    `json:"statusCode"`
+	}
+	type delivery struct {
+		AttemptLog []attempt `json:"attemptLog"`
+		Attempts   int       `json:"attempts"`
+		DeliveryID string    `json:"deliveryId"`
+		Status     string    `json:"status"`
+	}
+	// made lists the account's deliveries until its one delivery has made n attempts.
+	made := func(n int) delivery {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, out := wshub(t, 0, "admin", "webhook", "deliveries", "--account", h.Account.ID)
+			var ds []delivery
+			if err := json.Unmarshal([]byte(out), &ds); err != nil {
+				t.Fatalf("expected the deliveries as JSON, got %q: %v", out, err)
+			}
+			if len(ds) == 1 && ds[0].Attempts >= n {
+				return ds[0]
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("expected one delivery with %d attempts within 30 s, got %+v", n, ds)
+			}
+			time.Sleep(20 * time.Millisecond) // a poll of the list, not a wait for time to pass
+		}
+	}
+	d := made(1)
+	if a := d.AttemptLog; d.Status != "pending" || len(a) != 1 || a[0].Attempt != 1 || a[0].StatusCode != 503 || a[0].Error != "HTTP 503" ||
+		a[0].ResponseExcerpt != "down for maintenance" || a[0].DurationMS == nil {
+		t.Fatalf("expected the refused first attempt with its status, error and answer, got %+v", d)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, d.AttemptLog[0].StartedAt); err != nil {
+		t.Fatalf("expected the attempt's start as RFC 3339, got %q", d.AttemptLog[0].StartedAt)
+	}
+	again, _ := wshub(t, 0, "admin", "webhook", "redeliver", "--delivery", d.DeliveryID)
+	if log, _ := again["attemptLog"].([]any); again["status"] != "pending" || len(log) != 1 {
+		t.Fatalf("expected redeliver to print the delivery pending with its attempt, got %v", again)
+	}
+	d = made(2)
+	if a := d.AttemptLog; d.Status != "delivered" || len(a) != 2 || a[1].Attempt != 2 || a[1].StatusCode != 204 || a[1].Error != "" {
+		t.Fatalf("expected the second attempt acknowledged in the log, got %+v", d)
 	}
 }

@@ -40,27 +40,44 @@ func webhookRedeliver(fs *flag.FlagSet) adminRun {
 }
 
 // deliveryOut is a delivery for the operator: attempts, the last status code and
-// error, and when the next attempt is due (pending only).
+// error, when the next attempt is due (pending only), and the log of its newest
+// attempts. attempts counts them all, so attempts minus the log's length came before
+// the log's first.
 type deliveryOut struct {
-	Attempts       int    `json:"attempts"`
-	CreatedAt      string `json:"createdAt"`
-	DeliveredAt    string `json:"deliveredAt,omitempty"`
-	DeliveryID     string `json:"deliveryId"`
-	EventID        string `json:"eventId"`
-	LastAttemptAt  string `json:"lastAttemptAt,omitempty"`
-	LastError      string `json:"lastError"`
-	LastStatusCode int    `json:"lastStatusCode,omitempty"` // absent: no answer yet
-	MaxAttempts    int    `json:"maxAttempts"`
-	NextAttemptAt  string `json:"nextAttemptAt,omitempty"`
-	Status         string `json:"status"`
-	URL            string `json:"url"`
-	WebhookID      string `json:"webhookId"`
+	AttemptLog     []attemptOut `json:"attemptLog"`
+	Attempts       int          `json:"attempts"`
+	CreatedAt      string       `json:"createdAt"`
+	DeliveredAt    string       `json:"deliveredAt,omitempty"`
+	DeliveryID     string       `json:"deliveryId"`
+	EventID        string       `json:"eventId"`
+	LastAttemptAt  string       `json:"lastAttemptAt,omitempty"`
+	LastError      string       `json:"lastError"`
+	LastStatusCode int          `json:"lastStatusCode,omitempty"` // absent: no answer yet
+	MaxAttempts    int          `json:"maxAttempts"`
+	NextAttemptAt  string       `json:"nextAttemptAt,omitempty"`
+	Status         string       `json:"status"`
+	URL            string       `json:"url"`
+	WebhookID      string       `json:"webhookId"`
+}
+
+// attemptOut is one recorded attempt, as the delivery log keeps it.
+type attemptOut struct {
+	Attempt         int    `json:"attempt"`
+	DurationMS      int64  `json:"durationMs"`
+	Error           string `json:"error"`
+	ResponseExcerpt string `json:"responseExcerpt"`
+	StartedAt       string `json:"startedAt"`
+	StatusCode      int    `json:"statusCode,omitempty"` // absent: no response arrived
 }
 
 func deliveryOf(d *core.Delivery) deliveryOut {
 	out := deliveryOut{DeliveryID: d.ID, WebhookID: d.WebhookID, URL: d.URL, EventID: d.EventID, Status: string(d.Status),
 		Attempts: d.Attempts, MaxAttempts: d.MaxAttempts, LastError: d.LastError, LastStatusCode: d.LastStatusCode,
-		CreatedAt: d.CreatedAt.Format(time.RFC3339Nano)}
+		CreatedAt: d.CreatedAt.Format(time.RFC3339Nano), AttemptLog: make([]attemptOut, len(d.Log))}
+	for i, a := range d.Log {
+		out.AttemptLog[i] = attemptOut{Attempt: a.Attempt, StartedAt: a.StartedAt.Format(time.RFC3339Nano),
+			DurationMS: a.Duration.Milliseconds(), StatusCode: a.StatusCode, Error: a.Error, ResponseExcerpt: a.ResponseExcerpt}
+	}
 	if d.LastAttemptAt != nil {
 		out.LastAttemptAt = d.LastAttemptAt.Format(time.RFC3339Nano)
 	}

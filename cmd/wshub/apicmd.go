@@ -58,6 +58,9 @@ var apiCommands = map[string]apiCommand{
 		"wshub webhooks create --url https://ci.example.com/wshub --description CI", webhooksCreate},
 	"webhooks list":   {"wshub webhooks list [--json]", "wshub webhooks list", webhooksList},
 	"webhooks delete": {"wshub webhooks delete ID", "wshub webhooks delete wh_123", webhooksDelete},
+	"webhooks deliveries": {"wshub webhooks deliveries ID [--before CURSOR] [--limit N] [--json]",
+		"wshub webhooks deliveries wh_123 --limit 10", webhooksDeliveries},
+	"webhooks redeliver": {"wshub webhooks redeliver ID DELIVERY_ID [--json]", "wshub webhooks redeliver wh_123 dlv_456", webhooksRedeliver},
 }
 
 // apiEnv is what a command works with.
@@ -117,7 +120,7 @@ func runAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // apiCommandOrder is the order the usage lists the client commands in.
 var apiCommandOrder = []string{"ws create", "ws send", "ws get", "ws list", "ws messages", "projects", "agents", "providers",
-	"webhooks create", "webhooks list", "webhooks delete"}
+	"webhooks create", "webhooks list", "webhooks delete", "webhooks deliveries", "webhooks redeliver"}
 
 func apiUsage() string {
 	var b strings.Builder

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wshub/wshub/client"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
@@ -207,6 +211,135 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 	for _, group := range []string{"ws", "webhooks"} {
 		if code, _, errs := wshubAPI(t, "", group); code != exitUsage || !strings.Contains(errs, "wshub "+group+" create") {
 			t.Fatalf("wshub %s: expected its commands listed as a usage error, got %d %q", group, code, errs)
+		}
+	}
+}
+
+// A script follows an endpoint's delivery log and redelivers: a receiver that refuses
+// the first attempt shows it with its status code and the next retry; redeliver sends
+// the event again and the log shows both attempts. A delivery attempted more often
+// than the log shows lists its newest 20 and says how many came before. Refusals exit
+// 4 with their code; usage errors 64.
+func TestWebhookDeliveriesAndRedeliverCommands(t *testing.T) {
+	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
+		hubtest.WithConfig(func(c *hub.Config) { c.WebhookAllowInsecure, c.WebhookPoll = true, 50*time.Millisecond }))
+	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
+		if r.Attempt() == 1 {
+			w.WriteHeader(503)
+			_, _ = io.WriteString(w, "down for maintenance")
+			return
+		}
+		w.WriteHeader(204)
+	})
+	t.Setenv("WSHUB_URL", h.URL)
+	t.Setenv("WSHUB_API_KEY", h.Key)
+	run := func(want int, args ...string) (string, string) {
+		t.Helper()
+		code, out, errs := wshubAPI(t, "", args...)
+		expectExit(t, want, code, out, errs, args...)
+		return out, errs
+	}
+	// logUntil reads the log (--json) until its one delivery has made n attempts.
+	logUntil := func(wh string, n int) client.Delivery {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			out, _ := run(0, "webhooks", "deliveries", wh, "--json")
+			var page client.DeliveryPage
+			if err := json.Unmarshal([]byte(out), &page); err != nil {
+				t.Fatalf("expected the log as JSON, got %q: %v", out, err)
+			}
+			if len(page.Deliveries) == 1 && page.Deliveries[0].AttemptCount >= n {
+				return page.Deliveries[0]
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("expected one delivery with %d attempts within 30 s, got %+v", n, page.Deliveries)
+			}
+			time.Sleep(20 * time.Millisecond) // a poll of the log, not a wait for time to pass
+		}
+	}
+
+	out, _ := run(0, "webhooks", "create", "--url", rc.URL, "--json")
+	var created struct {
+		Webhook struct {
+			WebhookID string `json:"webhookId"`
+		} `json:"webhook"`
+	}
+	if err := json.Unmarshal([]byte(out), &created); err != nil {
+		t.Fatalf("expected the webhook as JSON, got %q", out)
+	}
+	wh := created.Webhook.WebhookID
+	if out, _ := run(0, "webhooks", "deliveries", wh); strings.TrimSpace(out) != "DELIVERY  EVENT  STATUS  ATTEMPTS  CREATED  NEXT RETRY" {
+		t.Fatalf("expected an empty log to be its header alone, got %q", out)
+	}
+	run(0, "ws", "create", "--prompt", "write ci", "--agent", "agent_1", "--model", "m", "--wait")
+
+	// The refused first attempt: pending, its retry due, the attempt with its code.
+	d := logUntil(wh, 1)
+	if d.Status != "pending" || d.NextAttemptAt == nil || len(d.Attempts) != 1 || d.Attempts[0].StatusCode == nil ||
+		*d.Attempts[0].StatusCode != 503 || d.Attempts[0].ResponseExcerpt != "down for maintenance" {
+		t.Fatalf("expected the delivery pending after a 503, got %+v", d)
+	}
+	out, _ = run(0, "webhooks", "deliveries", wh)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	retry := d.NextAttemptAt.Time().UTC().Format(time.RFC3339)
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], d.DeliveryID+"  workspace.turn.completed  pending ") ||
+		!strings.Contains(lines[1], " 1 of 20 ") || !strings.HasSuffix(lines[1], "  "+retry) ||
+		!regexp.MustCompile(`^    #1  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ  [0-9.]+[mµn]?s  503$`).MatchString(lines[2]) {
+		t.Fatalf("expected the delivery with its next retry %s and its attempt indented under it, got:\n%s", retry, out)
+	}
+
+	// Redeliver: due now, then acknowledged; the log shows both attempts.
+	out, _ = run(0, "webhooks", "redeliver", wh, d.DeliveryID)
+	if !strings.Contains(out, d.DeliveryID+"  workspace.turn.completed  pending ") || !strings.Contains(out, "    #1  ") {
+		t.Fatalf("expected the redelivered delivery pending with its attempt, got:\n%s", out)
+	}
+	d = logUntil(wh, 2)
+	out, _ = run(0, "webhooks", "deliveries", wh)
+	if d.Status != "delivered" || d.NextAttemptAt != nil || !strings.Contains(out, " delivered ") || !strings.Contains(out, " 2 of 20 ") ||
+		!strings.HasSuffix(strings.Split(out, "\n")[1], "  -") || !regexp.MustCompile(`\n    #2 +\S+ +\S+ +204\n`).MatchString(out) {
+		t.Fatalf("expected the delivery delivered by its second attempt, with no retry, got %+v:\n%s", d, out)
+	}
+
+	// Twenty more: the log shows the newest 20 and says 2 came before them.
+	for n := 3; n <= 22; n++ {
+		run(0, "webhooks", "redeliver", wh, d.DeliveryID)
+		d = logUntil(wh, n)
+	}
+	if len(d.Attempts) != 20 || d.Attempts[0].Attempt != 3 || d.Attempts[19].Attempt != 22 || d.EarlierAttempts() != 2 {
+		t.Fatalf("expected attempts 3 to 22 of 22, got %d attempts from %d (count %d)", len(d.Attempts), d.Attempts[0].Attempt, d.AttemptCount)
+	}
+	out, _ = run(0, "webhooks", "deliveries", wh)
+	if !strings.Contains(out, " 22 of 22 ") || !strings.Contains(out, "\n    (2 earlier attempts not shown)\n    #3 ") ||
+		strings.Contains(out, "#1 ") || strings.Count(out, "\n    #") != 20 {
+		t.Fatalf("expected the newest 20 attempts, after a line saying 2 earlier are not shown, got:\n%s", out)
+	}
+
+	// Pages: a full page names the command for the older ones, which is the last.
+	out, _ = run(0, "webhooks", "deliveries", wh, "--limit", "1")
+	older := regexp.MustCompile(`\nolder: wshub webhooks deliveries (\S+) --before (\S+) --limit 1\n$`).FindStringSubmatch(out)
+	if older == nil || older[1] != wh {
+		t.Fatalf("expected a full page to end with the command for the older deliveries, got:\n%s", out)
+	}
+	if out, _ := run(0, "webhooks", "deliveries", wh, "--before", older[2], "--limit", "1"); strings.Contains(out, "dlv_") || strings.Contains(out, "older:") {
+		t.Fatalf("expected the page before the only delivery to be empty and the last, got:\n%s", out)
+	}
+
+	// Refusals and usage errors.
+	for _, tt := range []struct {
+		args []string
+		exit int
+		says string
+	}{
+		{[]string{"webhooks", "deliveries", "wh_0000000000000000"}, exitRefused, "webhook_not_found"},
+		{[]string{"webhooks", "redeliver", wh, "dlv_0000000000000000"}, exitRefused, "not_found"},
+		{[]string{"webhooks", "deliveries", wh, "--before", "not-a-cursor"}, exitRefused, "invalid_request"},
+		{[]string{"webhooks", "deliveries", wh, "--limit", "0"}, exitUsage, "--limit must be from 1 to 200"},
+		{[]string{"webhooks", "deliveries"}, exitUsage, "expected 1 argument(s), got 0"},
+		{[]string{"webhooks", "redeliver", wh}, exitUsage, "expected 2 argument(s), got 1"},
+	} {
+		if _, errs := run(tt.exit, tt.args...); !strings.HasPrefix(errs, tt.says) {
+			t.Errorf("wshub %s: expected stderr to start with %q, got %q", strings.Join(tt.args, " "), tt.says, errs)
 		}
 	}
 }

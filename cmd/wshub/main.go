@@ -35,7 +35,8 @@ commands:
   version   the build: module version, commit and Go version
 
 client commands (the REST API from a shell or CI; WSHUB_URL, WSHUB_API_KEY; --help on each):
-  ws create|send|get|list|messages, projects, agents, providers, webhooks create|list|delete
+  ws create|send|get|list|messages, projects, agents, providers,
+  webhooks create|list|delete|deliveries|redeliver
 `
 
 func main() {
