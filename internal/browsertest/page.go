@@ -97,6 +97,32 @@ func (b *Browser) Text(t testing.TB, selector string) string {
 	return run(t, b, "read the text of "+selector, chromedp.Text(chromedp.CSS(selector)))
 }
 
+// Value is the value of the input, textarea or select that selector finds: what a
+// person sees in the field (a read-only one too), which Text does not read.
+func (b *Browser) Value(t testing.TB, selector string) string {
+	t.Helper()
+	return run(t, b, "read the value of "+selector, chromedp.Value(chromedp.CSS(selector)))
+}
+
+// Eval runs the JavaScript expression on the page in the tab, as it is now, and
+// decodes its value (as JSON) into result; with result nil the value is dropped.
+// An exception the script throws fails the test. undefined decodes as null.
+// Wait first (WaitFor, WaitUntil) for what the expression needs to be there.
+func (b *Browser) Eval(t testing.TB, expression string, result any) {
+	t.Helper()
+	what := "evaluate " + expression
+	raw := run(t, b, what, chromedp.Evaluate[[]byte](expression))
+	if result == nil {
+		return
+	}
+	if len(raw) == 0 {
+		raw = []byte("null")
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		t.Fatalf("browsertest: %s: decoding %s: %v", what, raw, err)
+	}
+}
+
 // WaitFor waits until a node that selector finds is visible.
 func (b *Browser) WaitFor(t testing.TB, selector string) {
 	t.Helper()

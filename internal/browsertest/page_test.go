@@ -115,3 +115,34 @@ func TestOpenReturnsTheStatusOfThePage(t *testing.T) {
 		t.Errorf("status = %d, want 404", status)
 	}
 }
+
+func TestValueReadsAFieldAndEvalRunsAScript(t *testing.T) {
+	srv := site(t)
+	b := browsertest.Start(t)
+	b.Open(t, srv.URL+"/accessible")
+
+	b.Fill(t, "#name", "Ada")
+	if got := b.Value(t, "#name"); got != "Ada" {
+		t.Errorf("value = %q, want Ada", got)
+	}
+	b.Eval(t, `document.querySelector("#email").remove()`, nil)
+	var left struct {
+		Fields int     `json:"fields"`
+		Gone   *string `json:"gone"`
+	}
+	b.Eval(t, `({fields: document.querySelectorAll("input").length, gone: window.nothingHere})`, &left)
+	if left.Fields != 1 || left.Gone != nil {
+		t.Errorf("after removing the email field: %+v, want one field and nothing for an undefined name", left)
+	}
+	var missing *int
+	b.Eval(t, `undefined`, &missing)
+	if missing != nil {
+		t.Errorf("undefined decoded as %d, want nil", *missing)
+	}
+
+	b.Timeout = 5 * time.Second
+	r := record(t, func(tb testing.TB) { b.Eval(tb, `(() => { throw new Error("no such thing") })()`, nil) })
+	if len(r.failed) != 1 || !strings.Contains(r.failed[0], "no such thing") {
+		t.Fatalf("a script that throws did not fail the test with its error:\n%s", r)
+	}
+}
