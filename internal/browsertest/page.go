@@ -97,10 +97,26 @@ func byLabel(label string) chromedp.JSPath {
 // Click clicks the node selector finds once it is visible, as a mouse would at its
 // centre, once the page has loaded: the click lands where the node is, not where it
 // was before the page's styles moved it. It does not wait for what the click does:
-// wait for that with WaitFor or WaitUntil.
+// wait for that with WaitFor or WaitUntil, or use Follow for a click that loads a page.
 func (b *Browser) Click(t testing.TB, selector string) {
 	t.Helper()
 	b.do(t, "click "+selector, pageLoaded, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+}
+
+// Follow clicks the link or button that selector finds, as Click does, waits until
+// the page the click loads has loaded, and returns its HTTP status (after any
+// redirects, through other sites too, as a sign-in's). A click that loads no page
+// fails at the Timeout.
+func (b *Browser) Follow(t testing.TB, selector string) int {
+	t.Helper()
+	what := "follow " + selector
+	// The page it is on has loaded first, so that the wait below sees the new
+	// page's load and not this one's.
+	b.do(t, what, pageLoaded, chromedp.WaitVisible(chromedp.CSS(selector)))
+	resp := within(t, b, what, func(ctx context.Context) (*network.Response, error) {
+		return chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+	})
+	return status(t, b, what, resp)
 }
 
 // Text is the visible text of the node selector finds (its innerText).

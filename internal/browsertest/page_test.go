@@ -150,6 +150,23 @@ func TestValueReadsAFieldAndEvalRunsAScript(t *testing.T) {
 	}
 }
 
+func TestFollowReturnsTheStatusOfThePageAClickLoads(t *testing.T) {
+	srv := site(t)
+	b := browsertest.Start(t)
+	b.Open(t, srv.URL+"/accessible")
+	b.FillByLabel(t, "Your name", "Ada")
+	b.FillByLabel(t, "Email", "ada@example.com")
+
+	// The button posts the form, and the answer redirects: the status is the page's
+	// at the end.
+	if status := b.Follow(t, "button[type=submit]"); status != http.StatusOK {
+		t.Fatalf("follow: status %d, want 200 after the redirect", status)
+	}
+	if got := b.Text(t, "h1"); got != "Welcome, Ada" {
+		t.Errorf("h1 = %q, want the page the click loaded", got)
+	}
+}
+
 // A page whose stylesheet has not come yet is not clicked, nor its form submitted:
 // what the person would click is not where it will be, and the page's own events
 // are still to come. Once the styles are in, both go ahead.
