@@ -34,6 +34,7 @@ func status(t testing.TB, b *Browser, what string, resp *network.Response) int {
 	t.Helper()
 	if resp == nil {
 		t.Fatalf("browsertest: %s: the page loaded without an HTTP response of its own (page: %s)", what, b.location())
+		return 0
 	}
 	return int(resp.Status)
 }
