@@ -27,9 +27,9 @@ type ViolationNode struct {
 	FailureSummary string `json:"failureSummary"`
 }
 
-// Axe checks the page in the tab with axe-core and fails the test, listing them,
-// on violations of impact serious or critical: those that keep someone from using
-// the page. The test is skipped when axe-core is not installed.
+// Axe checks the page in the tab, once it has loaded, with axe-core and fails the
+// test, listing them, on violations of impact serious or critical: those that keep
+// someone from using the page. The test is skipped when axe-core is not installed.
 func (b *Browser) Axe(t testing.TB) {
 	t.Helper()
 	var failing []string
@@ -50,10 +50,10 @@ func (b *Browser) Axe(t testing.TB) {
 }
 
 // AxeViolations runs axe-core's default rules (WCAG 2 A and AA, and best practices)
-// on the page in the tab and returns every violation, of any impact. It injects
-// axe-core into the page first, through the DevTools protocol, which a page's
-// Content-Security-Policy does not stop. The test is skipped when axe-core is not
-// installed.
+// on the page in the tab, once it has loaded, and returns every violation, of any
+// impact. It injects axe-core into the page first, through the DevTools protocol,
+// which a page's Content-Security-Policy does not stop. The test is skipped when
+// axe-core is not installed.
 func (b *Browser) AxeViolations(t testing.TB) []Violation {
 	t.Helper()
 	src, err := axeSource()
@@ -63,6 +63,10 @@ func (b *Browser) AxeViolations(t testing.TB) []Violation {
 	if err != nil {
 		t.Fatalf("browsertest: axe-core: %v", err)
 	}
+	// A page still loading is checked as it will be: all of it, styled. (axe-core
+	// on half a page finds what is not yet there, a button without its text or
+	// colours before the styles.)
+	b.do(t, "wait for the page to load before axe-core", pageLoaded)
 	if !run(t, b, "look for axe-core", chromedp.Evaluate[bool](`typeof window.axe === "object"`)) {
 		b.do(t, "inject axe-core", chromedp.Evaluate[chromedp.Void](src))
 	}

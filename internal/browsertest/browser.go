@@ -1,7 +1,8 @@
 // Package browsertest drives a real browser for page tests: Debian's Chromium, headless,
-// through chromedp, with helpers for what a page test does (open, fill, click, read,
-// wait, submit, cookies), screenshots at desktop and phone widths, and axe-core's
-// accessibility check on the page at hand.
+// through chromedp, with helpers for what a page test does (open, fill, click, follow,
+// read, evaluate, wait, submit, cookies), a reroute of a third party's address to its
+// stand-in, screenshots at desktop and phone widths, and axe-core's accessibility
+// check on the page at hand.
 //
 // The browser comes from scripts/chromium.sh and axe-core from scripts/axe.sh, which
 // `make test` runs; without them the tests that need them skip, saying why.
@@ -41,6 +42,8 @@ type Browser struct {
 	Timeout time.Duration
 
 	ctx context.Context
+	// routes are the tab's Reroutes.
+	routes routes
 	// log is what chromedp said of the protocol, shown when a helper fails: it goes
 	// nowhere else, as a t.Log after the test's end would panic.
 	log *syncBuffer

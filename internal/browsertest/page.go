@@ -23,7 +23,19 @@ import (
 // status of its document (after any redirects).
 func (b *Browser) Open(t testing.TB, url string) int {
 	t.Helper()
-	resp := run(t, b, "open "+url, chromedp.NavigateResponse(url))
+	what := "open " + url
+	return status(t, b, what, run(t, b, what, chromedp.NavigateResponse(url)))
+}
+
+// status is the HTTP status of the document a navigation loaded. chromedp gives no
+// response when the page loaded without one of its own (a page served from memory);
+// that fails the test in words rather than with a nil pointer.
+func status(t testing.TB, b *Browser, what string, resp *network.Response) int {
+	t.Helper()
+	if resp == nil {
+		t.Fatalf("browsertest: %s: the page loaded without an HTTP response of its own (page: %s)", what, b.location())
+		return 0
+	}
 	return int(resp.Status)
 }
 
@@ -84,17 +96,60 @@ func byLabel(label string) chromedp.JSPath {
 }
 
 // Click clicks the node selector finds once it is visible, as a mouse would at its
-// centre. It does not wait for what the click does: wait for that with WaitFor or
-// WaitUntil.
+// centre, once the page has loaded: the click lands where the node is, not where it
+// was before the page's styles moved it. It does not wait for what the click does:
+// wait for that with WaitFor or WaitUntil, or use Follow for a click that loads a page.
 func (b *Browser) Click(t testing.TB, selector string) {
 	t.Helper()
-	b.do(t, "click "+selector, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+	b.do(t, "click "+selector, pageLoaded, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+}
+
+// Follow clicks the link or button that selector finds, as Click does, waits until
+// the page the click loads has loaded, and returns its HTTP status (after any
+// redirects, through other sites too, as a sign-in's). A click that loads no page
+// fails at the Timeout.
+func (b *Browser) Follow(t testing.TB, selector string) int {
+	t.Helper()
+	what := "follow " + selector
+	// The page it is on has loaded first, so that the wait below sees the new
+	// page's load and not this one's.
+	b.do(t, what, pageLoaded, chromedp.WaitVisible(chromedp.CSS(selector)))
+	resp := within(t, b, what, func(ctx context.Context) (*network.Response, error) {
+		return chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+	})
+	return status(t, b, what, resp)
 }
 
 // Text is the visible text of the node selector finds (its innerText).
 func (b *Browser) Text(t testing.TB, selector string) string {
 	t.Helper()
 	return run(t, b, "read the text of "+selector, chromedp.Text(chromedp.CSS(selector)))
+}
+
+// Value is the value of the input, textarea or select that selector finds: what a
+// person sees in the field (a read-only one too), which Text does not read.
+func (b *Browser) Value(t testing.TB, selector string) string {
+	t.Helper()
+	return run(t, b, "read the value of "+selector, chromedp.Value(chromedp.CSS(selector)))
+}
+
+// Eval runs the JavaScript expression on the page in the tab, as it is now, and
+// decodes its value (as JSON) into result; with result nil the value is dropped.
+// An exception the script throws fails the test. undefined decodes as null.
+// Wait first (WaitFor, WaitUntil) for what the expression needs to be there.
+func (b *Browser) Eval(t testing.TB, expression string, result any) {
+	t.Helper()
+	what := "evaluate " + expression
+	raw := run(t, b, what, chromedp.Evaluate[[]byte](expression))
+	if result == nil {
+		return
+	}
+	if len(raw) == 0 {
+		raw = []byte("null")
+	}
+	if err := json.Unmarshal(raw, result); err != nil {
+		t.Fatalf("browsertest: %s: decoding %s: %v", what, raw, err)
+	}
 }
 
 // WaitFor waits until a node that selector finds is visible.
@@ -109,8 +164,17 @@ func (b *Browser) WaitFor(t testing.TB, selector string) {
 // inside one page.
 func (b *Browser) WaitUntil(t testing.TB, expression string) {
 	t.Helper()
+	b.do(t, "wait until "+expression, until(expression))
+}
+
+// pageLoaded waits until the page in the tab has loaded: its document parsed, and
+// its styles, scripts and images in.
+var pageLoaded = until(`document.readyState === "complete"`)
+
+// until is WaitUntil's action: it asks again until the expression is true.
+func until(expression string) chromedp.Action[chromedp.Void] {
 	check := chromedp.Evaluate[bool](fmt.Sprintf("Boolean(%s)", expression))
-	b.do(t, "wait until "+expression, chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		var last error
@@ -132,7 +196,7 @@ func (b *Browser) WaitUntil(t testing.TB, expression string) {
 			case <-tick.C:
 			}
 		}
-	}))
+	})
 }
 
 // Submit submits the form that selector finds (the form itself, or a field or
@@ -143,7 +207,10 @@ func (b *Browser) WaitUntil(t testing.TB, expression string) {
 func (b *Browser) Submit(t testing.TB, selector string) int {
 	t.Helper()
 	what := "submit the form of " + selector
-	b.do(t, what, chromedp.WaitReady(chromedp.CSS(selector)))
+	// The page the form is on has loaded first: while it loads, its own lifecycle
+	// events can still come, and the wait below could take them for the new page's
+	// and return before the form's answer arrived.
+	b.do(t, what, pageLoaded, chromedp.WaitReady(chromedp.CSS(selector)))
 	submit := chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
 	const el = document.querySelector(%s);
 	const form = el instanceof HTMLFormElement ? el : el.form ?? el.closest("form");
@@ -153,7 +220,7 @@ func (b *Browser) Submit(t testing.TB, selector string) int {
 	resp := within(t, b, what, func(ctx context.Context) (*network.Response, error) {
 		return chromedp.RunResponse(ctx, submit)
 	})
-	return int(resp.Status)
+	return status(t, b, what, resp)
 }
 
 // Cookies are the browser's cookies for the page in the tab, HttpOnly ones included,

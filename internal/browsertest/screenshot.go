@@ -47,7 +47,8 @@ func (b *Browser) Screenshot(t testing.TB, name string, width int) string {
 			chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
 	}
 	what := fmt.Sprintf("screenshot %s at %dpx", name, width)
-	b.do(t, what, viewport)
+	// The page as it will be seen, not half loaded.
+	b.do(t, what, pageLoaded, viewport)
 	// 100: PNG, which keeps text sharp and diffs exact.
 	png := run(t, b, what, chromedp.FullScreenshot(100))
 	b.do(t, what, desktopWindow)
