@@ -56,7 +56,7 @@ func (r *workspaceRow) core() *core.Workspace {
 	}
 	return &core.Workspace{
 		StartedBy: by,
-		ID: r.ID, AccountID: r.AccountID, ProjectID: r.ProjectID, ProviderID: r.ProviderID, Agent: r.Agent,
+		ID:        r.ID, AccountID: r.AccountID, ProjectID: r.ProjectID, ProviderID: r.ProviderID, Agent: r.Agent,
 		Model: r.Model, RuntimeMode: r.RuntimeMode, Branch: r.Branch, BaseRef: r.BaseRef, Origin: r.Origin,
 		State: r.State, StatusCode: r.StatusCode, StatusDetail: r.StatusDetail, HeadCommit: r.HeadCommit, LastPush: r.LastPush, StartupPhase: r.StartupPhase, RuntimeState: r.RuntimeState,
 		LatestSeq: r.LatestSeq, EventSeq: r.EventSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: core.Outcome(r.LastTurnOutcome.String),
