@@ -7,7 +7,8 @@ import (
 
 // Error is the one error vocabulary of the hub. Code is the wire code of api.md
 // (or behaviour.md); Detail is a short human sentence that never carries internals.
-// api/ maps Code to an HTTP status in one table; bots/ map it to chat sentences.
+// http_status.go maps Code to an HTTP status in one table (the API and the app answer
+// with it); bots/ map it to chat sentences.
 type Error struct {
 	Code   string
 	Detail string
@@ -47,7 +48,7 @@ const (
 )
 
 // Wire codes. Every code the hub can answer with is listed here and nowhere else
-// (api/errors.go gives each its HTTP status; a test checks that none is missing).
+// (http_status.go gives each its HTTP status; a test checks that none is missing).
 const (
 	// 400
 	CodeInvalidJSON            = "invalid_json"

@@ -61,6 +61,8 @@ type Service struct {
 	ChatQueues *ChatQueues // the chat inbox and outboxes' workers
 	Admin      *Admin      // the operator's commands
 	App        *App        // the app: sign-in, and each page's actions on the session's account
+	// AppWorkspaces are the app's workspace pages, on the session's account.
+	AppWorkspaces *AppWorkspaces
 }
 
 // kernel is what every group shares: time, randomness and content sealing.
@@ -98,17 +100,19 @@ func NewService(d Deps) *Service {
 		quotas: d.Quotas}
 	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, lg.log().Warn)
 	hooks := &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks}
+	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, webhooks: hooks}
 	return &Service{
-		Workspaces: ws,
-		Webhooks:   hooks,
-		Chat:       &Chat{outbox: o, store: d.Store, workspaces: ws},
-		RuntimeAPI: newRuntimeAPI(rt),
-		Worker:     rt,
-		Sweeps:     &Sweeps{w: rt},
-		Deliveries: &Deliveries{kernel: k, logger: lg, store: d.Store, sender: d.Sender},
-		ChatQueues: &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
-		App:        &App{kernel: k, store: d.Store, limits: d.AppLimits, webhooks: hooks},
-		Admin:      &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
+		Workspaces:    ws,
+		Webhooks:      hooks,
+		Chat:          &Chat{outbox: o, store: d.Store, workspaces: ws},
+		RuntimeAPI:    newRuntimeAPI(rt),
+		Worker:        rt,
+		Sweeps:        &Sweeps{w: rt},
+		Deliveries:    &Deliveries{kernel: k, logger: lg, store: d.Store, sender: d.Sender},
+		ChatQueues:    &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
+		App:           app,
+		AppWorkspaces: &AppWorkspaces{kernel: k, store: d.Store, app: app, workspaces: ws},
+		Admin:         &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }
 

@@ -168,6 +168,8 @@ type WorkspaceQueries interface {
 	// LockWorkspace reads a workspace that is not deleted and holds its row lock.
 	LockWorkspace(ctx context.Context, accountID, id string) (*Workspace, error)
 	ListWorkspaces(ctx context.Context, accountID string) ([]*Workspace, error)
+	// ListWorkspacePage lists the workspaces q picks, newest first.
+	ListWorkspacePage(ctx context.Context, q WorkspacePageQuery) ([]*Workspace, error)
 	// WorkspaceUsingBranch names the live workspace of a project that holds a branch.
 	WorkspaceUsingBranch(ctx context.Context, projectID, branch string) (string, error)
 	NewestWorkspace(ctx context.Context, accountID string) (*Workspace, error)

@@ -13,6 +13,9 @@ var (
 	unarchivableFrom = []WorkspaceState{StateArchived}
 )
 
+// Archivable reports whether the workspace can be archived now.
+func (w *Workspace) Archivable() bool { return slices.Contains(archivableFrom, w.State) }
+
 // ArchiveWorkspace moves a ready or paused workspace to archiving.
 func (s *Admin) ArchiveWorkspace(ctx context.Context, id string) (*Workspace, error) {
 	return archiveWorkspace(ctx, s.store, s.clock, id)

@@ -223,7 +223,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
-	if h.Web, err = web.Mount(app, svc.App, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
+	if h.Web, err = web.Mount(app, svc.App, svc.AppWorkspaces, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		OIDC:     web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName},
 		Discord:  discordSignIn(cfg),
 		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks}); err != nil {

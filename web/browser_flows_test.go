@@ -69,9 +69,10 @@ func TestInABrowserAKeyMadeOnThePageWorksOnTheAPIUntilRevokedThere(t *testing.T)
 	s := newSite(t)
 	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
 	b := browsertest.Start(t)
-	if code := s.signInInBrowser(b, "ada-1"); code != http.StatusOK || pathOf(t, b) != "/app/keys" {
-		t.Fatalf("expected the owner on the keys page, got %d at %s", code, b.URL(t))
+	if code := s.signInInBrowser(b, "ada-1"); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" {
+		t.Fatalf("expected the owner on the workspaces, got %d at %s", code, b.URL(t))
 	}
+	b.Open(t, s.hub.URL+"/app/keys")
 
 	b.FillByLabel(t, "Name", "laptop")
 	if code := b.Follow(t, "form.create button[type=submit]"); code != http.StatusCreated {
@@ -398,7 +399,7 @@ func TestInABrowserSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
 		"https://slack.com/team_id": "T0UNBOUND", "https://slack.com/user_id": "U0OTHER"}})
 	b := browsertest.Start(t)
 
-	if code := s.signInInBrowser(b, "U0SLACK"); code != http.StatusOK || pathOf(t, b) != "/app/" ||
+	if code := s.signInInBrowser(b, "U0SLACK"); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" ||
 		b.Text(t, ".who") != "Sam · member of "+s.hub.Account.ID {
 		t.Fatalf("expected Sam in the bound account as a member, got %d at %s: %q", code, b.URL(t), b.Text(t, "header"))
 	}
@@ -444,7 +445,7 @@ func TestInABrowserDiscordSignInLetsThroughOnlyThoseWithTheRole(t *testing.T) {
 	b.Axe(t) // the sign-in page offering Discord
 
 	d.signInAs("300000000000000001", "Dana", map[string][]string{server: {role}})
-	if code := signIn(); code != http.StatusOK || pathOf(t, b) != "/app/" || b.Text(t, ".who") != "Dana · member of "+h.Account.ID {
+	if code := signIn(); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" || b.Text(t, ".who") != "Dana · member of "+h.Account.ID {
 		t.Fatalf("expected Dana in the gated account as a member, got %d at %s: %q", code, b.URL(t), b.Text(t, "body"))
 	}
 	if asked, exchanged := d.seen(); len(asked) != 1 || asked[0] != server || exchanged != 1 {

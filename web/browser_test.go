@@ -39,7 +39,9 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	b.Click(t, "a.button")
 	b.WaitFor(t, `button[value="ada-1"]`)
 	b.Click(t, `button[value="ada-1"]`)
-	b.WaitUntil(t, `location.pathname === "/app/keys"`)
+	b.WaitUntil(t, `location.pathname === "/app/workspaces"`)
+	picture("workspaces")
+	b.Open(t, s.hub.URL+"/app/keys")
 	if who := b.Text(t, ".who"); !strings.Contains(who, "Ada Lovelace") || !strings.Contains(who, "owner") {
 		t.Errorf("expected the header to name the owner, got %q", who)
 	}
@@ -90,8 +92,8 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	b.Click(t, "a.button")
 	b.WaitFor(t, `button[value="bob-1"]`)
 	b.Click(t, `button[value="bob-1"]`)
-	b.WaitUntil(t, `location.pathname === "/app/"`)
-	picture("member-home")
+	b.WaitUntil(t, `location.pathname === "/app/workspaces"`)
+	picture("member-workspaces")
 	if code := b.Open(t, s.hub.URL+"/app/keys"); code != http.StatusForbidden {
 		t.Errorf("expected the keys page refused to a member, got %d", code)
 	}

@@ -155,7 +155,7 @@ func TestDiscordSignInJoinsTheBoundServersAccountThroughItsRoleGate(t *testing.T
 		"900000000000000001": {"700000000000000007"}, "900000000000000002": nil, "900000000000000009": nil})
 	s := browse()
 	code, path, page := s.get("/app/signin/discord")
-	if code != 200 || path != "/app/" || !strings.Contains(page, "Dana · member of") {
+	if code != 200 || path != "/app/workspaces" || !strings.Contains(page, "Dana · member of") {
 		t.Fatalf("expected Dana signed in as a member, got %d at %s:\n%s", code, path, page)
 	}
 	if asked, _ := d.seen(); strings.Join(asked, ",") != "900000000000000001" {

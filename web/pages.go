@@ -35,6 +35,12 @@ var templateFuncs = template.FuncMap{
 	},
 	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"ms":   func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
+	// markdown renders an agent's reply as sanitized HTML (markdown.go).
+	"markdown":  renderMarkdown,
+	"short":     func(sha string) string { return sha[:min(len(sha), 12)] },
+	"threadURL": threadURL,
+	"list":      func(v ...string) []string { return v },
+	"pageQuery": pageQuery,
 	// secret is a value shown once, with its field's id and label (the "shown-once"
 	// template: the keys' and the webhooks' pages).
 	"secret": func(id, label, value string) shownOnce { return shownOnce{ID: id, Label: label, Value: value} },
@@ -63,12 +69,9 @@ func (a *app) refuse(c *fiber.Ctx, status int, why string) error {
 func (a *app) fail(c *fiber.Ctx, err error) error {
 	var ce *core.Error
 	if errors.As(err, &ce) {
-		status := fiber.StatusBadRequest
-		switch {
-		case ce.Code == core.CodeOwnerRequired || ce.Code == core.CodeNotAMember || ce.Code == core.CodeEntitlementRequired:
-			status = fiber.StatusForbidden
-		case strings.HasSuffix(ce.Code, "not_found"): // not_found, webhook_not_found...
-			status = fiber.StatusNotFound
+		status, ok := core.HTTPStatus(ce.Code)
+		if !ok {
+			status = fiber.StatusBadRequest
 		}
 		return a.refuse(c, status, ce.Detail)
 	}
@@ -99,13 +102,9 @@ func (a *app) signInPage(c *fiber.Ctx) error {
 	}{name, a.oidc != nil, a.opts.Discord.ClientID != ""}})
 }
 
-// home is the account's front page: owners go to the keys; members, until the
-// workspace pages come, learn where their workspaces are.
+// home is the account's front page: its workspaces.
 func (a *app) home(c *fiber.Ctx) error {
-	if sessionOf(c).Role == core.RoleOwner {
-		return c.Redirect("/app/keys", fiber.StatusSeeOther)
-	}
-	return a.render(c, fiber.StatusOK, "home", page{Title: "Home"})
+	return c.Redirect("/app/workspaces", fiber.StatusSeeOther)
 }
 
 type keysData struct {

@@ -1,8 +1,9 @@
-// Package web is the app at /app/: people sign in (OpenID Connect, or the development
-// hub's one-time link), and owners manage the account's API keys. Pages are rendered
-// on the server from embedded templates; a little script from /app/static/ copies to
-// the clipboard. It is a front-end like api/ and bots/: it calls core.App only, and
-// every page acts through the signed-in person's session.
+// Package web is the app at /app/: people sign in (OpenID Connect, Discord, or the
+// development hub's one-time link); members see and drive the account's workspaces,
+// and owners manage its keys, webhooks and members. Pages are rendered on the server
+// from embedded templates; a little script from /app/static/ copies to the clipboard.
+// It is a front-end like api/ and bots/: it calls core.App and core.AppWorkspaces
+// only, and every page acts through the signed-in person's session.
 package web
 
 import (
@@ -59,11 +60,13 @@ type app struct {
 	// public is the hub's address as browsers reach it (PublicURL, or SetPublicURL's).
 	public atomic.Pointer[string]
 	core   *core.App
-	opts   Options
-	log    *slog.Logger
-	pages  *template.Template
-	oidc   *oidcClient
-	limit  *addrLimits
+	// workspaces are the workspace pages' use cases.
+	workspaces *core.AppWorkspaces
+	opts       Options
+	log        *slog.Logger
+	pages      *template.Template
+	oidc       *oidcClient
+	limit      *addrLimits
 }
 
 // MaxFormBytes bounds a request body of the app: its forms are a few short fields.
@@ -88,7 +91,7 @@ func (a *app) redirectBase() string {
 }
 
 // Mount serves the app under /app on r.
-func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
+func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts Options) (*App, error) {
 	pages, err := template.New("").Funcs(templateFuncs).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -99,7 +102,7 @@ func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &app{core: svc, opts: opts, log: opts.Log, pages: pages, limit: newAddrLimits(opts.SignInRate, opts.SignInBurst)}
+	a := &app{core: svc, workspaces: workspaces, opts: opts, log: opts.Log, pages: pages, limit: newAddrLimits(opts.SignInRate, opts.SignInBurst)}
 	if opts.PublicURL != "" {
 		u := strings.TrimSuffix(opts.PublicURL, "/")
 		a.public.Store(&u)
@@ -133,5 +136,16 @@ func Mount(r fiber.Router, svc *core.App, opts Options) (*App, error) {
 	signedIn.Post("/webhooks/:id/delete", a.checkForm, a.deleteWebhook)
 	signedIn.Get("/webhooks/:id/deliveries", a.webhookLog)
 	signedIn.Post("/webhooks/:id/deliveries/:delivery/redeliver", a.checkForm, a.redeliver)
+	signedIn.Get("/workspaces", a.workspacesPage)
+	signedIn.Get("/workspaces/new", a.newWorkspacePage)
+	signedIn.Post("/workspaces", a.checkForm, a.startWorkspace)
+	signedIn.Get("/workspaces/:id", a.workspacePage)
+	signedIn.Post("/workspaces/:id/messages", a.checkForm, a.sendMessage)
+	signedIn.Post("/workspaces/:id/approvals/:approval", a.checkForm, a.decideApproval)
+	signedIn.Post("/workspaces/:id/turns/:turn/stop", a.checkForm, a.stopTurn)
+	signedIn.Post("/workspaces/:id/archive", a.checkForm, a.archiveWorkspace)
+	signedIn.Post("/workspaces/:id/unarchive", a.checkForm, a.unarchiveWorkspace)
+	signedIn.Get("/workspaces/:id/delete", a.confirmDelete)
+	signedIn.Post("/workspaces/:id/delete", a.checkForm, a.deleteWorkspace)
 	return &App{a: a}, nil
 }

@@ -126,9 +126,12 @@ func TestAnOwnerSignsInCreatesAKeyThatWorksAndRevokesIt(t *testing.T) {
 	if code, path, _ := s.get("/app/keys"); code != 200 || path != "/app/signin" {
 		t.Fatalf("expected a stranger sent to sign in, got %d at %s", code, path)
 	}
-	code, path, page := s.signIn("ada-1")
+	if code, path, _ := s.signIn("ada-1"); code != 200 || path != "/app/workspaces" {
+		t.Fatalf("expected the owner signed in on the workspaces, got %d at %s", code, path)
+	}
+	code, path, page := s.get("/app/keys")
 	if code != 200 || path != "/app/keys" || !strings.Contains(page, "Keys of this account") {
-		t.Fatalf("expected the owner signed in on the keys page, got %d at %s:\n%s", code, path, page)
+		t.Fatalf("expected the owner on the keys page, got %d at %s:\n%s", code, path, page)
 	}
 
 	code, _, page = s.post("/app/keys", url.Values{"csrf": {csrfOf(t, page)}, "name": {"ci"}})
@@ -193,8 +196,8 @@ func TestAMemberCannotReachTheKeysPage(t *testing.T) {
 	s := newSite(t)
 	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
 	code, path, page := s.signIn("bob-1")
-	if code != 200 || path != "/app/" || !strings.Contains(page, "You are a member of this account") {
-		t.Fatalf("expected a member on the home page, got %d at %s:\n%s", code, path, page)
+	if code != 200 || path != "/app/workspaces" || !strings.Contains(page, "Workspaces of this account") {
+		t.Fatalf("expected a member on the workspaces, got %d at %s:\n%s", code, path, page)
 	}
 	if strings.Contains(page, `href="/app/keys"`) {
 		t.Errorf("a member's page links to the keys:\n%s", page)
@@ -232,7 +235,7 @@ func TestSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
 	s.idp.AddUser(oidctest.User{Subject: "U0OTHER", Name: "Oz", Extra: map[string]any{
 		"https://slack.com/team_id": "T0UNBOUND", "https://slack.com/user_id": "U0OTHER"}})
 	code, path, page := s.signIn("U0SLACK")
-	if code != 200 || path != "/app/" || !strings.Contains(page, "Sam · member of "+s.hub.Account.ID) {
+	if code != 200 || path != "/app/workspaces" || !strings.Contains(page, "Sam · member of "+s.hub.Account.ID) {
 		t.Fatalf("expected Sam in the bound account as a member, got %d at %s:\n%s", code, path, page)
 	}
 	list, err := s.hub.Service.Admin.ListMembers(context.Background(), s.hub.Account.ID)
@@ -387,7 +390,7 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 		t.Fatalf("expected Bob invited, got %d at %s:\n%s", code, path, page)
 	}
 	bob := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
-	if code, path, _ := bob.signIn("bob-1"); code != 200 || path != "/app/" {
+	if code, path, _ := bob.signIn("bob-1"); code != 200 || path != "/app/workspaces" {
 		t.Fatalf("expected the invited Bob signed in by his verified email, got %d at %s", code, path)
 	}
 
@@ -459,7 +462,7 @@ func TestAPersonInTwoAccountsSwitchesBetweenThem(t *testing.T) {
 		t.Fatalf("expected the switcher to offer the second account:\n%s", page)
 	}
 	code, path, page := s.post("/app/switch", url.Values{"csrf": {csrfOf(t, page)}, "account": {other.ID}})
-	if code != 200 || path != "/app/" || !strings.Contains(page, "member of "+other.ID) {
+	if code != 200 || path != "/app/workspaces" || !strings.Contains(page, "member of "+other.ID) {
 		t.Fatalf("expected Ada in the second account as a member, got %d at %s:\n%s", code, path, page)
 	}
 	if code, _, _ := s.post("/app/switch", url.Values{"csrf": {csrfOf(t, page)}, "account": {"acct_notmine"}}); code != 404 {
@@ -625,7 +628,7 @@ func TestTheRetentionSweepPrunesSessionsAndLinksLongPastTheirEnd(t *testing.T) {
 	}
 	s.clock.Advance(core.DefaultAppMax + core.MinRetention + time.Hour)
 	fresh := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t), clock: s.clock}
-	if _, path, _ := fresh.signIn("ada-1"); path != "/app/keys" {
+	if _, path, _ := fresh.signIn("ada-1"); path != "/app/workspaces" {
 		t.Fatalf("expected a fresh sign-in, got %s", path)
 	}
 	p, err := s.hub.Service.Sweeps.SweepRetention(ctx, core.MinRetention, s.clock.Now().Truncate(time.Hour))

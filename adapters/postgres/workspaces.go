@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wshub/wshub/core"
@@ -124,6 +126,45 @@ func (q queries) ListWorkspaces(ctx context.Context, accountID string) (_ []*cor
 	var rows []workspaceRow
 	if err := q.selectAll(ctx, &rows, workspaceSelect+`WHERE w.account_id = $1 AND w.state <> 'deleted'
 		ORDER BY w.created_at, w.id`, accountID); err != nil {
+		return nil, err
+	}
+	out := make([]*core.Workspace, len(rows))
+	for i := range rows {
+		out[i] = rows[i].core()
+	}
+	return out, nil
+}
+
+// ListWorkspacePage reads workspaces_account_newest, or workspaces_member_newest for
+// a member's own, from the cursor on. Only the filters given are in the statement, so
+// each shape gets the plan that suits it.
+func (q queries) ListWorkspacePage(ctx context.Context, p core.WorkspacePageQuery) (_ []*core.Workspace, err error) {
+	defer wrapErr(&err, "list workspace page")
+	where := []string{"w.account_id = $1", "w.state <> 'deleted'"}
+	args := []any{p.AccountID}
+	add := func(clause string, vals ...any) {
+		for _, v := range vals {
+			args = append(args, v)
+			clause = strings.Replace(clause, "?", "$"+strconv.Itoa(len(args)), 1)
+		}
+		where = append(where, clause)
+	}
+	if p.MemberID != "" {
+		add("w.started_by_member_id = ?", p.MemberID)
+	}
+	if p.State != "" {
+		add("w.state = ?", string(p.State))
+	}
+	if p.Origin != "" {
+		add("w.origin = ?", p.Origin)
+	}
+	if p.BeforeID != "" {
+		add("(w.created_at, w.id) < (?, ?)", p.BeforeAt, p.BeforeID)
+	}
+	args = append(args, p.Limit)
+	var rows []workspaceRow
+	if err := q.selectAll(ctx, &rows, workspaceSelect+`WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY w.created_at DESC, w.id DESC LIMIT $`+strconv.Itoa(len(args)), args...); err != nil {
 		return nil, err
 	}
 	out := make([]*core.Workspace, len(rows))

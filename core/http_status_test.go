@@ -1,4 +1,4 @@
-package api
+package core
 
 import (
 	"go/ast"
@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// Every wire code core defines has its HTTP status here: a code added to core/errors.go
+// Every wire code core defines has its HTTP status: a code added to errors.go
 // and returned by a handler would otherwise answer 500. The chat-only codes (chat_*)
 // never reach the wire.
 func TestEveryCoreCodeHasAnHTTPStatus(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "../core/errors.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +33,8 @@ func TestEveryCoreCodeHasAnHTTPStatus(t *testing.T) {
 			}
 			code, _ := strconv.Unquote(lit.Value)
 			n++
-			if _, ok := statusOf[code]; !ok && !strings.HasPrefix(code, "chat_") { // chat-only: never on the wire
-				t.Errorf("core.%s (%q) has no HTTP status in statusOf", name.Name, code)
+			if _, ok := HTTPStatus(code); !ok && !strings.HasPrefix(code, "chat_") { // chat-only: never on the wire
+				t.Errorf("core.%s (%q) has no HTTP status in httpStatus", name.Name, code)
 			}
 		}
 		return true

@@ -1,0 +1,344 @@
+package core
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// AppWorkspaces are the app's workspace pages: the account's members see its
+// workspaces and drive them as themselves. They are the API's use cases on the
+// session's account, with the member as the author of what they write.
+type AppWorkspaces struct {
+	kernel
+	store      appWorkspacesStore
+	app        *App
+	workspaces *Workspaces
+}
+
+type appWorkspacesStore interface {
+	TxStore
+	AccountQueries
+	WorkspaceQueries
+	ChatQueries
+	ProjectQueries
+}
+
+// The app's list pages hold this many workspaces, and at most maxWorkspacePage.
+const (
+	defaultWorkspacePage = 50
+	maxWorkspacePage     = 200
+	// conversationTail is how many of the newest messages a workspace's page shows.
+	conversationTail = MaxMessagesPage
+	// stepsShown bounds the running turn's steps a page shows (the newest).
+	stepsShown = 200
+)
+
+// WorkspaceFilter picks the workspaces a list page shows, newest first.
+type WorkspaceFilter struct {
+	// Mine keeps the workspaces the session's member started.
+	Mine bool
+	// State keeps one state ("": every state but deleted); Origin keeps one origin.
+	State, Origin string
+	// Before is the cursor of the page to show (a WorkspaceList's Next; "": the newest).
+	Before string
+	Limit  int
+}
+
+// WorkspacePageQuery is a WorkspaceFilter as the store reads it.
+type WorkspacePageQuery struct {
+	AccountID string
+	MemberID  string // "": anyone's
+	State     WorkspaceState
+	Origin    string
+	// BeforeAt and BeforeID: only workspaces older than this one (zero: none).
+	BeforeAt time.Time
+	BeforeID string
+	Limit    int
+}
+
+// WorkspaceList is one page of the list.
+type WorkspaceList struct {
+	Workspaces []*Workspace
+	// Projects are the account's projects by id, for their names.
+	Projects map[string]*Project
+	// Next is the cursor of the following (older) page, "" on the last.
+	Next string
+}
+
+// account reads the session's account for the workspace use cases: like the API,
+// they need the account's cloud entitlement.
+func (s *AppWorkspaces) account(ctx context.Context, a *AppSession) (*Account, error) {
+	acct, err := s.app.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return acct, acct.checkEntitled()
+}
+
+// List reads one page of the account's workspaces, newest first: keyset paging on
+// (created_at, id), so the thousandth page costs what the first does.
+func (s *AppWorkspaces) List(ctx context.Context, a *AppSession, f WorkspaceFilter) (*WorkspaceList, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	q := WorkspacePageQuery{AccountID: acct.ID, Origin: f.Origin, Limit: f.Limit}
+	if q.Limit <= 0 || q.Limit > maxWorkspacePage {
+		q.Limit = defaultWorkspacePage
+	}
+	if f.Mine {
+		q.MemberID = a.Member.ID
+	}
+	if f.State != "" {
+		if q.State = WorkspaceState(f.State); !slices.Contains(listableStates, q.State) {
+			return nil, Errorf(CodeInvalidRequest, "there is no state %q", f.State)
+		}
+	}
+	if f.Origin != "" && !slices.Contains([]string{OriginAPI, OriginSlack, OriginDiscord, OriginApp}, f.Origin) {
+		return nil, Errorf(CodeInvalidRequest, "there is no origin %q", f.Origin)
+	}
+	if f.Before != "" {
+		if q.BeforeAt, q.BeforeID, err = parseWorkspaceCursor(f.Before); err != nil {
+			return nil, err
+		}
+	}
+	page, err := s.store.ListWorkspacePage(ctx, WorkspacePageQuery{AccountID: q.AccountID, MemberID: q.MemberID,
+		State: q.State, Origin: q.Origin, BeforeAt: q.BeforeAt, BeforeID: q.BeforeID, Limit: q.Limit + 1})
+	if err != nil {
+		return nil, err
+	}
+	out := &WorkspaceList{Workspaces: page, Projects: map[string]*Project{}}
+	if len(page) > q.Limit {
+		out.Workspaces = page[:q.Limit]
+		last := out.Workspaces[q.Limit-1]
+		out.Next = strconv.FormatInt(last.CreatedAt.UnixMicro(), 10) + "." + last.ID
+	}
+	projects, err := s.store.ListProjects(ctx, acct.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range projects {
+		out.Projects[p.ID] = p
+	}
+	return out, nil
+}
+
+// listableStates are the states a list can be filtered by.
+var listableStates = []WorkspaceState{StateQueued, StateProvisioning, StateSetup, StateReady, StatePausing, StatePaused,
+	StateResuming, StateArchiving, StateArchived, StateDeleting, StateFailed}
+
+// parseWorkspaceCursor reads a list cursor: the microseconds of a workspace's creation
+// and its id.
+func parseWorkspaceCursor(c string) (time.Time, string, error) {
+	at, id, ok := strings.Cut(c, ".")
+	us, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || !ValidID(id, PrefixWorkspace) {
+		return time.Time{}, "", Errorf(CodeInvalidRequest, "the page to show is not one this list gave")
+	}
+	return time.UnixMicro(us).UTC(), id, nil
+}
+
+// WorkspaceView is one workspace as its page shows it.
+type WorkspaceView struct {
+	Workspace *Workspace
+	Project   *Project
+	// Messages are the conversation's newest messages, oldest first; Earlier says
+	// older ones exist.
+	Messages *MessagePage
+	Earlier  bool
+	// Steps are the running turn's events so far (none between turns); Asks are its
+	// approvals still waiting for a decision, with their whole input.
+	Steps []*TurnEvent
+	Asks  []*TurnEvent
+	// Threads are the chat threads that drive it.
+	Threads []*ChatThread
+	// CanManage: the person may archive, unarchive and delete it (its starter, or an
+	// owner).
+	CanManage bool
+}
+
+// Workspace reads one workspace's page: its status, the end of its conversation, and
+// its running turn's steps and open questions.
+func (s *AppWorkspaces) Workspace(ctx context.Context, a *AppSession, id string) (*WorkspaceView, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := s.workspaces.GetWorkspace(ctx, acct, id)
+	if err != nil {
+		return nil, err
+	}
+	v := &WorkspaceView{Workspace: ws, CanManage: a.mayManage(ws)}
+	if v.Project, err = s.store.GetProject(ctx, acct.ID, ws.ProjectID); err != nil {
+		return nil, err
+	}
+	after := max(0, ws.LatestSeq-conversationTail)
+	if v.Messages, err = s.workspaces.ListMessages(ctx, acct, id, after, conversationTail); err != nil {
+		return nil, err
+	}
+	v.Earlier = after > 0
+	if v.Threads, err = s.store.ChatThreadsOf(ctx, ws.ID); err != nil {
+		return nil, err
+	}
+	if ws.AgentStatus() == AgentWorking && ws.EventSeq > 0 {
+		events, err := s.workspaces.ListTurnEvents(ctx, acct, id, max(0, ws.EventSeq-stepsShown), stepsShown)
+		if err != nil {
+			return nil, err
+		}
+		v.Steps, v.Asks = runningTurn(events)
+	}
+	return v, nil
+}
+
+// runningTurn keeps the newest turn's events, and its asks nobody has answered yet.
+func runningTurn(events []*TurnEvent) (steps, asks []*TurnEvent) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	turn := events[len(events)-1].TurnID
+	answered := map[string]bool{}
+	for _, e := range events {
+		if e.TurnID != turn {
+			continue
+		}
+		if e.Type == EventTurnFinished {
+			return nil, nil // it ended: the reply says the rest
+		}
+		steps = append(steps, e)
+		if e.Type == EventApprovalResolved {
+			answered[e.ApprovalID] = true
+		}
+	}
+	for _, e := range steps {
+		if e.Type == EventApprovalRequested && !answered[e.ApprovalID] && e.ApprovalID != "" {
+			asks = append(asks, e)
+		}
+	}
+	return steps, asks
+}
+
+// mayManage: the member who started the workspace, or an owner.
+func (a *AppSession) mayManage(ws *Workspace) bool {
+	return a.Role == RoleOwner || ws.StartedBy != nil && ws.StartedBy.MemberID == a.Member.ID
+}
+
+// author is the session's member.
+func (a *AppSession) author() *Author {
+	return &Author{Kind: AuthorApp, ID: a.Member.ID, Name: authorName(a.Member.Name, a.Member.ID), MemberID: a.Member.ID}
+}
+
+// StartForm is what the start form offers: the account's projects, agents and
+// runtime modes, and the defaults it fills in.
+type StartForm struct {
+	Projects     []*Project
+	Agents       []string
+	RuntimeModes []string
+	// DefaultAgent and DefaultModel are those of the account's newest workspace.
+	DefaultAgent, DefaultModel string
+}
+
+// StartForm reads what the start form offers.
+func (s *AppWorkspaces) StartForm(ctx context.Context, a *AppSession) (*StartForm, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	projects, err := s.workspaces.ListProjects(ctx, acct)
+	if err != nil {
+		return nil, err
+	}
+	f := &StartForm{Projects: projects, Agents: s.workspaces.ListAgents(ctx, acct), RuntimeModes: RuntimeModes}
+	if ws, err := s.store.NewestWorkspace(ctx, acct.ID); err == nil {
+		f.DefaultAgent, f.DefaultModel = ws.Agent, ws.Model
+	}
+	return f, nil
+}
+
+// Start starts a workspace as the member: in.Origin and its author are the app's.
+// in's key, from the form, makes a form sent twice start one workspace.
+func (s *AppWorkspaces) Start(ctx context.Context, a *AppSession, in CreateWorkspaceInput) (*Workspace, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	in.Origin, in.author, in.thread = OriginApp, a.author(), nil
+	ws, _, err := s.workspaces.CreateWorkspace(ctx, acct, in)
+	return ws, err
+}
+
+// Send sends a message to the workspace as the member; key makes a form sent twice
+// one message.
+func (s *AppWorkspaces) Send(ctx context.Context, a *AppSession, id, text, key string) (*SendReceipt, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	in := SendMessageInput{Text: &text, author: a.author()}
+	if key != "" {
+		in.HeaderKey = &key
+	}
+	return s.workspaces.SendMessage(ctx, acct, id, in)
+}
+
+// Decide allows or denies one of the workspace's approvals as the member.
+func (s *AppWorkspaces) Decide(ctx context.Context, a *AppSession, id, approvalID, decision string) (*Approval, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.workspaces.decideAs(ctx, acct, id, approvalID, decision, *a.author())
+}
+
+// Stop asks for the workspace's turn to be stopped.
+func (s *AppWorkspaces) Stop(ctx context.Context, a *AppSession, id, turnID string) error {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return err
+	}
+	_, err = s.workspaces.StopTurn(ctx, acct, id, turnID)
+	return err
+}
+
+// Archive, Unarchive and Delete move a workspace for the member who started it or an
+// owner.
+func (s *AppWorkspaces) Archive(ctx context.Context, a *AppSession, id string) (*Workspace, error) {
+	if err := s.mayManage(ctx, a, id); err != nil {
+		return nil, err
+	}
+	return archiveWorkspace(ctx, s.store, s.clock, id)
+}
+
+// Unarchive moves an archived workspace back to work (see Archive).
+func (s *AppWorkspaces) Unarchive(ctx context.Context, a *AppSession, id string) (*Workspace, error) {
+	if err := s.mayManage(ctx, a, id); err != nil {
+		return nil, err
+	}
+	return moveWorkspace(ctx, s.store, s.clock, id, unarchivableFrom, StateResuming)
+}
+
+// Delete deletes a workspace (see Archive).
+func (s *AppWorkspaces) Delete(ctx context.Context, a *AppSession, id string) (*Workspace, error) {
+	if err := s.mayManage(ctx, a, id); err != nil {
+		return nil, err
+	}
+	return moveWorkspace(ctx, s.store, s.clock, id, nil, StateDeleting)
+}
+
+// mayManage checks the workspace is the account's and the person may move it.
+func (s *AppWorkspaces) mayManage(ctx context.Context, a *AppSession, id string) error {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return err
+	}
+	ws, err := s.workspaces.GetWorkspace(ctx, acct, id)
+	if err != nil {
+		return err
+	}
+	if !a.mayManage(ws) {
+		return Errorf(CodeOwnerRequired, "only the person who started this workspace, or an owner, may do that")
+	}
+	return nil
+}

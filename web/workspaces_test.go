@@ -1,0 +1,269 @@
+package web_test
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// workingSite is a site whose hub runs turns with the fake command agent.
+func workingSite(t *testing.T) *site {
+	t.Helper()
+	return newSite(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)))
+}
+
+// waitPage polls a page until it holds want, failing after a minute.
+func (s *site) waitPage(path, want string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var body string
+	for time.Now().Before(deadline) {
+		_, _, body = s.get(path)
+		if strings.Contains(body, want) {
+			return body
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.t.Fatalf("%s: expected %q within a minute, last:\n%s", path, want, body)
+	return ""
+}
+
+var (
+	formKeyField = regexp.MustCompile(`name="key" value="([^"]+)"`)
+	workspaceURL = regexp.MustCompile(`^/app/workspaces/(ws_[0-9A-Za-z]+)$`)
+)
+
+// start sends the start form as the signed-in person and returns the workspace's id.
+func (s *site) start(prompt string, extra ...string) string {
+	s.t.Helper()
+	_, _, form := s.get("/app/workspaces/new")
+	v := url.Values{"csrf": {csrfOf(s.t, form)}, "key": {formKeyField.FindStringSubmatch(form)[1]}, "prompt": {prompt},
+		"project": {s.hub.Project.ID}, "agent": {"agent_1"}, "model": {"test-model"}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		v.Set(extra[i], extra[i+1])
+	}
+	code, path, body := s.post("/app/workspaces", v)
+	m := workspaceURL.FindStringSubmatch(path)
+	if code != 200 || m == nil {
+		s.t.Fatalf("expected the new workspace's page, got %d at %s:\n%s", code, path, body)
+	}
+	// The same form sent again (a double click, a retry) starts nothing more.
+	if _, again, _ := s.post("/app/workspaces", v); again != path {
+		s.t.Fatalf("expected the form sent twice to land on the same workspace, got %s then %s", path, again)
+	}
+	return m[1]
+}
+
+// A member starts a workspace from the app and drives it: the workspace is the
+// account's (the API lists it, started from the app by the member), the reply shows
+// on its page, and a message sent twice from one form is one message, by the member.
+func TestAMemberStartsAndDrivesAWorkspaceFromTheApp(t *testing.T) {
+	s := workingSite(t)
+	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleMember)
+	if code, path, _ := s.signIn("ada-1"); code != 200 || path != "/app/workspaces" {
+		t.Fatalf("expected a member to land on the workspaces, got %d at %s", code, path)
+	}
+	id := s.start("write hello")
+	list := s.hub.Call("GET", "/v1/api/workspaces", s.hub.Key, nil).Expect(t, 200, "").Body["workspaces"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("expected the app's one workspace in the API's list, got %d", len(list))
+	}
+	ws := list[0].(map[string]any)
+	if by, _ := ws["startedBy"].(map[string]any); ws["workspaceId"] != id || ws["origin"] != "app" || by["kind"] != "app" || by["name"] != "Ada Lovelace" {
+		t.Fatalf("expected the workspace started from the app by Ada, got %v", ws)
+	}
+	page := s.waitPage("/app/workspaces/"+id, "wrote hello.txt")
+	if !strings.Contains(page, "Ada Lovelace") || !strings.Contains(page, "write hello") {
+		t.Errorf("expected the prompt by Ada on the page:\n%s", page)
+	}
+
+	v := url.Values{"csrf": {csrfOf(t, page)}, "key": {formKeyField.FindStringSubmatch(page)[1]}, "text": {"second"}}
+	for range 2 {
+		if code, path, _ := s.post("/app/workspaces/"+id+"/messages", v); code != 200 || path != "/app/workspaces/"+id {
+			t.Fatalf("expected the send to return to the page, got %d at %s", code, path)
+		}
+	}
+	s.waitPage("/app/workspaces/"+id, "echo: second")
+	msgs := s.hub.Call("GET", "/v1/api/workspaces/"+id+"/messages", s.hub.Key, nil).Expect(t, 200, "").Body["messages"].([]any)
+	if len(msgs) != 4 {
+		t.Fatalf("expected two prompts and two replies, got %d", len(msgs))
+	}
+	if a, _ := msgs[2].(map[string]any)["author"].(map[string]any); a["kind"] != "app" || a["name"] != "Ada Lovelace" {
+		t.Errorf("expected the message by Ada from the app, got %v", a)
+	}
+	if _, _, list := s.get("/app/workspaces?mine=1"); !strings.Contains(list, id) {
+		t.Errorf("expected the workspace among Ada's own:\n%s", list)
+	}
+}
+
+// An agent's reply is Markdown from untrusted code: it renders as formatting, and
+// nothing in it runs or links to a script.
+func TestAnAgentsReplyRendersAsMarkdownWithNothingThatRuns(t *testing.T) {
+	s := workingSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.signIn("ada-1")
+	id := s.start("say **bold** <img src=x onerror=alert(1)> [x](javascript:alert(1)) <script>alert(2)</script> [ok](https://example.com/)")
+	page := s.waitPage("/app/workspaces/"+id, "<strong>bold</strong>")
+	reply := page[strings.Index(page, `class="reply"`):]
+	for _, bad := range []string{"onerror", "javascript:", "<script", "<img"} {
+		if strings.Contains(reply, bad) {
+			t.Errorf("the reply kept %q:\n%s", bad, reply)
+		}
+	}
+	if !strings.Contains(reply, `href="https://example.com/"`) || !strings.Contains(reply, `noreferrer`) {
+		t.Errorf("expected the https link kept, without a referrer:\n%s", reply)
+	}
+}
+
+// An approval shows on the page with what is asked; Allow decides it as the member,
+// which the API's events then name, and the agent goes on.
+func TestAnApprovalIsDecidedFromTheAppAsTheMember(t *testing.T) {
+	s := workingSite(t)
+	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleMember)
+	s.signIn("ada-1")
+	id := s.start("ask first", "runtimeMode", "approval-required")
+	page := s.waitPage("/app/workspaces/"+id, "The agent asks to use bash")
+	if !strings.Contains(page, "rm -rf first") {
+		t.Fatalf("expected the whole ask on the page:\n%s", page)
+	}
+	action := regexp.MustCompile(`action="(/app/workspaces/` + id + `/approvals/apr_[0-9A-Za-z]+)"`).FindStringSubmatch(page)
+	if action == nil {
+		t.Fatalf("expected the ask's form:\n%s", page)
+	}
+	if code, _, body := s.post(action[1], url.Values{"csrf": {csrfOf(t, page)}, "decision": {"allow"}}); code != 200 {
+		t.Fatalf("expected the decision taken, got %d:\n%s", code, body)
+	}
+	s.waitPage("/app/workspaces/"+id, `&#34;decision&#34;:&#34;allow&#34;`)
+	events := s.hub.Call("GET", "/v1/api/workspaces/"+id+"/events?afterSeq=0", s.hub.Key, nil).Expect(t, 200, "").Body["events"].([]any)
+	var found bool
+	for _, raw := range events {
+		e := raw.(map[string]any)
+		if e["type"] != "approval_resolved" {
+			continue
+		}
+		d, _ := e["decider"].(map[string]any)
+		found = e["status"] == "allowed" && d["kind"] == "app" && d["name"] == "Ada Lovelace" && strings.HasPrefix(e["decidedBy"].(string), "app:")
+	}
+	if !found {
+		t.Errorf("expected the approval allowed by Ada in the app, got %v", events)
+	}
+}
+
+// The list pages through any number of workspaces newest first, by a cursor, and its
+// filters pick a member's own, a state and an origin.
+func TestTheWorkspaceListPagesAndFilters(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	ctx := context.Background()
+	sess, _, err := s.hub.Service.App.SignIn(ctx, core.SignInInput{Identity: core.Identity{Kind: core.IdentityEmail, Subject: "ada@example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api, mine []string
+	for range 5 {
+		// A microsecond apart, as the cursor counts; two at once are ordered by id.
+		s.clock.Advance(time.Microsecond)
+		r := s.hub.Call("POST", "/v1/api/workspaces", s.hub.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(t, 201, "")
+		api = append(api, r.Body["workspace"].(map[string]any)["workspaceId"].(string))
+		s.clock.Advance(time.Microsecond)
+		agent, model := "agent_1", "m"
+		ws, err := s.hub.Service.AppWorkspaces.Start(ctx, sess, core.CreateWorkspaceInput{Agent: &agent, Model: &model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine = append(mine, ws.ID)
+	}
+	var seen []string
+	f := core.WorkspaceFilter{Limit: 3}
+	for {
+		l, err := s.hub.Service.AppWorkspaces.List(ctx, sess, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range l.Workspaces {
+			seen = append(seen, w.ID)
+		}
+		if l.Next == "" {
+			break
+		}
+		f.Before = l.Next
+	}
+	if len(seen) != 10 || seen[0] != mine[4] || seen[9] != api[0] {
+		t.Errorf("expected all ten, newest first, got %v", seen)
+	}
+	l, err := s.hub.Service.AppWorkspaces.List(ctx, sess, core.WorkspaceFilter{Mine: true, Origin: "app"})
+	if err != nil || len(l.Workspaces) != 5 || l.Workspaces[0].ID != mine[4] {
+		t.Errorf("expected Ada's five, got %v (%v)", l, err)
+	}
+	l, err = s.hub.Service.AppWorkspaces.List(ctx, sess, core.WorkspaceFilter{Origin: "api", State: "queued"})
+	if err != nil || len(l.Workspaces) != 5 || l.Workspaces[4].ID != api[0] {
+		t.Errorf("expected the API's five, got %v (%v)", l, err)
+	}
+	for _, bad := range []core.WorkspaceFilter{{State: "deleted"}, {Origin: "fax"}, {Before: "12.nope"}} {
+		if _, err := s.hub.Service.AppWorkspaces.List(ctx, sess, bad); core.ErrorCode(err) != core.CodeInvalidRequest {
+			t.Errorf("%+v: expected invalid_request, got %v", bad, err)
+		}
+	}
+	// Through the page: the first page links to the next with the filter kept.
+	s.signIn("ada-1")
+	_, _, body := s.get("/app/workspaces?origin=app")
+	if !strings.Contains(body, mine[4]) || strings.Contains(body, api[4]) {
+		t.Errorf("expected only the app's workspaces listed:\n%s", body)
+	}
+}
+
+// Only the person who started a workspace, or an owner, archives or deletes it; a
+// delete is confirmed on a page of its own.
+func TestOnlyTheStarterOrAnOwnerArchivesAndDeletes(t *testing.T) {
+	s := workingSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
+	s.person("own-1", "own@example.com", "Olive", core.RoleOwner)
+	s.signIn("ada-1")
+	id := s.start("write a")
+	s.waitPage("/app/workspaces/"+id, "wrote a.txt")
+	s.post("/app/signout", url.Values{"csrf": {csrfOf(t, s.page("/app/workspaces"))}})
+
+	s.signIn("bob-1")
+	page := s.page("/app/workspaces/" + id)
+	if strings.Contains(page, "/archive") || strings.Contains(page, "/delete") {
+		t.Errorf("expected no archive button for Bob:\n%s", page)
+	}
+	if code, _, _ := s.post("/app/workspaces/"+id+"/archive", url.Values{"csrf": {csrfOf(t, page)}}); code != 403 {
+		t.Errorf("expected Bob refused, got %d", code)
+	}
+	s.post("/app/signout", url.Values{"csrf": {csrfOf(t, page)}})
+
+	s.signIn("own-1")
+	page = s.page("/app/workspaces/" + id)
+	if code, _, body := s.post("/app/workspaces/"+id+"/archive", url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || !strings.Contains(body, "archiving") {
+		t.Errorf("expected the owner's archive taken, got %d:\n%s", code, body)
+	}
+	confirm := s.page("/app/workspaces/" + id + "/delete")
+	if !strings.Contains(confirm, "Delete it") {
+		t.Fatalf("expected a confirmation:\n%s", confirm)
+	}
+	if code, path, _ := s.post("/app/workspaces/"+id+"/delete", url.Values{"csrf": {csrfOf(t, confirm)}}); code != 200 || path != "/app/workspaces" {
+		t.Errorf("expected the delete to return to the list, got %d at %s", code, path)
+	}
+	var state string
+	if err := s.hub.PG().DB().Get(&state, `SELECT state FROM workspaces WHERE id = $1`, id); err != nil || (state != "deleting" && state != "deleted") {
+		t.Errorf("expected the workspace deleted, got %q (%v)", state, err)
+	}
+}
+
+// page is a page's body, which must be served.
+func (s *site) page(path string) string {
+	s.t.Helper()
+	code, _, body := s.get(path)
+	if code != 200 {
+		s.t.Fatalf("GET %s: %d\n%s", path, code, body)
+	}
+	return body
+}
