@@ -11,6 +11,14 @@ import (
 	"github.com/wshub/wshub/internal/browsertest"
 )
 
+// picture checks the page with axe-core and pictures it at desktop and phone widths.
+func picture(t *testing.T, b *browsertest.Browser, name string) {
+	t.Helper()
+	b.Axe(t)
+	b.Screenshot(t, name, browsertest.Desktop)
+	b.Screenshot(t, name, browsertest.Phone)
+}
+
 // screenshotDir is where the browser tests save their pictures: the test's own
 // directory, or WSHUB_APP_SCREENSHOTS (docs/app, to refresh the README's).
 func screenshotDir() string { return os.Getenv("WSHUB_APP_SCREENSHOTS") }
@@ -26,11 +34,7 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
 	s.idp.SignInAs("") // the provider shows its login page: the browser picks the user
 
-	picture := func(name string) {
-		b.Axe(t)
-		b.Screenshot(t, name, browsertest.Desktop)
-		b.Screenshot(t, name, browsertest.Phone)
-	}
+	picture := func(name string) { picture(t, b, name) }
 
 	if code := b.Open(t, s.hub.URL+"/app/"); code != http.StatusOK || !strings.HasSuffix(b.URL(t), "/app/signin") {
 		t.Fatalf("expected the sign-in page, got %d at %s", code, b.URL(t))
