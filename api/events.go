@@ -2,17 +2,14 @@ package api
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/sse"
 )
 
 // GET /v1/api/workspaces/{id}/events (an extension of the contract): the
@@ -49,9 +46,6 @@ func toTurnEvent(e *core.TurnEvent) turnEventJSON {
 		DecidedBy: e.DecidedBy, Decider: toAuthor(e.Decider), Input: e.Input, InputSHA256: e.InputSHA256, Reason: e.Reason, CreatedAt: e.CreatedAt.UnixMilli()}
 }
 
-// sseHeartbeat keeps idle streams (and the proxies on their way) open.
-const sseHeartbeat = 15 * time.Second
-
 func (s *server) listEvents(c *fiber.Ctx) error {
 	after, limit, err := core.ParseMessageQuery(c.Query("afterSeq"), c.Query("limit"))
 	if err != nil {
@@ -86,59 +80,24 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	release, ok := s.streams.acquire(auth)
+	release, ok := s.streams.Acquire(auth)
 	if !ok {
 		sub.Close()
 		c.Set(fiber.HeaderRetryAfter, "5")
 		return writeError(c, s.log, core.Errorf(core.CodeTooManyStreams,
-			"this key has %d event streams open, as many as the hub takes; close one, or poll with ?afterSeq=", s.streams.max))
+			"this key has %d event streams open, as many as the hub takes; close one, or poll with ?afterSeq=", s.streams.Max))
 	}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
-	// fasthttp bounds a whole response by the write timeout: the stream ends before
-	// it, and the client resumes with Last-Event-ID (EventSource does so by itself).
-	lifetime := max(s.streamFor, 5*time.Second)
 	// fasthttp runs the writer at once on a goroutine of its own, whatever becomes of
 	// the connection: the place is given back when it returns.
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer release()
-		defer sub.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), lifetime)
-		defer cancel()
-		fmt.Fprintf(w, "retry: 1000\n\n")
-		idle := time.NewTimer(sseHeartbeat)
-		defer idle.Stop()
-		for {
-			events, err := sub.Next(ctx)
-			if err != nil {
-				// A page that would come after the stream's end ends it now: the client
-				// resumes from where it got to.
-				if ctx.Err() == nil && !errors.Is(err, core.ErrStreamPaced) {
-					s.log.Warn("event stream", "workspace", id, "err", err)
-				}
-				return
-			}
-			for _, e := range events {
-				body, _ := json.Marshal(toTurnEvent(e))
-				fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, body)
-			}
-			if err := w.Flush(); err != nil {
-				return // the client went away
-			}
-			if len(events) > 0 {
-				idle.Reset(sseHeartbeat)
-				continue
-			}
-			select {
-			case <-sub.Wake():
-			case <-idle.C:
-				fmt.Fprintf(w, ": heartbeat\n\n")
-				idle.Reset(sseHeartbeat)
-			case <-ctx.Done():
-				return
-			}
-		}
+		sse.Serve(w, sub, sse.Options{Lifetime: s.streamFor, Encode: func(e *core.TurnEvent) []byte {
+			body, _ := json.Marshal(toTurnEvent(e))
+			return body
+		}, Failed: func(err error) { s.log.Warn("event stream", "workspace", id, "err", err) }})
 	})
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/sse"
 )
 
 // Pinger reports whether the store is reachable (readiness).
@@ -89,7 +90,7 @@ type server struct {
 	// limits are the keys' rate limits, streams their open event streams and pages
 	// the pace of their streams' own page reads (nil: no limit).
 	limits  *keyLimits
-	streams *keyStreams
+	streams *sse.Places
 	pages   *keyLimits
 	// bodyLimits are Options.BodyLimits.
 	bodyLimits map[string]int
@@ -139,7 +140,7 @@ func New(svc UseCases, opt Options) *fiber.App {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit), streams: newKeyStreams(opt.MaxStreamsPerKey),
+	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit), streams: sse.NewPlaces(opt.MaxStreamsPerKey),
 		pages: newKeyLimits(opt.StreamPages), bodyLimits: opt.BodyLimits}
 	to := opt.Timeouts
 	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)

@@ -342,3 +342,13 @@ func (s *AppWorkspaces) mayManage(ctx context.Context, a *AppSession, id string)
 	}
 	return nil
 }
+
+// Events streams the workspace's turn events after afterSeq, for its page's live
+// updates.
+func (s *AppWorkspaces) Events(ctx context.Context, a *AppSession, id string, afterSeq int64) (*EventStream, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.workspaces.StreamEvents(ctx, acct, id, afterSeq, nil)
+}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/sync/errgroup"
@@ -226,7 +227,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if h.Web, err = web.Mount(app, svc.App, svc.AppWorkspaces, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		OIDC:     web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName},
 		Discord:  discordSignIn(cfg),
-		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks}); err != nil {
+		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks,
+		MaxStreams: cfg.MaxStreamsPerKey, StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {
 		return nil, err
 	}
 	if cfg.SlackBotToken != "" {

@@ -57,3 +57,58 @@ func TestInABrowserAMemberStartsAWorkspaceAndReadsTheReply(t *testing.T) {
 	}
 	picture("workspace-list")
 }
+
+// In a real browser, the page follows the turn without being loaded again: the ask
+// appears as the agent asks it, with its steps before any reply; Allow decides it; a
+// deny through the API shows, and so does the reply. Stop, pressed while a turn runs,
+// ends it interrupted.
+func TestInABrowserTheWorkspacePageFollowsTheTurnLive(t *testing.T) {
+	s := workingSite(t)
+	b := browsertest.Start(t)
+	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleMember)
+	s.signInInBrowser(b, "ada-1")
+	b.Open(t, s.hub.URL+"/app/workspaces/new")
+	b.FillByLabel(t, "What should the agent do?", "ask first second")
+	b.FillByLabel(t, "Model", "test-model")
+	b.Fill(t, "#start-mode", "approval-required")
+	if code := b.Submit(t, `form[action="/app/workspaces"]`); code != http.StatusOK {
+		t.Fatalf("expected the workspace's page, got %d", code)
+	}
+	id := strings.TrimPrefix(pathOf(t, b), "/app/workspaces/")
+	b.WaitFor(t, `.ask button[value="allow"]`)
+	if steps := b.Text(t, "#steps"); !strings.Contains(steps, "before first") || strings.Contains(b.Text(t, ".conversation"), "decision") {
+		t.Fatalf("expected the step and the ask before any reply, got %q", steps)
+	}
+	if code := b.Follow(t, `.ask button[value="allow"]`); code != http.StatusOK {
+		t.Fatalf("expected Allow to return to the page, got %d at %s", code, b.URL(t))
+	}
+	var mark bool
+	b.Eval(t, `window.__same = true`, &mark)
+	b.WaitUntil(t, `document.querySelector(".ask") !== null && document.querySelector("#steps").textContent.includes("rm -rf second")`)
+	var asks []any
+	for _, raw := range s.hub.Call("GET", "/v1/api/workspaces/"+id+"/events?afterSeq=0", s.hub.Key, nil).Body["events"].([]any) {
+		if e := raw.(map[string]any); e["type"] == "approval_requested" {
+			asks = append(asks, e["approvalId"])
+		}
+	}
+	if len(asks) != 2 {
+		t.Fatalf("expected two asks, got %v", asks)
+	}
+	s.hub.Call("POST", "/v1/api/workspaces/"+id+"/approvals/"+asks[1].(string), s.hub.Key, map[string]any{"decision": "deny"}).Expect(t, 200, "")
+	b.WaitUntil(t, `document.querySelector(".conversation").textContent.includes('"decision":"deny"')`)
+	var same bool
+	b.Eval(t, `window.__same === true`, &same)
+	if !same || !strings.Contains(b.Text(t, ".conversation"), `"decision":"allow"`) {
+		t.Errorf("expected both decisions in the reply, drawn without loading the page again: %q", b.Text(t, ".conversation"))
+	}
+
+	// A turn that takes its time, stopped from the page.
+	b.Open(t, s.hub.URL+"/app/workspaces/new")
+	b.FillByLabel(t, "What should the agent do?", "paced 30 1")
+	b.FillByLabel(t, "Model", "test-model")
+	b.Submit(t, `form[action="/app/workspaces"]`)
+	b.WaitUntil(t, `document.querySelector("#steps") !== null && document.querySelector("#steps").textContent.includes("step 1")`)
+	b.Follow(t, `form[action$="/stop"] button`)
+	b.WaitUntil(t, `document.querySelector(".message.assistant .meta") !== null &&
+		document.querySelector(".message.assistant .meta").textContent.includes("interrupted")`)
+}

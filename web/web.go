@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/sse"
 )
 
 //go:embed templates/*.html
@@ -54,6 +55,11 @@ type Options struct {
 	SignInBurst int
 	// Now is the clock of the cookie's expiry (nil: time.Now).
 	Now func() time.Time
+	// MaxStreams bounds each session's live pages on this replica (0: no limit), as
+	// WSHUB_MAX_STREAMS_PER_KEY bounds a key's event streams; StreamFor ends each
+	// stream before the server's write timeout (the page's script resumes it).
+	MaxStreams int
+	StreamFor  time.Duration
 }
 
 type app struct {
@@ -67,6 +73,8 @@ type app struct {
 	pages      *template.Template
 	oidc       *oidcClient
 	limit      *addrLimits
+	// streams are the sessions' open live pages.
+	streams *sse.Places
 }
 
 // MaxFormBytes bounds a request body of the app: its forms are a few short fields.
@@ -102,7 +110,8 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &app{core: svc, workspaces: workspaces, opts: opts, log: opts.Log, pages: pages, limit: newAddrLimits(opts.SignInRate, opts.SignInBurst)}
+	a := &app{core: svc, workspaces: workspaces, opts: opts, log: opts.Log, pages: pages, limit: newAddrLimits(opts.SignInRate, opts.SignInBurst),
+		streams: sse.NewPlaces(opts.MaxStreams)}
 	if opts.PublicURL != "" {
 		u := strings.TrimSuffix(opts.PublicURL, "/")
 		a.public.Store(&u)
@@ -140,6 +149,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	signedIn.Get("/workspaces/new", a.newWorkspacePage)
 	signedIn.Post("/workspaces", a.checkForm, a.startWorkspace)
 	signedIn.Get("/workspaces/:id", a.workspacePage)
+	signedIn.Get("/workspaces/:id/events", a.workspaceEvents)
 	signedIn.Post("/workspaces/:id/messages", a.checkForm, a.sendMessage)
 	signedIn.Post("/workspaces/:id/approvals/:approval", a.checkForm, a.decideApproval)
 	signedIn.Post("/workspaces/:id/turns/:turn/stop", a.checkForm, a.stopTurn)

@@ -58,6 +58,11 @@ func TestImportRules(t *testing.T) {
 				if strings.HasPrefix(imp, module) && imp != module+"core" {
 					t.Errorf("jobs imports %s; jobs run work through core only", imp)
 				}
+			case rel == "internal/sse":
+				// Shared by front-ends, so held to their rule: core only.
+				if strings.HasPrefix(imp, module) && imp != module+"core" {
+					t.Errorf("internal/sse imports %s; what front-ends share calls core only", imp)
+				}
 			case rel == "api/runtimewire":
 				if !isStd(imp) {
 					t.Errorf("api/runtimewire imports %s; the runtime's wire uses the standard library only", imp)
@@ -70,8 +75,10 @@ func TestImportRules(t *testing.T) {
 			case rel == "api" || rel == "web" || strings.HasPrefix(rel, "bots/"):
 				// bots/chat is the words and helpers the bots share above core.
 				// api/runtimewire is the runtime API's wire, shared with `wshub runtime`.
+				// internal/sse writes event streams for the API and the app alike.
 				shared := strings.HasPrefix(rel, "bots/") && imp == module+"bots/chat" ||
-					rel == "api" && imp == module+"api/runtimewire"
+					rel == "api" && imp == module+"api/runtimewire" ||
+					(rel == "api" || rel == "web") && imp == module+"internal/sse"
 				if strings.HasPrefix(imp, module) && imp != module+"core" && !shared {
 					t.Errorf("%s imports %s; front-ends call core only", rel, imp)
 				}

@@ -1,0 +1,64 @@
+package web
+
+import (
+	"bufio"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/sse"
+)
+
+// A workspace's page follows its turns live: its script opens this stream (the same
+// events as the API's, for the session) and draws the page again from the server
+// when one arrives. The page is whole without it.
+
+// liveEvent is what the page's script reads of an event: that something happened,
+// and its seq to resume after.
+type liveEvent struct {
+	Seq  int64  `json:"seq"`
+	Type string `json:"type"`
+}
+
+func (a *app) workspaceEvents(c *fiber.Ctx) error {
+	after, err := strconv.ParseInt(cmpOr(strings.TrimSpace(c.Get("Last-Event-ID")), c.Query("after"), "0"), 10, 64)
+	if err != nil || after < 0 {
+		return a.refuse(c, fiber.StatusBadRequest, "The stream resumes after the seq of an event.")
+	}
+	sess := sessionOf(c)
+	sub, err := a.workspaces.Events(c.UserContext(), sess, c.Params("id"), after)
+	if err != nil {
+		return a.fail(c, err)
+	}
+	release, ok := a.streams.Acquire("session:" + sess.ID)
+	if !ok {
+		sub.Close()
+		c.Set(fiber.HeaderRetryAfter, "5")
+		return a.refuse(c, fiber.StatusTooManyRequests, "This session has as many live pages open as the hub takes; close one.")
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	id := c.Params("id")
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer release()
+		sse.Serve(w, sub, sse.Options{Lifetime: a.opts.StreamFor, Encode: func(e *core.TurnEvent) []byte {
+			body, _ := json.Marshal(liveEvent{Seq: e.Seq, Type: string(e.Type)})
+			return body
+		}, Failed: func(err error) { a.log.Warn("app event stream", "workspace", id, "err", err) }})
+	})
+	return nil
+}
+
+// cmpOr is the first non-empty value.
+func cmpOr(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
