@@ -16,6 +16,7 @@ type AppWorkspaces struct {
 	store      appWorkspacesStore
 	app        *App
 	workspaces *Workspaces
+	diffs      BranchDiffs // the diff page's (app_diff.go)
 }
 
 type appWorkspacesStore interface {

@@ -37,6 +37,9 @@ type Deps struct {
 	Remote   map[string]RemoteMachines
 	Branches Branches
 	Wakeups  Wakeups
+	// Diffs reads workspaces' branches against their bases for the app (nil: the
+	// app's diff page fails).
+	Diffs BranchDiffs
 	// Quotas are the hub's default limits per account.
 	Quotas Quotas
 	// AppLimits are the app's session lifetimes.
@@ -111,7 +114,7 @@ func NewService(d Deps) *Service {
 		Deliveries:    &Deliveries{kernel: k, logger: lg, store: d.Store, sender: d.Sender},
 		ChatQueues:    &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
 		App:           app,
-		AppWorkspaces: &AppWorkspaces{kernel: k, store: d.Store, app: app, workspaces: ws},
+		AppWorkspaces: &AppWorkspaces{kernel: k, store: d.Store, app: app, workspaces: ws, diffs: d.Diffs},
 		Admin:         &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }

@@ -208,6 +208,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Branches: &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Credentials: creds,
 			MaxObjectBytes: cfg.BranchMaxObjectBytes, MaxBranchBytes: cfg.BranchMaxBytes},
 		Wakeups:   fanout,
+		Diffs:     &gitrepo.BranchDiffs{Checkouts: filepath.Join(cfg.DataDir, "workspaces"), Branches: filepath.Join(cfg.DataDir, "branches")},
 		AppLimits: core.AppLimits{Idle: cfg.AppSessionIdle, Max: cfg.AppSessionMax},
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
 			RunningTurns: cfg.MaxRunningTurns},

@@ -62,6 +62,16 @@ func (g *runner) runInput(ctx context.Context, dir, input string, args ...string
 // runWith is run with stdin (nil: none) on git's standard input and env added to its
 // environment (a quarantine's object directories).
 func (g *runner) runWith(ctx context.Context, dir string, stdin io.Reader, env []string, args ...string) (string, error) {
+	var stdout bytes.Buffer
+	if err := g.runTo(ctx, dir, stdin, &stdout, env, args...); err != nil {
+		return "", err
+	}
+	return stdout.String(), nil
+}
+
+// runTo is runWith writing git's standard output to stdout: a writer that refuses
+// more than it takes (cappedWriter) stops a git whose output has no bound.
+func (g *runner) runTo(ctx context.Context, dir string, stdin io.Reader, stdout io.Writer, env []string, args ...string) error {
 	op := args[0]
 	if op == "remote" && len(args) > 1 {
 		op += " " + args[1]
@@ -74,11 +84,11 @@ func (g *runner) runWith(ctx context.Context, dir string, stdin io.Reader, env [
 	cmd.Env = append(append(gitEnv(os.Environ()), g.creds.env()...), env...)
 	cmd.WaitDelay = waitDelay
 	cmd.Stdin = stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	err := cmd.Run()
 	if err == nil {
-		return stdout.String(), nil
+		return nil
 	}
 	e := &Error{Op: op, ExitCode: -1, Err: err}
 	var exit *exec.ExitError
@@ -98,7 +108,7 @@ func (g *runner) runWith(ctx context.Context, dir string, stdin io.Reader, env [
 	default:
 		e.Reason = reasonOf(err, g.redact)
 	}
-	return "", e
+	return e
 }
 
 // safeConfig comes first on every git command line the hub runs. Command-line

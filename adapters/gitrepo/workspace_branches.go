@@ -16,7 +16,8 @@ import (
 
 // WorkspaceBranches is the hub's copy of remote workspaces' branches (core.Branches):
 // one bare repository per workspace under Dir, cloned from the project mirror (hard
-// links) the first time its machine checks out, holding refs/heads/<branch> only.
+// links) the first time its machine checks out, holding refs/heads/<branch> and the
+// commit it started from (baseRefName) only.
 // It is apart from the mirror because refreshing a mirror prunes every ref the
 // upstream lacks. The runtime sends its turns' commits here as bundles; pushes to the
 // project's repository start here, with the hub's credentials.
@@ -120,6 +121,9 @@ func (b *WorkspaceBranches) create(ctx context.Context, g *runner, dir, mirror s
 	if err == nil {
 		_, err = g.run(ctx, tmp, "update-ref", "refs/heads/"+ws.Branch, base)
 	}
+	if err == nil { // what the app's diff compares the branch with; bundles name the branch only
+		_, err = g.run(ctx, tmp, "update-ref", baseRefName, base)
+	}
 	if err == nil {
 		_, err = g.run(ctx, tmp, "symbolic-ref", "HEAD", "refs/heads/"+ws.Branch)
 	}
@@ -134,6 +138,9 @@ func (b *WorkspaceBranches) create(ctx context.Context, g *runner, dir, mirror s
 	}
 	return err
 }
+
+// baseRefName holds the commit baseRef named when the workspace's repository was made.
+const baseRefName = "refs/wshub/base"
 
 // maxBundleBytes bounds a turn's commits; the API's body limit is the first bound.
 const maxBundleBytes = core.MaxAssetBytes

@@ -1,0 +1,152 @@
+package core
+
+import (
+	"context"
+	"errors"
+)
+
+// The work: a workspace's branch against its base, as the hub holds it, for the app's
+// diff page. The local provider's branch is its checkout on the hub's host; a remote
+// provider's is the hub's copy kept by Branches. Either way the comparison is the
+// branch against the merge-base of the branch and its base (`git diff base...branch`),
+// so work merged into the base meanwhile is not shown as the branch's.
+
+// BranchDiffs reads the diff of a workspace's branch. It is a port of its own, not a
+// method of Machines or Branches: it reads the hub's copy wherever the provider keeps
+// it (the local checkout or the remote branches' repository) and changes neither, and
+// the app is its only caller.
+type BranchDiffs interface {
+	// Diff compares ws's branch with its base: every changed file (at most
+	// MaxDiffFiles), and the patches of q.Page's files, bounded by the limits below.
+	// A missing copy or base is said in the answer (NoCopy, BaseMissing), not an error.
+	Diff(ctx context.Context, ws *Workspace, q DiffQuery) (*BranchDiff, error)
+}
+
+// DiffQuery says which copy to read and which page of files to show patches for.
+type DiffQuery struct {
+	// Remote: the copy is the remote branches' (Branches), not the local checkout.
+	Remote bool
+	// Page is the page of files whose patches to read, from 1; each page holds
+	// DiffFilesPerPage files in the order of the list.
+	Page int
+}
+
+// The diff's bounds: a branch that changes a million files, or one file of a
+// gigabyte, still makes a page of bounded size and time.
+const (
+	// DiffFilesPerPage is how many files' patches one page shows.
+	DiffFilesPerPage = 50
+	// MaxDiffFiles bounds the list of changed files; past it the list says more changed.
+	MaxDiffFiles = 5000
+	// MaxPatchLines and MaxPatchBytes bound one file's patch: past either it is not
+	// shown ("too large to show").
+	MaxPatchLines = 2000
+	MaxPatchBytes = 256 << 10
+	// MaxPageBytes bounds the patches of one page together: past it the page's
+	// remaining files are listed without their patches.
+	MaxPageBytes = 2 << 20
+)
+
+// FileStatus is how a file changed on the branch.
+type FileStatus string
+
+// The statuses of a changed file.
+const (
+	FileAdded    FileStatus = "added"
+	FileModified FileStatus = "modified"
+	FileDeleted  FileStatus = "deleted"
+	FileRenamed  FileStatus = "renamed"
+)
+
+// DiffFile is one changed file.
+type DiffFile struct {
+	Path string
+	// OldPath is a renamed file's path at the base ("" otherwise).
+	OldPath              string
+	Status               FileStatus
+	Additions, Deletions int
+	// Binary files have no line counts and no patch.
+	Binary bool
+}
+
+// LineKind is what a line of a patch is.
+type LineKind string
+
+// The kinds of a patch's lines.
+const (
+	LineHunk    LineKind = "hunk" // "@@ -1,3 +1,4 @@ func f()"
+	LineContext LineKind = "context"
+	LineAdd     LineKind = "add"
+	LineDelete  LineKind = "delete"
+	// LineNote is git's "\ No newline at end of file".
+	LineNote LineKind = "note"
+)
+
+// DiffLine is one line of a file's patch, without its +, - or space prefix. OldLine
+// and NewLine are its numbers in the base's and the branch's file (0: not there).
+type DiffLine struct {
+	Kind             LineKind
+	Text             string
+	OldLine, NewLine int
+}
+
+// FilePatch is a file of the page with its patch.
+type FilePatch struct {
+	File  DiffFile
+	Lines []DiffLine
+	// TooLarge: the patch passes MaxPatchLines or MaxPatchBytes and is not shown.
+	TooLarge bool
+	// Omitted: the page's patches reached MaxPageBytes before this file's.
+	Omitted bool
+}
+
+// BranchDiff is the branch against its base.
+type BranchDiff struct {
+	Workspace *Workspace
+	// NoCopy: the hub holds no copy of the branch (not checked out yet, or deleted).
+	NoCopy bool
+	// BaseMissing: the base no longer resolves in the hub's copy, so there is nothing
+	// to compare with.
+	BaseMissing bool
+	// Base is the merge-base the branch is compared with, Head the branch's head.
+	Base, Head string
+	// Files are the changed files in git's order (by path), at most MaxDiffFiles;
+	// MoreFiles says more changed.
+	Files                []DiffFile
+	MoreFiles            bool
+	Additions, Deletions int
+	// Page is the page shown, of Pages; Patches are its files with their patches.
+	Page, Pages int
+	Patches     []FilePatch
+}
+
+// errNoDiffs: the hub was built without a BranchDiffs.
+var errNoDiffs = errors.New("the hub reads no branch diffs")
+
+// Diff reads the work of the workspace's branch: its changed files against its base,
+// and the patches of one page of them.
+func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page int) (*BranchDiff, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := s.workspaces.GetWorkspace(ctx, acct, id)
+	if err != nil {
+		return nil, err
+	}
+	if page < 1 {
+		return nil, Errorf(CodeInvalidRequest, "pages are numbered from 1")
+	}
+	if s.diffs == nil {
+		return nil, errNoDiffs
+	}
+	d, err := s.diffs.Diff(ctx, ws, DiffQuery{Remote: ws.ProviderID != LocalProviderID, Page: page})
+	if err != nil {
+		return nil, err
+	}
+	if d.Pages > 0 && page > d.Pages {
+		return nil, Errorf(CodeInvalidRequest, "the changes have %d pages; there is no page %d", d.Pages, page)
+	}
+	d.Workspace = ws
+	return d, nil
+}
