@@ -56,6 +56,17 @@ func TestInABrowserAMemberStartsAWorkspaceAndReadsTheReply(t *testing.T) {
 		t.Errorf("expected the workspace among Ada's, got %q", list)
 	}
 	picture("workspace-list")
+
+	// The work: a turn that writes a file, and its diff.
+	b.Open(t, s.hub.URL+"/app/workspaces/new")
+	b.FillByLabel(t, "What should the agent do?", "write hello")
+	b.FillByLabel(t, "Model", "test-model")
+	b.Submit(t, `form[action="/app/workspaces"]`)
+	b.WaitUntil(t, `document.querySelector(".conversation").textContent.includes("wrote hello.txt")`)
+	if code := b.Follow(t, `a[href$="/diff"]`); code != http.StatusOK || !strings.Contains(b.Text(t, "main"), "hello.txt") {
+		t.Fatalf("expected the diff with hello.txt, got %d: %q", code, b.Text(t, "main"))
+	}
+	picture("workspace-diff")
 }
 
 // In a real browser, the page follows the turn without being loaded again: the ask
