@@ -108,7 +108,7 @@ func TestInABrowserTheWorkspacePageFollowsTheTurnLive(t *testing.T) {
 	s.hub.Call("POST", "/v1/api/workspaces/"+id+"/approvals/"+asks[1].(string), s.hub.Key, map[string]any{"decision": "deny"}).Expect(t, 200, "")
 	b.WaitUntil(t, `document.querySelector(".conversation").textContent.includes('"decision":"deny"')`)
 	var same bool
-	b.Eval(t, `window.__same === true`, &same)
+	b.Eval(t, `window.__same === true && document.documentElement.classList.contains("js")`, &same)
 	if !same || !strings.Contains(b.Text(t, ".conversation"), `"decision":"allow"`) {
 		t.Errorf("expected both decisions in the reply, drawn without loading the page again: %q", b.Text(t, ".conversation"))
 	}
@@ -122,4 +122,44 @@ func TestInABrowserTheWorkspacePageFollowsTheTurnLive(t *testing.T) {
 	b.Follow(t, `form[action$="/stop"] button`)
 	b.WaitUntil(t, `document.querySelector(".message.assistant .meta") !== null &&
 		document.querySelector(".message.assistant .meta").textContent.includes("interrupted")`)
+}
+
+// In a real browser with JavaScript off, a workspace's page still reads and sends:
+// its forms are plain HTML, and the reply is there when the page is loaded again.
+func TestInABrowserWithoutJavaScriptAWorkspaceStillReadsAndSends(t *testing.T) {
+	s := workingSite(t)
+	b := browsertest.Start(t)
+	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleMember)
+	s.signInInBrowser(b, "ada-1")
+	b.DisableScripts(t)
+	b.Open(t, s.hub.URL+"/app/workspaces/new")
+	b.FillByLabel(t, "What should the agent do?", "first words")
+	b.FillByLabel(t, "Model", "test-model")
+	if code := b.Follow(t, `form[action="/app/workspaces"] button[type="submit"]`); code != http.StatusOK {
+		t.Fatalf("expected the workspace's page, got %d at %s", code, b.URL(t))
+	}
+	page := b.URL(t)
+	reload := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for !strings.Contains(b.Text(t, "main"), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("expected %q within a minute: %q", want, b.Text(t, "main"))
+			}
+			time.Sleep(200 * time.Millisecond)
+			b.Open(t, page)
+		}
+	}
+	reload("echo: first words")
+	b.FillByLabel(t, "Message", "second words")
+	if code := b.Follow(t, `#send button[type="submit"]`); code != http.StatusOK {
+		t.Fatalf("expected the page again after sending, got %d", code)
+	}
+	reload("echo: second words")
+	// The page's own script did not run (app.js marks the document when it does).
+	var ran bool
+	b.Eval(t, `document.documentElement.classList.contains("js")`, &ran)
+	if ran {
+		t.Errorf("expected the page's script off, but it ran")
+	}
 }

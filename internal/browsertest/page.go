@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -262,4 +263,13 @@ func sameSite(s network.CookieSameSite) http.SameSite {
 func jsString(s string) string {
 	b, _ := json.Marshal(s) // a string always marshals
 	return string(b)
+}
+
+// DisableScripts turns the page's JavaScript off in the tab, as for a person who
+// browses without it, from the next page on. The test's own Eval still runs.
+func (b *Browser) DisableScripts(t testing.TB) {
+	t.Helper()
+	within(t, b, "disable scripts", func(ctx context.Context) (cdp.Empty, error) {
+		return chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+	})
 }

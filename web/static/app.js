@@ -2,6 +2,7 @@
 // follows its turns live: on each event of its stream it draws the live part again
 // from the server (one renderer for both), keeping what is being typed. Everything
 // else is plain HTML forms, and the pages are whole without this script.
+document.documentElement.classList.add("js"); // the pages' styles may tell the two apart
 document.addEventListener("click", function (e) {
   var b = e.target.closest("button.copy");
   if (!b) return;
