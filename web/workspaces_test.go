@@ -267,3 +267,35 @@ func (s *site) page(path string) string {
 	}
 	return body
 }
+
+// A workspace started from a Slack thread is in the list with the Slack person who
+// started it, and its page links to the thread.
+func TestAWorkspaceStartedFromSlackShowsItsAuthorAndThread(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	ctx := context.Background()
+	if err := s.hub.Service.Admin.BindChat(ctx, &core.ChatBinding{Platform: core.PlatformSlack, TeamID: "T1",
+		AccountID: s.hub.Account.ID, ProjectID: s.hub.Project.ID, Agent: "agent_1", Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	place := core.ChatPlace{Platform: core.PlatformSlack, TeamID: "T1", ChannelID: "C1", ThreadID: "1700000000.000100"}
+	sess, err := s.hub.Service.Chat.ChatSessionFor(ctx, place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := s.hub.Service.Chat.StartFromChat(ctx, sess, core.ChatInput{Key: "slack:T1:C1:1700000000.000100",
+		Text: "fix the build", UserID: "U1", UserName: "Grace Hopper"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.signIn("ada-1")
+	list := s.page("/app/workspaces?origin=slack")
+	if !strings.Contains(list, ws.ID) || !strings.Contains(list, "Grace Hopper") {
+		t.Errorf("expected the Slack workspace listed with Grace:\n%s", list)
+	}
+	page := s.page("/app/workspaces/" + ws.ID)
+	if !strings.Contains(page, `href="https://app.slack.com/client/T1/C1/thread/C1-1700000000.000100"`) ||
+		!strings.Contains(page, "fix the build") {
+		t.Errorf("expected the prompt and a link to the thread:\n%s", page)
+	}
+}
