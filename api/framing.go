@@ -51,12 +51,17 @@ func (s *server) headerReceived(hdr *fasthttp.RequestHeader) fasthttp.RequestCon
 		// not to be trusted), and the error handler answers with refuse.
 		return fasthttp.RequestConfig{MaxRequestBodySize: 1}
 	}
-	for prefix, limit := range s.bodyLimits {
-		if strings.HasPrefix(hd.path, prefix) {
-			return fasthttp.RequestConfig{MaxRequestBodySize: limit}
+	// The longest prefix wins: a front-end's uploads are larger than its forms.
+	best, limit := -1, 0
+	for prefix, l := range s.bodyLimits {
+		if strings.HasPrefix(hd.path, prefix) && len(prefix) > best {
+			best, limit = len(prefix), l
 		}
 	}
-	return fasthttp.RequestConfig{}
+	if best < 0 {
+		return fasthttp.RequestConfig{}
+	}
+	return fasthttp.RequestConfig{MaxRequestBodySize: limit}
 }
 
 // framingError checks how the request says where its body ends (RFC 9112 6.1-6.3),

@@ -41,7 +41,8 @@ type Options struct {
 	// its streams take from the workspace's feed are not counted (PerSecond 0: no pace).
 	StreamPages RateLimit
 	// BodyLimits bound the bodies of the routes other front-ends mount on this app, by
-	// path prefix (the app's forms): a larger body is refused before it is read.
+	// path prefix, the longest matching one winning (the app's forms, its uploads): a
+	// larger body is refused before it is read.
 	BodyLimits map[string]int
 	// TrustedProxies are the addresses or CIDR ranges of the proxies in front of the
 	// hub: a request from one of them is taken to come from the address its

@@ -270,18 +270,28 @@ func (s *AppWorkspaces) Start(ctx context.Context, a *AppSession, in CreateWorks
 	return ws, err
 }
 
-// Send sends a message to the workspace as the member; key makes a form sent twice
-// one message.
-func (s *AppWorkspaces) Send(ctx context.Context, a *AppSession, id, text, key string) (*SendReceipt, error) {
+// Send sends a message to the workspace as the member, with the files uploaded for
+// it; key makes a form sent twice one message.
+func (s *AppWorkspaces) Send(ctx context.Context, a *AppSession, id, text string, attachments []string, key string) (*SendReceipt, error) {
 	acct, err := s.account(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	in := SendMessageInput{Text: &text, author: a.author()}
+	in := SendMessageInput{Text: &text, Attachments: attachments, author: a.author()}
 	if key != "" {
 		in.HeaderKey = &key
 	}
 	return s.workspaces.SendMessage(ctx, acct, id, in)
+}
+
+// Upload stores a file for the workspace's next message, as the API's upload does
+// (the same checks of its type, size and name; in.HeaderKey makes a retry one file).
+func (s *AppWorkspaces) Upload(ctx context.Context, a *AppSession, id string, in UploadInput) (*Asset, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.workspaces.UploadAttachment(ctx, acct, id, in)
 }
 
 // Decide allows or denies one of the workspace's approvals as the member.

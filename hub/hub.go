@@ -219,7 +219,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
 		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
 		StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst},
-		BodyLimits:  map[string]int{"/app/": web.MaxFormBytes}, TrustedProxies: cfg.TrustedProxies})
+		BodyLimits:  map[string]int{"/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes}, TrustedProxies: cfg.TrustedProxies})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen,
 		AgentLimits: limits}
 	if keys != nil {

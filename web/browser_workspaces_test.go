@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +163,39 @@ func TestInABrowserWithoutJavaScriptAWorkspaceStillReadsAndSends(t *testing.T) {
 	b.Eval(t, `document.documentElement.classList.contains("js")`, &ran)
 	if ran {
 		t.Errorf("expected the page's script off, but it ran")
+	}
+}
+
+// In a real browser, a workspace started with a file: the page starts it, uploads the
+// file and sends the prompt with it; the API lists the workspace, the agent sees the
+// file, and its reply appears on the page without a reload.
+func TestInABrowserAWorkspaceStartsWithAFile(t *testing.T) {
+	s := workingSite(t)
+	b := browsertest.Start(t)
+	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleMember)
+	s.signInInBrowser(b, "ada-1")
+	notes := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notes, []byte("hello from a file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.Open(t, s.hub.URL+"/app/workspaces/new")
+	b.FillByLabel(t, "What should the agent do?", "attachments")
+	b.FillByLabel(t, "Model", "test-model")
+	b.Attach(t, "#start-files", notes)
+	b.Click(t, `form[action="/app/workspaces"] button[type="submit"]`)
+	b.WaitUntil(t, `location.pathname.startsWith("/app/workspaces/ws_") && document.querySelector(".conversation") !== null &&
+		document.querySelector(".conversation").textContent.includes("hello from a file")`)
+	if files := b.Text(t, ".message.user .files"); !strings.Contains(files, "notes.txt") {
+		t.Errorf("expected the file shown with the prompt, got %q", files)
+	}
+	list := s.hub.Call("GET", "/v1/api/workspaces", s.hub.Key, nil).Expect(t, 200, "").Body["workspaces"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("expected one workspace, got %d", len(list))
+	}
+	id := list[0].(map[string]any)["workspaceId"].(string)
+	msgs := s.hub.Call("GET", "/v1/api/workspaces/"+id+"/messages", s.hub.Key, nil).Expect(t, 200, "").Body["messages"].([]any)
+	first := msgs[0].(map[string]any)
+	if files, _ := first["attachments"].([]any); first["text"] != "attachments" || len(files) != 1 {
+		t.Errorf("expected the prompt with its one file, got %v", first)
 	}
 }

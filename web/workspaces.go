@@ -96,7 +96,11 @@ func back(c *fiber.Ctx, anchor string) error {
 }
 
 func (a *app) sendMessage(c *fiber.Ctx) error {
-	if _, err := a.workspaces.Send(c.UserContext(), sessionOf(c), c.Params("id"), c.FormValue("text"), c.FormValue("key")); err != nil {
+	var files []string
+	for _, v := range c.Context().PostArgs().PeekMulti("attachments") {
+		files = append(files, string(v))
+	}
+	if _, err := a.workspaces.Send(c.UserContext(), sessionOf(c), c.Params("id"), c.FormValue("text"), files, c.FormValue("key")); err != nil {
 		return a.fail(c, err)
 	}
 	return back(c, "#send")

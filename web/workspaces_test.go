@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -299,3 +301,61 @@ func TestAWorkspaceStartedFromSlackShowsItsAuthorAndThread(t *testing.T) {
 		t.Errorf("expected the prompt and a link to the thread:\n%s", page)
 	}
 }
+
+// An upload takes one file from the app's own page with the session's token in a
+// header; anything else is refused, and a body over the limit before it is read.
+func TestUploadsComeFromTheAppsPagesAndAreBounded(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.signIn("ada-1")
+	id := s.start("")
+	token := csrfOf(t, s.page("/app/workspaces/"+id))
+	upload := func(body io.Reader, headers map[string]string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", s.hub.URL+"/app/uploads/"+id, body)
+		h := map[string]string{"Content-Type": "text/plain", "X-File-Name": "notes%20one.txt", "X-CSRF-Token": token,
+			"Sec-Fetch-Site": "same-origin"}
+		for k, v := range headers {
+			h[k] = v
+		}
+		for k, v := range h {
+			if v != "" {
+				req.Header.Set(k, v)
+			}
+		}
+		res, err := s.web.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.StatusCode, string(b)
+	}
+	code, body := upload(strings.NewReader("hello"), nil)
+	if code != 201 || !strings.Contains(body, `"name":"notes one.txt"`) {
+		t.Fatalf("expected the file taken, got %d %s", code, body)
+	}
+	for _, c := range []struct {
+		headers map[string]string
+		status  int
+	}{
+		{map[string]string{"X-CSRF-Token": ""}, 403},
+		{map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{map[string]string{"Sec-Fetch-Site": ""}, 403},
+		{map[string]string{"Content-Encoding": "gzip"}, 415},
+		{map[string]string{"Content-Type": "application/x-msdownload"}, 400},
+	} {
+		if code, body := upload(strings.NewReader("hello"), c.headers); code != c.status {
+			t.Errorf("%v: expected %d, got %d %s", c.headers, c.status, code, body)
+		}
+	}
+	big := io.LimitReader(zeros{}, core.MaxAssetBytes+1)
+	if code, _ := upload(big, nil); code != 413 {
+		t.Errorf("expected a file over 20 MiB refused, got %d", code)
+	}
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }

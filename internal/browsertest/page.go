@@ -273,3 +273,10 @@ func (b *Browser) DisableScripts(t testing.TB) {
 		return chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
 	})
 }
+
+// Attach picks files (paths on this machine) in the file input selector finds, as a
+// person choosing them in the browser's dialog does.
+func (b *Browser) Attach(t testing.TB, selector string, paths ...string) {
+	t.Helper()
+	b.do(t, "attach files to "+selector, pageLoaded, chromedp.SetUploadFiles(chromedp.CSS(selector), paths))
+}

@@ -45,3 +45,62 @@ document.addEventListener("click", function (e) {
     });
   });
 })();
+
+// Files: a form with files picked uploads them one request each, then sends the
+// message naming them (api.md's order: a start with files creates the workspace, the
+// files follow, then the prompt). Each request carries a key derived from the form's,
+// so a retry of the whole thing repeats nothing.
+document.addEventListener("submit", function (e) {
+  var form = e.target;
+  var picker = form.dataset && form.dataset.files ? form.querySelector('input[type="file"]') : null;
+  if (!picker || !picker.files.length) return;
+  e.preventDefault();
+  var status = form.querySelector(".upload-status");
+  var say = function (text) { if (status) status.textContent = text; };
+  var data = new FormData(form);
+  var csrf = data.get("csrf"), key = data.get("key");
+  var post = function (url, fields) {
+    return fetch(url, { method: "POST", credentials: "same-origin", body: new URLSearchParams(fields) });
+  };
+  var workspace;
+  var start = Promise.resolve(form.dataset.workspace);
+  var text;
+  if (form.dataset.files === "start") {
+    text = data.get("prompt");
+    data.set("prompt", ""); // the prompt goes with the files, after them
+    start = post(form.action, data).then(function (r) {
+      var m = r.ok && new URL(r.url).pathname.match(/^\/app\/workspaces\/(ws_[0-9A-Za-z]+)$/);
+      if (!m) throw new Error("the workspace was not started");
+      return m[1];
+    });
+  } else {
+    text = data.get("text");
+  }
+  say("Uploading…");
+  start.then(function (id) {
+    workspace = id;
+    var ids = [];
+    return Array.from(picker.files).reduce(function (done, file, i) {
+      return done.then(function () {
+        say("Uploading " + file.name + "…");
+        return fetch("/app/uploads/" + id, { method: "POST", credentials: "same-origin", body: file,
+          headers: { "Content-Type": file.type || "application/octet-stream", "X-File-Name": encodeURIComponent(file.name),
+            "X-CSRF-Token": csrf, "Idempotency-Key": key + ":file:" + i } }).then(function (r) {
+          return r.json().then(function (b) {
+            if (!r.ok) throw new Error(file.name + ": " + b.error);
+            ids.push(b.id);
+          });
+        });
+      });
+    }, Promise.resolve()).then(function () { return ids; });
+  }).then(function (ids) {
+    var fields = new URLSearchParams({ csrf: csrf, key: key + ":send", text: text || "" });
+    ids.forEach(function (id) { fields.append("attachments", id); });
+    return fetch("/app/workspaces/" + workspace + "/messages", { method: "POST", credentials: "same-origin", body: fields });
+  }).then(function (r) {
+    location.assign(r.url);
+  }).catch(function (err) {
+    say(err.message + (workspace && form.dataset.files === "start" ?
+      " The workspace " + workspace + " was started without them; send them from its page." : ""));
+  });
+});
