@@ -152,6 +152,19 @@ func (a *app) deleteWorkspace(c *fiber.Ctx) error {
 	return c.Redirect("/app/workspaces", fiber.StatusSeeOther)
 }
 
+// askShown is an ask as the page shows it: exactly what would run, with what cannot
+// be seen made visible (core.ViewAsk, as chat shows it).
+type askShown struct {
+	ID, Head, Body, Hash string
+	Whole                bool
+}
+
+func askOf(e *core.TurnEvent) askShown {
+	v := core.ViewAsk(e.Tool, e.Summary, e.Input)
+	return askShown{ID: e.ApprovalID, Head: v.Head, Body: strings.Join(core.VisibleRunes(strings.TrimRight(v.Body, "\n")), ""),
+		Hash: e.InputSHA256, Whole: v.Whole}
+}
+
 // pageQuery is the list's query for the page after next, keeping the filter.
 func pageQuery(f core.WorkspaceFilter, next string) string {
 	q := url.Values{"before": {next}}
