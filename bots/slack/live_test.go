@@ -108,13 +108,13 @@ func (f *fakeSlack) waitUpdates(t *testing.T, ts, what string, cond func([]post)
 	}
 }
 
-// approvalPost waits for a post in thread with Allow and Deny, other than the one at not.
-func approvalPost(t *testing.T, f *fakeSlack, thread, not string) post {
+// approvalPost waits for a post in thread with Allow and Deny, other than those at not.
+func approvalPost(t *testing.T, f *fakeSlack, thread string, not ...string) post {
 	t.Helper()
 	var found post
 	f.waitPosts(t, thread, "an approval", func(ps []post) bool {
 		for _, p := range ps {
-			if buttonValue(p.Blocks, "wshub_allow") != "" && p.TS != not {
+			if buttonValue(p.Blocks, "wshub_allow") != "" && !slices.Contains(not, p.TS) {
 				found = p
 				return true
 			}
@@ -252,7 +252,7 @@ func TestStopButtonEndsTheTurn(t *testing.T) {
 // An approval asked in a thread appears with Allow and Deny; a member the binding
 // does not let talk here is refused (to them alone) and nothing is decided; Allow
 // lets the turn go on and the message then says who allowed it, without buttons; a
-// second press changes nothing.
+// second press changes nothing; a third, allowed in the app, names the member.
 func TestApprovalButtons(t *testing.T) {
 	t.Parallel()
 	f := newFakeSlack(t)
@@ -267,7 +267,7 @@ func TestApprovalButtons(t *testing.T) {
 		}
 	}
 	limit(nil)
-	deliver(t, h, eventBody("EvA002", mention(root, "", "<@"+botUser+"> ask one two")))
+	deliver(t, h, eventBody("EvA002", mention(root, "", "<@"+botUser+"> ask one two three")))
 	msg := approvalPost(t, f, root, "")
 	approval := buttonValue(msg.Blocks, "wshub_allow")
 	if msg.Text != ":lock: The agent asks to run bash:\n```\nrm -rf one\n```\nAllow it?" || buttonValue(msg.Blocks, "wshub_deny") != approval {
@@ -320,12 +320,31 @@ func TestApprovalButtons(t *testing.T) {
 	if edited[0].Text != second.Text+"\n:x: Denied by the API key test" || buttonValue(edited[0].Blocks, "wshub_deny") != "" {
 		t.Fatalf("expected the message to say the API denied it, without buttons, got %+v", edited[0])
 	}
+
+	// The third, allowed by a member in the app: the thread names her.
+	third := approvalPost(t, f, root, msg.TS, second.TS)
+	email, _ := core.NewIdentity(core.IdentityEmail, "ada@example.com")
+	if _, err := h.Service.Admin.AddMember(context.Background(), h.Account.ID, email, core.RoleMember, "Ada Lovelace"); err != nil {
+		t.Fatal(err)
+	}
+	sess, _, err := h.Service.App.SignIn(context.Background(), core.SignInInput{Identity: email})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Service.AppWorkspaces.Decide(context.Background(), sess, ws["workspaceId"].(string),
+		buttonValue(third.Blocks, "wshub_allow"), "allow"); err != nil {
+		t.Fatal(err)
+	}
+	edited = f.waitUpdates(t, third.TS, "the app's decision shown", func(u []post) bool { return len(u) >= 1 })
+	if edited[0].Text != third.Text+"\n:white_check_mark: Allowed by Ada Lovelace in the app" {
+		t.Fatalf("expected the message to name Ada in the app, got %+v", edited[0])
+	}
 	posts := f.waitPosts(t, root, "the turn's reply", func(p []post) bool {
 		return strings.Contains(p[len(p)-1].Text, "approval_resolved")
 	})
 	if reply := posts[len(posts)-1].Text; !strings.Contains(reply, `"id":"one","decision":"allow"`) ||
-		!strings.Contains(reply, `"id":"two","decision":"deny"`) {
-		t.Fatalf("expected the agent allowed once and denied once, got %q", reply)
+		!strings.Contains(reply, `"id":"two","decision":"deny"`) || !strings.Contains(reply, `"id":"three","decision":"allow"`) {
+		t.Fatalf("expected the agent allowed, denied, then allowed, got %q", reply)
 	}
 }
 
