@@ -14,6 +14,7 @@ import (
 type AppWorkspaces struct {
 	kernel
 	store      appWorkspacesStore
+	blobs      BlobStore
 	app        *App
 	workspaces *Workspaces
 	diffs      BranchDiffs // the diff page's (app_diff.go)
@@ -25,6 +26,7 @@ type appWorkspacesStore interface {
 	WorkspaceQueries
 	ChatQueries
 	ProjectQueries
+	AssetQueries
 }
 
 // The app's list pages hold this many workspaces, and at most maxWorkspacePage.
@@ -159,6 +161,8 @@ type WorkspaceView struct {
 	// CanManage: the person may archive, unarchive and delete it (its starter, or an
 	// owner).
 	CanManage bool
+	// WorkingSince is when the running turn's message went to the agent (nil: none).
+	WorkingSince *time.Time
 }
 
 // Workspace reads one workspace's page: its status, the end of its conversation, and
@@ -181,6 +185,14 @@ func (s *AppWorkspaces) Workspace(ctx context.Context, a *AppSession, id string)
 		return nil, err
 	}
 	v.Earlier = after > 0
+	if msgs := v.Messages.Messages; ws.AgentStatus() == AgentWorking {
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if m := msgs[i]; m.Role == RoleUser && m.Status == MessageDelivered {
+				v.WorkingSince = m.DeliveredAt
+				break
+			}
+		}
+	}
 	if v.Threads, err = s.store.ChatThreadsOf(ctx, ws.ID); err != nil {
 		return nil, err
 	}
@@ -292,6 +304,30 @@ func (s *AppWorkspaces) Upload(ctx context.Context, a *AppSession, id string, in
 		return nil, err
 	}
 	return s.workspaces.UploadAttachment(ctx, acct, id, in)
+}
+
+// File reads one of the workspace's files (an attachment of one of its messages).
+func (s *AppWorkspaces) File(ctx context.Context, a *AppSession, id, assetID string) (*Asset, []byte, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws, err := s.workspaces.GetWorkspace(ctx, acct, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ValidID(assetID, PrefixAsset) {
+		return nil, nil, Errorf(CodeAssetNotFound, "no such file in this workspace")
+	}
+	found, err := s.store.AssetsByID(ctx, ws.ID, []string{assetID})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(found) != 1 {
+		return nil, nil, Errorf(CodeAssetNotFound, "no such file in this workspace")
+	}
+	data, err := readAttachment(ctx, s.kernel, s.blobs, found[0])
+	return found[0], data, err
 }
 
 // Decide allows or denies one of the workspace's approvals as the member.

@@ -114,7 +114,7 @@ func NewService(d Deps) *Service {
 		Deliveries:    &Deliveries{kernel: k, logger: lg, store: d.Store, sender: d.Sender},
 		ChatQueues:    &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
 		App:           app,
-		AppWorkspaces: &AppWorkspaces{kernel: k, store: d.Store, app: app, workspaces: ws, diffs: d.Diffs},
+		AppWorkspaces: &AppWorkspaces{kernel: k, store: d.Store, blobs: d.Blobs, app: app, workspaces: ws, diffs: d.Diffs},
 		Admin:         &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }

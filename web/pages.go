@@ -42,6 +42,8 @@ var templateFuncs = template.FuncMap{
 	"list":      func(v ...string) []string { return v },
 	"pageQuery": pageQuery,
 	"ask":       askOf,
+	"isImage":   isImage,
+	"since":     since,
 	// secret is a value shown once, with its field's id and label (the "shown-once"
 	// template: the keys' and the webhooks' pages).
 	"secret": func(id, label, value string) shownOnce { return shownOnce{ID: id, Label: label, Value: value} },

@@ -151,6 +151,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	signedIn.Get("/workspaces/:id", a.workspacePage)
 	signedIn.Get("/workspaces/:id/events", a.workspaceEvents)
 	signedIn.Post("/uploads/:id", a.checkUpload, a.upload)
+	signedIn.Get("/workspaces/:id/files/:asset", a.file)
 	signedIn.Get("/workspaces/:id/diff", a.diffPage)
 	signedIn.Post("/workspaces/:id/messages", a.checkForm, a.sendMessage)
 	signedIn.Post("/workspaces/:id/approvals/:approval", a.checkForm, a.decideApproval)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -376,5 +377,62 @@ func TestAnAskShowsTheWholeCommandExactly(t *testing.T) {
 	}
 	if !strings.Contains(ask, hubtest.CommandHash(command)) {
 		t.Errorf("expected the hash an Allow is bound to (%s):\n%s", hubtest.CommandHash(command), ask)
+	}
+}
+
+// A message's files show with it: an image inline, served as itself under a policy
+// that runs nothing; anything else as a download. A failed turn says why in words.
+func TestFilesShowWithTheirMessageAndFailuresInWords(t *testing.T) {
+	s := workingSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.signIn("ada-1")
+	id := s.start("fail now")
+	page := s.waitPage("/app/workspaces/"+id, "The turn failed (")
+	if !strings.Contains(page, "the agent tripped over something") {
+		t.Errorf("expected the agent's words in the failure:\n%s", page)
+	}
+	token := csrfOf(t, page)
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+	var ids []string
+	for _, f := range []struct{ name, typ, body string }{{"dot.png", "image/png", string(png)}, {"notes.txt", "text/plain", "<script>x</script>"}} {
+		req, _ := http.NewRequest("POST", s.hub.URL+"/app/uploads/"+id, strings.NewReader(f.body))
+		req.Header.Set("Content-Type", f.typ)
+		req.Header.Set("X-File-Name", f.name)
+		req.Header.Set("X-CSRF-Token", token)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		res, err := s.web.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ ID string }
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		res.Body.Close()
+		if res.StatusCode != 201 {
+			t.Fatalf("upload %s: %d", f.name, res.StatusCode)
+		}
+		ids = append(ids, out.ID)
+	}
+	v := url.Values{"csrf": {token}, "key": {"k1"}, "text": {"with files"}, "attachments": ids}
+	if code, _, body := s.post("/app/workspaces/"+id+"/messages", v); code != 200 {
+		t.Fatalf("expected the message sent, got %d:\n%s", code, body)
+	}
+	page = s.page("/app/workspaces/" + id)
+	if !strings.Contains(page, `<img src="/app/workspaces/`+id+`/files/`+ids[0]+`" alt="dot.png"`) ||
+		strings.Contains(page, `<img src="/app/workspaces/`+id+`/files/`+ids[1]) {
+		t.Errorf("expected the image inline and the text file only linked:\n%s", page)
+	}
+	for i, want := range []string{"image/png", "application/octet-stream"} {
+		res, err := s.web.Get(s.hub.URL + "/app/workspaces/" + id + "/files/" + ids[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 || res.Header.Get("Content-Type") != want || res.Header.Get("X-Content-Type-Options") != "nosniff" ||
+			!strings.Contains(res.Header.Get("Content-Security-Policy"), "sandbox") {
+			t.Errorf("file %d: expected %s under a sandbox, got %d %v", i, want, res.StatusCode, res.Header)
+		}
+	}
+	if code, _, _ := s.get("/app/workspaces/" + id + "/files/ast_0000000000000000"); code != 404 {
+		t.Errorf("expected an unknown file to be 404, got %d", code)
 	}
 }
