@@ -156,9 +156,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	signedIn.Post("/workspaces/:id/messages", a.checkForm, a.sendMessage)
 	signedIn.Post("/workspaces/:id/approvals/:approval", a.checkForm, a.decideApproval)
 	signedIn.Post("/workspaces/:id/turns/:turn/stop", a.checkForm, a.stopTurn)
-	signedIn.Post("/workspaces/:id/archive", a.checkForm, a.archiveWorkspace)
-	signedIn.Post("/workspaces/:id/unarchive", a.checkForm, a.unarchiveWorkspace)
-	signedIn.Get("/workspaces/:id/delete", a.confirmDelete)
-	signedIn.Post("/workspaces/:id/delete", a.checkForm, a.deleteWorkspace)
+	signedIn.Get("/workspaces/:id/:action<regex(^(archive|unarchive|delete)$)>", a.confirmMove)
+	signedIn.Post("/workspaces/:id/:action<regex(^(archive|unarchive|delete)$)>", a.checkForm, a.move)
 	return &App{a: a}, nil
 }

@@ -124,34 +124,53 @@ func (a *app) stopTurn(c *fiber.Ctx) error {
 	return back(c, "")
 }
 
-func (a *app) archiveWorkspace(c *fiber.Ctx) error {
-	if _, err := a.workspaces.Archive(c.UserContext(), sessionOf(c), c.Params("id")); err != nil {
-		return a.fail(c, err)
-	}
-	return back(c, "")
+// moves are what the starter or an owner may do to a workspace, each confirmed on a
+// page of its own first (a page, so it works without JavaScript).
+var moves = map[string]struct{ Question, Consequence, Yes, No string }{
+	"archive":   {"Archive workspace", "Its machine stops; its branch and conversation stay, and it can be unarchived.", "Archive it", "Keep it running"},
+	"unarchive": {"Unarchive workspace", "Its machine starts again from its branch.", "Unarchive it", "Leave it archived"},
+	"delete":    {"Delete workspace", "Its machine and conversation go; what was pushed stays in the repository.", "Delete it", "Keep it"},
 }
 
-func (a *app) unarchiveWorkspace(c *fiber.Ctx) error {
-	if _, err := a.workspaces.Unarchive(c.UserContext(), sessionOf(c), c.Params("id")); err != nil {
-		return a.fail(c, err)
-	}
-	return back(c, "")
+type confirmData struct {
+	Workspace                              *core.Workspace
+	Action, Question, Consequence, Yes, No string
 }
 
-// confirmDelete asks before a delete: a page, so it works without JavaScript.
-func (a *app) confirmDelete(c *fiber.Ctx) error {
+// confirmMove asks before an archive, unarchive or delete.
+func (a *app) confirmMove(c *fiber.Ctx) error {
+	m, ok := moves[c.Params("action")]
+	if !ok {
+		return c.SendStatus(fiber.StatusNotFound)
+	}
 	v, err := a.workspaces.Workspace(c.UserContext(), sessionOf(c), c.Params("id"))
 	if err != nil {
 		return a.fail(c, err)
 	}
-	return a.render(c, fiber.StatusOK, "workspace-delete", page{Title: "Delete workspace " + v.Workspace.ID, Data: v})
+	return a.render(c, fiber.StatusOK, "workspace-confirm", page{Title: m.Question + " " + v.Workspace.ID, Data: confirmData{
+		Workspace: v.Workspace, Action: c.Params("action"), Question: m.Question, Consequence: m.Consequence, Yes: m.Yes, No: m.No}})
 }
 
-func (a *app) deleteWorkspace(c *fiber.Ctx) error {
-	if _, err := a.workspaces.Delete(c.UserContext(), sessionOf(c), c.Params("id")); err != nil {
+// move archives, unarchives or deletes; a deleted workspace's page is gone, so a
+// delete returns to the list.
+func (a *app) move(c *fiber.Ctx) error {
+	ctx, sess, id := c.UserContext(), sessionOf(c), c.Params("id")
+	var err error
+	switch c.Params("action") {
+	case "archive":
+		_, err = a.workspaces.Archive(ctx, sess, id)
+	case "unarchive":
+		_, err = a.workspaces.Unarchive(ctx, sess, id)
+	case "delete":
+		_, err = a.workspaces.Delete(ctx, sess, id)
+	}
+	if err != nil {
 		return a.fail(c, err)
 	}
-	return c.Redirect("/app/workspaces", fiber.StatusSeeOther)
+	if c.Params("action") == "delete" {
+		return c.Redirect("/app/workspaces", fiber.StatusSeeOther)
+	}
+	return back(c, "")
 }
 
 // askShown is an ask as the page shows it: exactly what would run, with what cannot

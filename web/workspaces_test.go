@@ -221,8 +221,8 @@ func TestTheWorkspaceListPagesAndFilters(t *testing.T) {
 	}
 }
 
-// Only the person who started a workspace, or an owner, archives or deletes it; a
-// delete is confirmed on a page of its own.
+// Only the person who started a workspace, or an owner, archives or deletes it; each
+// is confirmed on a page of its own.
 func TestOnlyTheStarterOrAnOwnerArchivesAndDeletes(t *testing.T) {
 	s := workingSite(t)
 	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
@@ -244,7 +244,13 @@ func TestOnlyTheStarterOrAnOwnerArchivesAndDeletes(t *testing.T) {
 	s.post("/app/signout", url.Values{"csrf": {csrfOf(t, page)}})
 
 	s.signIn("own-1")
-	page = s.page("/app/workspaces/" + id)
+	if page = s.page("/app/workspaces/" + id); !strings.Contains(page, `href="/app/workspaces/`+id+`/archive"`) {
+		t.Errorf("expected the owner offered Archive:\n%s", page)
+	}
+	page = s.page("/app/workspaces/" + id + "/archive")
+	if !strings.Contains(page, "Archive it") {
+		t.Fatalf("expected the archive confirmed first:\n%s", page)
+	}
 	if code, _, body := s.post("/app/workspaces/"+id+"/archive", url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || !strings.Contains(body, "archiving") {
 		t.Errorf("expected the owner's archive taken, got %d:\n%s", code, body)
 	}
