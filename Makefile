@@ -57,7 +57,7 @@ test:
 	$(BROWSER)
 	GO=$(GO) bash scripts/lint.sh
 	$(WITH_DB) \
-	$(GO) test -race -count=1 ./...; \
+	$(GO) test -race -count=1 -timeout 30m ./...; \
 	$(FUZZ_ALL)
 
 fuzz:
