@@ -108,8 +108,10 @@ func (s *AppWorkspaces) List(ctx context.Context, a *AppSession, f WorkspaceFilt
 			return nil, err
 		}
 	}
-	page, err := s.store.ListWorkspacePage(ctx, WorkspacePageQuery{AccountID: q.AccountID, MemberID: q.MemberID,
-		State: q.State, Origin: q.Origin, BeforeAt: q.BeforeAt, BeforeID: q.BeforeID, Limit: q.Limit + 1})
+	// One more than the page holds says whether another page follows.
+	fetch := q
+	fetch.Limit++
+	page, err := s.store.ListWorkspacePage(ctx, fetch)
 	if err != nil {
 		return nil, err
 	}

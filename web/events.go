@@ -2,6 +2,7 @@ package web
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -24,7 +25,8 @@ type liveEvent struct {
 }
 
 func (a *app) workspaceEvents(c *fiber.Ctx) error {
-	after, err := strconv.ParseInt(cmpOr(strings.TrimSpace(c.Get("Last-Event-ID")), c.Query("after"), "0"), 10, 64)
+	// EventSource resumes with Last-Event-ID; the page's first request names its seq.
+	after, err := strconv.ParseInt(cmp.Or(strings.TrimSpace(c.Get("Last-Event-ID")), c.Query("after"), "0"), 10, 64)
 	if err != nil || after < 0 {
 		return a.refuse(c, fiber.StatusBadRequest, "The stream resumes after the seq of an event.")
 	}
@@ -51,14 +53,4 @@ func (a *app) workspaceEvents(c *fiber.Ctx) error {
 		}, Failed: func(err error) { a.log.Warn("app event stream", "workspace", id, "err", err) }})
 	})
 	return nil
-}
-
-// cmpOr is the first non-empty value.
-func cmpOr(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
