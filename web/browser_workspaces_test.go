@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,7 +28,10 @@ func TestInABrowserAMemberStartsAWorkspaceAndReadsTheReply(t *testing.T) {
 	}
 	b.Follow(t, `a[href="/app/workspaces/new"]`)
 	picture("workspace-new")
-	b.FillByLabel(t, "What should the agent do?", "say **done** <img src=x onerror=window.__y=1> <script>window.__x=1</script>")
+	// Anything here that ran would set a flag or open a dialog (which would hold the
+	// page, and the test's next step, until it timed out).
+	b.FillByLabel(t, "What should the agent do?", "say **done** <img src=x onerror=window.__y=1> <script>window.__x=1</script> "+
+		"<img src=x onerror=alert(1)> [x](javascript:alert(1)) <script>alert(1)</script>")
 	b.FillByLabel(t, "Model", "test-model")
 	if code := b.Submit(t, `form[action="/app/workspaces"]`); code != http.StatusOK || !strings.HasPrefix(pathOf(t, b), "/app/workspaces/ws_") {
 		t.Fatalf("expected the new workspace's page, got %d at %s", code, b.URL(t))
@@ -44,7 +48,7 @@ func TestInABrowserAMemberStartsAWorkspaceAndReadsTheReply(t *testing.T) {
 	}
 	var inert bool
 	b.Eval(t, `window.__x === undefined && window.__y === undefined &&
-		document.querySelectorAll(".reply img, .reply script, .text img, .text script").length === 0 &&
+		document.querySelectorAll(".reply img, .reply script, .text img, .text script, a[href^='javascript:']").length === 0 &&
 		document.querySelector(".reply strong").textContent === "done"`, &inert)
 	if !inert {
 		t.Errorf("expected the reply rendered with nothing run or embedded: %q", b.Text(t, "main"))
@@ -197,5 +201,39 @@ func TestInABrowserAWorkspaceStartsWithAFile(t *testing.T) {
 	first := msgs[0].(map[string]any)
 	if files, _ := first["attachments"].([]any); first["text"] != "attachments" || len(files) != 1 {
 		t.Errorf("expected the prompt with its one file, got %v", first)
+	}
+}
+
+// In a real browser, a workspace started from a Slack thread is in the list with the
+// Slack person who started it, and its page links to the thread.
+func TestInABrowserASlackWorkspaceShowsItsAuthorAndThread(t *testing.T) {
+	s := newSite(t)
+	b := browsertest.Start(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	ctx := context.Background()
+	if err := s.hub.Service.Admin.BindChat(ctx, &core.ChatBinding{Platform: core.PlatformSlack, TeamID: "T1",
+		AccountID: s.hub.Account.ID, ProjectID: s.hub.Project.ID, Agent: "agent_1", Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	place := core.ChatPlace{Platform: core.PlatformSlack, TeamID: "T1", ChannelID: "C1", ThreadID: "1700000000.000100"}
+	sess, err := s.hub.Service.Chat.ChatSessionFor(ctx, place)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := s.hub.Service.Chat.StartFromChat(ctx, sess, core.ChatInput{Key: "slack:T1:C1:1700000000.000100",
+		Text: "fix the build", UserID: "U1", UserName: "Grace Hopper"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.signInInBrowser(b, "ada-1")
+	b.Open(t, s.hub.URL+"/app/workspaces?origin=slack")
+	if row := b.Text(t, "tbody tr"); !strings.Contains(row, ws.ID) || !strings.Contains(row, "Grace Hopper (slack)") {
+		t.Errorf("expected the Slack workspace listed with Grace, got %q", row)
+	}
+	b.Follow(t, `a[href="/app/workspaces/`+ws.ID+`"]`)
+	var link string
+	b.Eval(t, `document.querySelector("a[href*='slack.com']").href`, &link)
+	if link != "https://app.slack.com/client/T1/C1/thread/C1-1700000000.000100" {
+		t.Errorf("expected a link to the thread, got %q", link)
 	}
 }
