@@ -251,7 +251,7 @@ func TestOnlyTheStarterOrAnOwnerArchivesAndDeletes(t *testing.T) {
 	if !strings.Contains(page, "Archive it") {
 		t.Fatalf("expected the archive confirmed first:\n%s", page)
 	}
-	if code, _, body := s.post("/app/workspaces/"+id+"/archive", url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || !strings.Contains(body, "archiving") {
+	if code, _, body := s.post("/app/workspaces/"+id+"/archive", url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || !strings.Contains(body, "<strong>archiving</strong>") && !strings.Contains(body, "<strong>archived</strong>") {
 		t.Errorf("expected the owner's archive taken, got %d:\n%s", code, body)
 	}
 	confirm := s.page("/app/workspaces/" + id + "/delete")
