@@ -199,13 +199,13 @@ func (s resealer) resealBlob(ctx context.Context, v SealedValue, p *ResealProgre
 	if err != nil {
 		// A listed asset's blob is written before its row and removed only with its
 		// workspace, which the listing leaves out: missing, it is lost or this command
-		// reads another data directory than the hub's (WSHUB_DATA_DIR). Either way the key
+		// reads another blob store than the hub's (WSHUB_BLOBS, WSHUB_DATA_DIR). Either way the key
 		// that sealed it cannot be dropped on this run's word.
 		p.Failed++
 		if len(p.Errors) < maxResealErrors {
 			reason := err.Error()
 			if errors.Is(err, ErrNoRows) {
-				reason = "its bytes are not in the blob store (is WSHUB_DATA_DIR the hub's?)"
+				reason = "its bytes are not in the blob store (are WSHUB_BLOBS and WSHUB_DATA_DIR the hub's?)"
 			}
 			p.Errors = append(p.Errors, fmt.Sprintf("%s %s/%s: %s", SealedAsset, v.Owner, v.ID, reason))
 		}

@@ -28,8 +28,14 @@ type Config struct {
 	// authenticated: "" (the default) serves no metrics at all. Loopback or a network
 	// only the monitoring reaches, e.g. 127.0.0.1:9090; never the public port.
 	MetricsAddr string `env:"WSHUB_METRICS_ADDR"`
-	// DataDir holds project mirrors, workspace checkouts and attachment blobs.
+	// DataDir holds project mirrors, workspace checkouts and (with Blobs "file")
+	// attachment blobs.
 	DataDir string `env:"WSHUB_DATA_DIR" envDefault:".data"`
+	// Blobs says where attachment bytes (sealed) live: "file" (the default; under
+	// DataDir, so one host, or replicas sharing that disk) or "postgres" (the database:
+	// replicas with no shared disk read what any wrote, at the cost of the database's
+	// size, backups and I/O). "" is "file".
+	Blobs string `env:"WSHUB_BLOBS" envDefault:"file"`
 	// PublicURL is the hub's public address; webhooks may not point at its host, and
 	// the app's sign-in returns to it.
 	PublicURL string `env:"WSHUB_PUBLIC_URL"`
@@ -325,6 +331,21 @@ func (c Config) running() Roles {
 	return out
 }
 
+// Blob stores WSHUB_BLOBS names.
+const (
+	BlobsFile     = "file"
+	BlobsPostgres = "postgres"
+)
+
+// checkBlobs refuses a blob store that is not built (New checks a Config built in code).
+func checkBlobs(name string) error {
+	switch name {
+	case "", BlobsFile, BlobsPostgres:
+		return nil
+	}
+	return fmt.Errorf("WSHUB_BLOBS: unknown blob store %q (known: file, postgres)", name)
+}
+
 // LoadConfig reads the configuration from the environment.
 func LoadConfig() (Config, error) {
 	var c Config
@@ -334,6 +355,9 @@ func LoadConfig() (Config, error) {
 	// Checked here as well as in New: unset gives 720h, so anything lower (0 included)
 	// was asked for, while New reads a zero in a Config built in code as the default.
 	if err := checkRetention(c.Retention); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	if err := checkBlobs(c.Blobs); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
 	}
 	if c.DiscordClientSecret != "" && (c.PublicURL == "" || c.DiscordAppID == "") {

@@ -126,9 +126,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if keys != nil {
 		sealer = keys
 	}
-	blobs, err := assets.NewFS(filepath.Join(cfg.DataDir, "assets"))
+	blobs, err := blobStore(cfg, store)
 	if err != nil {
-		return nil, fmt.Errorf("asset store: %w", err)
+		return nil, err
 	}
 	publicHost := ""
 	if cfg.PublicURL != "" {
@@ -459,4 +459,19 @@ func runtimeAgentSettings(cfg Config) []string {
 		}
 	}
 	return env
+}
+
+// blobStore opens the attachment store WSHUB_BLOBS names.
+func blobStore(cfg Config, store *postgres.Store) (core.BlobStore, error) {
+	if err := checkBlobs(cfg.Blobs); err != nil {
+		return nil, err
+	}
+	if cfg.Blobs == BlobsPostgres {
+		return postgres.NewBlobs(store), nil
+	}
+	blobs, err := assets.NewFS(filepath.Join(cfg.DataDir, "assets"))
+	if err != nil {
+		return nil, fmt.Errorf("asset store: %w", err)
+	}
+	return blobs, nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/blobtest"
 )
 
 func newStore(t *testing.T) *FS {
@@ -213,4 +214,8 @@ func TestCanceledContext(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.dir, "asset_0000000000000000")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("stat after canceled Put: expected fs.ErrNotExist, got %v", err)
 	}
+}
+
+func TestFSKeepsTheBlobStoreContract(t *testing.T) {
+	blobtest.Contract(t, newStore(t))
 }
