@@ -23,7 +23,6 @@ import (
 func BenchmarkWorkspacePage200Messages(b *testing.B) {
 	h := hubtest.Start(b, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(b)),
 		hubtest.WithConfig(func(c *hub.Config) { c.AppSignInLinks = true }))
-	ctx := context.Background()
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(b, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
 	for i := range 100 {
@@ -41,22 +40,7 @@ func BenchmarkWorkspacePage200Messages(b *testing.B) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	email, _ := core.NewIdentity(core.IdentityEmail, "bench@example.com")
-	ms, err := h.Service.Admin.AddMember(ctx, h.Account.ID, email, core.RoleMember, "Bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	token, err := h.Service.Admin.SignInLink(ctx, h.Account.ID, ms.Member.ID)
-	if err != nil {
-		b.Fatal(err)
-	}
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := noFollow.Get(h.URL + "/app/signin/link?token=" + token)
-	if err != nil {
-		b.Fatal(err)
-	}
-	res.Body.Close()
-	cookie, _, _ := strings.Cut(res.Header.Get("Set-Cookie"), ";")
+	cookie := benchSession(b, h)
 	req, _ := http.NewRequest("GET", h.URL+"/app/workspaces/"+id, nil)
 	req.Header.Set("Cookie", cookie)
 	took := make([]time.Duration, 0, b.N)
@@ -82,7 +66,6 @@ func BenchmarkWorkspacePage200Messages(b *testing.B) {
 // them what a 10-workspace account costs.
 func BenchmarkWorkspaceList10000(b *testing.B) {
 	h := hubtest.Start(b, hubtest.WithConfig(func(c *hub.Config) { c.AppSignInLinks = true }))
-	ctx := context.Background()
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(b, 201, "")
 	seed := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
 	// 10,000 copies of the seed row, a second apart, one in a hundred failed.
@@ -96,22 +79,7 @@ func BenchmarkWorkspaceList10000(b *testing.B) {
 	if _, err := h.PG().DB().Exec(`ANALYZE workspaces`); err != nil {
 		b.Fatal(err)
 	}
-	email, _ := core.NewIdentity(core.IdentityEmail, "bench@example.com")
-	ms, err := h.Service.Admin.AddMember(ctx, h.Account.ID, email, core.RoleMember, "Bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	token, err := h.Service.Admin.SignInLink(ctx, h.Account.ID, ms.Member.ID)
-	if err != nil {
-		b.Fatal(err)
-	}
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := noFollow.Get(h.URL + "/app/signin/link?token=" + token)
-	if err != nil {
-		b.Fatal(err)
-	}
-	res.Body.Close()
-	cookie, _, _ := strings.Cut(res.Header.Get("Set-Cookie"), ";")
+	cookie := benchSession(b, h)
 	deep := "before=" + strconv.FormatInt(time.Now().Add(-5000*time.Second).UnixMicro(), 10) + ".ws_zzzzzzzzzzzzzzzz"
 	paths := map[string]string{"first-ms": "/app/workspaces", "deep-ms": "/app/workspaces?" + deep,
 		"filtered-ms": "/app/workspaces?state=failed"}
@@ -136,4 +104,28 @@ func BenchmarkWorkspaceList10000(b *testing.B) {
 		slices.Sort(d)
 		b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, name)
 	}
+}
+
+// benchSession signs a member in with a one-time link (the hub must accept them) and
+// returns the session's cookie, as a request header's value.
+func benchSession(b *testing.B, h *hubtest.Hub) string {
+	b.Helper()
+	ctx := context.Background()
+	email, _ := core.NewIdentity(core.IdentityEmail, "bench@example.com")
+	ms, err := h.Service.Admin.AddMember(ctx, h.Account.ID, email, core.RoleMember, "Bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	token, err := h.Service.Admin.SignInLink(ctx, h.Account.ID, ms.Member.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := noFollow.Get(h.URL + "/app/signin/link?token=" + token)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res.Body.Close()
+	cookie, _, _ := strings.Cut(res.Header.Get("Set-Cookie"), ";")
+	return cookie
 }

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -210,21 +209,7 @@ func TestInABrowserASlackWorkspaceShowsItsAuthorAndThread(t *testing.T) {
 	s := newSite(t)
 	b := browsertest.Start(t)
 	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
-	ctx := context.Background()
-	if err := s.hub.Service.Admin.BindChat(ctx, &core.ChatBinding{Platform: core.PlatformSlack, TeamID: "T1",
-		AccountID: s.hub.Account.ID, ProjectID: s.hub.Project.ID, Agent: "agent_1", Model: "m"}); err != nil {
-		t.Fatal(err)
-	}
-	place := core.ChatPlace{Platform: core.PlatformSlack, TeamID: "T1", ChannelID: "C1", ThreadID: "1700000000.000100"}
-	sess, err := s.hub.Service.Chat.ChatSessionFor(ctx, place)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := s.hub.Service.Chat.StartFromChat(ctx, sess, core.ChatInput{Key: "slack:T1:C1:1700000000.000100",
-		Text: "fix the build", UserID: "U1", UserName: "Grace Hopper"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := s.slackWorkspace()
 	s.signInInBrowser(b, "ada-1")
 	b.Open(t, s.hub.URL+"/app/workspaces?origin=slack")
 	if row := b.Text(t, "tbody tr"); !strings.Contains(row, ws.ID) || !strings.Contains(row, "Grace Hopper (slack)") {

@@ -282,21 +282,7 @@ func (s *site) page(path string) string {
 func TestAWorkspaceStartedFromSlackShowsItsAuthorAndThread(t *testing.T) {
 	s := newSite(t)
 	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
-	ctx := context.Background()
-	if err := s.hub.Service.Admin.BindChat(ctx, &core.ChatBinding{Platform: core.PlatformSlack, TeamID: "T1",
-		AccountID: s.hub.Account.ID, ProjectID: s.hub.Project.ID, Agent: "agent_1", Model: "m"}); err != nil {
-		t.Fatal(err)
-	}
-	place := core.ChatPlace{Platform: core.PlatformSlack, TeamID: "T1", ChannelID: "C1", ThreadID: "1700000000.000100"}
-	sess, err := s.hub.Service.Chat.ChatSessionFor(ctx, place)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, err := s.hub.Service.Chat.StartFromChat(ctx, sess, core.ChatInput{Key: "slack:T1:C1:1700000000.000100",
-		Text: "fix the build", UserID: "U1", UserName: "Grace Hopper"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := s.slackWorkspace()
 	s.signIn("ada-1")
 	list := s.page("/app/workspaces?origin=slack")
 	if !strings.Contains(list, ws.ID) || !strings.Contains(list, "Grace Hopper") {
@@ -441,4 +427,26 @@ func TestFilesShowWithTheirMessageAndFailuresInWords(t *testing.T) {
 	if code, _, _ := s.get("/app/workspaces/" + id + "/files/ast_0000000000000000"); code != 404 {
 		t.Errorf("expected an unknown file to be 404, got %d", code)
 	}
+}
+
+// slackWorkspace starts a workspace from a Slack thread (T1, C1, 1700000000.000100)
+// as the bot would, written by Grace Hopper.
+func (s *site) slackWorkspace() *core.Workspace {
+	s.t.Helper()
+	ctx := context.Background()
+	if err := s.hub.Service.Admin.BindChat(ctx, &core.ChatBinding{Platform: core.PlatformSlack, TeamID: "T1",
+		AccountID: s.hub.Account.ID, ProjectID: s.hub.Project.ID, Agent: "agent_1", Model: "m"}); err != nil {
+		s.t.Fatal(err)
+	}
+	place := core.ChatPlace{Platform: core.PlatformSlack, TeamID: "T1", ChannelID: "C1", ThreadID: "1700000000.000100"}
+	sess, err := s.hub.Service.Chat.ChatSessionFor(ctx, place)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ws, err := s.hub.Service.Chat.StartFromChat(ctx, sess, core.ChatInput{Key: "slack:T1:C1:1700000000.000100",
+		Text: "fix the build", UserID: "U1", UserName: "Grace Hopper"})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return ws
 }
