@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
@@ -411,16 +408,7 @@ func TestAdminMembersAreNamedByOneIdentityWithARole(t *testing.T) {
 // the delivery's attempts (attemptLog) beside its summary, a refused attempt with its
 // status code, error and the start of the answer.
 func TestAdminWebhookDeliveriesShowEachAttempt(t *testing.T) {
-	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
-		hubtest.WithConfig(func(c *hub.Config) { c.WebhookAllowInsecure, c.WebhookPoll = true, 50*time.Millisecond }))
-	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
-		if r.Attempt() == 1 {
-			w.WriteHeader(503)
-			_, _ = io.WriteString(w, "down for maintenance")
-			return
-		}
-		w.WriteHeader(204)
-	})
+	h, rc := refusingOnceHub(t)
 	h.Call("POST", "/v1/api/webhooks", h.Key, map[string]any{"url": rc.URL}).Expect(t, 201, "")
 	h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m", "prompt": "write ci"}).Expect(t, 201, "")
 	t.Setenv("DATABASE_URL", h.DBURL)

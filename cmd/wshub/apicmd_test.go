@@ -221,16 +221,7 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 // than the log shows lists its newest 20 and says how many came before. Refusals exit
 // 4 with their code; usage errors 64.
 func TestWebhookDeliveriesAndRedeliverCommands(t *testing.T) {
-	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
-		hubtest.WithConfig(func(c *hub.Config) { c.WebhookAllowInsecure, c.WebhookPoll = true, 50*time.Millisecond }))
-	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
-		if r.Attempt() == 1 {
-			w.WriteHeader(503)
-			_, _ = io.WriteString(w, "down for maintenance")
-			return
-		}
-		w.WriteHeader(204)
-	})
+	h, rc := refusingOnceHub(t)
 	t.Setenv("WSHUB_URL", h.URL)
 	t.Setenv("WSHUB_API_KEY", h.Key)
 	run := func(want int, args ...string) (string, string) {
@@ -342,4 +333,21 @@ func TestWebhookDeliveriesAndRedeliverCommands(t *testing.T) {
 			t.Errorf("wshub %s: expected stderr to start with %q, got %q", strings.Join(tt.args, " "), tt.says, errs)
 		}
 	}
+}
+
+// refusingOnceHub is a hub that runs turns and delivers webhooks to loopback, and a
+// receiver that refuses each event's first attempt (503, with words) and takes the next.
+func refusingOnceHub(t *testing.T) (*hubtest.Hub, *hubtest.Receiver) {
+	t.Helper()
+	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
+		hubtest.WithConfig(func(c *hub.Config) { c.WebhookAllowInsecure, c.WebhookPoll = true, 50*time.Millisecond }))
+	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
+		if r.Attempt() == 1 {
+			w.WriteHeader(503)
+			_, _ = io.WriteString(w, "down for maintenance")
+			return
+		}
+		w.WriteHeader(204)
+	})
+	return h, rc
 }
