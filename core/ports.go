@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 )
@@ -82,12 +83,24 @@ type Sealer interface {
 	Current(sealed []byte) bool
 }
 
-// BlobStore keeps attachment bytes (already sealed) by key.
+// BlobStore keeps bytes by key for every replica of the hub: attachments (already
+// sealed) and remote workspaces' branch bundles. Put replaces a whole value, and a
+// reader never sees part of one; Get and Open of a missing key are ErrNoRows; Delete of
+// a missing key succeeds.
 type BlobStore interface {
 	Put(ctx context.Context, key string, data []byte) error
 	Get(ctx context.Context, key string) ([]byte, error)
 	Delete(ctx context.Context, key string) error
+	// PutFrom stores the size bytes r holds under key, for values too large to hold in
+	// memory. An r that ends early or holds more stores nothing and is an error.
+	PutFrom(ctx context.Context, key string, r io.Reader, size int64) error
+	// Open reads length bytes of key from offset (length < 0: to the end). A range
+	// past the end is cut short, not an error.
+	Open(ctx context.Context, key string, offset, length int64) (io.ReadCloser, error)
 }
+
+// ErrBlobSize is PutFrom's error for a reader that does not hold the size given.
+var ErrBlobSize = errors.New("blob: the reader's length is not the size given")
 
 // Providers lists the machine providers the hub is configured with.
 type Providers interface {

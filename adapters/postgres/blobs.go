@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 
 	"github.com/wshub/wshub/core"
@@ -74,4 +77,44 @@ func (b *Blobs) Delete(ctx context.Context, key string) (err error) {
 	}
 	_, err = b.s.db.ExecContext(ctx, `DELETE FROM blobs WHERE key = $1`, key)
 	return mapErr(err)
+}
+
+// maxBlobBytes is the largest value a bytea column holds (1 GB).
+const maxBlobBytes = 1 << 30
+
+// PutFrom reads the size bytes into memory and Puts them: a bytea is sent whole. Values
+// this store holds are bounded by memory and bytea's 1 GB; an object store suits more.
+func (b *Blobs) PutFrom(ctx context.Context, key string, r io.Reader, size int64) (err error) {
+	if size < 0 || size > maxBlobBytes {
+		return fmt.Errorf("put blob %q: %d bytes is more than a bytea holds", key, size)
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return fmt.Errorf("put blob %q: %w (%w)", key, core.ErrBlobSize, err)
+	}
+	if n, _ := r.Read(make([]byte, 1)); n > 0 {
+		return fmt.Errorf("put blob %q: %w", key, core.ErrBlobSize)
+	}
+	return b.Put(ctx, key, data)
+}
+
+// Open reads the range with substring, so only its bytes leave the database.
+func (b *Blobs) Open(ctx context.Context, key string, offset, length int64) (_ io.ReadCloser, err error) {
+	defer wrapErr(&err, "open blob %q", key)
+	if err := checkBlobKey(key); err != nil {
+		return nil, err
+	}
+	if offset < 0 {
+		return nil, errors.New("negative offset")
+	}
+	var data []byte
+	if length < 0 {
+		err = b.s.db.GetContext(ctx, &data, `SELECT substring(data FROM $2) FROM blobs WHERE key = $1`, key, offset+1)
+	} else {
+		err = b.s.db.GetContext(ctx, &data, `SELECT substring(data FROM $2 FOR $3) FROM blobs WHERE key = $1`, key, offset+1, length)
+	}
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
 	"sync"
 	"testing"
 
@@ -162,6 +163,62 @@ func Contract(t *testing.T, store core.BlobStore) {
 			t.Errorf("Get after a canceled Put: expected core.ErrNoRows, got %v", err)
 		}
 	})
+
+	t.Run("Streams", func(t *testing.T) { streams(t, store, random) })
+}
+
+// streams: PutFrom of a reader of known size, Open of a range, and a reader that does
+// not hold the size it was given storing nothing.
+func streams(t *testing.T, store core.BlobStore, value []byte) {
+	ctx := context.Background()
+	const key = "branch_0123456789ABCDEF/bundle"
+	if err := store.PutFrom(ctx, key, bytes.NewReader(value), int64(len(value))); err != nil {
+		t.Fatalf("PutFrom: expected no error, got %v", err)
+	}
+	defer store.Delete(ctx, key)
+	tests := []struct {
+		name           string
+		offset, length int64
+		want           []byte
+	}{
+		{"whole", 0, -1, value},
+		{"from an offset", 100, -1, value[100:]},
+		{"a range", 100, 50, value[100:150]},
+		{"a range past the end", int64(len(value) - 10), 50, value[len(value)-10:]},
+		{"empty range", 7, 0, []byte{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rc, err := store.Open(ctx, key, tt.offset, tt.length)
+			if err != nil {
+				t.Fatalf("Open: expected no error, got %v", err)
+			}
+			got, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil || !bytes.Equal(got, tt.want) {
+				t.Errorf("Open(%d, %d): expected %d bytes of the value, got %d (%v)", tt.offset, tt.length, len(tt.want), len(got), err)
+			}
+		})
+	}
+	if _, err := store.Open(ctx, "branch_0123456789ABCDEF/missing", 0, -1); !errors.Is(err, core.ErrNoRows) {
+		t.Errorf("Open missing: expected core.ErrNoRows, got %v", err)
+	}
+	for _, size := range []int64{int64(len(value)) + 1, int64(len(value)) - 1} {
+		const short = "branch_0123456789ABCDEF/wrong-size"
+		if err := store.PutFrom(ctx, short, bytes.NewReader(value), size); !errors.Is(err, core.ErrBlobSize) {
+			t.Errorf("PutFrom of %d bytes said to be %d: expected core.ErrBlobSize, got %v", len(value), size, err)
+		}
+		if _, err := store.Get(ctx, short); !errors.Is(err, core.ErrNoRows) {
+			t.Errorf("Get after a PutFrom of the wrong size: expected nothing stored, got %v", err)
+		}
+	}
+	// The previous value stays whole when a replacement fails.
+	if err := store.PutFrom(ctx, key, bytes.NewReader(value[:10]), 11); !errors.Is(err, core.ErrBlobSize) {
+		t.Errorf("PutFrom over a value, short: expected core.ErrBlobSize, got %v", err)
+	}
+	if got, err := store.Get(ctx, key); err != nil || !bytes.Equal(got, value) {
+		t.Errorf("Get after a failed replacement: expected the old %d bytes, got %d (%v)", len(value), len(got), err)
+	}
 }
 
 func oneOf(got []byte, values [][]byte) bool {
