@@ -140,7 +140,11 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 	if s.diffs == nil {
 		return nil, errNoDiffs
 	}
-	d, err := s.diffs.Diff(ctx, ws, DiffQuery{Remote: ws.ProviderID != LocalProviderID, Page: page})
+	remote := ws.ProviderID != LocalProviderID
+	if remote && s.branches != nil {
+		s.syncBranch(ctx, ws)
+	}
+	d, err := s.diffs.Diff(ctx, ws, DiffQuery{Remote: remote, Page: page})
 	if err != nil {
 		return nil, err
 	}
@@ -149,4 +153,18 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 	}
 	d.Workspace = ws
 	return d, nil
+}
+
+// syncBranch brings this hub's cache of a remote workspace's branch up to the shared
+// copy before the diff reads it. Fail open: the page shows the cache as it is (or that
+// there is none yet), and the log says why.
+func (s *AppWorkspaces) syncBranch(ctx context.Context, ws *Workspace) {
+	p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
+	if err == nil {
+		p.MirrorPath = s.mirror.Path(p.ID)
+		err = s.branches.Sync(ctx, ws, p)
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log().Warn("bring the branch's cache up to date for its diff", "workspace", ws.ID, "err", err)
+	}
 }

@@ -18,6 +18,10 @@ type AppWorkspaces struct {
 	app        *App
 	workspaces *Workspaces
 	diffs      BranchDiffs // the diff page's (app_diff.go)
+	logger
+	// branches and mirror bring this hub's cache of a remote branch up to date first.
+	branches Branches
+	mirror   RepoMirror
 }
 
 type appWorkspacesStore interface {

@@ -169,7 +169,8 @@ func (r *RuntimeAPI) Checkout(ctx context.Context, rc RuntimeCaller, w io.Writer
 	if err := r.rt.mirror.Refresh(ctx, p.ID, p.Repository, r.rt.config.MirrorMaxAge); err != nil && ctx.Err() == nil {
 		r.rt.log().Warn("mirror fetch failed; the workspace starts from the mirror as it is", "workspace", ws.ID, "err", err)
 	}
-	head, err = r.rt.branches.Bundle(ctx, ws, r.rt.mirror.Path(p.ID), w)
+	p.MirrorPath = r.rt.mirror.Path(p.ID) // this hub's
+	head, err = r.rt.branches.Bundle(ctx, ws, p, w)
 	if errors.Is(err, ErrBaseRefNotFound) {
 		return "", r.failRemote(ctx, rc.Token, ws, FailureStatus(FailureSetup, ReasonBaseRefNotFound),
 			fmt.Sprintf("baseRef %q is not a branch, tag or commit of the repository", ws.BaseRef))
@@ -348,20 +349,21 @@ func (r *RuntimeAPI) Attachment(ctx context.Context, rc RuntimeCaller, assetID s
 // UploadCommits adds a turn's commits (a git bundle of the branch since the head the
 // runtime was given) to the hub's copy of the branch and returns its new head.
 func (r *RuntimeAPI) UploadCommits(ctx context.Context, rc RuntimeCaller, bundle io.Reader) (string, error) {
-	ws, _, err := r.caller(ctx, rc, false)
+	ws, p, err := r.caller(ctx, rc, true)
 	if err != nil {
 		return "", err
 	}
 	if r.rt.branches == nil {
 		return "", Errorf(CodeServiceUnavailable, "this hub keeps no branches for remote runtimes")
 	}
+	p.MirrorPath = r.rt.mirror.Path(p.ID)
 	select {
 	case r.imports <- struct{}{}:
 		defer func() { <-r.imports }()
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
-	head, err := r.rt.branches.Import(ctx, ws, bundle)
+	head, err := r.rt.branches.Import(ctx, ws, p, bundle)
 	if err != nil {
 		// git's own words name the hub's paths: they go to the log, and the runtime
 		// gets the adapter's fixed sentence, or a fixed one.
@@ -420,7 +422,8 @@ func (r *RuntimeAPI) ReportTurn(ctx context.Context, rc RuntimeCaller, turnID st
 	tc := TurnCommit{Committed: rep.Committed, SHA: rep.Head, Files: rep.Files, Insertions: rep.Insertions, Deletions: rep.Deletions,
 		LeftOut: strings.Join(rep.LeftOut, "\n"), Failed: rep.CommitFailed && !rep.Committed}
 	if rep.Committed && p.Push && r.rt.branches != nil {
-		if err := r.rt.branches.Push(ctx, ws, p.Repository); err != nil {
+		p.MirrorPath = r.rt.mirror.Path(p.ID)
+		if err := r.rt.branches.Push(ctx, ws, p); err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
 			}

@@ -33,25 +33,54 @@ type RemoteMachines interface {
 // Branches is the hub's copy of remote workspaces' branches: what a new machine checks
 // out (the branch as the last turn left it, or baseRef), what turns' commits are added
 // to, and where pushes to the project's repository start from. The runtime never holds
-// the project's credentials.
+// the project's credentials. Every replica serves every workspace: the copy is shared
+// (BranchCopies and the BlobStore), each replica's disk a cache of it. p is the
+// workspace's project, its MirrorPath this hub's.
 type Branches interface {
 	// Bundle writes a git bundle of the workspace's branch to w, creating the branch
 	// from baseRef in the project's mirror the first time, and returns its head.
 	// ErrBaseRefNotFound when baseRef names nothing in the mirror.
-	Bundle(ctx context.Context, ws *Workspace, mirror string, w io.Writer) (head string, err error)
+	Bundle(ctx context.Context, ws *Workspace, p *Project, w io.Writer) (head string, err error)
 	// Import adds the commits of a bundle (the runtime's branch since the head it was
 	// given) and returns the branch's new head; the bundle is untrusted input.
 	// An upload it will not take is an *Error (CodeCommitsRefused, CodeCommitsTooLarge,
 	// CodeImportInProgress) whose Detail is safe to show the runtime; the error around
 	// it may carry git's words, for the log only.
-	Import(ctx context.Context, ws *Workspace, bundle io.Reader) (head string, err error)
+	Import(ctx context.Context, ws *Workspace, p *Project, bundle io.Reader) (head string, err error)
 	// Head returns the branch's head as the hub holds it ("" before the first checkout).
 	Head(ctx context.Context, ws *Workspace) (string, error)
+	// Sync brings this hub's cache of the branch up to the shared copy (the app's diff
+	// reads the cache); a branch with no copy yet is no error.
+	Sync(ctx context.Context, ws *Workspace, p *Project) error
 	// Push pushes the branch to the project's repository; a refusal is returned as an
 	// error whose text is the remote's reason.
-	Push(ctx context.Context, ws *Workspace, repository string) error
+	Push(ctx context.Context, ws *Workspace, p *Project) error
 	// Remove deletes the workspace's copy (a missing one is no error).
 	Remove(ctx context.Context, ws *Workspace) error
+}
+
+// BranchCopy is the shared record of a remote workspace's branch: the commit it
+// started from, its head, and the blob holding a bundle of its commits since Base (""
+// while Head is Base).
+type BranchCopy struct {
+	WorkspaceID string
+	Base, Head  string
+	Bundle      string
+	BundleBytes int64
+}
+
+// BranchCopies are the store statements of shared branch copies.
+type BranchCopies interface {
+	// BranchCopy reads the workspace's copy; ErrNoRows before its first checkout.
+	BranchCopy(ctx context.Context, workspaceID string) (*BranchCopy, error)
+	// CreateBranchCopy records a first copy; false when one exists (another replica
+	// made it first: read that one).
+	CreateBranchCopy(ctx context.Context, c BranchCopy) (bool, error)
+	// SwapBranchCopy moves the copy to c's head and bundle if its head is still
+	// oldHead (compare-and-set); false when it moved.
+	SwapBranchCopy(ctx context.Context, c BranchCopy, oldHead string) (bool, error)
+	// DeleteBranchCopy forgets the copy (none is no error).
+	DeleteBranchCopy(ctx context.Context, workspaceID string) error
 }
 
 // ErrBaseRefNotFound: the workspace's baseRef names no branch, tag or commit.

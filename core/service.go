@@ -105,17 +105,18 @@ func NewService(d Deps) *Service {
 	hooks := &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks}
 	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, webhooks: hooks}
 	return &Service{
-		Workspaces:    ws,
-		Webhooks:      hooks,
-		Chat:          &Chat{outbox: o, store: d.Store, workspaces: ws},
-		RuntimeAPI:    newRuntimeAPI(rt),
-		Worker:        rt,
-		Sweeps:        &Sweeps{w: rt},
-		Deliveries:    &Deliveries{kernel: k, logger: lg, store: d.Store, sender: d.Sender},
-		ChatQueues:    &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
-		App:           app,
-		AppWorkspaces: &AppWorkspaces{kernel: k, store: d.Store, blobs: d.Blobs, app: app, workspaces: ws, diffs: d.Diffs},
-		Admin:         &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
+		Workspaces: ws,
+		Webhooks:   hooks,
+		Chat:       &Chat{outbox: o, store: d.Store, workspaces: ws},
+		RuntimeAPI: newRuntimeAPI(rt),
+		Worker:     rt,
+		Sweeps:     &Sweeps{w: rt},
+		Deliveries: &Deliveries{kernel: k, logger: lg, store: d.Store, sender: d.Sender},
+		ChatQueues: &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
+		App:        app,
+		AppWorkspaces: &AppWorkspaces{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, app: app, workspaces: ws, diffs: d.Diffs,
+			branches: d.Branches, mirror: d.Mirror},
+		Admin: &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }
 

@@ -146,6 +146,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if token := cmp.Or(cfg.GitHTTPSToken, strings.TrimSpace(cfg.GitHTTPSTokenFile)); token != "" || cfg.GitSSHKeyFile != "" {
 		creds = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
 	}
+	// A cache of each project's repository on this hub's disk: one that lacks it clones
+	// it when it first needs it (Refresh).
+	mirror := &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Credentials: creds}
 	providers := machines.NewLocalSized(cfg.LocalCPU, cfg.LocalMemoryMiB)
 	local := len(cfg.Providers) == 0 || slices.ContainsFunc(cfg.Providers, func(p string) bool { return strings.TrimSpace(p) == core.LocalProviderID })
 	var runner core.AgentRunner
@@ -192,7 +195,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Blobs:     blobs,
 		Providers: providers,
 		Agents:    agents.NewCatalog(cfg.AgentCommands, lookPath),
-		Mirror:    &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Credentials: creds},
+		Mirror:    mirror,
 		Clock:     opt.Clock,
 		Random:    opt.Random,
 		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
@@ -205,7 +208,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Turns:  m,
 		Sealed: store,
 		Remote: remote,
+		// The branches' shared copy is a row and a blob; this hub's disk holds a cache.
 		Branches: &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Credentials: creds,
+			Copies: postgres.NewBranchCopies(store), Blobs: blobs, Mirror: mirror,
 			MaxObjectBytes: cfg.BranchMaxObjectBytes, MaxBranchBytes: cfg.BranchMaxBytes},
 		Wakeups:   fanout,
 		Diffs:     &gitrepo.BranchDiffs{Checkouts: filepath.Join(cfg.DataDir, "workspaces"), Branches: filepath.Join(cfg.DataDir, "branches")},

@@ -236,7 +236,7 @@ func TestBranchDiffReadsARemoteWorkspacesCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, err := b.Bundle(ctx, &ws, f.mirror, out)
+	head, err := b.Bundle(ctx, &ws, &core.Project{MirrorPath: f.mirror}, out)
 	out.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +260,7 @@ func TestBranchDiffReadsARemoteWorkspacesCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, err := b.Import(ctx, &ws, r); err != nil {
+	if _, err := b.Import(ctx, &ws, &core.Project{}, r); err != nil {
 		t.Fatalf("import: %v", err)
 	}
 	d := f.diff(t, true, 1)

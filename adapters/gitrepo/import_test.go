@@ -49,7 +49,7 @@ func newImportFixture(t *testing.T) *importFixture {
 	// victim's repository would find it.
 	f.ws = &core.Workspace{ID: "ws_aaaaaaaaaaaaaaaa", Branch: "main", BaseRef: "main"}
 	f.victim = &core.Workspace{ID: "ws_bbbbbbbbbbbbbbbb", Branch: "main", BaseRef: "main"}
-	if _, err := f.b.Bundle(ctx, f.victim, f.victimMirror, &bytes.Buffer{}); err != nil {
+	if _, err := f.b.Bundle(ctx, f.victim, &core.Project{MirrorPath: f.victimMirror}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	bundle := filepath.Join(base, "checkout.bundle")
@@ -57,7 +57,7 @@ func newImportFixture(t *testing.T) *importFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.head, err = f.b.Bundle(ctx, f.ws, mine, out)
+	f.head, err = f.b.Bundle(ctx, f.ws, &core.Project{MirrorPath: mine}, out)
 	out.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func (f *importFixture) repo() string { return filepath.Join(f.b.Dir, f.ws.ID+".
 // upload imports body and returns the error.
 func (f *importFixture) upload(t *testing.T, body []byte) (string, error) {
 	t.Helper()
-	return f.b.Import(context.Background(), f.ws, bytes.NewReader(body))
+	return f.b.Import(context.Background(), f.ws, &core.Project{}, bytes.NewReader(body))
 }
 
 // bundleOf bundles the machine's branch since the hub's head.

@@ -10,20 +10,31 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/wshub/wshub/core"
 )
 
-// WorkspaceBranches is the hub's copy of remote workspaces' branches (core.Branches):
-// one bare repository per workspace under Dir, cloned from the project mirror (hard
-// links) the first time its machine checks out, holding refs/heads/<branch> and the
-// commit it started from (baseRefName) only.
+// WorkspaceBranches is the hub's copy of remote workspaces' branches (core.Branches).
+// The copy every replica shares is a row (Copies: base, head, bundle) and a git bundle
+// of the branch's commits since base in the blob store (Blobs). Each replica keeps a
+// cache of it under Dir: one bare repository per workspace, cloned from the project
+// mirror (hard links), holding refs/heads/<branch> and the commit it started from
+// (baseRefName) only, brought up to the row before it serves a checkout, takes commits
+// or pushes (shared_branches.go).
 // It is apart from the mirror because refreshing a mirror prunes every ref the
 // upstream lacks. The runtime sends its turns' commits here as bundles; pushes to the
 // project's repository start here, with the hub's credentials.
 type WorkspaceBranches struct {
 	Dir string
 	Git string // default "git"
+	// Copies and Blobs hold the shared copy. Without them (nil) the cache is the copy:
+	// one hub, its disk the only one.
+	Copies core.BranchCopies
+	Blobs  core.BlobStore
+	// Mirror refreshes a project's mirror that lacks a branch's base commit (nil: the
+	// mirror is as it is).
+	Mirror *Mirror
 	// Credentials reach the projects' repositories when pushing (nil: none).
 	Credentials *Credentials
 	// MaxObjectBytes bounds one object (a file) of an upload, inflated, and
@@ -31,6 +42,8 @@ type WorkspaceBranches struct {
 	// (0: DefaultMaxObjectBytes, DefaultMaxBranchBytes). A 1 MB bundle can inflate to
 	// a 1 GiB file: the sizes are read from the pack and checked before git inflates it.
 	MaxObjectBytes, MaxBranchBytes int64
+
+	locks sync.Map // workspace id -> *sync.Mutex: one cache update at a time
 }
 
 var _ core.Branches = (*WorkspaceBranches)(nil)
@@ -47,19 +60,8 @@ func (b *WorkspaceBranches) path(ws *core.Workspace) (string, error) {
 	return filepath.Join(b.Dir, ws.ID+".git"), nil
 }
 
-// Bundle writes a bundle of refs/heads/<branch>, creating the workspace's repository
-// from the mirror and the branch from baseRef the first time.
-func (b *WorkspaceBranches) Bundle(ctx context.Context, ws *core.Workspace, mirror string, w io.Writer) (string, error) {
-	dir, err := b.path(ws)
-	if err != nil {
-		return "", err
-	}
-	g := b.git()
-	if _, err := os.Stat(dir); err != nil {
-		if err := b.create(ctx, g, dir, mirror, ws); err != nil {
-			return "", err
-		}
-	}
+// bundleLocal writes a bundle of refs/heads/<branch> of the cache at dir.
+func (b *WorkspaceBranches) bundleLocal(ctx context.Context, g *runner, dir string, ws *core.Workspace, w io.Writer) (string, error) {
 	head, err := g.run(ctx, dir, "rev-parse", "--verify", "refs/heads/"+ws.Branch+"^{commit}")
 	if err != nil {
 		return "", err
@@ -86,9 +88,25 @@ func (b *WorkspaceBranches) Bundle(ctx context.Context, ws *core.Workspace, mirr
 	return strings.TrimSpace(head), nil
 }
 
-// create clones the mirror bare and points the workspace branch at baseRef (a branch,
-// tag or commit of the repository). The clone is made aside and renamed into place.
-func (b *WorkspaceBranches) create(ctx context.Context, g *runner, dir, mirror string, ws *core.Workspace) error {
+// resolveBase is the commit baseRef names in the mirror (a branch, tag or commit);
+// ErrBaseRefNotFound when none.
+func resolveBase(ctx context.Context, g *runner, mirror string, ws *core.Workspace) (string, error) {
+	for _, candidate := range []string{"refs/heads/" + ws.BaseRef, "refs/tags/" + ws.BaseRef, ws.BaseRef} {
+		out, err := g.run(ctx, mirror, "rev-parse", "--verify", "--quiet", candidate+"^{commit}")
+		if err == nil && strings.TrimSpace(out) != "" {
+			return strings.TrimSpace(out), nil
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+	}
+	return "", core.ErrBaseRefNotFound
+}
+
+// create clones the mirror bare and points the workspace branch at base, a commit the
+// mirror holds (errBaseMissing when it does not). The clone is made aside and renamed
+// into place.
+func (b *WorkspaceBranches) create(ctx context.Context, g *runner, dir, mirror string, ws *core.Workspace, base string) error {
 	if err := os.MkdirAll(b.Dir, 0o700); err != nil {
 		return err
 	}
@@ -97,24 +115,12 @@ func (b *WorkspaceBranches) create(ctx context.Context, g *runner, dir, mirror s
 	if _, err := g.run(ctx, "", "clone", "--quiet", "--bare", "--local", "--", mirror, tmp); err != nil {
 		return err
 	}
-	base := ""
-	for _, candidate := range []string{"refs/heads/" + ws.BaseRef, "refs/tags/" + ws.BaseRef, ws.BaseRef} {
-		out, err := g.run(ctx, tmp, "rev-parse", "--verify", "--quiet", candidate+"^{commit}")
-		if err == nil && strings.TrimSpace(out) != "" {
-			base = strings.TrimSpace(out)
-			break
-		}
-		if ctx.Err() != nil {
-			_ = os.RemoveAll(tmp)
-			return ctx.Err()
-		}
-	}
-	if base == "" {
-		_ = os.RemoveAll(tmp)
-		return core.ErrBaseRefNotFound
-	}
+	err := hasCommit(ctx, g, tmp, base)
 	// Only the workspace branch: the bundle then carries nothing else.
-	refs, err := g.run(ctx, tmp, "for-each-ref", "--format=delete %(refname)")
+	refs := ""
+	if err == nil {
+		refs, err = g.run(ctx, tmp, "for-each-ref", "--format=delete %(refname)")
+	}
 	if err == nil && refs != "" {
 		_, err = g.runInput(ctx, tmp, refs, "update-ref", "--stdin")
 	}
@@ -137,6 +143,20 @@ func (b *WorkspaceBranches) create(ctx context.Context, g *runner, dir, mirror s
 		_ = os.RemoveAll(tmp)
 	}
 	return err
+}
+
+// errBaseMissing: the mirror lacks the commit a branch copy starts from (fetched at
+// another replica after this one's mirror was).
+var errBaseMissing = errors.New("the mirror lacks the branch's base commit")
+
+func hasCommit(ctx context.Context, g *runner, repo, commit string) error {
+	if _, err := g.run(ctx, repo, "cat-file", "-e", commit+"^{commit}"); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %s", errBaseMissing, commit)
+	}
+	return nil
 }
 
 // baseRefName holds the commit baseRef named when the workspace's repository was made.
@@ -176,14 +196,14 @@ func refused(code, detail string, cause error) error {
 	return fmt.Errorf("%w (%w)", core.Errorf(code, "%s", detail), cause)
 }
 
-// Import takes the commits of a runtime's bundle into the workspace's repository.
+// importLocal takes the commits of a runtime's bundle into the workspace's repository.
 // The bundle is untrusted, and no git command reads it as a file: the hub reads the
 // header itself (a v2 or v3 bundle of refs/heads/<branch> only, whose prerequisites
 // are in the branch), bounds the pack by its objects' declared sizes, and has git
 // index it from standard input with full fsck (index-pack --strict) into a quarantine
 // beside the repository's objects. Only an accepted update moves the objects in and
 // the branch forward; anything refused leaves nothing behind.
-func (b *WorkspaceBranches) Import(ctx context.Context, ws *core.Workspace, bundle io.Reader) (string, error) {
+func (b *WorkspaceBranches) importLocal(ctx context.Context, ws *core.Workspace, bundle io.Reader) (string, error) {
 	dir, err := b.path(ws)
 	if err != nil {
 		return "", err
@@ -332,8 +352,8 @@ func (b *WorkspaceBranches) addedBytes(dir string) (int64, error) {
 	})
 }
 
-// Head returns the branch's head as the hub holds it ("" before the first checkout).
-func (b *WorkspaceBranches) Head(ctx context.Context, ws *core.Workspace) (string, error) {
+// localHead returns the head of this hub's cache of the branch ("" when it has none).
+func (b *WorkspaceBranches) localHead(ctx context.Context, ws *core.Workspace) (string, error) {
 	dir, err := b.path(ws)
 	if err != nil {
 		return "", err
@@ -345,8 +365,8 @@ func (b *WorkspaceBranches) Head(ctx context.Context, ws *core.Workspace) (strin
 	return strings.TrimSpace(head), err
 }
 
-// Push pushes the workspace branch to repository.
-func (b *WorkspaceBranches) Push(ctx context.Context, ws *core.Workspace, repository string) error {
+// pushLocal pushes the cache's workspace branch to repository.
+func (b *WorkspaceBranches) pushLocal(ctx context.Context, ws *core.Workspace, repository string) error {
 	dir, err := b.path(ws)
 	if err != nil {
 		return err
@@ -358,8 +378,8 @@ func (b *WorkspaceBranches) Push(ctx context.Context, ws *core.Workspace, reposi
 	return nil
 }
 
-// Remove deletes the workspace's repository.
-func (b *WorkspaceBranches) Remove(ctx context.Context, ws *core.Workspace) error {
+// removeLocal deletes this hub's cache of the workspace's repository.
+func (b *WorkspaceBranches) removeLocal(ctx context.Context, ws *core.Workspace) error {
 	dir, err := b.path(ws)
 	if err != nil {
 		return err

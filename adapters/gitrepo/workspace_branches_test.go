@@ -38,7 +38,7 @@ func TestWorkspaceBranchRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, err := b.Bundle(ctx, ws, mirror, f)
+	head, err := b.Bundle(ctx, ws, &core.Project{MirrorPath: mirror}, f)
 	f.Close()
 	if err != nil || head != gitT(t, upstream, "rev-parse", "main") {
 		t.Fatalf("bundle: head %q, %v", head, err)
@@ -64,12 +64,12 @@ func TestWorkspaceBranchRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newHead, err := b.Import(ctx, ws, in)
+	newHead, err := b.Import(ctx, ws, &core.Project{}, in)
 	in.Close()
 	if err != nil || newHead != gitT(t, co.Dir, "rev-parse", "HEAD") {
 		t.Fatalf("import: head %q, %v", newHead, err)
 	}
-	if err := b.Push(ctx, ws, upstream); err != nil {
+	if err := b.Push(ctx, ws, &core.Project{Repository: upstream}); err != nil {
 		t.Fatalf("push: %v", err)
 	}
 	if got := gitT(t, upstream, "show", ws.Branch+":new.txt"); got != "new" {
@@ -77,7 +77,7 @@ func TestWorkspaceBranchRoundTrip(t *testing.T) {
 	}
 	if ws.BaseRef = "nope"; true {
 		ws.ID = "ws_0123456789abcdeX"
-		if _, err := b.Bundle(ctx, ws, mirror, &strings.Builder{}); err != core.ErrBaseRefNotFound {
+		if _, err := b.Bundle(ctx, ws, &core.Project{MirrorPath: mirror}, &strings.Builder{}); err != core.ErrBaseRefNotFound {
 			t.Fatalf("expected ErrBaseRefNotFound, got %v", err)
 		}
 	}

@@ -58,7 +58,18 @@ func serveMetrics(t testing.TB, h *hub.Hub) string {
 // configuration, as a second replica of a deployment does. It stops when t ends.
 func (h *Hub) Replica(t testing.TB) *Hub {
 	t.Helper()
-	other, err := hub.New(h.Config, storeVia(t, h.DBURL), nil, hub.Options{})
+	return h.ReplicaWith(t, nil)
+}
+
+// ReplicaWith is Replica with h's configuration changed by edit: a replica on another
+// host has a data directory of its own.
+func (h *Hub) ReplicaWith(t testing.TB, edit func(*hub.Config)) *Hub {
+	t.Helper()
+	cfg := h.Config
+	if edit != nil {
+		edit(&cfg)
+	}
+	other, err := hub.New(cfg, storeVia(t, h.DBURL), nil, hub.Options{})
 	if err != nil {
 		t.Fatalf("build a replica: %v", err)
 	}
