@@ -149,8 +149,8 @@ func TestHubKilledDuringATurnRecovers(t *testing.T) {
 // crashFixture is a built binary, its environment (1 s leases) with agent_1 bound to an
 // agent script, and an account with a key and a ready project made through `wshub admin`.
 type crashFixture struct {
-	bin, dataDir, key string
-	env               []string
+	bin, dataDir, key, account string
+	env                        []string
 }
 
 func newCrashFixture(t *testing.T, script string) crashFixture {
@@ -172,7 +172,7 @@ func newCrashFixture(t *testing.T, script string) crashFixture {
 	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "crash", "--entitled", "--metered=false")
 	key, _ := wshub(t, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
 	wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
-	f.key = key["key"].(string)
+	f.key, f.account = key["key"].(string), acct["accountId"].(string)
 	return f
 }
 
