@@ -16,7 +16,9 @@ import (
 	"go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,7 +33,7 @@ import (
 )
 
 // manifestDir holds the deployment manifests: what kustomization.yaml lists, and the
-// *.example.yaml files an operator edits first (the Secrets).
+// *.example.yaml files an operator edits first (the Secrets, the Ingress, the admin Job).
 const manifestDir = "../../deploy/kubernetes"
 
 // manifests is every object of manifestDir, in file order.
@@ -137,6 +139,10 @@ func apply(t *testing.T, cs kubernetes.Interface, m manifests) {
 			_, err = cs.AppsV1().Deployments(o.Namespace).Create(ctx, o, create)
 		case *policyv1.PodDisruptionBudget:
 			_, err = cs.PolicyV1().PodDisruptionBudgets(o.Namespace).Create(ctx, o, create)
+		case *networkingv1.Ingress:
+			_, err = cs.NetworkingV1().Ingresses(o.Namespace).Create(ctx, o, create)
+		case *batchv1.Job:
+			_, err = cs.BatchV1().Jobs(o.Namespace).Create(ctx, o, create)
 		default:
 			t.Fatalf("the test cannot apply a %T", o)
 		}
@@ -146,7 +152,7 @@ func apply(t *testing.T, cs kubernetes.Interface, m manifests) {
 	}
 }
 
-// The manifests apply; the hub's Pod meets the Pod Security
+// The manifests apply; the hub's Pod (and the admin Job's) meets the Pod Security
 // Standard "restricted" its namespace enforces, keeps nothing on a shared disk and is
 // covered by a disruption budget; the workspace Pods the provider makes are admitted
 // in theirs; and the hub's service account may do what the provider does, in the
@@ -445,7 +451,7 @@ func checkTheHubsPod(t *testing.T, m manifests) {
 	}
 }
 
-// checkTheExamples: the Secret's blob store.
+// checkTheExamples: the Secret's blob store, the admin Job and the Ingress.
 func checkTheExamples(t *testing.T, m manifests) {
 	t.Helper()
 	secret := the[*corev1.Secret](t, m, "wshub-hub").StringData
@@ -459,16 +465,62 @@ func checkTheExamples(t *testing.T, m manifests) {
 		t.Errorf("expected WSHUB_BLOBS=s3 in the Secret wshub-hub (the replicas share no disk), got %q", secret["WSHUB_BLOBS"])
 	}
 
+	d := the[*appsv1.Deployment](t, m, "wshub")
+	hub := d.Spec.Template.Spec
+	job := the[*batchv1.Job](t, m, "")
+	spec := job.Spec.Template.Spec
+	checkRestricted(t, "the admin Job", spec)
+	c := spec.Containers[0]
+	if job.Namespace != d.Namespace || spec.ServiceAccountName != hub.ServiceAccountName || c.Image != hub.Containers[0].Image ||
+		!slices.Equal(envFrom(c), envFrom(hub.Containers[0])) || c.Args[0] != "admin" {
+		t.Fatalf("expected the admin Job to run `wshub admin` with the hub's image, configuration and account, got %+v", job)
+	}
+	if job.Spec.BackoffLimit == nil || *job.Spec.BackoffLimit != 0 || spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Fatalf("expected the admin Job to run its command once, got backoffLimit %v, restartPolicy %s", job.Spec.BackoffLimit, spec.RestartPolicy)
+	}
+	jobPod := klabels.Set(job.Spec.Template.Labels)
+	pdb, _ := metav1.LabelSelectorAsSelector(the[*policyv1.PodDisruptionBudget](t, m, "").Spec.Selector)
+	if klabels.SelectorFromSet(the[*corev1.Service](t, m, "wshub").Spec.Selector).Matches(jobPod) || pdb.Matches(jobPod) {
+		t.Fatalf("expected the admin Job's Pod %v outside the hub's Service and disruption budget", jobPod)
+	}
+
+	ing := the[*networkingv1.Ingress](t, m, "")
+	public, err := url.Parse(the[*corev1.ConfigMap](t, m, "wshub").Data["WSHUB_PUBLIC_URL"])
+	if err != nil || public.Scheme != "https" {
+		t.Fatalf("expected WSHUB_PUBLIC_URL to be https, got %v %v", public, err)
+	}
+	if len(ing.Spec.TLS) != 1 || ing.Spec.TLS[0].SecretName == "" || !slices.Equal(ing.Spec.TLS[0].Hosts, []string{public.Hostname()}) ||
+		len(ing.Spec.Rules) != 1 || ing.Spec.Rules[0].Host != public.Hostname() {
+		t.Fatalf("expected the Ingress to serve %s, the public URL's host, with TLS, got %+v", public.Hostname(), ing.Spec)
+	}
+	var paths []string
+	for _, p := range ing.Spec.Rules[0].HTTP.Paths {
+		if b := p.Backend.Service; b == nil || b.Name != "wshub" || b.Port.Name != "http" {
+			t.Fatalf("expected %s routed to the hub's Service, got %+v", p.Path, p.Backend)
+		}
+		paths = append(paths, p.Path)
+	}
+	for _, want := range []string{"/v1/api", "/app", "/slack", "/discord"} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("expected the Ingress to route %s, got %v", want, paths)
+		}
+	}
+	for _, p := range paths {
+		if p == "/" || strings.HasPrefix(p, "/internal") {
+			t.Errorf("expected the runtime API to stay inside the cluster, but the Ingress routes %s", p)
+		}
+	}
 }
 
 // checkPodSecurity has the API server's PodSecurity admission judge the Pods: the
-// hub's is admitted in the hub's namespace (restricted), a Pod
+// hub's and the admin Job's are admitted in the hub's namespace (restricted), a Pod
 // with no security context is not (so the check is real), and a privileged Pod is not
 // admitted in the workspaces' (baseline).
 func checkPodSecurity(t *testing.T, cs kubernetes.Interface, m manifests) {
 	t.Helper()
 	ctx := context.Background()
 	d := the[*appsv1.Deployment](t, m, "wshub")
+	job := the[*batchv1.Job](t, m, "")
 	workspaces := the[*corev1.ConfigMap](t, m, "wshub").Data["WSHUB_KUBE_NAMESPACE"]
 	yes := true
 	bare := corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}
@@ -480,6 +532,7 @@ func checkPodSecurity(t *testing.T, cs kubernetes.Interface, m manifests) {
 		admitted        bool
 	}{
 		{"the hub's Pod", d.Namespace, d.Spec.Template.Spec, true},
+		{"the admin Job's Pod", job.Namespace, job.Spec.Template.Spec, true},
 		{"a Pod with no security context, beside the hub", d.Namespace, bare, false},
 		{"a privileged Pod, beside the workspaces", workspaces, privileged, false},
 	}
