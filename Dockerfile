@@ -21,9 +21,13 @@ FROM debian:bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git bubblewrap passt ca-certificates openssh-client \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --uid 10001 --user-group --create-home --home-dir /home/wshub wshub \
- && install -d -o wshub -g wshub /var/lib/wshub /workspace
+ && groupadd --gid 10001 wshub \
+ && useradd --uid 10001 --gid 10001 --create-home --home-dir /home/wshub wshub \
+ && install -d -o 10001 -g 10001 /var/lib/wshub /workspace
 COPY --from=build /out/wshub /usr/local/bin/wshub
+# Numeric, so that Kubernetes can check runAsNonRoot, and the same uid and gid as the
+# manifests' runAsUser, runAsGroup and fsGroup (deploy/kubernetes) and the workspace
+# Pods' (adapters/kube).
 USER 10001:10001
 WORKDIR /home/wshub
 ENV WSHUB_DATA_DIR=/var/lib/wshub
