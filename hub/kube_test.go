@@ -220,24 +220,12 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	// Pods reach the hub through a proxy: the hub's port is known only once it runs.
 	front := hubtest.NewTCPProxy(t)
 	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
-		c.Providers = []string{"kubernetes"}
-		c.Kubeconfig, c.KubeNamespace, c.KubeImage = cluster.Kubeconfig(t), ns, "registry.example/wshub:test"
-		c.KubeServiceAccount, c.KubeStorageClass, c.KubeVolumeSize = "wshub-runtime", "standard", "5Gi"
-		c.KubeNodeSelector = map[string]string{"pool": "agents"}
-		c.KubeCPU, c.KubeMemoryMiB, c.KubeUnschedulableAfter = 1, 1024, 0
+		kubeSettings(t, cluster, ns)(c)
 		c.RuntimeHubURL = "http://" + front.Addr()
 	}))
 	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
 	k := startKubelet(t, cs, ns)
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(k.root, "*", "*", "runtime.log"))
-			for _, l := range logs {
-				b, _ := os.ReadFile(l)
-				t.Logf("%s:\n%s", l, b[max(0, len(b)-3000):])
-			}
-		}
-	})
+	k.logOnFailure(t)
 
 	id := createOn(t, h, "kubernetes", "write hello")
 	ws := waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
@@ -335,5 +323,89 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 			t.Fatal("expected the unschedulable Pod deleted")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// kubeSettings configure the kubernetes provider against cluster, in namespace ns.
+func kubeSettings(t *testing.T, cluster *kubetest.Cluster, ns string) func(*hub.Config) {
+	return func(c *hub.Config) {
+		c.Providers = []string{"kubernetes"}
+		c.Kubeconfig, c.KubeNamespace, c.KubeImage = cluster.Kubeconfig(t), ns, "registry.example/wshub:test"
+		c.KubeServiceAccount, c.KubeStorageClass, c.KubeVolumeSize = "wshub-runtime", "standard", "5Gi"
+		c.KubeNodeSelector = map[string]string{"pool": "agents"}
+		c.KubeCPU, c.KubeMemoryMiB, c.KubeUnschedulableAfter = 1, 1024, 0
+	}
+}
+
+// logOnFailure shows what the Pods' runtimes said when t fails.
+func (k *kubelet) logOnFailure(t *testing.T) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(k.root, "*", "*", "runtime.log"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, b[max(0, len(b)-3000):])
+			}
+		}
+	})
+}
+
+// Two hubs with data directories of their own (no shared volume) on one database,
+// both running the kubernetes provider's worker, behind a balancer the Pods reach them
+// through: a workspace started at one runs in a Pod, its turns' messages, attachments
+// and commits go through both, and each is answered once, in order, and pushed.
+func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
+	t.Parallel()
+	cluster := kubetest.Start(t)
+	cs, err := kubernetes.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "wshub"
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	balancer := hubtest.NewRoundRobin(t)
+	a := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
+		kubeSettings(t, cluster, ns)(c)
+		c.Blobs = hub.BlobsPostgres
+		c.RuntimeHubURL = balancer.URL
+	}))
+	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir = t.TempDir() })
+	balancer.SetTargets(a.URL, b.URL)
+	k := startKubelet(t, cs, ns)
+	k.logOnFailure(t)
+	p, upstream := pushingProject(t, a)
+
+	id := createOn(t, b, "kubernetes", "write one", "projectId", p.ID)
+	waitFor(t, a, id, "idle after one turn", idleAfterTurns(1))
+	send(t, a, id, "write two")
+	waitFor(t, b, id, "idle after two turns", idleAfterTurns(2))
+	up := b.Call("POST", "/v1/api/workspaces/"+id+"/attachments", b.Key, []byte("from b"),
+		"Content-Type", "text/plain", "X-Service-File-Name", "notes.txt").Expect(t, 201, "")
+	asset := up.Body["asset"].(map[string]any)["assetId"].(string)
+	send(t, a, id, "attachments", "attachments", []string{asset})
+	ws := waitFor(t, a, id, "idle after three turns", idleAfterTurns(3))
+
+	got := replies(t, a, id)
+	want := []string{"completed: wrote one.txt", "completed: wrote two.txt", "completed: .context/files/" + asset + "-notes.txt=from b"}
+	if len(got) != len(want) {
+		t.Fatalf("expected %d replies, one per turn, got %q", len(want), got)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Fatalf("expected reply %d to start %q, got %q", i, want[i], got[i])
+		}
+	}
+	for _, name := range []string{"one", "two"} {
+		if out := hubtest.Git(t, upstream, "show", ws["branch"].(string)+":"+name+".txt"); out != name {
+			t.Errorf("expected %s.txt pushed, got %q", name, out)
+		}
+	}
+	if pods := k.pods(t, id); len(pods) != 1 {
+		t.Fatalf("expected the workspace in one Pod, got %d", len(pods))
+	}
+	if served := balancer.Served(); served[a.URL] == 0 || served[b.URL] == 0 {
+		t.Errorf("expected the Pod's calls spread over both hubs, got %v", served)
 	}
 }
