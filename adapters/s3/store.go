@@ -6,6 +6,7 @@ package s3
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,23 +43,23 @@ type Options struct {
 	// Prefix goes before every key, so that one bucket can hold more than one hub's
 	// values, or other things besides ("wshub/": keys become wshub/asset_...).
 	Prefix string
-	// PartsAbove is the size above which a value goes up as a multipart upload rather
-	// than one PUT (0: 5 GiB, the most Amazon S3 takes in one PUT). One PUT is atomic
-	// by itself: an upload cut short stores nothing, and a retry starts afresh.
-	PartsAbove int64
-	// PartSize is the size of each part of a multipart upload (0: minio-go's choice,
-	// at least 16 MiB).
+	// PartSize is the most of a value PutFrom holds in memory: a value up to this
+	// size goes up in one PUT, a larger one as a multipart upload in parts of this
+	// size (0: 16 MiB; at least 5 MiB, S3's smallest part).
 	PartSize int64
 	// MaxRetries bounds the attempts of each request on network errors and the
-	// server's 5xx (0: minio-go's default of 10, with backoff up to a second). A
-	// PutFrom's single PUT is not retried: its reader cannot be read again.
+	// server's 5xx (0: minio-go's default of 10, with backoff up to a second).
 	MaxRetries int
 	// Transport replaces minio-go's HTTP transport (nil: its default).
 	Transport http.RoundTripper
 }
 
-// singlePutMax is the most one S3 PUT takes.
+// singlePutMax is the most one S3 PUT takes (Amazon's limit; others take more).
 const singlePutMax = 5 << 30
+
+// minPartSize and defaultPartSize are S3's smallest part (but the last) and the part
+// size PutFrom uses unless told.
+const minPartSize, defaultPartSize = 5 << 20, 16 << 20
 
 // maxKeyBytes is S3's limit on an object's name, prefix included.
 const maxKeyBytes = 1024
@@ -81,14 +82,20 @@ var (
 // makes an object visible only once its upload is complete); Get and Open of a
 // missing key are core.ErrNoRows; Delete of a missing key succeeds. It is safe for
 // concurrent use.
+//
+// Every upload request carries the MD5 of its body (Content-MD5), which the server
+// checks before it stores anything: a body cut short by the network is refused, not
+// kept as a shorter value. Counting the bytes against Content-Length should do as
+// much, but a server may not (versitygw 1.8 keeps what arrived of a body not signed
+// chunk by chunk, as bodies over https are), while Content-MD5 is as old as the S3 API
+// and every server checks it.
 type Store struct {
-	client     *minio.Client
-	core       minio.Core
-	endpoint   string
-	bucket     string
-	prefix     string
-	partsAbove int64
-	partSize   uint64
+	client   *minio.Client
+	core     minio.Core
+	endpoint string
+	bucket   string
+	prefix   string
+	partSize int64
 }
 
 var _ core.BlobStore = (*Store)(nil)
@@ -109,10 +116,8 @@ func New(o Options) (_ *Store, err error) {
 		return nil, errors.New("no bucket")
 	case o.AccessKeyID == "" || o.SecretAccessKey == "":
 		return nil, errors.New("no access key id or secret access key")
-	case o.PartsAbove < 0 || o.PartsAbove > singlePutMax:
-		return nil, fmt.Errorf("parts above %d bytes: must be 0 to %d", o.PartsAbove, int64(singlePutMax))
-	case o.PartSize < 0:
-		return nil, fmt.Errorf("part size %d: must not be negative", o.PartSize)
+	case o.PartSize != 0 && (o.PartSize < minPartSize || o.PartSize > singlePutMax):
+		return nil, fmt.Errorf("part size %d: must be %d to %d bytes", o.PartSize, minPartSize, int64(singlePutMax))
 	}
 	if err := CheckPrefix(o.Prefix); err != nil {
 		return nil, err
@@ -127,12 +132,8 @@ func New(o Options) (_ *Store, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{client: client, core: minio.Core{Client: client}, endpoint: u.String(), bucket: o.Bucket,
-		prefix: o.Prefix, partsAbove: o.PartsAbove, partSize: uint64(o.PartSize)}
-	if s.partsAbove == 0 {
-		s.partsAbove = singlePutMax
-	}
-	return s, nil
+	return &Store{client: client, core: minio.Core{Client: client}, endpoint: u.String(), bucket: o.Bucket,
+		prefix: o.Prefix, partSize: cmp.Or(o.PartSize, defaultPartSize)}, nil
 }
 
 // ParseEndpoint reads an endpoint URL: https://host[:port], or http:// to a loopback
@@ -196,24 +197,25 @@ func (s *Store) Check(ctx context.Context) (err error) {
 	return ctx.Err()
 }
 
-// Put stores data under key with one PUT (parts only above PartsAbove), retried on
-// network errors as the bytes can be sent again.
+// Put stores data under key with one PUT (in parts only past the 5 GiB one PUT
+// takes), retried on network errors: the bytes are at hand to send again.
 func (s *Store) Put(ctx context.Context, key string, data []byte) (err error) {
 	defer wrap(&err, "put", key)
 	name, err := s.name(ctx, key)
 	if err != nil {
 		return err
 	}
-	return s.put(ctx, name, bytes.NewReader(data), int64(len(data)))
+	return s.put(ctx, name, bytes.NewReader(data), int64(len(data)), len(data) > singlePutMax)
 }
 
-func (s *Store) put(ctx context.Context, name string, r io.Reader, size int64) error {
-	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", DisableMultipart: size <= s.partsAbove}
-	if !opts.DisableMultipart {
-		// minio-go aborts a multipart upload that fails, so that its parts do not
-		// linger (a hub that dies mid-upload leaves them: see the README for the
-		// bucket's lifecycle rule).
-		opts.PartSize = s.partSize
+// put uploads size bytes of r in one PUT, or as a multipart upload. A multipart
+// upload becomes an object only when its last part is in and the client completes
+// it; minio-go aborts one that fails, so that its parts do not linger (a hub that
+// dies mid-upload leaves them: the README says which lifecycle rule removes them).
+func (s *Store) put(ctx context.Context, name string, r io.Reader, size int64, parts bool) error {
+	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", SendContentMd5: true, DisableMultipart: !parts}
+	if parts {
+		opts.PartSize = uint64(s.partSize)
 	}
 	_, err := s.client.PutObject(ctx, s.bucket, name, r, size, opts)
 	return s.mapErr(err)

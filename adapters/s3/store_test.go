@@ -18,9 +18,21 @@ import (
 
 // options are a store's options on srv's bucket, as its root account.
 func options(srv *s3test.Server) Options {
-	return Options{Endpoint: srv.Endpoint, Bucket: srv.Bucket, Region: s3test.Region,
+	o := Options{Endpoint: srv.Endpoint, Bucket: srv.Bucket, Region: s3test.Region,
 		AccessKeyID: srv.AccessKeyID, SecretAccessKey: srv.SecretAccessKey}
+	if srv.Transport != nil {
+		o.Transport = srv.Transport
+	}
+	return o
 }
+
+// schemes start a server over http (loopback only) and over https (every other
+// endpoint), where minio-go signs uploads differently: chunk by chunk over http, the
+// headers only over https.
+var schemes = []struct {
+	name  string
+	start func(testing.TB) *s3test.Server
+}{{"http", s3test.Start}, {"https", s3test.StartTLS}}
 
 // newStore builds a store with o and checks it, failing the test on an error.
 func newStore(t *testing.T, o Options) *Store {
@@ -46,17 +58,22 @@ func randomBytes(t *testing.T, n int) []byte {
 
 func TestS3KeepsTheBlobStoreContract(t *testing.T) {
 	t.Parallel()
-	srv := s3test.Start(t)
-	blobtest.Contract(t, newStore(t, options(srv)))
+	for _, scheme := range schemes {
+		t.Run(scheme.name, func(t *testing.T) {
+			t.Parallel()
+			srv := scheme.start(t)
+			blobtest.Contract(t, newStore(t, options(srv)))
+		})
+	}
 }
 
-// A value larger than PartsAbove goes up in parts and reads back whole, across the
-// parts' boundaries, leaving no upload open.
+// A streamed value larger than PartSize goes up in parts and reads back whole, across
+// the parts' boundaries, leaving no upload open.
 func TestALargeValueGoesUpInParts(t *testing.T) {
 	t.Parallel()
 	srv := s3test.Start(t)
 	o := options(srv)
-	o.PartsAbove, o.PartSize = 5<<20, 5<<20 // S3's smallest part
+	o.PartSize = 5 << 20 // S3's smallest part
 	s := newStore(t, o)
 	ctx := context.Background()
 	value := randomBytes(t, 12<<20)
@@ -95,7 +112,15 @@ func TestALargeValueGoesUpInParts(t *testing.T) {
 // multipart upload is left behind.
 func TestAnUploadCutShortStoresNothing(t *testing.T) {
 	t.Parallel()
-	srv := s3test.Start(t)
+	for _, scheme := range schemes {
+		t.Run(scheme.name, func(t *testing.T) {
+			t.Parallel()
+			uploadCutShort(t, scheme.start(t))
+		})
+	}
+}
+
+func uploadCutShort(t *testing.T, srv *s3test.Server) {
 	ctx := context.Background()
 	direct := newStore(t, options(srv))
 	// Every connection that sends more than 256 KiB is cut: the values below are 1 MiB
@@ -105,7 +130,7 @@ func TestAnUploadCutShortStoresNothing(t *testing.T) {
 	via.Endpoint = proxy.Endpoint
 	via.MaxRetries = 2 // each retry of Put is cut too; keep the test short
 	single := newStore(t, via)
-	via.PartsAbove, via.PartSize = 5<<20, 5<<20
+	via.PartSize = 5 << 20
 	parts := newStore(t, via)
 	old := []byte("the old value")
 
@@ -311,7 +336,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{"no access key", func(o *Options) { o.AccessKeyID = "" }, "no access key id or secret access key"},
 		{"no secret", func(o *Options) { o.SecretAccessKey = "" }, "no access key id or secret access key"},
 		{"a prefix from the root", func(o *Options) { o.Prefix = "/wshub" }, "not starting with /"},
-		{"parts above 5 GiB", func(o *Options) { o.PartsAbove = 6 << 30 }, "must be 0 to"},
+		{"parts of 1 MiB", func(o *Options) { o.PartSize = 1 << 20 }, "part size 1048576: must be"},
+		{"parts of 6 GiB", func(o *Options) { o.PartSize = 6 << 30 }, "must be 5242880 to"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

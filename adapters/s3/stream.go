@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,11 +13,13 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// PutFrom streams the size bytes r holds under key, never holding the value in
-// memory. The upload is sent with its length announced, and r is read through a
-// reader that fails rather than end early or pass over surplus bytes: then the
-// request is cut short, which S3 never makes into an object, so the key keeps its old
-// value (or none). Not retried: r cannot be read again.
+// PutFrom stores the size bytes r holds under key, holding at most one part of them in
+// memory: a value up to PartSize is read whole and Put (one PUT, retried), a larger
+// one goes up as a multipart upload of PartSize parts, each with its MD5 (a part is
+// retried; the upload is completed only once every part is in, and aborted
+// otherwise). r is read through a reader that fails in place of an early end, and in
+// place of the last bytes when r holds more: then the upload is never completed, so
+// the key keeps its old value (or none).
 func (s *Store) PutFrom(ctx context.Context, key string, r io.Reader, size int64) (err error) {
 	defer wrap(&err, "put", key)
 	name, err := s.name(ctx, key)
@@ -27,19 +30,26 @@ func (s *Store) PutFrom(ctx context.Context, key string, r io.Reader, size int64
 		return fmt.Errorf("negative size %d", size)
 	}
 	exact := &exactReader{r: r, left: size}
-	if size == 0 {
-		// No byte of the body is read for an empty value: look for a surplus first.
-		if err := exact.checkEnd(); err != nil {
+	if size <= s.partSize {
+		data := make([]byte, size)
+		if size == 0 {
+			// No byte is read for an empty value: look for a surplus all the same.
+			err = exact.checkEnd()
+		} else {
+			_, err = io.ReadFull(exact, data)
+		}
+		if err != nil {
 			return err
 		}
+		return s.put(ctx, name, bytes.NewReader(data), size, false)
 	}
-	err = s.put(ctx, name, exact, size)
+	err = s.put(ctx, name, exact, size, true)
 	if exact.err != nil {
 		return exact.err
 	}
 	if err == nil && exact.left != 0 {
-		// Defensive: the request cannot complete with fewer bytes than announced,
-		// but should a client ever send it, the value must not stand.
+		// Defensive: minio-go completes an upload only when it has read size bytes,
+		// but should it ever do less, the value must not stand.
 		_ = s.Delete(context.WithoutCancel(ctx), key)
 		return core.ErrBlobSize
 	}
@@ -47,7 +57,7 @@ func (s *Store) PutFrom(ctx context.Context, key string, r io.Reader, size int64
 }
 
 // exactReader passes size bytes of r, failing with core.ErrBlobSize in place of an
-// early end, and in place of the last bytes when r holds more: the request carrying
+// early end, and in place of the last bytes when r holds more: the upload carrying
 // them then never completes.
 type exactReader struct {
 	r    io.Reader

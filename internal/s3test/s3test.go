@@ -9,10 +9,18 @@ package s3test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,8 +51,12 @@ const startTimeout = 60 * time.Second
 
 // Server is a running versitygw, stopped by t.Cleanup.
 type Server struct {
-	// Endpoint is the server's URL, http://127.0.0.1:<port>.
+	// Endpoint is the server's URL, http://127.0.0.1:<port> (https:// from StartTLS).
 	Endpoint string
+	// CA is the PEM certificate a StartTLS server presents (self-signed, for
+	// 127.0.0.1), and Transport an HTTP transport that trusts it; both nil over http.
+	CA        []byte
+	Transport *http.Transport
 	// AccessKeyID and SecretAccessKey are the root account's, made for this server.
 	AccessKeyID, SecretAccessKey string
 	// Bucket is an empty bucket made at start.
@@ -56,10 +68,22 @@ type Server struct {
 	Client *minio.Client
 }
 
-// Start starts versitygw on a free loopback port, waits until it answers signed
-// requests, and makes Bucket. It skips the test when versitygw is not installed, and
-// fails it when it is configured but does not work.
+// Start starts versitygw on a free loopback port, over http, waits until it answers
+// signed requests, and makes Bucket. It skips the test when versitygw is not
+// installed, and fails it when it is configured but does not work.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t, false)
+}
+
+// StartTLS is Start over https, with a certificate made for the test: the scheme every
+// endpoint but a loopback one must have, where clients sign requests differently.
+func StartTLS(t testing.TB) *Server {
+	t.Helper()
+	return start(t, true)
+}
+
+func start(t testing.TB, secure bool) *Server {
 	t.Helper()
 	bin := binary(t)
 	started := time.Now()
@@ -69,14 +93,20 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("s3test: %v", err)
 	}
 	s := &Server{AccessKeyID: "AK" + randomHex(t, 9), SecretAccessKey: randomHex(t, 20), Root: root}
+	scheme := "http://"
+	var tlsFlags []string
+	if secure {
+		scheme = "https://"
+		tlsFlags = s.makeCert(t, dir)
+	}
 	logPath := filepath.Join(dir, "versitygw.log")
 	var err error
 	for attempt := 1; attempt <= 3; attempt++ {
 		// The port is picked anew for each attempt: another process may take it
 		// between freePort and versitygw's bind.
 		addr := "127.0.0.1:" + freePort(t)
-		s.Endpoint = "http://" + addr
-		if err = s.start(t, bin, addr, logPath); err == nil {
+		s.Endpoint = scheme + addr
+		if err = s.start(t, bin, addr, logPath, tlsFlags); err == nil {
 			break
 		}
 		if !strings.Contains(tail(logPath), "address already in use") {
@@ -93,7 +123,7 @@ func Start(t testing.TB) *Server {
 }
 
 // start runs versitygw on addr and waits until it answers, registering its stop.
-func (s *Server) start(t testing.TB, bin, addr, logPath string) error {
+func (s *Server) start(t testing.TB, bin, addr, logPath string, tlsFlags []string) error {
 	t.Helper()
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -107,7 +137,8 @@ func (s *Server) start(t testing.TB, bin, addr, logPath string) error {
 	if err := os.MkdirAll(iam, 0o700); err != nil {
 		t.Fatalf("s3test: %v", err)
 	}
-	cmd := exec.Command(bin, "--port", addr, "--region", Region, "--quiet", "--iam-dir", iam, "posix", s.Root)
+	args := append([]string{"--port", addr, "--region", Region, "--quiet", "--iam-dir", iam}, tlsFlags...)
+	cmd := exec.Command(bin, append(args, "posix", s.Root)...)
 	// The credentials go in the environment, not the command line other local users
 	// can read; nothing else of the test's environment is passed on.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Dir(s.Root),
@@ -127,8 +158,11 @@ func (s *Server) start(t testing.TB, bin, addr, logPath string) error {
 		_ = cmd.Process.Kill()
 		<-exited
 	}
-	s.Client, err = minio.New(addr, &minio.Options{
-		Creds: credentials.NewStaticV4(s.AccessKeyID, s.SecretAccessKey, ""), Region: Region, MaxRetries: 1})
+	opts := &minio.Options{Creds: credentials.NewStaticV4(s.AccessKeyID, s.SecretAccessKey, ""), Region: Region, MaxRetries: 1}
+	if s.Transport != nil {
+		opts.Secure, opts.Transport = true, s.Transport
+	}
+	s.Client, err = minio.New(addr, opts)
 	if err != nil {
 		stop()
 		t.Fatalf("s3test: %v", err)
@@ -199,6 +233,48 @@ func (s *Server) Uploads(t testing.TB, bucket string) []string {
 		keys = append(keys, u.Key)
 	}
 	return keys
+}
+
+// makeCert writes a self-signed certificate for 127.0.0.1 and its key into dir, sets
+// CA and Transport, and returns versitygw's flags for them.
+func (s *Server) makeCert(t testing.TB, dir string) []string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: "s3test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	s.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	crt, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	for path, data := range map[string][]byte{crt: s.CA, keyFile: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatalf("s3test: %v", err)
+		}
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.CA)
+	s.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	t.Cleanup(s.Transport.CloseIdleConnections)
+	return []string{"--cert", crt, "--key", keyFile}
 }
 
 // binary finds versitygw, or skips the test.
