@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/adapters/s3"
+	"github.com/wshub/wshub/core"
 )
 
 // s3CheckTimeout bounds the start-up check of the bucket.
@@ -16,7 +17,7 @@ const s3CheckTimeout = 30 * time.Second
 // s3Blobs opens the bucket of WSHUB_BLOBS=s3 and checks, before the hub starts, that
 // it exists and the credentials may use it: a hub that could not store or read an
 // attachment should say so at start, not at the first upload.
-func s3Blobs(cfg Config) (*s3.Store, error) {
+func s3Blobs(cfg Config) (core.BlobStore, error) {
 	opts, err := cfg.s3Options()
 	if err != nil {
 		return nil, err
