@@ -38,6 +38,11 @@ run:
 # Without them those tests skip, and say why.
 KUBE = bash scripts/kube.sh >/dev/null || echo "==> scripts/kube.sh failed (above): the kubernetes provider's tests will skip" >&2
 
+# S3: the S3 blob store's tests need a real S3 server: versitygw built from the module proxy
+# (scripts/s3.sh: about three minutes the first time, then cached per user in
+# ~/.cache/wshub/s3, outside the clone). Without it those tests skip, and say why.
+S3 = bash scripts/s3.sh >/dev/null || echo "==> scripts/s3.sh failed (above): the S3 blob store's tests will skip" >&2
+
 # AGENTS: the real Claude Code and Codex CLIs, at the versions pinned in
 # scripts/agents.versions, installed from npm into a per-user cache (scripts/agents.sh:
 # about 20s the first time, then nothing). Without them (no npm registry) the tests that
@@ -53,6 +58,7 @@ BROWSER = bash scripts/chromium.sh >/dev/null || echo "==> scripts/chromium.sh f
 test:
 	bash scripts/sandbox.sh
 	$(KUBE)
+	$(S3)
 	$(AGENTS)
 	$(BROWSER)
 	GO=$(GO) bash scripts/lint.sh

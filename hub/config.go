@@ -32,10 +32,24 @@ type Config struct {
 	// attachment blobs.
 	DataDir string `env:"WSHUB_DATA_DIR" envDefault:".data"`
 	// Blobs says where attachment bytes (sealed) live: "file" (the default; under
-	// DataDir, so one host, or replicas sharing that disk) or "postgres" (the database:
+	// DataDir, so one host, or replicas sharing that disk), "postgres" (the database:
 	// replicas with no shared disk read what any wrote, at the cost of the database's
-	// size, backups and I/O). "" is "file".
+	// size, backups and I/O) or "s3" (an S3-compatible bucket, the S3* settings: any
+	// number of replicas, any size). "" is "file".
 	Blobs string `env:"WSHUB_BLOBS" envDefault:"file"`
+	// S3Endpoint (https://host[:port]; http to a loopback host only), S3Bucket (which
+	// must exist: the hub does not make it), S3Region ("": asked of the server) and
+	// the credentials, each given or read from a file (_FILE, as mounted secrets
+	// are), are the bucket of Blobs "s3". S3Prefix goes before every key, so that
+	// hubs or other users can share a bucket.
+	S3Endpoint            string `env:"WSHUB_S3_ENDPOINT"`
+	S3Bucket              string `env:"WSHUB_S3_BUCKET"`
+	S3Region              string `env:"WSHUB_S3_REGION"`
+	S3AccessKeyID         string `env:"WSHUB_S3_ACCESS_KEY_ID"`
+	S3AccessKeyIDFile     string `env:"WSHUB_S3_ACCESS_KEY_ID_FILE,file"`
+	S3SecretAccessKey     string `env:"WSHUB_S3_SECRET_ACCESS_KEY"`
+	S3SecretAccessKeyFile string `env:"WSHUB_S3_SECRET_ACCESS_KEY_FILE,file"`
+	S3Prefix              string `env:"WSHUB_S3_PREFIX"`
 	// PublicURL is the hub's public address; webhooks may not point at its host, and
 	// the app's sign-in returns to it.
 	PublicURL string `env:"WSHUB_PUBLIC_URL"`
@@ -335,15 +349,16 @@ func (c Config) running() Roles {
 const (
 	BlobsFile     = "file"
 	BlobsPostgres = "postgres"
+	BlobsS3       = "s3"
 )
 
 // checkBlobs refuses a blob store that is not built (New checks a Config built in code).
 func checkBlobs(name string) error {
 	switch name {
-	case "", BlobsFile, BlobsPostgres:
+	case "", BlobsFile, BlobsPostgres, BlobsS3:
 		return nil
 	}
-	return fmt.Errorf("WSHUB_BLOBS: unknown blob store %q (known: file, postgres)", name)
+	return fmt.Errorf("WSHUB_BLOBS: unknown blob store %q (known: file, postgres, s3)", name)
 }
 
 // LoadConfig reads the configuration from the environment.
@@ -359,6 +374,11 @@ func LoadConfig() (Config, error) {
 	}
 	if err := checkBlobs(c.Blobs); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
+	}
+	if c.Blobs == BlobsS3 {
+		if _, err := c.s3Options(); err != nil {
+			return c, fmt.Errorf("configuration: %w", err)
+		}
 	}
 	if c.DiscordClientSecret != "" && (c.PublicURL == "" || c.DiscordAppID == "") {
 		return c, fmt.Errorf("configuration: WSHUB_DISCORD_CLIENT_SECRET needs WSHUB_DISCORD_APP_ID and WSHUB_PUBLIC_URL (Discord sign-in returns to WSHUB_PUBLIC_URL/app/signin/discord/callback)")

@@ -474,6 +474,9 @@ func blobStore(cfg Config, store *postgres.Store) (core.BlobStore, error) {
 	if cfg.Blobs == BlobsPostgres {
 		return postgres.NewBlobs(store), nil
 	}
+	if cfg.Blobs == BlobsS3 {
+		return s3Blobs(cfg)
+	}
 	blobs, err := assets.NewFS(filepath.Join(cfg.DataDir, "assets"))
 	if err != nil {
 		return nil, fmt.Errorf("asset store: %w", err)

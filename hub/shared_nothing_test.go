@@ -9,6 +9,7 @@ import (
 
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/s3test"
 )
 
 // Two hubs on one database, each with a data directory of its own (two hosts), behind
@@ -16,12 +17,29 @@ import (
 // long polls, the attachments, the commits and the reports of one remote workspace
 // alternate between them. Messages, attachments and decisions are sent through both.
 // Every turn is answered once and in order, every attachment reaches the agent, and
-// every commit reaches the branch the hubs share and the project's repository.
+// every commit reaches the branch the hubs share and the project's repository. So with
+// each blob store that replicas share.
 func TestHubsWithNoSharedDiskServeOneRuntimeInTurn(t *testing.T) {
 	t.Parallel()
+	stores := []struct {
+		name  string
+		store func(t *testing.T) func(*hub.Config)
+	}{
+		{"postgres", func(*testing.T) func(*hub.Config) { return func(c *hub.Config) { c.Blobs = hub.BlobsPostgres } }},
+		{"s3", func(t *testing.T) func(*hub.Config) { return s3Config(s3test.Start(t)) }},
+	}
+	for _, tt := range stores {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			oneRuntimeInTurn(t, tt.store(t))
+		})
+	}
+}
+
+func oneRuntimeInTurn(t *testing.T, blobs func(*hub.Config)) {
 	balancer := hubtest.NewRoundRobin(t)
 	a := startProcessHub(t, hubtest.WithConfig(func(c *hub.Config) {
-		c.Blobs = hub.BlobsPostgres
+		blobs(c)
 		c.RuntimeHubURL = balancer.URL
 	}))
 	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir = t.TempDir() })

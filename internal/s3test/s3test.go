@@ -1,0 +1,361 @@
+// Package s3test runs a real S3 server for tests: the Versity S3 Gateway (versitygw)
+// with its posix backend, on a loopback port, over a temporary directory, with
+// credentials made for the test. Each bucket is a directory of that root and each
+// object a file under it.
+//
+// The binary comes from `bash scripts/s3.sh`, which builds it from the Go module proxy
+// into a per-user cache. Tests skip, saying so, when it is missing.
+package s3test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// Version is the versitygw release scripts/s3.sh builds by default; its cache
+// directory is searched first.
+const Version = "v1.8.0"
+
+// EnvBinary names a versitygw binary; it overrides the cache and PATH.
+const EnvBinary = "WSHUB_VERSITYGW"
+
+// Region is the region the server says it is in.
+const Region = "us-east-1"
+
+// startTimeout bounds the wait for the server to answer (it is ready in well under a
+// second; the margin is for a loaded machine running tests under -race).
+const startTimeout = 60 * time.Second
+
+// Server is a running versitygw, stopped by t.Cleanup.
+type Server struct {
+	// Endpoint is the server's URL, http://127.0.0.1:<port> (https:// from StartTLS).
+	Endpoint string
+	// CA is the PEM certificate a StartTLS server presents (self-signed, for
+	// 127.0.0.1), and Transport an HTTP transport that trusts it; both nil over http.
+	CA        []byte
+	Transport *http.Transport
+	// AccessKeyID and SecretAccessKey are the root account's, made for this server.
+	AccessKeyID, SecretAccessKey string
+	// Bucket is an empty bucket made at start.
+	Bucket string
+	// Root is the posix backend's directory: a directory per bucket.
+	Root string
+	// Client is a client as the root account (to make buckets, list what a store
+	// left, and so on).
+	Client *minio.Client
+}
+
+// Start starts versitygw on a free loopback port, over http, waits until it answers
+// signed requests, and makes Bucket. It skips the test when versitygw is not
+// installed, and fails it when it is configured but does not work.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t, false)
+}
+
+// StartTLS is Start over https, with a certificate made for the test: the scheme every
+// endpoint but a loopback one must have, where clients sign requests differently.
+func StartTLS(t testing.TB) *Server {
+	t.Helper()
+	return start(t, true)
+}
+
+func start(t testing.TB, secure bool) *Server {
+	t.Helper()
+	bin := binary(t)
+	started := time.Now()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	s := &Server{AccessKeyID: "AK" + randomHex(t, 9), SecretAccessKey: randomHex(t, 20), Root: root}
+	scheme := "http://"
+	var tlsFlags []string
+	if secure {
+		scheme = "https://"
+		tlsFlags = s.makeCert(t, dir)
+	}
+	logPath := filepath.Join(dir, "versitygw.log")
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		// The port is picked anew for each attempt: another process may take it
+		// between freePort and versitygw's bind.
+		addr := "127.0.0.1:" + freePort(t)
+		s.Endpoint = scheme + addr
+		if err = s.start(t, bin, addr, logPath, tlsFlags); err == nil {
+			break
+		}
+		if !strings.Contains(tail(logPath), "address already in use") {
+			t.Fatalf("s3test: could not start versitygw: %v\n%s", err, tail(logPath))
+		}
+		t.Logf("s3test: versitygw lost its port (attempt %d): %v", attempt, err)
+	}
+	if err != nil {
+		t.Fatalf("s3test: could not start versitygw: %v\n%s", err, tail(logPath))
+	}
+	s.Bucket = s.NewBucket(t)
+	t.Logf("s3test: versitygw ready at %s in %v", s.Endpoint, time.Since(started).Round(time.Millisecond))
+	return s
+}
+
+// start runs versitygw on addr and waits until it answers, registering its stop.
+func (s *Server) start(t testing.TB, bin, addr, logPath string, tlsFlags []string) error {
+	t.Helper()
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	defer logFile.Close() // the child has its own copy
+	// With an IAM directory of its own (empty: the root account only), versitygw
+	// answers an unknown access key as S3 does (403 InvalidAccessKeyId); without one
+	// it says 404 XAdminUserNotFound.
+	iam := filepath.Join(filepath.Dir(s.Root), "iam")
+	if err := os.MkdirAll(iam, 0o700); err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	args := append([]string{"--port", addr, "--region", Region, "--quiet", "--iam-dir", iam}, tlsFlags...)
+	cmd := exec.Command(bin, append(args, "posix", s.Root)...)
+	// The credentials go in the environment, not the command line other local users
+	// can read; nothing else of the test's environment is passed on.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Dir(s.Root),
+		"ROOT_ACCESS_KEY=" + s.AccessKeyID, "ROOT_SECRET_KEY=" + s.SecretAccessKey}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	killWithParent(cmd.SysProcAttr)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("s3test: start %s: %v", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	// Killed, not asked to stop: its graceful shutdown waits up to 10 s for the
+	// keep-alive connections of the test's clients, and nothing it holds outlives the
+	// test's temporary directory.
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	opts := &minio.Options{Creds: credentials.NewStaticV4(s.AccessKeyID, s.SecretAccessKey, ""), Region: Region, MaxRetries: 1}
+	if s.Transport != nil {
+		opts.Secure, opts.Transport = true, s.Transport
+	}
+	s.Client, err = minio.New(addr, opts)
+	if err != nil {
+		stop()
+		t.Fatalf("s3test: %v", err)
+	}
+	if err := waitReady(s.Client, exited); err != nil {
+		stop()
+		return err
+	}
+	t.Cleanup(stop)
+	return nil
+}
+
+// waitReady polls a signed ListBuckets until it succeeds, the process exits or
+// startTimeout passes.
+func waitReady(client *minio.Client, exited <-chan struct{}) error {
+	deadline := time.Now().Add(startTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := client.ListBuckets(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("exited before it was ready: %w", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready after %v: %w", startTimeout, err)
+		}
+	}
+}
+
+// NewBucket makes an empty bucket with a fresh name and returns the name.
+func (s *Server) NewBucket(t testing.TB) string {
+	t.Helper()
+	name := "wshub-" + randomHex(t, 8)
+	if err := s.Client.MakeBucket(context.Background(), name, minio.MakeBucketOptions{Region: Region}); err != nil {
+		t.Fatalf("s3test: make bucket %s: %v", name, err)
+	}
+	return name
+}
+
+// Keys lists the object keys in bucket under prefix, sorted.
+func (s *Server) Keys(t testing.TB, bucket, prefix string) []string {
+	t.Helper()
+	var keys []string
+	for obj := range s.Client.ListObjects(context.Background(), bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			t.Fatalf("s3test: list %s/%s: %v", bucket, prefix, obj.Err)
+		}
+		keys = append(keys, obj.Key)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Uploads lists the multipart uploads begun in bucket and neither completed nor
+// aborted, by key.
+func (s *Server) Uploads(t testing.TB, bucket string) []string {
+	t.Helper()
+	var keys []string
+	for u := range s.Client.ListIncompleteUploads(context.Background(), bucket, "", true) {
+		if u.Err != nil {
+			t.Fatalf("s3test: list uploads of %s: %v", bucket, u.Err)
+		}
+		keys = append(keys, u.Key)
+	}
+	return keys
+}
+
+// makeCert writes a self-signed certificate for 127.0.0.1 and its key into dir, sets
+// CA and Transport, and returns versitygw's flags for them.
+func (s *Server) makeCert(t testing.TB, dir string) []string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial, Subject: pkix.Name{CommonName: "s3test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	s.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	crt, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	for path, data := range map[string][]byte{crt: s.CA, keyFile: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatalf("s3test: %v", err)
+		}
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.CA)
+	s.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	t.Cleanup(s.Transport.CloseIdleConnections)
+	return []string{"--cert", crt, "--key", keyFile}
+}
+
+// binary finds versitygw, or skips the test.
+func binary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv(EnvBinary); p != "" {
+		if !executable(p) {
+			t.Fatalf("s3test: %s=%s is not an executable file", EnvBinary, p)
+		}
+		return p
+	}
+	for _, p := range cached() {
+		if executable(p) {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("versitygw"); err == nil {
+		return p
+	}
+	t.Skipf("s3test: versitygw not found; run `bash scripts/s3.sh` to build it, then set %s or leave it unset to use its cache", EnvBinary)
+	return ""
+}
+
+// cached lists scripts/s3.sh's cache entries, Version first, then other versions,
+// newest name first.
+func cached() []string {
+	cache := os.Getenv("WSHUB_VERSITYGW_CACHE")
+	if cache == "" {
+		user, err := os.UserCacheDir()
+		if err != nil {
+			return nil
+		}
+		cache = filepath.Join(user, "wshub", "s3")
+	}
+	found, _ := filepath.Glob(filepath.Join(cache, "*", "versitygw"))
+	sort.Sort(sort.Reverse(sort.StringSlice(found)))
+	return append([]string{filepath.Join(cache, Version, "versitygw")}, found...)
+}
+
+func executable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// killWithParent asks Linux to SIGKILL the server when the test binary dies without
+// running cleanups (a panic, or go test's -timeout), so no versitygw outlives the
+// test. Set by name: Pdeathsig exists only on Linux.
+func killWithParent(attr *syscall.SysProcAttr) {
+	if f := reflect.ValueOf(attr).Elem().FieldByName("Pdeathsig"); f.IsValid() {
+		f.Set(reflect.ValueOf(syscall.SIGKILL))
+	}
+}
+
+func freePort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
+
+func randomHex(t testing.TB, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// tail returns the end of a log file, for failure messages.
+func tail(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if len(data) > 4096 {
+		data = data[len(data)-4096:]
+	}
+	return string(data)
+}
