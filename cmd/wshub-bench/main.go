@@ -30,7 +30,7 @@ func main() {
 	kills := flag.Int("kills", 4, "times the soak SIGKILLs the hub")
 	pgRestart := flag.String("pg-restart", "", "a script taking stop and start that the soak restarts PostgreSQL with (empty: no restart)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
-	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams)`)
+	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores)`)
 	flag.Parse()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
@@ -60,10 +60,10 @@ func main() {
 		captured: map[string][]string{}, only: *only}
 	switch *only {
 	case "":
-	case "B8":
+	case "B8", "B9":
 		r.workspaces = 33
 	default:
-		log.Fatalf("-only: %q is not a measurement that runs alone (B8)", *only)
+		log.Fatalf("-only: %q is not a measurement that runs alone (B8, B9)", *only)
 	}
 	if err := r.all(ctx); err != nil {
 		log.Fatal(err)
@@ -71,12 +71,18 @@ func main() {
 	report := r.markdown()
 	if *only != "" {
 		var b strings.Builder
-		r.streamFigures.markdown(&b)
+		begin, end := b8Begin, b8End
+		if *only == "B9" {
+			r.blobFigures.markdown(&b)
+			begin, end = b9Begin, b9End
+		} else {
+			r.streamFigures.markdown(&b)
+		}
 		old, err := os.ReadFile(*out)
 		if err != nil && !os.IsNotExist(err) {
 			log.Fatal(err)
 		}
-		report = spliceB8(string(old), b.String())
+		report = splice(string(old), begin, end, b.String())
 	}
 	if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
 		log.Fatal(err)

@@ -49,11 +49,11 @@ func (r *run) markdown() string {
 		}
 	}
 	r.turnFigures.markdown(&b)
-	if r.streamFigures.ran.IsZero() {
-		return b.String()
+	if !r.streamFigures.ran.IsZero() {
+		b.WriteString("\n")
+		r.streamFigures.markdown(&b)
 	}
-	b.WriteString("\n")
-	r.streamFigures.markdown(&b)
+	r.blobFigures.markdown(&b)
 	return b.String()
 }
 

@@ -42,6 +42,7 @@ type run struct {
 
 	turnFigures   turnFigures
 	streamFigures streamFigures
+	blobFigures   blobFigures
 	// only names the one measurement to run ("": all of them).
 	only     string
 	captured map[string][]string // the statements of each request captured, as sent
@@ -61,8 +62,11 @@ func (r *run) all(ctx context.Context) error {
 		return fmt.Errorf("setup: %w", err)
 	}
 	defer r.teardown()
-	if r.only == "B8" {
+	switch r.only {
+	case "B8":
 		return r.eventStreams(ctx)
+	case "B9":
+		return r.blobStores(ctx)
 	}
 	msgsPath := "/v1/api/workspaces/" + r.msgWS + "/messages?afterSeq=50000&limit=200"
 	scripts, err := r.capture(ctx, map[string]request{
@@ -116,7 +120,13 @@ func (r *run) all(ctx context.Context) error {
 	if err := r.eventStreams(ctx); err != nil {
 		return fmt.Errorf("B8: %w", err)
 	}
-	return r.turns(ctx)
+	if err := r.turns(ctx); err != nil {
+		return err
+	}
+	if err := r.blobStores(ctx); err != nil {
+		return fmt.Errorf("B9: %w", err)
+	}
+	return nil
 }
 
 // setup makes the database and the tenant: an account, a key, a project mirrored from

@@ -311,14 +311,14 @@ func holds(ok bool) string {
 	return "**over the bound**"
 }
 
-// spliceB8 replaces B8's section of an existing report (or appends it).
-func spliceB8(report, section string) string {
-	i, j := strings.Index(report, b8Begin), strings.Index(report, b8End)
+// splice replaces the section between begin and end of an existing report (or appends it).
+func splice(report, begin, end, section string) string {
+	i, j := strings.Index(report, begin), strings.Index(report, end)
 	if strings.TrimSpace(report) == "" {
 		return section
 	}
 	if i < 0 || j < i {
 		return strings.TrimRight(report, "\n") + "\n\n" + section
 	}
-	return report[:i] + section + strings.TrimLeft(report[j+len(b8End):], "\n")
+	return report[:i] + section + strings.TrimLeft(report[j+len(end):], "\n")
 }

@@ -12,7 +12,7 @@ func TestSpliceB8(t *testing.T) {
 		{"a report with B8", "# Benchmarks\n\n" + b8Begin + "\nold figures\n" + b8End + "\n\nafter\n",
 			"# Benchmarks\n\n" + section + "after\n"},
 	} {
-		if got := spliceB8(tc.report, section); got != tc.want {
+		if got := splice(tc.report, b8Begin, b8End, section); got != tc.want {
 			t.Errorf("%s: expected %q, got %q", tc.name, tc.want, got)
 		}
 	}
