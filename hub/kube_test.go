@@ -2,13 +2,7 @@ package hub_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,188 +16,6 @@ import (
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/kubetest"
 )
-
-// kubelet plays the node for a real kube-apiserver (there is none in the envtest
-// arrangement), as KWOK does: it runs each Pod the provider creates as a local
-// `wshub runtime` process with the Pod's environment (secret references resolved),
-// mounts its volume as a directory (one per claim, so a claim outlives its Pods),
-// reports it Running, and kills the process when the Pod is deleted. With
-// unschedulable set it reports new Pods unschedulable instead.
-type kubelet struct {
-	t             *testing.T
-	cs            kubernetes.Interface
-	ns, bin, root string
-	unschedulable atomic.Bool
-
-	mu    sync.Mutex
-	procs map[string]*exec.Cmd // by Pod name
-	seen  map[string]bool
-}
-
-func startKubelet(t *testing.T, cs kubernetes.Interface, ns string) *kubelet {
-	k := &kubelet{t: t, cs: cs, ns: ns, bin: hubtest.WshubBinary(t), root: t.TempDir(),
-		procs: map[string]*exec.Cmd{}, seen: map[string]bool{}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			k.sync(ctx)
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		for _, cmd := range k.procs {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-		}
-	})
-	return k
-}
-
-// sync starts the Pods it has not seen and stops those that are gone.
-func (k *kubelet) sync(ctx context.Context) {
-	pods, err := k.cs.CoreV1().Pods(k.ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
-	}
-	live := map[string]bool{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		live[p.Name] = true
-		if k.seen[p.Name] || p.DeletionTimestamp != nil {
-			continue
-		}
-		if k.start(ctx, p) {
-			k.seen[p.Name] = true
-		}
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for name, cmd := range k.procs {
-		if !live[name] {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-			delete(k.procs, name)
-		}
-	}
-}
-
-// start runs a Pod; false means try again (its Secret is not there yet).
-func (k *kubelet) start(ctx context.Context, p *corev1.Pod) bool {
-	now := metav1.Now()
-	if k.unschedulable.Load() {
-		p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
-			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
-			Message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.", LastTransitionTime: now}}}
-		_, err := k.cs.CoreV1().Pods(k.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
-		return err == nil
-	}
-	c := p.Spec.Containers[0]
-	env := []string{"PATH=" + os.Getenv("PATH")}
-	dir := ""
-	for _, e := range c.Env {
-		v := e.Value
-		if r := e.ValueFrom; r != nil && r.SecretKeyRef != nil {
-			s, err := k.cs.CoreV1().Secrets(k.ns).Get(ctx, r.SecretKeyRef.Name, metav1.GetOptions{})
-			if err != nil {
-				return false // as a kubelet does: wait for the Secret
-			}
-			v = string(s.Data[r.SecretKeyRef.Key])
-		}
-		if e.Name == "WSHUB_RUNTIME_TOKEN_FILE" {
-			// The Secret's volume, as a kubelet mounts it: its keys as files.
-			path, ok := k.secretFile(ctx, p, e.Value)
-			if !ok {
-				return false
-			}
-			v = path
-		}
-		if e.Name == "WSHUB_RUNTIME_DIR" {
-			// The volume mounted there: a directory per claim, or per Pod for emptyDir.
-			dir = filepath.Join(k.root, "pods", p.Name)
-			if vs := p.Spec.Volumes[0].PersistentVolumeClaim; vs != nil {
-				dir = filepath.Join(k.root, "claims", vs.ClaimName)
-			}
-			v = dir
-		}
-		env = append(env, e.Name+"="+v)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		k.t.Errorf("kubelet: %v", err)
-		return true
-	}
-	log, err := os.OpenFile(filepath.Join(dir, "runtime.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		k.t.Errorf("kubelet: %v", err)
-		return true
-	}
-	defer log.Close()
-	cmd := exec.Command(k.bin, c.Command[1:]...) // the image's `wshub` is the test's build
-	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		k.t.Errorf("kubelet: start %s: %v", p.Name, err)
-		return true
-	}
-	k.mu.Lock()
-	k.procs[p.Name] = cmd
-	k.mu.Unlock()
-	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &now,
-		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
-		ContainerStatuses: []corev1.ContainerStatus{{Name: c.Name, Image: c.Image, Ready: true,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
-	if _, err := k.cs.CoreV1().Pods(k.ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-		k.t.Logf("kubelet: status of %s: %v", p.Name, err)
-	}
-	return true
-}
-
-// secretFile writes the Secret volume mounted at path's directory as a kubelet does,
-// and returns where path's file is on this host; false while the Secret is missing.
-func (k *kubelet) secretFile(ctx context.Context, p *corev1.Pod, path string) (string, bool) {
-	mountDir, key := filepath.Split(path)
-	for _, m := range p.Spec.Containers[0].VolumeMounts {
-		if filepath.Clean(m.MountPath) != filepath.Clean(mountDir) {
-			continue
-		}
-		for _, v := range p.Spec.Volumes {
-			if v.Name != m.Name || v.Secret == nil {
-				continue
-			}
-			s, err := k.cs.CoreV1().Secrets(k.ns).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
-			if err != nil {
-				return "", false
-			}
-			dir := filepath.Join(k.root, "secrets", p.Name)
-			if err := os.MkdirAll(dir, 0o700); err != nil {
-				k.t.Errorf("kubelet: %v", err)
-				return "", false
-			}
-			file := filepath.Join(dir, key)
-			if err := os.WriteFile(file, s.Data[key], 0o400); err != nil && !os.IsPermission(err) {
-				k.t.Errorf("kubelet: %v", err)
-			}
-			return file, true
-		}
-	}
-	k.t.Errorf("kubelet: nothing is mounted at %s", mountDir)
-	return "", false
-}
-
-func (k *kubelet) pods(t *testing.T, id string) []corev1.Pod {
-	t.Helper()
-	l, err := k.cs.CoreV1().Pods(k.ns).List(context.Background(), metav1.ListOptions{LabelSelector: kube.LabelWorkspace + "=" + id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l.Items
-}
 
 func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	t.Parallel()
@@ -220,12 +32,12 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	// Pods reach the hub through a proxy: the hub's port is known only once it runs.
 	front := hubtest.NewTCPProxy(t)
 	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
-		kubeSettings(t, cluster, ns)(c)
+		kubetest.HubSettings(t, cluster, ns)(c)
 		c.RuntimeHubURL = "http://" + front.Addr()
 	}))
 	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
-	k := startKubelet(t, cs, ns)
-	k.logOnFailure(t)
+	k := kubetest.StartKubelet(t, cs, ns, hubtest.WshubBinary(t))
+	k.LogOnFailure(t)
 
 	id := createOn(t, h, "kubernetes", "write hello")
 	ws := waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
@@ -234,7 +46,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	}
 
 	// The Pod as the provider made it.
-	pods := k.pods(t, id)
+	pods := k.Pods(t, id)
 	if len(pods) != 1 {
 		t.Fatalf("expected one Pod, got %d", len(pods))
 	}
@@ -268,7 +80,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 		t.Fatalf("expected the idle sweep to pause the workspace, got %d, %v", moved, err)
 	}
 	waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
-	if n := len(k.pods(t, id)); n != 0 {
+	if n := len(k.Pods(t, id)); n != 0 {
 		t.Fatalf("expected the paused workspace's Pod deleted, %d left", n)
 	}
 	claims, _ := cs.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelWorkspace + "=" + id})
@@ -280,7 +92,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	if got := replies(t, h, id); got[1] != "completed: wrote again.txt" {
 		t.Fatalf("expected the resumed Pod to answer, got %q", got)
 	}
-	if pods := k.pods(t, id); len(pods) != 1 || pods[0].Name == p.Name {
+	if pods := k.Pods(t, id); len(pods) != 1 || pods[0].Name == p.Name {
 		t.Fatalf("expected one new Pod after the resume, got %d", len(pods))
 	}
 
@@ -290,7 +102,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		pods := k.pods(t, id)
+		pods := k.Pods(t, id)
 		claims, _ := cs.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelWorkspace + "=" + id})
 		secrets, _ := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelWorkspace + "=" + id})
 		// A claim keeps its kubernetes.io/pvc-protection finalizer until a controller
@@ -311,43 +123,19 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	}
 
 	// A Pod no node can take fails its workspace with a reason.
-	k.unschedulable.Store(true)
+	k.Unschedulable.Store(true)
 	id = createOn(t, h, "kubernetes", "hello")
 	ws = waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
 	if ws["statusCode"] != "provision_failed:unschedulable" {
 		t.Fatalf("expected provision_failed:unschedulable, got %v", ws["statusCode"])
 	}
 	deadline = time.Now().Add(30 * time.Second)
-	for len(k.pods(t, id)) != 0 {
+	for len(k.Pods(t, id)) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("expected the unschedulable Pod deleted")
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// kubeSettings configure the kubernetes provider against cluster, in namespace ns.
-func kubeSettings(t *testing.T, cluster *kubetest.Cluster, ns string) func(*hub.Config) {
-	return func(c *hub.Config) {
-		c.Providers = []string{"kubernetes"}
-		c.Kubeconfig, c.KubeNamespace, c.KubeImage = cluster.Kubeconfig(t), ns, "registry.example/wshub:test"
-		c.KubeServiceAccount, c.KubeStorageClass, c.KubeVolumeSize = "wshub-runtime", "standard", "5Gi"
-		c.KubeNodeSelector = map[string]string{"pool": "agents"}
-		c.KubeCPU, c.KubeMemoryMiB, c.KubeUnschedulableAfter = 1, 1024, 0
-	}
-}
-
-// logOnFailure shows what the Pods' runtimes said when t fails.
-func (k *kubelet) logOnFailure(t *testing.T) {
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(k.root, "*", "*", "runtime.log"))
-			for _, l := range logs {
-				b, _ := os.ReadFile(l)
-				t.Logf("%s:\n%s", l, b[max(0, len(b)-3000):])
-			}
-		}
-	})
 }
 
 // Two hubs with data directories of their own (no shared volume) on one database,
@@ -367,14 +155,14 @@ func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
 	}
 	balancer := hubtest.NewRoundRobin(t)
 	a := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
-		kubeSettings(t, cluster, ns)(c)
+		kubetest.HubSettings(t, cluster, ns)(c)
 		c.Blobs = hub.BlobsPostgres
 		c.RuntimeHubURL = balancer.URL
 	}))
 	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir = t.TempDir() })
 	balancer.SetTargets(a.URL, b.URL)
-	k := startKubelet(t, cs, ns)
-	k.logOnFailure(t)
+	k := kubetest.StartKubelet(t, cs, ns, hubtest.WshubBinary(t))
+	k.LogOnFailure(t)
 	p, upstream := pushingProject(t, a)
 
 	id := createOn(t, b, "kubernetes", "write one", "projectId", p.ID)
@@ -402,7 +190,7 @@ func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
 			t.Errorf("expected %s.txt pushed, got %q", name, out)
 		}
 	}
-	if pods := k.pods(t, id); len(pods) != 1 {
+	if pods := k.Pods(t, id); len(pods) != 1 {
 		t.Fatalf("expected the workspace in one Pod, got %d", len(pods))
 	}
 	if served := balancer.Served(); served[a.URL] == 0 || served[b.URL] == 0 {

@@ -1,0 +1,61 @@
+package slack_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/kubetest"
+)
+
+// A mention in a Slack thread starts a workspace on the kubernetes provider, against a
+// real API server: the workspace becomes a Pod, whose runtime reaches the hub over the
+// runtime API, and the agent's reply comes back in the thread.
+func TestAMentionStartsAWorkspaceThatRunsInAPod(t *testing.T) {
+	t.Parallel()
+	cluster := kubetest.Start(t)
+	cs, err := kubernetes.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ns = "wshub"
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Pods reach the hub through a proxy: the hub's port is known only once it runs.
+	front := hubtest.NewTCPProxy(t)
+	f := newFakeSlack(t)
+	h := slackHub(t, f, true, hubtest.WithConfig(func(c *hub.Config) {
+		kubetest.HubSettings(t, cluster, ns)(c)
+		c.RuntimeHubURL = "http://" + front.Addr()
+	}))
+	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
+	k := kubetest.StartKubelet(t, cs, ns, hubtest.WshubBinary(t))
+	k.LogOnFailure(t)
+
+	const root = "1700000000.000700"
+	if status, _ := deliver(t, h, eventBody("EvPod1", mention(root, "", "<@"+botUser+"> write hello"))); status != 200 {
+		t.Fatalf("expected 200 for a signed event, got %d", status)
+	}
+	posts := f.waitPosts(t, root, "the agent's reply", func(p []post) bool { return len(p) >= 1 })
+	if posts[0].Text != "wrote hello.txt" {
+		t.Fatalf("expected the reply %q in the thread, got %+v", "wrote hello.txt", posts[0])
+	}
+	list := h.Call("GET", "/v1/api/workspaces", h.Key, nil).Expect(t, 200, "").Body["workspaces"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("expected one workspace, got %d", len(list))
+	}
+	ws := list[0].(map[string]any)
+	if ws["providerId"] != "kubernetes" {
+		t.Fatalf("expected the thread's workspace on the kubernetes provider, got %v", ws["providerId"])
+	}
+	if pods := k.Pods(t, ws["workspaceId"].(string)); len(pods) != 1 || pods[0].Status.Phase != corev1.PodRunning {
+		t.Fatalf("expected the workspace in one running Pod, got %d", len(pods))
+	}
+}
