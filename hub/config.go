@@ -4,10 +4,12 @@
 package hub
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -365,7 +367,7 @@ func checkBlobs(name string) error {
 func LoadConfig() (Config, error) {
 	var c Config
 	if err := env.Parse(&c); err != nil {
-		return c, fmt.Errorf("configuration: %w", err)
+		return c, fmt.Errorf("configuration: %w", namedSettings(err))
 	}
 	// Checked here as well as in New: unset gives 720h, so anything lower (0 included)
 	// was asked for, while New reads a zero in a Config built in code as the default.
@@ -395,6 +397,30 @@ func LoadConfig() (Config, error) {
 	}
 	c.DataDir = abs
 	return c, nil
+}
+
+// namedSettings names the variable, not the Go field, of each setting env could not
+// parse: "WSHUB_TURN_TIMEOUT: unable to parse duration: ..." says what to fix.
+func namedSettings(err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return err
+	}
+	errs := make([]error, 0, len(agg.Errors))
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			e = pe.Err
+			if f, ok := reflect.TypeFor[Config]().FieldByName(pe.Name); ok {
+				// A setting's own parser (Roles) may have named it already.
+				if name, _, _ := strings.Cut(f.Tag.Get("env"), ","); !strings.HasPrefix(pe.Err.Error(), name+":") {
+					e = fmt.Errorf("%s: %w", name, pe.Err)
+				}
+			}
+		}
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
 }
 
 // checkRetention refuses a retention period that would prune receipts too young.
