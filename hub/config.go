@@ -282,6 +282,11 @@ type Config struct {
 	// RuntimeStartTimeout: a started machine whose runtime has not said hello this long
 	// after is started again (MaxRuntimeStarts times, then the workspace fails).
 	RuntimeStartTimeout time.Duration `env:"WSHUB_RUNTIME_START_TIMEOUT" envDefault:"5m"`
+	// RuntimeHubLostAfter is passed to the remote runtimes this hub starts: one that
+	// reaches no hub this long stops its turn (its work committed on its disk) and
+	// exits. Above the longest outage a restart or upgrade of every replica takes, or
+	// the runtimes give up during it; 0 in a Config built in code: the runtime's 10m.
+	RuntimeHubLostAfter time.Duration `env:"WSHUB_RUNTIME_HUB_LOST_AFTER" envDefault:"10m"`
 }
 
 // Role is a part of the background work Hub.Run does. Every replica serves the API and
@@ -381,6 +386,10 @@ func LoadConfig() (Config, error) {
 		if _, err := c.s3Options(); err != nil {
 			return c, fmt.Errorf("configuration: %w", err)
 		}
+	}
+	// Unset gives 10m: anything not above 0 was asked for.
+	if c.RuntimeHubLostAfter <= 0 {
+		return c, fmt.Errorf("configuration: WSHUB_RUNTIME_HUB_LOST_AFTER (%s) must be more than 0", c.RuntimeHubLostAfter)
 	}
 	if c.DiscordClientSecret != "" && (c.PublicURL == "" || c.DiscordAppID == "") {
 		return c, fmt.Errorf("configuration: WSHUB_DISCORD_CLIENT_SECRET needs WSHUB_DISCORD_APP_ID and WSHUB_PUBLIC_URL (Discord sign-in returns to WSHUB_PUBLIC_URL/app/signin/discord/callback)")
