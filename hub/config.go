@@ -4,10 +4,12 @@
 package hub
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -280,6 +282,11 @@ type Config struct {
 	// RuntimeStartTimeout: a started machine whose runtime has not said hello this long
 	// after is started again (MaxRuntimeStarts times, then the workspace fails).
 	RuntimeStartTimeout time.Duration `env:"WSHUB_RUNTIME_START_TIMEOUT" envDefault:"5m"`
+	// RuntimeHubLostAfter is passed to the remote runtimes this hub starts: one that
+	// reaches no hub this long stops its turn (its work committed on its disk) and
+	// exits. Above the longest outage a restart or upgrade of every replica takes, or
+	// the runtimes give up during it; 0 in a Config built in code: the runtime's 10m.
+	RuntimeHubLostAfter time.Duration `env:"WSHUB_RUNTIME_HUB_LOST_AFTER" envDefault:"10m"`
 }
 
 // Role is a part of the background work Hub.Run does. Every replica serves the API and
@@ -365,7 +372,7 @@ func checkBlobs(name string) error {
 func LoadConfig() (Config, error) {
 	var c Config
 	if err := env.Parse(&c); err != nil {
-		return c, fmt.Errorf("configuration: %w", err)
+		return c, fmt.Errorf("configuration: %w", namedSettings(err))
 	}
 	// Checked here as well as in New: unset gives 720h, so anything lower (0 included)
 	// was asked for, while New reads a zero in a Config built in code as the default.
@@ -379,6 +386,10 @@ func LoadConfig() (Config, error) {
 		if _, err := c.s3Options(); err != nil {
 			return c, fmt.Errorf("configuration: %w", err)
 		}
+	}
+	// Unset gives 10m: anything not above 0 was asked for.
+	if c.RuntimeHubLostAfter <= 0 {
+		return c, fmt.Errorf("configuration: WSHUB_RUNTIME_HUB_LOST_AFTER (%s) must be more than 0", c.RuntimeHubLostAfter)
 	}
 	if c.DiscordClientSecret != "" && (c.PublicURL == "" || c.DiscordAppID == "") {
 		return c, fmt.Errorf("configuration: WSHUB_DISCORD_CLIENT_SECRET needs WSHUB_DISCORD_APP_ID and WSHUB_PUBLIC_URL (Discord sign-in returns to WSHUB_PUBLIC_URL/app/signin/discord/callback)")
@@ -395,6 +406,30 @@ func LoadConfig() (Config, error) {
 	}
 	c.DataDir = abs
 	return c, nil
+}
+
+// namedSettings names the variable, not the Go field, of each setting env could not
+// parse: "WSHUB_TURN_TIMEOUT: unable to parse duration: ..." says what to fix.
+func namedSettings(err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return err
+	}
+	errs := make([]error, 0, len(agg.Errors))
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			e = pe.Err
+			if f, ok := reflect.TypeFor[Config]().FieldByName(pe.Name); ok {
+				// A setting's own parser (Roles) may have named it already.
+				if name, _, _ := strings.Cut(f.Tag.Get("env"), ","); !strings.HasPrefix(pe.Err.Error(), name+":") {
+					e = fmt.Errorf("%s: %w", name, pe.Err)
+				}
+			}
+		}
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
 }
 
 // checkRetention refuses a retention period that would prune receipts too young.

@@ -118,6 +118,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if err := cfg.Roles.check(); err != nil {
 		return nil, err
 	}
+	if cfg.RuntimeHubLostAfter < 0 {
+		return nil, fmt.Errorf("WSHUB_RUNTIME_HUB_LOST_AFTER (%s) must be more than 0", cfg.RuntimeHubLostAfter)
+	}
 	var sealer core.Sealer
 	keys, err := contentKeys(cfg)
 	if err != nil {
@@ -411,7 +414,7 @@ func kubeProvider(cfg Config, log *slog.Logger) (*kube.Machines, error) {
 		return nil, fmt.Errorf("kubernetes provider: %w", err)
 	}
 	var env []corev1.EnvVar
-	for _, kv := range runtimeAgentSettings(cfg) {
+	for _, kv := range runtimeSettings(cfg) {
 		k, v, _ := strings.Cut(kv, "=")
 		if k == "WSHUB_AGENT_LIMITS" {
 			// The Pod's resources.limits are the workspace's size and bound the runtime
@@ -430,11 +433,11 @@ func kubeProvider(cfg Config, log *slog.Logger) (*kube.Machines, error) {
 	})
 }
 
-// runtimeEnv is what a process runtime gets of the hub's configuration: the agents'
-// settings and the variables WSHUB_AGENT_ENV names for them. Never the database URL,
-// the content keys or git credentials.
+// runtimeEnv is what a process runtime gets of the hub's configuration: the runtime's
+// and the agents' settings and the variables WSHUB_AGENT_ENV names for them. Never the
+// database URL, the content keys or git credentials.
 func runtimeEnv(cfg Config) []string {
-	env := runtimeAgentSettings(cfg)
+	env := runtimeSettings(cfg)
 	for _, name := range cfg.AgentEnv {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
@@ -443,9 +446,10 @@ func runtimeEnv(cfg Config) []string {
 	return env
 }
 
-// runtimeAgentSettings are the agents' settings a runtime gets, without the
-// credentials WSHUB_AGENT_ENV names (a Pod gets those from WSHUB_KUBE_AGENT_SECRET).
-func runtimeAgentSettings(cfg Config) []string {
+// runtimeSettings are the settings a runtime gets, its own and its agents', without
+// the credentials WSHUB_AGENT_ENV names (a Pod gets those from
+// WSHUB_KUBE_AGENT_SECRET).
+func runtimeSettings(cfg Config) []string {
 	var env []string
 	for agent, command := range cfg.AgentCommands {
 		n := strings.TrimPrefix(agent, "agent_")
@@ -458,6 +462,9 @@ func runtimeAgentSettings(cfg Config) []string {
 		"WSHUB_SANDBOX_TMP_BYTES="+strconv.FormatInt(cfg.SandboxTmpBytes, 10), "WSHUB_SANDBOX_SHM_BYTES="+strconv.FormatInt(cfg.SandboxShmBytes, 10),
 		"WSHUB_WORKSPACE_DISK_BYTES="+strconv.FormatInt(cfg.WorkspaceDiskBytes, 10), "WSHUB_COMMIT_AUTHOR="+cfg.CommitAuthor,
 		"WSHUB_AGENT_LIMITS="+cfg.AgentLimits, "WSHUB_AGENT_PIDS_MAX="+strconv.FormatInt(cfg.AgentPidsMax, 10))
+	if cfg.RuntimeHubLostAfter > 0 { // else the runtime's own default
+		env = append(env, "WSHUB_RUNTIME_HUB_LOST_AFTER="+cfg.RuntimeHubLostAfter.String())
+	}
 	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

@@ -33,7 +33,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	front := hubtest.NewTCPProxy(t)
 	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
 		kubetest.HubSettings(t, cluster, ns)(c)
-		c.RuntimeHubURL = "http://" + front.Addr()
+		c.RuntimeHubURL, c.RuntimeHubLostAfter = "http://"+front.Addr(), 7*time.Minute
 	}))
 	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
 	k := kubetest.StartKubelet(t, cs, ns, hubtest.WshubBinary(t))
@@ -62,13 +62,20 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	if len(p.Spec.Volumes) != 2 || p.Spec.Volumes[1].Secret == nil || p.Spec.Volumes[1].Secret.SecretName == "" {
 		t.Fatalf("expected the token from a Secret's volume, got %+v", p.Spec.Volumes)
 	}
+	lostAfter := ""
 	for _, e := range c.Env {
+		if e.Name == "WSHUB_RUNTIME_HUB_LOST_AFTER" {
+			lostAfter = e.Value
+		}
 		if strings.HasPrefix(e.Name, "WSHUB_RUNTIME_TOKEN") && e.Name != "WSHUB_RUNTIME_TOKEN_FILE" || strings.Contains(e.Value, "wsrt_") {
 			t.Fatalf("expected the token from a Secret's file, not the environment: %+v", e)
 		}
 		if e.Name == "DATABASE_URL" || strings.HasPrefix(e.Name, "WSHUB_CONTENT") {
 			t.Fatalf("the Pod must not get %s", e.Name)
 		}
+	}
+	if lostAfter != "7m0s" {
+		t.Fatalf("expected the hub's WSHUB_RUNTIME_HUB_LOST_AFTER passed to the Pod, got %q", lostAfter)
 	}
 	secrets, _ := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelWorkspace + "=" + id})
 	if len(secrets.Items) != 1 || len(secrets.Items[0].OwnerReferences) != 1 || secrets.Items[0].OwnerReferences[0].UID != p.UID {

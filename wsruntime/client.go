@@ -16,14 +16,19 @@ import (
 )
 
 // client calls the hub's runtime API. Calls that fail on the way (connection refused
-// or cut, a 5xx, a timeout) are retried with backoff until ctx ends: the hub may be
-// restarting, and every call is safe to repeat. A 4xx is final.
+// or cut, a 5xx, a timeout) are retried with backoff until ctx ends, or until no call
+// has reached the hub for reach.after (a *hubLostError): the hub may be restarting,
+// and every call is safe to repeat, but a hub that died for good must not be called
+// forever. A 4xx is final.
 type client struct {
 	url     string // the hub's base URL, without the runtime prefix
 	token   string
 	session string
 	http    *http.Client
 	backoff core.Backoff
+	reach   *reach
+	// onLost is told once a call finds the hub lost (Run ends everything with it).
+	onLost func(error)
 }
 
 // hubError is a final answer of the hub: its status and error code.
@@ -34,6 +39,9 @@ type hubError struct {
 }
 
 func (e *hubError) Error() string {
+	if e.Code == "" { // not the hub's own words: a proxy in front of it, most likely
+		return fmt.Sprintf("hub answered %d", e.Status)
+	}
 	return fmt.Sprintf("hub answered %d %s: %s", e.Status, e.Code, e.Detail)
 }
 
@@ -71,15 +79,26 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 	}
 	for attempt := 1; ; attempt++ {
 		resp, err := c.once(ctx, r, payload)
+		var he *hubError
+		final := errors.As(err, &he) && he.Status < 500
+		if err == nil || final {
+			c.reach.answered()
+		}
 		if err == nil {
 			return resp, nil
 		}
-		var he *hubError
-		if errors.As(err, &he) && he.Status < 500 {
+		if final {
 			return nil, err
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if down := c.reach.failed(); down > c.reach.after {
+			lost := &hubLostError{url: c.url, down: down, after: c.reach.after, last: err}
+			if c.onLost != nil {
+				c.onLost(lost)
+			}
+			return nil, lost
 		}
 		wait := c.backoff.Delay(attempt, nil)
 		select {

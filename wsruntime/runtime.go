@@ -7,6 +7,7 @@
 package wsruntime
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -42,7 +43,12 @@ type Config struct {
 	Author gitrepo.Author
 	// Agents configure the agent runner as in the hub (commands, sandbox, env).
 	Agents agents.Options
-	Log    *slog.Logger
+	// HubLostAfter is how long the runtime goes on reaching no hub (refused, cut, timed
+	// out, 5xx) before it stops its turn, keeps the turn's work on its disk and ends
+	// with ErrHubLost (WSHUB_RUNTIME_HUB_LOST_AFTER; 0: DefaultHubLostAfter). Longer
+	// rides out longer hub outages; shorter frees a machine whose hub died sooner.
+	HubLostAfter time.Duration
+	Log          *slog.Logger
 }
 
 // ExitStopped is the exit code of a runtime the hub told to stop (token revoked,
@@ -67,6 +73,9 @@ type Runtime struct {
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.HubURL == "" || cfg.Token == "" || cfg.Dir == "" {
 		return nil, errors.New("WSHUB_RUNTIME_URL, the runtime token (WSHUB_RUNTIME_TOKEN_FD, _FILE or WSHUB_RUNTIME_TOKEN) and WSHUB_RUNTIME_DIR must be set")
+	}
+	if cfg.HubLostAfter < 0 {
+		return nil, fmt.Errorf("%s (%s) must be more than 0", HubLostAfterVar, cfg.HubLostAfter)
 	}
 	log := cfg.Log
 	if log == nil {
@@ -94,25 +103,29 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	// A long poll answers within MaxWaitSeconds; a hub silent for longer is gone.
 	transport.ResponseHeaderTimeout = time.Duration(runtimewire.MaxWaitSeconds+30) * time.Second
 	hub := &client{url: cfg.HubURL, token: cfg.Token, session: hex.EncodeToString(session),
-		http: &http.Client{Transport: transport}, backoff: core.Backoff{First: 200 * time.Millisecond, Max: 5 * time.Second}}
+		http: &http.Client{Transport: transport}, backoff: core.Backoff{First: 200 * time.Millisecond, Max: 5 * time.Second},
+		reach: &reach{after: cmp.Or(cfg.HubLostAfter, DefaultHubLostAfter), now: time.Now}}
 	return &Runtime{cfg: cfg, hub: hub, runner: runner, log: log.With("runtime", hub.session)}, nil
 }
 
-// Run runs the workspace until ctx ends or the hub stops this runtime (ErrStopped).
+// Run runs the workspace until ctx ends, the hub stops this runtime (ErrStopped), or
+// no hub has been reached for HubLostAfter (ErrHubLost).
 func (r *Runtime) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	// Whichever call finds the hub lost ends everything, the running turn's agent too.
+	r.hub.onLost = func(err error) { cancel(err) }
 	if _, err := r.hub.call(ctx, request{method: "POST", path: "/hello"}, &r.hello); err != nil {
-		return r.ended(err)
+		return r.ended(context.Cause(ctx), err)
 	}
 	r.log = r.log.With("workspace", r.hello.WorkspaceID)
 	r.log.Info("runtime connected", "state", r.hello.State)
 	go r.heartbeat(ctx, cancel)
 	if err := r.checkout(ctx); err != nil {
-		return r.ended(err)
+		return r.ended(context.Cause(ctx), err)
 	}
 	if _, err := r.hub.call(ctx, request{method: "POST", path: "/ready"}, nil); err != nil {
-		return r.ended(err)
+		return r.ended(context.Cause(ctx), err)
 	}
 	for {
 		var turn runtimewire.Turn
@@ -129,12 +142,20 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 }
 
-// ended turns the reason the loop stopped into Run's error.
+// ended turns the reason the loop stopped into Run's error, and logs why when the
+// hub stopped the runtime or could not be reached.
 func (r *Runtime) ended(errs ...error) error {
 	for _, err := range errs {
 		if stops(err) {
 			r.log.Info("the hub stopped this runtime", "reason", err)
 			return fmt.Errorf("%w: %w", ErrStopped, err)
+		}
+	}
+	for _, err := range errs {
+		var lost *hubLostError
+		if errors.As(err, &lost) {
+			r.log.Error(lost.why(), "last_error", lost.last.Error())
+			return lost
 		}
 	}
 	for _, err := range errs {

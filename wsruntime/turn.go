@@ -2,6 +2,7 @@ package wsruntime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 // attachments, run the agent under the turn time limit, commit the checkout, then
 // upload the commits and report the result, both retried until the hub takes them.
 // A turn cut short because the runtime must stop is not reported: the hub ends it.
+// One cut short because the hub is lost keeps its work in a commit on the machine.
 func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 	log := r.log.With("turn", turn.TurnID)
 	started := time.Now()
@@ -46,6 +48,9 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 		}
 	}
 	if ctx.Err() != nil {
+		if errors.Is(context.Cause(ctx), ErrHubLost) {
+			r.keepWork(ctx, turn)
+		}
 		return context.Cause(ctx)
 	}
 	// The commit must survive a cancellation between here and the report.
@@ -68,6 +73,23 @@ func (r *Runtime) runTurn(ctx context.Context, turn *runtimewire.Turn) error {
 	}
 	log.Info("turn reported", "outcome", rep.Outcome, "recorded", rec.Recorded, "took", time.Since(started).Round(time.Millisecond))
 	return nil
+}
+
+// keepWork commits what the agent of a turn cut short by a lost hub left in the
+// checkout, on the machine's disk only: nothing can be uploaded or reported now. A
+// runtime started later on this disk sends the commit with its first turn's (the
+// upload is everything since the hub's head), and its hello ends this turn
+// interrupted.
+func (r *Runtime) keepWork(ctx context.Context, turn *runtimewire.Turn) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	committed, _, err := r.repo().Commit(ctx, r.hello.Branch, core.TurnCommitMessage(turn.Prompt, turn.TurnID, r.hello.WorkspaceID, turn.CoAuthor))
+	switch {
+	case err != nil:
+		r.log.Warn("the turn's work could not be committed on the machine", "turn", turn.TurnID, "err", err)
+	case committed:
+		r.log.Info("the turn's work is committed on the machine, for the next runtime to upload", "turn", turn.TurnID)
+	}
 }
 
 // runAgent runs the agent in the sandbox, bounded by the hub's turn time limit.

@@ -55,7 +55,7 @@ type Config struct {
 	// Size is the one machine size offered: requests and limits of the runtime's
 	// container.
 	Size core.ProviderSize
-	// Env is passed on to the runtime (the agents' settings).
+	// Env is passed on to the runtime (its own settings and the agents').
 	Env []corev1.EnvVar
 	// AgentSecret names a Secret whose keys become the runtime's environment: the
 	// agents' credentials (ANTHROPIC_API_KEY, ...), kept out of the Pod's spec.

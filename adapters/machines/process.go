@@ -44,8 +44,9 @@ type Process struct {
 	Program string
 	// HubURL is the hub's base URL as runtimes reach it (set before the first Start).
 	HubURL string
-	// Env is passed on to every runtime: the agents' settings (WSHUB_AGENT_<N>_COMMAND,
-	// WSHUB_AGENT_ENV and the variables it names, WSHUB_SANDBOX...).
+	// Env is passed on to every runtime: its own settings (WSHUB_RUNTIME_HUB_LOST_AFTER)
+	// and the agents' (WSHUB_AGENT_<N>_COMMAND, WSHUB_AGENT_ENV and the variables it
+	// names, WSHUB_SANDBOX...).
 	Env []string
 	Log *slog.Logger
 

@@ -120,7 +120,8 @@ content key and sample project made once and kept in .data/dev.json, then serve.
 One remote workspace's turn loop, run on the workspace's machine by its provider: it
 asks the hub for the next message, runs the agent's turn and reports it. Configured
 by WSHUB_RUNTIME_URL, the runtime token (WSHUB_RUNTIME_TOKEN_FD or _FILE) and
-WSHUB_RUNTIME_DIR; not for people.
+WSHUB_RUNTIME_DIR; not for people. It exits 4 when it has reached no hub for
+WSHUB_RUNTIME_HUB_LOST_AFTER (10m), having stopped its turn.
 `,
 	"approval-mcp": `usage: wshub approval-mcp
 

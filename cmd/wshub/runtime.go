@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wshub/wshub/adapters/agents"
 	"github.com/wshub/wshub/adapters/gitrepo"
@@ -18,14 +19,21 @@ import (
 
 // runtimeCmd runs `wshub runtime`: one workspace's turn loop on its machine. Its
 // environment is the runtime's (WSHUB_RUNTIME_URL, WSHUB_RUNTIME_TOKEN_FD or _FILE,
-// WSHUB_RUNTIME_DIR) and the agents' (WSHUB_AGENT_<N>_COMMAND, WSHUB_AGENT_ENV,
-// WSHUB_SANDBOX, WSHUB_SANDBOX_READONLY, WSHUB_AGENT_EGRESS_ALLOW, WSHUB_CLAUDE_BASE_URL,
-// WSHUB_CODEX_BASE_URL, WSHUB_CLAUDE_PATH, WSHUB_CODEX_PATH, WSHUB_AGENT_LIMITS,
-// WSHUB_AGENT_PIDS_MAX); never the hub's database or keys. Each turn's size comes from
-// the hub, with the instructions.
-// A runtime the hub stopped exits ExitStopped, so a supervisor knows not to restart it.
+// WSHUB_RUNTIME_DIR, WSHUB_RUNTIME_HUB_LOST_AFTER) and the agents'
+// (WSHUB_AGENT_<N>_COMMAND, WSHUB_AGENT_ENV, WSHUB_SANDBOX, WSHUB_SANDBOX_READONLY,
+// WSHUB_AGENT_EGRESS_ALLOW, WSHUB_CLAUDE_BASE_URL, WSHUB_CODEX_BASE_URL,
+// WSHUB_CLAUDE_PATH, WSHUB_CODEX_PATH, WSHUB_AGENT_LIMITS, WSHUB_AGENT_PIDS_MAX); never
+// the hub's database or keys. Each turn's size comes from the hub, with the
+// instructions.
+// A runtime the hub stopped exits ExitStopped, so a supervisor knows not to restart it;
+// one that reached no hub for WSHUB_RUNTIME_HUB_LOST_AFTER exits ExitHubLost.
 func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 	token, err := runtimeToken()
+	if err != nil {
+		log.Error("runtime", "err", err)
+		return 1
+	}
+	lostAfter, err := hubLostAfter(os.Getenv(wsruntime.HubLostAfterVar))
 	if err != nil {
 		log.Error("runtime", "err", err)
 		return 1
@@ -38,8 +46,9 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 	cfg := wsruntime.Config{
 		Author: author,
 		HubURL: os.Getenv("WSHUB_RUNTIME_URL"), Token: token, Dir: os.Getenv("WSHUB_RUNTIME_DIR"),
-		DiskBytes: envBytes("WSHUB_WORKSPACE_DISK_BYTES"),
-		Log:       log,
+		DiskBytes:    envBytes("WSHUB_WORKSPACE_DISK_BYTES"),
+		HubLostAfter: lostAfter,
+		Log:          log,
 		Agents: agents.Options{
 			Commands: agents.CommandsFromEnv(os.Environ()), Self: self(),
 			LookPath:      agents.ProgramLookPath(os.Getenv("WSHUB_CLAUDE_PATH"), os.Getenv("WSHUB_CODEX_PATH"), exec.LookPath),
@@ -60,11 +69,31 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 	switch {
 	case errors.Is(err, wsruntime.ErrStopped):
 		return wsruntime.ExitStopped
+	case errors.Is(err, wsruntime.ErrHubLost):
+		return wsruntime.ExitHubLost // Run has logged why
 	case err != nil && ctx.Err() == nil:
 		log.Error("runtime", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// hubLostAfter reads WSHUB_RUNTIME_HUB_LOST_AFTER: a Go duration above 0, the default
+// when unset. A value that is not one stops the runtime at its start, where the
+// mistake shows, rather than leaving it with a limit nobody meant.
+func hubLostAfter(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return wsruntime.DefaultHubLostAfter, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q is not a duration such as 10m or 90s: %w", wsruntime.HubLostAfterVar, v, err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%s=%q must be more than 0", wsruntime.HubLostAfterVar, v)
+	}
+	return d, nil
 }
 
 // maxTokenBytes bounds what is read as the runtime's token.

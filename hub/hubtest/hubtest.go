@@ -179,7 +179,7 @@ func (h *Hub) NewProject(accountID, repo string) *core.Project {
 func (h *Hub) PG() *postgres.Store { return h.Hub.Store }
 
 // FakeAgent is the path of the fake command agent (hub/testdata/agent.sh): the
-// prompt's first word picks its behaviour (write, sleep, fail, big, attachments, env).
+// prompt's first word picks its behaviour (write, sleep, hold, fail, big, attachments, env).
 func FakeAgent(t testing.TB) string {
 	t.Helper()
 	_, here, _, ok := runtime.Caller(0)

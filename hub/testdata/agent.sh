@@ -15,6 +15,12 @@ big)
 write)
 	echo "$2" > "$2.txt"
 	echo "wrote $2.txt" ;;
+hold)
+	# Leaves work in the checkout, then works on for $3 seconds: a turn cut short
+	# there has work to keep (the sleep, seen from the host, says the agent runs).
+	echo "$2" > "$2.txt"
+	sleep "$3"
+	echo "held $2" ;;
 breakgit)
 	# Leaves work, and a repository the hub's git cannot write objects to.
 	echo "$2" > "$2.txt"
