@@ -15,6 +15,7 @@ import (
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/kubetest"
+	"github.com/wshub/wshub/internal/kubetest/kubelet"
 )
 
 func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
@@ -32,11 +33,11 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	// Pods reach the hub through a proxy: the hub's port is known only once it runs.
 	front := hubtest.NewTCPProxy(t)
 	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
-		kubetest.HubSettings(t, cluster, ns)(c)
+		kubelet.HubSettings(t, cluster, ns)(c)
 		c.RuntimeHubURL, c.RuntimeHubLostAfter = "http://"+front.Addr(), 7*time.Minute
 	}))
 	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
-	k := kubetest.StartKubelet(t, cs, ns, hubtest.WshubBinary(t))
+	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
 	k.LogOnFailure(t)
 
 	id := createOn(t, h, "kubernetes", "write hello")
@@ -162,13 +163,13 @@ func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
 	}
 	balancer := hubtest.NewRoundRobin(t)
 	a := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
-		kubetest.HubSettings(t, cluster, ns)(c)
+		kubelet.HubSettings(t, cluster, ns)(c)
 		c.Blobs = hub.BlobsPostgres
 		c.RuntimeHubURL = balancer.URL
 	}))
 	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir = t.TempDir() })
 	balancer.SetTargets(a.URL, b.URL)
-	k := kubetest.StartKubelet(t, cs, ns, hubtest.WshubBinary(t))
+	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
 	k.LogOnFailure(t)
 	p, upstream := pushingProject(t, a)
 

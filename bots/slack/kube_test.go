@@ -12,6 +12,7 @@ import (
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/kubetest"
+	"github.com/wshub/wshub/internal/kubetest/kubelet"
 )
 
 // A mention in a Slack thread starts a workspace on the kubernetes provider, against a
@@ -32,11 +33,11 @@ func TestAMentionStartsAWorkspaceThatRunsInAPod(t *testing.T) {
 	front := hubtest.NewTCPProxy(t)
 	f := newFakeSlack(t)
 	h := slackHub(t, f, true, hubtest.WithConfig(func(c *hub.Config) {
-		kubetest.HubSettings(t, cluster, ns)(c)
+		kubelet.HubSettings(t, cluster, ns)(c)
 		c.RuntimeHubURL = "http://" + front.Addr()
 	}))
 	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
-	k := kubetest.StartKubelet(t, cs, ns, hubtest.WshubBinary(t))
+	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
 	k.LogOnFailure(t)
 
 	const root = "1700000000.000700"

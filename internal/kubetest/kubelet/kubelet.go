@@ -1,4 +1,7 @@
-package kubetest
+// Package kubelet plays the node for the real API server of internal/kubetest, and
+// configures hubs to use it. It is apart from kubetest because it imports the hub,
+// which the kubernetes adapter's own tests (which use kubetest) must not.
+package kubelet
 
 import (
 	"context"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/kube"
 	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/internal/kubetest"
 )
 
 // Kubelet plays the node for a real kube-apiserver (there is none in the envtest
@@ -40,9 +44,9 @@ type Kubelet struct {
 	seen  map[string]bool
 }
 
-// StartKubelet runs Pods of namespace ns as processes of bin (a wshub binary) until t
+// Start runs Pods of namespace ns as processes of bin (a wshub binary) until t
 // ends.
-func StartKubelet(t *testing.T, cs kubernetes.Interface, ns, bin string) *Kubelet {
+func Start(t *testing.T, cs kubernetes.Interface, ns, bin string) *Kubelet {
 	k := &Kubelet{t: t, cs: cs, ns: ns, bin: bin, Root: t.TempDir(),
 		procs: map[string]*exec.Cmd{}, seen: map[string]bool{}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -222,7 +226,7 @@ func (k *Kubelet) LogOnFailure(t *testing.T) {
 }
 
 // HubSettings configure a hub's kubernetes provider against cluster, in namespace ns.
-func HubSettings(t *testing.T, cluster *Cluster, ns string) func(*hub.Config) {
+func HubSettings(t *testing.T, cluster *kubetest.Cluster, ns string) func(*hub.Config) {
 	return func(c *hub.Config) {
 		c.Providers = []string{"kubernetes"}
 		c.Kubeconfig, c.KubeNamespace, c.KubeImage = cluster.Kubeconfig(t), ns, "registry.example/wshub:test"
