@@ -210,7 +210,7 @@ func (s *Worker) failSetup(ctx context.Context, ws *Workspace, lease string, err
 // token (each workspace's is in its LeaseToken): a worker still busy under an older
 // claim of the same workspace, even in this process, is fenced out of the new one.
 func (s *Worker) ClaimWork(ctx context.Context, leaseFor time.Duration, limit int) ([]*Workspace, error) {
-	return s.store.ClaimWorkspaces(ctx, s.newLeaseToken(), leaseFor, limit, s.quotas.runningTurns())
+	return s.store.ClaimWorkspaces(ctx, s.newLeaseToken(), leaseFor, limit, s.quotas.runningTurns(), s.host.claimHost())
 }
 
 // ShouldYield reports whether a worker holding ws, with more of its messages waiting,
@@ -218,7 +218,7 @@ func (s *Worker) ClaimWork(ctx context.Context, leaseFor time.Duration, limit in
 // (the claim then chooses fairly). Holding on is cheaper when no one else waits: the
 // workspace's next turn starts without a claim.
 func (s *Worker) ShouldYield(ctx context.Context, ws *Workspace) (bool, error) {
-	return s.store.OtherAccountWaiting(ctx, ws.AccountID, s.quotas.runningTurns())
+	return s.store.OtherAccountWaiting(ctx, ws.AccountID, s.quotas.runningTurns(), s.host.claimHost())
 }
 
 // RenewLease keeps a lease for leaseFor more (by the database's clock) and reports the
@@ -269,6 +269,8 @@ type Worker struct {
 	quotas Quotas
 	// providers give a workspace's size, which bounds its turns (nil: no size).
 	providers Providers
+	// host is this hub's host: the local workspaces it claims (host.go).
+	host HostConfig
 }
 
 // runtimeStore is what Runtime reads and writes.

@@ -20,10 +20,15 @@ type RuntimeQueries interface {
 	// below its share of the hub's slots, whatever another queued before it. A turn
 	// is not claimed while its account has as many running as its quota
 	// (accounts.max_running_turns, else maxRunningTurns).
-	ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit, maxRunningTurns int) ([]*Workspace, error)
+	//
+	// A local workspace is claimed only by the hubs of its host (host.go): those of
+	// host, which also take on, recording host on it in the claim, a local workspace no
+	// host holds yet. With host "" no local workspace is claimed. Remote providers'
+	// workspaces are claimed whatever host is.
+	ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit, maxRunningTurns int, host string) ([]*Workspace, error)
 	// OtherAccountWaiting reports whether a workspace of another account than
-	// accountID has work the claim would give it now (under the same quota).
-	OtherAccountWaiting(ctx context.Context, accountID string, maxRunningTurns int) (bool, error)
+	// accountID has work the claim would give it now (under the same quota, on host).
+	OtherAccountWaiting(ctx context.Context, accountID string, maxRunningTurns int, host string) (bool, error)
 	// RenewLease extends a lease to leaseFor from the database's now and returns the
 	// workspace's state; ok is false when the lease was lost.
 	RenewLease(ctx context.Context, id, token string, leaseFor time.Duration) (state WorkspaceState, ok bool, err error)

@@ -42,6 +42,8 @@ type Deps struct {
 	Diffs BranchDiffs
 	// Quotas are the hub's default limits per account.
 	Quotas Quotas
+	// Host is the host this hub is on: which local workspaces it steps and records.
+	Host HostConfig
 	// AppLimits are the app's session lifetimes.
 	AppLimits AppLimits
 }
@@ -98,9 +100,9 @@ func NewService(d Deps) *Service {
 	lg := logger{d.Runtime.Log}
 	rt := &Worker{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups, quotas: d.Quotas,
-		providers: d.Providers}
+		providers: d.Providers, host: d.Host}
 	ws := &Workspaces{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror,
-		quotas: d.Quotas}
+		quotas: d.Quotas, host: d.Host}
 	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, lg.log().Warn)
 	hooks := &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks}
 	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, webhooks: hooks}

@@ -124,6 +124,10 @@ type Workspace struct {
 	// StartedBy is who started it (nil: before the hub recorded it). Its MemberID is
 	// the member behind them, when known, as the store found it.
 	StartedBy *Author
+	// Host is the host (WSHUB_HOST_ID) whose data directory holds a local workspace's
+	// checkout: only its hubs step the workspace. "" for a remote provider's, and for a
+	// local one no hub has claimed yet (host.go).
+	Host string
 }
 
 // ClosedStates take no messages or uploads (behaviour.md); a workspace in any other

@@ -230,7 +230,7 @@ func (s *Workspaces) newWorkspace(ctx context.Context, q Queries, acct *Account,
 		ID: NewID(s.rand, PrefixWorkspace), AccountID: acct.ID, ProjectID: project.ID, ProviderID: providerID,
 		Agent: agent, Model: model, RuntimeMode: DefaultRuntimeMode, Branch: branch, BaseRef: project.DefaultBranch,
 		Origin: origin, State: StateQueued, StatusCode: string(StateQueued), StartupPhase: PhaseAllocating,
-		RuntimeState: RuntimeOffline, CreatedAt: now, UpdatedAt: now,
+		RuntimeState: RuntimeOffline, CreatedAt: now, UpdatedAt: now, Host: s.host.pinHost(providerID),
 	}
 	if req.RuntimeMode != nil {
 		ws.RuntimeMode = *req.RuntimeMode

@@ -14,6 +14,8 @@ type Workspaces struct {
 	feeds *eventFeeds
 	// quotas are the hub's default limits per account.
 	quotas Quotas
+	// host records the host of the local workspaces created here (host.go).
+	host HostConfig
 }
 
 // workspacesStore is what Workspaces reads and writes.

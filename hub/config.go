@@ -33,6 +33,12 @@ type Config struct {
 	// DataDir holds project mirrors, workspace checkouts and (with Blobs "file")
 	// attachment blobs.
 	DataDir string `env:"WSHUB_DATA_DIR" envDefault:".data"`
+	// HostID names the host this hub runs on ("": the machine's hostname). A local
+	// workspace's checkout is in one host's data directory, and only the hubs of that
+	// host step it: replicas with disks of their own need names of their own, and a
+	// name that outlives the process (a container's hostname changes when it is made
+	// again). Letters, digits, '.', '-' and '_', at most 63.
+	HostID string `env:"WSHUB_HOST_ID"`
 	// Blobs says where attachment bytes (sealed) live: "file" (the default; under
 	// DataDir, so one host, or replicas sharing that disk), "postgres" (the database:
 	// replicas with no shared disk read what any wrote, at the cost of the database's
@@ -390,6 +396,9 @@ func LoadConfig() (Config, error) {
 	// Unset gives 10m: anything not above 0 was asked for.
 	if c.RuntimeHubLostAfter <= 0 {
 		return c, fmt.Errorf("configuration: WSHUB_RUNTIME_HUB_LOST_AFTER (%s) must be more than 0", c.RuntimeHubLostAfter)
+	}
+	if err := c.hostSettings(); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
 	}
 	if c.DiscordClientSecret != "" && (c.PublicURL == "" || c.DiscordAppID == "") {
 		return c, fmt.Errorf("configuration: WSHUB_DISCORD_CLIENT_SECRET needs WSHUB_DISCORD_APP_ID and WSHUB_PUBLIC_URL (Discord sign-in returns to WSHUB_PUBLIC_URL/app/signin/discord/callback)")

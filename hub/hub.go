@@ -121,6 +121,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if cfg.RuntimeHubLostAfter < 0 {
 		return nil, fmt.Errorf("WSHUB_RUNTIME_HUB_LOST_AFTER (%s) must be more than 0", cfg.RuntimeHubLostAfter)
 	}
+	if err := cfg.hostSettings(); err != nil {
+		return nil, err
+	}
 	var sealer core.Sealer
 	keys, err := contentKeys(cfg)
 	if err != nil {
@@ -220,6 +223,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		AppLimits: core.AppLimits{Idle: cfg.AppSessionIdle, Max: cfg.AppSessionMax},
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
 			RunningTurns: cfg.MaxRunningTurns},
+		// A hub whose worker does not run leaves the host of what it creates to the claim.
+		Host: core.HostConfig{ID: cfg.HostID, Local: local, Pin: cfg.running().Has(RoleWorker)},
 	})
 	m.WatchWorkQueue(svc.Admin.CountWork)
 	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, RuntimeAPI: svc.RuntimeAPI}, api.Options{Log: log, Ready: store,

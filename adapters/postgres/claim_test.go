@@ -97,7 +97,7 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 	}
 
 	// Lifecycle steps first, then oldest update first, at most limit.
-	first, err := store.ClaimWorkspaces(ctx, "tok1", time.Minute, 3, 50)
+	first, err := store.ClaimWorkspaces(ctx, "tok1", time.Minute, 3, 50, "host_a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 	if !slices.Equal(got, want[:3]) {
 		t.Fatalf("expected the 3 oldest claimable %v, got %v", want[:3], got)
 	}
-	rest, err := store.ClaimWorkspaces(ctx, "tok2", time.Minute, 100, 50)
+	rest, err := store.ClaimWorkspaces(ctx, "tok2", time.Minute, 100, 50, "host_a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	last, err := store.ClaimWorkspaces(ctx, "tok3", time.Minute, 100, 50)
+	last, err := store.ClaimWorkspaces(ctx, "tok3", time.Minute, 100, 50, "host_a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestClaimIsFairBetweenAccounts(t *testing.T) {
 	}
 	waiting := func(acct string, quota int) bool {
 		t.Helper()
-		ok, err := store.OtherAccountWaiting(ctx, acct, quota)
+		ok, err := store.OtherAccountWaiting(ctx, acct, quota, "host_a")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestClaimIsFairBetweenAccounts(t *testing.T) {
 		t.Fatal("expected each of a and b to see the other waiting")
 	}
 	// One slot: b holds none, a holds one: b's oldest.
-	got, err := store.ClaimWorkspaces(ctx, "t1", time.Minute, 1, 50)
+	got, err := store.ClaimWorkspaces(ctx, "t1", time.Minute, 1, 50, "host_a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestClaimIsFairBetweenAccounts(t *testing.T) {
 		t.Fatalf("expected the slot to go to b, which holds nothing, got %v", g)
 	}
 	// Two slots: a and b hold one each: one of each, oldest first.
-	if got, err = store.ClaimWorkspaces(ctx, "t2", time.Minute, 2, 50); err != nil {
+	if got, err = store.ClaimWorkspaces(ctx, "t2", time.Minute, 2, 50, "host_a"); err != nil {
 		t.Fatal(err)
 	}
 	if g := ids(got); !slices.Equal(g, []string{"a1", "b2"}) {
@@ -213,7 +213,7 @@ func TestClaimIsFairBetweenAccounts(t *testing.T) {
 	if !waiting("a", 50) || waiting("c", 50) {
 		t.Fatal("expected a to see c's create waiting, and c to see a's turns held by their quota")
 	}
-	if got, err = store.ClaimWorkspaces(ctx, "t3", time.Minute, 10, 50); err != nil {
+	if got, err = store.ClaimWorkspaces(ctx, "t3", time.Minute, 10, 50, "host_a"); err != nil {
 		t.Fatal(err)
 	}
 	if g := ids(got); !slices.Equal(g, []string{"c_queued"}) {
@@ -221,13 +221,13 @@ func TestClaimIsFairBetweenAccounts(t *testing.T) {
 	}
 	// The hub's default quota applies to an account without its own.
 	exec(`UPDATE accounts SET max_running_turns = NULL WHERE id = 'a'`)
-	if got, err = store.ClaimWorkspaces(ctx, "t4", time.Minute, 10, 2); err != nil {
+	if got, err = store.ClaimWorkspaces(ctx, "t4", time.Minute, 10, 2, "host_a"); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 0 {
 		t.Fatalf("expected nothing claimed under the hub's default quota of 2, got %v", ids(got))
 	}
-	if got, err = store.ClaimWorkspaces(ctx, "t5", time.Minute, 10, 3); err != nil {
+	if got, err = store.ClaimWorkspaces(ctx, "t5", time.Minute, 10, 3, "host_a"); err != nil {
 		t.Fatal(err)
 	}
 	if g := ids(got); !slices.Equal(g, []string{"a2"}) {

@@ -36,7 +36,10 @@ type leasedTable struct {
 	// from and join add tables to the claim's RETURNING (the work's context), so that
 	// one statement hands over everything a worker needs: no query per row.
 	from, join string
-	returning  string
+	// set are more assignments of the claim's UPDATE (on alias, with the claim's
+	// arguments): what the claim records on the rows it takes besides the lease.
+	set       string
+	returning string
 }
 
 // claimSQL is the claim statement.
@@ -56,16 +59,20 @@ func (t leasedTable) claimSQL() string {
 	if t.with != "" {
 		with += t.with + ",\n"
 	}
+	set := ""
+	if t.set != "" {
+		set = ", " + t.set
+	}
 	return fmt.Sprintf(`%[10]sdue AS (
 		SELECT %[3]s FROM %[1]s %[2]s%[11]s
 		WHERE %[4]s AND (%[2]s.lease_expires_at IS NULL OR %[2]s.lease_expires_at < now())
 		ORDER BY %[5]s
 		LIMIT $3
 		FOR UPDATE OF %[2]s SKIP LOCKED)
-	UPDATE %[1]s %[2]s SET lease_token = $1::text || '/' || %[6]s, lease_expires_at = now() + make_interval(secs => $2)
+	UPDATE %[1]s %[2]s SET lease_token = $1::text || '/' || %[6]s, lease_expires_at = now() + make_interval(secs => $2)%[12]s
 	FROM %[7]s WHERE %[8]s
 	RETURNING %[9]s`, t.table, t.alias, strings.Join(keys, ", "), t.due, t.order,
-		strings.Join(token, " || '/' || "), from, where, t.returning, with, t.dueFrom)
+		strings.Join(token, " || '/' || "), from, where, t.returning, with, t.dueFrom, set)
 }
 
 // claim runs the claim statement into dest (a slice of rows matching returning).

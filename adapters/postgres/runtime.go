@@ -12,24 +12,27 @@ import (
 
 // workspaceQueue leases workspaces with work, fairly between accounts (fair_claim.go):
 // the candidates are ranked in the CTE cand, and the due CTE locks the best of them,
-// checking again on each locked row that its state still has work.
+// checking again on each locked row that its state still has work and that this host
+// may step it. $4 is the hub's default quota of running turns, $5 the claiming hub's
+// host, recorded on a local workspace no host held.
 var workspaceQueue = leasedTable{
 	table: "workspaces", alias: "w", key: []string{"id"},
-	with:    fairCandidates("$4"),
+	with:    fairCandidates("$4", "$5"),
 	dueFrom: ", cand c",
 	due: `w.id = c.id AND (c.state <> 'ready' OR c.turns <= c.max_turns)
-		  AND ` + stateHasWork("w"),
+		  AND ` + stateHasWork("w") + ` AND ` + servedBy("w", "$5"),
 	order:     fairOrder,
+	set:       claimedHost("w", "$5"),
 	returning: "w.id",
 }
 
 // ClaimWorkspaces leases workspaces with work (workspaceQueue), then reads them whole.
 // An expired lease is claimable again, which is how a dead worker's workspace is
 // recovered.
-func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit, maxRunningTurns int) (_ []*core.Workspace, err error) {
+func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit, maxRunningTurns int, host string) (_ []*core.Workspace, err error) {
 	defer wrapErr(&err, "claim workspaces")
 	var ids []string
-	if err := workspaceQueue.claim(ctx, q, &ids, token, leaseFor, limit, maxRunningTurns); err != nil || len(ids) == 0 {
+	if err := workspaceQueue.claim(ctx, q, &ids, token, leaseFor, limit, maxRunningTurns, host); err != nil || len(ids) == 0 {
 		return nil, err
 	}
 	var full []workspaceRow

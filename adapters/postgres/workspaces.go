@@ -49,6 +49,7 @@ type workspaceRow struct {
 	StartedByID         string              `db:"started_by_id"`
 	StartedByName       string              `db:"started_by_name"`
 	StartedByMember     sql.NullString      `db:"started_by_member_id"`
+	Host                sql.NullString      `db:"host"`
 }
 
 func (r *workspaceRow) core() *core.Workspace {
@@ -67,7 +68,7 @@ func (r *workspaceRow) core() *core.Workspace {
 		RuntimeStartedAt: timePtr(r.RuntimeStartedAt), RuntimeStarts: r.RuntimeStarts, RuntimeSession: r.RuntimeSession,
 		RuntimeSeenAt:  timePtr(r.RuntimeSeenAt),
 		LastActivityAt: r.LastActivityAt, StateChangedAt: r.StateChangedAt,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Host: r.Host.String,
 	}
 }
 
@@ -78,7 +79,7 @@ const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id,
 	w.event_seq, w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.created_at, w.updated_at,
 	w.agent_session, w.checkout_path, w.lease_token, w.last_activity_at, w.state_changed_at,
 	w.runtime_started_at, w.runtime_starts, w.runtime_session, w.runtime_seen_at,
-	w.started_by_kind, w.started_by_id, w.started_by_name, w.started_by_member_id,
+	w.started_by_kind, w.started_by_id, w.started_by_name, w.started_by_member_id, w.host,
 	EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'
 	        AND m.status IN ('pending', 'delivered')) AS open_messages
 	FROM workspaces w `
@@ -93,12 +94,12 @@ func (q queries) InsertWorkspace(ctx context.Context, w *core.Workspace) (err er
 	// same statement (as a message's).
 	_, err = q.exec(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode,
 		branch, base_ref, origin, state, status_code, startup_phase, runtime_state, latest_seq, created_at, updated_at,
-		last_activity_at, state_changed_at, started_by_kind, started_by_id, started_by_name, started_by_member_id)
+		last_activity_at, state_changed_at, started_by_kind, started_by_id, started_by_name, started_by_member_id, host)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $16, $18, $19, $20,
-			COALESCE($21, (SELECT member_id FROM member_identities WHERE kind = $22 AND subject = $23)))`,
+			COALESCE($21, (SELECT member_id FROM member_identities WHERE kind = $22 AND subject = $23)), $24)`,
 		w.ID, w.AccountID, w.ProjectID, w.ProviderID, w.Agent, w.Model, w.RuntimeMode, w.Branch, w.BaseRef, w.Origin,
 		w.State, w.StatusCode, w.StartupPhase, w.RuntimeState, w.LatestSeq, w.CreatedAt, w.UpdatedAt,
-		by.Kind, by.ID, by.Name, nullString(by.MemberID), by.Via.Kind, by.Via.Subject)
+		by.Kind, by.ID, by.Name, nullString(by.MemberID), by.Via.Kind, by.Via.Subject, nullString(w.Host))
 	return err
 }
 

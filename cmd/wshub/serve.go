@@ -85,8 +85,8 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	go func() { ran <- h.Run(runCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- h.App.Listener(api.Listener(ln)) }()
-	log.Info("wshub serving", "addr", cfg.Addr, "dataDir", cfg.DataDir, "sandbox", cmp.Or(cfg.Sandbox, "bwrap"), "agentLimits", h.AgentLimits,
-		"contentKeyId", h.ContentKeyID)
+	log.Info("wshub serving", "addr", cfg.Addr, "dataDir", cfg.DataDir, "host", h.Config.HostID, "sandbox", cmp.Or(cfg.Sandbox, "bwrap"),
+		"agentLimits", h.AgentLimits, "contentKeyId", h.ContentKeyID)
 	var listenErr error
 	select {
 	case err := <-errc:
