@@ -35,6 +35,7 @@ type Queries interface {
 	ChatQueries
 	ChatStatusQueries
 	RetentionQueries
+	HostQueries
 
 	AccountQueries
 	ProjectQueries

@@ -284,6 +284,7 @@ type runtimeStore interface {
 	RetentionQueries
 	ApprovalQueries
 	MemberQueries
+	HostQueries
 }
 
 // sizeOf is the size of ws's machine, the zero value when unknown.

@@ -39,6 +39,13 @@ type Config struct {
 	// name that outlives the process (a container's hostname changes when it is made
 	// again). Letters, digits, '.', '-' and '_', at most 63.
 	HostID string `env:"WSHUB_HOST_ID"`
+	// HostHeartbeat is how often the hub records its host alive; HostLostAfter how long
+	// a host may go unseen before it is lost and its local workspaces fail machine_lost
+	// (at least three heartbeats: one late heartbeat does not lose a host). Longer
+	// rides out longer outages (a host's reboot) at the cost of a dead host's
+	// workspaces showing ready, and taking messages, for that long.
+	HostHeartbeat time.Duration `env:"WSHUB_HOST_HEARTBEAT" envDefault:"30s"`
+	HostLostAfter time.Duration `env:"WSHUB_HOST_LOST_AFTER" envDefault:"10m"`
 	// Blobs says where attachment bytes (sealed) live: "file" (the default; under
 	// DataDir, so one host, or replicas sharing that disk), "postgres" (the database:
 	// replicas with no shared disk read what any wrote, at the cost of the database's
@@ -397,6 +404,8 @@ func LoadConfig() (Config, error) {
 	if c.RuntimeHubLostAfter <= 0 {
 		return c, fmt.Errorf("configuration: WSHUB_RUNTIME_HUB_LOST_AFTER (%s) must be more than 0", c.RuntimeHubLostAfter)
 	}
+	// The host settings are checked here as well as in New, as the retention is: unset
+	// gives the defaults, so a zero was asked for.
 	if err := c.hostSettings(); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
 	}

@@ -3,12 +3,21 @@ package hub
 import (
 	"fmt"
 	"os"
+	"time"
+)
+
+// The defaults of the host settings, for a Config built in code that leaves them unset.
+const (
+	DefaultHostHeartbeat = 30 * time.Second
+	DefaultHostLostAfter = 10 * time.Minute
 )
 
 // maxHostID is a DNS label's length: a host id is usually a hostname's first label.
 const maxHostID = 63
 
-// hostSettings gives an unset host id its default, the hostname, and checks it.
+// hostSettings gives an unset host id its default, the hostname, and checks the host
+// settings. (New gives the durations a Config built in code left zero their defaults
+// first; from the environment, a zero was asked for.)
 func (c *Config) hostSettings() error {
 	if c.HostID == "" {
 		name, err := os.Hostname()
@@ -21,6 +30,13 @@ func (c *Config) hostSettings() error {
 		c.HostID = name
 	} else if err := checkHostID(c.HostID); err != nil {
 		return fmt.Errorf("WSHUB_HOST_ID %q: %w", c.HostID, err)
+	}
+	if c.HostHeartbeat <= 0 {
+		return fmt.Errorf("WSHUB_HOST_HEARTBEAT (%s) must be positive", c.HostHeartbeat)
+	}
+	if c.HostLostAfter < 3*c.HostHeartbeat {
+		return fmt.Errorf("WSHUB_HOST_LOST_AFTER (%s) must be at least three WSHUB_HOST_HEARTBEAT periods (3 × %s): "+
+			"a host one late heartbeat away is not lost", c.HostLostAfter, c.HostHeartbeat)
 	}
 	return nil
 }

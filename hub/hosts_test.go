@@ -1,10 +1,14 @@
 package hub_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
@@ -77,5 +81,134 @@ func TestALocalWorkspaceIsSteppedOnlyByTheHubsOfItsHost(t *testing.T) {
 	waitFor(t, b, id, "idle after its second turn, run by hub-a", idleAfterTurns(2))
 	if got := replies(t, b, id); len(got) != 2 || got[1] != "completed: reply: second" {
 		t.Fatalf("expected hub-a to answer the second message, got %q", got)
+	}
+}
+
+// lostHostSettings: hubs that beat every 250 ms, lose a host after 4 s unseen and
+// sweep every second.
+func lostHostSettings(c *hub.Config) {
+	c.HostHeartbeat, c.HostLostAfter, c.SweepEvery = 250*time.Millisecond, 4*time.Second, time.Second
+}
+
+// hub-a loses its database in the middle of a turn: hub-b and hub-c, which sweep,
+// find it unseen for longer than WSHUB_HOST_LOST_AFTER and fail its local workspaces
+// machine_lost, once, naming the host; the running turn ends (its message failed, one
+// turn_finished). A process-provider workspace, which has no host, is untouched, and a
+// lost host's failed workspace can still be deleted (another hub takes the delete
+// on). hub-a back finds its workspace failed, and its worker does not bring it back.
+func TestAHostNotSeenForLostAfterHasItsLocalWorkspacesFailedOnce(t *testing.T) {
+	t.Parallel()
+	tenant := hostsTenant(t)
+	px := hubtest.NewProxy(t)
+	process := hubtest.WithProcessProvider(t)
+	settings := hubtest.WithConfig(lostHostSettings)
+	a := tenant.OnHost(t, "hub-a", hubtest.WithStoreProxy(px), process, settings,
+		hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 2 * time.Second }))
+	a.Jobs(t)
+	b := tenant.OnHost(t, "hub-b", process, settings)
+	b.Jobs(t)
+	c := tenant.OnHost(t, "hub-c", process, settings, hubtest.WithRoles(hub.RoleSweeps))
+	c.Jobs(t)
+
+	remote := createOn(t, b, "process", "hello")
+	waitFor(t, b, remote, "the process workspace idle after its first turn", idleAfterTurns(1))
+	idle := createWorkspace(t, a, "hello")
+	waitFor(t, b, idle, "hub-a's idle workspace after its first turn", idleAfterTurns(1))
+	running := createWorkspace(t, a, "wait for it")
+	checkout := filepath.Join(a.Config.DataDir, "workspaces", running, "checkout")
+	waitForFile(t, filepath.Join(checkout, ".started"))
+
+	px.Cut()
+	cut := time.Now()
+	failed := waitFor(t, b, running, "failed: its host lost", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	detail, _ := failed["statusDetail"].(string)
+	if failed["statusCode"] != "machine_lost" || !strings.HasPrefix(detail, "host hub-a has not been seen since ") {
+		t.Fatalf("expected machine_lost naming hub-a, got %v / %q", failed["statusCode"], detail)
+	}
+	// Its last beat came at most a beat before the cut.
+	if since := time.Since(cut); since < 4*time.Second-250*time.Millisecond {
+		t.Fatalf("expected hub-a lost only after 4 s unseen, it was failed %s after the cut", since)
+	}
+	waitFor(t, b, idle, "hub-a's idle workspace failed too", func(ws map[string]any) bool {
+		return ws["state"] == "failed" && ws["statusCode"] == "machine_lost"
+	})
+
+	// Both sweeping hubs sweep again (a tick of the message sweep each second, run by
+	// either), and nothing of the failure is written twice.
+	var changedAt time.Time
+	if err := b.PG().DB().Get(&changedAt, `SELECT state_changed_at FROM workspaces WHERE id = $1`, running); err != nil {
+		t.Fatal(err)
+	}
+	waitSweeps(t, b, 3)
+	var again time.Time
+	if err := b.PG().DB().Get(&again, `SELECT state_changed_at FROM workspaces WHERE id = $1`, running); err != nil || !again.Equal(changedAt) {
+		t.Fatalf("expected the workspace failed once, at %v; now %v (%v)", changedAt, again, err)
+	}
+	finished := 0
+	for _, e := range eventsPage(t, b, running, 0) {
+		if e.Type == "turn_finished" {
+			finished++
+			if e.Outcome != "interrupted" {
+				t.Errorf("expected the lost turn to finish interrupted, got %q", e.Outcome)
+			}
+		}
+	}
+	if finished != 1 {
+		t.Fatalf("expected one turn_finished for the lost turn, got %d", finished)
+	}
+	msgs, _ := messages(t, b, running)
+	if len(msgs) != 1 || msgs[0].Status != "failed" {
+		t.Fatalf("expected the running turn's message failed and no reply, got %+v", msgs)
+	}
+	if ws := workspaceNow(t, b, remote); ws["state"] != "ready" || ws["statusCode"] == "machine_lost" {
+		t.Fatalf("expected the process workspace ready, got %v / %v", ws["state"], ws["statusCode"])
+	}
+	if got := hostOf(t, b, remote); got != "" {
+		t.Fatalf("expected the process workspace on no host, got %q", got)
+	}
+
+	// The failed workspace of the lost host is deleted by a hub that is there.
+	if _, err := b.Service.Admin.DeleteWorkspace(context.Background(), idle); err != nil {
+		t.Fatal(err)
+	}
+	waitDeleted(t, b, idle)
+
+	// hub-a is back: it beats again, its worker runs a new workspace of its own, and
+	// the failed one stays failed, without a reply, whatever its agent did.
+	px.Restore()
+	touch(t, filepath.Join(checkout, ".go"))
+	back := createWorkspace(t, a, "back")
+	waitFor(t, b, back, "hub-a's new workspace idle after its first turn", idleAfterTurns(1))
+	ws := workspaceNow(t, b, running)
+	if ws["state"] != "failed" || ws["statusCode"] != "machine_lost" {
+		t.Fatalf("expected the lost host's workspace still failed, got %v / %v", ws["state"], ws["statusCode"])
+	}
+	if got := replies(t, b, running); len(got) != 0 {
+		t.Fatalf("expected no reply recorded for the lost turn, got %q", got)
+	}
+}
+
+func workspaceNow(t *testing.T, h *hubtest.Hub, id string) map[string]any {
+	t.Helper()
+	return h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Expect(t, 200, "").Body["workspace"].(map[string]any)
+}
+
+// waitSweeps waits until n more ticks of the message sweep have run, on any hub.
+func waitSweeps(t *testing.T, h *hubtest.Hub, n int) {
+	t.Helper()
+	count := func() int {
+		var c int
+		if err := h.PG().DB().Get(&c, `SELECT count(*) FROM cron_runs WHERE job = 'messages'`); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	want := count() + n
+	deadline := time.Now().Add(time.Minute)
+	for count() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("expected %d more sweeps within a minute", n)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

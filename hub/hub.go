@@ -121,6 +121,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if cfg.RuntimeHubLostAfter < 0 {
 		return nil, fmt.Errorf("WSHUB_RUNTIME_HUB_LOST_AFTER (%s) must be more than 0", cfg.RuntimeHubLostAfter)
 	}
+	cfg.HostHeartbeat = cmp.Or(cfg.HostHeartbeat, DefaultHostHeartbeat)
+	cfg.HostLostAfter = cmp.Or(cfg.HostLostAfter, DefaultHostLostAfter)
 	if err := cfg.hostSettings(); err != nil {
 		return nil, err
 	}
@@ -291,6 +293,10 @@ func (h *Hub) Run(ctx context.Context) error {
 	} else {
 		part(func() { l.Run(ctx) })
 	}
+	// Every replica records its host alive, whatever its roles: the host's local
+	// workspaces are lost only once no hub of the host is left.
+	beat := &jobs.HostBeat{Core: h.Service.Sweeps, Every: h.Config.HostHeartbeat, Log: h.Log}
+	part(func() { beat.Run(ctx) })
 	if roles.Has(RoleWorker) {
 		worker := &jobs.Worker{Core: h.Service.Worker, Waker: h.fanout, Log: h.Log, Concurrency: h.Config.MaxActiveWorkspaces,
 			Poll: h.Config.WorkerPoll, LeaseFor: h.Config.LeaseFor}
@@ -306,7 +312,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	if roles.Has(RoleSweeps) {
 		sweeps := &jobs.Sweeps{Core: h.Service.Sweeps, Log: h.Log, Every: h.Config.SweepEvery, Retention: h.Config.Retention,
-			Runtimes: core.RuntimeSweepConfig{OfflineAfter: h.Config.RuntimeOfflineAfter, StartTimeout: h.Config.RuntimeStartTimeout},
+			HostLostAfter: h.Config.HostLostAfter,
+			Runtimes:      core.RuntimeSweepConfig{OfflineAfter: h.Config.RuntimeOfflineAfter, StartTimeout: h.Config.RuntimeStartTimeout},
 			Lifecycle: core.LifecycleConfig{
 				IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
 			}}

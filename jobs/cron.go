@@ -24,6 +24,9 @@ type Sweeps struct {
 	// Retention is how long handled rows are kept before pruning (default and minimum:
 	// core.MinRetention).
 	Retention time.Duration
+	// HostLostAfter: a host not seen this long is lost, and its local workspaces fail
+	// (zero: never).
+	HostLostAfter time.Duration
 }
 
 // pruneEvery spaces retention sweeps: rows live for weeks, so pruning hourly keeps the
@@ -64,6 +67,13 @@ func (s *Sweeps) runOnce(ctx context.Context, now time.Time) {
 		s.Log.Warn("runtime sweep", "err", err)
 	} else if n > 0 {
 		s.Log.Info("runtime sweep: runtimes not heard from are started again", "runtimes", n)
+	}
+	// Not once per tick across replicas like the others: every replica's sweep may run
+	// it, as each workspace is failed under its row's lock, once.
+	if failed, released, err := s.Core.SweepLostHosts(ctx, s.HostLostAfter); err != nil {
+		s.Log.Warn("lost host sweep", "err", err) // fail open: the next tick runs it again
+	} else if failed+released > 0 {
+		s.Log.Warn("lost host sweep: local workspaces of hosts not seen failed or let go", "failed", failed, "released", released)
 	}
 	if expired, failed, err := s.Core.SweepMessages(ctx, tick); err != nil {
 		s.Log.Warn("message sweep", "err", err)

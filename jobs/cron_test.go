@@ -17,6 +17,7 @@ import (
 type fakeSweepsCore struct {
 	mu                                     sync.Mutex
 	lifecycle, runtimes, messages, pruning []time.Time
+	lostAfter                              []time.Duration // the lost-host sweep's setting, each run
 	fail                                   error
 }
 
@@ -43,6 +44,19 @@ func (f *fakeSweepsCore) SweepRetention(_ context.Context, _ time.Duration, tick
 	return core.Pruned{}, f.record(&f.pruning, tick)
 }
 
+func (f *fakeSweepsCore) SweepLostHosts(_ context.Context, lostAfter time.Duration) (int, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lostAfter = append(f.lostAfter, lostAfter)
+	return 0, 0, f.fail
+}
+
+func (f *fakeSweepsCore) lostHostRuns() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.lostAfter)
+}
+
 func (f *fakeSweepsCore) ticks() (lifecycle, runtimes, messages, pruning []time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -50,7 +64,7 @@ func (f *fakeSweepsCore) ticks() (lifecycle, runtimes, messages, pruning []time.
 }
 
 func runSweeps(t *testing.T, f *fakeSweepsCore) {
-	s := &Sweeps{Core: f, Log: quiet, Every: 30 * time.Second}
+	s := &Sweeps{Core: f, Log: quiet, Every: 30 * time.Second, HostLostAfter: 10 * time.Minute}
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)
 	go func() { ran <- s.Run(ctx) }()
@@ -80,6 +94,10 @@ func TestSweepsRunForTicksAlignedToTheIntervalAndPruneForTheHour(t *testing.T) {
 		if want := []time.Time{midnight, midnight, midnight}; !slices.Equal(pruning, want) {
 			t.Errorf("expected retention for the hour's tick each time, got %v", pruning)
 		}
+		// Lost hosts are looked for at every tick, with the setting.
+		if got, want := f.lostHostRuns(), []time.Duration{10 * time.Minute, 10 * time.Minute, 10 * time.Minute}; !slices.Equal(got, want) {
+			t.Errorf("expected the lost-host sweep at every tick with lost-after %v, got %v", want, got)
+		}
 	})
 }
 
@@ -90,9 +108,10 @@ func TestASweepThatFailsRunsAgainAtTheNextTick(t *testing.T) {
 		time.Sleep(65 * time.Second)
 		synctest.Wait()
 		lifecycle, runtimes, messages, pruning := f.ticks()
-		if len(lifecycle) != 2 || len(runtimes) != 2 || len(messages) != 2 || len(pruning) != 2 {
-			t.Fatalf("expected every sweep tried at both ticks despite failing, got %d, %d, %d and %d",
-				len(lifecycle), len(runtimes), len(messages), len(pruning))
+		lost := f.lostHostRuns()
+		if len(lifecycle) != 2 || len(runtimes) != 2 || len(messages) != 2 || len(pruning) != 2 || len(lost) != 2 {
+			t.Fatalf("expected every sweep tried at both ticks despite failing, got %d, %d, %d, %d and %d",
+				len(lifecycle), len(runtimes), len(messages), len(pruning), len(lost))
 		}
 	})
 }

@@ -53,6 +53,12 @@ type SweepsCore interface {
 	SweepRuntimes(ctx context.Context, cfg core.RuntimeSweepConfig, tick time.Time) (n int, err error)
 	SweepMessages(ctx context.Context, tick time.Time) (expired, failed int64, err error)
 	SweepRetention(ctx context.Context, period time.Duration, tick time.Time) (core.Pruned, error)
+	SweepLostHosts(ctx context.Context, lostAfter time.Duration) (failed, released int, err error)
+}
+
+// HostCore is what the host's heartbeat calls (*core.Sweeps).
+type HostCore interface {
+	Heartbeat(ctx context.Context, first bool) error
 }
 
 // The core groups are what the hub passes.
@@ -61,4 +67,5 @@ var (
 	_ DeliveriesCore = (*core.Deliveries)(nil)
 	_ ChatCore       = (*core.ChatQueues)(nil)
 	_ SweepsCore     = (*core.Sweeps)(nil)
+	_ HostCore       = (*core.Sweeps)(nil)
 )

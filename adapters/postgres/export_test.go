@@ -7,4 +7,6 @@ var (
 	OtherAccountWaitingSQL   = otherAccountWaitingSQL
 	ListWebhookDeliveriesSQL = listWebhookDeliveriesSQL
 	ListDeliveryAttemptsSQL  = listDeliveryAttemptsSQL
+	LockLostHostWorkspaceSQL = lockLostHostWorkspaceSQL
+	ReleaseLostHostSQL       = releaseLostHostWorkspacesSQL
 )

@@ -15,7 +15,7 @@ import (
 
 // TestHotQueriesUseTheirIndexes plans the statements that run on every create and on
 // every worker poll against 100,000 workspaces (most idle and ready, a fifth deleted,
-// a few with work), and the delivery log's pages against 110,000 deliveries of two
+// a few with work, spread over three hosts, a few more on a lost one), and the delivery log's pages against 110,000 deliveries of two
 // endpoints (one delivery with a thousand attempts), and checks that PostgreSQL reads
 // them through their indexes: no sequential scan, whatever the tables' size.
 func TestHotQueriesUseTheirIndexes(t *testing.T) {
@@ -40,6 +40,12 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		   CASE WHEN i % 1000 = 0 THEN 'setup' WHEN i % 5 = 0 THEN 'deleted' ELSE 'ready' END, 'x', 'running', 'online',
 		   now() - i * interval '1 second', now() - i * interval '1 second'
 		 FROM generate_series(1, 100000) i`,
+		// Three hosts seen now, holding the workspaces, and one not seen for an hour,
+		// which held every 5,000th.
+		`INSERT INTO hosts (id, started_at, seen_at) VALUES ('host_0', now(), now()), ('host_1', now(), now()),
+		   ('host_2', now(), now()), ('host_lost', now(), now() - interval '1 hour')`,
+		`UPDATE workspaces SET host = CASE WHEN substr(id, 4)::int % 5000 = 7 THEN 'host_lost'
+		   ELSE 'host_' || (substr(id, 4)::int % 3) END`,
 		// Every message settled but one open message on every 2,000th workspace.
 		`INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, created_at)
 		 SELECT 'msg_' || i, 'ws_' || i, 1, 'user', '\x00', CASE WHEN i % 2000 = 1 THEN 'pending' ELSE 'settled' END,
@@ -77,10 +83,14 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		index []string
 	}{
 		{"NewestWorkspace", postgres.NewestWorkspaceSQL, []any{"acct_plan"}, []string{"workspaces_account_newest"}},
-		{"ClaimWorkspaces", postgres.ClaimWorkspacesSQL, []any{"lease_plan", 30, 16, 50},
+		{"ClaimWorkspaces", postgres.ClaimWorkspacesSQL, []any{"lease_plan", 30, 16, 50, "host_plan"},
 			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
-		{"OtherAccountWaiting", postgres.OtherAccountWaitingSQL, []any{"acct_other", 50},
+		{"OtherAccountWaiting", postgres.OtherAccountWaitingSQL, []any{"acct_other", 50, "host_plan"},
 			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
+		// The lost-host sweep, while a host is lost: from the host to its few workspaces
+		// in the states the sweep acts on.
+		{"LockLostHostWorkspace", postgres.LockLostHostWorkspaceSQL, []any{"host_lost", 600}, []string{"workspaces_host"}},
+		{"ReleaseLostHostWorkspaces", postgres.ReleaseLostHostSQL, []any{"host_lost", 600, 500}, []string{"workspaces_host"}},
 		{"ListWebhookDeliveries", postgres.ListWebhookDeliveriesSQL, []any{"wh_b", nil, "", 50},
 			[]string{"webhook_deliveries_webhook", "events_pkey"}},
 		{"ListWebhookDeliveriesBefore", postgres.ListWebhookDeliveriesSQL, []any{"wh_b", time.Now().Add(-time.Hour), "dlv_b3600", 50},
