@@ -25,8 +25,11 @@ type workspaceJSON struct {
 	HeadCommit string `json:"headCommit,omitempty"`
 	Pushed     *bool  `json:"pushed,omitempty"`
 	// Origin and StartedBy (extensions) say where it was started from, and by whom.
-	Origin       string        `json:"origin,omitempty"`
-	StartedBy    *authorJSON   `json:"startedBy,omitempty"`
+	Origin    string      `json:"origin,omitempty"`
+	StartedBy *authorJSON `json:"startedBy,omitempty"`
+	// Host (an extension) is the host whose hub runs a local workspace, its checkout
+	// on that host's disk; absent for remote providers and before a hub took it on.
+	Host         string        `json:"host,omitempty"`
 	StartupPhase string        `json:"startupPhase"`
 	RuntimeState string        `json:"runtimeState"`
 	AgentStatus  string        `json:"agentStatus"`
@@ -49,7 +52,7 @@ func toWorkspace(w *core.Workspace) workspaceJSON {
 		WorkspaceID: w.ID, ProviderID: w.ProviderID, ProjectID: w.ProjectID, Branch: w.Branch, BaseRef: w.BaseRef,
 		State: string(w.State), StatusCode: w.StatusCode, StatusDetail: w.StatusDetail, HeadCommit: w.HeadCommit, Pushed: pushed(w.LastPush), StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
 		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
-		Origin: w.Origin, StartedBy: toAuthor(w.StartedBy),
+		Origin: w.Origin, StartedBy: toAuthor(w.StartedBy), Host: w.Host,
 	}
 	if lt := w.LastTurnInfo(); lt != nil {
 		out.LastTurn = &lastTurnJSON{TurnID: lt.TurnID, Outcome: string(lt.Outcome), CompletedAt: ms(lt.CompletedAt)}

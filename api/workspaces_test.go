@@ -32,7 +32,7 @@ var statusFields = []string{
 }
 
 // statusExtensions are the status object's extensions (x-wshub-extension in openapi.yaml).
-var statusExtensions = []string{"statusDetail", "headCommit", "pushed", "origin", "startedBy"}
+var statusExtensions = []string{"statusDetail", "headCommit", "pushed", "origin", "startedBy", "host"}
 
 // withAgent returns body plus an agent and a model, so that the create does not depend
 // on defaults taken from an earlier workspace. Fields of body win.

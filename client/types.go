@@ -33,6 +33,9 @@ type Workspace struct {
 	// discord, app) and by whom.
 	Origin    string  `json:"origin,omitempty"`
 	StartedBy *Author `json:"startedBy,omitempty"`
+	// Host (an extension): the host whose hub runs a local workspace, its checkout on
+	// that host's disk ("" for remote providers, and before a hub took it on).
+	Host string `json:"host,omitempty"`
 }
 
 // LastTurn is the most recent finished turn (api.md 2.2).

@@ -55,7 +55,9 @@ func TestALocalWorkspaceIsSteppedOnlyByTheHubsOfItsHost(t *testing.T) {
 	if got := hostOf(t, a, id); got != "hub-a" {
 		t.Fatalf("expected the workspace created on hub-a recorded on hub-a, got %q", got)
 	}
-	waitFor(t, b, id, "idle after its first turn", idleAfterTurns(1))
+	if ws := waitFor(t, b, id, "idle after its first turn", idleAfterTurns(1)); ws["host"] != "hub-a" {
+		t.Fatalf("expected the status to name host hub-a, got %v", ws["host"])
+	}
 	if !checkoutOn(a, id) || checkoutOn(b, id) {
 		t.Fatalf("expected the checkout on hub-a's disk only (hub-a %v, hub-b %v)", checkoutOn(a, id), checkoutOn(b, id))
 	}
@@ -163,7 +165,7 @@ func TestAHostNotSeenForLostAfterHasItsLocalWorkspacesFailedOnce(t *testing.T) {
 	if ws := workspaceNow(t, b, remote); ws["state"] != "ready" || ws["statusCode"] == "machine_lost" {
 		t.Fatalf("expected the process workspace ready, got %v / %v", ws["state"], ws["statusCode"])
 	}
-	if got := hostOf(t, b, remote); got != "" {
+	if got := hostOf(t, b, remote); got != "" || workspaceNow(t, b, remote)["host"] != nil {
 		t.Fatalf("expected the process workspace on no host, got %q", got)
 	}
 
