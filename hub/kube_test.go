@@ -167,7 +167,7 @@ func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
 		c.Blobs = hub.BlobsPostgres
 		c.RuntimeHubURL = balancer.URL
 	}))
-	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir = t.TempDir() })
+	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir, c.HostID = t.TempDir(), "replica-b" })
 	balancer.SetTargets(a.URL, b.URL)
 	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
 	k.LogOnFailure(t)

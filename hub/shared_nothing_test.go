@@ -42,7 +42,7 @@ func oneRuntimeInTurn(t *testing.T, blobs func(*hub.Config)) {
 		blobs(c)
 		c.RuntimeHubURL = balancer.URL
 	}))
-	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir = t.TempDir() })
+	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir, c.HostID = t.TempDir(), "replica-b" })
 	balancer.SetTargets(a.URL, b.URL)
 	hubs := []*hubtest.Hub{a, b}
 	// The project is prepared at a: b has no mirror of it until it needs one.

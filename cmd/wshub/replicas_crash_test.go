@@ -32,8 +32,8 @@ func TestOneOfTwoHubsKilledMidTurnTheOtherFinishes(t *testing.T) {
 	shared := append(f.env[:len(f.env):len(f.env)], "WSHUB_BLOBS=postgres", "WSHUB_PROVIDERS=local,process",
 		"WSHUB_RUNTIME_PROGRAM="+f.bin, "WSHUB_RUNTIME_HUB_URL="+balancer.URL)
 	dirs := []string{t.TempDir(), t.TempDir()}
-	a := startHub(t, f.bin, append(shared, "WSHUB_DATA_DIR="+dirs[0]))
-	b := startHub(t, f.bin, append(shared, "WSHUB_DATA_DIR="+dirs[1]))
+	a := startHub(t, f.bin, append(shared, "WSHUB_DATA_DIR="+dirs[0], "WSHUB_HOST_ID=host-a"))
+	b := startHub(t, f.bin, append(shared, "WSHUB_DATA_DIR="+dirs[1], "WSHUB_HOST_ID=host-b"))
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return

@@ -62,7 +62,7 @@ func (h *Hub) Replica(t testing.TB) *Hub {
 }
 
 // ReplicaWith is Replica with h's configuration changed by edit: a replica on another
-// host has a data directory of its own.
+// host has a data directory and a host id (HostID) of its own.
 func (h *Hub) ReplicaWith(t testing.TB, edit func(*hub.Config)) *Hub {
 	t.Helper()
 	cfg := h.Config
