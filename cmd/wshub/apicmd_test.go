@@ -40,8 +40,9 @@ func expectExit(t *testing.T, want int, code int, out, errs string, args ...stri
 
 func TestClientCommands(t *testing.T) {
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
-		// Long enough for any quick turn on a busy machine (at 2 s, one was cut short).
-		hubtest.WithConfig(func(c *hub.Config) { c.TurnTimeout = 10 * time.Second }))
+		// Long enough for any quick turn on a busy machine (at 2 s, one was cut short; at
+		// 10 s, one was too, with the whole suite and a soak running beside it).
+		hubtest.WithConfig(func(c *hub.Config) { c.TurnTimeout = 20 * time.Second }))
 	t.Setenv("WSHUB_URL", h.URL)
 	t.Setenv("WSHUB_API_KEY", h.Key)
 	run := func(want int, in string, args ...string) (string, string) {
@@ -68,7 +69,7 @@ func TestClientCommands(t *testing.T) {
 		t.Fatalf("expected the turn failure on stderr, got %q", errs)
 	}
 	// interrupted (the turn outlives the hub's turn limit): 3; giving up first: 5.
-	run(3, "", "ws", "send", id, "sleep 30", "--wait")
+	run(3, "", "ws", "send", id, "sleep 60", "--wait")
 	_, errs = run(5, "", "ws", "send", id, "sleep 3", "--wait", "--timeout", "300ms")
 	if !strings.Contains(errs, "timed out") {
 		t.Fatalf("expected a timeout said, got %q", errs)
