@@ -19,7 +19,7 @@ type errorBody struct {
 func writeError(c *fiber.Ctx, log *slog.Logger, err error) error {
 	var ce *core.Error
 	if !errors.As(err, &ce) {
-		if errors.Is(err, core.ErrUnavailable) {
+		if errors.Is(err, core.ErrUnavailable) || errors.Is(err, core.ErrContended) {
 			log.Warn("store unavailable", "method", c.Method(), "path", c.Path(), "err", err)
 			ce = &core.Error{Code: core.CodeServiceUnavailable, Detail: "the service is temporarily unavailable; retry"}
 		} else {

@@ -160,7 +160,12 @@ func (q queries) GetAccount(ctx context.Context, id string) (_ *core.Account, er
 func (q queries) LockAccount(ctx context.Context, id string) (err error) {
 	defer wrapErr(&err, "lock account")
 	var got string
-	return q.get(ctx, &got, `SELECT id FROM accounts WHERE id = $1 FOR UPDATE`, id)
+	// NO KEY UPDATE, not UPDATE: it serialises the account's quota checks as well, and
+	// does not conflict with the KEY SHARE lock a row referencing the account (a
+	// receipt, a workspace) takes. With FOR UPDATE, two creates that had each inserted
+	// their idempotency receipt waited on each other's KEY SHARE: a deadlock (40P01),
+	// dozens a minute with two hubs (make soak HUBS=2).
+	return q.get(ctx, &got, `SELECT id FROM accounts WHERE id = $1 FOR NO KEY UPDATE`, id)
 }
 
 func (q queries) CreateAPIKey(ctx context.Context, k *core.APIKey) (err error) {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -91,13 +92,26 @@ func (s *Store) Ping(ctx context.Context) error { return mapErr(s.db.PingContext
 // are retried (the transaction did nothing); every other error rolls back and returns.
 func (s *Store) InTx(ctx context.Context, fn func(q core.Queries) error) error {
 	var err error
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := range txAttempts {
 		if err = s.inTxOnce(ctx, fn); !retryable(err) {
 			return err
 		}
+		if attempt+1 < txAttempts {
+			// Apart, at random: transactions that collided once and start again together
+			// collide again.
+			select {
+			case <-time.After(time.Duration(rand.Int64N(int64(5*time.Millisecond) << attempt))):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 	}
-	return err
+	// Contended still: the caller may retry (a 503 for the API, a redelivery for chat).
+	return fmt.Errorf("%w: %w", core.ErrContended, err)
 }
+
+// txAttempts is how often InTx runs a transaction that fails to serialise.
+const txAttempts = 4
 
 func (s *Store) inTxOnce(ctx context.Context, fn func(q core.Queries) error) (err error) {
 	tx, err := s.db.BeginTxx(ctx, nil)
