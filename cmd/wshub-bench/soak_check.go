@@ -272,7 +272,7 @@ func (s *soak) place(old, report string) string {
 func (s *soak) replicasIntro(b *strings.Builder) {
 	b.WriteString(soakReplicasBegin + "\n")
 	fmt.Fprintf(b, "## %d hubs, no shared disk\n\n", len(s.hubs))
-	fmt.Fprintf(b, "Written by `make soak HUBS=%d` (`cmd/wshub-bench -soak -hubs %d`). The same load and checks as above, ", len(s.hubs), len(s.hubs))
+	fmt.Fprintf(b, "Written by `make soak HUBS=%d` (`cmd/wshub-bench -soak -hubs %d`). The same load and checks as the one-hub soak, ", len(s.hubs), len(s.hubs))
 	fmt.Fprintf(b, "against %d `wshub serve` processes on one database that share no disk: each has a data directory of its own ", len(s.hubs))
 	b.WriteString("(its own mirror of the project and its own caches of the branches), and attachments and the bundles of workspaces' ")
 	b.WriteString("branches are in the blob store in PostgreSQL (`WSHUB_BLOBS=postgres`). Workspaces run on the `process` provider ")
