@@ -69,7 +69,9 @@ func (s *soak) replicas(n int, env []string) error {
 		if err := os.Mkdir(h.dataDir, 0o700); err != nil {
 			return err
 		}
-		h.env = append(slices.Clone(env), "WSHUB_ADDR="+addr, "WSHUB_DATA_DIR="+h.dataDir)
+		// A host id of its own, as two hosts have: replicas with disks of their own must
+		// not share one.
+		h.env = append(slices.Clone(env), "WSHUB_ADDR="+addr, "WSHUB_DATA_DIR="+h.dataDir, "WSHUB_HOST_ID=soak-"+h.name)
 		s.hubs = append(s.hubs, h)
 		urls = append(urls, h.url)
 	}
