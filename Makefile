@@ -84,12 +84,16 @@ bench:
 # soak: steady load on a real `wshub serve` that is SIGKILLed several times (and, on the
 # local cluster of scripts/pg.sh, PostgreSQL restarted once), then checks that nothing
 # was lost or duplicated and a run of malformed requests; writes docs/soak.md.
+# HUBS=2: the same against two hubs that share only the database, behind a balancer,
+# workspaces on the process provider, the kills taking the hubs in turn; writes its own
+# section of docs/soak.md (each mode keeps the other's).
+HUBS ?= 1
 soak:
 	bash scripts/sandbox.sh
 	$(GO) build -o bin/wshub ./cmd/wshub
 	restart=""; [ -n "$${DATABASE_URL:-}" ] || restart=scripts/pg.sh; \
 	$(WITH_DB) \
-	$(GO) run ./cmd/wshub-bench -soak -hub bin/wshub -out docs/soak.md -pg-restart "$$restart"
+	$(GO) run ./cmd/wshub-bench -soak -hubs $(HUBS) -hub bin/wshub -out docs/soak.md -pg-restart "$$restart"
 
 pg-stop:
 	bash scripts/pg.sh stop

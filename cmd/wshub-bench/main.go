@@ -28,6 +28,7 @@ func main() {
 	soakMode := flag.Bool("soak", false, "run the soak (make soak) instead of the benchmarks")
 	soakFor := flag.Duration("soak-load", 7*time.Minute, "how long the soak's load runs")
 	kills := flag.Int("kills", 4, "times the soak SIGKILLs the hub")
+	hubs := flag.Int("hubs", 1, "the soak's hubs: 1, or 2 (or more) sharing only the database, behind a balancer, with workspaces on the process provider; kills take them in turn")
 	pgRestart := flag.String("pg-restart", "", "a script taking stop and start that the soak restarts PostgreSQL with (empty: no restart)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
 	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores)`)
@@ -37,15 +38,23 @@ func main() {
 		log.Fatal("DATABASE_URL is not set (make bench starts PostgreSQL and sets it)")
 	}
 	if *soakMode {
+		if *hubs < 1 {
+			log.Fatalf("-hubs: %d is not a number of hubs", *hubs)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), *soakFor+7*time.Minute)
 		defer cancel()
 		r := &run{base: base, hubBin: *hubBin}
-		s, err := r.runSoak(ctx, *soakFor, *kills, *pgRestart)
+		s, err := r.runSoak(ctx, *soakFor, *kills, *hubs, *pgRestart)
 		if err != nil {
 			log.Fatal(err)
 		}
+		s.command = "go run ./cmd/wshub-bench " + commandLine(os.Args[1:])
 		report := s.markdown()
-		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
+		old, err := os.ReadFile(*out)
+		if err != nil && !os.IsNotExist(err) {
+			log.Fatal(err)
+		}
+		if err := os.WriteFile(*out, []byte(s.place(string(old), report)), 0o644); err != nil {
 			log.Fatal(err)
 		}
 		fmt.Print(report)
@@ -88,4 +97,16 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Print(report)
+}
+
+// commandLine is args as a shell would take them back.
+func commandLine(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = a
+		if a == "" || strings.ContainsAny(a, " \t'\"$\\") {
+			quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(quoted, " ")
 }

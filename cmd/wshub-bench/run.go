@@ -32,6 +32,7 @@ type run struct {
 	messages int
 
 	dbName, dbURL, dataDir, contentKey string
+	keepDir                            bool // teardown leaves dataDir (a soak whose checks failed: the logs)
 	msgWS                              string
 	key                                string
 	streamKeys                         []string // B8: account A's keys for its streams
@@ -313,6 +314,10 @@ func (r *run) teardown() {
 		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + r.dbName + " WITH (FORCE)")
 		admin.Close()
 	}
+	if r.keepDir {
+		fmt.Printf("checks failed: the hub and runtime logs are kept in %s\n", r.dataDir)
+		return
+	}
 	_ = os.RemoveAll(r.dataDir)
 }
 
@@ -331,9 +336,13 @@ func (r *run) serve(ctx context.Context, env ...string) (*server, error) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	for _, e := range env { // a fixed address (the soak restarts the hub on it)
+	dataDir := r.dataDir
+	for _, e := range env { // a fixed address (the soak restarts the hub on it), a data directory of its own (a replica)
 		if a, ok := strings.CutPrefix(e, "WSHUB_ADDR="); ok {
 			addr = a
+		}
+		if d, ok := strings.CutPrefix(e, "WSHUB_DATA_DIR="); ok {
+			dataDir = d
 		}
 	}
 	cmd := exec.CommandContext(ctx, r.hubBin, "serve")
@@ -341,7 +350,7 @@ func (r *run) serve(ctx context.Context, env ...string) (*server, error) {
 		"WSHUB_CONTENT_KEY="+r.contentKey, "WSHUB_MAX_ACTIVE_WORKSPACES=0", "WSHUB_WEBHOOK_CONCURRENCY=0", "WSHUB_API_RATE=0",
 		"WSHUB_MIGRATE_ON_START=false")
 	cmd.Env = append(cmd.Env, env...) // later entries win
-	logf, _ := os.OpenFile(filepath.Join(r.dataDir, "hub.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	logf, _ := os.OpenFile(filepath.Join(dataDir, "hub.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -355,7 +364,7 @@ func (r *run) serve(ctx context.Context, env ...string) (*server, error) {
 		}
 		if time.Now().After(deadline) {
 			s.stop()
-			b, _ := os.ReadFile(filepath.Join(r.dataDir, "hub.log"))
+			b, _ := os.ReadFile(filepath.Join(dataDir, "hub.log"))
 			return nil, fmt.Errorf("wshub serve did not listen: %s", b)
 		}
 		time.Sleep(50 * time.Millisecond)

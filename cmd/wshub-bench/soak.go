@@ -47,12 +47,12 @@ type soak struct {
 	dur       time.Duration
 	kills     int
 	pgRestart string // the command that stops (arg "stop") and starts PostgreSQL; "" skips it
-	addr, url string
+	url       string // where clients send requests: the hub, or the balancer in front of the hubs
 	hc        *http.Client
-	env       []string
-
-	srvMu sync.Mutex
-	srv   *server
+	hubs      []*soakHub
+	lb        *balancer // nil with one hub
+	command   string    // the command line, for the report
+	leftover  int       // runtime processes still running at the end, killed
 
 	mu        sync.Mutex
 	windows   [][2]time.Time // restarts: from the kill to the hub answering again (+ grace)
@@ -121,7 +121,7 @@ func (rc *soakReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // runSoak is make soak: it returns an error when a check failed.
-func (r *run) runSoak(ctx context.Context, dur time.Duration, kills int, pgRestart string) (*soak, error) {
+func (r *run) runSoak(ctx context.Context, dur time.Duration, kills, hubs int, pgRestart string) (*soak, error) {
 	store, h, acct, err := r.tenant(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("setup: %w", err)
@@ -159,21 +159,26 @@ func (r *run) runSoak(ctx context.Context, dur time.Duration, kills int, pgResta
 	s.slack.Start()
 	defer s.slack.Stop()
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s.addr = ln.Addr().String()
-	ln.Close()
-	s.url = "http://" + s.addr
-	s.env = []string{"WSHUB_ADDR=" + s.addr, "WSHUB_API_RATE=0", "WSHUB_MAX_ACTIVE_WORKSPACES=8", "WSHUB_AGENT_1_COMMAND=" + soakAgent,
+	env := []string{"WSHUB_API_RATE=0", "WSHUB_MAX_ACTIVE_WORKSPACES=8", "WSHUB_AGENT_1_COMMAND=" + soakAgent,
 		"WSHUB_WEBHOOK_ALLOW_INSECURE=true", "WSHUB_WEBHOOK_CONCURRENCY=16", "WSHUB_LEASE_FOR=5s",
 		"WSHUB_WEBHOOK_LEASE_FOR=15s", "WSHUB_SWEEP_EVERY=5s", "WSHUB_WORKER_POLL=1s",
 		"WSHUB_SLACK_BOT_TOKEN=xoxb-soak", "WSHUB_SLACK_SIGNING_SECRET=" + soakSecret, "WSHUB_SLACK_API_URL=" + s.slack.GetAPIURL()}
-	if s.srv, err = r.serve(ctx, s.env...); err != nil {
+	if hubs == 1 {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		s.url = "http://" + addr
+		s.hubs = []*soakHub{{url: s.url, env: append([]string{"WSHUB_ADDR=" + addr}, env...)}}
+	} else if err := s.replicas(hubs, env); err != nil {
 		return nil, err
 	}
-	defer func() { s.current().stop() }()
+	defer s.stopHubs()
+	for _, h := range s.hubs {
+		if h.srv, err = r.serve(ctx, h.env...); err != nil {
+			return nil, err
+		}
+	}
 	for _, rc := range []*soakReceiver{s.ok, s.flaky} {
 		st, body := s.call(ctx, "POST", "/v1/api/webhooks", map[string]any{"url": rc.url}, "")
 		if st != http.StatusCreated {
@@ -182,6 +187,9 @@ func (r *run) runSoak(ctx context.Context, dur time.Duration, kills int, pgResta
 	}
 
 	fmt.Printf("soak: %s of load, %d hub kills, PostgreSQL restart: %v\n", dur, kills, pgRestart != "")
+	if hubs > 1 {
+		fmt.Printf("soak: %d hubs with no shared disk behind %s: %s\n", hubs, s.lb.url, s.hubURLs())
+	}
 	if err := s.load(ctx); err != nil {
 		return nil, err
 	}
@@ -193,13 +201,8 @@ func (r *run) runSoak(ctx context.Context, dur time.Duration, kills int, pgResta
 	}
 	s.turns = s.outcomes(ctx) // before the database goes with teardown
 	s.fuzz = s.malformed(ctx, 45*time.Second)
+	r.keepDir = s.failed() > 0
 	return s, nil
-}
-
-func (s *soak) current() *server {
-	s.srvMu.Lock()
-	defer s.srvMu.Unlock()
-	return s.srv
 }
 
 // load runs the generators for s.dur beside the chaos: kills spread over the run and
@@ -226,7 +229,8 @@ func (s *soak) load(ctx context.Context) error {
 	return <-chaosErr
 }
 
-// chaos kills and restarts the hub s.kills times and PostgreSQL once, evenly spaced.
+// chaos kills and restarts a hub s.kills times and PostgreSQL once, evenly spaced. With
+// more than one hub, the kills take the hubs in turn.
 func (s *soak) chaos(ctx context.Context) error {
 	steps := s.kills
 	if s.pgRestart != "" {
@@ -234,6 +238,7 @@ func (s *soak) chaos(ctx context.Context) error {
 	}
 	gap := s.dur / time.Duration(steps+1)
 	pgAt := steps / 2
+	killed := 0
 	for i := 1; i <= steps; i++ {
 		select {
 		case <-ctx.Done():
@@ -246,9 +251,10 @@ func (s *soak) chaos(ctx context.Context) error {
 			}
 			continue
 		}
-		if err := s.killHub(ctx); err != nil {
+		if err := s.killHub(ctx, s.hubs[killed%len(s.hubs)]); err != nil {
 			return err
 		}
+		killed++
 	}
 	return nil
 }
@@ -262,19 +268,21 @@ func (s *soak) openWindow() time.Time {
 	return now
 }
 
-// closeWindow ends the window when the hub answers /readyz again, plus a grace for
-// the requests that were in flight.
-func (s *soak) closeWindow(ctx context.Context) {
+// closeWindow ends the window when each of the hubs answers /readyz again (on its own
+// address, not the balancer's), plus a grace for the requests that were in flight.
+func (s *soak) closeWindow(ctx context.Context, hubs ...*soakHub) {
 	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		resp, err := s.hc.Get(s.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
+	for _, h := range hubs {
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			resp, err := s.hc.Get(h.url + "/readyz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
 			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
 	s.mu.Lock()
@@ -283,19 +291,27 @@ func (s *soak) closeWindow(ctx context.Context) {
 	s.mu.Unlock()
 }
 
-func (s *soak) killHub(ctx context.Context) error {
+// killHub SIGKILLs the hub and starts it again on its address and data directory.
+func (s *soak) killHub(ctx context.Context, h *soakHub) error {
 	s.openWindow()
-	s.current().kill()
-	fmt.Println("soak: hub killed")
-	time.Sleep(500 * time.Millisecond)
-	srv, err := s.r.serve(context.WithoutCancel(ctx), s.env...)
-	if err != nil {
-		return fmt.Errorf("restart hub: %w", err)
+	h.current().kill()
+	s.mu.Lock()
+	h.kills++
+	s.mu.Unlock()
+	if h.name == "" {
+		fmt.Println("soak: hub killed")
+	} else {
+		fmt.Printf("soak: hub %s killed\n", h.name)
 	}
-	s.srvMu.Lock()
-	s.srv = srv
-	s.srvMu.Unlock()
-	s.closeWindow(ctx)
+	time.Sleep(500 * time.Millisecond)
+	srv, err := s.r.serve(context.WithoutCancel(ctx), h.env...)
+	if err != nil {
+		return fmt.Errorf("restart hub %s: %w", h.name, err)
+	}
+	h.mu.Lock()
+	h.srv = srv
+	h.mu.Unlock()
+	s.closeWindow(ctx, h)
 	return nil
 }
 
@@ -311,7 +327,7 @@ func (s *soak) restartPostgres(ctx context.Context) error {
 		}
 		time.Sleep(time.Second)
 	}
-	s.closeWindow(ctx)
+	s.closeWindow(ctx, s.hubs...)
 	return nil
 }
 

@@ -198,14 +198,18 @@ func (s *soak) failed() int {
 // markdown is the soak's report (docs/soak.md).
 func (s *soak) markdown() string {
 	var b strings.Builder
-	b.WriteString("# Soak\n\nWritten by `make soak` (`cmd/wshub-bench -soak`); rerun it to reproduce. A real `wshub serve` ")
-	b.WriteString("under steady load (a workspace created about every 0.8 s, two senders each sending every 0.25 s, Slack mentions about every 0.7 s, ")
-	b.WriteString("turns of a command agent of which one in eight takes a second, webhook deliveries to an always-up receiver ")
-	b.WriteString("and to one that answers 500 to about a third of attempts), SIGKILLed and restarted, and PostgreSQL ")
-	b.WriteString("stopped and started once. Clients retry as the API asks: the same Idempotency-Key, the same Slack event. ")
-	b.WriteString("Then every check below runs against the database and the receivers.\n\n")
-	fmt.Fprintf(&b, "Run %s: %s of load, %d hub kills, PostgreSQL restarted: %v.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
-		s.dur, s.kills, s.pgRestart != "")
+	if len(s.hubs) > 1 {
+		s.replicasIntro(&b)
+	} else {
+		b.WriteString("# Soak\n\nWritten by `make soak` (`cmd/wshub-bench -soak`); rerun it to reproduce. A real `wshub serve` ")
+		b.WriteString("under steady load (a workspace created about every 0.8 s, two senders each sending every 0.25 s, Slack mentions about every 0.7 s, ")
+		b.WriteString("turns of a command agent of which one in eight takes a second, webhook deliveries to an always-up receiver ")
+		b.WriteString("and to one that answers 500 to about a third of attempts), SIGKILLed and restarted, and PostgreSQL ")
+		b.WriteString("stopped and started once. Clients retry as the API asks: the same Idempotency-Key, the same Slack event. ")
+		b.WriteString("Then every check below runs against the database and the receivers.\n\n")
+		fmt.Fprintf(&b, "Run %s: %s of load, %d hub kills, PostgreSQL restarted: %v.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+			s.dur, s.kills, s.pgRestart != "")
+	}
 	s.mu.Lock()
 	nws, events, reqs, tol := len(s.apiWS), s.events, s.requests, s.tolerated
 	accepted := 0
@@ -238,5 +242,60 @@ func (s *soak) markdown() string {
 	for _, f := range first(s.fuzz.failures, 10) {
 		fmt.Fprintf(&b, "- %s\n", f)
 	}
+	if len(s.hubs) > 1 {
+		b.WriteString("\n" + soakReplicasEnd + "\n")
+	}
 	return b.String()
+}
+
+// The two-hub run's section of docs/soak.md, between markers: each mode rewrites its
+// own part of the file and keeps the other's.
+const (
+	soakReplicasBegin = "<!-- two hubs: written by make soak HUBS=2, which rewrites this part alone; make soak keeps it -->"
+	soakReplicasEnd   = "<!-- end of two hubs -->"
+)
+
+// place puts the report into the file's old content: the two-hub section replaces its
+// own part, the one-hub report the rest.
+func (s *soak) place(old, report string) string {
+	if len(s.hubs) > 1 {
+		return splice(old, soakReplicasBegin, soakReplicasEnd, report)
+	}
+	i, j := strings.Index(old, soakReplicasBegin), strings.Index(old, soakReplicasEnd)
+	if i < 0 || j < i {
+		return report
+	}
+	return report + "\n" + old[i:j+len(soakReplicasEnd)] + "\n"
+}
+
+// replicasIntro opens the two-hub section: what ran, and where the kills went.
+func (s *soak) replicasIntro(b *strings.Builder) {
+	b.WriteString(soakReplicasBegin + "\n")
+	fmt.Fprintf(b, "## %d hubs, no shared disk\n\n", len(s.hubs))
+	fmt.Fprintf(b, "Written by `make soak HUBS=%d` (`cmd/wshub-bench -soak -hubs %d`). The same load and checks as the one-hub soak, ", len(s.hubs), len(s.hubs))
+	fmt.Fprintf(b, "against %d `wshub serve` processes on one database that share no disk: each has a data directory of its own ", len(s.hubs))
+	b.WriteString("(its own mirror of the project and its own caches of the branches), and attachments and the bundles of workspaces' ")
+	b.WriteString("branches are in the blob store in PostgreSQL (`WSHUB_BLOBS=postgres`). Workspaces run on the `process` provider ")
+	b.WriteString("(a `wshub runtime` process per workspace, in the directory of the hub that started it), since a `local` workspace lives ")
+	b.WriteString("on its hub's disk. A round-robin balancer in the soak, which passes over a hub that refused a connection for 5 s, ")
+	b.WriteString("takes the clients' requests (API calls, Slack events) and the runtimes' calls, so each of them reaches both hubs. ")
+	b.WriteString("Both hubs have the same settings (Slack's included) and the same fake Slack. The kills take the hubs in turn, ")
+	b.WriteString("each followed by a restart of that hub on its address and data directory; runtimes outlive a killed hub and go on ")
+	b.WriteString("through the balancer.\n\n")
+	fmt.Fprintf(b, "Command: `%s`.\n\n", s.command)
+	s.mu.Lock()
+	var kills []string
+	for _, h := range s.hubs {
+		kills = append(kills, fmt.Sprintf("hub %s %d", h.name, h.kills))
+	}
+	s.mu.Unlock()
+	fmt.Fprintf(b, "Run %s: %s of load, %d hub kills (%s), PostgreSQL restarted: %v.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		s.dur, s.kills, strings.Join(kills, ", "), s.pgRestart != "")
+	served := s.lb.servedBy()
+	var per []string
+	for _, h := range s.hubs {
+		per = append(per, fmt.Sprintf("%d to hub %s", served[strings.TrimPrefix(h.url, "http://")], h.name))
+	}
+	fmt.Fprintf(b, "Balancer: %s (the clients' requests and the runtimes' calls). Runtime processes still running at the end, "+
+		"stopped by the soak: %d.\n\n", strings.Join(per, ", "), s.leftover)
 }
