@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,6 +33,19 @@ func TestOneOfTwoHubsKilledMidTurnTheOtherFinishes(t *testing.T) {
 	shared := append(f.env[:len(f.env):len(f.env)], "WSHUB_BLOBS=postgres", "WSHUB_PROVIDERS=local,process",
 		"WSHUB_RUNTIME_PROGRAM="+f.bin, "WSHUB_RUNTIME_HUB_URL="+balancer.URL)
 	dirs := []string{t.TempDir(), t.TempDir()}
+	// Runtimes outlive their hubs by design (a process group of their own): they are
+	// stopped once the hubs are (cleanups run last first).
+	t.Cleanup(func() {
+		for _, dir := range dirs {
+			pids, _ := filepath.Glob(filepath.Join(dir, "machines", "*", "runtime.pid"))
+			for _, p := range pids {
+				raw, _ := os.ReadFile(p)
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && pid > 0 {
+					_ = syscall.Kill(-pid, syscall.SIGKILL)
+				}
+			}
+		}
+	})
 	a := startHub(t, f.bin, append(shared, "WSHUB_DATA_DIR="+dirs[0], "WSHUB_HOST_ID=host-a"))
 	b := startHub(t, f.bin, append(shared, "WSHUB_DATA_DIR="+dirs[1], "WSHUB_HOST_ID=host-b"))
 	t.Cleanup(func() {
