@@ -178,7 +178,8 @@ func newCrashFixture(t *testing.T, script string) crashFixture {
 
 func waitMessages(t *testing.T, base, key, id, what string, cond func([]any) bool) []any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	// Generous: a loaded machine (the whole suite, a soak) is slow to start runtimes.
+	deadline := time.Now().Add(2 * time.Minute)
 	var msgs []any
 	for time.Now().Before(deadline) {
 		msgs = call(t, "GET", base+"/v1/api/workspaces/"+id+"/messages", key, nil)["messages"].([]any)
@@ -187,6 +188,6 @@ func waitMessages(t *testing.T, base, key, id, what string, cond func([]any) boo
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("expected %s within 30 s, got %v", what, msgs)
+	t.Fatalf("expected %s within 2 minutes, got %v", what, msgs)
 	return nil
 }
