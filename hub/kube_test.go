@@ -168,7 +168,9 @@ func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
 		c.RuntimeHubURL = balancer.URL
 	}))
 	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir, c.HostID = t.TempDir(), "replica-b" })
-	balancer.SetTargets(a.URL, b.URL)
+	if err := balancer.SetTargets(a.URL, b.URL); err != nil {
+		t.Fatal(err)
+	}
 	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
 	k.LogOnFailure(t)
 	p, upstream := pushingProject(t, a)
@@ -201,7 +203,7 @@ func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
 	if pods := k.Pods(t, id); len(pods) != 1 {
 		t.Fatalf("expected the workspace in one Pod, got %d", len(pods))
 	}
-	if served := balancer.Served(); served[a.URL] == 0 || served[b.URL] == 0 {
+	if served := balancer.Served(); served[strings.TrimPrefix(a.URL, "http://")] == 0 || served[strings.TrimPrefix(b.URL, "http://")] == 0 {
 		t.Errorf("expected the Pod's calls spread over both hubs, got %v", served)
 	}
 }

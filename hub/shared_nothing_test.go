@@ -43,7 +43,9 @@ func oneRuntimeInTurn(t *testing.T, blobs func(*hub.Config)) {
 		c.RuntimeHubURL = balancer.URL
 	}))
 	b := a.ReplicaWith(t, func(c *hub.Config) { c.DataDir, c.HostID = t.TempDir(), "replica-b" })
-	balancer.SetTargets(a.URL, b.URL)
+	if err := balancer.SetTargets(a.URL, b.URL); err != nil {
+		t.Fatal(err)
+	}
 	hubs := []*hubtest.Hub{a, b}
 	// The project is prepared at a: b has no mirror of it until it needs one.
 	p, upstream := pushingProject(t, a)
@@ -97,7 +99,7 @@ func oneRuntimeInTurn(t *testing.T, blobs func(*hub.Config)) {
 		t.Errorf("expected the shared branch at the pushed head %s, got %s", up, head)
 	}
 	served := balancer.Served()
-	if served[a.URL] < 10 || served[b.URL] < 10 {
+	if served[strings.TrimPrefix(a.URL, "http://")] < 10 || served[strings.TrimPrefix(b.URL, "http://")] < 10 {
 		t.Errorf("expected the runtime's calls spread over both hubs, got %v", served)
 	}
 	for _, h := range hubs {

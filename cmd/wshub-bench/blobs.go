@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/wshub/wshub/client"
@@ -87,7 +86,7 @@ func (r *run) blobStoreRow(ctx context.Context, s blobStore) (blobRow, error) {
 	if err != nil {
 		return row, err
 	}
-	defer stopRuntimes(dir)
+	defer killRuntimes(filepath.Join(dir, "machines")) // they outlive their hub by design
 	defer srv.stop()
 	api, err := client.New(srv.url, r.key, client.WithHTTPClient(clientFor(4)))
 	if err != nil {
@@ -166,18 +165,6 @@ func runtimeLogs(dir string) string {
 		fmt.Fprintf(&b, "\n%s:\n%s", l, out[max(0, len(out)-2000):])
 	}
 	return b.String()
-}
-
-// stopRuntimes ends the runtime processes the hub under dir started: they outlive
-// their hub by design.
-func stopRuntimes(dir string) {
-	pids, _ := filepath.Glob(filepath.Join(dir, "machines", "*", "runtime.pid"))
-	for _, p := range pids {
-		raw, err := os.ReadFile(p)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && perr == nil && pid > 0 {
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-		}
-	}
 }
 
 func (f *blobFigures) markdown(b *strings.Builder) {

@@ -23,6 +23,7 @@ import (
 	"github.com/slack-go/slack/slacktest"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/balancer"
 )
 
 // The soak (make soak): steady load on a real `wshub serve` (creates, sends, turns,
@@ -50,9 +51,9 @@ type soak struct {
 	url       string // where clients send requests: the hub, or the balancer in front of the hubs
 	hc        *http.Client
 	hubs      []*soakHub
-	lb        *balancer // nil with one hub
-	command   string    // the command line, for the report
-	leftover  int       // runtime processes still running at the end, killed
+	lb        *balancer.Balancer // nil with one hub
+	command   string             // the command line, for the report
+	leftover  int                // runtime processes still running at the end, killed
 
 	mu        sync.Mutex
 	windows   [][2]time.Time // restarts: from the kill to the hub answering again (+ grace)
@@ -188,7 +189,7 @@ func (r *run) runSoak(ctx context.Context, dur time.Duration, kills, hubs int, p
 
 	fmt.Printf("soak: %s of load, %d hub kills, PostgreSQL restart: %v\n", dur, kills, pgRestart != "")
 	if hubs > 1 {
-		fmt.Printf("soak: %d hubs with no shared disk behind %s: %s\n", hubs, s.lb.url, s.hubURLs())
+		fmt.Printf("soak: %d hubs with no shared disk behind %s: %s\n", hubs, s.lb.URL, s.hubURLs())
 	}
 	if err := s.load(ctx); err != nil {
 		return nil, err

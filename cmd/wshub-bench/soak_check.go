@@ -291,7 +291,7 @@ func (s *soak) replicasIntro(b *strings.Builder) {
 	s.mu.Unlock()
 	fmt.Fprintf(b, "Run %s: %s of load, %d hub kills (%s), PostgreSQL restarted: %v.\n\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		s.dur, s.kills, strings.Join(kills, ", "), s.pgRestart != "")
-	served := s.lb.servedBy()
+	served := s.lb.Served()
 	var per []string
 	for _, h := range s.hubs {
 		per = append(per, fmt.Sprintf("%d to hub %s", served[strings.TrimPrefix(h.url, "http://")], h.name))

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/wshub/wshub/internal/balancer"
 )
 
 // The soak's hubs. With one (make soak), a `wshub serve` whose workspaces are local,
@@ -75,14 +77,14 @@ func (s *soak) replicas(n int, env []string) error {
 		s.hubs = append(s.hubs, h)
 		urls = append(urls, h.url)
 	}
-	if s.lb, err = newBalancer(urls...); err != nil {
+	if s.lb, err = balancer.Start(urls...); err != nil {
 		return err
 	}
 	for _, h := range s.hubs {
 		h.env = append(h.env, "WSHUB_BLOBS=postgres", "WSHUB_PROVIDERS=process", "WSHUB_RUNTIME_PROGRAM="+prog,
-			"WSHUB_RUNTIME_HUB_URL="+s.lb.url)
+			"WSHUB_RUNTIME_HUB_URL="+s.lb.URL)
 	}
-	s.url = s.lb.url
+	s.url = s.lb.URL
 	return nil
 }
 
@@ -100,7 +102,7 @@ func (s *soak) stopHubs() {
 		}
 	}
 	if s.lb != nil {
-		s.lb.close()
+		s.lb.Close()
 	}
 }
 

@@ -61,7 +61,9 @@ func TestOneOfTwoHubsKilledMidTurnTheOtherFinishes(t *testing.T) {
 			}
 		}
 	})
-	balancer.SetTargets(a.base, b.base)
+	if err := balancer.SetTargets(a.base, b.base); err != nil {
+		t.Fatal(err)
+	}
 
 	ws := call(t, "POST", a.base+"/v1/api/workspaces", f.key, map[string]any{"agent": "agent_1", "model": "m",
 		"providerId": "process", "projectId": p["projectId"], "prompt": "write w0"})["workspace"].(map[string]any)

@@ -1,4 +1,4 @@
-package main
+package balancer_test
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/wshub/wshub/internal/balancer"
 )
 
 // The balancer sends each request to the next hub, passes over one that refused a
@@ -17,13 +19,13 @@ func TestBalancerTakesTurnsAndPassesOverARefusingHub(t *testing.T) {
 		t.Cleanup(srv.Close)
 		hubs = append(hubs, srv)
 	}
-	lb, err := newBalancer(hubs[0].URL, hubs[1].URL)
+	lb, err := balancer.Start(hubs[0].URL, hubs[1].URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(lb.close)
+	t.Cleanup(lb.Close)
 	get := func() string {
-		resp, err := http.Get(lb.url + "/readyz")
+		resp, err := http.Get(lb.URL + "/readyz")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +48,7 @@ func TestBalancerTakesTurnsAndPassesOverARefusingHub(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("expected answers %q, got %q", want, got)
 	}
-	if n := lb.servedBy()[hubs[1].Listener.Addr().String()]; n != 3 {
+	if n := lb.Served()[hubs[1].Listener.Addr().String()]; n != 3 {
 		t.Errorf("expected 3 requests sent to b (2 answered, 1 refused), got %d", n)
 	}
 }
