@@ -5,18 +5,11 @@ import (
 	"os"
 )
 
-// writeAtomic writes data to path via a synced temporary file in dir and a rename,
-// then syncs dir so the rename itself survives a crash. Concurrent writers of one path
-// each use their own temporary file; the last rename wins with a complete file.
-func writeAtomic(dir, path string, data []byte) error {
-	return writeAtomicFrom(dir, path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// writeAtomicFrom is writeAtomic with the bytes written by write.
-func writeAtomicFrom(dir, path string, write func(io.Writer) error) (err error) {
+// writeAtomic writes what write writes to path via a synced temporary file in dir
+// and a rename, then syncs dir so the rename itself survives a crash. Concurrent
+// writers of one path each use their own temporary file; the last rename wins with a
+// complete file. A write that fails leaves nothing.
+func writeAtomic(dir, path string, write func(io.Writer) error) (err error) {
 	tmp, err := os.CreateTemp(dir, ".tmp-*")
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@
 package assets
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -43,21 +44,9 @@ func NewFS(dir string) (*FS, error) {
 
 // Put stores data under key, replacing any previous value. A reader never sees a
 // partial file: the bytes go to a temporary file in the same directory, are synced,
-// and are renamed over the key.
-func (s *FS) Put(ctx context.Context, key string, data []byte) (err error) {
-	defer wrap(&err, "put", key)
-	path, err := s.path(key)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, dirMode); err != nil {
-		return err
-	}
-	return writeAtomic(dir, path, data)
+// and are renamed over the key (PutFrom).
+func (s *FS) Put(ctx context.Context, key string, data []byte) error {
+	return s.PutFrom(ctx, key, bytes.NewReader(data), int64(len(data)))
 }
 
 // Get returns the bytes stored under key; a missing key is core.ErrNoRows.

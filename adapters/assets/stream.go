@@ -12,7 +12,7 @@ import (
 )
 
 // PutFrom stores the size bytes r holds under key, streamed through a temporary file
-// renamed into place as Put's bytes are: a reader never sees part of a value.
+// renamed into place: a reader never sees part of a value.
 func (s *FS) PutFrom(ctx context.Context, key string, r io.Reader, size int64) (err error) {
 	defer wrap(&err, "put", key)
 	path, err := s.path(key)
@@ -26,7 +26,7 @@ func (s *FS) PutFrom(ctx context.Context, key string, r io.Reader, size int64) (
 	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return err
 	}
-	return writeAtomicFrom(dir, path, func(w io.Writer) error {
+	return writeAtomic(dir, path, func(w io.Writer) error {
 		n, err := io.Copy(w, io.LimitReader(ctxReader{ctx, r}, size+1))
 		if err == nil && n != size {
 			err = core.ErrBlobSize
