@@ -28,22 +28,41 @@ import (
 // Bundle writes a bundle of the workspace's branch, making the branch from baseRef in
 // the mirror the first time.
 func (b *WorkspaceBranches) Bundle(ctx context.Context, ws *core.Workspace, p *core.Project, w io.Writer) (string, error) {
-	dir, err := b.path(ws)
+	cache, err := b.open(ctx, ws, p)
 	if err != nil {
 		return "", err
 	}
-	defer b.lock(ws)()
-	g := b.git()
-	c, err := b.sync(ctx, g, dir, ws, p)
-	if err != nil {
-		return "", err
-	}
-	if c == nil {
-		if err := b.first(ctx, g, dir, ws, p); err != nil {
+	defer cache.unlock()
+	if cache.copy == nil {
+		if err := b.first(ctx, cache.g, cache.dir, ws, p); err != nil {
 			return "", err
 		}
 	}
-	return b.bundleLocal(ctx, g, dir, ws, w)
+	return b.bundleLocal(ctx, cache.g, cache.dir, ws, w)
+}
+
+// cache is this hub's cache of a workspace's branch, locked and brought up to the
+// shared copy (nil before the first checkout).
+type cache struct {
+	dir    string
+	g      *runner
+	copy   *core.BranchCopy
+	unlock func()
+}
+
+// open locks the workspace's cache and brings it up to the shared copy; the caller
+// unlocks it.
+func (b *WorkspaceBranches) open(ctx context.Context, ws *core.Workspace, p *core.Project) (*cache, error) {
+	dir, err := b.path(ws)
+	if err != nil {
+		return nil, err
+	}
+	c := &cache{dir: dir, g: b.git(), unlock: b.lock(ws)}
+	if c.copy, err = b.sync(ctx, c.g, dir, ws, p); err != nil {
+		c.unlock()
+		return nil, err
+	}
+	return c, nil
 }
 
 // first makes the workspace's branch from baseRef and records it, unless another
@@ -232,16 +251,12 @@ func branchBlobKey(ws *core.Workspace, head string) string {
 // Import takes a runtime's commits into the cache brought up to the shared copy, then
 // publishes the new head.
 func (b *WorkspaceBranches) Import(ctx context.Context, ws *core.Workspace, p *core.Project, bundle io.Reader) (string, error) {
-	dir, err := b.path(ws)
+	cache, err := b.open(ctx, ws, p)
 	if err != nil {
 		return "", err
 	}
-	defer b.lock(ws)()
-	g := b.git()
-	c, err := b.sync(ctx, g, dir, ws, p)
-	if err != nil {
-		return "", err
-	}
+	defer cache.unlock()
+	c := cache.copy
 	if c == nil {
 		return "", refused(core.CodeCommitsRefused, "the workspace has no branch at the hub yet: its checkout comes first", nil)
 	}
@@ -250,7 +265,7 @@ func (b *WorkspaceBranches) Import(ctx context.Context, ws *core.Workspace, p *c
 		return head, err
 	}
 	next := core.BranchCopy{WorkspaceID: ws.ID, Base: c.Base, Head: head}
-	if err := b.publish(ctx, g, dir, ws, &next); err != nil {
+	if err := b.publish(ctx, cache.g, cache.dir, ws, &next); err != nil {
 		return "", err
 	}
 	moved, err := b.Copies.SwapBranchCopy(ctx, next, c.Head)
@@ -308,27 +323,21 @@ func (b *WorkspaceBranches) adoptCache(ctx context.Context, ws *core.Workspace) 
 
 // Sync brings this hub's cache up to the shared copy.
 func (b *WorkspaceBranches) Sync(ctx context.Context, ws *core.Workspace, p *core.Project) error {
-	dir, err := b.path(ws)
-	if err != nil {
-		return err
+	cache, err := b.open(ctx, ws, p)
+	if err == nil {
+		cache.unlock()
 	}
-	defer b.lock(ws)()
-	_, err = b.sync(ctx, b.git(), dir, ws, p)
 	return err
 }
 
 // Push pushes the shared copy's branch to the project's repository.
 func (b *WorkspaceBranches) Push(ctx context.Context, ws *core.Workspace, p *core.Project) error {
-	dir, err := b.path(ws)
+	cache, err := b.open(ctx, ws, p)
 	if err != nil {
 		return err
 	}
-	defer b.lock(ws)()
-	c, err := b.sync(ctx, b.git(), dir, ws, p)
-	if err != nil {
-		return err
-	}
-	if c == nil {
+	defer cache.unlock()
+	if cache.copy == nil {
 		return errors.New("the workspace has no branch at the hub yet")
 	}
 	return b.pushLocal(ctx, ws, p.Repository)
