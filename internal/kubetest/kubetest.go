@@ -23,26 +23,21 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/wshub/wshub/internal/enginetest"
 	"k8s.io/client-go/rest"
 )
 
@@ -82,7 +77,7 @@ func Start(t testing.TB) *Cluster {
 	started := time.Now()
 	dir := t.TempDir()
 
-	crt, key, err := selfSignedCert()
+	crt, key, err := enginetest.SelfSignedCert("kubetest")
 	if err != nil {
 		t.Fatalf("kubetest: %v", err)
 	}
@@ -94,7 +89,7 @@ func Start(t testing.TB) *Cluster {
 	if err != nil {
 		t.Fatalf("kubetest: %v", err)
 	}
-	token := randomHex(t)
+	token := enginetest.RandomHex(t, 24)
 	files := map[string][]byte{
 		"tls.crt": crt,
 		"tls.key": key,
@@ -130,7 +125,7 @@ func Start(t testing.TB) *Cluster {
 	}
 	// The ports are picked anew for each attempt of startProcess.
 	startProcess(t, dir, "etcd", func() (*exec.Cmd, func() error) {
-		client, peer := freePort(t), freePort(t)
+		client, peer := enginetest.FreePort(t), enginetest.FreePort(t)
 		etcdURL = "https://127.0.0.1:" + client
 		peerURL := "https://127.0.0.1:" + peer
 		args := append([]string{
@@ -147,7 +142,7 @@ func Start(t testing.TB) *Cluster {
 
 	var host string
 	startProcess(t, dir, "kube-apiserver", func() (*exec.Cmd, func() error) {
-		port := freePort(t)
+		port := enginetest.FreePort(t)
 		host = "https://127.0.0.1:" + port
 		cmd := exec.Command(apiserver,
 			"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+port,
@@ -248,23 +243,18 @@ func binaries(t testing.TB) (apiserver, etcd string) {
 func find(t testing.TB, env, name string, candidates ...string) string {
 	t.Helper()
 	if p := os.Getenv(env); p != "" {
-		if !executable(p) {
+		if !enginetest.Executable(p) {
 			t.Fatalf("kubetest: %s=%s is not an executable file", env, p)
 		}
 		return p
 	}
 	for _, p := range candidates {
-		if executable(p) {
+		if enginetest.Executable(p) {
 			return p
 		}
 	}
 	p, _ := exec.LookPath(name)
 	return p
-}
-
-func executable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // cachedAPIServers lists scripts/kube.sh's cache entries, found by walking up
@@ -329,7 +319,7 @@ func oldEtcd(t testing.TB, etcd string) bool {
 // startProcess starts the command made by newCmd, with output to
 // dir/name.log, polls its ready func until it succeeds, and registers a
 // cleanup that stops the process. It makes up to three attempts, as the
-// process may lose its port to someone else between freePort and bind.
+// process may lose its port to someone else between FreePort and bind.
 func startProcess(t testing.TB, dir, name string, newCmd func() (*exec.Cmd, func() error)) {
 	t.Helper()
 	logPath := filepath.Join(dir, name+".log")
@@ -342,7 +332,7 @@ func startProcess(t testing.TB, dir, name string, newCmd func() (*exec.Cmd, func
 		}
 		cmd.Stdout, cmd.Stderr = logFile, logFile
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
-		killWithParent(cmd.SysProcAttr)
+		enginetest.KillWithParent(cmd.SysProcAttr)
 		err = cmd.Start()
 		logFile.Close() // the child has its own copy
 		if err != nil {
@@ -365,12 +355,12 @@ func startProcess(t testing.TB, dir, name string, newCmd func() (*exec.Cmd, func
 			return
 		}
 		stop()
-		if !strings.Contains(tail(logPath), "address already in use") {
+		if !strings.Contains(enginetest.Tail(logPath), "address already in use") {
 			break
 		}
 		t.Logf("kubetest: %s lost its port (attempt %d): %v", name, attempt, err)
 	}
-	t.Fatalf("kubetest: could not start %s: %v\n%s", name, err, tail(logPath))
+	t.Fatalf("kubetest: could not start %s: %v\n%s", name, err, enginetest.Tail(logPath))
 }
 
 // waitReady polls ready until it succeeds, the process exits or startTimeout
@@ -390,18 +380,6 @@ func waitReady(ready func() error, exited <-chan struct{}) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("not ready after %v: %w", startTimeout, err)
 		}
-	}
-}
-
-// killWithParent asks Linux to SIGKILL the child when the test binary dies
-// without running cleanups (a panic, or go test's -timeout), so no etcd or
-// kube-apiserver outlives the test. Set by name because Pdeathsig exists only
-// on Linux and this file should still build elsewhere. (The signal is tied to
-// the forking OS thread, which Go keeps alive unless a goroutine exits locked
-// to it.)
-func killWithParent(attr *syscall.SysProcAttr) {
-	if f := reflect.ValueOf(attr).Elem().FieldByName("Pdeathsig"); f.IsValid() {
-		f.Set(reflect.ValueOf(syscall.SIGKILL))
 	}
 }
 
@@ -436,42 +414,6 @@ func httpReady(url string, caPEM []byte, cert *tls.Certificate, token string) er
 	return nil
 }
 
-// selfSignedCert returns a PEM certificate and key for 127.0.0.1/localhost,
-// valid for both server and client authentication, that is its own CA.
-func selfSignedCert() (crtPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "kubetest"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:              []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	crtPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
-	return crtPEM, keyPEM, nil
-}
-
 // serviceAccountKey returns a PEM private key for signing service-account
 // tokens and its PEM public key for verifying them.
 func serviceAccountKey() (keyPEM, pubPEM []byte, err error) {
@@ -489,36 +431,4 @@ func serviceAccountKey() (keyPEM, pubPEM []byte, err error) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
 		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), nil
-}
-
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("kubetest: %v", err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
-
-func randomHex(t testing.TB) string {
-	t.Helper()
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatalf("kubetest: %v", err)
-	}
-	return hex.EncodeToString(b)
-}
-
-// tail returns the last lines of a log file, for failure messages.
-func tail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > 30 {
-		lines = lines[len(lines)-30:]
-	}
-	return "---- " + path + " ----\n" + strings.Join(lines, "\n")
 }

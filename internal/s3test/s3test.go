@@ -9,22 +9,13 @@ package s3test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/hex"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"syscall"
@@ -33,6 +24,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/wshub/wshub/internal/enginetest"
 )
 
 // Version is the versitygw release scripts/s3.sh builds by default; its cache
@@ -92,7 +84,7 @@ func start(t testing.TB, secure bool) *Server {
 	if err := os.Mkdir(root, 0o700); err != nil {
 		t.Fatalf("s3test: %v", err)
 	}
-	s := &Server{AccessKeyID: "AK" + randomHex(t, 9), SecretAccessKey: randomHex(t, 20), Root: root}
+	s := &Server{AccessKeyID: "AK" + enginetest.RandomHex(t, 9), SecretAccessKey: enginetest.RandomHex(t, 20), Root: root}
 	scheme := "http://"
 	var tlsFlags []string
 	if secure {
@@ -103,19 +95,19 @@ func start(t testing.TB, secure bool) *Server {
 	var err error
 	for attempt := 1; attempt <= 3; attempt++ {
 		// The port is picked anew for each attempt: another process may take it
-		// between freePort and versitygw's bind.
-		addr := "127.0.0.1:" + freePort(t)
+		// between FreePort and versitygw's bind.
+		addr := "127.0.0.1:" + enginetest.FreePort(t)
 		s.Endpoint = scheme + addr
 		if err = s.start(t, bin, addr, logPath, tlsFlags); err == nil {
 			break
 		}
-		if !strings.Contains(tail(logPath), "address already in use") {
-			t.Fatalf("s3test: could not start versitygw: %v\n%s", err, tail(logPath))
+		if !strings.Contains(enginetest.Tail(logPath), "address already in use") {
+			t.Fatalf("s3test: could not start versitygw: %v\n%s", err, enginetest.Tail(logPath))
 		}
 		t.Logf("s3test: versitygw lost its port (attempt %d): %v", attempt, err)
 	}
 	if err != nil {
-		t.Fatalf("s3test: could not start versitygw: %v\n%s", err, tail(logPath))
+		t.Fatalf("s3test: could not start versitygw: %v\n%s", err, enginetest.Tail(logPath))
 	}
 	s.Bucket = s.NewBucket(t)
 	t.Logf("s3test: versitygw ready at %s in %v", s.Endpoint, time.Since(started).Round(time.Millisecond))
@@ -145,7 +137,7 @@ func (s *Server) start(t testing.TB, bin, addr, logPath string, tlsFlags []strin
 		"ROOT_ACCESS_KEY=" + s.AccessKeyID, "ROOT_SECRET_KEY=" + s.SecretAccessKey}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	killWithParent(cmd.SysProcAttr)
+	enginetest.KillWithParent(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("s3test: start %s: %v", bin, err)
 	}
@@ -200,7 +192,7 @@ func waitReady(client *minio.Client, exited <-chan struct{}) error {
 // NewBucket makes an empty bucket with a fresh name and returns the name.
 func (s *Server) NewBucket(t testing.TB) string {
 	t.Helper()
-	name := "wshub-" + randomHex(t, 8)
+	name := "wshub-" + enginetest.RandomHex(t, 8)
 	if err := s.Client.MakeBucket(context.Background(), name, minio.MakeBucketOptions{Region: Region}); err != nil {
 		t.Fatalf("s3test: make bucket %s: %v", name, err)
 	}
@@ -239,33 +231,13 @@ func (s *Server) Uploads(t testing.TB, bucket string) []string {
 // CA and Transport, and returns versitygw's flags for them.
 func (s *Server) makeCert(t testing.TB, dir string) []string {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	crtPEM, keyPEM, err := enginetest.SelfSignedCert("s3test")
 	if err != nil {
 		t.Fatalf("s3test: %v", err)
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	if err != nil {
-		t.Fatalf("s3test: %v", err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: "s3test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatalf("s3test: %v", err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatalf("s3test: %v", err)
-	}
-	s.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	s.CA = crtPEM
 	crt, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	for path, data := range map[string][]byte{crt: s.CA, keyFile: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})} {
+	for path, data := range map[string][]byte{crt: s.CA, keyFile: keyPEM} {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatalf("s3test: %v", err)
 		}
@@ -281,13 +253,13 @@ func (s *Server) makeCert(t testing.TB, dir string) []string {
 func binary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv(EnvBinary); p != "" {
-		if !executable(p) {
+		if !enginetest.Executable(p) {
 			t.Fatalf("s3test: %s=%s is not an executable file", EnvBinary, p)
 		}
 		return p
 	}
 	for _, p := range cached() {
-		if executable(p) {
+		if enginetest.Executable(p) {
 			return p
 		}
 	}
@@ -312,50 +284,4 @@ func cached() []string {
 	found, _ := filepath.Glob(filepath.Join(cache, "*", "versitygw"))
 	sort.Sort(sort.Reverse(sort.StringSlice(found)))
 	return append([]string{filepath.Join(cache, Version, "versitygw")}, found...)
-}
-
-func executable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-}
-
-// killWithParent asks Linux to SIGKILL the server when the test binary dies without
-// running cleanups (a panic, or go test's -timeout), so no versitygw outlives the
-// test. Set by name: Pdeathsig exists only on Linux.
-func killWithParent(attr *syscall.SysProcAttr) {
-	if f := reflect.ValueOf(attr).Elem().FieldByName("Pdeathsig"); f.IsValid() {
-		f.Set(reflect.ValueOf(syscall.SIGKILL))
-	}
-}
-
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("s3test: %v", err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
-}
-
-func randomHex(t testing.TB, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatalf("s3test: %v", err)
-	}
-	return hex.EncodeToString(b)
-}
-
-// tail returns the end of a log file, for failure messages.
-func tail(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	if len(data) > 4096 {
-		data = data[len(data)-4096:]
-	}
-	return string(data)
 }
