@@ -55,6 +55,18 @@ type Project struct {
 	// Network is what agent turns in the project's workspaces may reach: NetworkFull,
 	// NetworkNone or NetworkHost.
 	Network string
+	// Forge is the kind of forge the repository is on (ForgeGitHub, ...; "" none known).
+	Forge string
+	// PullRequests is when the hub opens a pull request: PullRequestsOff, Draft or Ready.
+	PullRequests string
+	// CredentialKind says which credential the project has (CredentialToken, ...; ""
+	// none: the hub-wide one is used). It is shown; the credential never is.
+	CredentialKind string
+	// SealedCredential is the credential as stored, sealed to the project.
+	SealedCredential []byte
+	// Credential is the credential opened, set by core just before the hub's own git
+	// or forge calls use it; nil when the project has none or it was not needed.
+	Credential *ProjectCredential
 	// MirrorPath is where the mirror clone lives: as recorded, where the hub that added
 	// the project put it; core sets it to this hub's own (RepoMirror.Path) before it
 	// hands the project to the machines.
