@@ -182,6 +182,8 @@ type AddProjectInput struct {
 	Push          bool
 	// Network is NetworkFull (the default, when empty), NetworkNone or NetworkHost.
 	Network string
+	// Forge is the forge, pull request setting and credential.
+	Forge ProjectForgeInput
 }
 
 // AddProject records a project as connected and returns it; PrepareProject mirrors it.
@@ -214,6 +216,9 @@ func (s *Admin) AddProject(ctx context.Context, in AddProjectInput) (*Project, e
 		ID: NewID(s.rand, PrefixProject), AccountID: in.AccountID, Repository: repo, DisplayName: name,
 		DefaultBranch: in.DefaultBranch, State: ProjectConnected, Push: in.Push, Network: network, CreatedAt: now, UpdatedAt: now,
 	}
+	if err := s.applyForge(p, in.Forge); err != nil {
+		return nil, err
+	}
 	if err := s.store.CreateProject(ctx, p); err != nil {
 		return nil, err
 	}
@@ -237,7 +242,10 @@ func (s *Admin) PrepareProject(ctx context.Context, p *Project) error {
 	if err := s.store.UpdateProject(ctx, p); err != nil {
 		return err
 	}
-	mirror, branch, err := s.mirror.Mirror(ctx, p.ID, p.Repository)
+	mirror, branch, err := "", "", s.openCredential(p)
+	if err == nil {
+		mirror, branch, err = s.mirror.Mirror(ctx, p)
+	}
 	switch {
 	case err != nil:
 		p.State, p.FailureReason = ProjectFailed, err.Error()
@@ -265,6 +273,7 @@ type UpdateProjectInput struct {
 	DefaultBranch *string
 	Push          *bool
 	Network       *string
+	Forge         ProjectForgeInput
 }
 
 // mirrorHas reports whether the mirror at path has the branch; a mirror that cannot be
@@ -280,7 +289,10 @@ func (s *Admin) requireBranch(ctx context.Context, p *Project, branch string) er
 	if p.State != ProjectReady {
 		return nil // no mirror to ask; PrepareProject checks it when it makes one
 	}
-	if err := s.mirror.Refresh(ctx, p.ID, p.Repository, 0); err != nil {
+	if err := s.forHub(p, s.mirror); err != nil {
+		return err
+	}
+	if err := s.mirror.Refresh(ctx, p, 0); err != nil {
 		return fmt.Errorf("fetch the repository to check the branch: %w", err)
 	}
 	if !s.mirrorHas(ctx, s.mirror.Path(p.ID), branch) {
@@ -309,6 +321,10 @@ func (s *Admin) UpdateProject(ctx context.Context, in UpdateProjectInput) (*Proj
 	}
 	if in.Network != nil {
 		p.Network = *in.Network
+	}
+	// Before the branch check: a new credential is the one that fetches.
+	if err := s.applyForge(p, in.Forge); err != nil {
+		return nil, err
 	}
 	if in.Name != nil {
 		p.DisplayName = strings.TrimSpace(*in.Name)
@@ -343,7 +359,10 @@ func (s *Admin) RefreshProject(ctx context.Context, projectID string) (*Project,
 	if p.State != ProjectReady {
 		return p, s.PrepareProject(ctx, p)
 	}
-	return p, s.mirror.Refresh(ctx, p.ID, p.Repository, 0)
+	if err := s.forHub(p, s.mirror); err != nil {
+		return p, err
+	}
+	return p, s.mirror.Refresh(ctx, p, 0)
 }
 
 // liveProject reads a project for an operator command that changes it: a removed

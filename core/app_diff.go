@@ -161,8 +161,9 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 func (s *AppWorkspaces) syncBranch(ctx context.Context, ws *Workspace) {
 	p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
 	if err == nil {
-		p.MirrorPath = s.mirror.Path(p.ID)
-		err = s.branches.Sync(ctx, ws, p)
+		if err = s.forHub(p, s.mirror); err == nil {
+			err = s.branches.Sync(ctx, ws, p)
+		}
 	}
 	if err != nil && ctx.Err() == nil {
 		s.log().Warn("bring the branch's cache up to date for its diff", "workspace", ws.ID, "err", err)

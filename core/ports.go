@@ -117,12 +117,13 @@ type AgentCatalog interface {
 
 // RepoMirror keeps a mirror clone of a project's repository.
 type RepoMirror interface {
-	// Mirror clones (or refreshes) repository for the project and returns where the
-	// mirror lives and the repository's default branch.
-	Mirror(ctx context.Context, projectID, repository string) (path, defaultBranch string, err error)
+	// Mirror clones (or refreshes) the project's repository and returns where the
+	// mirror lives and the repository's default branch. The project's credential, when
+	// it has one, is opened (Project.Credential).
+	Mirror(ctx context.Context, p *Project) (path, defaultBranch string, err error)
 	// Refresh fetches the project's mirror unless it was fetched less than maxAge ago;
 	// on error the mirror is left as it was.
-	Refresh(ctx context.Context, projectID, repository string, maxAge time.Duration) error
+	Refresh(ctx context.Context, p *Project, maxAge time.Duration) error
 	// Remove deletes the project's mirror from disk (a missing mirror is no error).
 	Remove(ctx context.Context, projectID string) error
 	// HasBranch reports whether the mirror at path has the branch.

@@ -166,10 +166,12 @@ func (r *RuntimeAPI) Checkout(ctx context.Context, rc RuntimeCaller, w io.Writer
 	if p.State != ProjectReady {
 		return "", r.failRemote(ctx, rc.Token, ws, FailureStatus(FailureSetup, ReasonProjectNotReady), "the project has no mirror")
 	}
-	if err := r.rt.mirror.Refresh(ctx, p.ID, p.Repository, r.rt.config.MirrorMaxAge); err != nil && ctx.Err() == nil {
+	if err := r.rt.forHub(p, r.rt.mirror); err != nil {
+		return "", err
+	}
+	if err := r.rt.mirror.Refresh(ctx, p, r.rt.config.MirrorMaxAge); err != nil && ctx.Err() == nil {
 		r.rt.log().Warn("mirror fetch failed; the workspace starts from the mirror as it is", "workspace", ws.ID, "err", err)
 	}
-	p.MirrorPath = r.rt.mirror.Path(p.ID) // this hub's
 	head, err = r.rt.branches.Bundle(ctx, ws, p, w)
 	if errors.Is(err, ErrBaseRefNotFound) {
 		return "", r.failRemote(ctx, rc.Token, ws, FailureStatus(FailureSetup, ReasonBaseRefNotFound),
@@ -356,7 +358,9 @@ func (r *RuntimeAPI) UploadCommits(ctx context.Context, rc RuntimeCaller, bundle
 	if r.rt.branches == nil {
 		return "", Errorf(CodeServiceUnavailable, "this hub keeps no branches for remote runtimes")
 	}
-	p.MirrorPath = r.rt.mirror.Path(p.ID)
+	if err := r.rt.forHub(p, r.rt.mirror); err != nil {
+		return "", err
+	}
 	select {
 	case r.imports <- struct{}{}:
 		defer func() { <-r.imports }()
@@ -422,8 +426,11 @@ func (r *RuntimeAPI) ReportTurn(ctx context.Context, rc RuntimeCaller, turnID st
 	tc := TurnCommit{Committed: rep.Committed, SHA: rep.Head, Files: rep.Files, Insertions: rep.Insertions, Deletions: rep.Deletions,
 		LeftOut: strings.Join(rep.LeftOut, "\n"), Failed: rep.CommitFailed && !rep.Committed}
 	if rep.Committed && p.Push && r.rt.branches != nil {
-		p.MirrorPath = r.rt.mirror.Path(p.ID)
-		if err := r.rt.branches.Push(ctx, ws, p); err != nil {
+		err := r.rt.forHub(p, r.rt.mirror)
+		if err == nil {
+			err = r.rt.branches.Push(ctx, ws, p)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
 			}

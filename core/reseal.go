@@ -23,6 +23,8 @@ const (
 	SealedChatEvent      SealedKind = "chat_event"
 	SealedChatNotice     SealedKind = "chat_notice"
 	SealedTurnEvent      SealedKind = "turn_event"
+	// SealedProjectCredential is a project's own git and forge credential.
+	SealedProjectCredential SealedKind = "project_credential"
 	// SealedAsset values live in the BlobStore; the store lists their keys.
 	SealedAsset SealedKind = "asset"
 )
@@ -30,7 +32,7 @@ const (
 // SealedKinds lists every kind, in the order Reseal visits them.
 var SealedKinds = []SealedKind{
 	SealedMessageText, SealedMessageFailure, SealedWebhookSecret, SealedEventBody,
-	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedAsset,
+	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedProjectCredential, SealedAsset,
 }
 
 // sealPrefixes are the binding prefixes by kind. A value is sealed bound to
@@ -39,7 +41,7 @@ var SealedKinds = []SealedKind{
 var sealPrefixes = map[SealedKind]string{
 	SealedMessageText: "message", SealedMessageFailure: "failure", SealedWebhookSecret: "webhook",
 	SealedEventBody: "event", SealedChatEvent: "chatevent", SealedChatNotice: "chatnotice",
-	SealedTurnEvent: "turn-event", SealedAsset: "asset",
+	SealedTurnEvent: "turn-event", SealedProjectCredential: "credential", SealedAsset: "asset",
 }
 
 // binding is the sealing binding of a value of this kind owned by owner and id.

@@ -134,9 +134,12 @@ func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string)
 		if err != nil {
 			return false, err
 		}
+		if err := s.forHub(p, s.mirror); err != nil {
+			return false, s.failSetup(ctx, ws, lease, err)
+		}
 		// Start from current code: a commit pushed a minute ago is in the new workspace.
 		statusCode := ""
-		if err := s.mirror.Refresh(ctx, p.ID, p.Repository, s.config.MirrorMaxAge); err != nil {
+		if err := s.mirror.Refresh(ctx, p, s.config.MirrorMaxAge); err != nil {
 			if ctx.Err() != nil {
 				return false, ctx.Err()
 			}
@@ -146,7 +149,6 @@ func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string)
 				"workspace", ws.ID, "project", p.ID, "err", err)
 			statusCode = StatusMirrorStale
 		}
-		p.MirrorPath = s.mirror.Path(p.ID) // this hub's (ports.go)
 		dir, err := s.machines.Checkout(ctx, ws, p)
 		if err != nil {
 			return false, s.failSetup(ctx, ws, lease, err)
@@ -158,7 +160,9 @@ func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string)
 		if err != nil {
 			return false, err
 		}
-		p.MirrorPath = s.mirror.Path(p.ID)
+		if err := s.forHub(p, s.mirror); err != nil {
+			return false, err
+		}
 		dir, err := s.machines.Resume(ctx, ws, p)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -6,14 +6,15 @@ import "testing"
 // leave those values unopenable. Each kind keeps its own prefix.
 func TestSealBindingsAreStableAndDistinctPerKind(t *testing.T) {
 	want := map[SealedKind]string{
-		SealedMessageText:    "message:ws_1:msg_2",
-		SealedMessageFailure: "failure:ws_1:msg_2",
-		SealedWebhookSecret:  "webhook:ws_1:msg_2",
-		SealedEventBody:      "event:ws_1:msg_2",
-		SealedChatEvent:      "chatevent:ws_1:msg_2",
-		SealedChatNotice:     "chatnotice:ws_1:msg_2",
-		SealedTurnEvent:      "turn-event:ws_1:msg_2",
-		SealedAsset:          "asset:ws_1:msg_2",
+		SealedMessageText:       "message:ws_1:msg_2",
+		SealedMessageFailure:    "failure:ws_1:msg_2",
+		SealedWebhookSecret:     "webhook:ws_1:msg_2",
+		SealedEventBody:         "event:ws_1:msg_2",
+		SealedChatEvent:         "chatevent:ws_1:msg_2",
+		SealedChatNotice:        "chatnotice:ws_1:msg_2",
+		SealedTurnEvent:         "turn-event:ws_1:msg_2",
+		SealedProjectCredential: "credential:ws_1:msg_2",
+		SealedAsset:             "asset:ws_1:msg_2",
 	}
 	if len(SealedKinds) != len(want) {
 		t.Fatalf("%d kinds, %d expected bindings: a new kind needs its binding here", len(SealedKinds), len(want))

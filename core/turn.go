@@ -118,6 +118,9 @@ func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessa
 		return err
 	})
 	if err == nil {
+		err = s.forHub(p, s.mirror)
+	}
+	if err == nil {
 		// The commit must survive the cancellation that interrupted the turn (shutdown).
 		commitCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()

@@ -150,13 +150,14 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if err != nil {
 		return nil, fmt.Errorf("WSHUB_COMMIT_AUTHOR: %w", err)
 	}
-	var creds *gitrepo.Credentials
+	// Each project's git uses its own credential; the hub-wide one is the fallback.
+	creds := &gitrepo.ProjectCredentials{KeyDir: filepath.Join(cfg.DataDir, "keys")}
 	if token := cmp.Or(cfg.GitHTTPSToken, strings.TrimSpace(cfg.GitHTTPSTokenFile)); token != "" || cfg.GitSSHKeyFile != "" {
-		creds = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
+		creds.Fallback = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
 	}
 	// A cache of each project's repository on this hub's disk: one that lacks it clones
 	// it when it first needs it (Refresh).
-	mirror := &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Credentials: creds}
+	mirror := &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Auth: creds}
 	providers := machines.NewLocalSized(cfg.LocalCPU, cfg.LocalMemoryMiB)
 	local := len(cfg.Providers) == 0 || slices.ContainsFunc(cfg.Providers, func(p string) bool { return strings.TrimSpace(p) == core.LocalProviderID })
 	var runner core.AgentRunner
@@ -208,7 +209,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Random:    opt.Random,
 		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
 		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
-		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Credentials: creds, DiskBytes: cfg.WorkspaceDiskBytes, Author: author},
+		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Auth: creds, DiskBytes: cfg.WorkspaceDiskBytes, Author: author},
 		Runner:    runner,
 		Runtime: core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, ApprovalTimeout: cfg.ApprovalTimeout,
 			ChatStatusEvery: cfg.ChatStatusEvery, MirrorMaxAge: cfg.MirrorMaxAge, MaxConcurrentImports: cfg.MaxConcurrentImports,
@@ -217,7 +218,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Sealed: store,
 		Remote: remote,
 		// The branches' shared copy is a row and a blob; this hub's disk holds a cache.
-		Branches: &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Credentials: creds,
+		Branches: &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Auth: creds,
 			Copies: postgres.NewBranchCopies(store), Blobs: blobs, Mirror: mirror,
 			MaxObjectBytes: cfg.BranchMaxObjectBytes, MaxBranchBytes: cfg.BranchMaxBytes},
 		Wakeups:   fanout,

@@ -33,10 +33,16 @@ func createWorkspace(t testing.TB, h *hubtest.Hub, prompt string) string {
 // waitFor polls the workspace until cond holds, failing after a deadline.
 func waitFor(t testing.TB, h *hubtest.Hub, id, what string, cond func(ws map[string]any) bool) map[string]any {
 	t.Helper()
+	return waitForAs(t, h, h.Key, id, what, cond)
+}
+
+// waitForAs is waitFor as key's account sees the workspace.
+func waitForAs(t testing.TB, h *hubtest.Hub, key, id, what string, cond func(ws map[string]any) bool) map[string]any {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute) // generous: benchmarks wait for hundreds of turns
 	var ws map[string]any
 	for time.Now().Before(deadline) {
-		r := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil)
+		r := h.Call("GET", "/v1/api/workspaces/"+id, key, nil)
 		if r.Status == 200 {
 			ws = r.Body["workspace"].(map[string]any)
 			if cond(ws) {

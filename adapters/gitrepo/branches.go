@@ -1,6 +1,7 @@
 package gitrepo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 )
@@ -8,7 +9,7 @@ import (
 // HasBranch reports whether the mirror at path has branch (refs/heads/<branch>: a
 // mirror clone keeps the repository's branches as its own).
 func (m *Mirror) HasBranch(ctx context.Context, path, branch string) (bool, error) {
-	_, err := m.git(path, path, "").run(ctx, path, "show-ref", "--verify", "--quiet", "--", "refs/heads/"+branch)
+	_, err := (&runner{prog: cmp.Or(m.Git, "git"), redact: redactor{dir: path}}).run(ctx, path, "show-ref", "--verify", "--quiet", "--", "refs/heads/"+branch)
 	var ge *Error
 	switch {
 	case err == nil:

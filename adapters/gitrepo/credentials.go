@@ -1,6 +1,14 @@
 package gitrepo
 
-import "strings"
+import (
+	"cmp"
+	"context"
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/wshub/wshub/core"
+)
 
 // Credentials let the hub's git reach private repositories without putting a secret
 // in a repository URL (which is stored, shown and logged):
@@ -18,6 +26,101 @@ type Credentials struct {
 	HTTPSToken string
 	// SSHKeyFile is a private key file for ssh remotes.
 	SSHKeyFile string
+	// SSHKey is a private key given as bytes (a project's deploy key): it is written to a
+	// file of its own, mode 0600 in KeyDir, for the length of each git command.
+	SSHKey []byte
+	// KeyDir holds those files ("": the system's temporary directory).
+	KeyDir string
+	// Own marks a project's own credentials: its git gets nothing of the hub user's
+	// (ssh agent, ssh command, askpass), so one project cannot borrow another's access.
+	Own bool
+}
+
+// Apps mints GitHub App installation tokens (adapters/forge/github.Apps), cached until
+// shortly before they expire.
+type Apps interface {
+	InstallationToken(ctx context.Context, repository string, appID, installationID int64, privateKey []byte) (string, error)
+}
+
+// ProjectCredentials picks the credentials a project's git uses: its own, which core
+// opened into Project.Credential, or the hub-wide Fallback for a project without.
+type ProjectCredentials struct {
+	// Fallback are the hub-wide credentials (nil: none).
+	Fallback *Credentials
+	// Apps mints tokens for GitHub App credentials (nil: those are refused).
+	Apps Apps
+	// KeyDir is where SSH deploy keys are written for a command (Credentials.KeyDir).
+	KeyDir string
+}
+
+// For returns the credentials of p's git. A nil receiver has none.
+func (pc *ProjectCredentials) For(ctx context.Context, p *core.Project) (*Credentials, error) {
+	if pc == nil {
+		return nil, nil
+	}
+	if p == nil || p.Credential == nil {
+		if p != nil && p.CredentialKind != "" {
+			return nil, errors.New("the project's credential was not opened") // a core bug: fail closed
+		}
+		return pc.Fallback, nil
+	}
+	c := p.Credential
+	switch c.Kind {
+	case core.CredentialToken:
+		return &Credentials{HTTPSUser: c.User, HTTPSToken: c.Token, Own: true}, nil
+	case core.CredentialSSHKey:
+		return &Credentials{SSHKey: []byte(c.SSHKey), KeyDir: pc.KeyDir, Own: true}, nil
+	case core.CredentialGitHubApp:
+		if pc.Apps == nil {
+			return nil, errors.New("this hub cannot mint GitHub App tokens")
+		}
+		token, err := pc.Apps.InstallationToken(ctx, p.Repository, c.AppID, c.InstallationID, []byte(c.AppKey))
+		if err != nil {
+			return nil, err
+		}
+		return &Credentials{HTTPSUser: "x-access-token", HTTPSToken: token, Own: true}, nil
+	}
+	return nil, errors.New("the project's credential is of an unknown kind")
+}
+
+// Token is the HTTPS token p's forge calls use: its own token, an installation token
+// of its GitHub App, or the hub-wide token.
+func (pc *ProjectCredentials) Token(ctx context.Context, p *core.Project) (string, error) {
+	c, err := pc.For(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	if c.token() == "" {
+		return "", errors.New("the project has no token for its forge (an SSH deploy key cannot call the forge's API; give it a token or a GitHub App)")
+	}
+	return c.token(), nil
+}
+
+// keyFile writes SSHKey to a file of its own for one command; remove deletes it.
+func (c *Credentials) keyFile() (path string, remove func(), err error) {
+	if c == nil || len(c.SSHKey) == 0 {
+		return "", func() {}, nil
+	}
+	if c.KeyDir != "" {
+		if err := os.MkdirAll(c.KeyDir, 0o700); err != nil {
+			return "", nil, err
+		}
+	}
+	f, err := os.CreateTemp(c.KeyDir, "wshub-key-*") // mode 0600, a new name (O_EXCL)
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { _ = os.Remove(f.Name()) }
+	if _, err := f.Write(c.SSHKey); err != nil {
+		_ = f.Close()
+		remove()
+		return "", nil, err
+	}
+	if err := f.Close(); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return f.Name(), remove, nil
 }
 
 // tokenHelper answers git's credential "get" from the environment git was given; the
@@ -33,8 +136,9 @@ func (c *Credentials) args() []string {
 	return []string{"-c", "credential.helper=", "-c", "credential.helper=" + tokenHelper}
 }
 
-// env is what the credentials add to git's environment (later entries win).
-func (c *Credentials) env() []string {
+// env is what the credentials add to git's environment (later entries win); keyFile is
+// where SSHKey was written for this command.
+func (c *Credentials) env(keyFile string) []string {
 	if c == nil {
 		return nil
 	}
@@ -46,11 +150,18 @@ func (c *Credentials) env() []string {
 		}
 		env = append(env, "WSHUB_GIT_HTTPS_USER="+user, "WSHUB_GIT_HTTPS_TOKEN="+c.HTTPSToken)
 	}
-	if c.SSHKeyFile != "" {
-		env = append(env, "GIT_SSH_COMMAND=ssh -i '"+strings.ReplaceAll(c.SSHKeyFile, "'", `'\''`)+"' -o IdentitiesOnly=yes -o BatchMode=yes")
+	if key := cmp.Or(keyFile, c.SSHKeyFile); key != "" {
+		env = append(env, "GIT_SSH_COMMAND=ssh -i '"+strings.ReplaceAll(key, "'", `'\''`)+"' -o IdentitiesOnly=yes -o BatchMode=yes")
 	}
 	return env
 }
+
+// hubOnly are the variables of the hub user's own access, which a project with
+// credentials of its own does not get.
+var hubOnly = map[string]bool{"SSH_AUTH_SOCK": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true}
+
+// own reports whether these are a project's own credentials.
+func (c *Credentials) own() bool { return c != nil && c.Own }
 
 func (c *Credentials) token() string {
 	if c == nil {

@@ -45,14 +45,14 @@ func TestPrivateRepositoryWithTheHubsToken(t *testing.T) {
 	ctx := context.Background()
 
 	// Without credentials git cannot prompt (nobody is there): the add fails, saying why.
-	_, _, err := (&Mirror{Dir: t.TempDir()}).Mirror(ctx, "prj_1", url)
+	_, _, err := (&Mirror{Dir: t.TempDir()}).Mirror(ctx, proj("prj_1", url))
 	if err == nil || !strings.Contains(err.Error(), "Authentication failed") && !strings.Contains(err.Error(), "could not read Username") {
 		t.Fatalf("expected the mirror refused for want of credentials, got %v", err)
 	}
 
 	creds := &Credentials{HTTPSToken: token}
-	m := &Mirror{Dir: t.TempDir(), Credentials: creds}
-	path, branch, err := m.Mirror(ctx, "prj_1", url)
+	m := &Mirror{Dir: t.TempDir(), Auth: &ProjectCredentials{Fallback: creds}}
+	path, branch, err := m.Mirror(ctx, proj("prj_1", url))
 	if err != nil || branch != "main" {
 		t.Fatalf("expected the private repository mirrored with the token, got %q, %v", branch, err)
 	}
@@ -79,8 +79,8 @@ func TestPrivateRepositoryWithTheHubsToken(t *testing.T) {
 	}
 
 	// A wrong token fails, and the reason does not show it.
-	wrong := &Mirror{Dir: t.TempDir(), Credentials: &Credentials{HTTPSToken: "ghp_wrongToken456"}}
-	if _, _, err := wrong.Mirror(ctx, "prj_1", url); err == nil || strings.Contains(err.Error(), "ghp_wrong") {
+	wrong := &Mirror{Dir: t.TempDir(), Auth: &ProjectCredentials{Fallback: &Credentials{HTTPSToken: "ghp_wrongToken456"}}}
+	if _, _, err := wrong.Mirror(ctx, proj("prj_1", url)); err == nil || strings.Contains(err.Error(), "ghp_wrong") {
 		t.Fatalf("expected a wrong token refused without being shown, got %v", err)
 	}
 }

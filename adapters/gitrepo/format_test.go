@@ -21,7 +21,7 @@ func TestSHA256ProjectCommits(t *testing.T) {
 	testGit(t, src, "init", "--quiet", "--object-format=sha256", "--initial-branch=main")
 	commit(t, src)
 	m := &Mirror{Dir: filepath.Join(t.TempDir(), "mirrors")}
-	mirror, _, err := m.Mirror(ctx, "prj_1", src)
+	mirror, _, err := m.Mirror(ctx, proj("prj_1", src))
 	if err != nil {
 		t.Fatal(err)
 	}

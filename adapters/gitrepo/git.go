@@ -80,14 +80,18 @@ func (g *runner) runTo(ctx context.Context, dir string, stdin io.Reader, stdout 
 		args = append([]string{"-C", dir}, args...)
 	}
 	args = append(append(append([]string(nil), safeConfig...), g.creds.args()...), args...)
+	keyFile, removeKey, err := g.creds.keyFile()
+	if err != nil {
+		return &Error{Op: op, ExitCode: -1, Reason: "the project's SSH key could not be written for git", Err: err}
+	}
+	defer removeKey()
 	cmd := exec.CommandContext(ctx, g.prog, args...)
-	cmd.Env = append(append(gitEnv(os.Environ()), g.creds.env()...), env...)
+	cmd.Env = append(append(gitEnv(os.Environ(), g.creds.own()), g.creds.env(keyFile)...), env...)
 	cmd.WaitDelay = waitDelay
 	cmd.Stdin = stdin
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
-	err := cmd.Run()
-	if err == nil {
+	if err = cmd.Run(); err == nil {
 		return nil
 	}
 	e := &Error{Op: op, ExitCode: -1, Err: err}
@@ -148,11 +152,12 @@ const noHome = "/nonexistent"
 // gitEnv is git's environment for unattended use: the allow-listed variables of
 // environ, then never prompt for a password (a prompt would hang the hub, and nobody
 // is at the terminal), no system or global config (the operator's ~/.gitconfig is
-// not the hub's), no home, and English, so reasons read the same everywhere.
-func gitEnv(environ []string) []string {
+// not the hub's), no home, and English, so reasons read the same everywhere. A
+// project's own credentials (own) leave out the hub user's ssh agent and commands.
+func gitEnv(environ []string, own bool) []string {
 	env := make([]string, 0, len(gitVars)+6)
 	for _, kv := range environ {
-		if name, _, _ := strings.Cut(kv, "="); gitVars[name] {
+		if name, _, _ := strings.Cut(kv, "="); gitVars[name] && !(own && hubOnly[name]) {
 			env = append(env, kv)
 		}
 	}

@@ -16,7 +16,7 @@ func hostileCheckout(t *testing.T) (co *Checkout, bare string) {
 	ctx := context.Background()
 	src := newSource(t, "main", 1)
 	m := &Mirror{Dir: filepath.Join(t.TempDir(), "mirrors")}
-	mirror, _, err := m.Mirror(ctx, "prj_1", src)
+	mirror, _, err := m.Mirror(ctx, proj("prj_1", src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,13 +35,13 @@ func newImportFixture(t *testing.T) *importFixture {
 	base := t.TempDir()
 	f := &importFixture{b: &WorkspaceBranches{Dir: filepath.Join(base, "branches")}}
 	mirrors := &Mirror{Dir: filepath.Join(base, "mirrors")}
-	mine, _, err := mirrors.Mirror(ctx, "prj_mine", newSource(t, "main", 1))
+	mine, _, err := mirrors.Mirror(ctx, proj("prj_mine", newSource(t, "main", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	theirs := newSource(t, "main", 1)
 	gitT(t, theirs, "-c", "user.name=v", "-c", "user.email=v@v", "commit", "-q", "--allow-empty", "-m", "the victim's secret")
-	if f.victimMirror, _, err = mirrors.Mirror(ctx, "prj_theirs", theirs); err != nil {
+	if f.victimMirror, _, err = mirrors.Mirror(ctx, proj("prj_theirs", theirs)); err != nil {
 		t.Fatal(err)
 	}
 	f.secret = gitT(t, theirs, "rev-parse", "HEAD")

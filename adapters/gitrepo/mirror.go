@@ -3,6 +3,7 @@
 package gitrepo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,8 +30,8 @@ type Mirror struct {
 	Dir string
 	// Git is the git program; empty means "git" on PATH.
 	Git string
-	// Credentials reach private repositories (nil: none).
-	Credentials *Credentials
+	// Auth gives each project's credentials for private repositories (nil: none).
+	Auth *ProjectCredentials
 
 	locks sync.Map // project id -> *sync.Mutex
 }
@@ -41,16 +42,19 @@ var _ core.RepoMirror = (*Mirror)(nil)
 // refreshes the mirror if it exists, and returns the mirror's absolute path and the
 // repository's default branch ("" when the repository is empty or HEAD names no
 // branch). Errors read as a short reason fit to show an operator.
-func (m *Mirror) Mirror(ctx context.Context, projectID, repository string) (path, defaultBranch string, err error) {
-	dir, path, repository, err := m.place(projectID, repository)
+func (m *Mirror) Mirror(ctx context.Context, p *core.Project) (path, defaultBranch string, err error) {
+	dir, path, repository, err := m.place(p.ID, p.Repository)
 	if err != nil {
 		return "", "", err
 	}
-	mu := m.lock(projectID)
+	g, err := m.git(ctx, dir, path, repository, p)
+	if err != nil {
+		return "", "", err
+	}
+	mu := m.lock(p.ID)
 	mu.Lock()
 	defer mu.Unlock()
-	g := m.git(dir, path, repository)
-	if err := m.fetch(ctx, g, dir, projectID, path, repository); err != nil {
+	if err := m.fetch(ctx, g, dir, p.ID, path, repository); err != nil {
 		return "", "", err
 	}
 	branch, err := g.defaultBranch(ctx, path)
@@ -108,18 +112,22 @@ func stampFetched(path string) {
 // clones it when this data directory has none. Calls for one project are serialised, so
 // workspaces provisioned together share one fetch: those that waited find the mirror
 // fresh. On error the mirror is as it was.
-func (m *Mirror) Refresh(ctx context.Context, projectID, repository string, maxAge time.Duration) error {
-	dir, path, repository, err := m.place(projectID, repository)
+func (m *Mirror) Refresh(ctx context.Context, p *core.Project, maxAge time.Duration) error {
+	dir, path, repository, err := m.place(p.ID, p.Repository)
 	if err != nil {
 		return err
 	}
-	mu := m.lock(projectID)
+	mu := m.lock(p.ID)
 	mu.Lock()
 	defer mu.Unlock()
 	if fi, err := os.Stat(filepath.Join(path, fetchedStamp)); err == nil && time.Since(fi.ModTime()) < maxAge {
 		return nil
 	}
-	if err := m.fetch(ctx, m.git(dir, path, repository), dir, projectID, path, repository); err != nil {
+	g, err := m.git(ctx, dir, path, repository, p)
+	if err != nil {
+		return err
+	}
+	if err := m.fetch(ctx, g, dir, p.ID, path, repository); err != nil {
 		return err
 	}
 	stampFetched(path)
@@ -162,13 +170,14 @@ func (m *Mirror) dir() string {
 	return m.Dir
 }
 
-func (m *Mirror) git(dir, path, repository string) *runner {
-	prog := m.Git
-	if prog == "" {
-		prog = "git"
+// git is the runner of the project's mirror, with the project's credentials.
+func (m *Mirror) git(ctx context.Context, dir, path, repository string, p *core.Project) (*runner, error) {
+	creds, err := m.Auth.For(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("the project's credential: %w", err)
 	}
-	return &runner{prog: prog, redact: redactor{dir: dir, mirror: path, repository: repository, token: m.Credentials.token()},
-		creds: m.Credentials}
+	return &runner{prog: cmp.Or(m.Git, "git"), redact: redactor{dir: dir, mirror: path, repository: repository, token: creds.token()},
+		creds: creds}, nil
 }
 
 func (m *Mirror) lock(projectID string) *sync.Mutex {

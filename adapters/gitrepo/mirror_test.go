@@ -73,7 +73,7 @@ func TestMirrorDetectsDefaultBranch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			src := newSource(t, tt.branch, tt.commits)
 			m := &Mirror{Dir: filepath.Join(t.TempDir(), "mirrors")}
-			path, branch, err := m.Mirror(ctx, "prj_1", src)
+			path, branch, err := m.Mirror(ctx, proj("prj_1", src))
 			if err != nil {
 				t.Fatalf("Mirror: expected no error, got %v", err)
 			}
@@ -103,7 +103,7 @@ func TestMirrorRefresh(t *testing.T) {
 	src := newSource(t, "trunk", 1)
 	testGit(t, src, "branch", "doomed")
 	m := &Mirror{Dir: t.TempDir()}
-	path, _, err := m.Mirror(ctx, "prj_1", src)
+	path, _, err := m.Mirror(ctx, proj("prj_1", src))
 	if err != nil {
 		t.Fatalf("first Mirror: expected no error, got %v", err)
 	}
@@ -111,7 +111,7 @@ func TestMirrorRefresh(t *testing.T) {
 	head := commit(t, src)
 	testGit(t, src, "branch", "--delete", "--force", "doomed")
 	testGit(t, src, "branch", "feature")
-	path2, branch, err := m.Mirror(ctx, "prj_1", src)
+	path2, branch, err := m.Mirror(ctx, proj("prj_1", src))
 	if err != nil {
 		t.Fatalf("refresh: expected no error, got %v", err)
 	}
@@ -128,7 +128,7 @@ func TestMirrorRefresh(t *testing.T) {
 
 	// The source's default branch moves: the refresh follows it.
 	testGit(t, src, "checkout", "--quiet", "feature")
-	if _, branch, err = m.Mirror(ctx, "prj_1", src); err != nil || branch != "feature" {
+	if _, branch, err = m.Mirror(ctx, proj("prj_1", src)); err != nil || branch != "feature" {
 		t.Errorf("after default branch change: expected (%q, nil), got (%q, %v)", "feature", branch, err)
 	}
 }
@@ -138,11 +138,11 @@ func TestMirrorEmptyThenFilled(t *testing.T) {
 	ctx := context.Background()
 	src := newSource(t, "trunk", 0)
 	m := &Mirror{Dir: t.TempDir()}
-	if _, branch, err := m.Mirror(ctx, "prj_1", src); err != nil || branch != "" {
+	if _, branch, err := m.Mirror(ctx, proj("prj_1", src)); err != nil || branch != "" {
 		t.Fatalf("empty: expected (\"\", nil), got (%q, %v)", branch, err)
 	}
 	head := commit(t, src)
-	path, branch, err := m.Mirror(ctx, "prj_1", src)
+	path, branch, err := m.Mirror(ctx, proj("prj_1", src))
 	if err != nil || branch != "trunk" {
 		t.Fatalf("after first commit: expected (%q, nil), got (%q, %v)", "trunk", branch, err)
 	}
@@ -157,7 +157,7 @@ func TestMirrorRelativePath(t *testing.T) {
 	src := newSource(t, "trunk", 1)
 	t.Chdir(filepath.Dir(src))
 	m := &Mirror{Dir: t.TempDir()}
-	path, _, err := m.Mirror(ctx, "prj_1", "src")
+	path, _, err := m.Mirror(ctx, proj("prj_1", "src"))
 	if err != nil {
 		t.Fatalf("Mirror: expected no error, got %v", err)
 	}
@@ -165,7 +165,7 @@ func TestMirrorRelativePath(t *testing.T) {
 		t.Errorf("origin url: expected %q, got %q", src, got)
 	}
 	t.Chdir(t.TempDir())
-	if _, branch, err := m.Mirror(ctx, "prj_1", src); err != nil || branch != "trunk" {
+	if _, branch, err := m.Mirror(ctx, proj("prj_1", src)); err != nil || branch != "trunk" {
 		t.Errorf("refresh from elsewhere: expected (%q, nil), got (%q, %v)", "trunk", branch, err)
 	}
 }
@@ -196,7 +196,7 @@ func TestMirrorErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "data", "mirrors")
 			m := &Mirror{Dir: dir, Git: tt.git}
-			path, branch, err := m.Mirror(ctx, tt.projectID, tt.repository)
+			path, branch, err := m.Mirror(ctx, proj(tt.projectID, tt.repository))
 			if err == nil {
 				t.Fatalf("Mirror: expected an error, got (%q, %q)", path, branch)
 			}
@@ -222,7 +222,7 @@ func TestMirrorCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	m := &Mirror{Dir: t.TempDir()}
-	_, _, err := m.Mirror(ctx, "prj_1", newSource(t, "trunk", 1))
+	_, _, err := m.Mirror(ctx, proj("prj_1", newSource(t, "trunk", 1)))
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Mirror with canceled context: expected context.Canceled, got %v", err)
 	}
@@ -237,7 +237,7 @@ func TestMirrorConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Go(func() {
-			if _, branch, err := m.Mirror(ctx, "prj_1", src); err != nil || branch != "trunk" {
+			if _, branch, err := m.Mirror(ctx, proj("prj_1", src)); err != nil || branch != "trunk" {
 				t.Errorf("caller %d: expected (%q, nil), got (%q, %v)", i, "trunk", branch, err)
 			}
 		})

@@ -62,7 +62,7 @@ func TestCredentials(t *testing.T) {
 func TestGitEnv(t *testing.T) {
 	env := gitEnv([]string{"PATH=/bin", "GIT_DIR=/elsewhere", "GIT_TERMINAL_PROMPT=1", "HOME=/home/hub",
 		"DATABASE_URL=postgres://hub:secret@db/wshub", "WSHUB_CONTENT_KEY=c2VjcmV0", "PGPASSWORD=secret",
-		"SSH_AUTH_SOCK=/run/ssh-agent", "GIT_CONFIG_GLOBAL=/home/hub/.gitconfig"})
+		"SSH_AUTH_SOCK=/run/ssh-agent", "GIT_CONFIG_GLOBAL=/home/hub/.gitconfig"}, false)
 	want := []string{"PATH=/bin", "SSH_AUTH_SOCK=/run/ssh-agent",
 		"HOME=/nonexistent", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "LC_ALL=C"}
 	if !slices.Equal(env, want) {

@@ -152,7 +152,7 @@ func (b *WorkspaceBranches) rebuild(ctx context.Context, g *runner, dir string, 
 	if b.Mirror == nil {
 		return statErr
 	}
-	if err := b.Mirror.Refresh(ctx, p.ID, p.Repository, 0); err != nil {
+	if err := b.Mirror.Refresh(ctx, p, 0); err != nil {
 		return fmt.Errorf("fetch the project's mirror for the branch's base: %w", err)
 	}
 	return b.create(ctx, g, dir, p.MirrorPath, ws, base)
@@ -340,7 +340,7 @@ func (b *WorkspaceBranches) Push(ctx context.Context, ws *core.Workspace, p *cor
 	if cache.copy == nil {
 		return errors.New("the workspace has no branch at the hub yet")
 	}
-	return b.pushLocal(ctx, ws, p.Repository)
+	return b.pushLocal(ctx, ws, p)
 }
 
 // Remove deletes the shared copy and this hub's cache. Other replicas' caches of it

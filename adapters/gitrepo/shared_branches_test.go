@@ -109,7 +109,7 @@ func TestBranchesAreSharedByHubsWithNoSharedDisk(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newSharedFixture(t)
-	if _, _, err := f.hubs[0].Mirror.Mirror(ctx, "prj_s", f.upstream); err != nil {
+	if _, _, err := f.hubs[0].Mirror.Mirror(ctx, proj("prj_s", f.upstream)); err != nil {
 		t.Fatal(err)
 	}
 	base := f.checkout(t, 0)
@@ -194,12 +194,12 @@ func TestABranchCacheFetchesTheMirrorThatLacksItsBase(t *testing.T) {
 	ctx := context.Background()
 	f := newSharedFixture(t)
 	for _, h := range f.hubs {
-		if _, _, err := h.Mirror.Mirror(ctx, "prj_s", f.upstream); err != nil {
+		if _, _, err := h.Mirror.Mirror(ctx, proj("prj_s", f.upstream)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	gitT(t, f.upstream, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "newer")
-	if err := f.hubs[0].Mirror.Refresh(ctx, "prj_s", f.upstream, 0); err != nil {
+	if err := f.hubs[0].Mirror.Refresh(ctx, proj("prj_s", f.upstream), 0); err != nil {
 		t.Fatal(err)
 	}
 	base := f.checkout(t, 0)
@@ -217,7 +217,7 @@ func TestACacheFromBeforeSharingIsAdopted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newSharedFixture(t)
-	if _, _, err := f.hubs[0].Mirror.Mirror(ctx, "prj_s", f.upstream); err != nil {
+	if _, _, err := f.hubs[0].Mirror.Mirror(ctx, proj("prj_s", f.upstream)); err != nil {
 		t.Fatal(err)
 	}
 	shared := f.hubs[0]

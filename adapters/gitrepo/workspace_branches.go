@@ -35,8 +35,8 @@ type WorkspaceBranches struct {
 	// Mirror refreshes a project's mirror that lacks a branch's base commit (nil: the
 	// mirror is as it is).
 	Mirror *Mirror
-	// Credentials reach the projects' repositories when pushing (nil: none).
-	Credentials *Credentials
+	// Auth gives each project's credentials for pushing (nil: none).
+	Auth *ProjectCredentials
 	// MaxObjectBytes bounds one object (a file) of an upload, inflated, and
 	// MaxBranchBytes what a workspace's uploads may add to its repository on disk
 	// (0: DefaultMaxObjectBytes, DefaultMaxBranchBytes). A 1 MB bundle can inflate to
@@ -50,7 +50,7 @@ var _ core.Branches = (*WorkspaceBranches)(nil)
 
 func (b *WorkspaceBranches) git() *runner {
 	prog := cmp.Or(b.Git, "git")
-	return &runner{prog: prog, redact: redactor{dir: b.Dir, token: b.Credentials.token()}, creds: b.Credentials}
+	return &runner{prog: prog, redact: redactor{dir: b.Dir}}
 }
 
 func (b *WorkspaceBranches) path(ws *core.Workspace) (string, error) {
@@ -365,13 +365,20 @@ func (b *WorkspaceBranches) localHead(ctx context.Context, ws *core.Workspace) (
 	return strings.TrimSpace(head), err
 }
 
-// pushLocal pushes the cache's workspace branch to repository.
-func (b *WorkspaceBranches) pushLocal(ctx context.Context, ws *core.Workspace, repository string) error {
+// pushLocal pushes the cache's workspace branch to the project's repository, with the
+// project's credentials.
+func (b *WorkspaceBranches) pushLocal(ctx context.Context, ws *core.Workspace, p *core.Project) error {
 	dir, err := b.path(ws)
 	if err != nil {
 		return err
 	}
-	_, err = b.git().run(ctx, dir, "push", "--quiet", "--", repository, "refs/heads/"+ws.Branch+":refs/heads/"+ws.Branch)
+	creds, err := b.Auth.For(ctx, p)
+	if err != nil {
+		return fmt.Errorf("the project's credential: %w", err)
+	}
+	g := b.git()
+	g.creds, g.redact.token = creds, creds.token()
+	_, err = g.run(ctx, dir, "push", "--quiet", "--", p.Repository, "refs/heads/"+ws.Branch+":refs/heads/"+ws.Branch)
 	if err != nil {
 		return errors.New(PushRefusal(err))
 	}

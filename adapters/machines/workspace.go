@@ -17,8 +17,8 @@ import (
 // only change state; delete removes the checkout.
 type LocalMachines struct {
 	Dir string
-	// Credentials reach the projects' repositories when pushing (nil: none).
-	Credentials *gitrepo.Credentials
+	// Auth gives each project's credentials for pushing (nil: none).
+	Auth *gitrepo.ProjectCredentials
 	// DiskBytes is each workspace's disk quota, its checkout and home together (0:
 	// none): over it, a turn's work is not committed and the reply says why.
 	DiskBytes int64
@@ -31,7 +31,7 @@ var _ core.Machines = (*LocalMachines)(nil)
 func (m *LocalMachines) root(ws *core.Workspace) string { return filepath.Join(m.Dir, ws.ID) }
 
 func (m *LocalMachines) checkout(ws *core.Workspace) *gitrepo.Checkout {
-	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout"), Credentials: m.Credentials,
+	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout"),
 		MaxBytes: m.DiskBytes, Counted: []string{m.Home(ws)}, Author: m.Author}
 }
 
@@ -104,7 +104,12 @@ func (m *LocalMachines) CommitTurn(ctx context.Context, ws *core.Workspace, p *c
 	if !p.Push {
 		return tc, nil
 	}
-	if err := co.Push(ctx, p.Repository, ws.Branch); err != nil {
+	creds, err := m.Auth.For(ctx, p)
+	if err == nil {
+		co.Credentials = creds
+		err = co.Push(ctx, p.Repository, ws.Branch)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return tc, err
 		}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -19,6 +20,10 @@ type projectRow struct {
 	FailureReason string     `db:"failure_reason"`
 	Push          bool       `db:"push"`
 	Network       string     `db:"network"`
+	Forge         string     `db:"forge"`
+	PullRequests  string     `db:"pull_requests"`
+	CredKind      string     `db:"credential_kind"`
+	CredSealed    []byte     `db:"credential_sealed"`
 	MirrorPath    string     `db:"mirror_path"`
 	CreatedAt     time.Time  `db:"created_at"`
 	UpdatedAt     time.Time  `db:"updated_at"`
@@ -26,27 +31,33 @@ type projectRow struct {
 }
 
 func (r *projectRow) core() *core.Project {
-	p := core.Project(*r)
-	return &p
+	return &core.Project{ID: r.ID, AccountID: r.AccountID, Repository: r.Repository, DisplayName: r.DisplayName,
+		DefaultBranch: r.DefaultBranch, State: r.State, FailureReason: r.FailureReason, Push: r.Push, Network: r.Network,
+		Forge: r.Forge, PullRequests: r.PullRequests, CredentialKind: r.CredKind, SealedCredential: r.CredSealed,
+		MirrorPath: r.MirrorPath, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, RemovedAt: r.RemovedAt}
 }
 
 const projectColumns = `id, account_id, repository, display_name, default_branch, state, failure_reason, push,
-	network, mirror_path, created_at, updated_at, removed_at`
+	network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at, removed_at`
 
 func (q queries) CreateProject(ctx context.Context, p *core.Project) (err error) {
 	defer wrapErr(&err, "create project")
 	_, err = q.exec(ctx, `INSERT INTO projects (id, account_id, repository, display_name, default_branch, state,
-		failure_reason, push, network, mirror_path, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		failure_reason, push, network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		p.ID, p.AccountID, p.Repository, p.DisplayName, p.DefaultBranch, p.State, p.FailureReason, p.Push,
-		p.Network, p.MirrorPath, p.CreatedAt, p.UpdatedAt)
+		p.Network, p.Forge, cmp.Or(p.PullRequests, core.PullRequestsOff), p.CredentialKind, nilIfEmpty(p.SealedCredential),
+		p.MirrorPath, p.CreatedAt, p.UpdatedAt)
 	return err
 }
 
 func (q queries) UpdateProject(ctx context.Context, p *core.Project) (err error) {
 	defer wrapErr(&err, "update project")
 	_, err = q.exec(ctx, `UPDATE projects SET display_name = $2, default_branch = $3, state = $4, failure_reason = $5,
-		push = $6, network = $7, mirror_path = $8, updated_at = $9 WHERE id = $1`,
-		p.ID, p.DisplayName, p.DefaultBranch, p.State, p.FailureReason, p.Push, p.Network, p.MirrorPath, p.UpdatedAt)
+		push = $6, network = $7, mirror_path = $8, updated_at = $9, forge = $10, pull_requests = $11,
+		credential_kind = $12, credential_sealed = $13 WHERE id = $1`,
+		p.ID, p.DisplayName, p.DefaultBranch, p.State, p.FailureReason, p.Push, p.Network, p.MirrorPath, p.UpdatedAt,
+		p.Forge, cmp.Or(p.PullRequests, core.PullRequestsOff), p.CredentialKind, nilIfEmpty(p.SealedCredential))
 	return err
 }
 
@@ -124,4 +135,12 @@ func (q queries) ListProjects(ctx context.Context, accountID string) (_ []*core.
 		out[i] = rows[i].core()
 	}
 	return out, nil
+}
+
+// nilIfEmpty stores an empty value as NULL.
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }

@@ -23,14 +23,15 @@ type sealedPlace struct {
 }
 
 var sealedPlaces = map[core.SealedKind]sealedPlace{
-	core.SealedMessageText:    {table: "messages", column: "text_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "workspace_id", id: "id"},
-	core.SealedMessageFailure: {table: "messages", column: "failure_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "workspace_id", id: "id"},
-	core.SealedWebhookSecret:  {table: "webhooks", column: "secret_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "account_id", id: "id"},
-	core.SealedEventBody:      {table: "events", column: "body_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "account_id", id: "id"},
-	core.SealedChatEvent:      {table: "chat_inbox", column: "payload_sealed", key: []string{"platform", "event_id"}, keyTypes: []string{"text", "text"}, owner: "platform", id: "event_id"},
-	core.SealedChatNotice:     {table: "chat_notices", column: "text_sealed", key: []string{"id"}, keyTypes: []string{"bigint"}, owner: "platform", id: "notice_key"},
-	core.SealedTurnEvent:      {table: "turn_events", column: "body_sealed", key: []string{"id"}, keyTypes: []string{"bigint"}, owner: "workspace_id", id: "turn_id"},
-	core.SealedAsset:          {table: "assets", key: []string{"id"}, keyTypes: []string{"text"}, owner: "workspace_id", id: "id", blobKey: "blob_key"},
+	core.SealedMessageText:       {table: "messages", column: "text_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "workspace_id", id: "id"},
+	core.SealedMessageFailure:    {table: "messages", column: "failure_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "workspace_id", id: "id"},
+	core.SealedWebhookSecret:     {table: "webhooks", column: "secret_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "account_id", id: "id"},
+	core.SealedEventBody:         {table: "events", column: "body_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "account_id", id: "id"},
+	core.SealedChatEvent:         {table: "chat_inbox", column: "payload_sealed", key: []string{"platform", "event_id"}, keyTypes: []string{"text", "text"}, owner: "platform", id: "event_id"},
+	core.SealedChatNotice:        {table: "chat_notices", column: "text_sealed", key: []string{"id"}, keyTypes: []string{"bigint"}, owner: "platform", id: "notice_key"},
+	core.SealedTurnEvent:         {table: "turn_events", column: "body_sealed", key: []string{"id"}, keyTypes: []string{"bigint"}, owner: "workspace_id", id: "turn_id"},
+	core.SealedProjectCredential: {table: "projects", column: "credential_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "account_id", id: "id"},
+	core.SealedAsset:             {table: "assets", key: []string{"id"}, keyTypes: []string{"text"}, owner: "workspace_id", id: "id", blobKey: "blob_key"},
 }
 
 // cursorSep joins the parts of a composite key in a cursor; no key part holds it.

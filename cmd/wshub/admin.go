@@ -72,13 +72,18 @@ var adminCommands = []adminCommand{
 		about: "Takes a person out of the account.", required: []string{"account"}, oneOf: identityFlagNames, flags: memberRemove},
 	{name: "member list", synopsis: "--account ID", about: "Lists the account's members, owners first, with their identities.",
 		required: []string{"account"}, flags: memberList},
-	{name: "project add", synopsis: "--account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none|host]",
+	{name: "project add", synopsis: "--account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none|host] " +
+		"[--forge github|gitlab|gitea] [--pull-requests off|draft|ready] " +
+		"[--token-file F [--token-user U] | --ssh-key-file F | --github-app-id N --github-installation-id N --github-app-key-file F]",
 		about: "Adds a repository to the account and mirrors it now. A repository that cannot be mirrored " +
-			"leaves the project kept, failed, with the reason, and exits 1.",
+			"leaves the project kept, failed, with the reason, and exits 1. A credential given is the project's own, " +
+			"sealed and never shown; without one the hub-wide one is used.",
 		required: []string{"account", "repository"}, flags: projectAdd},
-	{name: "project update", synopsis: "--project ID [--name N] [--default-branch B] [--push=BOOL] [--network full|none|host]",
-		about: "Changes only the settings given: network and push apply from each workspace's next turn, " +
-			"the default branch to workspaces created after.",
+	{name: "project update", synopsis: "--project ID [--name N] [--default-branch B] [--push=BOOL] [--network full|none|host] " +
+		"[--forge K] [--pull-requests off|draft|ready] [--token-file F [--token-user U] | --ssh-key-file F | " +
+		"--github-app-id N --github-installation-id N --github-app-key-file F | --no-credential]",
+		about: "Changes only the settings given: network, push, pull requests and the credential apply from each " +
+			"workspace's next turn, the default branch to workspaces created after.",
 		required: []string{"project"}, flags: projectUpdate},
 	{name: "project refresh", synopsis: "--project ID",
 		about:    "Fetches a ready project's mirror now, or tries a failed project again.",

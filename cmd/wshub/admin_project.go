@@ -23,9 +23,14 @@ func projectAdd(fs *flag.FlagSet) adminRun {
 	branch := fs.String("default-branch", "", "default branch (default: detected)")
 	push := fs.Bool("push", false, "push workspace branches after each turn")
 	network := fs.String("network", core.NetworkFull, networkUsage)
+	forge := addForgeFlags(fs, false)
 	return func(ctx context.Context, h adminHub) (any, error) {
+		fin, err := forge.input()
+		if err != nil {
+			return nil, err
+		}
 		return addProject(ctx, h.svc, core.AddProjectInput{AccountID: *id, Repository: localPath(*repo), Name: *name,
-			DefaultBranch: *branch, Push: *push, Network: *network})
+			DefaultBranch: *branch, Push: *push, Network: *network, Forge: fin})
 	}
 }
 
@@ -67,8 +72,13 @@ func projectUpdate(fs *flag.FlagSet) adminRun {
 	var push optBool
 	fs.Var(&push, "push", "push workspace branches after each turn (true|false)")
 	network := fs.String("network", "", networkUsage)
+	forge := addForgeFlags(fs, true)
 	return func(ctx context.Context, h adminHub) (any, error) {
-		in := core.UpdateProjectInput{ProjectID: *id, Push: push.v}
+		fin, err := forge.input()
+		if err != nil {
+			return nil, err
+		}
+		in := core.UpdateProjectInput{ProjectID: *id, Push: push.v, Forge: fin}
 		if flagGiven(fs, "network") {
 			in.Network = network
 		}
@@ -139,11 +149,15 @@ type projectAdded struct {
 
 // projectOut is a project as the operator sees it.
 type projectOut struct {
+	// Credential is the kind of the project's own credential ("": the hub-wide one).
+	Credential    string `json:"credential"`
 	DefaultBranch string `json:"defaultBranch"`
 	DisplayName   string `json:"displayName"`
 	FailureReason string `json:"failureReason,omitempty"`
+	Forge         string `json:"forge"`
 	Network       string `json:"network"`
 	ProjectID     string `json:"projectId"`
+	PullRequests  string `json:"pullRequests"`
 	Push          bool   `json:"push"`
 	RemovedAt     string `json:"removedAt,omitempty"`
 	Repository    string `json:"repository"` // without credentials
@@ -152,7 +166,8 @@ type projectOut struct {
 
 func projectOf(p *core.Project) projectOut {
 	out := projectOut{ProjectID: p.ID, Repository: core.DisplayRepository(p.Repository), DisplayName: p.DisplayName,
-		DefaultBranch: p.DefaultBranch, State: p.State, Push: p.Push, Network: p.Network, FailureReason: p.FailureReason}
+		DefaultBranch: p.DefaultBranch, State: p.State, Push: p.Push, Network: p.Network, FailureReason: p.FailureReason,
+		Credential: p.CredentialKind, Forge: p.Forge, PullRequests: p.PullRequests}
 	if p.RemovedAt != nil {
 		out.RemovedAt = p.RemovedAt.UTC().Format(time.RFC3339)
 	}
@@ -164,12 +179,15 @@ func projectOf(p *core.Project) projectOut {
 // put the two after the project's).
 type projectRemoved struct {
 	ArchivedWorkspaces []string `json:"archivedWorkspaces"`
+	Credential         string   `json:"credential"`
 	DefaultBranch      string   `json:"defaultBranch"`
 	DisplayName        string   `json:"displayName"`
 	FailureReason      string   `json:"failureReason,omitempty"`
+	Forge              string   `json:"forge"`
 	MirrorError        string   `json:"mirrorError,omitempty"`
 	Network            string   `json:"network"`
 	ProjectID          string   `json:"projectId"`
+	PullRequests       string   `json:"pullRequests"`
 	Push               bool     `json:"push"`
 	RemovedAt          string   `json:"removedAt,omitempty"`
 	Repository         string   `json:"repository"`
@@ -178,7 +196,7 @@ type projectRemoved struct {
 
 func projectRemovedOf(r *core.RemovedProject) projectRemoved {
 	p := projectOf(r.Project)
-	return projectRemoved{ArchivedWorkspaces: append([]string{}, r.Archived...), DefaultBranch: p.DefaultBranch,
-		DisplayName: p.DisplayName, FailureReason: p.FailureReason, MirrorError: r.MirrorError, Network: p.Network,
-		ProjectID: p.ProjectID, Push: p.Push, RemovedAt: p.RemovedAt, Repository: p.Repository, State: p.State}
+	return projectRemoved{ArchivedWorkspaces: append([]string{}, r.Archived...), Credential: p.Credential,
+		DefaultBranch: p.DefaultBranch, DisplayName: p.DisplayName, FailureReason: p.FailureReason, Forge: p.Forge,
+		MirrorError: r.MirrorError, Network: p.Network, ProjectID: p.ProjectID, PullRequests: p.PullRequests, Push: p.Push, RemovedAt: p.RemovedAt, Repository: p.Repository, State: p.State}
 }
