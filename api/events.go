@@ -111,3 +111,14 @@ func (s *server) stopTurn(c *fiber.Ctx) error {
 	}
 	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"turnId": param(c, "turnId"), "running": running})
 }
+
+// openPullRequest is the Open pull request action (an extension): 200 with the
+// workspace, its pullRequest set when the branch had been pushed (else the next push
+// opens it); 409 pull_request_refused in the forge's words.
+func (s *server) openPullRequest(c *fiber.Ctx) error {
+	ws, err := s.svc.OpenPullRequest(c.UserContext(), account(c), param(c, "workspaceId"))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(fiber.Map{"workspace": toWorkspace(ws)})
+}

@@ -115,6 +115,7 @@ var routes = []route{
 	{"GET", "/workspaces/:workspaceId/messages", nil, (*server).listMessages},
 	{"GET", "/workspaces/:workspaceId/events", nil, (*server).listEvents},
 	{"POST", "/workspaces/:workspaceId/turns/:turnId/stop", nil, (*server).stopTurn},
+	{"POST", "/workspaces/:workspaceId/pull-request", nil, (*server).openPullRequest},
 	{"POST", "/workspaces/:workspaceId/approvals/:approvalId", nil, (*server).decideApproval},
 	{"POST", "/workspaces/:workspaceId/attachments", nil, (*server).uploadAttachment},
 	{"GET", "/projects", nil, (*server).listProjects},

@@ -29,14 +29,17 @@ type workspaceJSON struct {
 	StartedBy *authorJSON `json:"startedBy,omitempty"`
 	// Host (an extension) is the host whose hub runs a local workspace, its checkout
 	// on that host's disk; absent for remote providers and before a hub took it on.
-	Host         string        `json:"host,omitempty"`
-	StartupPhase string        `json:"startupPhase"`
-	RuntimeState string        `json:"runtimeState"`
-	AgentStatus  string        `json:"agentStatus"`
-	LatestSeq    int64         `json:"latestSeq"`
-	LastTurn     *lastTurnJSON `json:"lastTurn,omitempty"`
-	CreatedAt    int64         `json:"createdAt"`
-	UpdatedAt    int64         `json:"updatedAt"`
+	Host string `json:"host,omitempty"`
+	// PullRequest (an extension) is the pull request of the branch on the project's
+	// forge; absent before one is opened or found.
+	PullRequest  *core.PullRequestRef `json:"pullRequest,omitempty"`
+	StartupPhase string               `json:"startupPhase"`
+	RuntimeState string               `json:"runtimeState"`
+	AgentStatus  string               `json:"agentStatus"`
+	LatestSeq    int64                `json:"latestSeq"`
+	LastTurn     *lastTurnJSON        `json:"lastTurn,omitempty"`
+	CreatedAt    int64                `json:"createdAt"`
+	UpdatedAt    int64                `json:"updatedAt"`
 }
 
 type lastTurnJSON struct {
@@ -52,7 +55,7 @@ func toWorkspace(w *core.Workspace) workspaceJSON {
 		WorkspaceID: w.ID, ProviderID: w.ProviderID, ProjectID: w.ProjectID, Branch: w.Branch, BaseRef: w.BaseRef,
 		State: string(w.State), StatusCode: w.StatusCode, StatusDetail: w.StatusDetail, HeadCommit: w.HeadCommit, Pushed: pushed(w.LastPush), StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
 		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
-		Origin: w.Origin, StartedBy: toAuthor(w.StartedBy), Host: w.Host,
+		Origin: w.Origin, StartedBy: toAuthor(w.StartedBy), Host: w.Host, PullRequest: w.Pull.Ref(),
 	}
 	if lt := w.LastTurnInfo(); lt != nil {
 		out.LastTurn = &lastTurnJSON{TurnID: lt.TurnID, Outcome: string(lt.Outcome), CompletedAt: ms(lt.CompletedAt)}

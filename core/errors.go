@@ -132,6 +132,9 @@ const (
 	// CodeQuotaExceeded: the account is at one of its quotas (429, an extension: api.md
 	// leaves limits open).
 	CodeQuotaExceeded = "quota_exceeded"
+	// CodePullRequestRefused: the pull request cannot be opened: the project does not
+	// push or names no forge, or the forge refused (its words in the detail).
+	CodePullRequestRefused = "pull_request_refused"
 	// CodeImportInProgress: the runtime API's commits upload while another upload of
 	// the same workspace is being taken.
 	CodeImportInProgress = "commits_import_in_progress"

@@ -34,6 +34,8 @@ type eventBody struct {
 	// committed nothing, or the project does not push).
 	HeadCommit string `json:"headCommit,omitempty"`
 	Pushed     *bool  `json:"pushed,omitempty"`
+	// PullRequest is the branch's pull request after this turn's push (absent: none).
+	PullRequest *PullRequestRef `json:"pullRequest,omitempty"`
 }
 
 // eventHead are the fields every webhook event body starts with.

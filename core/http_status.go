@@ -31,7 +31,7 @@ var httpStatus = map[string]int{
 	CodeIdempotencyKeyReused: 409, CodeIdempotencyKeyReusedAsset: 409,
 	CodeWorkspaceNotAcceptingMessages: 409, CodeMessageNotDeliverable: 409, CodeWebhookLimitReached: 409, CodeProjectInUse: 409,
 	CodeRuntimeSuperseded: 409, CodeRuntimeStopped: 409, CodeTurnNotRunning: 409, CodeApprovalNotPending: 409,
-	CodeImportInProgress: 409,
+	CodeImportInProgress: 409, CodePullRequestRefused: 409,
 
 	CodeInternal: 500,
 

@@ -108,6 +108,9 @@ func (fx effects) turnCompleted(ws *Workspace, reply *Message, truncated bool, c
 	if commit.Pushed || commit.PushRefused {
 		eb.Pushed = &commit.Pushed
 	}
+	if commit.Pull != nil {
+		eb.PullRequest = commit.Pull.Ref()
+	}
 	body, err := json.Marshal(eb)
 	if err != nil {
 		return err

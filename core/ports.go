@@ -36,6 +36,7 @@ type Queries interface {
 	ChatStatusQueries
 	RetentionQueries
 	HostQueries
+	PullQueries
 
 	AccountQueries
 	ProjectQueries

@@ -437,6 +437,8 @@ func (r *RuntimeAPI) ReportTurn(ctx context.Context, rc RuntimeCaller, turnID st
 			tc.PushRefused, tc.PushError = true, err.Error()
 		} else {
 			tc.Pushed = true
+			pull, note := r.rt.pulls.afterPush(ctx, ws, p)
+			tc.Pull, tc.PullNote = pull, note
 		}
 	}
 	result := TurnResult{Outcome: rep.Outcome, Reply: rep.Reply, SessionID: rep.SessionID,

@@ -275,6 +275,8 @@ type Worker struct {
 	providers Providers
 	// host is this hub's host: the local workspaces it claims (host.go).
 	host HostConfig
+	// pulls open the workspaces' pull requests after their pushes.
+	pulls pullRequests
 }
 
 // runtimeStore is what Runtime reads and writes.

@@ -127,4 +127,8 @@ type TurnCommit struct {
 	// Failed: the commit itself failed (git refused, or its time ran out); the work
 	// stays in the checkout for the next turn's commit, and the head did not move.
 	Failed bool
+	// Pull is the workspace's pull request after the push (nil: not asked for), and
+	// PullNote the reply's line about it.
+	Pull     *WorkspacePull
+	PullNote string
 }

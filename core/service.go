@@ -46,6 +46,11 @@ type Deps struct {
 	Host HostConfig
 	// AppLimits are the app's session lifetimes.
 	AppLimits AppLimits
+	// Forges open pull requests on the projects' forges, by kind (nil: none).
+	Forges Forges
+	// PublicURL is where people reach the hub, for links to the app in what the hub
+	// writes elsewhere (pull requests); "" leaves them out.
+	PublicURL string
 }
 
 // Service is every use case of the hub, grouped by who calls them. A front-end holds
@@ -98,11 +103,13 @@ func NewService(d Deps) *Service {
 	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random}
 	o := outbox{kernel: k, statusEvery: d.Runtime.ChatStatusEvery}
 	lg := logger{d.Runtime.Log}
+	pulls := pullRequests{kernel: k, logger: lg, store: d.Store, forges: d.Forges, appURL: d.PublicURL,
+		checks: make(chan struct{}, maxPullChecks)}
 	rt := &Worker{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups, quotas: d.Quotas,
-		providers: d.Providers, host: d.Host}
+		providers: d.Providers, host: d.Host, pulls: pulls}
 	ws := &Workspaces{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror,
-		quotas: d.Quotas, host: d.Host}
+		quotas: d.Quotas, host: d.Host, pulls: pulls}
 	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, lg.log().Warn)
 	hooks := &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks}
 	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, webhooks: hooks}

@@ -126,6 +126,10 @@ func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessa
 		defer cancel()
 		prompt, _ := s.open(msg.SealedText, SealedMessageText.binding(ws.ID, msg.ID))
 		tc, err = s.machines.CommitTurn(commitCtx, ws, p, TurnCommitMessage(string(prompt), msg.TurnID, ws.ID, coAuthor))
+		if err == nil && tc.Pushed {
+			pull, note := s.pulls.afterPush(ctx, ws, p)
+			tc.Pull, tc.PullNote = pull, note
+		}
 	}
 	if err != nil {
 		s.log().Warn("commit turn", "workspace", ws.ID, "turn", msg.TurnID, "err", err)
@@ -168,6 +172,8 @@ func leftOutNote(left string) string {
 
 func pushOutcome(c TurnCommit, branch string) string {
 	switch {
+	case c.Pushed && c.PullNote != "":
+		return "\n\n---\nPushed to `" + branch + "` (" + shortSHA(c.SHA) + ").\n" + c.PullNote
 	case c.Pushed:
 		return "\n\n---\nPushed to `" + branch + "` (" + shortSHA(c.SHA) + ")."
 	case c.PushRefused:
@@ -319,6 +325,11 @@ func (s *Worker) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, us
 	}
 	if r.Commit.Committed {
 		cur.HeadCommit = r.Commit.SHA
+	}
+	if r.Commit.Pull != nil {
+		requested := cur.Pull.Requested
+		cur.Pull = *r.Commit.Pull
+		cur.Pull.Requested = requested
 	}
 	switch {
 	case r.Commit.Pushed:

@@ -128,6 +128,8 @@ type Workspace struct {
 	// checkout: only its hubs step the workspace. "" for a remote provider's, and for a
 	// local one no hub has claimed yet (host.go).
 	Host string
+	// Pull is the pull request of the workspace's branch (pull_request.go).
+	Pull WorkspacePull
 }
 
 // ClosedStates take no messages or uploads (behaviour.md); a workspace in any other

@@ -319,5 +319,8 @@ func (s *Workspaces) ListWorkspaces(ctx context.Context, acct *Account) ([]*Work
 // GetWorkspace returns one workspace of the account.
 func (s *Workspaces) GetWorkspace(ctx context.Context, acct *Account, id string) (*Workspace, error) {
 	ws, err := s.store.GetWorkspace(ctx, acct.ID, id)
+	if err == nil {
+		s.pulls.refreshSoon(ws)
+	}
 	return ws, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 }

@@ -16,6 +16,8 @@ type Workspaces struct {
 	quotas Quotas
 	// host records the host of the local workspaces created here (host.go).
 	host HostConfig
+	// pulls open pull requests when asked, and refresh their state when read.
+	pulls pullRequests
 }
 
 // workspacesStore is what Workspaces reads and writes.
@@ -28,4 +30,5 @@ type workspacesStore interface {
 	AssetQueries
 	TurnEventQueries
 	ApprovalQueries
+	PullQueries
 }

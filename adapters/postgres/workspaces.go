@@ -26,6 +26,12 @@ type workspaceRow struct {
 	StatusDetail        string              `db:"status_detail"`
 	HeadCommit          string              `db:"head_commit"`
 	LastPush            string              `db:"last_push"`
+	PullNumber          int64               `db:"pull_number"`
+	PullURL             string              `db:"pull_url"`
+	PullState           string              `db:"pull_state"`
+	PullError           string              `db:"pull_error"`
+	PullCheckedAt       sql.NullTime        `db:"pull_checked_at"`
+	PullRequested       bool                `db:"pull_requested"`
 	StartupPhase        string              `db:"startup_phase"`
 	RuntimeState        string              `db:"runtime_state"`
 	LatestSeq           int64               `db:"latest_seq"`
@@ -69,6 +75,8 @@ func (r *workspaceRow) core() *core.Workspace {
 		RuntimeSeenAt:  timePtr(r.RuntimeSeenAt),
 		LastActivityAt: r.LastActivityAt, StateChangedAt: r.StateChangedAt,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Host: r.Host.String,
+		Pull: core.WorkspacePull{Number: r.PullNumber, URL: r.PullURL, State: r.PullState, Error: r.PullError,
+			CheckedAt: timePtr(r.PullCheckedAt), Requested: r.PullRequested},
 	}
 }
 
@@ -80,6 +88,7 @@ const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id,
 	w.agent_session, w.checkout_path, w.lease_token, w.last_activity_at, w.state_changed_at,
 	w.runtime_started_at, w.runtime_starts, w.runtime_session, w.runtime_seen_at,
 	w.started_by_kind, w.started_by_id, w.started_by_name, w.started_by_member_id, w.host,
+	w.pull_number, w.pull_url, w.pull_state, w.pull_error, w.pull_checked_at, w.pull_requested,
 	EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'
 	        AND m.status IN ('pending', 'delivered')) AS open_messages
 	FROM workspaces w `
