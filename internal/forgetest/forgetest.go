@@ -229,7 +229,7 @@ func Push(t testing.TB, cloneURL, user, token, branch string) (string, error) {
 	if err := os.WriteFile(filepath.Join(work, "pushed.txt"), []byte(branch+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"checkout", "--quiet", "-b", branch}, {"add", "pushed.txt"}, {"commit", "--quiet", "-m", "Push " + branch}} {
+	for _, args := range [][]string{{"checkout", "--quiet", "-B", branch}, {"add", "pushed.txt"}, {"commit", "--quiet", "-m", "Push " + branch}} {
 		if out, err := git(work, args...); err != nil {
 			t.Fatalf("forgetest: git %s: %v: %s", args[0], err, out)
 		}

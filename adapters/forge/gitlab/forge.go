@@ -230,7 +230,7 @@ func message(resp *gl.ErrorResponse) string {
 		Error   string `json:"error"`
 	}
 	if json.Unmarshal(resp.Body, &body) == nil {
-		if s := words(body.Message); s != "" {
+		if s := words(body.Message, "; "); s != "" {
 			return s
 		}
 		if body.Error != "" {
@@ -240,22 +240,24 @@ func message(resp *gl.ErrorResponse) string {
 	return fmt.Sprintf("%d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 }
 
-func words(v any) string {
+// words puts a message in words: an array's sentences joined by sep, an object's
+// fields each followed by its sentences ("title can't be blank, is too long").
+func words(v any, sep string) string {
 	switch v := v.(type) {
 	case string:
 		return v
 	case []any:
 		var parts []string
 		for _, e := range v {
-			if s := words(e); s != "" {
+			if s := words(e, sep); s != "" {
 				parts = append(parts, s)
 			}
 		}
-		return strings.Join(parts, "; ")
+		return strings.Join(parts, sep)
 	case map[string]any:
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(v)) {
-			if s := words(v[k]); s != "" {
+			if s := words(v[k], ", "); s != "" {
 				parts = append(parts, k+" "+s)
 			}
 		}

@@ -331,6 +331,16 @@ func (s *Server) Unexpected() []string {
 	return slices.Clone(s.unexpected)
 }
 
+// TakeUnexpected returns the requests for routes the fake does not serve and forgets
+// them: a test that asks for one on purpose takes it, so its end does not fail.
+func (s *Server) TakeUnexpected() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.unexpected
+	s.unexpected = nil
+	return u
+}
+
 // The documentation URLs GitHub puts in its error bodies.
 const (
 	docRoot       = "https://docs.github.com/rest"

@@ -250,6 +250,16 @@ func (s *Server) Unexpected() []string {
 	return slices.Clone(s.unexpected)
 }
 
+// TakeUnexpected returns the requests for routes the fake does not serve and forgets
+// them: a test that asks for one on purpose takes it, so its end does not fail.
+func (s *Server) TakeUnexpected() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.unexpected
+	s.unexpected = nil
+	return u
+}
+
 func reply(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-Id", fmt.Sprintf("FAKE%d", time.Now().UnixNano()))
