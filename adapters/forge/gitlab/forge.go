@@ -75,7 +75,10 @@ func (f *Forge) client(ctx context.Context, p *core.Project) (*gl.Client, projec
 	if hc == nil {
 		hc = defaultClient
 	}
-	c, err := gl.NewClient(token, gl.WithBaseURL(base), gl.WithHTTPClient(hc), gl.WithoutRetries(), gl.WithUserAgent("wshub"))
+	// A copy: client-go sets options on the client it is given (a cookie jar, a
+	// transport's interceptors), and this one is shared.
+	own := *hc
+	c, err := gl.NewClient(token, gl.WithBaseURL(base), gl.WithHTTPClient(&own), gl.WithoutRetries(), gl.WithUserAgent("wshub"))
 	if err != nil {
 		return nil, project{}, fmt.Errorf("gitlab: client for %s: %w", base, err)
 	}

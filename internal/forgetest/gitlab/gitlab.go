@@ -107,13 +107,15 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("GET /api/v4/projects/{id}/merge_requests/{iid}", s.getMR)
 	mux.HandleFunc("PUT /api/v4/projects/{id}/merge_requests/{iid}", s.updateMR)
 	mux.HandleFunc("/", s.gitOrUnknown)
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// The URL is known before the first request is served: handlers render it.
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI())
 		s.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	}))
-	s.URL = s.srv.URL
+	s.URL = "http://" + s.srv.Listener.Addr().String()
+	s.srv.Start()
 	t.Cleanup(func() {
 		s.srv.Close()
 		if u := s.Unexpected(); len(u) > 0 {
