@@ -12,7 +12,9 @@
 // request already exists, no commits between, a head or base that is not a branch).
 //
 // Every repository is private: a token sees only the repositories it was granted
-// (Grant, or an App installation's), and an unknown token is 401. A route the fake
+// (Grant, or an App installation's), and an unknown or expired token is 401 "Bad
+// credentials". Without a token a read is 404 (GitHub does not say a private
+// repository exists) and a write 401 "Requires authentication". A route the fake
 // does not know is answered 404 and recorded; the test fails at its end if there was
 // one, so an adapter that calls more of GitHub than the hub means to is caught.
 //

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	gh "github.com/google/go-github/v89/github"
+
 	"github.com/wshub/wshub/internal/forgetest/github"
 )
 
@@ -205,5 +207,19 @@ func TestARouteTheFakeDoesNotServeIs404AndRecorded(t *testing.T) {
 	want := []string{"GET /api/v3/repos/acme/widgets", "DELETE /api/v3/repos/acme/widgets/pulls", "GET /api/v3/user"}
 	if got := s.TakeUnexpected(); !reflect.DeepEqual(got, want) {
 		t.Errorf("expected %q recorded, got %q", want, got)
+	}
+}
+
+func TestGoGitHubReachesTheFakeAsAGitHubEnterpriseServer(t *testing.T) {
+	s := github.Start(t)
+	s.NewRepo(t, "acme", "widgets")
+	s.Grant("ghp_reader", "acme", "widgets", github.Read)
+	c, err := gh.NewClient(gh.WithEnterpriseURLs(s.URL, s.URL), gh.WithAuthToken("ghp_reader"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prs, _, err := c.PullRequests.List(t.Context(), "acme", "widgets", &gh.PullRequestListOptions{State: "all"})
+	if err != nil || len(prs) != 0 {
+		t.Fatalf("expected an empty list, got %v, %v", prs, err)
 	}
 }
