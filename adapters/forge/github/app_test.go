@@ -14,10 +14,14 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/adapters/forge/github"
+	"github.com/wshub/wshub/adapters/gitrepo"
 	"github.com/wshub/wshub/core"
 	fake "github.com/wshub/wshub/internal/forgetest"
 	fakegithub "github.com/wshub/wshub/internal/forgetest/github"
 )
+
+// The hub's git takes its installation tokens from Apps.
+var _ gitrepo.Apps = (*github.Apps)(nil)
 
 const (
 	appID          = 42
