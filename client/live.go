@@ -93,3 +93,18 @@ func (c *Client) DecideApproval(ctx context.Context, workspaceID, approvalID str
 	}
 	return &out, nil
 }
+
+// OpenPullRequest asks for the workspace branch's pull request on a project whose
+// pull requests are off (an extension). The workspace comes back with PullRequest set
+// when the branch had reached the repository; otherwise its next push opens it. A
+// refusal is an *Error with code pull_request_refused, in the forge's words.
+func (c *Client) OpenPullRequest(ctx context.Context, workspaceID string) (*Workspace, error) {
+	var out struct {
+		Workspace Workspace `json:"workspace"`
+	}
+	if _, err := c.do(ctx, request{method: http.MethodPost,
+		path: "/v1/api/workspaces/" + url.PathEscape(workspaceID) + "/pull-request"}, &out); err != nil {
+		return nil, err
+	}
+	return &out.Workspace, nil
+}

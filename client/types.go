@@ -36,6 +36,16 @@ type Workspace struct {
 	// Host (an extension): the host whose hub runs a local workspace, its checkout on
 	// that host's disk ("" for remote providers, and before a hub took it on).
 	Host string `json:"host,omitempty"`
+	// PullRequest (an extension): the branch's pull request on the project's forge
+	// (nil: none opened or found yet).
+	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+}
+
+// PullRequest is a pull (merge) request on the project's forge, as the hub last saw it.
+type PullRequest struct {
+	URL    string `json:"url"`
+	Number int64  `json:"number"`
+	State  string `json:"state"` // open, merged or closed
 }
 
 // LastTurn is the most recent finished turn (api.md 2.2).

@@ -66,7 +66,8 @@ type Forge interface {
 	FindPullRequest(ctx context.Context, p *Project, head string) (*PullRequest, error)
 	// OpenPullRequest opens one.
 	OpenPullRequest(ctx context.Context, p *Project, c PullRequestChange) (*PullRequest, error)
-	// UpdatePullRequest sets an open pull request's title and body.
+	// UpdatePullRequest sets an open pull request's body, and its title unless title
+	// is empty (a reviewer's edit of the title is kept).
 	UpdatePullRequest(ctx context.Context, p *Project, number int64, title, body string) (*PullRequest, error)
 	// GetPullRequest reads one by number.
 	GetPullRequest(ctx context.Context, p *Project, number int64) (*PullRequest, error)

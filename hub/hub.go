@@ -21,6 +21,8 @@ import (
 
 	"github.com/wshub/wshub/adapters/agents"
 	"github.com/wshub/wshub/adapters/assets"
+	"github.com/wshub/wshub/adapters/forge/github"
+	"github.com/wshub/wshub/adapters/forge/gitlab"
 	"github.com/wshub/wshub/adapters/gitrepo"
 	"github.com/wshub/wshub/adapters/kube"
 	"github.com/wshub/wshub/adapters/machines"
@@ -151,7 +153,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		return nil, fmt.Errorf("WSHUB_COMMIT_AUTHOR: %w", err)
 	}
 	// Each project's git uses its own credential; the hub-wide one is the fallback.
-	creds := &gitrepo.ProjectCredentials{KeyDir: filepath.Join(cfg.DataDir, "keys")}
+	creds := &gitrepo.ProjectCredentials{KeyDir: filepath.Join(cfg.DataDir, "keys"), Apps: &github.Apps{}}
 	if token := cmp.Or(cfg.GitHTTPSToken, strings.TrimSpace(cfg.GitHTTPSTokenFile)); token != "" || cfg.GitSSHKeyFile != "" {
 		creds.Fallback = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
 	}
@@ -224,6 +226,12 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Wakeups:   fanout,
 		Diffs:     &gitrepo.BranchDiffs{Checkouts: filepath.Join(cfg.DataDir, "workspaces"), Branches: filepath.Join(cfg.DataDir, "branches")},
 		AppLimits: core.AppLimits{Idle: cfg.AppSessionIdle, Max: cfg.AppSessionMax},
+		// Pull requests go through each forge's own client, with the project's token.
+		Forges: core.Forges{
+			core.ForgeGitHub: &github.Forge{Token: creds.Token},
+			core.ForgeGitLab: &gitlab.Forge{Token: creds.Token},
+		},
+		PublicURL: cfg.PublicURL,
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
 			RunningTurns: cfg.MaxRunningTurns},
 		// A hub whose worker does not run leaves the host of what it creates to the claim.

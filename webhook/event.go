@@ -40,6 +40,9 @@ type Event struct {
 	// branch, and whether it reached the project's repository (nil: no push tried).
 	HeadCommit string `json:"headCommit,omitempty"`
 	Pushed     *bool  `json:"pushed,omitempty"`
+	// PullRequest extends it too: the branch's pull request after the turn's push
+	// (nil: none opened or kept).
+	PullRequest *PullRequest `json:"pullRequest,omitempty"`
 	// The approval asked for (TypeApprovalRequested): decide it with POST
 	// /v1/api/workspaces/{workspaceId}/approvals/{approvalId} before ExpiresAt (Unix
 	// milliseconds), after which it is denied.
@@ -96,4 +99,11 @@ func ConstructEvent(body []byte, header, secret string) (Event, error) {
 		return Event{}, fmt.Errorf("%w: %w", ErrInvalidPayload, err)
 	}
 	return ev, nil
+}
+
+// PullRequest is a pull (merge) request on the project's forge, as the hub last saw it.
+type PullRequest struct {
+	URL    string `json:"url"`
+	Number int64  `json:"number"`
+	State  string `json:"state"` // open, merged or closed
 }

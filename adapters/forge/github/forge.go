@@ -138,7 +138,11 @@ func (f *Forge) UpdatePullRequest(ctx context.Context, p *core.Project, number i
 	if err != nil {
 		return nil, err
 	}
-	pr, _, err := c.PullRequests.Edit(ctx, r.owner, r.name, int(number), &gh.PullRequest{Title: &title, Body: &body})
+	edit := &gh.PullRequest{Body: &body}
+	if title != "" {
+		edit.Title = &title
+	}
+	pr, _, err := c.PullRequests.Edit(ctx, r.owner, r.name, int(number), edit)
 	if err != nil {
 		return nil, refusal(err, r)
 	}

@@ -143,16 +143,18 @@ func (f *Forge) UpdatePullRequest(ctx context.Context, p *core.Project, number i
 	if err != nil {
 		return nil, err
 	}
-	cur, _, err := c.MergeRequests.GetMergeRequest(pr.path, number, nil, gl.WithContext(ctx))
-	if err != nil {
-		return nil, refusal(err, pr)
+	opts := &gl.UpdateMergeRequestOptions{Description: &body}
+	if title != "" {
+		cur, _, err := c.MergeRequests.GetMergeRequest(pr.path, number, nil, gl.WithContext(ctx))
+		if err != nil {
+			return nil, refusal(err, pr)
+		}
+		if (cur.Draft || draftTitle.MatchString(cur.Title)) && !draftTitle.MatchString(title) {
+			title = draftPrefix + title
+		}
+		opts.Title = &title
 	}
-	if (cur.Draft || draftTitle.MatchString(cur.Title)) && !draftTitle.MatchString(title) {
-		title = draftPrefix + title
-	}
-	m, _, err := c.MergeRequests.UpdateMergeRequest(pr.path, number, &gl.UpdateMergeRequestOptions{
-		Title: &title, Description: &body,
-	}, gl.WithContext(ctx))
+	m, _, err := c.MergeRequests.UpdateMergeRequest(pr.path, number, opts, gl.WithContext(ctx))
 	if err != nil {
 		return nil, refusal(err, pr)
 	}

@@ -1,0 +1,189 @@
+package hub_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
+	ghfake "github.com/wshub/wshub/internal/forgetest/github"
+)
+
+// A project set to open draft pull requests on GitHub (the fake, through go-github):
+// the first push opens one from the workspace's branch, the reply, the status and the
+// webhook event carry it; a second turn's push updates its body and opens no second;
+// a merge on the forge shows as merged when the workspace is read; and a lost record
+// followed by Open pull request adopts the existing one instead of opening another.
+func TestAPushOpensThenUpdatesOnePullRequest(t *testing.T) {
+	t.Parallel()
+	h := startDelivering(t, hubtest.WithPublicURL("https://hub.example.com"))
+	ctx := context.Background()
+	gh := ghfake.Start(t)
+	const token = "ghp_projectToken_pr1"
+	repo := gh.NewRepo(t, "acme", "app")
+	gh.Grant(token, "acme", "app", ghfake.Write)
+	forge, mode := core.ForgeGitHub, core.PullRequestsDraft
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
+		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode,
+			Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+		t.Fatalf("project: %s %v %s", p.State, err, p.FailureReason)
+	}
+	rc := hubtest.NewReceiver(t, nil)
+	addWebhook(t, h, h.Key, rc.URL)
+
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
+		"prompt": "write result\nand say why"}).Expect(t, 201, "")
+	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
+	pulls := gh.Pulls("acme", "app")
+	if len(pulls) != 1 {
+		t.Fatalf("expected one pull request, got %+v", pulls)
+	}
+	pr := pulls[0]
+	if pr.Head != ws["branch"] || pr.Base != "main" || pr.Title != "write result" || !pr.Draft {
+		t.Errorf("pull request: head %q base %q title %q draft %v", pr.Head, pr.Base, pr.Title, pr.Draft)
+	}
+	for _, want := range []string{id, "https://hub.example.com/app/workspaces/" + id, "1. write result"} {
+		if !strings.Contains(pr.Body, want) {
+			t.Errorf("expected the body to hold %q:\n%s", want, pr.Body)
+		}
+	}
+	url := gh.URL + "/acme/app/pull/1"
+	msgs, _ := messages(t, h, id)
+	if !strings.Contains(msgs[1].Text, "Opened pull request #1: "+url) {
+		t.Errorf("expected the reply to carry the pull request, got %q", msgs[1].Text)
+	}
+	if got, _ := ws["pullRequest"].(map[string]any); got["url"] != url || got["number"] != float64(1) || got["state"] != "open" {
+		t.Errorf("expected the status's pullRequest, got %v", ws["pullRequest"])
+	}
+	if ev := rc.Wait(t, 1)[0].Event; ev.PullRequest == nil || ev.PullRequest.URL != url || ev.PullRequest.State != "open" {
+		t.Errorf("expected the event's pullRequest, got %+v", ev.PullRequest)
+	}
+
+	// A second turn's push updates the body; still one pull request.
+	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "write second"}).Expect(t, 200, "")
+	waitFor(t, h, id, "idle after the second turn", idleAfterTurns(2))
+	if pulls = gh.Pulls("acme", "app"); len(pulls) != 1 || !strings.Contains(pulls[0].Body, "2. write second") || pulls[0].Title != "write result" {
+		t.Fatalf("expected the one pull request's body updated, got %+v", pulls)
+	}
+	if msgs, _ = messages(t, h, id); !strings.Contains(msgs[3].Text, "Updated pull request #1: "+url) {
+		t.Errorf("expected the second reply to say it updated, got %q", msgs[3].Text)
+	}
+
+	// Merged on the forge: a read after the minute shows it (the check is moved back
+	// a minute instead of waiting for one).
+	gh.Merge("acme", "app", 1)
+	if _, err := h.PG().DB().ExecContext(ctx, `UPDATE workspaces SET pull_checked_at = now() - interval '2 minutes' WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, h, id, "the merge seen", func(ws map[string]any) bool {
+		got, _ := ws["pullRequest"].(map[string]any)
+		return got["state"] == "merged"
+	})
+
+	// The record lost (a crash between the forge's answer and the store): asking
+	// again finds the existing one by its head; no second is opened.
+	if _, err := h.PG().DB().ExecContext(ctx, `UPDATE workspaces SET pull_number = 0, pull_url = '', pull_state = '' WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	r = h.Call("POST", "/v1/api/workspaces/"+id+"/pull-request", h.Key, nil).Expect(t, 200, "")
+	if got, _ := r.Body["workspace"].(map[string]any)["pullRequest"].(map[string]any); got["number"] != float64(1) || got["state"] != "merged" {
+		t.Errorf("expected the existing pull request adopted, got %v", got)
+	}
+	if pulls = gh.Pulls("acme", "app"); len(pulls) != 1 {
+		t.Errorf("expected still one pull request, got %d", len(pulls))
+	}
+}
+
+// A project reached through a GitHub App: the hub mints an installation token for its
+// mirror, its push and its pull request, and reuses it (one minted); the App's key is
+// sealed like any credential.
+func TestAGitHubAppProjectIsReachedWithOneInstallationToken(t *testing.T) {
+	t.Parallel()
+	h := startDelivering(t)
+	ctx := context.Background()
+	gh := ghfake.Start(t)
+	repo := gh.NewRepo(t, "acme", "service")
+	key := gh.NewApp(t, 4242)
+	gh.Install(4242, 99, ghfake.Write, "acme/service")
+	forge, mode := core.ForgeGitHub, core.PullRequestsReady
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
+		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode, Credential: &core.ProjectCredential{
+			Kind: core.CredentialGitHubApp, AppID: 4242, InstallationID: 99, AppKey: string(key)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+		t.Fatalf("expected the App's token to mirror the repository: %s %v %s", p.State, err, p.FailureReason)
+	}
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
+		"prompt": "write result"}).Expect(t, 201, "")
+	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	pulls := gh.Pulls("acme", "service")
+	if len(pulls) != 1 || pulls[0].Draft || pulls[0].Author == "" {
+		t.Fatalf("expected one ready pull request opened by the App, got %+v", pulls)
+	}
+	if n := gh.TokensMinted(99); n != 1 {
+		t.Errorf("expected one installation token for the mirror, the push and the pull request, got %d", n)
+	}
+	var sealed []byte
+	if err := h.PG().DB().GetContext(ctx, &sealed, `SELECT credential_sealed FROM projects WHERE id = $1`, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(sealed), "PRIVATE KEY") {
+		t.Error("the App's private key is stored in the clear")
+	}
+}
+
+// A forge's refusal is shown in its words in the reply, kept on the workspace, and not
+// retried by itself: here the base branch is gone from the repository after the
+// project was added, so GitHub will not open a pull request into it.
+func TestAForgesRefusalIsShownInItsWords(t *testing.T) {
+	t.Parallel()
+	h := startDelivering(t)
+	ctx := context.Background()
+	gh := ghfake.Start(t)
+	const token = "ghp_projectToken_refused"
+	repo := gh.NewRepo(t, "acme", "gone")
+	gh.Grant(token, "acme", "gone", ghfake.Write)
+	forge, mode := core.ForgeGitHub, core.PullRequestsReady
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
+		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode,
+			Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+		t.Fatalf("project: %s %v %s", p.State, err, p.FailureReason)
+	}
+	// A first turn that changes nothing (no push) sets the workspace up from main.
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
+		"prompt": "hello"}).Expect(t, 201, "")
+	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	hubtest.Git(t, gh.BareRepo("acme", "gone"), "update-ref", "-d", "refs/heads/main")
+	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "write result"}).Expect(t, 200, "")
+	ws := waitFor(t, h, id, "idle", idleAfterTurns(2))
+	msgs, _ := messages(t, h, id)
+	if !strings.Contains(msgs[3].Text, "Could not open a pull request: Validation Failed") || strings.Contains(msgs[3].Text, token) {
+		t.Errorf("expected GitHub's refusal in words, got %q", msgs[3].Text)
+	}
+	if ws["pushed"] != true || ws["pullRequest"] != nil || len(gh.Pulls("acme", "gone")) != 0 {
+		t.Errorf("expected the branch pushed and no pull request, got %v", ws)
+	}
+	var kept string
+	if err := h.PG().DB().GetContext(ctx, &kept, `SELECT pull_error FROM workspaces WHERE id = $1`, id); err != nil || !strings.Contains(kept, "Validation Failed") {
+		t.Errorf("expected the refusal kept on the workspace, got %q %v", kept, err)
+	}
+	// Asking by hand says the same, as a 409 in words.
+	r = h.Call("POST", "/v1/api/workspaces/"+id+"/pull-request", h.Key, nil).Expect(t, 409, "pull_request_refused")
+	if msg, _ := r.Body["detail"].(string); !strings.Contains(msg, "Validation Failed") {
+		t.Errorf("expected the forge's words in the 409, got %v", r.Body)
+	}
+}
