@@ -31,7 +31,8 @@ const (
 	// exitPushRefused: the turn completed, but the project's repository refused the
 	// push, so its commits are on the hub's copy of the branch only.
 	exitPushRefused = 6
-	exitUsage       = 64
+	// exitPullPending (7, apicmd_pr.go): a pull request asked for, not open yet.
+	exitUsage = 64
 )
 
 // stdin is where "-" reads a prompt from (tests replace it).
@@ -50,6 +51,7 @@ var apiCommands = map[string]apiCommand{
 		`git diff | wshub ws send ws_123 - --wait`, wsSend},
 	"ws get":      {"wshub ws get ID [--json]", "wshub ws get ws_123", wsGet},
 	"ws list":     {"wshub ws list [--json]", "wshub ws list", wsList},
+	"ws pr":       {"wshub ws pr ID|--branch B [--json]", `url=$(wshub ws pr --branch "ci/$CI_COMMIT_SHORT_SHA")`, wsPR},
 	"ws messages": {"wshub ws messages ID [--after N] [--follow] [--json]", "wshub ws messages ws_123 --follow", wsMessages},
 	"projects":    {"wshub projects [--json]", "wshub projects", listProjects},
 	"agents":      {"wshub agents [--json]", "wshub agents", listAgents},
@@ -147,7 +149,9 @@ func groupUsage(group string) string {
 }
 
 // parseArgs parses flags that may come before or after the positional arguments.
-func parseArgs(fs *flag.FlagSet, args []string, positional int) ([]string, bool) {
+// positionals parses flags given before, between or after the arguments, and returns
+// the arguments.
+func positionals(fs *flag.FlagSet, args []string) ([]string, bool) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -155,10 +159,17 @@ func parseArgs(fs *flag.FlagSet, args []string, positional int) ([]string, bool)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			break
+			return pos, true
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
+	}
+}
+
+func parseArgs(fs *flag.FlagSet, args []string, positional int) ([]string, bool) {
+	pos, ok := positionals(fs, args)
+	if !ok {
+		return nil, false
 	}
 	if len(pos) != positional {
 		fmt.Fprintf(fs.Output(), "expected %d argument(s), got %d\n", positional, len(pos))

@@ -152,9 +152,13 @@ func (e *apiEnv) showWorkspaces(list []client.Workspace) {
 		if w.Pushed != nil {
 			push = map[bool]string{true: "pushed", false: "refused"}[*w.Pushed]
 		}
-		rows[i] = []string{w.WorkspaceID, w.State, w.AgentStatus, w.Branch, last, push, w.CreatedAt.Time().UTC().Format(time.RFC3339)}
+		pull := "-"
+		if pr := w.PullRequest; pr != nil {
+			pull = "#" + strconv.FormatInt(pr.Number, 10) + " " + pr.State
+		}
+		rows[i] = []string{w.WorkspaceID, w.State, w.AgentStatus, w.Branch, last, push, pull, w.CreatedAt.Time().UTC().Format(time.RFC3339)}
 	}
-	e.table("WORKSPACE\tSTATE\tAGENT\tBRANCH\tLAST TURN\tPUSH\tCREATED", rows)
+	e.table("WORKSPACE\tSTATE\tAGENT\tBRANCH\tLAST TURN\tPUSH\tPULL REQUEST\tCREATED", rows)
 }
 
 func wsMessages(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string) int {
