@@ -164,6 +164,15 @@ func (s *Chat) ThreadStatus(ctx context.Context, sess *ChatSession) (*ChatStatus
 	return &ChatStatus{Workspace: ws, Project: p, Queued: n}, nil
 }
 
+// ThreadPullRequest is the `pr` command: the Open pull request action on the thread's
+// workspace.
+func (s *Chat) ThreadPullRequest(ctx context.Context, sess *ChatSession) (*Workspace, error) {
+	if sess.Thread == nil {
+		return nil, Errorf(CodeChatNoWorkspace, "this thread has no workspace")
+	}
+	return s.workspaces.OpenPullRequest(ctx, sess.Account, sess.Thread.WorkspaceID)
+}
+
 // ArchiveThread archives the thread's workspace.
 func (s *Chat) ArchiveThread(ctx context.Context, sess *ChatSession) (*Workspace, error) {
 	if sess.Thread == nil {

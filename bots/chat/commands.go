@@ -9,7 +9,7 @@ import (
 )
 
 // The bot commands, the same on every platform: a mention of the bot followed by
-// `help`, `use <project>`, `follow all|mentions`, `status` or `archive`. Each platform
+// `help`, `use <project>`, `follow all|mentions`, `status`, `pr` or `archive`. Each platform
 // shows the answers in its own markup (Platform.Markup).
 
 // Threads is what the commands ask of core's chat use cases.
@@ -18,6 +18,7 @@ type Threads interface {
 	SetFollow(ctx context.Context, sess *core.ChatSession, all bool) error
 	ThreadStatus(ctx context.Context, sess *core.ChatSession) (*core.ChatStatus, error)
 	ArchiveThread(ctx context.Context, sess *core.ChatSession) (*core.Workspace, error)
+	ThreadPullRequest(ctx context.Context, sess *core.ChatSession) (*core.Workspace, error)
 }
 
 // Command runs text as a bot command and says its answer, or its refusal, in the
@@ -47,7 +48,7 @@ func parseCommand(text string) (word, arg string, ok bool) {
 	word = strings.ToLower(fields[0])
 	rest := strings.TrimSpace(strings.TrimPrefix(text, fields[0]))
 	switch word {
-	case "help", "status", "archive":
+	case "help", "status", "archive", "pr":
 		return word, "", rest == ""
 	case "use":
 		return word, rest, len(fields) == 2
@@ -84,6 +85,12 @@ func (h *Handling) run(ctx context.Context, svc Threads, sess *core.ChatSession,
 			return "", err
 		}
 		return p.ThreadStatus(st), nil
+	case "pr":
+		ws, err := svc.ThreadPullRequest(ctx, sess)
+		if err != nil {
+			return "", err
+		}
+		return p.PullRequestAnswer(ws), nil
 	case "archive":
 		ws, err := svc.ArchiveThread(ctx, sess)
 		if err != nil {
@@ -103,6 +110,7 @@ func (p Platform) Help(self string) string {
 		m + p.Italic("more") + " in that thread sends the agent another message.",
 		m + "`follow all` takes every " + p.Followed + " in the thread as a message; `follow mentions` undoes it.",
 		m + "`status` shows the workspace's state, branch, agent, model and queued messages.",
+		m + "`pr` opens a pull request from the workspace's branch (or links the one open).",
 		m + "`archive` archives the thread's workspace.",
 		m + "`use` " + p.Italic("project") + " sets this channel's project for new workspaces.",
 		m + "`help` shows this.",
@@ -114,7 +122,21 @@ func (p Platform) Help(self string) string {
 // text, shown as written.
 func (p Platform) ThreadStatus(st *core.ChatStatus) string {
 	ws := st.Workspace
-	return fmt.Sprintf("Workspace %s is %s (agent %s).\nProject %s, branch %s.\nAgent %s, model %s.\nQueued messages: %d.",
+	s := fmt.Sprintf("Workspace %s is %s (agent %s).\nProject %s, branch %s.\nAgent %s, model %s.\nQueued messages: %d.",
 		p.Code(ws.ID), p.Bold(string(ws.State)), ws.AgentStatus(), p.Bold(p.Literal(st.Project.DisplayName)),
 		p.Code(ws.Branch), AgentName(ws.Agent), p.Code(ws.Model), st.Queued)
+	if pr := ws.Pull.Ref(); pr != nil {
+		s += fmt.Sprintf("\nPull request #%d (%s): %s", pr.Number, pr.State, pr.URL)
+	}
+	return s
+}
+
+// PullRequestAnswer is the `pr` answer: the pull request's link, or that the branch's
+// next push opens it.
+func (p Platform) PullRequestAnswer(ws *core.Workspace) string {
+	pr := ws.Pull.Ref()
+	if pr == nil {
+		return "Asked for: the next push of branch " + p.Code(ws.Branch) + " opens a pull request, and I'll link it here."
+	}
+	return fmt.Sprintf("Pull request #%d (%s): %s", pr.Number, pr.State, pr.URL)
 }

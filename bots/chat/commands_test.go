@@ -15,6 +15,7 @@ type threads struct {
 	project *core.Project
 	status  *core.ChatStatus
 	archive *core.Workspace
+	pull    *core.Workspace
 	err     error
 	follow  []bool // SetFollow's calls
 }
@@ -34,6 +35,10 @@ func (t *threads) ThreadStatus(context.Context, *core.ChatSession) (*core.ChatSt
 
 func (t *threads) ArchiveThread(context.Context, *core.ChatSession) (*core.Workspace, error) {
 	return t.archive, t.err
+}
+
+func (t *threads) ThreadPullRequest(context.Context, *core.ChatSession) (*core.Workspace, error) {
+	return t.pull, t.err
 }
 
 func handlingOn(p Platform) *Handling {
@@ -95,7 +100,9 @@ func TestParseCommand(t *testing.T) {
 func TestCommandAnswersShowPeoplesTextAsWritten(t *testing.T) {
 	const model = "m`**x**<!here>_y_"
 	ws := &core.Workspace{ID: "ws_1", State: core.StateReady, Branch: "feat/x", Agent: "agent_1", Model: model, LastTurnID: "t1"}
-	svc := &threads{project: &core.Project{DisplayName: "<!channel> *web*_[x]"}, archive: ws,
+	opened := *ws
+	opened.Pull = core.WorkspacePull{Number: 12, URL: "https://github.com/acme/web/pull/12", State: core.PullRequestOpen}
+	svc := &threads{project: &core.Project{DisplayName: "<!channel> *web*_[x]"}, archive: ws, pull: &opened,
 		status: &core.ChatStatus{Workspace: ws, Project: &core.Project{DisplayName: "<!channel> *web*_[x]"}, Queued: 2}}
 	for _, c := range []struct {
 		p          Platform
@@ -113,6 +120,8 @@ func TestCommandAnswersShowPeoplesTextAsWritten(t *testing.T) {
 		{Discord, "follow mentions", "I'll only take messages that mention <@U0BOT> in this thread."},
 		{Slack, "archive", "Archiving workspace `ws_1` (branch `feat/x`). Start a new thread to work again."},
 		{Discord, "archive", "Archiving workspace `ws_1` (branch `feat/x`). Start a new thread to work again."},
+		{Slack, "pr", "Pull request #12 (open): https://github.com/acme/web/pull/12"},
+		{Discord, "pr", "Pull request #12 (open): https://github.com/acme/web/pull/12"},
 	} {
 		handled, said, err := say(t, c.p, svc, c.text)
 		if !handled || err != nil || said != c.want {
@@ -141,14 +150,27 @@ func TestCommandHelpIsInThePlatformsMarkup(t *testing.T) {
 			"`/workspace` does the same.", "• <@U0BOT> `follow all` takes every message in the thread", "• <@U0BOT> `use` *project* sets"}},
 	} {
 		_, said, _ := say(t, c.p, &threads{}, "help")
-		if said != c.p.Help("U0BOT") || strings.Count(said, "\n") != 7 {
-			t.Errorf("%s: expected the eight lines of help, got %q", c.p.Team, said)
+		if said != c.p.Help("U0BOT") || strings.Count(said, "\n") != 8 {
+			t.Errorf("%s: expected the nine lines of help, got %q", c.p.Team, said)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(said, w) {
 				t.Errorf("%s: expected the help to say %q, got %q", c.p.Team, w, said)
 			}
 		}
+	}
+}
+
+// pr before the branch is pushed says the next push opens it; a forge's refusal is
+// said in its words.
+func TestThePRCommand(t *testing.T) {
+	ws := &core.Workspace{ID: "ws_1", Branch: "feat/x"}
+	if _, said, _ := say(t, Slack, &threads{pull: ws}, "pr"); said != "Asked for: the next push of branch `feat/x` opens a pull request, and I'll link it here." {
+		t.Errorf("expected the pending answer, got %q", said)
+	}
+	refused := &threads{err: core.Errorf(core.CodePullRequestRefused, "Resource not accessible by integration (HTTP 403)")}
+	if _, said, _ := say(t, Discord, refused, "pr"); said != "I couldn't open a pull request: Resource not accessible by integration (HTTP 403)" {
+		t.Errorf("expected the forge's words, got %q", said)
 	}
 }
 

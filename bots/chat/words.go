@@ -108,6 +108,10 @@ func (p Platform) Refusal(err error) string {
 		if code == core.CodeBranchInUse {
 			return "That branch is already used by another workspace."
 		}
+		if code == core.CodePullRequestRefused {
+			// The detail is the forge's words, or what the project lacks.
+			return "I couldn't open a pull request: " + ce.Detail
+		}
 		if code == core.CodeQuotaExceeded {
 			// The detail names the limit and how to get more, and nothing internal.
 			return "That would go over this team's quota, so it wasn't taken: " + ce.Detail
