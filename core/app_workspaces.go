@@ -355,6 +355,16 @@ func (s *AppWorkspaces) Stop(ctx context.Context, a *AppSession, id, turnID stri
 	return err
 }
 
+// OpenPullRequest is the Open pull request action, for any member (it drives the
+// workspace, as a message does).
+func (s *AppWorkspaces) OpenPullRequest(ctx context.Context, a *AppSession, id string) (*Workspace, error) {
+	acct, err := s.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.workspaces.OpenPullRequest(ctx, acct, id)
+}
+
 // Archive, Unarchive and Delete move a workspace for the member who started it or an
 // owner.
 func (s *AppWorkspaces) Archive(ctx context.Context, a *AppSession, id string) (*Workspace, error) {

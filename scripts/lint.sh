@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The gate `make test` runs before the tests: gofmt, go vet and staticcheck over the
-# whole module. staticcheck is built from the Go module proxy at the version below
+# The gate `make test` runs before the tests: gofmt, no merge conflict markers, go vet
+# and staticcheck over the whole module. staticcheck is built from the Go module proxy at the version below
 # into a per-user cache outside the clone, once, and reused.
 #
 #   bash scripts/lint.sh       # exits non-zero, listing what to fix, on any finding
@@ -34,6 +34,13 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' 
 if [ -n "$unformatted" ]; then
 	log "not gofmt-ed (run gofmt -w on them):"
 	printf '%s\n' "$unformatted" >&2
+	exit 1
+fi
+
+# A merge's conflict markers left in a committed file (a template renders them as text).
+if conflicts=$(git grep -nE '^(<<<<<<< |>>>>>>> |=======$)' -- ':!*.md' 2>/dev/null) && [ -n "$conflicts" ]; then
+	log "merge conflict markers left in:"
+	printf '%s\n' "$conflicts" >&2
 	exit 1
 fi
 

@@ -156,6 +156,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	signedIn.Post("/workspaces/:id/messages", a.checkForm, a.sendMessage)
 	signedIn.Post("/workspaces/:id/approvals/:approval", a.checkForm, a.decideApproval)
 	signedIn.Post("/workspaces/:id/turns/:turn/stop", a.checkForm, a.stopTurn)
+	signedIn.Post("/workspaces/:id/pull-request", a.checkForm, a.openPullRequest)
 	signedIn.Get("/workspaces/:id/:action<regex(^(archive|unarchive|delete)$)>", a.confirmMove)
 	signedIn.Post("/workspaces/:id/:action<regex(^(archive|unarchive|delete)$)>", a.checkForm, a.move)
 	return &App{a: a}, nil

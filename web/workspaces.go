@@ -124,6 +124,15 @@ func (a *app) stopTurn(c *fiber.Ctx) error {
 	return back(c, "")
 }
 
+// openPullRequest opens the branch's pull request (or asks for it at the next push);
+// the forge's refusal is shown in its words, as every refusal is.
+func (a *app) openPullRequest(c *fiber.Ctx) error {
+	if _, err := a.workspaces.OpenPullRequest(c.UserContext(), sessionOf(c), c.Params("id")); err != nil {
+		return a.fail(c, err)
+	}
+	return back(c, "#work")
+}
+
 // moves are what the starter or an owner may do to a workspace, each confirmed on a
 // page of its own first (a page, so it works without JavaScript).
 var moves = map[string]struct{ Question, Consequence, Yes, No string }{

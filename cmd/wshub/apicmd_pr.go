@@ -25,7 +25,7 @@ func wsPR(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string) int {
 		fmt.Fprintln(e.stderr, "name the workspace by its id or by --branch, one of them")
 		return exitUsage
 	}
-	id := *branch
+	var id string
 	if len(pos) == 1 {
 		id = pos[0]
 	} else {

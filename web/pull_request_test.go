@@ -1,0 +1,53 @@
+package web_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/wshub/wshub/core"
+	ghfake "github.com/wshub/wshub/internal/forgetest/github"
+)
+
+// A member opens the branch's pull request from the workspace's page (a project
+// whose pull requests are off): the button, then the link to it in the work section.
+func TestAMemberOpensThePullRequestFromTheWorkspacesPage(t *testing.T) {
+	s := workingSite(t)
+	ctx := context.Background()
+	gh := ghfake.Start(t)
+	repo := gh.NewRepo(t, "acme", "web")
+	gh.Grant("ghp_app", "acme", "web", ghfake.Write)
+	forge := core.ForgeGitHub
+	p, err := s.hub.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: s.hub.Account.ID, Repository: repo, Push: true,
+		Forge: core.ProjectForgeInput{Forge: &forge, Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: "ghp_app"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.hub.Service.Admin.PrepareProject(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleMember)
+	s.signIn("ada-1")
+	id := s.start("write hello", "project", p.ID)
+	s.waitPage("/app/workspaces/"+id, ", pushed")
+	page := s.waitPage("/app/workspaces/"+id, "Open pull request")
+	if strings.Contains(page, "<<<<<<<") || strings.Count(page, "See the changes") != 1 {
+		t.Fatalf("the page's facts are garbled:\n%s", page)
+	}
+	code, path, body := s.post("/app/workspaces/"+id+"/pull-request", url.Values{"csrf": {csrfOf(t, page)}})
+	if code != 200 || path != "/app/workspaces/"+id {
+		t.Fatalf("expected the page again, got %d at %s:\n%s", code, path, body)
+	}
+	link := `<a href="` + gh.URL + `/acme/web/pull/1" rel="noopener noreferrer">#1</a> (open)`
+	if !strings.Contains(body, link) || strings.Contains(body, "Open pull request</button>") {
+		t.Fatalf("expected the pull request linked instead of the button:\n%s", body)
+	}
+	if pulls := gh.Pulls("acme", "web"); len(pulls) != 1 || pulls[0].Title != "write hello" {
+		t.Fatalf("expected one pull request, got %+v", pulls)
+	}
+	// Without the CSRF token: refused, nothing opened.
+	if code, _, _ := s.post("/app/workspaces/"+id+"/pull-request", url.Values{}); code != 403 {
+		t.Errorf("expected 403 without the CSRF token, got %d", code)
+	}
+}
