@@ -2,6 +2,8 @@ package hub_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -185,5 +187,47 @@ func TestAForgesRefusalIsShownInItsWords(t *testing.T) {
 	r = h.Call("POST", "/v1/api/workspaces/"+id+"/pull-request", h.Key, nil).Expect(t, 409, "pull_request_refused")
 	if msg, _ := r.Body["detail"].(string); !strings.Contains(msg, "Validation Failed") {
 		t.Errorf("expected the forge's words in the 409, got %v", r.Body)
+	}
+}
+
+// A workspace whose runtime is a separate process (the process provider): the hub
+// pushes its copy of the branch with the project's token and opens the pull request;
+// the runtime process never holds the token, in its environment or arguments.
+func TestARemoteWorkspacesPushOpensThePullRequestWithoutTheRuntimeSeeingTheToken(t *testing.T) {
+	t.Parallel()
+	h := startProcessHub(t)
+	ctx := context.Background()
+	gh := ghfake.Start(t)
+	const token = "ghp_projectToken_remote"
+	repo := gh.NewRepo(t, "acme", "remote")
+	gh.Grant(token, "acme", "remote", ghfake.Write)
+	forge, mode := core.ForgeGitHub, core.PullRequestsReady
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
+		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode,
+			Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	id := createOn(t, h, "process", "write remote", "projectId", p.ID)
+	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	msgs, _ := messages(t, h, id)
+	if !strings.Contains(msgs[1].Text, "Opened pull request #1: "+gh.URL+"/acme/remote/pull/1") {
+		t.Fatalf("expected the reply to carry the pull request, got %q", msgs[1].Text)
+	}
+	if pulls := gh.Pulls("acme", "remote"); len(pulls) != 1 || pulls[0].Title != "write remote" {
+		t.Fatalf("expected one pull request, got %+v", pulls)
+	}
+	pid := runtimePID(t, h, id)
+	for _, f := range []string{"environ", "cmdline"} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), token) {
+			t.Errorf("the runtime process's %s holds the project's token", f)
+		}
 	}
 }
