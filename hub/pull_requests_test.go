@@ -23,18 +23,7 @@ func TestAPushOpensThenUpdatesOnePullRequest(t *testing.T) {
 	ctx := context.Background()
 	gh := ghfake.Start(t)
 	const token = "ghp_projectToken_pr1"
-	repo := gh.NewRepo(t, "acme", "app")
-	gh.Grant(token, "acme", "app", ghfake.Write)
-	forge, mode := core.ForgeGitHub, core.PullRequestsDraft
-	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
-		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode,
-			Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: token}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
-		t.Fatalf("project: %s %v %s", p.State, err, p.FailureReason)
-	}
+	p := githubProject(t, h, gh, "app", token, core.PullRequestsDraft)
 	rc := hubtest.NewReceiver(t, nil)
 	addWebhook(t, h, h.Key, rc.URL)
 
@@ -152,18 +141,7 @@ func TestAForgesRefusalIsShownInItsWords(t *testing.T) {
 	ctx := context.Background()
 	gh := ghfake.Start(t)
 	const token = "ghp_projectToken_refused"
-	repo := gh.NewRepo(t, "acme", "gone")
-	gh.Grant(token, "acme", "gone", ghfake.Write)
-	forge, mode := core.ForgeGitHub, core.PullRequestsReady
-	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
-		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode,
-			Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: token}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
-		t.Fatalf("project: %s %v %s", p.State, err, p.FailureReason)
-	}
+	p := githubProject(t, h, gh, "gone", token, core.PullRequestsReady)
 	// A first turn that changes nothing (no push) sets the workspace up from main.
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
 		"prompt": "hello"}).Expect(t, 201, "")
@@ -196,21 +174,9 @@ func TestAForgesRefusalIsShownInItsWords(t *testing.T) {
 func TestARemoteWorkspacesPushOpensThePullRequestWithoutTheRuntimeSeeingTheToken(t *testing.T) {
 	t.Parallel()
 	h := startProcessHub(t)
-	ctx := context.Background()
 	gh := ghfake.Start(t)
 	const token = "ghp_projectToken_remote"
-	repo := gh.NewRepo(t, "acme", "remote")
-	gh.Grant(token, "acme", "remote", ghfake.Write)
-	forge, mode := core.ForgeGitHub, core.PullRequestsReady
-	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
-		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode,
-			Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: token}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	p := githubProject(t, h, gh, "remote", token, core.PullRequestsReady)
 	id := createOn(t, h, "process", "write remote", "projectId", p.ID)
 	waitFor(t, h, id, "idle", idleAfterTurns(1))
 	msgs, _ := messages(t, h, id)
@@ -230,4 +196,23 @@ func TestARemoteWorkspacesPushOpensThePullRequestWithoutTheRuntimeSeeingTheToken
 			t.Errorf("the runtime process's %s holds the project's token", f)
 		}
 	}
+}
+
+// githubProject adds a project on the fake GitHub's owner/name, reached with its own
+// token (granted write there), whose pull requests are mode, and mirrors it.
+func githubProject(t *testing.T, h *hubtest.Hub, gh *ghfake.Server, name, token, mode string) *core.Project {
+	t.Helper()
+	repo := gh.NewRepo(t, "acme", name)
+	gh.Grant(token, "acme", name, ghfake.Write)
+	forge := core.ForgeGitHub
+	p, err := h.Service.Admin.AddProject(context.Background(), core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
+		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode,
+			Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Service.Admin.PrepareProject(context.Background(), p); err != nil || p.State != core.ProjectReady {
+		t.Fatalf("project: %s %v %s", p.State, err, p.FailureReason)
+	}
+	return p
 }
