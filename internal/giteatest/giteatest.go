@@ -41,7 +41,7 @@ type Server struct {
 	URL string
 	// AdminUser is a site administrator, AdminToken its access token with every scope.
 	AdminUser, AdminToken string
-	// Client is an API client as AdminUser.
+	// Client is an API client as AdminUser; a call that takes longer than a minute fails.
 	Client *gitea.Client
 
 	bin, dir, config, logPath string
@@ -126,10 +126,17 @@ DEFAULT_BRANCH = main
 [repository.signing]
 SIGNING_KEY = none
 
-; Work done in the request that causes it (a pull request's mergeability, a push's
-; updates), as Gitea's own integration tests have it, so what a test reads next is
-; already there.
+; Queues in memory, worked through in the background as in production; a push's
+; updates (its branch in Gitea's tables) are done before git push returns, so a pull
+; request can be opened from a branch just pushed. Not every queue immediate, as
+; Gitea's own integration tests have them: some are pushed to while their pusher holds
+; a lock or a transaction that their work then waits on (checking a pull request's
+; mergeability during a merge, indexing issues while a repository is made private),
+; which hangs.
 [queue]
+TYPE = channel
+
+[queue.push_update]
 TYPE = immediate
 
 [indexer]
@@ -273,7 +280,8 @@ func (s *Server) start(t testing.TB) error {
 		return err
 	}
 	t.Cleanup(stop)
-	s.Client, err = gitea.NewClient(s.URL, gitea.SetToken(s.AdminToken), gitea.SetGiteaVersion(""))
+	s.Client, err = gitea.NewClient(s.URL, gitea.SetToken(s.AdminToken), gitea.SetGiteaVersion(""),
+		gitea.SetHTTPClient(&http.Client{Timeout: startTimeout}))
 	if err != nil {
 		t.Fatalf("giteatest: %v", err)
 	}
