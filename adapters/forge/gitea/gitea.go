@@ -19,8 +19,7 @@ import (
 // Forge is core.Forge on Gitea.
 type Forge struct {
 	// Token returns the access token to call Gitea with for p: the project's credential
-	// or the hub-wide token. "" calls without one (Gitea then answers reads of public
-	// repositories only, and refuses the rest with 401). Nil is always "".
+	// or the hub-wide token. "" is refused before any call, in words.
 	Token func(ctx context.Context, p *core.Project) (string, error)
 	// HTTPClient makes the calls. Nil is a client with a 30 s timeout, so a forge that
 	// accepts a connection and never answers does not hold the caller past it even when
@@ -147,15 +146,20 @@ func (f *Forge) GetPullRequest(ctx context.Context, p *core.Project, number int6
 
 // client is an SDK client for p's repository, bound to ctx, and the token it carries.
 func (f *Forge) client(ctx context.Context, p *core.Project) (*sdk.Client, repository, string, error) {
-	r, err := parseRepository(p.Repository)
+	r, err := locate(p.Repository)
 	if err != nil {
 		return nil, r, "", err
 	}
-	token := ""
-	if f.Token != nil {
-		if token, err = f.Token(ctx, p); err != nil {
-			return nil, r, "", fmt.Errorf("gitea: the token for project %s: %w", p.ID, err)
-		}
+	if f.Token == nil {
+		return nil, r, "", errors.New("gitea: the forge has no token source")
+	}
+	token, err := f.Token(ctx, p)
+	if err != nil {
+		return nil, r, "", fmt.Errorf("gitea: token for %s: %w", r, err)
+	}
+	if token == "" {
+		return nil, r, "", &core.ForgeRefusal{Reason: fmt.Sprintf(
+			"there is no token for %s on %s: give the project a credential, or the hub a token", r, r.api)}
 	}
 	hc := f.HTTPClient
 	if hc == nil {
@@ -163,11 +167,8 @@ func (f *Forge) client(ctx context.Context, p *core.Project) (*sdk.Client, repos
 	}
 	// SetGiteaVersion("") skips the SDK's version probe (a request of its own before
 	// each call); every call made here is in Gitea since 1.11.
-	opts := []sdk.ClientOption{sdk.SetHTTPClient(hc), sdk.SetContext(ctx), sdk.SetGiteaVersion("")}
-	if token != "" {
-		opts = append(opts, sdk.SetToken(token))
-	}
-	c, err := sdk.NewClient(r.api, opts...)
+	c, err := sdk.NewClient(r.api, sdk.SetHTTPClient(hc), sdk.SetContext(ctx), sdk.SetGiteaVersion(""),
+		sdk.SetToken(token), sdk.SetUserAgent("wshub"))
 	if err != nil {
 		return nil, r, "", fmt.Errorf("gitea: client for %s: %w", r.api, err)
 	}
@@ -212,19 +213,21 @@ func isWIP(title string) bool {
 }
 
 // refusal turns a failed call into a *core.ForgeRefusal: Gitea's status and message,
-// on one line, with what it means for the person who reads it. A call that reached no
-// Gitea is Status 0; one stopped by the caller's context is the context's error (the
-// hub gave up; the forge refused nothing). The token never appears in it.
+// on one line, with what it means for the person who reads it; a call that reached no
+// Gitea is Status 0. One stopped by the caller's context is the context's error (the
+// hub gave up; the forge refused nothing), and anything else the SDK's. The token
+// never appears in a refusal.
 func refusal(ctx context.Context, r repository, token, doing string, resp *sdk.Response, err error) error {
 	if resp == nil || resp.Response == nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("gitea: %s: %w", doing, ctx.Err())
-		}
 		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL is said once, below
+		switch {
+		case ctx.Err() != nil:
+			return fmt.Errorf("gitea: %s: %w", doing, ctx.Err())
+		case errors.As(err, &ue):
+			// The URL is said once, here.
+			return &core.ForgeRefusal{Reason: scrub(fmt.Sprintf("Gitea at %s could not be reached to %s: %v", r.api, doing, ue.Err), token)}
 		}
-		return &core.ForgeRefusal{Reason: scrub(fmt.Sprintf("Gitea at %s could not be reached to %s: %v", r.api, doing, err), token)}
+		return fmt.Errorf("gitea: %s: %w", doing, err)
 	}
 	status := resp.StatusCode
 	if status/100 == 2 {

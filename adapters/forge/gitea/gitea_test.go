@@ -257,6 +257,13 @@ func TestCancelledCallIsTheContextsError(t *testing.T) {
 	}
 }
 
+func TestNoTokenIsARefusalBeforeAnyCall(t *testing.T) {
+	// Nothing listens there: a call would be refused as unreachable instead.
+	clone := "http://127.0.0.1:" + enginetest.FreePort(t) + "/org/repo.git"
+	_, err := forgeAs("").OpenPullRequest(context.Background(), project(clone), core.PullRequestChange{Head: "a", Base: "main", Title: "t"})
+	refused(t, "open without a token", err, 0, nil, "there is no token for org/repo", "give the project a credential")
+}
+
 func TestTokenLookupFailureIsTheHubsError(t *testing.T) {
 	lost := errors.New("credential store down")
 	f := &gitea.Forge{Token: func(context.Context, *core.Project) (string, error) { return "", lost }}
