@@ -43,6 +43,11 @@ KUBE = bash scripts/kube.sh >/dev/null || echo "==> scripts/kube.sh failed (abov
 # ~/.cache/wshub/s3, outside the clone). Without it those tests skip, and say why.
 S3 = bash scripts/s3.sh >/dev/null || echo "==> scripts/s3.sh failed (above): the S3 blob store's tests will skip" >&2
 
+# GITEA: the Gitea forge adapter's tests need a real Gitea built from the module proxy
+# (scripts/gitea.sh: about eight minutes the first time, then cached per user in
+# ~/.cache/wshub/gitea, outside the clone). Without it those tests skip, and say why.
+GITEA = bash scripts/gitea.sh >/dev/null || echo "==> scripts/gitea.sh failed (above): the Gitea forge adapter's tests will skip" >&2
+
 # AGENTS: the real Claude Code and Codex CLIs, at the versions pinned in
 # scripts/agents.versions, installed from npm into a per-user cache (scripts/agents.sh:
 # about 20s the first time, then nothing). Without them (no npm registry) the tests that
@@ -59,6 +64,7 @@ test:
 	bash scripts/sandbox.sh
 	$(KUBE)
 	$(S3)
+	$(GITEA)
 	$(AGENTS)
 	$(BROWSER)
 	GO=$(GO) bash scripts/lint.sh
