@@ -21,6 +21,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/agents"
 	"github.com/wshub/wshub/adapters/assets"
+	"github.com/wshub/wshub/adapters/forge/gitea"
 	"github.com/wshub/wshub/adapters/forge/github"
 	"github.com/wshub/wshub/adapters/forge/gitlab"
 	"github.com/wshub/wshub/adapters/gitrepo"
@@ -230,6 +231,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Forges: core.Forges{
 			core.ForgeGitHub: &github.Forge{Token: creds.Token},
 			core.ForgeGitLab: &gitlab.Forge{Token: creds.Token},
+			core.ForgeGitea:  &gitea.Forge{Token: creds.Token},
 		},
 		PublicURL: cfg.PublicURL,
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
