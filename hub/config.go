@@ -30,6 +30,10 @@ type Config struct {
 	// authenticated: "" (the default) serves no metrics at all. Loopback or a network
 	// only the monitoring reaches, e.g. 127.0.0.1:9090; never the public port.
 	MetricsAddr string `env:"WSHUB_METRICS_ADDR"`
+	// MetricsPprof also serves Go's profiles (/debug/pprof/) on the metrics listener,
+	// for measuring the hub under load: off by default, as they show the hub's
+	// internals and a CPU profile costs CPU while it runs.
+	MetricsPprof bool `env:"WSHUB_METRICS_PPROF"`
 	// DataDir holds project mirrors, workspace checkouts and (with Blobs "file")
 	// attachment blobs.
 	DataDir string `env:"WSHUB_DATA_DIR" envDefault:".data"`

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"net/http"
+	"net/http/pprof"
 	"time"
 )
 
@@ -19,6 +20,21 @@ const (
 func (h *Hub) MetricsServer() *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h.Metrics.Handler())
+	write := metricsWriteTimeout
+	if h.Config.MetricsPprof {
+		// net/http/pprof's handlers, on this mux alone (never the default one).
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		// A profile is written when its seconds are over: pprof refuses one longer
+		// than the write timeout.
+		write = pprofWriteTimeout
+	}
 	return &http.Server{Handler: mux, ReadHeaderTimeout: metricsReadTimeout, ReadTimeout: metricsReadTimeout,
-		WriteTimeout: metricsWriteTimeout, IdleTimeout: metricsIdleTimeout}
+		WriteTimeout: write, IdleTimeout: metricsIdleTimeout}
 }
+
+// pprofWriteTimeout lets a CPU profile or trace of up to two minutes be taken.
+const pprofWriteTimeout = 125 * time.Second

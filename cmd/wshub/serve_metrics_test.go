@@ -36,4 +36,30 @@ func TestServeMetricsOnlyWhenItsAddressIsSet(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "go_goroutines") {
 		t.Fatalf("expected the metrics on WSHUB_METRICS_ADDR, got %d:\n%s", resp.StatusCode, b)
 	}
+	// Profiles only when asked for.
+	if code := getStatus(t, "http://"+addr+"/debug/pprof/heap"); code != http.StatusNotFound {
+		t.Fatalf("expected no profiles without WSHUB_METRICS_PPROF, got %d", code)
+	}
+	prof := &hub.Hub{Config: hub.Config{MetricsAddr: "127.0.0.1:0", MetricsPprof: true}, Metrics: metrics.New()}
+	paddr, pstop, err := serveMetrics(prof, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pstop()
+	for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap", "/debug/pprof/profile?seconds=1", "/metrics"} {
+		if code := getStatus(t, "http://"+paddr+path); code != http.StatusOK {
+			t.Errorf("%s: expected 200 with WSHUB_METRICS_PPROF, got %d", path, code)
+		}
+	}
+}
+
+func getStatus(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
 }
