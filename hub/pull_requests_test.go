@@ -216,3 +216,40 @@ func githubProject(t *testing.T, h *hubtest.Hub, gh *ghfake.Server, name, token,
 	}
 	return p
 }
+
+// Open pull request asked at once through two replicas, twice each (a double click, a
+// retry): one pull request is opened, and every answer names it.
+func TestConcurrentAsksOpenOnePullRequest(t *testing.T) {
+	t.Parallel()
+	h := startDelivering(t)
+	other := h.Replica(t)
+	gh := ghfake.Start(t)
+	p := githubProject(t, h, gh, "race", "ghp_projectToken_race", core.PullRequestsOff)
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
+		"prompt": "write race"}).Expect(t, 201, "")
+	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	if ws := waitFor(t, h, id, "idle", idleAfterTurns(1)); ws["pushed"] != true || ws["pullRequest"] != nil {
+		t.Fatalf("expected the branch pushed and no pull request yet (off), got %v", ws)
+	}
+	answers := make(chan *hubtest.Response, 4)
+	for _, hub := range []*hubtest.Hub{h, other, h, other} {
+		go func() {
+			a, err := hub.Try("POST", "/v1/api/workspaces/"+id+"/pull-request", h.Key, nil)
+			if err != nil {
+				a = &hubtest.Response{Body: map[string]any{"error": err.Error()}}
+			}
+			answers <- a
+		}()
+	}
+	for range 4 {
+		a := <-answers
+		ws, _ := a.Body["workspace"].(map[string]any)
+		got, _ := ws["pullRequest"].(map[string]any)
+		if a.Status != 200 || got["number"] != float64(1) {
+			t.Errorf("expected every answer to name pull request #1, got %d %v", a.Status, a.Body)
+		}
+	}
+	if pulls := gh.Pulls("acme", "race"); len(pulls) != 1 {
+		t.Fatalf("expected one pull request, got %d", len(pulls))
+	}
+}
