@@ -10,6 +10,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
 	ghfake "github.com/wshub/wshub/internal/forgetest/github"
+	glfake "github.com/wshub/wshub/internal/forgetest/gitlab"
 )
 
 // A project set to open draft pull requests on GitHub (the fake, through go-github):
@@ -251,5 +252,44 @@ func TestConcurrentAsksOpenOnePullRequest(t *testing.T) {
 	}
 	if pulls := gh.Pulls("acme", "race"); len(pulls) != 1 {
 		t.Fatalf("expected one pull request, got %d", len(pulls))
+	}
+}
+
+// A project on GitLab (the fake, through GitLab's client-go) in a subgroup, with a
+// project access token sent as oauth2's password: the push opens a draft merge
+// request, and its web URL and iid reach the reply and the status.
+func TestAPushOpensADraftMergeRequestOnGitLab(t *testing.T) {
+	t.Parallel()
+	h := startDelivering(t)
+	ctx := context.Background()
+	gl := glfake.Start(t)
+	const token = "glpat-projectToken"
+	repo := gl.NewRepo(t, "acme/platform/api")
+	gl.Grant(token, "acme/platform/api", glfake.Write)
+	forge, mode := core.ForgeGitLab, core.PullRequestsDraft
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
+		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode,
+			Credential: &core.ProjectCredential{Kind: core.CredentialToken, User: "oauth2", Token: token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+		t.Fatalf("project: %s %v %s", p.State, err, p.FailureReason)
+	}
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
+		"prompt": "write gitlab"}).Expect(t, 201, "")
+	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
+	mrs := gl.MergeRequests("acme/platform/api")
+	if len(mrs) != 1 || !mrs[0].Draft() || mrs[0].SourceBranch != ws["branch"] || mrs[0].TargetBranch != "main" || !strings.Contains(mrs[0].Description, id) {
+		t.Fatalf("expected one draft merge request from the branch, got %+v", mrs)
+	}
+	got, _ := ws["pullRequest"].(map[string]any)
+	if got["number"] != float64(mrs[0].IID) || got["state"] != "open" || !strings.Contains(got["url"].(string), "/acme/platform/api/-/merge_requests/") {
+		t.Errorf("expected the merge request in the status, got %v", got)
+	}
+	msgs, _ := messages(t, h, id)
+	if !strings.Contains(msgs[1].Text, "Opened pull request #1: "+got["url"].(string)) {
+		t.Errorf("expected the reply to link the merge request, got %q", msgs[1].Text)
 	}
 }
