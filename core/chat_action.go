@@ -18,6 +18,9 @@ const (
 	ChatActionStop  = "stop"
 	ChatActionAllow = "allow"
 	ChatActionDeny  = "deny"
+	// ChatActionPullRequest is Open pull request, on a pull request offer; its target
+	// is the workspace.
+	ChatActionPullRequest = "pull_request"
 )
 
 // Approval notices: NoticeApproval asks a thread for an approval's decision (Allow /
@@ -27,6 +30,9 @@ const (
 const (
 	NoticeApproval        = "approval"
 	NoticeApprovalDecided = "approval_decided"
+	// NoticePullRequestOffer offers a thread an Open pull request button once its
+	// workspace's branch is first pushed, on a project whose pull requests are off.
+	NoticePullRequestOffer = "pull_request_offer"
 )
 
 // ChatAction is one button pressed in a thread.
@@ -52,6 +58,9 @@ type ChatActionResult struct {
 	DecidedBy string
 	// DeciderName is the name of the person who decided, as it was then.
 	DeciderName string
+	// Workspace is the workspace after Open pull request: its Pull is the pull
+	// request, or only Requested when the next push opens it.
+	Workspace *Workspace
 }
 
 // Act takes a button press. Refusals are core errors the bot words (CodeChatNotAllowed,
@@ -100,6 +109,15 @@ func (s *Chat) Act(ctx context.Context, a ChatAction) (*ChatActionResult, error)
 			return nil, err
 		}
 		return &ChatActionResult{Done: true, Status: ap.Status, DecidedBy: ap.DecidedBy, DeciderName: ap.Decider.name()}, nil
+	case ChatActionPullRequest:
+		if a.Target != wsID {
+			return nil, Errorf(CodeWorkspaceNotFound, "the button is not this thread's workspace's")
+		}
+		ws, err := s.workspaces.OpenPullRequest(ctx, sess.Account, wsID)
+		if err != nil {
+			return nil, err
+		}
+		return &ChatActionResult{Done: true, Workspace: ws}, nil
 	}
 	return nil, Errorf(CodeInvalidRequest, "unknown action %q", a.Kind)
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -86,6 +87,12 @@ func (s *ChatQueues) postChatNotice(ctx context.Context, c *ClaimedChatNotice, p
 		if err := openApprovalNotice(&n); err != nil {
 			return ChatPostResult{Permanent: true, Error: err.Error()}
 		}
+	case NoticePullRequestOffer:
+		var offer pullRequestOffer
+		if err := json.Unmarshal([]byte(n.Text), &offer); err != nil {
+			return ChatPostResult{Permanent: true, Error: "the offer could not be read by the hub"}
+		}
+		n.Text, n.WorkspaceID, n.Branch = "", offer.WorkspaceID, offer.Branch
 	case NoticeApprovalDecided:
 		if err := s.openDecidedNotice(c, &n); err != nil {
 			return ChatPostResult{Permanent: true, Error: err.Error()}

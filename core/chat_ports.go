@@ -163,6 +163,8 @@ type ChatNotice struct {
 	DecidedBy  string
 	// DeciderName is the name of the person who decided, as it was then.
 	DeciderName string
+	// NoticePullRequestOffer: the branch pushed (WorkspaceID is its workspace).
+	Branch string
 	// PartsPosted parts went out on an earlier attempt; post the rest.
 	PartsPosted int
 }
@@ -176,6 +178,9 @@ type QueuedChatNotice struct {
 	At         time.Time
 	// RefersTo is the key of the notice whose message this one edits.
 	RefersTo string
+	// AfterReplies is the chat thread (ChatThread.ID) whose pending replies the notice
+	// waits for, so that it is said after them (0: it waits for none).
+	AfterReplies int64
 }
 
 // ClaimedChatNotice is a leased notice.

@@ -178,6 +178,37 @@ func (fx effects) approvalNotices(ws *Workspace, a *Approval, ask ApprovalAsk) e
 	return fx.threadNotices(ws.ID, NoticeApproval, a.ID, body, a.CreatedAt)
 }
 
+// pullRequestOffer is what a pull_request_offer notice carries (sealed as its text).
+type pullRequestOffer struct {
+	WorkspaceID string `json:"workspaceId"`
+	Branch      string `json:"branch"`
+}
+
+// pullRequestOffers offers each of the workspace's threads an Open pull request button.
+func (fx effects) pullRequestOffers(ws *Workspace) error {
+	threads, err := fx.q.ChatThreadsOf(fx.ctx, ws.ID)
+	if err != nil || len(threads) == 0 {
+		return err
+	}
+	body, err := json.Marshal(pullRequestOffer{WorkspaceID: ws.ID, Branch: ws.Branch})
+	if err != nil {
+		return err
+	}
+	ns := make([]*QueuedChatNotice, 0, len(threads))
+	for _, t := range threads {
+		n := &QueuedChatNotice{Place: t.Place, Key: "pull-request-offer:" + ws.ID + ":" + strconv.FormatInt(t.ID, 10),
+			Kind: NoticePullRequestOffer, At: fx.clock.Now(), AfterReplies: t.ID}
+		if n.SealedText, err = fx.seal(body, SealedChatNotice.binding(t.Place.Platform, n.Key)); err != nil {
+			return err
+		}
+		ns = append(ns, n)
+	}
+	if _, err := fx.q.InsertChatNotices(fx.ctx, ns); err != nil {
+		return err
+	}
+	return fx.wake(ChatReplyChannel, ws.ID)
+}
+
 // decidedNotices has every thread's approval message say how it was decided.
 func (fx effects) decidedNotices(workspaceID, approvalID string, status ApprovalStatus, by Author) error {
 	body, err := json.Marshal(approvalDecision{Status: status, DecidedBy: by.DecidedBy(), DeciderName: by.Name})
@@ -306,6 +337,12 @@ func (fx effects) turnRecorded(ws *Workspace, reply *Message, truncated bool, co
 	}
 	if err := fx.chatReplies(ws, reply, truncated); err != nil {
 		return err
+	}
+	// ws is as it was before this turn: its first push is offered a pull request.
+	if commit.Pushed && commit.OfferPull && ws.LastPush != PushPushed && ws.Pull.Number == 0 && !ws.Pull.Requested {
+		if err := fx.pullRequestOffers(ws); err != nil {
+			return err
+		}
 	}
 	return fx.wake(WorkChannel, ws.ID)
 }

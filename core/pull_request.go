@@ -163,6 +163,18 @@ func (pr pullRequests) afterPush(ctx context.Context, ws *Workspace, p *Project)
 	if !wanted(ws, p) {
 		return nil, ""
 	}
+	return pr.openNow(ctx, ws, p)
+}
+
+// offered reports whether a push of the workspace's branch may offer its threads an
+// Open pull request button: the project's pull requests are off, and it has a forge
+// this hub can reach.
+func (pr pullRequests) offered(ws *Workspace, p *Project) bool {
+	return !wanted(ws, p) && p.Forge != "" && pr.forges[p.Forge] != nil
+}
+
+// openNow opens or updates the pull request now (afterPush, or a person's ask).
+func (pr pullRequests) openNow(ctx context.Context, ws *Workspace, p *Project) (*WorkspacePull, string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pullTimeout)
 	defer cancel()
 	pull, opened, err := pr.sync(ctx, ws, p)

@@ -33,7 +33,7 @@ func (s *Workspaces) OpenPullRequest(ctx context.Context, acct *Account, id stri
 	if err := s.pulls.openCredential(p); err != nil {
 		return nil, err
 	}
-	pull, _ := s.pulls.afterPush(ctx, ws, p)
+	pull, _ := s.pulls.openNow(ctx, ws, p)
 	if err := s.store.SetWorkspacePull(context.WithoutCancel(ctx), ws.ID, *pull); err != nil {
 		return nil, err
 	}

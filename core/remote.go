@@ -438,7 +438,7 @@ func (r *RuntimeAPI) ReportTurn(ctx context.Context, rc RuntimeCaller, turnID st
 		} else {
 			tc.Pushed = true
 			pull, note := r.rt.pulls.afterPush(ctx, ws, p)
-			tc.Pull, tc.PullNote = pull, note
+			tc.Pull, tc.PullNote, tc.OfferPull = pull, note, r.rt.pulls.offered(ws, p)
 		}
 	}
 	result := TurnResult{Outcome: rep.Outcome, Reply: rep.Reply, SessionID: rep.SessionID,

@@ -131,4 +131,7 @@ type TurnCommit struct {
 	// PullNote the reply's line about it.
 	Pull     *WorkspacePull
 	PullNote string
+	// OfferPull: the branch reached a forge where a pull request can be asked for (the
+	// project's are off): the threads are offered the button after the first push.
+	OfferPull bool
 }

@@ -128,7 +128,7 @@ func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessa
 		tc, err = s.machines.CommitTurn(commitCtx, ws, p, TurnCommitMessage(string(prompt), msg.TurnID, ws.ID, coAuthor))
 		if err == nil && tc.Pushed {
 			pull, note := s.pulls.afterPush(ctx, ws, p)
-			tc.Pull, tc.PullNote = pull, note
+			tc.Pull, tc.PullNote, tc.OfferPull = pull, note, s.pulls.offered(ws, p)
 		}
 	}
 	if err != nil {

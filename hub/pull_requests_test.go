@@ -199,23 +199,13 @@ func TestARemoteWorkspacesPushOpensThePullRequestWithoutTheRuntimeSeeingTheToken
 	}
 }
 
-// githubProject adds a project on the fake GitHub's owner/name, reached with its own
-// token (granted write there), whose pull requests are mode, and mirrors it.
+// githubProject adds a project on a new repository acme/name of the fake GitHub,
+// reached with its own token (granted write there), whose pull requests are mode.
 func githubProject(t *testing.T, h *hubtest.Hub, gh *ghfake.Server, name, token, mode string) *core.Project {
 	t.Helper()
 	repo := gh.NewRepo(t, "acme", name)
 	gh.Grant(token, "acme", name, ghfake.Write)
-	forge := core.ForgeGitHub
-	p, err := h.Service.Admin.AddProject(context.Background(), core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
-		Forge: core.ProjectForgeInput{Forge: &forge, PullRequests: &mode,
-			Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: token}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Service.Admin.PrepareProject(context.Background(), p); err != nil || p.State != core.ProjectReady {
-		t.Fatalf("project: %s %v %s", p.State, err, p.FailureReason)
-	}
-	return p
+	return h.NewForgeProject(repo, core.ForgeGitHub, mode, token)
 }
 
 // Open pull request asked at once through two replicas, twice each (a double click, a

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/url"
 	"strings"
 	"testing"
@@ -14,19 +13,10 @@ import (
 // whose pull requests are off): the button, then the link to it in the work section.
 func TestAMemberOpensThePullRequestFromTheWorkspacesPage(t *testing.T) {
 	s := workingSite(t)
-	ctx := context.Background()
 	gh := ghfake.Start(t)
 	repo := gh.NewRepo(t, "acme", "web")
 	gh.Grant("ghp_app", "acme", "web", ghfake.Write)
-	forge := core.ForgeGitHub
-	p, err := s.hub.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: s.hub.Account.ID, Repository: repo, Push: true,
-		Forge: core.ProjectForgeInput{Forge: &forge, Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: "ghp_app"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.hub.Service.Admin.PrepareProject(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	p := s.hub.NewForgeProject(repo, core.ForgeGitHub, core.PullRequestsOff, "ghp_app")
 	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleMember)
 	s.signIn("ada-1")
 	id := s.start("write hello", "project", p.ID)

@@ -19,20 +19,21 @@ func (q queries) InsertChatNotices(ctx context.Context, ns []*core.QueuedChatNot
 	cols := make([][]string, 7)
 	texts := make([][]byte, len(ns))
 	ats := make([]time.Time, len(ns))
+	threads := make([]int64, len(ns))
 	for i, n := range ns {
 		for c, v := range []string{n.Place.Platform, n.Place.TeamID, n.Place.ChannelID, n.Place.ThreadID, n.Key, n.Kind, n.RefersTo} {
 			cols[c] = append(cols[c], v)
 		}
-		texts[i], ats[i] = n.SealedText, n.At
+		texts[i], ats[i], threads[i] = n.SealedText, n.At, n.AfterReplies
 	}
 	return q.exec(ctx, `INSERT INTO chat_notices (platform, team_id, channel_id, thread_id, notice_key, kind, text_sealed,
-		refers_to, status, next_attempt_at, created_at)
-	SELECT p, t, c, th, k, kd, tx, NULLIF(rf, ''), 'pending', at, at
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::timestamptz[], $9::text[])
-		AS n(p, t, c, th, k, kd, tx, at, rf)
+		refers_to, chat_thread, status, next_attempt_at, created_at)
+	SELECT p, t, c, th, k, kd, tx, NULLIF(rf, ''), NULLIF(ct, 0), 'pending', at, at
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::timestamptz[], $9::text[],
+		$10::bigint[]) AS n(p, t, c, th, k, kd, tx, at, rf, ct)
 	ON CONFLICT (platform, notice_key) DO NOTHING`,
 		pq.Array(cols[0]), pq.Array(cols[1]), pq.Array(cols[2]), pq.Array(cols[3]), pq.Array(cols[4]), pq.Array(cols[5]),
-		pq.Array(texts), pq.Array(ats), pq.Array(cols[6]))
+		pq.Array(texts), pq.Array(ats), pq.Array(cols[6]), pq.Array(threads))
 }
 
 // InsertFailureNotices uses chat_threads_workspace.

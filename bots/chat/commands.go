@@ -131,6 +131,12 @@ func (p Platform) ThreadStatus(st *core.ChatStatus) string {
 	return s
 }
 
+// PullRequestOffer is said once a workspace's branch is first pushed, on a project
+// whose pull requests are off, above the Open pull request button.
+func (p Platform) PullRequestOffer(branch string) string {
+	return "Branch " + p.Code(branch) + " is pushed. Open a pull request from it?"
+}
+
 // PullRequestAnswer is the `pr` answer: the pull request's link, or that the branch's
 // next push opens it.
 func (p Platform) PullRequestAnswer(ws *core.Workspace) string {

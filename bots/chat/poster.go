@@ -22,6 +22,9 @@ type Wire interface {
 	// and q's file with it when the platform's messages can carry one (FilePoster);
 	// it returns the message's ref.
 	Ask(ctx context.Context, place core.ChatPlace, approvalID string, q Question) (string, error)
+	// Offer posts text with an Open pull request button for workspaceID, and returns
+	// the message's ref.
+	Offer(ctx context.Context, place core.ChatPlace, text, workspaceID string) (string, error)
 	// Failed reads an error of these calls: the wait a rate limit asks for, or whether
 	// no retry can fix it.
 	Failed(err error) (retryAfter time.Duration, permanent bool)
@@ -70,6 +73,13 @@ func (p Poster) PostNotice(ctx context.Context, n core.ChatNotice) core.ChatPost
 		return p.postApproval(ctx, n)
 	case core.NoticeApprovalDecided:
 		return p.postDecided(ctx, n)
+	case core.NoticePullRequestOffer:
+		ref, err := p.Wire.Offer(ctx, n.Place, p.Words.PullRequestOffer(n.Branch), n.WorkspaceID)
+		res := p.result(err)
+		if res.Done {
+			res.PartsPosted, res.Ref = 1, ref
+		}
+		return res
 	}
 	text := n.Text
 	if n.Kind == core.NoticeWorkspaceFailed {

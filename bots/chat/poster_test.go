@@ -47,6 +47,10 @@ func (r *recorder) Ask(_ context.Context, _ core.ChatPlace, approvalID string, q
 	return "m1", r.call("ask " + approvalID + " file=" + q.FileName)
 }
 
+func (r *recorder) Offer(_ context.Context, _ core.ChatPlace, text, workspaceID string) (string, error) {
+	return "m3", r.call("offer " + workspaceID + " " + text)
+}
+
 func (r *recorder) Failed(err error) (time.Duration, bool) {
 	if err == errLimited {
 		return time.Second, false

@@ -14,9 +14,10 @@ import (
 
 // Button labels.
 const (
-	LabelStop  = "Stop"
-	LabelAllow = "Allow"
-	LabelDeny  = "Deny"
+	LabelStop        = "Stop"
+	LabelAllow       = "Allow"
+	LabelDeny        = "Deny"
+	LabelPullRequest = "Open pull request"
 )
 
 // maxStepRunes bounds a step's summary in a status line.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -38,8 +39,15 @@ func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.In
 	case i.User != nil:
 		user, name = i.User.ID, personName(nil, i.User)
 	}
-	res, err := b.svc.Act(ctx, core.ChatAction{Place: core.ChatPlace{Platform: core.PlatformDiscord, TeamID: i.GuildID,
-		ThreadID: i.ChannelID}, UserID: user, UserName: name, Roles: roles, Kind: kind, Target: target})
+	action := core.ChatAction{Place: core.ChatPlace{Platform: core.PlatformDiscord, TeamID: i.GuildID,
+		ThreadID: i.ChannelID}, UserID: user, UserName: name, Roles: roles, Kind: kind, Target: target}
+	if kind == core.ChatActionPullRequest {
+		// The forge may take longer than the 3 seconds Discord waits: the press is
+		// acknowledged now, and the offer's message is edited with the outcome.
+		go b.openPullRequest(context.WithoutCancel(ctx), i, action)
+		return &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
+	}
+	res, err := b.svc.Act(ctx, action)
 	if err != nil {
 		var ce *core.Error
 		if !errors.As(err, &ce) {
@@ -61,3 +69,32 @@ func (b *Bot) press(ctx context.Context, i *discordgo.Interaction) *discordgo.In
 		Data: &discordgo.InteractionResponseData{Content: chat.Discord.DecidedText(question, res.Status, res.DecidedBy, res.DeciderName),
 			Components: []discordgo.MessageComponent{}, AllowedMentions: &discordgo.MessageAllowedMentions{}}}
 }
+
+// openPullRequest takes an Open pull request press, after its deferred answer: the
+// offer's message becomes the pull request's link (or says the next push opens it),
+// without its button; a refusal is said in the message, and the button stays for
+// someone who may.
+func (b *Bot) openPullRequest(ctx context.Context, i *discordgo.Interaction, a core.ChatAction) {
+	ctx, cancel := context.WithTimeout(ctx, pullRequestPressTimeout)
+	defer cancel()
+	res, err := b.svc.Act(ctx, a)
+	edit := &discordgo.WebhookEdit{AllowedMentions: &discordgo.MessageAllowedMentions{}}
+	if err != nil {
+		var ce *core.Error
+		if !errors.As(err, &ce) {
+			b.log.Error("discord: button press failed", "action", a.Kind, "err", err)
+		}
+		text := chat.Discord.Refusal(err)
+		edit.Content = &text
+	} else {
+		text := chat.Discord.PullRequestAnswer(res.Workspace)
+		edit.Content, edit.Components = &text, &[]discordgo.MessageComponent{}
+	}
+	if _, err := b.s.InteractionResponseEdit(i, edit, discordgo.WithContext(ctx)); err != nil {
+		b.log.Warn("discord: pull request offer not updated", "interaction", i.ID, "err", err)
+	}
+}
+
+// pullRequestPressTimeout bounds an Open pull request press: the forge calls (30 s at
+// most) and the message's edit.
+const pullRequestPressTimeout = 45 * time.Second

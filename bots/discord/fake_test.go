@@ -59,8 +59,10 @@ type fakeDiscord struct {
 	responses map[string]string // interaction id -> the response's data (JSON)
 	edits     []post            // message edits (PATCH), by message id
 	originals map[string]string // interaction token -> content of @original
-	origIDs   map[string]string // interaction token -> @original's message id
-	files     map[string][]byte
+	// origComponents are the components an edit of @original set ("" when it left them).
+	origComponents map[string]string
+	origIDs        map[string]string // interaction token -> @original's message id
+	files          map[string][]byte
 	// failPost, when set, answers a POST of a message instead of creating it.
 	failPost  func(w http.ResponseWriter, n int) bool
 	postCalls int
@@ -73,7 +75,7 @@ type fakeDiscord struct {
 }
 
 func newFakeDiscord(t testing.TB) *fakeDiscord {
-	f := &fakeDiscord{t: t, threads: map[string]string{}, acks: map[string]int{}, responses: map[string]string{}, originals: map[string]string{},
+	f := &fakeDiscord{t: t, threads: map[string]string{}, acks: map[string]int{}, responses: map[string]string{}, originals: map[string]string{}, origComponents: map[string]string{},
 		origIDs: map[string]string{}, files: map[string][]byte{}, ready: make(chan struct{})}
 	f.nextID.Store(950000000000000000)
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -294,7 +296,8 @@ func (f *fakeDiscord) getChannel(w http.ResponseWriter, id string) {
 
 func (f *fakeDiscord) editOriginal(w http.ResponseWriter, token string, body []byte) {
 	var m struct {
-		Content string `json:"content"`
+		Content    string          `json:"content"`
+		Components json.RawMessage `json:"components"`
 	}
 	_ = json.Unmarshal(body, &m)
 	f.mu.Lock()
@@ -304,6 +307,7 @@ func (f *fakeDiscord) editOriginal(w http.ResponseWriter, token string, body []b
 		f.origIDs[token] = id
 	}
 	f.originals[token] = m.Content
+	f.origComponents[token] = string(m.Components)
 	f.mu.Unlock()
 	writeJSON(w, 200, map[string]any{"id": id, "channel_id": channel, "content": m.Content})
 }

@@ -74,5 +74,17 @@ func (w wire) Ask(ctx context.Context, place core.ChatPlace, approvalID string, 
 	return m.ID, nil
 }
 
+// Offer posts text with an Open pull request button for the workspace.
+func (w wire) Offer(ctx context.Context, place core.ChatPlace, text, workspaceID string) (string, error) {
+	m, err := w.s.ChannelMessageSendComplex(threadOf(place), &discordgo.MessageSend{Content: text,
+		AllowedMentions: &discordgo.MessageAllowedMentions{},
+		Components: buttons(discordgo.Button{Label: chat.LabelPullRequest, Style: discordgo.PrimaryButton,
+			CustomID: customID(core.ChatActionPullRequest, workspaceID)})}, discordgo.WithContext(ctx))
+	if err != nil {
+		return "", err
+	}
+	return m.ID, nil
+}
+
 // Gone reports an edit of a message Discord no longer has (deleted in Discord).
 func (wire) Gone(err error) bool { return apiCode(err) == unknownMessage }

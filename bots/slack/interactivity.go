@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/slack-go/slack"
@@ -50,7 +51,8 @@ func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
 		return
 	}
 	act := ic.ActionCallback.BlockActions[0]
-	kind := map[string]string{actionStop: core.ChatActionStop, actionAllow: core.ChatActionAllow, actionDeny: core.ChatActionDeny}[act.ActionID]
+	kind := map[string]string{actionStop: core.ChatActionStop, actionAllow: core.ChatActionAllow, actionDeny: core.ChatActionDeny,
+		actionPullRequest: core.ChatActionPullRequest}[act.ActionID]
 	if kind == "" {
 		return
 	}
@@ -66,8 +68,15 @@ func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
 	if thread == "" {
 		thread = ts
 	}
-	res, err := b.svc.Act(ctx, core.ChatAction{Place: core.ChatPlace{Platform: core.PlatformSlack, TeamID: team,
-		ChannelID: channel, ThreadID: thread}, UserID: ic.User.ID, UserName: b.userName(ctx, ic.User.ID), Kind: kind, Target: act.Value})
+	action := core.ChatAction{Place: core.ChatPlace{Platform: core.PlatformSlack, TeamID: team,
+		ChannelID: channel, ThreadID: thread}, UserID: ic.User.ID, UserName: b.userName(ctx, ic.User.ID), Kind: kind, Target: act.Value}
+	if kind == core.ChatActionPullRequest {
+		// The forge may take longer than the 3 seconds Slack waits for the answer:
+		// the press is answered now, and the offer's message shows the outcome.
+		go b.openPullRequest(context.WithoutCancel(ctx), action, ts)
+		return
+	}
+	res, err := b.svc.Act(ctx, action)
 	if err != nil {
 		var ce *core.Error
 		if !errors.As(err, &ce) {
@@ -83,6 +92,31 @@ func (b *Bot) press(ctx context.Context, ic slack.InteractionCallback) {
 		b.showDecision(ctx, channel, ts, ic.Message.Text, res)
 	}
 }
+
+// openPullRequest takes an Open pull request press: the offer's message (ts) becomes
+// the pull request's link, or says that the next push opens it; a refusal is told to
+// the member alone, and the button stays.
+func (b *Bot) openPullRequest(ctx context.Context, a core.ChatAction, ts string) {
+	ctx, cancel := context.WithTimeout(ctx, pullRequestPressTimeout)
+	defer cancel()
+	res, err := b.svc.Act(ctx, a)
+	if err != nil {
+		var ce *core.Error
+		if !errors.As(err, &ce) {
+			b.log.Error("slack button press failed", "action", a.Kind, "err", err)
+		}
+		b.tell(ctx, a.Place.ChannelID, a.Place.ThreadID, a.UserID, chat.Slack.Refusal(err))
+		return
+	}
+	text := chat.Slack.PullRequestAnswer(res.Workspace)
+	if _, err := b.Wire.Show(ctx, core.ChatPlace{ChannelID: a.Place.ChannelID}, ts, text, ""); err != nil {
+		b.log.Warn("slack pull request offer not updated", "channel", a.Place.ChannelID, "err", err)
+	}
+}
+
+// pullRequestPressTimeout bounds an Open pull request press: the forge calls (30 s at
+// most) and the message's edit.
+const pullRequestPressTimeout = 45 * time.Second
 
 // showDecision edits an approval's message: its question, then how it was decided,
 // and no buttons.

@@ -16,9 +16,10 @@ import (
 
 // Action ids of the bot's buttons; each button's value is the turn or approval id.
 const (
-	actionStop  = "wshub_stop"
-	actionAllow = "wshub_allow"
-	actionDeny  = "wshub_deny"
+	actionStop        = "wshub_stop"
+	actionAllow       = "wshub_allow"
+	actionDeny        = "wshub_deny"
+	actionPullRequest = "wshub_pull_request"
 )
 
 // maxQuestionChars bounds an approval's question: a section block holds 3,000
@@ -48,6 +49,14 @@ func (w wire) Ask(ctx context.Context, place core.ChatPlace, approvalID string, 
 		slack.MsgOptionText(q.Text, false), slack.MsgOptionBlocks(section(q.Text), slack.NewActionBlock("",
 			button(actionAllow, approvalID, chat.LabelAllow, slack.StylePrimary),
 			button(actionDeny, approvalID, chat.LabelDeny, slack.StyleDanger))))
+	return ts, err
+}
+
+// Offer posts text with an Open pull request button whose value is the workspace.
+func (w wire) Offer(ctx context.Context, place core.ChatPlace, text, workspaceID string) (string, error) {
+	_, ts, err := w.api.PostMessageContext(ctx, place.ChannelID, slack.MsgOptionTS(place.ThreadID),
+		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(section(text), slack.NewActionBlock("",
+			button(actionPullRequest, workspaceID, chat.LabelPullRequest, slack.StylePrimary))))
 	return ts, err
 }
 

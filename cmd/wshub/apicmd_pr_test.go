@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -15,19 +14,10 @@ import (
 // a branch not pushed yet exits 7, and the next push opens it.
 func TestWsPROpensThePullRequestAndPrintsItsURL(t *testing.T) {
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)))
-	ctx := context.Background()
 	gh := ghfake.Start(t)
 	repo := gh.NewRepo(t, "acme", "cli")
 	gh.Grant("ghp_cli", "acme", "cli", ghfake.Write)
-	forge := core.ForgeGitHub
-	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
-		Forge: core.ProjectForgeInput{Forge: &forge, Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: "ghp_cli"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	p := h.NewForgeProject(repo, core.ForgeGitHub, core.PullRequestsOff, "ghp_cli")
 	t.Setenv("WSHUB_URL", h.URL)
 	t.Setenv("WSHUB_API_KEY", h.Key)
 	run := func(want int, args ...string) (string, string) {

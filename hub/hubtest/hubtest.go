@@ -342,3 +342,20 @@ func WithAgentCommands(cmds map[string]string) Option {
 		}
 	})
 }
+
+// NewForgeProject adds a project on repo, a repository of a forge of kind, that pushes,
+// reached with its own token, whose pull requests are mode, and mirrors it.
+func (h *Hub) NewForgeProject(repo, kind, mode, token string) *core.Project {
+	h.t.Helper()
+	ctx := context.Background()
+	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: repo, Push: true,
+		Forge: core.ProjectForgeInput{Forge: &kind, PullRequests: &mode,
+			Credential: &core.ProjectCredential{Kind: core.CredentialToken, Token: token}}})
+	if err != nil {
+		h.t.Fatalf("add project: %v", err)
+	}
+	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
+		h.t.Fatalf("prepare project: %s %v %s", p.State, err, p.FailureReason)
+	}
+	return p
+}
