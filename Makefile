@@ -78,13 +78,15 @@ fuzz:
 
 # bench: the API measured against a real `wshub serve` and a pgbench baseline of the same
 # statements (cmd/wshub-bench writes docs/benchmarks.md), then the package benchmarks.
+# PIN=1 pins the hub to CPU 0 and PostgreSQL, pgbench and the load to CPU 1 (taskset), so
+# the table's hub CPU per request reads alone.
 # `go run ./cmd/wshub-bench -only B8` reruns the event-stream measurement alone and
 # replaces only its part of docs/benchmarks.md.
 bench:
 	bash scripts/sandbox.sh
 	$(GO) build -o bin/wshub ./cmd/wshub
 	$(WITH_DB) \
-	$(GO) run ./cmd/wshub-bench -hub bin/wshub -out docs/benchmarks.md -pglog "$${WSHUB_PG_LOG:-.data/pg/log}"; \
+	$(GO) run ./cmd/wshub-bench -hub bin/wshub -out docs/benchmarks.md -pglog "$${WSHUB_PG_LOG:-.data/pg/log}" $(if $(PIN),-pin); \
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=20x ./...
 
 # soak: steady load on a real `wshub serve` that is SIGKILLed several times (and, on the

@@ -30,6 +30,8 @@ type result struct {
 	perSec   float64
 	p50, p99 time.Duration
 	bytes    int
+	// cpu is the hub process's CPU time over the measurement (0: unknown).
+	cpu      time.Duration
 	baseline *baseline
 }
 
@@ -51,6 +53,8 @@ func (r *run) load(ctx context.Context, base, name string, clients int, next fun
 	var mu sync.Mutex
 	var lat []time.Duration
 	res := result{name: name, clients: clients}
+	pid := r.pids[base]
+	cpu0 := cpuTime(pid)
 	deadline := time.Now().Add(r.dur)
 	var wg sync.WaitGroup
 	for i := range clients {
@@ -76,6 +80,9 @@ func (r *run) load(ctx context.Context, base, name string, clients int, next fun
 		}()
 	}
 	wg.Wait()
+	if pid != 0 {
+		res.cpu = cpuTime(pid) - cpu0
+	}
 	res.requests = len(lat)
 	res.perSec = float64(len(lat)) / r.dur.Seconds()
 	if len(lat) > 0 {

@@ -31,8 +31,12 @@ func main() {
 	hubs := flag.Int("hubs", 1, "the soak's hubs: 1, or 2 (or more) sharing only the database, behind a balancer, with workspaces on the process provider; kills take them in turn")
 	pgRestart := flag.String("pg-restart", "", "a script taking stop and start that the soak restarts PostgreSQL with (empty: no restart)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
+	pin := flag.Bool("pin", false, "pin the hub to CPU 0 and PostgreSQL, pgbench and the load generator to CPU 1 (taskset), so the hub's CPU per request reads alone")
 	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores)`)
 	flag.Parse()
+	if *pin {
+		pinSelf()
+	}
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
 		log.Fatal("DATABASE_URL is not set (make bench starts PostgreSQL and sets it)")
@@ -66,7 +70,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
 	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog, bigFiles: *files,
-		captured: map[string][]string{}, only: *only}
+		captured: map[string][]string{}, only: *only, pin: *pin}
 	switch *only {
 	case "":
 	case "B8", "B9":

@@ -19,10 +19,14 @@ func (r *run) markdown() string {
 	b.WriteString("PostgreSQL baseline is pgbench replaying the statements the hub sent for one such request, captured from the ")
 	b.WriteString("server's statement log, at the same concurrency against the same database. Figures are comparable within one ")
 	b.WriteString("run only.\n\n")
-	fmt.Fprintf(&b, "Machine: %s, %d CPUs, %s; %s; %s. Run %s, %s per measurement.\n\n", cpuModel(), runtime.NumCPU(),
+	fmt.Fprintf(&b, "Machine: %s, CPUs %s, %s; %s; %s. Run %s, %s per measurement.\n\n", cpuModel(), onlineCPUs(),
 		memTotal(), runtime.Version(), pgVersion(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), r.dur)
-	b.WriteString("| measurement | hub req/s | p50 ms | p99 ms | response bytes | errors | PostgreSQL tps (same SQL) | hub / PostgreSQL |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	if r.pin {
+		b.WriteString("Pinned (`-pin`): the hub alone on CPU 0; PostgreSQL, pgbench and the load generator on CPU 1. ")
+		b.WriteString("Hub CPU per request is the hub process's user and system time over the measurement, divided by its requests.\n\n")
+	}
+	b.WriteString("| measurement | hub req/s | p50 ms | p99 ms | response bytes | errors | hub CPU µs/req | PostgreSQL tps (same SQL) | hub / PostgreSQL |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, x := range r.results {
 		base, ratio := "", ""
 		if x.baseline != nil && x.baseline.err == "" && x.baseline.tps > 0 {
@@ -31,8 +35,12 @@ func (r *run) markdown() string {
 		} else if x.baseline != nil {
 			base = "(failed)"
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.2f | %d | %d | %s | %s |\n", x.name, x.perSec, ms(x.p50), ms(x.p99), x.bytes,
-			x.errors, base, ratio)
+		cpu := ""
+		if x.cpu > 0 && x.requests > 0 {
+			cpu = fmt.Sprintf("%.0f", float64(x.cpu.Microseconds())/float64(x.requests))
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.2f | %d | %d | %s | %s | %s |\n", x.name, x.perSec, ms(x.p50), ms(x.p99), x.bytes,
+			x.errors, cpu, base, ratio)
 	}
 	b.WriteString("\nB1 and B1' send to workspaces of their own (client i to the i+2nd); their baseline is the send's ")
 	b.WriteString("statements replayed with a fresh message id and the seq each replayed allocation returns (`sendReplay`). ")

@@ -51,6 +51,9 @@ type run struct {
 	results []result
 	rss     []rssPoint
 	notes   []string
+	// pin: -pin (pin.go); pids are the hubs' processes by their URL, for their CPU time.
+	pin  bool
+	pids map[string]int
 }
 
 type rssPoint struct {
@@ -249,6 +252,11 @@ func (r *run) tenant(ctx context.Context) (*postgres.Store, *hub.Hub, *core.Acco
 	if err := postgres.Migrate(ctx, store.DB().DB); err != nil {
 		return fail(err)
 	}
+	if r.pin {
+		if err := pinPostgres(ctx, store.DB().DB); err != nil {
+			r.notes = append(r.notes, "-pin: PostgreSQL not pinned: "+err.Error())
+		}
+	}
 	h, err := hub.New(hub.Config{DatabaseURL: r.dbURL, DataDir: r.dataDir, ContentKey: r.contentKey,
 		Retention: core.MinRetention, AgentCommands: map[string]string{}}, store, nil, hub.Options{Admin: true})
 	if err != nil {
@@ -312,6 +320,11 @@ func (r *run) teardown() {
 	admin, err := sql.Open("postgres", r.base)
 	if err == nil {
 		_, _ = admin.Exec("DROP DATABASE IF EXISTS " + r.dbName + " WITH (FORCE)")
+		if r.pin {
+			if err := unpinPostgres(context.Background(), admin); err != nil {
+				fmt.Fprintln(os.Stderr, "-pin: PostgreSQL keeps CPU "+loadCPU+" only:", err)
+			}
+		}
 		admin.Close()
 	}
 	if r.keepDir {
@@ -346,9 +359,15 @@ func (r *run) serve(ctx context.Context, env ...string) (*server, error) {
 		}
 	}
 	cmd := exec.CommandContext(ctx, r.hubBin, "serve")
+	if r.pin {
+		cmd = exec.CommandContext(ctx, "taskset", "-c", hubCPU, r.hubBin, "serve") // taskset execs it: the same process
+	}
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+r.dbURL, "WSHUB_ADDR="+addr, "WSHUB_DATA_DIR="+r.dataDir,
 		"WSHUB_CONTENT_KEY="+r.contentKey, "WSHUB_MAX_ACTIVE_WORKSPACES=0", "WSHUB_WEBHOOK_CONCURRENCY=0", "WSHUB_API_RATE=0",
-		"WSHUB_MIGRATE_ON_START=false")
+		"WSHUB_MIGRATE_ON_START=false",
+		// The account holds the 10,000 workspaces of B3, and B1' leaves its sends queued
+		// (runtime off): the default quotas would refuse the load being measured.
+		"WSHUB_MAX_WORKSPACES=1000000", "WSHUB_MAX_OPEN_MESSAGES=1000000")
 	cmd.Env = append(cmd.Env, env...) // later entries win
 	logf, _ := os.OpenFile(filepath.Join(dataDir, "hub.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -356,6 +375,10 @@ func (r *run) serve(ctx context.Context, env ...string) (*server, error) {
 		return nil, err
 	}
 	s := &server{cmd: cmd, url: "http://" + addr}
+	if r.pids == nil {
+		r.pids = map[string]int{}
+	}
+	r.pids[s.url] = cmd.Process.Pid
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if c, err := net.Dial("tcp", addr); err == nil {
