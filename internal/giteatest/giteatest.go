@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,7 +51,7 @@ type Server struct {
 // when gitea is not installed, and fails it when it is installed but does not work.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin := binary(t)
+	bin := built.Binary(t)
 	started := time.Now()
 	s := &Server{bin: bin, dir: t.TempDir(), AdminUser: "wshub-admin"}
 	s.logPath = filepath.Join(s.dir, "gitea.log")
@@ -313,38 +312,6 @@ func waitReady(url string, exited <-chan struct{}) error {
 	}
 }
 
-func binary(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv(EnvBinary); p != "" {
-		if !enginetest.Executable(p) {
-			t.Fatalf("giteatest: %s=%s is not an executable file", EnvBinary, p)
-		}
-		return p
-	}
-	for _, p := range cached() {
-		if enginetest.Executable(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("gitea"); err == nil {
-		return p
-	}
-	t.Skipf("giteatest: gitea not found; run `bash scripts/gitea.sh` to build it, then set %s or leave it unset to use its cache", EnvBinary)
-	return ""
-}
-
-// cached lists scripts/gitea.sh's cache entries, Version first, then other versions,
-// newest name first.
-func cached() []string {
-	cache := os.Getenv("WSHUB_GITEA_CACHE")
-	if cache == "" {
-		user, err := os.UserCacheDir()
-		if err != nil {
-			return nil
-		}
-		cache = filepath.Join(user, "wshub", "gitea")
-	}
-	found, _ := filepath.Glob(filepath.Join(cache, "*", "gitea"))
-	sort.Sort(sort.Reverse(sort.StringSlice(found)))
-	return append([]string{filepath.Join(cache, Version, "gitea")}, found...)
-}
+// built is where scripts/gitea.sh puts gitea.
+var built = enginetest.Built{Pkg: "giteatest", Program: "gitea", Script: "scripts/gitea.sh", EnvBinary: EnvBinary,
+	EnvCache: "WSHUB_GITEA_CACHE", CacheDir: "gitea", Version: Version}

@@ -77,7 +77,7 @@ func StartTLS(t testing.TB) *Server {
 
 func start(t testing.TB, secure bool) *Server {
 	t.Helper()
-	bin := binary(t)
+	bin := built.Binary(t)
 	started := time.Now()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
@@ -249,39 +249,6 @@ func (s *Server) makeCert(t testing.TB, dir string) []string {
 	return []string{"--cert", crt, "--key", keyFile}
 }
 
-// binary finds versitygw, or skips the test.
-func binary(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv(EnvBinary); p != "" {
-		if !enginetest.Executable(p) {
-			t.Fatalf("s3test: %s=%s is not an executable file", EnvBinary, p)
-		}
-		return p
-	}
-	for _, p := range cached() {
-		if enginetest.Executable(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("versitygw"); err == nil {
-		return p
-	}
-	t.Skipf("s3test: versitygw not found; run `bash scripts/s3.sh` to build it, then set %s or leave it unset to use its cache", EnvBinary)
-	return ""
-}
-
-// cached lists scripts/s3.sh's cache entries, Version first, then other versions,
-// newest name first.
-func cached() []string {
-	cache := os.Getenv("WSHUB_VERSITYGW_CACHE")
-	if cache == "" {
-		user, err := os.UserCacheDir()
-		if err != nil {
-			return nil
-		}
-		cache = filepath.Join(user, "wshub", "s3")
-	}
-	found, _ := filepath.Glob(filepath.Join(cache, "*", "versitygw"))
-	sort.Sort(sort.Reverse(sort.StringSlice(found)))
-	return append([]string{filepath.Join(cache, Version, "versitygw")}, found...)
-}
+// built is where scripts/s3.sh puts versitygw.
+var built = enginetest.Built{Pkg: "s3test", Program: "versitygw", Script: "scripts/s3.sh", EnvBinary: EnvBinary,
+	EnvCache: "WSHUB_VERSITYGW_CACHE", CacheDir: "s3", Version: Version}
