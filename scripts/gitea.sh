@@ -19,23 +19,9 @@
 #   WSHUB_GITEA_CACHE    cache dir (default ${XDG_CACHE_HOME:-~/.cache}/wshub/gitea)
 set -euo pipefail
 
-case ${1:-} in
-'') ;;
--h | --help | help)
-	sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
-	exit 0
-	;;
-*)
-	echo "gitea.sh: takes no arguments (see --help)" >&2
-	exit 2
-	;;
-esac
-
-log() { printf 'gitea.sh: %s\n' "$*" >&2; }
-die() {
-	printf 'gitea.sh: error: %s\n' "$*" >&2
-	exit 1
-}
+# shellcheck source=lib/built.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/built.sh"
+script_args 2,19 "$@"
 
 # v1.26.0, not the newer v1.27.x: from 1.27 Gitea's module is gitea.dev and needs
 # gitea.dev/sdk and gitea.dev/actions-proto-go, which the module proxy this project
@@ -88,20 +74,6 @@ build() {
 	log "built $OUT ($(du -h "$OUT" | cut -f1)) in $(($(date +%s) - start))s"
 }
 
-if [[ -x $OUT ]]; then
-	log "using cached $OUT"
-else
-	# Serialise concurrent builds of the same version.
-	mkdir -p "$CACHE"
-	exec 9>>"$CACHE/lock"
-	flock -w 3600 9 || die "timed out waiting for $CACHE/lock"
-	if [[ -x $OUT ]]; then
-		log "built by a concurrent run: $OUT"
-	else
-		(build)
-	fi
-	exec 9>&-
-fi
-[[ -x $OUT ]] || die "gitea was not built"
+build_once "$OUT" "$CACHE" build
 
 printf 'GITEA=%s\n' "$OUT"

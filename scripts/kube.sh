@@ -19,23 +19,9 @@
 #   WSHUB_KUBE_CACHE    cache dir (default ${XDG_CACHE_HOME:-~/.cache}/wshub/kube)
 set -euo pipefail
 
-case ${1:-} in
-'') ;;
--h | --help | help)
-	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
-	exit 0
-	;;
-*)
-	echo "kube.sh: takes no arguments (see --help)" >&2
-	exit 2
-	;;
-esac
-
-log() { printf 'kube.sh: %s\n' "$*" >&2; }
-die() {
-	printf 'kube.sh: error: %s\n' "$*" >&2
-	exit 1
-}
+# shellcheck source=lib/built.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/built.sh"
+script_args 2,18 "$@"
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 VERSION=${WSHUB_KUBE_VERSION:-v1.37.2}
@@ -103,21 +89,7 @@ build_apiserver() {
 	log "built $OUT ($(du -h "$OUT" | cut -f1)) in $(($(date +%s) - start))s"
 }
 
-if [[ -x $OUT ]]; then
-	log "using cached $OUT"
-else
-	# Serialise concurrent builds of the same version.
-	mkdir -p "$CACHE"
-	exec 9>>"$CACHE/lock"
-	flock -w 3600 9 || die "timed out waiting for $CACHE/lock"
-	if [[ -x $OUT ]]; then
-		log "built by a concurrent run: $OUT"
-	else
-		(build_apiserver)
-	fi
-	exec 9>&-
-fi
-[[ -x $OUT ]] || die "kube-apiserver was not built"
+build_once "$OUT" "$CACHE" build_apiserver
 
 # -------------------------------------------------------------------- etcd --
 

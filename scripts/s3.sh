@@ -18,23 +18,9 @@
 #   WSHUB_VERSITYGW_CACHE    cache dir (default ${XDG_CACHE_HOME:-~/.cache}/wshub/s3)
 set -euo pipefail
 
-case ${1:-} in
-'') ;;
--h | --help | help)
-	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
-	exit 0
-	;;
-*)
-	echo "s3.sh: takes no arguments (see --help)" >&2
-	exit 2
-	;;
-esac
-
-log() { printf 's3.sh: %s\n' "$*" >&2; }
-die() {
-	printf 's3.sh: error: %s\n' "$*" >&2
-	exit 1
-}
+# shellcheck source=lib/built.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/built.sh"
+script_args 2,18 "$@"
 
 VERSION=${WSHUB_VERSITYGW_VERSION:-v1.8.0}
 [[ $VERSION =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "WSHUB_VERSITYGW_VERSION must look like vN.N.N, got '$VERSION'"
@@ -68,20 +54,6 @@ build() {
 	log "built $OUT ($(du -h "$OUT" | cut -f1)) in $(($(date +%s) - start))s"
 }
 
-if [[ -x $OUT ]]; then
-	log "using cached $OUT"
-else
-	# Serialise concurrent builds of the same version.
-	mkdir -p "$CACHE"
-	exec 9>>"$CACHE/lock"
-	flock -w 3600 9 || die "timed out waiting for $CACHE/lock"
-	if [[ -x $OUT ]]; then
-		log "built by a concurrent run: $OUT"
-	else
-		(build)
-	fi
-	exec 9>&-
-fi
-[[ -x $OUT ]] || die "versitygw was not built"
+build_once "$OUT" "$CACHE" build
 
 printf 'VERSITYGW=%s\n' "$OUT"
