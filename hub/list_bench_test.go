@@ -2,7 +2,6 @@ package hub_test
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 
 	"github.com/wshub/wshub/hub/hubtest"
@@ -16,15 +15,5 @@ func BenchmarkListMessagesPage(b *testing.B) {
 	for i := range 200 {
 		h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": fmt.Sprintf("message %d with a few ordinary words in it, as people write", i)}).Expect(b, 200, "")
 	}
-	client := &http.Client{}
-	req, _ := http.NewRequest("GET", h.URL+"/v1/api/workspaces/"+id+"/messages?limit=200", nil)
-	req.Header.Set("Authorization", "Bearer "+h.Key)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		resp, err := client.Do(req)
-		if err != nil || resp.StatusCode != 200 {
-			b.Fatalf("list: %v %v", resp, err)
-		}
-		resp.Body.Close()
-	}
+	benchRequests(b, h, "GET", "/v1/api/workspaces/"+id+"/messages?limit=200", "", 200)
 }
