@@ -28,6 +28,13 @@ func (r *accountRow) core() *core.Account {
 		MaxRunningTurns: intPtr(r.MaxRunningTurns), ProviderID: r.ProviderID.String, CreatedAt: r.CreatedAt}
 }
 
+// dest lists r's fields in accountColumns' order, for rows.Scan (AccountByKeyHash
+// runs on every request; TestAccountScanMatchesItsColumns holds the order).
+func (r *accountRow) dest() []any {
+	return []any{&r.ID, &r.Name, &r.Entitled, &r.BillingHold, &r.Metered, &r.BillingPeriodEnd, &r.MaxWorkspaces,
+		&r.MaxOpenMessages, &r.MaxRunningTurns, &r.ProviderID, &r.CreatedAt}
+}
+
 func intPtr(n sql.NullInt64) *int {
 	if !n.Valid {
 		return nil
@@ -186,25 +193,26 @@ func (q queries) RevokeAPIKey(ctx context.Context, id string, at time.Time) (_ b
 // (a data-modifying CTE on every request cost about 15% of a small GET's time).
 func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (_ *core.Account, err error) {
 	defer wrapErr(&err, "account by key hash")
-	var r struct {
-		accountRow
-		KeyID   string `db:"key_id"`
-		KeyName string `db:"key_name"`
-		Stale   bool   `db:"stale"`
-	}
-	err = q.get(ctx, &r, `SELECT `+accountColumns+`, k.id AS key_id, k.name AS key_name,
-			(k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute') AS stale
-		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash)
+	// Scanned by hand, not by sqlx: this is every request's first statement.
+	var (
+		r              accountRow
+		keyID, keyName string
+		stale          bool
+	)
+	err = q.ext.QueryRowxContext(ctx, `SELECT `+accountColumns+`, k.id, k.name,
+			(k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')
+		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash).
+		Scan(append(r.dest(), &keyID, &keyName, &stale)...)
 	if err != nil {
-		return nil, err
+		return nil, mapErr(err)
 	}
-	if r.Stale {
+	if stale {
 		// Only a stale row is matched, so concurrent requests write it once; a failed
 		// stamp does not fail the request.
 		_, _ = q.exec(ctx, `UPDATE api_keys SET last_used_at = date_trunc('second', now())
-			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, r.KeyID)
+			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, keyID)
 	}
 	a := r.core()
-	a.KeyID, a.KeyName = r.KeyID, r.KeyName
+	a.KeyID, a.KeyName = keyID, keyName
 	return a, nil
 }

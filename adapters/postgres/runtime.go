@@ -35,15 +35,7 @@ func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor tim
 	if err := workspaceQueue.claim(ctx, q, &ids, token, leaseFor, limit, maxRunningTurns, host); err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	var full []workspaceRow
-	if err := q.selectAll(ctx, &full, workspaceSelect+`WHERE w.id = ANY($1) ORDER BY w.state = 'ready', w.updated_at`, pq.StringArray(ids)); err != nil {
-		return nil, err
-	}
-	out := make([]*core.Workspace, len(full))
-	for i := range full {
-		out[i] = full[i].core()
-	}
-	return out, nil
+	return q.queryWorkspaces(ctx, `WHERE w.id = ANY($1) ORDER BY w.state = 'ready', w.updated_at`, pq.StringArray(ids))
 }
 
 // RenewLease uses the primary key; the expiry is the database's clock plus leaseFor.
@@ -85,12 +77,8 @@ func (q queries) RecordLastTurn(ctx context.Context, w *core.Workspace) (err err
 // OldestOpenMessage uses messages_open.
 func (q queries) OldestOpenMessage(ctx context.Context, workspaceID string) (_ *core.StoredMessage, err error) {
 	defer wrapErr(&err, "oldest open message")
-	var r messageRow
-	if err := q.get(ctx, &r, `SELECT `+messageColumns+` FROM messages WHERE workspace_id = $1 AND role = 'user'
-		AND status IN ('pending', 'delivered') ORDER BY seq LIMIT 1`, workspaceID); err != nil {
-		return nil, err
-	}
-	return r.core(), nil
+	return q.oneMessage(ctx, `WHERE workspace_id = $1 AND role = 'user' AND status IN ('pending', 'delivered')
+		ORDER BY seq LIMIT 1`, workspaceID)
 }
 
 func (q queries) MarkDelivered(ctx context.Context, messageID string, at time.Time) (_ bool, err error) {

@@ -113,11 +113,14 @@ func (q queries) InsertWorkspace(ctx context.Context, w *core.Workspace) (err er
 }
 
 func (q queries) getWorkspace(ctx context.Context, suffix string, args ...any) (*core.Workspace, error) {
-	var r workspaceRow
-	if err := q.get(ctx, &r, workspaceSelect+suffix, args...); err != nil {
+	found, err := q.queryWorkspaces(ctx, suffix, args...)
+	if err != nil {
 		return nil, err
 	}
-	return r.core(), nil
+	if len(found) == 0 {
+		return nil, core.ErrNoRows
+	}
+	return found[0], nil
 }
 
 func (q queries) GetWorkspace(ctx context.Context, accountID, id string) (_ *core.Workspace, err error) {
@@ -133,16 +136,7 @@ func (q queries) LockWorkspace(ctx context.Context, accountID, id string) (_ *co
 // ListWorkspaces uses workspaces_account_live.
 func (q queries) ListWorkspaces(ctx context.Context, accountID string) (_ []*core.Workspace, err error) {
 	defer wrapErr(&err, "list workspaces")
-	var rows []workspaceRow
-	if err := q.selectAll(ctx, &rows, workspaceSelect+`WHERE w.account_id = $1 AND w.state <> 'deleted'
-		ORDER BY w.created_at, w.id`, accountID); err != nil {
-		return nil, err
-	}
-	out := make([]*core.Workspace, len(rows))
-	for i := range rows {
-		out[i] = rows[i].core()
-	}
-	return out, nil
+	return q.queryWorkspaces(ctx, `WHERE w.account_id = $1 AND w.state <> 'deleted' ORDER BY w.created_at, w.id`, accountID)
 }
 
 // ListWorkspacePage reads workspaces_account_newest, or workspaces_member_newest for
@@ -172,16 +166,8 @@ func (q queries) ListWorkspacePage(ctx context.Context, p core.WorkspacePageQuer
 		add("(w.created_at, w.id) < (?, ?)", p.BeforeAt, p.BeforeID)
 	}
 	args = append(args, p.Limit)
-	var rows []workspaceRow
-	if err := q.selectAll(ctx, &rows, workspaceSelect+`WHERE `+strings.Join(where, " AND ")+`
-		ORDER BY w.created_at DESC, w.id DESC LIMIT $`+strconv.Itoa(len(args)), args...); err != nil {
-		return nil, err
-	}
-	out := make([]*core.Workspace, len(rows))
-	for i := range rows {
-		out[i] = rows[i].core()
-	}
-	return out, nil
+	return q.queryWorkspaces(ctx, `WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY w.created_at DESC, w.id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
 }
 
 // WorkspaceUsingBranch uses workspaces_project_branch_live.
