@@ -120,5 +120,5 @@ func (s *server) openPullRequest(c *fiber.Ctx) error {
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	return c.JSON(fiber.Map{"workspace": toWorkspace(ws)})
+	return sendWorkspace(c, fiber.StatusOK, ws)
 }

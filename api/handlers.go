@@ -23,7 +23,7 @@ func (s *server) createWorkspace(c *fiber.Ctx) error {
 	if !created {
 		status = fiber.StatusOK // idempotent replay
 	}
-	return c.Status(status).JSON(fiber.Map{"workspace": toWorkspace(ws)})
+	return sendWorkspace(c, status, ws)
 }
 
 func (s *server) listWorkspaces(c *fiber.Ctx) error {
@@ -31,11 +31,9 @@ func (s *server) listWorkspaces(c *fiber.Ctx) error {
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	out := make([]workspaceJSON, len(list))
-	for i, w := range list {
-		out[i] = toWorkspace(w)
-	}
-	return c.JSON(fiber.Map{"workspaces": out})
+	return sendJSON(c, fiber.StatusOK, func(b []byte) []byte {
+		return append(appendArray(append(b, `{"workspaces":`...), list, appendWorkspace), '}')
+	})
 }
 
 func (s *server) getWorkspace(c *fiber.Ctx) error {
@@ -43,7 +41,7 @@ func (s *server) getWorkspace(c *fiber.Ctx) error {
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	return c.JSON(fiber.Map{"workspace": toWorkspace(ws)})
+	return sendWorkspace(c, fiber.StatusOK, ws)
 }
 
 func (s *server) sendMessage(c *fiber.Ctx) error {
@@ -71,15 +69,7 @@ func (s *server) listMessages(c *fiber.Ctx) error {
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	msgs := make([]messageJSON, len(page.Messages))
-	for i, m := range page.Messages {
-		msgs[i] = toMessage(m)
-	}
-	body := fiber.Map{"messages": msgs, "latestSeq": page.LatestSeq}
-	if f := page.TurnFailure; f != nil {
-		body["turnFailure"] = turnFailureJSON{TurnID: f.TurnID, Agent: f.Agent, Code: f.Code, Message: f.Message}
-	}
-	return c.JSON(body)
+	return sendJSON(c, fiber.StatusOK, func(b []byte) []byte { return appendMessagePage(b, page) })
 }
 
 func (s *server) uploadAttachment(c *fiber.Ctx) error {

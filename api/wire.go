@@ -6,62 +6,11 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// Wire shapes of api.md section 2. Timestamps are Unix epoch milliseconds.
-
-type workspaceJSON struct {
-	WorkspaceID string `json:"workspaceId"`
-	ProviderID  string `json:"providerId"`
-	ProjectID   string `json:"projectId"`
-	Branch      string `json:"branch"`
-	BaseRef     string `json:"baseRef"`
-	State       string `json:"state"`
-	StatusCode  string `json:"statusCode"`
-	// StatusDetail is an extension of api.md's object: why, in words, when the workspace
-	// failed (git's reason for a failed checkout). Absent otherwise.
-	StatusDetail string `json:"statusDetail,omitempty"`
-	// HeadCommit and Pushed are extensions too: the last commit a turn left on the
-	// branch, and whether the last push reached the project's repository (absent when
-	// the project does not push, or before the first commit).
-	HeadCommit string `json:"headCommit,omitempty"`
-	Pushed     *bool  `json:"pushed,omitempty"`
-	// Origin and StartedBy (extensions) say where it was started from, and by whom.
-	Origin    string      `json:"origin,omitempty"`
-	StartedBy *authorJSON `json:"startedBy,omitempty"`
-	// Host (an extension) is the host whose hub runs a local workspace, its checkout
-	// on that host's disk; absent for remote providers and before a hub took it on.
-	Host string `json:"host,omitempty"`
-	// PullRequest (an extension) is the pull request of the branch on the project's
-	// forge; absent before one is opened or found.
-	PullRequest  *core.PullRequestRef `json:"pullRequest,omitempty"`
-	StartupPhase string               `json:"startupPhase"`
-	RuntimeState string               `json:"runtimeState"`
-	AgentStatus  string               `json:"agentStatus"`
-	LatestSeq    int64                `json:"latestSeq"`
-	LastTurn     *lastTurnJSON        `json:"lastTurn,omitempty"`
-	CreatedAt    int64                `json:"createdAt"`
-	UpdatedAt    int64                `json:"updatedAt"`
-}
-
-type lastTurnJSON struct {
-	TurnID      string `json:"turnId"`
-	Outcome     string `json:"outcome"`
-	CompletedAt int64  `json:"completedAt"`
-}
+// Wire shapes of api.md section 2. Timestamps are Unix epoch milliseconds. A
+// workspace and a message are written by hand (jsonwrite.go); their shapes as structs
+// are in jsonwrite_test.go, which holds the two encodings equal.
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
-
-func toWorkspace(w *core.Workspace) workspaceJSON {
-	out := workspaceJSON{
-		WorkspaceID: w.ID, ProviderID: w.ProviderID, ProjectID: w.ProjectID, Branch: w.Branch, BaseRef: w.BaseRef,
-		State: string(w.State), StatusCode: w.StatusCode, StatusDetail: w.StatusDetail, HeadCommit: w.HeadCommit, Pushed: pushed(w.LastPush), StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
-		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
-		Origin: w.Origin, StartedBy: toAuthor(w.StartedBy), Host: w.Host, PullRequest: w.Pull.Ref(),
-	}
-	if lt := w.LastTurnInfo(); lt != nil {
-		out.LastTurn = &lastTurnJSON{TurnID: lt.TurnID, Outcome: string(lt.Outcome), CompletedAt: ms(lt.CompletedAt)}
-	}
-	return out
-}
 
 type assetJSON struct {
 	AssetID      string `json:"assetId"`
@@ -72,21 +21,6 @@ type assetJSON struct {
 
 func toAsset(a *core.Asset) assetJSON {
 	return assetJSON{AssetID: a.ID, MimeType: a.MimeType, OriginalName: a.OriginalName, SizeBytes: a.SizeBytes}
-}
-
-type messageJSON struct {
-	MessageID   string      `json:"messageId"`
-	Seq         int64       `json:"seq"`
-	Role        string      `json:"role"`
-	Text        string      `json:"text"`
-	Status      string      `json:"status"`
-	TurnID      string      `json:"turnId,omitempty"`
-	Outcome     string      `json:"outcome,omitempty"`
-	CreatedAt   int64       `json:"createdAt"`
-	DeliveredAt *int64      `json:"deliveredAt,omitempty"`
-	Attachments []assetJSON `json:"attachments,omitempty"`
-	// Author (an extension) is who wrote a user message.
-	Author *authorJSON `json:"author,omitempty"`
 }
 
 // authorJSON is who wrote a message or decided an approval (an extension): where they
@@ -102,26 +36,6 @@ func toAuthor(a *core.Author) *authorJSON {
 		return nil
 	}
 	return &authorJSON{Kind: a.Kind, ID: a.ID, Name: a.Name}
-}
-
-func toMessage(m *core.Message) messageJSON {
-	out := messageJSON{MessageID: m.ID, Seq: m.Seq, Role: m.Role, Text: m.Text, Status: string(m.Status), TurnID: m.TurnID,
-		Outcome: string(m.Outcome), CreatedAt: ms(m.CreatedAt), Author: toAuthor(m.Author)}
-	if m.DeliveredAt != nil {
-		d := ms(*m.DeliveredAt)
-		out.DeliveredAt = &d
-	}
-	for _, a := range m.Assets {
-		out.Attachments = append(out.Attachments, toAsset(a))
-	}
-	return out
-}
-
-type turnFailureJSON struct {
-	TurnID  string `json:"turnId"`
-	Agent   string `json:"agent"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
 }
 
 type projectJSON struct {
