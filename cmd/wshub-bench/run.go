@@ -121,6 +121,9 @@ func (r *run) all(ctx context.Context) error {
 	}
 	r.rss = append(r.rss, rssPoint{"after B1' (runtime off)", srv.rss()})
 	srv.stop()
+	if r.only == "API" {
+		return nil
+	}
 	if err := r.eventStreams(ctx); err != nil {
 		return fmt.Errorf("B8: %w", err)
 	}
@@ -152,7 +155,7 @@ func (r *run) setup(ctx context.Context) error {
 	for i := 1; i <= 33; i++ {
 		r.wsIDs = append(r.wsIDs, fmt.Sprintf("ws_bench%08d", i))
 	}
-	if r.only == "" {
+	if r.only == "" || r.only == "API" {
 		r.msgWS = fmt.Sprintf("ws_bench%08d", 100)
 		if err := r.seedMessages(ctx, store.DB().DB); err != nil {
 			return err
