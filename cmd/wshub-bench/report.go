@@ -57,6 +57,7 @@ func (r *run) markdown() string {
 		}
 	}
 	r.turnFigures.markdown(&b)
+	r.targetsMarkdown(&b)
 	if !r.streamFigures.ran.IsZero() {
 		b.WriteString("\n")
 		r.streamFigures.markdown(&b)

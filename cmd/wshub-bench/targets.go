@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// target is one figure of issue #33 beside what it should be.
+type target struct {
+	what, now, goal string
+	met             bool
+	known           bool // false: the run did not measure it
+}
+
+// ratio finds a result by name prefix and clients and returns its hub / PostgreSQL
+// ratio in percent and its p99.
+func (r *run) ratio(prefix string, clients int) (pct float64, p99 time.Duration, ok bool) {
+	for _, x := range r.results {
+		if strings.HasPrefix(x.name, prefix) && x.clients == clients && x.baseline != nil && x.baseline.tps > 0 {
+			return 100 * x.perSec / x.baseline.tps, x.p99, true
+		}
+	}
+	return 0, 0, false
+}
+
+// targets are #33's: each API ratio, the turn figures and idle memory.
+func (r *run) targets() []target {
+	var out []target
+	ratioTarget := func(what, prefix string, clients int, atLeast float64) {
+		t := target{what: fmt.Sprintf("%s, %d clients: hub / PostgreSQL", what, clients), goal: fmt.Sprintf("≥ %.0f%%", atLeast)}
+		if pct, _, ok := r.ratio(prefix, clients); ok {
+			t.now, t.met, t.known = fmt.Sprintf("%.0f%%", pct), pct >= atLeast, true
+		}
+		out = append(out, t)
+	}
+	for _, c := range []int{1, 8, 32} {
+		ratioTarget("GET workspace", "B3 GET workspace", c, 80)
+	}
+	ratioTarget("list messages, a 200-message page", "B2 list messages", 8, 70)
+	for _, c := range []int{1, 8, 32} {
+		ratioTarget("send, runtime idle", "B1' send message", c, 85)
+	}
+	p99 := target{what: "send, runtime idle, 32 clients: p99", goal: "< 20 ms"}
+	if _, d, ok := r.ratio("B1' send message", 32); ok {
+		p99.now, p99.met, p99.known = fmt.Sprintf("%.1f ms", ms(d)), d < 20*time.Millisecond, true
+	}
+	out = append(out, p99)
+	ratioTarget("send while turns run", "B1 send message", 8, 60)
+
+	f := r.turnFigures
+	overhead := target{what: "hub overhead per trivial turn (B5), p50", goal: "≤ 8 ms"}
+	if len(f.serialOverhead) > 0 {
+		d := pct(f.serialOverhead, 50)
+		overhead.now, overhead.met, overhead.known = fmt.Sprintf("%.1f ms", ms(d)), d <= 8*time.Millisecond, true
+	}
+	burst := target{what: "burst of turns (B5)", goal: "≥ 150 turns/s"}
+	if f.burstTurnsPerS > 0 {
+		burst.now, burst.met, burst.known = fmt.Sprintf("%.0f turns/s", f.burstTurnsPerS), f.burstTurnsPerS >= 150, true
+	}
+	idle := target{what: "idle resident memory (B6)", goal: "≤ 20 MiB"}
+	if len(r.rss) > 0 {
+		mib := float64(r.rss[0].kib) / 1024
+		idle.now, idle.met, idle.known = fmt.Sprintf("%.1f MiB", mib), mib <= 20, true
+	}
+	return append(out, overhead, burst, idle)
+}
+
+// targetsMarkdown is the table of #33's targets, each beside this run's figure.
+func (r *run) targetsMarkdown(b *strings.Builder) {
+	b.WriteString("\nTargets (issue #33), this run:\n\n| figure | this run | target | met |\n|---|---|---|---|\n")
+	for _, t := range r.targets() {
+		met := "no"
+		switch {
+		case !t.known:
+			t.now, met = "not measured", ""
+		case t.met:
+			met = "yes"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", t.what, t.now, t.goal, met)
+	}
+}
