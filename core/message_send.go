@@ -166,19 +166,14 @@ func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Works
 	if err != nil {
 		return nil, err
 	}
-	now := s.clock.Now()
-	seq, err := q.NextSeq(ctx, ws.ID, now)
-	if err != nil {
-		return nil, err
-	}
 	m := &Message{
-		ID: id, WorkspaceID: ws.ID, Seq: seq, Role: RoleUser, Text: text, Status: MessagePending,
-		TurnID: TurnIDFor(id), CreatedAt: now, AssetIDs: assets, Author: author,
+		ID: id, WorkspaceID: ws.ID, Role: RoleUser, Text: text, Status: MessagePending,
+		TurnID: TurnIDFor(id), CreatedAt: s.clock.Now(), AssetIDs: assets, Author: author,
 	}
-	if err := q.InsertMessage(ctx, m, sealed); err != nil {
+	if err := q.InsertMessage(ctx, m, sealed); err != nil { // sets m.Seq
 		return nil, err
 	}
-	ws.LatestSeq = seq
+	ws.LatestSeq = m.Seq
 	return m, nil
 }
 

@@ -12,6 +12,8 @@ import (
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
+// InsertMessage takes the workspace's next seq and inserts the message with it in one
+// statement (the send path's round trips are most of its cost), setting m.Seq.
 func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText []byte) (err error) {
 	defer wrapErr(&err, "insert message")
 	assets := m.AssetIDs
@@ -24,14 +26,16 @@ func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText 
 	}
 	// The member behind a chat author is found by the identity they linked, in the
 	// same statement.
-	_, err = q.exec(ctx, `INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
-		asset_ids, created_at, delivered_at, author_kind, author_id, author_name, author_member_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, COALESCE($15,
-			(SELECT member_id FROM member_identities WHERE kind = $16 AND subject = $17)))`,
-		m.ID, m.WorkspaceID, m.Seq, m.Role, sealedText, m.Status, m.TurnID, nullString(string(m.Outcome)),
+	return q.get(ctx, &m.Seq, `WITH s AS (UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $9,
+			last_activity_at = $9 WHERE id = $2 RETURNING latest_seq)
+		INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
+			asset_ids, created_at, delivered_at, author_kind, author_id, author_name, author_member_id)
+		SELECT $1, $2, s.latest_seq, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, COALESCE($14,
+			(SELECT member_id FROM member_identities WHERE kind = $15 AND subject = $16))
+		FROM s RETURNING seq`,
+		m.ID, m.WorkspaceID, m.Role, sealedText, m.Status, m.TurnID, nullString(string(m.Outcome)),
 		pq.StringArray(assets), m.CreatedAt, nullTime(m.DeliveredAt), a.Kind, a.ID, a.Name, nullString(a.MemberID),
 		a.Via.Kind, a.Via.Subject)
-	return err
 }
 
 func (q queries) GetMessage(ctx context.Context, workspaceID, id string) (_ *core.StoredMessage, err error) {
