@@ -1,9 +1,9 @@
 // Package kube is the `kubernetes` machine provider (core.RemoteMachines): a Pod per
 // workspace running the `wshub runtime` image, its token in a Secret, its checkout on
 // a PersistentVolumeClaim (kept across pauses) or an emptyDir. It speaks to the
-// cluster with client-go and watches its Pods with an informer, so a Pod the cluster
-// cannot run (unschedulable, image not pulled, killed for memory) fails its workspace
-// with a statusCode that says why.
+// cluster with client-go, core/v1 alone (client.go), and watches its Pods with an
+// informer, so a Pod the cluster cannot run (unschedulable, image not pulled, killed
+// for memory) fails its workspace with a statusCode that says why.
 package kube
 
 import (
@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -67,7 +66,7 @@ type Config struct {
 
 // Machines is the kubernetes provider.
 type Machines struct {
-	client kubernetes.Interface
+	client *coreClient
 	cfg    Config
 }
 
@@ -87,7 +86,7 @@ func New(rc *rest.Config, cfg Config) (*Machines, error) {
 	if cfg.Namespace == "" || cfg.Image == "" || cfg.HubURL == "" {
 		return nil, errors.New("kubernetes provider: namespace, image and the hub's URL are required")
 	}
-	client, err := kubernetes.NewForConfig(rc)
+	client, err := newCoreClient(rc)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +124,7 @@ func (m *Machines) Start(ctx context.Context, ws *core.Workspace, token string) 
 		}
 	}
 	// A stopped Pod may still be terminating: each start's Pod has a name of its own.
-	pod, err := m.client.CoreV1().Pods(m.cfg.Namespace).Create(ctx, m.pod(ws.ID), metav1.CreateOptions{})
+	pod, err := m.client.pods(m.cfg.Namespace).Create(ctx, m.pod(ws.ID), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create pod: %w", err)
 	}
@@ -136,7 +135,7 @@ func (m *Machines) Start(ctx context.Context, ws *core.Workspace, token string) 
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}}},
 		StringData: map[string]string{"token": token},
 	}
-	if _, err := m.client.CoreV1().Secrets(m.cfg.Namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+	if _, err := m.client.secrets(m.cfg.Namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create secret: %w", err)
 	}
 	return nil
@@ -210,7 +209,7 @@ func (m *Machines) ensureClaim(ctx context.Context, id string) error {
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}},
 		},
 	}
-	_, err = m.client.CoreV1().PersistentVolumeClaims(m.cfg.Namespace).Create(ctx, claim, metav1.CreateOptions{})
+	_, err = m.client.persistentVolumeClaims(m.cfg.Namespace).Create(ctx, claim, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
@@ -220,10 +219,10 @@ func (m *Machines) ensureClaim(ctx context.Context, id string) error {
 // Stop deletes the workspace's Pods and the Secret; the disk stays.
 func (m *Machines) Stop(ctx context.Context, ws *core.Workspace) error {
 	sel := metav1.ListOptions{LabelSelector: LabelWorkspace + "=" + ws.ID}
-	if err := m.client.CoreV1().Pods(m.cfg.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
+	if err := m.client.pods(m.cfg.Namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil {
 		return fmt.Errorf("delete pods: %w", err)
 	}
-	if err := ignoreMissing(m.client.CoreV1().Secrets(m.cfg.Namespace).Delete(ctx, secretName(ws.ID), metav1.DeleteOptions{})); err != nil {
+	if err := ignoreMissing(m.client.secrets(m.cfg.Namespace).Delete(ctx, secretName(ws.ID), metav1.DeleteOptions{})); err != nil {
 		return fmt.Errorf("delete secret: %w", err)
 	}
 	return nil
@@ -234,7 +233,7 @@ func (m *Machines) Delete(ctx context.Context, ws *core.Workspace) error {
 	if err := m.Stop(ctx, ws); err != nil {
 		return err
 	}
-	return ignoreMissing(m.client.CoreV1().PersistentVolumeClaims(m.cfg.Namespace).Delete(ctx, claimName(ws.ID), metav1.DeleteOptions{}))
+	return ignoreMissing(m.client.persistentVolumeClaims(m.cfg.Namespace).Delete(ctx, claimName(ws.ID), metav1.DeleteOptions{}))
 }
 
 func ignoreMissing(err error) error {

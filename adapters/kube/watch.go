@@ -3,11 +3,13 @@ package kube
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/wshub/wshub/core"
@@ -21,10 +23,27 @@ type FailedFunc func(ctx context.Context, workspaceID, statusCode, detail string
 // longer starting or running) and is stopped. Every replica watches; the first report
 // wins.
 func (m *Machines) Watch(ctx context.Context, unschedulableAfter time.Duration, failed FailedFunc) {
-	factory := informers.NewSharedInformerFactoryWithOptions(m.client, 10*time.Minute,
-		informers.WithNamespace(m.cfg.Namespace),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelManagedBy + "=" + managedBy }))
-	inf := factory.Core().V1().Pods().Informer()
+	// The Pod informer client-go's informer factory makes (informers/core/v1's
+	// NewFilteredPodInformer), on the provider's core/v1 client: the factory's package
+	// would link in an informer and a client for every API group.
+	pods := m.client.pods(m.cfg.Namespace)
+	managed := func(o *metav1.ListOptions) { o.LabelSelector = LabelManagedBy + "=" + managedBy }
+	inf := cache.NewSharedIndexInformerWithOptions(
+		cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				managed(&o)
+				return pods.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				managed(&o)
+				return pods.Watch(ctx, o)
+			},
+		}, pods),
+		&corev1.Pod{},
+		cache.SharedIndexInformerOptions{
+			ResyncPeriod: 10 * time.Minute,
+			Indexers:     cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		})
 	check := func(obj any) {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok || pod.DeletionTimestamp != nil {
@@ -50,9 +69,11 @@ func (m *Machines) Watch(ctx context.Context, unschedulableAfter time.Duration, 
 		AddFunc:    check,
 		UpdateFunc: func(_, obj any) { check(obj) },
 	})
-	factory.Start(ctx.Done())
+	// Watch returns once the informer has stopped, as the factory's Shutdown waited for it.
+	var wg sync.WaitGroup
+	wg.Go(func() { inf.RunWithContext(ctx) })
 	<-ctx.Done()
-	factory.Shutdown()
+	wg.Wait()
 }
 
 // podFailure says whether a Pod shows that the cluster cannot run it, and why.

@@ -132,3 +132,30 @@ func TestFrontEndsHoldTheirGroupOnly(t *testing.T) {
 		}
 	}
 }
+
+// The hub's binary links client-go for core/v1 alone (adapters/kube/client.go): the
+// clientset, its typed clients, the informer factory and k8s.io/client-go/kubernetes/scheme
+// register every API group of Kubernetes when the hub starts, which was half the binary
+// and a fifth of an idle hub's resident memory; gentype links the fake clientset.
+func TestTheHubLinksTheCoreKubernetesGroupOnly(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"cmd/wshub").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var core bool
+	for _, dep := range strings.Fields(string(out)) {
+		switch {
+		case dep == "k8s.io/api/core/v1":
+			core = true
+		case strings.HasPrefix(dep, "k8s.io/api/"),
+			dep == "k8s.io/client-go/kubernetes", strings.HasPrefix(dep, "k8s.io/client-go/kubernetes/"),
+			dep == "k8s.io/client-go/informers", strings.HasPrefix(dep, "k8s.io/client-go/informers/"):
+			t.Errorf("cmd/wshub links %s; the kubernetes provider uses core/v1 only, on a scheme of its own", dep)
+		case dep == "k8s.io/client-go/gentype", dep == "k8s.io/client-go/testing":
+			t.Errorf("cmd/wshub links %s, and with it client-go's fake clientset, server-side apply and OpenAPI models", dep)
+		}
+	}
+	if !core {
+		t.Error("cmd/wshub does not link k8s.io/api/core/v1: is the kubernetes provider still in the binary?")
+	}
+}
