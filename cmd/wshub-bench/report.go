@@ -48,7 +48,8 @@ func (r *run) markdown() string {
 	b.WriteString("and webhook deliveries run beside the requests measured.\n")
 	b.WriteString("\nResident memory of the hub process (B6):\n\n")
 	for _, p := range r.rss {
-		fmt.Fprintf(&b, "- %s: %.1f MiB\n", p.when, float64(p.kib)/1024)
+		fmt.Fprintf(&b, "- %s: %.1f MiB (anonymous %.1f, file-backed %.1f)\n", p.when, float64(p.kib)/1024,
+			float64(p.anon)/1024, float64(p.file)/1024)
 	}
 	if len(r.notes) > 0 {
 		b.WriteString("\nNotes:\n\n")

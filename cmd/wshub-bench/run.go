@@ -57,8 +57,8 @@ type run struct {
 }
 
 type rssPoint struct {
-	when string
-	kib  int
+	when            string
+	kib, anon, file int // VmRSS, RssAnon, RssFile
 }
 
 func (r *run) all(ctx context.Context) error {
@@ -88,7 +88,7 @@ func (r *run) all(ctx context.Context) error {
 	}
 	defer srv.stop()
 	time.Sleep(2 * time.Second)
-	r.rss = append(r.rss, rssPoint{"idle, after start", srv.rss()})
+	r.rss = append(r.rss, srv.memory("idle, after start"))
 
 	ws := r.wsIDs[0]
 	for _, c := range []int{1, 8, 32} {
@@ -119,7 +119,7 @@ func (r *run) all(ctx context.Context) error {
 		}
 		r.results = append(r.results, res)
 	}
-	r.rss = append(r.rss, rssPoint{"after B1' (runtime off)", srv.rss()})
+	r.rss = append(r.rss, srv.memory("after B1' (runtime off)"))
 	srv.stop()
 	if r.only == "API" {
 		return nil
@@ -415,17 +415,23 @@ func (s *server) kill() {
 }
 
 // rss is the hub process's resident memory in KiB.
-func (s *server) rss() int {
+// memory reads the hub process's resident memory now: VmRSS, and its anonymous and
+// file-backed parts (most of an idle hub is pages of its own binary, which are shared
+// and can be dropped; the anonymous part is what it allocated).
+func (s *server) memory(when string) rssPoint {
+	p := rssPoint{when: when}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
 		log.Printf("rss: %v", err)
-		return 0
+		return p
 	}
-	var kib int
 	for _, line := range splitLines(string(b)) {
-		if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &kib); err == nil {
-			return kib
+		for _, f := range []struct {
+			format string
+			into   *int
+		}{{"VmRSS: %d kB", &p.kib}, {"RssAnon: %d kB", &p.anon}, {"RssFile: %d kB", &p.file}} {
+			_, _ = fmt.Sscanf(line, f.format, f.into)
 		}
 	}
-	return 0
+	return p
 }

@@ -103,7 +103,7 @@ func (r *run) eventStreams(ctx context.Context) error {
 	}
 	defer srv.stop()
 	time.Sleep(2 * time.Second)
-	f.rssIdle, f.heapIdle = srv.rss(), heapInuse(metricsAddr)
+	f.rssIdle, f.heapIdle = srv.memory("").kib, heapInuse(metricsAddr)
 	listB := func(int) request { return request{method: "GET", path: "/v1/api/workspaces", key: r.keyB} }
 	f.baseline = r.load(ctx, srv.url, fmt.Sprintf("B8 account B lists its %d workspaces, 1 client", b8BSpaces), 1, listB)
 
@@ -129,7 +129,7 @@ func (r *run) eventStreams(ctx context.Context) error {
 			}
 		}
 	}
-	f.rssOpen = srv.rss()
+	f.rssOpen = srv.memory("").kib
 
 	store, err := postgres.Open(ctx, r.dbURL, postgres.Options{})
 	if err != nil {
@@ -145,7 +145,7 @@ func (r *run) eventStreams(ctx context.Context) error {
 	go func() { inserted <- r.insertEvents(ectx, store, sealer, ws, sent, &f.inserted) }()
 	time.Sleep(2 * time.Second) // the streams in their steady state
 	f.loaded = r.load(ctx, srv.url, fmt.Sprintf("B8 the same, beside %d streams and %d events/s", b8Streams, b8PerSecond), 1, listB)
-	f.rssEvents, f.heapEvents = srv.rss(), heapInuse(metricsAddr)
+	f.rssEvents, f.heapEvents = srv.memory("").kib, heapInuse(metricsAddr)
 	stopEvents()
 	if err := <-inserted; err != nil {
 		return fmt.Errorf("insert events: %w", err)

@@ -12,7 +12,7 @@ func TestTargetsStandBesideTheirFigures(t *testing.T) {
 		{name: "B2 list messages, 200 of 10, 8 clients", clients: 8, perSec: 300, baseline: &baseline{tps: 600}},
 		{name: "B1' send message, runtime idle, 32 clients", clients: 32, perSec: 90, p99: 25 * time.Millisecond, baseline: &baseline{tps: 100}},
 		{name: "B1 send message, turns running, 8 clients", clients: 8, perSec: 70, baseline: &baseline{tps: 100}},
-	}, rss: []rssPoint{{"idle, after start", 30 * 1024}}}
+	}, rss: []rssPoint{{when: "idle, after start", kib: 30 * 1024}}}
 	r.turnFigures.serialOverhead = []time.Duration{5 * time.Millisecond, 7 * time.Millisecond, 9 * time.Millisecond}
 	var b strings.Builder
 	r.targetsMarkdown(&b)

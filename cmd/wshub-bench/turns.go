@@ -221,7 +221,7 @@ func (r *run) turns(ctx context.Context) error {
 		}
 		r.results = append(r.results, res)
 	}
-	r.rss = append(r.rss, rssPoint{"after B1 (runtime on)", srv.rss()})
+	r.rss = append(r.rss, srv.memory("after B1 (runtime on)"))
 	return nil
 }
 
@@ -352,7 +352,7 @@ func (r *run) burst(ctx context.Context, api *client.Client, rc *receiver, ids [
 	}
 	f.burstTurns, f.burstWorkspaces = total, len(ids)
 	f.burstTurnsPerS = float64(total) / ended.Sub(start).Seconds()
-	r.rss = append(r.rss, rssPoint{"after B5 (runtime on)", srv.rss()})
+	r.rss = append(r.rss, srv.memory("after B5 (runtime on)"))
 
 	rc.mu.Lock()
 	before := len(rc.acks)
