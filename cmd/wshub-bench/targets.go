@@ -61,7 +61,8 @@ func (r *run) targets() []target {
 	idle := target{what: "idle resident memory (B6)", goal: "≤ 20 MiB"}
 	if len(r.rss) > 0 {
 		mib := float64(r.rss[0].kib) / 1024
-		idle.now, idle.met, idle.known = fmt.Sprintf("%.1f MiB", mib), mib <= 20, true
+		idle.now = fmt.Sprintf("%.1f MiB (anonymous %.1f MiB)", mib, float64(r.rss[0].anon)/1024)
+		idle.met, idle.known = mib <= 20, true
 	}
 	return append(out, overhead, burst, idle)
 }
