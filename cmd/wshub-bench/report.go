@@ -18,7 +18,7 @@ func (r *run) markdown() string {
 	b.WriteString("B3), then with them on (B1, B4, B5, B7). The load generator, the hub and PostgreSQL share this machine. The ")
 	b.WriteString("PostgreSQL baseline is pgbench replaying the statements the hub sent for one such request, captured from the ")
 	b.WriteString("server's statement log, at the same concurrency against the same database. Figures are comparable within one ")
-	b.WriteString("run only.\n\n")
+	b.WriteString("run only. Where the hub's time goes on each path, and how to profile it: docs/performance.md.\n\n")
 	fmt.Fprintf(&b, "Machine: %s, CPUs %s, %s; %s; %s. Run %s, %s per measurement.\n\n", cpuModel(), onlineCPUs(),
 		memTotal(), runtime.Version(), pgVersion(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), r.dur)
 	if r.pin {
