@@ -80,14 +80,16 @@ fuzz:
 # statements (cmd/wshub-bench writes docs/benchmarks.md), then the package benchmarks.
 # PIN=1 pins the hub to CPU 0 and PostgreSQL, pgbench and the load to CPU 1 (taskset), so
 # the table's hub CPU per request reads alone.
+# ONLY=API runs B1', B2 and B3 alone and prints them (docs/benchmarks.md untouched), and
+# skips the package benchmarks: a change to the API path read in minutes.
 # `go run ./cmd/wshub-bench -only B8` reruns the event-stream measurement alone and
 # replaces only its part of docs/benchmarks.md.
 bench:
 	bash scripts/sandbox.sh
 	$(GO) build -o bin/wshub ./cmd/wshub
 	$(WITH_DB) \
-	$(GO) run ./cmd/wshub-bench -hub bin/wshub -out docs/benchmarks.md -pglog "$${WSHUB_PG_LOG:-.data/pg/log}" $(if $(PIN),-pin); \
-	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=20x ./...
+	$(GO) run ./cmd/wshub-bench -hub bin/wshub -out docs/benchmarks.md -pglog "$${WSHUB_PG_LOG:-.data/pg/log}" $(if $(PIN),-pin) $(if $(ONLY),-only $(ONLY)) && \
+	$(if $(ONLY),true,$(GO) test -run='^$$' -bench=. -benchmem -benchtime=20x ./...)
 
 # soak: steady load on a real `wshub serve` that is SIGKILLed several times (and, on the
 # local cluster of scripts/pg.sh, PostgreSQL restarted once), then checks that nothing
