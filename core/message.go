@@ -113,8 +113,10 @@ func cleanText(s string) string {
 
 // MessageQueries are the store statements of a workspace's conversation.
 type MessageQueries interface {
-	// InsertMessage gives m the workspace's next seq (as NextSeq) and inserts it.
-	InsertMessage(ctx context.Context, m *Message, sealedText []byte) error
+	// InsertMessage gives m the workspace's next seq (as NextSeq) and inserts it. With
+	// maxOpen > 0 it inserts nothing and answers false when the workspace already holds
+	// maxOpen open user messages (pending or delivered).
+	InsertMessage(ctx context.Context, m *Message, sealedText []byte, maxOpen int) (bool, error)
 	GetMessage(ctx context.Context, workspaceID, id string) (*StoredMessage, error)
 	// RequestStop marks a user message's turn to be stopped (the first request's time
 	// is kept).

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 )
 
@@ -101,9 +102,6 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 		if err := acct.checkBilling(s.clock.Now()); err != nil {
 			return err
 		}
-		if err := s.quotas.checkMessageQuota(ctx, q, acct, ws.ID); err != nil {
-			return err
-		}
 		resumed := false
 		if ws.State == StatePaused {
 			if resumed, err = setState(ctx, q, ws.ID, StatePaused, changeTo(StateResuming, "", s.clock.Now())); err != nil {
@@ -114,7 +112,13 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 		if claim != nil {
 			preset = claim.ResourceID
 		}
-		m, err := s.appendUserMessage(ctx, q, ws, preset, req.Text, req.Attachments, authorOf(acct, in.author))
+		// The open-message quota is held by the insert itself (one statement fewer per
+		// send); a refusal rolls back what came before it, the resume included.
+		m, err := s.appendUserMessage(ctx, q, ws, preset, req.Text, req.Attachments, authorOf(acct, in.author),
+			s.quotas.openMessages(acct))
+		if errors.Is(err, errOpenMessagesFull) {
+			return s.quotas.messageQuotaRefusal(ctx, q, acct, ws.ID)
+		}
 		if err != nil {
 			return err
 		}
@@ -158,7 +162,13 @@ func receiptStatus(messageStatus MessageStatus) string {
 
 // appendUserMessage writes a pending user message with the next seq; id may be preset
 // (derived from an idempotency key) or "" for a new one.
-func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string, author *Author) (*Message, error) {
+// errOpenMessagesFull: appendUserMessage inserted nothing, the workspace holding its
+// maxOpen open messages already.
+var errOpenMessagesFull = errors.New("open messages at their quota")
+
+// appendUserMessage queues a user message; maxOpen > 0 refuses it (errOpenMessagesFull)
+// when the workspace already holds that many open messages.
+func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string, author *Author, maxOpen int) (*Message, error) {
 	if id == "" {
 		id = NewID(s.rand, PrefixMessage)
 	}
@@ -170,8 +180,10 @@ func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Works
 		ID: id, WorkspaceID: ws.ID, Role: RoleUser, Text: text, Status: MessagePending,
 		TurnID: TurnIDFor(id), CreatedAt: s.clock.Now(), AssetIDs: assets, Author: author,
 	}
-	if err := q.InsertMessage(ctx, m, sealed); err != nil { // sets m.Seq
+	if inserted, err := q.InsertMessage(ctx, m, sealed, maxOpen); err != nil { // sets m.Seq
 		return nil, err
+	} else if !inserted {
+		return nil, errOpenMessagesFull
 	}
 	ws.LatestSeq = m.Seq
 	return m, nil

@@ -85,15 +85,12 @@ func (q Quotas) checkWorkspaceQuota(ctx context.Context, tx Queries, a *Account)
 	return nil
 }
 
-// checkMessageQuota runs in the transaction that queues a message, with the workspace
-// row locked.
-func (q Quotas) checkMessageQuota(ctx context.Context, tx Queries, a *Account, workspaceID string) error {
+// messageQuotaRefusal says why a message was refused at the open-message quota (the
+// insert holds the quota; this counts only to say so), in the same transaction.
+func (q Quotas) messageQuotaRefusal(ctx context.Context, tx Queries, a *Account, workspaceID string) error {
 	n, err := tx.CountOpenMessages(ctx, workspaceID)
 	if err != nil {
 		return err
 	}
-	if limit := q.openMessages(a); n >= limit {
-		return quotaExceeded(fmt.Sprintf("the workspace has %d messages waiting for the agent", n), limit, a, "--max-open-messages")
-	}
-	return nil
+	return quotaExceeded(fmt.Sprintf("the workspace has %d messages waiting for the agent", n), q.openMessages(a), a, "--max-open-messages")
 }

@@ -152,7 +152,7 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 			}
 		}
 		if req.Prompt != nil {
-			m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil, author)
+			m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil, author, 0) // the first: no quota to hold
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/lib/pq"
@@ -13,8 +14,10 @@ import (
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // InsertMessage takes the workspace's next seq and inserts the message with it in one
-// statement (the send path's round trips are most of its cost), setting m.Seq.
-func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText []byte) (err error) {
+// statement (the send path's round trips are most of its cost), setting m.Seq. The
+// quota's count (messages_open) is the seq update's condition, so a refused message
+// takes no seq.
+func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText []byte, maxOpen int) (_ bool, err error) {
 	defer wrapErr(&err, "insert message")
 	assets := m.AssetIDs
 	if assets == nil {
@@ -26,8 +29,10 @@ func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText 
 	}
 	// The member behind a chat author is found by the identity they linked, in the
 	// same statement.
-	return q.get(ctx, &m.Seq, `WITH s AS (UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $9,
-			last_activity_at = $9 WHERE id = $2 RETURNING latest_seq)
+	err = q.get(ctx, &m.Seq, `WITH s AS (UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $9,
+			last_activity_at = $9 WHERE id = $2 AND ($17 = 0 OR (SELECT count(*) FROM messages o WHERE o.workspace_id = $2
+				AND o.role = 'user' AND o.status IN ('pending', 'delivered')) < $17)
+			RETURNING latest_seq)
 		INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
 			asset_ids, created_at, delivered_at, author_kind, author_id, author_name, author_member_id)
 		SELECT $1, $2, s.latest_seq, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, COALESCE($14,
@@ -35,7 +40,11 @@ func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText 
 		FROM s RETURNING seq`,
 		m.ID, m.WorkspaceID, m.Role, sealedText, m.Status, m.TurnID, nullString(string(m.Outcome)),
 		pq.StringArray(assets), m.CreatedAt, nullTime(m.DeliveredAt), a.Kind, a.ID, a.Name, nullString(a.MemberID),
-		a.Via.Kind, a.Via.Subject)
+		a.Via.Kind, a.Via.Subject, maxOpen)
+	if errors.Is(err, core.ErrNoRows) {
+		return false, nil // at the quota (the caller holds the workspace's row lock: it is there)
+	}
+	return err == nil, err
 }
 
 func (q queries) GetMessage(ctx context.Context, workspaceID, id string) (_ *core.StoredMessage, err error) {
