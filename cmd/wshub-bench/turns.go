@@ -346,7 +346,16 @@ func (r *run) burst(ctx context.Context, api *client.Client, rc *receiver, ids [
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d turns recorded after 5 minutes", n, total)
+			// Slower than the bound allows: the rate is of the turns recorded, the rest
+			// are expired so that they do not run under the measurements after this one,
+			// and the report says so.
+			r.notes = append(r.notes, fmt.Sprintf("B5 burst: %d of its %d turns were recorded within its 5 minutes; "+
+				"its rate is of those, the rest were expired, and B4's drain is of the deliveries of those recorded.", n, total))
+			if err := r.expireOpenMessages(ctx); err != nil {
+				return err
+			}
+			total = n
+			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
