@@ -7,8 +7,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash"
+	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // indexGitlinks lists the gitlinks (mode 160000) of the git index file at path, as
@@ -22,7 +24,7 @@ import (
 // would then look into that embedded repository (CommitAll). So every entry and
 // extension is walked to the checksum, which must match.
 func indexGitlinks(path string) (links []string, ok bool) {
-	b, err := os.ReadFile(path)
+	b, err := readIndex(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, true
 	}
@@ -36,6 +38,29 @@ func indexGitlinks(path string) (links []string, ok bool) {
 		}
 	}
 	return nil, false
+}
+
+// maxIndexBytes is the largest index read here: a checkout of 50,000 files has one of
+// a few MiB. A larger file is git's to read, in a process of its own.
+const maxIndexBytes = 64 << 20
+
+// readIndex reads the index file at path, which must be a regular file of at most
+// maxIndexBytes: the agent may have left anything there, and a FIFO would block the
+// read (O_NONBLOCK: the open does not wait for a writer either).
+func readIndex(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxIndexBytes {
+		return nil, errors.New("not an index file git writes")
+	}
+	return io.ReadAll(io.LimitReader(f, maxIndexBytes+1))
 }
 
 // Index entry fields (Documentation/gitformat-index.txt).

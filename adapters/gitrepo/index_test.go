@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -108,6 +109,22 @@ func TestIndexGitlinksReadsWhatGitReads(t *testing.T) {
 		testGit(t, dir, "update-index", "--split-index")
 		if got, ok := indexGitlinks(filepath.Join(dir, ".git", "index")); ok {
 			t.Errorf("expected a split index left to git, got %q", got)
+		}
+	})
+
+	t.Run("not a file", func(t *testing.T) {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "fifo")
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(fifo, filepath.Join(dir, "link")); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"fifo", "link"} {
+			if got, ok := indexGitlinks(filepath.Join(dir, name)); ok {
+				t.Errorf("expected a %s left to git, got %q", name, got)
+			}
 		}
 	})
 
