@@ -33,7 +33,8 @@ import (
 // The turn's first process joins the group before it runs anything else: it is the hub's
 // own executable re-run as a helper (argv[0] cgroupHelper, recognised in this package's
 // init, like the network helper), which writes its pid into the group's cgroup.procs and
-// then execs the sandbox. Every process the agent starts after that is born in the group;
+// then execs the sandbox, or, for a "full" network, goes on as the network helper's
+// first step in the same process. Every process the agent starts after that is born in the group;
 // none can fork its way out in between, as it could if the hub moved the child after
 // starting it.
 
@@ -217,6 +218,12 @@ func cgroupMain(args []string) int {
 		}
 	}
 	cmd := args[i+1:]
+	if cmd[0] == selfExe && filepath.Base(cmd[1]) == netHelper {
+		// A "full" sandbox: this process, now in the group, is the network helper's
+		// first step itself rather than exec'ing the hub's executable a second time (its
+		// start-up is most of a trivial turn's CPU).
+		return netMain(cmd[2:])
+	}
 	path, err := exec.LookPath(cmd[0]) // a path with a slash is taken as it is
 	if err == nil {
 		err = syscall.Exec(path, cmd[1:], os.Environ())

@@ -26,7 +26,9 @@ import (
 //
 //  1. "supervise", in the host's namespaces: starts step 2 in a new user namespace
 //     (mapping the hub's uid to root) and a new network namespace, then pasta attached
-//     to that namespace; ends pasta when the sandbox ends, and exits as it did.
+//     to that namespace; ends pasta when the sandbox ends, and exits as it did. With a
+//     turn's cgroup, the cgroup helper runs this step itself once it has joined the
+//     group (limits.go), rather than exec'ing the executable once more.
 //  2. "enter", root in the new namespaces: adds the policy rules (egress.go), waits for
 //     pasta to have configured the interface, and execs bubblewrap.
 //  3. bubblewrap makes the agent's user namespace inside that one: the agent has no

@@ -251,8 +251,12 @@ func (c *Checkout) cleanLeftovers() {
 	}
 }
 
-// gitlinks lists the index's gitlink paths (mode 160000). It reads the index only.
+// gitlinks lists the index's gitlink paths (mode 160000). It reads the index only:
+// itself when it can (indexGitlinks), else with git ls-files.
 func gitlinks(ctx context.Context, g *runner, dir string) ([]string, error) {
+	if links, ok := indexGitlinks(filepath.Join(dir, ".git", "index")); ok {
+		return links, nil
+	}
 	out, err := g.run(ctx, dir, "ls-files", "--stage", "-z")
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -42,6 +43,13 @@ func (c *Checkout) CreateFromBundle(ctx context.Context, bundle, branch string) 
 func (c *Checkout) BundleSince(ctx context.Context, branch, since, path string) (bool, error) {
 	if err := c.secure(branch); err != nil {
 		return false, err
+	}
+	// The branch still at the hub's head (a turn that committed nothing) is read from
+	// its ref file, without starting git; anything else is git's to say.
+	if since != "" {
+		if id, err := refID(filepath.Join(c.Dir, ".git"), "refs/heads/"+branch); err == nil && id == strings.ToLower(since) {
+			return false, nil
+		}
 	}
 	g := c.git()
 	head, err := g.run(ctx, c.Dir, "rev-parse", "--verify", "refs/heads/"+branch+"^{commit}")

@@ -152,7 +152,7 @@ func hasSymlink(root, path string) bool {
 
 // nestedHead resolves HEAD of the repository at gitDir by reading its files: a
 // detached id, or a ref in its own file or in packed-refs ("" when the ref has no
-// commit yet).
+// commit yet, refID).
 func nestedHead(gitDir string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
 	if err != nil {
@@ -163,8 +163,15 @@ func nestedHead(gitDir string) (string, error) {
 	if !symbolic {
 		return checkID(head)
 	}
+	return refID(gitDir, ref)
+}
+
+// refID resolves ref (refs/...) of the repository at gitDir by reading its files: its
+// own file, else its line in packed-refs ("" when it has neither). A ref holding
+// another ref's name is not followed: it is an error.
+func refID(gitDir, ref string) (string, error) {
 	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
-		return "", fmt.Errorf("HEAD names %q", ref)
+		return "", fmt.Errorf("a ref named %q", ref)
 	}
 	if b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(ref))); err == nil {
 		return checkID(strings.TrimSpace(string(b)))

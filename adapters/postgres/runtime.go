@@ -3,8 +3,10 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/wshub/wshub/core"
@@ -159,10 +161,50 @@ func (q queries) ClaimCronTick(ctx context.Context, job string, tick, now time.T
 	return n == 1, err
 }
 
+// Notify sends a notification. In a transaction, PostgreSQL delivers it when the
+// transaction commits, so the transaction's notifications are kept until then and sent
+// in one statement (notifications.send): a recorded turn wakes three channels, each a
+// round trip of its own otherwise.
 func (q queries) Notify(ctx context.Context, channel, payload string) (err error) {
+	if q.notes != nil {
+		q.notes.add(channel, payload)
+		return nil
+	}
 	defer wrapErr(&err, "notify")
 	_, err = q.exec(ctx, `SELECT pg_notify($1, $2)`, channel, payload)
 	return err
+}
+
+// notifications are a transaction's, in the order they were made; one made twice
+// (channel and payload) is kept once, as PostgreSQL delivers it once.
+type notifications struct {
+	channels, payloads []string
+}
+
+func (n *notifications) add(channel, payload string) {
+	for i := range n.channels {
+		if n.channels[i] == channel && n.payloads[i] == payload {
+			return
+		}
+	}
+	n.channels, n.payloads = append(n.channels, channel), append(n.payloads, payload)
+}
+
+// send sends the notifications on tx, just before it commits, in their order.
+func (n *notifications) send(ctx context.Context, tx sqlx.ExtContext) (err error) {
+	switch len(n.channels) {
+	case 0:
+		return nil
+	case 1:
+		_, err = tx.ExecContext(ctx, `SELECT pg_notify($1, $2)`, n.channels[0], n.payloads[0])
+	default:
+		_, err = tx.ExecContext(ctx, `SELECT pg_notify(c, p) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS n(c, p, i) ORDER BY i`,
+			pq.Array(n.channels), pq.Array(n.payloads))
+	}
+	if err != nil {
+		return fmt.Errorf("notify: %w", mapErr(err))
+	}
+	return nil
 }
 
 func (q queries) StartRuntime(ctx context.Context, id string, tokenHash []byte, at time.Time) (err error) {

@@ -123,7 +123,11 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(q core.Queries) error) (er
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(queries{ext: tx}); err != nil {
+	notes := &notifications{}
+	if err = fn(queries{ext: tx, notes: notes}); err != nil {
+		return err
+	}
+	if err = notes.send(ctx, tx); err != nil {
 		return err
 	}
 	if err = tx.Commit(); err != nil {
@@ -135,6 +139,9 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(q core.Queries) error) (er
 // queries runs statements on the pool or on a transaction.
 type queries struct {
 	ext sqlx.ExtContext
+	// notes gathers a transaction's notifications (nil on the pool): sent together
+	// when it commits (Notify).
+	notes *notifications
 }
 
 var _ core.Queries = queries{}
