@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// target is one figure of issue #33 beside what it should be.
+// target is one figure the hub is held to (the API within reach of PostgreSQL's own
+// speed on the same SQL, cheap turns, a small idle hub) beside what it should be.
 type target struct {
 	what, now, goal string
 	met             bool
@@ -24,7 +25,7 @@ func (r *run) ratio(prefix string, clients int) (pct float64, p99 time.Duration,
 	return 0, 0, false
 }
 
-// targets are #33's: each API ratio, the turn figures and idle memory.
+// targets are each API ratio, the turn figures and idle memory.
 func (r *run) targets() []target {
 	var out []target
 	ratioTarget := func(what, prefix string, clients int, atLeast float64) {
@@ -67,9 +68,9 @@ func (r *run) targets() []target {
 	return append(out, overhead, burst, idle)
 }
 
-// targetsMarkdown is the table of #33's targets, each beside this run's figure.
+// targetsMarkdown is the table of the targets, each beside this run's figure.
 func (r *run) targetsMarkdown(b *strings.Builder) {
-	b.WriteString("\nTargets (issue #33), this run:\n\n| figure | this run | target | met |\n|---|---|---|---|\n")
+	b.WriteString("\nTargets, this run:\n\n| figure | this run | target | met |\n|---|---|---|---|\n")
 	for _, t := range r.targets() {
 		met := "no"
 		switch {
