@@ -14,9 +14,9 @@ import (
 // written by hand rather than through encoding/json's reflection and a fiber.Map: a
 // 200-message page spent more of the hub's CPU encoding than PostgreSQL spent finding
 // it (make bench B2). The bytes are exactly what json.Marshal writes for the wire
-// structs in wire.go (field order, omitempty, HTML-safe escaping): jsonwrite_test.go
-// holds the two side by side for random values, and the OpenAPI validation in the
-// tests reads every answer.
+// structs these answers were encoded from (field order, omitempty, HTML-safe
+// escaping); those structs live in jsonwrite_test.go, which holds the two equal for
+// random values, and the OpenAPI validation in the tests reads every answer.
 
 // jsonBufs holds the buffers answers are written into; fasthttp copies the body out,
 // so a buffer returns at once. Ones grown past maxPooledJSON (a long workspace list)

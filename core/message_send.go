@@ -160,14 +160,13 @@ func receiptStatus(messageStatus MessageStatus) string {
 	return "delivered"
 }
 
-// appendUserMessage writes a pending user message with the next seq; id may be preset
-// (derived from an idempotency key) or "" for a new one.
 // errOpenMessagesFull: appendUserMessage inserted nothing, the workspace holding its
 // maxOpen open messages already.
 var errOpenMessagesFull = errors.New("open messages at their quota")
 
-// appendUserMessage queues a user message; maxOpen > 0 refuses it (errOpenMessagesFull)
-// when the workspace already holds that many open messages.
+// appendUserMessage writes a pending user message with the next seq; id may be preset
+// (derived from an idempotency key) or "" for a new one. maxOpen > 0 refuses it
+// (errOpenMessagesFull) when the workspace already holds that many open messages.
 func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Workspace, id, text string, assets []string, author *Author, maxOpen int) (*Message, error) {
 	if id == "" {
 		id = NewID(s.rand, PrefixMessage)

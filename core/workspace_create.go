@@ -156,7 +156,7 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 			if err != nil {
 				return err
 			}
-			ws.OpenMessages, ws.UpdatedAt = true, m.CreatedAt // NextSeq touched the row
+			ws.OpenMessages, ws.UpdatedAt = true, m.CreatedAt // the insert touched the row
 		}
 		created = true
 		return q.Notify(ctx, WorkChannel, ws.ID) // wake the worker: the machine starts now
