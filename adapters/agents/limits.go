@@ -33,8 +33,8 @@ import (
 // The turn's first process joins the group before it runs anything else: it is the hub's
 // own executable re-run as a helper (argv[0] cgroupHelper, recognised in this package's
 // init, like the network helper), which writes its pid into the group's cgroup.procs and
-// then execs the sandbox, or, for a "full" network, goes on as the network helper's
-// first step in the same process. Every process the agent starts after that is born in the group;
+// then execs the sandbox; for a "full" network, the network helper's step does it first
+// (netns.go), so the executable is started once per turn either way. Every process the agent starts after that is born in the group;
 // none can fork its way out in between, as it could if the hub moved the child after
 // starting it.
 
@@ -190,8 +190,15 @@ func limitSentence(l limits, oomKilled, pidsRefused bool) string {
 	return strings.Join(s, " ")
 }
 
-// join is the turn's command line behind the helper that joins g.
+// join is the turn's command line behind the helper that joins g; a "full" sandbox's
+// own helper joins it instead (netns.go), as its first step.
 func (inv invocation) join(g turnCgroup) invocation {
+	if inv.netns != nil {
+		n := *inv.netns
+		n.Procs = g.procs()
+		inv.netns = &n
+		return inv
+	}
 	argv0 := cmp.Or(inv.argv0, inv.path)
 	inv.args = append(append(append([]string{}, g.procs()...), "--", inv.path, argv0), inv.args...)
 	inv.path, inv.argv0 = selfExe, cgroupHelper
@@ -210,20 +217,11 @@ func cgroupMain(args []string) int {
 		fmt.Fprintln(os.Stderr, cgroupHelper+": usage: CGROUP.PROCS... -- PATH ARGV0 ARGS...")
 		return 125
 	}
-	pid := []byte(strconv.Itoa(os.Getpid()))
-	for _, f := range args[:i] {
-		if err := os.WriteFile(f, pid, 0); err != nil {
-			fmt.Fprintf(os.Stderr, "the turn's cgroup could not be joined: %v\n", err)
-			return 125
-		}
+	if err := joinCgroup(args[:i]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
 	}
 	cmd := args[i+1:]
-	if cmd[0] == selfExe && filepath.Base(cmd[1]) == netHelper {
-		// A "full" sandbox: this process, now in the group, is the network helper's
-		// first step itself rather than exec'ing the hub's executable a second time (its
-		// start-up is most of a trivial turn's CPU).
-		return netMain(cmd[2:])
-	}
 	path, err := exec.LookPath(cmd[0]) // a path with a slash is taken as it is
 	if err == nil {
 		err = syscall.Exec(path, cmd[1:], os.Environ())
@@ -233,6 +231,18 @@ func cgroupMain(args []string) int {
 		return 127
 	}
 	return 125
+}
+
+// joinCgroup moves this process into the turn's cgroup: its pid into each
+// cgroup.procs file (one per controller's hierarchy on v1).
+func joinCgroup(procs []string) error {
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	for _, f := range procs {
+		if err := os.WriteFile(f, pid, 0); err != nil {
+			return fmt.Errorf("the turn's cgroup could not be joined: %w", err)
+		}
+	}
+	return nil
 }
 
 // readEvent reads a "key value" file of a cgroup (pids.events, memory.events): 0 for a

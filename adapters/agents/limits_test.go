@@ -47,8 +47,8 @@ func checkGone(t *testing.T, r *Runner, workspaceID string) {
 }
 
 // A turn that allocates past its workspace's memory is killed by the kernel and ends
-// error, saying it ran out of memory; the network helper, pasta and bubblewrap are in
-// the group with it.
+// error, saying it ran out of memory; the network helper (joining the group first) and
+// bubblewrap are in the group with it, pasta is the hub's.
 func TestTurnOverItsMemoryIsKilledAndSaysSo(t *testing.T) {
 	needCgroups(t)
 	l := newHostLayout(t)

@@ -7,9 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,25 +18,30 @@ import (
 )
 
 // A sandbox with the project network "full" runs in a user and network namespace of its
-// own, made in three steps by the hub's own executable re-run as a helper (argv[0]
-// netHelper, recognised in this package's init, so the hub, the runtime and test binaries
-// all have it; /proc/self/exe, so a binary replaced on disk does not matter):
+// own. The hub starts the turn's first process in them (clone flags, mapping the hub's
+// uid to root) and attaches pasta to them itself; that process is the hub's own
+// executable re-run as a helper (argv[0] netHelper, recognised in this package's init,
+// so the hub, the runtime and test binaries all have it; /proc/self/exe, so a binary
+// replaced on disk does not matter), in one step, "enter", root in the new namespaces:
 //
-//  1. "supervise", in the host's namespaces: starts step 2 in a new user namespace
-//     (mapping the hub's uid to root) and a new network namespace, then pasta attached
-//     to that namespace; ends pasta when the sandbox ends, and exits as it did. With a
-//     turn's cgroup, the cgroup helper runs this step itself once it has joined the
-//     group (limits.go), rather than exec'ing the executable once more.
-//  2. "enter", root in the new namespaces: adds the policy rules (egress.go), waits for
-//     pasta to have configured the interface, and execs bubblewrap.
+//  1. it joins the turn's cgroup (limits.go) before anything else, so every process
+//     of the sandbox is born in it;
+//  2. it adds the policy rules (egress.go), waits for pasta to have configured the
+//     interface, and execs bubblewrap;
 //  3. bubblewrap makes the agent's user namespace inside that one: the agent has no
 //     capability over the network namespace, so it cannot change the rules.
+//
+// The hub ends pasta when the sandbox's first process has ended, and ends the sandbox
+// when pasta ends first. pasta is the hub's child, outside the turn's cgroup: about
+// 30 MB of its own buffers that are the hub's to pay for, not the agent's memory.
+// (The hub used to run a second helper in between, to start both: each start of this
+// executable costs a trivial turn 20 ms or so of CPU.)
 //
 // pasta attaches to a namespace the hub made rather than making its own (pasta COMMAND):
 // Debian bookworm's pasta, run as root, drops to nobody and then cannot map users into
 // the namespace it makes, so a hub running as root would get no sandbox at all.
 
-// netHelper is the argv[0] of the helper steps.
+// netHelper is the argv[0] of the helper step.
 const netHelper = "wshub-sandbox-net"
 
 // selfExe is the running executable, however it was started.
@@ -60,36 +63,53 @@ func init() {
 	}
 }
 
-// netConfig is what the hub passes to the helper steps (as JSON, in one argument).
+// netConfig is what the hub passes to the helper step (as JSON, in one argument).
 type netConfig struct {
-	// Parent is the hub's process id: the sandbox dies with it.
-	Parent int          `json:"parent"`
-	Pasta  string       `json:"pasta"`
-	Allow  []egressRule `json:"allow,omitempty"`
-	// Fds are the descriptors from 3 on that the agent gets (the event pipe, then
-	// Extra).
-	Fds int `json:"fds"`
-	// Refuse, Wait4 and Wait6 are filled in by "supervise", from the host as it is when
-	// the turn starts: its own addresses, and the address families pasta will configure
-	// (those the host has a default route of).
+	Pasta string       `json:"pasta"`
+	Allow []egressRule `json:"allow,omitempty"`
+	// Procs are the turn's cgroup.procs files, joined first (none when limits are off).
+	Procs []string `json:"procs,omitempty"`
+	// Refuse, Wait4 and Wait6 are filled in by the hub (onHost), from the host as it
+	// is when the turn starts: its own addresses, and the address families pasta will
+	// configure (those the host has a default route of).
 	Refuse []string `json:"refuse,omitempty"`
 	Wait4  bool     `json:"wait4,omitempty"`
 	Wait6  bool     `json:"wait6,omitempty"`
 }
 
-// netCommand is the command line that runs command (bubblewrap's) in a "full" sandbox
-// network.
-func netCommand(cfg netConfig, command []string) (path, argv0 string, args []string) {
-	cfg.Parent = os.Getpid()
-	b, _ := json.Marshal(cfg) // plain strings, ints and bools
-	return selfExe, netHelper, append([]string{"supervise", string(b)}, command...)
+// onHost is c with what the host is like now: the addresses to refuse and the routes
+// to wait for.
+func (c netConfig) onHost() (netConfig, error) {
+	own, err := hostAddresses()
+	if err != nil {
+		return c, err
+	}
+	c.Refuse = append(append([]string(nil), refusedNets...), own...)
+	c.Wait4, c.Wait6 = hasDefaultRoute(netlink.FAMILY_V4), hasDefaultRoute(netlink.FAMILY_V6)
+	return c, nil
 }
 
-// netMain runs a helper step and returns its exit status. Failures are told on standard
-// error, which the turn reports, with status 125 (an agent error, not a missing agent).
+// enterCommand is the command line of the helper step that runs command (bubblewrap's)
+// in the namespaces, and the attributes that make them.
+func enterCommand(c netConfig, command []string) (path, argv0 string, args []string, sys *syscall.SysProcAttr) {
+	b, _ := json.Marshal(c) // plain strings, ints and bools
+	return selfExe, netHelper, append([]string{"enter", string(b)}, command...), &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		// The sandbox dies with the hub, as bwrap's --die-with-parent has it once the
+		// helper has exec'd bubblewrap; this covers the helper's own start.
+		Pdeathsig: syscall.SIGKILL,
+		Setpgid:   true,
+	}
+}
+
+// netMain runs the helper step and returns its exit status, only on failure: told on
+// standard error, which the turn reports, with status 125 (an agent error, not a
+// missing agent).
 func netMain(args []string) int {
-	if len(args) < 3 {
-		fmt.Fprintln(os.Stderr, netHelper+": usage: supervise|enter CONFIG COMMAND...")
+	if len(args) < 3 || args[0] != "enter" {
+		fmt.Fprintln(os.Stderr, netHelper+": usage: enter CONFIG COMMAND...")
 		return 125
 	}
 	var cfg netConfig
@@ -97,103 +117,63 @@ func netMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "%s: config: %v\n", netHelper, err)
 		return 125
 	}
-	var err error
-	switch args[0] {
-	case "supervise":
-		var code int
-		if code, err = supervise(cfg, args[2:]); err == nil {
-			return code
-		}
-	case "enter":
-		err = enter(cfg, args[2:]) // returns only on failure
-	default:
-		err = fmt.Errorf("unknown step %q", args[0])
-	}
+	err := enter(cfg, args[2:]) // returns only on failure
 	fmt.Fprintf(os.Stderr, "the sandbox's network could not be set up: %v\n", err)
 	return 125
 }
 
-// supervise runs "enter" in new user and network namespaces, attaches pasta to them, and
-// returns the sandbox's exit status once it ends.
-func supervise(cfg netConfig, command []string) (int, error) {
-	// Pdeathsig belongs to the thread that started the child: both children die with
-	// this process only if it is always the same thread.
-	runtime.LockOSThread()
-	// The sandbox dies with the hub, as bwrap's --die-with-parent has it when bwrap is the
-	// hub's child: this process is in between, so it dies with the hub too, and the
-	// sandbox and pasta with it. Checked after the fact: the hub may already be gone.
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
-		return 0, fmt.Errorf("parent death signal: %w", err)
-	}
-	if os.Getppid() != cfg.Parent {
-		return 0, errors.New("the hub that started the sandbox is gone")
-	}
-	// The turn's SIGTERM goes to the whole process group, the sandbox included; this
-	// process waits for the sandbox to end rather than going first. Caught, not ignored:
-	// an ignored signal would stay ignored in the children.
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+// sandboxPasta is the pasta serving one turn's namespaces.
+type sandboxPasta struct {
+	cmd    *exec.Cmd
+	errs   *tailBuffer
+	ended  chan struct{} // closed when pasta has ended
+	waited error
+}
 
-	own, err := hostAddresses()
-	if err != nil {
-		return 0, err
+// startPasta attaches pasta to the namespaces of pid, unless the host has no route out
+// (a machine offline: there is nothing for pasta to connect, and the sandbox's own
+// loopback is all "full" can give); then it returns nil.
+func startPasta(c netConfig, pid int) (*sandboxPasta, error) {
+	if !c.Wait4 && !c.Wait6 {
+		return nil, nil
 	}
-	cfg.Refuse = append(append([]string(nil), refusedNets...), own...)
-	cfg.Wait4, cfg.Wait6 = hasDefaultRoute(netlink.FAMILY_V4), hasDefaultRoute(netlink.FAMILY_V6)
-	b, _ := json.Marshal(cfg)
-
-	inner := exec.Command(selfExe, append([]string{"enter", string(b)}, command...)...)
-	inner.Args[0] = netHelper
-	inner.Stdin, inner.Stdout, inner.Stderr = os.Stdin, os.Stdout, os.Stderr
-	for fd := 3; fd < 3+cfg.Fds; fd++ {
-		inner.ExtraFiles = append(inner.ExtraFiles, os.NewFile(uintptr(fd), "fd"+strconv.Itoa(fd)))
-	}
-	inner.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		Pdeathsig:   syscall.SIGKILL,
-	}
-	if err := inner.Start(); err != nil {
-		return 0, fmt.Errorf("new network namespace: %w", err)
-	}
-	for _, f := range inner.ExtraFiles {
-		_ = f.Close() // the sandbox has its copies; the agent must see its pipes close
-	}
-	innerDone := make(chan error, 1)
-	go func() { innerDone <- inner.Wait() }()
-	if !cfg.Wait4 && !cfg.Wait6 {
-		// The host has no route out (a machine offline): there is nothing for pasta to
-		// connect, and the sandbox's own loopback is all "full" can give.
-		return exitCode(<-innerDone), nil
-	}
-
-	pastaErr := &tailBuffer{max: 4 << 10}
-	pasta := exec.Command(cfg.Pasta, pastaArgs(inner.Process.Pid)...)
-	pasta.Stderr = pastaErr
+	p := &sandboxPasta{errs: &tailBuffer{max: 4 << 10}, ended: make(chan struct{})}
+	p.cmd = exec.Command(c.Pasta, pastaArgs(pid)...)
+	p.cmd.Stderr = p.errs
 	// Not the agent's environment (its credentials, whatever WSHUB_AGENT_ENV names): pasta
 	// needs none of it.
-	pasta.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	p.cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	// A process group of its own: the turn's SIGTERM, sent to its group, is for the
-	// sandbox; pasta goes once the sandbox has, or with this process.
-	pasta.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := pasta.Start(); err != nil {
-		_ = inner.Process.Kill()
-		<-innerDone
-		return 0, fmt.Errorf("pasta: %w", err)
+	// sandbox; pasta goes once the sandbox has, or with the hub.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("pasta: %w", err)
 	}
-	pastaDone := make(chan error, 1)
-	go func() { pastaDone <- pasta.Wait() }()
+	go func() { p.waited = p.cmd.Wait(); close(p.ended) }()
+	return p, nil
+}
 
-	select {
-	case err := <-innerDone:
-		_ = pasta.Process.Kill()
-		<-pastaDone
-		return exitCode(err), nil
-	case err := <-pastaDone:
-		_ = inner.Process.Kill()
-		<-innerDone
-		return 0, fmt.Errorf("pasta ended before the sandbox: %v: %s", err, pastaMessages(pastaErr.String()))
+// endedEarly is closed when pasta has ended; nil (never) without pasta.
+func (p *sandboxPasta) endedEarly() <-chan struct{} {
+	if p == nil {
+		return nil
 	}
+	return p.ended
+}
+
+// stop ends pasta, once the sandbox it served has ended. It does not wait for pasta to
+// be gone (startPasta's goroutine reaps it): pasta takes 15 to 40 ms to exit, freeing its
+// buffers, and the turn need not wait for that; it is outside the turn's cgroup.
+func (p *sandboxPasta) stop() {
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+}
+
+// failure is what the turn reports when pasta ended before the sandbox.
+func (p *sandboxPasta) failure() string {
+	return fmt.Sprintf("the sandbox's network could not be set up: pasta ended before the sandbox: %v: %s", p.waited, pastaMessages(p.errs.String()))
 }
 
 // pastaArgs attach pasta to the network namespace of pid, telling its errors on
@@ -221,25 +201,12 @@ func pastaMessages(stderr string) string {
 	return strings.Join(kept, "; ")
 }
 
-// exitCode is the status to exit with for how the sandbox ended: its own code, or
-// 128+signal as a shell reports it.
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		if err != nil {
-			return 125
-		}
-		return 0
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ee.ExitCode()
-}
-
-// enter adds the policy rules, waits for the network and execs command; it returns only
-// on failure.
+// enter joins the turn's cgroup, adds the policy rules, waits for the network and execs
+// command; it returns only on failure.
 func enter(cfg netConfig, command []string) error {
+	if err := joinCgroup(cfg.Procs); err != nil {
+		return err
+	}
 	lo, err := netlink.LinkByName("lo")
 	if err == nil {
 		err = netlink.LinkSetUp(lo)

@@ -99,9 +99,8 @@ func (p *placement) wrap(inv invocation) invocation {
 	if p.r.sandbox == nil {
 		return inv
 	}
-	// The event pipe and the extra descriptors.
-	fds := 1 + len(inv.extra)
-	inv.path, inv.argv0, inv.args = p.r.sandbox.command(p.m, fds, append([]string{inv.path}, inv.args...))
+	inv.path, inv.args, inv.netns = p.r.sandbox.command(p.m, append([]string{inv.path}, inv.args...))
+	inv.argv0 = ""
 	return inv
 }
 

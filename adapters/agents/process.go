@@ -51,6 +51,12 @@ type invocation struct {
 	// extra are more descriptors for the agent, from fd 4 on (the read end of the
 	// approval decisions); run closes them once the agent has its copies.
 	extra []*os.File
+	// netns, when set, runs the command (bubblewrap's) in a user and network namespace
+	// of its own with pasta attached: a "full" sandbox (netns.go).
+	netns *netConfig
+	// err, when set, is why the invocation cannot run: run reports it as a start
+	// failure.
+	err error
 }
 
 // exitStatus is how a process ended.
@@ -83,6 +89,18 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	if err := ctx.Err(); err != nil {
 		return exitStatus{code: -1, interrupted: true}
 	}
+	if inv.err != nil {
+		return exitStatus{startErr: inv.err}
+	}
+	path, argv0, args, sys := inv.path, inv.argv0, inv.args, &syscall.SysProcAttr{Setpgid: true}
+	var net netConfig
+	if inv.netns != nil {
+		var err error
+		if net, err = inv.netns.onHost(); err != nil {
+			return exitStatus{startErr: err}
+		}
+		path, argv0, args, sys = enterCommand(net, append([]string{inv.path}, inv.args...))
+	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return exitStatus{startErr: err}
@@ -106,9 +124,9 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		return exitStatus{startErr: err}
 	}
 
-	cmd := exec.Command(inv.path, inv.args...)
-	if inv.argv0 != "" {
-		cmd.Args[0] = inv.argv0
+	cmd := exec.Command(path, args...)
+	if argv0 != "" {
+		cmd.Args[0] = argv0
 	}
 	cmd.Dir = inv.dir
 	cmd.Env = inv.env
@@ -116,7 +134,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	// goroutine that Wait would wait for.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.ExtraFiles = append([]*os.File{eventsW}, inv.extra...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sys
 	err = cmd.Start()
 	closeAll(stdinR, stdoutW, stderrW, eventsW) // the child has its copies
 	if err != nil {
@@ -124,6 +142,16 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		return exitStatus{startErr: err}
 	}
 	pgid := cmd.Process.Pid
+	var pasta *sandboxPasta
+	if inv.netns != nil {
+		if pasta, err = startPasta(net, pgid); err != nil {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			closeAll(stdinW, stdoutR, stderrR, eventsR)
+			return exitStatus{startErr: err}
+		}
+		defer pasta.stop() // once the sandbox has ended: its network with it
+	}
 	if inv.started != nil {
 		inv.started(pgid)
 	}
@@ -164,13 +192,18 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	}()
 
 	exited := make(chan struct{})
-	var interrupted bool
+	var interrupted, pastaFailed bool
 	var watch sync.WaitGroup
 	watch.Add(1)
 	go func() {
 		defer watch.Done()
 		select {
 		case <-exited:
+			return
+		case <-pasta.endedEarly():
+			// The sandbox has no network any more: it ends, and says why.
+			pastaFailed = true
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			return
 		case <-ctx.Done():
 		}
@@ -212,6 +245,9 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		return exitStatus{startErr: waitErr, interrupted: interrupted, stderr: stderr.String()}
 	}
 	st := exitStatus{code: cmd.ProcessState.ExitCode(), interrupted: interrupted, stderr: stderr.String()}
+	if pastaFailed {
+		st.code, st.stderr = 125, strings.TrimSpace(st.stderr+"\n"+pasta.failure())
+	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		st.signal = ws.Signal().String()
 	}

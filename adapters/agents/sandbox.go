@@ -191,24 +191,33 @@ func (b *bwrap) probe(ctx context.Context) error {
 	return nil
 }
 
-// start runs `true` in a sandbox with m, and returns what it printed.
+// start runs `true` in a sandbox with m, as a turn runs, and returns what it printed.
 func (b *bwrap) start(ctx context.Context, m mounts) (string, error) {
-	path, argv0, args := b.command(m, 0, []string{"true"})
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Args[0] = argv0
-	out, err := cmd.CombinedOutput()
-	return strings.TrimSpace(string(out)), err
+	var out strings.Builder
+	inv := invocation{stdout: &out, grace: time.Second}
+	inv.path, inv.args, inv.netns = b.command(m, []string{"true"})
+	st := run(ctx, inv)
+	said := strings.TrimSpace(out.String() + "\n" + st.stderr)
+	switch {
+	case st.startErr != nil:
+		return said, st.startErr
+	case st.interrupted:
+		return said, ctx.Err()
+	case st.code != 0:
+		return said, fmt.Errorf("exit status %d", st.code)
+	}
+	return said, nil
 }
 
 // command is the command line that runs program (and its arguments) in a sandbox
-// with m, with the turn's descriptors from 3 on (fds of them) passed through: bwrap
-// itself, or the network helper that runs bwrap in a network namespace of its own.
-func (b *bwrap) command(m mounts, fds int, program []string) (path, argv0 string, args []string) {
-	command := append(append([]string{b.program}, b.args(m)...), program...)
-	if network(m.network) != core.NetworkFull {
-		return command[0], command[0], command[1:]
+// with m: bubblewrap's, and for a "full" network the namespaces it runs in (netns.go).
+// The turn's descriptors from 3 on pass through.
+func (b *bwrap) command(m mounts, program []string) (path string, args []string, netns *netConfig) {
+	args = append(b.args(m), program...)
+	if network(m.network) == core.NetworkFull {
+		netns = &netConfig{Pasta: b.pasta, Allow: b.allow}
 	}
-	return netCommand(netConfig{Pasta: b.pasta, Allow: b.allow, Fds: fds}, command)
+	return b.program, args, netns
 }
 
 // network is the setting a turn runs with: "full" unless it says otherwise.

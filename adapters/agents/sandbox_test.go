@@ -361,9 +361,9 @@ func TestSandboxMasksADataDirectoryUnderASystemPath(t *testing.T) {
 	}
 }
 
-// A "full" turn runs under the network helper, with pasta beside the sandbox:
-// interrupted, SIGTERM alone ends it (the grace before SIGKILL is longer than the test
-// waits), and nothing of it (the helper, bwrap, pasta) is left.
+// A "full" turn runs in the network helper's namespaces, with the hub's pasta beside
+// the sandbox: interrupted, SIGTERM alone ends it (the grace before SIGKILL is longer
+// than the test waits), and nothing of it (bwrap, pasta) is left.
 func TestSandboxFullNetworkTurnIsInterruptedWithNothingLeft(t *testing.T) {
 	l := newHostLayout(t)
 	r := sandboxed(t, l, script(t, "cat >/dev/null; echo working; touch ready; exec sleep 600"))
@@ -540,6 +540,36 @@ func TestSandboxCapsItsMemoryFilesystems(t *testing.T) {
 		"shm_over_cap": "no", "dev_takes_file": "no", "dev_null_works": "yes"} {
 		if got[name] != want {
 			t.Errorf("%s: expected %s, got %q", name, want, got[name])
+		}
+	}
+}
+
+// pasta is the hub's child beside the sandbox: when it ends first, the sandbox has no
+// network any more, so the turn is ended and says why, with what pasta said.
+func TestSandboxTurnEndsSayingWhyWhenPastaEndsFirst(t *testing.T) {
+	real, err := exec.LookPath("pasta")
+	if err != nil {
+		t.Skip("pasta is not installed (Debian: apt-get install passt; make test installs it)")
+	}
+	l := newHostLayout(t)
+	broken := filepath.Join(t.TempDir(), "broken")
+	// The real pasta for the start-up probe; once broken exists, one that fails.
+	pasta := script(t, fmt.Sprintf(`if [ -e %q ]; then echo "cannot open /dev/net/tun: gone" >&2; exit 1; fi; exec %q "$@"`, broken, real))
+	r, err := New(context.Background(), Options{
+		Commands: map[string]string{"agent_1": script(t, "cat >/dev/null; echo started")}, StateDir: filepath.Join(l.data, "run"),
+		Sandbox: SandboxConfig{Mode: SandboxBwrap, Pasta: pasta, Hidden: []string{l.data}},
+	})
+	if err != nil {
+		t.Fatalf("expected the sandbox to start with the real pasta behind the script: %v", err)
+	}
+	write(t, broken, "")
+	res := r.RunTurn(context.Background(), l.turn(core.NetworkFull, "go"))
+	if res.Outcome != core.OutcomeError {
+		t.Fatalf("expected the turn to end error, got %+v", res)
+	}
+	for _, want := range []string{"pasta ended before the sandbox", "cannot open /dev/net/tun: gone"} {
+		if !strings.Contains(res.FailureMessage, want) {
+			t.Errorf("expected the failure to say %q, got %q", want, res.FailureMessage)
 		}
 	}
 }
