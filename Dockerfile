@@ -16,10 +16,10 @@ COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.buildVersion=${VERSION} -X main.buildCommit=${COMMIT}" -o /out/wshub ./cmd/wshub
 
 FROM debian:bookworm-slim
-# git for checkouts and pushes, bubblewrap and passt (pasta, the network of "full"
-# projects) for the agent sandbox, ssh for ssh remotes.
+# git for checkouts and pushes, bubblewrap, passt and iproute2 (pasta and ip, the
+# network of "full" projects) for the agent sandbox, ssh for ssh remotes.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bubblewrap passt ca-certificates openssh-client \
+ && apt-get install -y --no-install-recommends git bubblewrap passt iproute2 ca-certificates openssh-client \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 10001 wshub \
  && useradd --uid 10001 --gid 10001 --create-home --home-dir /home/wshub wshub \

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Makes sure the agent sandbox's programs are installed: bubblewrap (bwrap) and passt's
-# pasta (the network of projects with network "full"). `make run` and `make test` call
-# it, as they call pg.sh for PostgreSQL. As root with apt-get it installs Debian's
-# `bubblewrap` and `passt`; otherwise it says what to do.
+# Makes sure the agent sandbox's programs are installed: bubblewrap (bwrap), and passt's
+# pasta and iproute2's ip (the network of projects with network "full"). `make run` and
+# `make test` call it, as they call pg.sh for PostgreSQL. As root with apt-get it
+# installs Debian's `bubblewrap`, `passt` and `iproute2`; otherwise it says what to do.
 #
 # Skipped when WSHUB_SANDBOX=none (agents then run unconfined; development only).
 set -euo pipefail
@@ -11,10 +11,12 @@ if [[ ${WSHUB_SANDBOX:-bwrap} == none ]]; then
 	exit 0
 fi
 # program name -> Debian package
-declare -A packages=([bwrap]=bubblewrap [pasta]=passt)
+declare -A packages=([bwrap]=bubblewrap [pasta]=passt [ip]=iproute2)
+# found: on PATH, or in a system directory a user's PATH may leave out (ip is in /usr/sbin)
+found() { command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 || -x /sbin/$1 ]]; }
 missing=()
-for program in bwrap pasta; do
-	command -v "$program" >/dev/null 2>&1 || missing+=("${packages[$program]}")
+for program in bwrap pasta ip; do
+	found "$program" || missing+=("${packages[$program]}")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
 	exit 0
@@ -24,10 +26,10 @@ if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update >&2 || true
 	apt-get install -y --no-install-recommends "${missing[@]}" >&2
-	for program in bwrap pasta; do
-		command -v "$program" >/dev/null 2>&1 || { echo "sandbox.sh: installed ${packages[$program]} but $program is still not on PATH" >&2; exit 1; }
+	for program in bwrap pasta ip; do
+		found "$program" || { echo "sandbox.sh: installed ${packages[$program]} but $program is still not on PATH" >&2; exit 1; }
 	done
 	exit 0
 fi
-echo "sandbox.sh: error: the agent sandbox needs ${missing[*]} (bwrap: bubblewrap; pasta: passt). Install (Debian/Ubuntu: sudo apt-get install ${missing[*]}; Fedora: sudo dnf install ${missing[*]}), or set WSHUB_SANDBOX=none to run agents unconfined (unsafe, development only)." >&2
+echo "sandbox.sh: error: the agent sandbox needs ${missing[*]} (bwrap: bubblewrap; pasta: passt; ip: iproute2). Install (Debian/Ubuntu: sudo apt-get install ${missing[*]}; Fedora: sudo dnf install ${missing[*]}), or set WSHUB_SANDBOX=none to run agents unconfined (unsafe, development only)." >&2
 exit 1

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -30,11 +28,11 @@ import (
 // first, when the turn ends. cgroups_v1.go and cgroups_v2.go do it with containerd's
 // cgroups library.
 //
-// The turn's first process joins the group before it runs anything else: it is the hub's
-// own executable re-run as a helper (argv[0] cgroupHelper, recognised in this package's
-// init, like the network helper), which writes its pid into the group's cgroup.procs and
-// then execs the sandbox; for a "full" network, the network helper's step does it first
-// (netns.go), so the executable is started once per turn either way. Every process the agent starts after that is born in the group;
+// The turn's first process joins the group before it runs anything else: it is /bin/sh
+// running a fixed script (joinScript, argv[0] cgroupHelper), which writes into the
+// group's cgroup.procs and then execs the sandbox; for a "full" network, the script that
+// sets up its network does it first (netns.go). (It was the hub's own executable re-run
+// as a helper: each start of it costs a trivial turn 20 ms or so of CPU.) Every process the agent starts after that is born in the group;
 // none can fork its way out in between, as it could if the hub moved the child after
 // starting it.
 
@@ -51,17 +49,11 @@ const (
 // DefaultPidsMax is the processes and threads one turn may have at once.
 const DefaultPidsMax = 4096
 
-// cgroupHelper is the argv[0] of the helper that joins the turn's cgroup.
+// cgroupHelper is the argv[0] of the shell that joins the turn's cgroup, as ps shows it.
 const cgroupHelper = "wshub-agent-cgroup"
 
 // cgroupWait bounds the wait for a turn's processes to be gone once killed.
 const cgroupWait = 10 * time.Second
-
-func init() {
-	if filepath.Base(os.Args[0]) == cgroupHelper {
-		os.Exit(cgroupMain(os.Args[1:]))
-	}
-}
 
 // turnControllers are the controllers a turn's group needs.
 var turnControllers = []cgroup1.Name{cgroup1.Memory, cgroup1.Pids, cgroup1.Cpu}
@@ -190,8 +182,8 @@ func limitSentence(l limits, oomKilled, pidsRefused bool) string {
 	return strings.Join(s, " ")
 }
 
-// join is the turn's command line behind the helper that joins g; a "full" sandbox's
-// own helper joins it instead (netns.go), as its first step.
+// join is the turn's command line behind the shell that joins g (joinScript); a
+// "full" sandbox's script joins it instead (netns.go), as its first step.
 func (inv invocation) join(g turnCgroup) invocation {
 	if inv.netns != nil {
 		n := *inv.netns
@@ -199,51 +191,23 @@ func (inv invocation) join(g turnCgroup) invocation {
 		inv.netns = &n
 		return inv
 	}
-	argv0 := cmp.Or(inv.argv0, inv.path)
-	inv.args = append(append(append([]string{}, g.procs()...), "--", inv.path, argv0), inv.args...)
-	inv.path, inv.argv0 = selfExe, cgroupHelper
+	args := append(append([]string{"-c", joinScript, cgroupHelper}, g.procs()...), "--", inv.path)
+	inv.path, inv.argv0, inv.args = "/bin/sh", cgroupHelper, append(args, inv.args...)
 	return inv
 }
 
-// cgroupMain joins the cgroup.procs files named before "--", then execs the program
-// after it (path, argv[0], arguments). It returns only on failure: 127 when the program
-// is not there (as a shell says it, so the turn ends agent_not_installed), else 125.
-func cgroupMain(args []string) int {
-	i := 0
-	for i < len(args) && args[i] != "--" {
-		i++
-	}
-	if i+2 >= len(args) {
-		fmt.Fprintln(os.Stderr, cgroupHelper+": usage: CGROUP.PROCS... -- PATH ARGV0 ARGS...")
-		return 125
-	}
-	if err := joinCgroup(args[:i]); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 125
-	}
-	cmd := args[i+1:]
-	path, err := exec.LookPath(cmd[0]) // a path with a slash is taken as it is
-	if err == nil {
-		err = syscall.Exec(path, cmd[1:], os.Environ())
-	}
-	fmt.Fprintf(os.Stderr, "%s could not be started: %v\n", cmd[0], err)
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-		return 127
-	}
-	return 125
-}
-
-// joinCgroup moves this process into the turn's cgroup: its pid into each
-// cgroup.procs file (one per controller's hierarchy on v1).
-func joinCgroup(procs []string) error {
-	pid := []byte(strconv.Itoa(os.Getpid()))
-	for _, f := range procs {
-		if err := os.WriteFile(f, pid, 0); err != nil {
-			return fmt.Errorf("the turn's cgroup could not be joined: %w", err)
-		}
-	}
-	return nil
-}
+// joinScript writes 0 into each cgroup.procs file named before "--" (which moves the
+// writer, the shell itself: echo is a builtin), then execs the program after it, looked
+// up on the turn's PATH as the turn's own exec would. It exits 125 when the group cannot
+// be joined (an agent error), and 127 when the program is not there (the shell's own
+// code, so the turn ends agent_not_installed).
+const joinScript = `while [ "$1" != -- ]; do
+	echo 0 >"$1" || { echo "the turn's cgroup could not be joined: $1" >&2; exit 125; }
+	shift
+done
+shift
+exec "$@"
+`
 
 // readEvent reads a "key value" file of a cgroup (pids.events, memory.events): 0 for a
 // key it lacks or a file that is not there.

@@ -164,8 +164,9 @@ func TestLeftoverCgroupIsEndedByTheNextTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sleeper := exec.Command(selfExe, append(append([]string{}, old.procs()...), "--", "/bin/sleep", "sleep", "600")...)
-	sleeper.Args[0] = cgroupHelper
+	inv := invocation{path: "/bin/sleep", args: []string{"600"}}.join(old)
+	sleeper := exec.Command(inv.path, inv.args...)
+	sleeper.Args[0] = inv.argv0
 	if err := sleeper.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -94,12 +94,18 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	}
 	path, argv0, args, sys := inv.path, inv.argv0, inv.args, &syscall.SysProcAttr{Setpgid: true}
 	var net netConfig
+	ready := "-"
 	if inv.netns != nil {
 		var err error
-		if net, err = inv.netns.onHost(); err != nil {
+		var remove func()
+		if net, err = inv.netns.onHost(); err == nil {
+			ready, remove, err = net.readyFIFO()
+		}
+		if err != nil {
 			return exitStatus{startErr: err}
 		}
-		path, argv0, args, sys = enterCommand(net, append([]string{inv.path}, inv.args...))
+		defer remove()
+		path, argv0, args, sys = enterCommand(net, ready, append([]string{inv.path}, inv.args...))
 	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
@@ -143,8 +149,8 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	}
 	pgid := cmd.Process.Pid
 	var pasta *sandboxPasta
-	if inv.netns != nil {
-		if pasta, err = startPasta(net, pgid); err != nil {
+	if ready != "-" {
+		if pasta, err = startPasta(net, pgid, ready); err != nil {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			_ = cmd.Wait()
 			closeAll(stdinW, stdoutR, stderrR, eventsR)

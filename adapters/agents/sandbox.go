@@ -97,6 +97,10 @@ type bwrap struct {
 	pasta      string
 	allow      []egressRule
 	resolvConf string
+	// tools are ip, timeout and cat, for the script of a "full" sandbox (netns.go).
+	tools []string
+	// stateDir is hub-private: the FIFOs pasta says it is ready on.
+	stateDir string
 	// tmpSize and shmSize are the byte caps of /tmp and /dev/shm, as bwrap's --size.
 	tmpSize, shmSize string
 }
@@ -126,7 +130,15 @@ func newBwrap(ctx context.Context, cfg SandboxConfig, stateDir string) (*bwrap, 
 	if err != nil {
 		return nil, fmt.Errorf("the agent sandbox's network (projects with network full) needs pasta, and %q was not found: install it (Debian and Ubuntu: apt-get install passt; Fedora: dnf install passt) or set WSHUB_SANDBOX=none to run agents unconfined (unsafe)", cmp.Or(cfg.Pasta, "pasta"))
 	}
-	b := &bwrap{program: path, pasta: pasta, resolvConf: filepath.Join(stateDir, "resolv.conf"),
+	var tools []string
+	for _, t := range []struct{ name, pkg string }{{"ip", "iproute2"}, {"timeout", "coreutils"}, {"cat", "coreutils"}} {
+		p, err := lookPathSbin(t.name)
+		if err != nil {
+			return nil, fmt.Errorf("the agent sandbox's network (projects with network full) needs %s, and it was not found: install it (Debian and Ubuntu: apt-get install %s) or set WSHUB_SANDBOX=none to run agents unconfined (unsafe)", t.name, t.pkg)
+		}
+		tools = append(tools, p)
+	}
+	b := &bwrap{program: path, pasta: pasta, tools: tools, stateDir: stateDir, resolvConf: filepath.Join(stateDir, "resolv.conf"),
 		tmpSize: strconv.FormatInt(cmp.Or(cfg.TmpBytes, DefaultTmpBytes), 10), shmSize: strconv.FormatInt(cmp.Or(cfg.ShmBytes, DefaultShmBytes), 10)}
 	if b.allow, err = parseEgressAllow(ctx, cfg.EgressAllow, lookupIP); err != nil {
 		return nil, err
@@ -215,9 +227,24 @@ func (b *bwrap) start(ctx context.Context, m mounts) (string, error) {
 func (b *bwrap) command(m mounts, program []string) (path string, args []string, netns *netConfig) {
 	args = append(b.args(m), program...)
 	if network(m.network) == core.NetworkFull {
-		netns = &netConfig{Pasta: b.pasta, Allow: b.allow}
+		netns = &netConfig{Pasta: b.pasta, Tools: b.tools, Allow: b.allow, Dir: b.stateDir}
 	}
 	return b.program, args, netns
+}
+
+// lookPathSbin finds a program on PATH, or in the system directories a PATH without them
+// (a service's, a user's) leaves out: ip is in /usr/sbin.
+func lookPathSbin(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p, nil
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/bin", "/bin"} {
+		if p, e := exec.LookPath(filepath.Join(dir, name)); e == nil {
+			return p, nil
+		}
+	}
+	return "", err
 }
 
 // network is the setting a turn runs with: "full" unless it says otherwise.

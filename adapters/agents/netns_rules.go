@@ -1,0 +1,92 @@
+package agents
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// Rule priorities: the exceptions are looked at before the refusals, both after the
+// local table (priority 0), so the sandbox's own addresses and loopback stay its own.
+const (
+	allowPriority  = 1000
+	refusePriority = 2000
+)
+
+// netStartTimeout bounds the wait for pasta to configure the sandbox's interface.
+const netStartTimeout = 20
+
+// enterScript is what the first process of a "full" sandbox runs, root in its new user
+// and network namespaces. Its arguments: the FIFO pasta writes its pid to once it has
+// configured the interface ("-": no pasta); the paths of ip, timeout and cat (found by
+// the hub: the agent's PATH may not name /usr/sbin); the cgroup.procs files to join;
+// "--"; and the command (bubblewrap's). It joins the cgroup first (writing 0 moves the
+// writer, the shell itself: echo is a builtin), sets the loopback up and adds the policy
+// rules, one `ip -batch` per family (a batch takes one), waits for pasta, and execs the
+// command. Every failure is told on standard error, which the turn reports, with status
+// 125 (an agent error, not a missing agent). The rules are the only part made per turn,
+// and they hold nothing but canonical addresses, numbers and keywords (netRules).
+func enterScript(c netConfig) string {
+	v4, v6 := netRules(c)
+	return `fail() { echo "the sandbox's network could not be set up: $1" >&2; exit 125; }
+ready=$1 ip=$2 timeout=$3 cat=$4; shift 4
+while [ "$1" != -- ]; do
+	echo 0 >"$1" || { echo "the turn's cgroup could not be joined: $1" >&2; exit 125; }
+	shift
+done
+shift
+"$ip" -4 -batch - <<'.' || fail "ip -4 could not add the rules"
+link set lo up
+` + v4 + `.
+"$ip" -6 -batch - <<'.' || fail "ip -6 could not add the rules"
+` + v6 + `.
+if [ "$ready" != - ]; then
+	pid=$("$timeout" ` + strconv.Itoa(netStartTimeout) + ` "$cat" -- "$ready") && [ -n "$pid" ] || fail "pasta did not configure the network within ` + strconv.Itoa(netStartTimeout) + `s"
+fi
+exec "$@"
+`
+}
+
+// netRules are the policy rules of c as `ip rule` commands, IPv4's and IPv6's: the
+// exceptions (DNS to pasta's forwarder among them) and, behind them, the refusals. Each
+// address is parsed and written out again, so nothing but an address reaches the
+// script; a duplicate (an address both refused by range and the host's own) is left
+// out, as the kernel would refuse it.
+func netRules(c netConfig) (v4, v6 string) {
+	var b4, b6 strings.Builder
+	seen := map[string]bool{}
+	add := func(cidr, line string) {
+		_, n, err := net.ParseCIDR(cidr)
+		if err != nil {
+			return // not made by the hub: the allow list and refusals are parsed already
+		}
+		rule := fmt.Sprintf("rule add to %s %s\n", n, line)
+		if seen[rule] {
+			return
+		}
+		seen[rule] = true
+		if n.IP.To4() != nil {
+			b4.WriteString(rule)
+		} else {
+			b6.WriteString(rule)
+		}
+	}
+	allow := append(append([]egressRule(nil), c.Allow...),
+		egressRule{Net: sandboxDNS + "/32", Port: 53, Proto: "udp"}, egressRule{Net: sandboxDNS + "/32", Port: 53})
+	for _, a := range allow {
+		line := fmt.Sprintf("pref %d lookup main", allowPriority)
+		if a.Port != 0 {
+			proto := "tcp"
+			if a.Proto == "udp" {
+				proto = "udp"
+			}
+			line += fmt.Sprintf(" ipproto %s dport %d", proto, a.Port)
+		}
+		add(a.Net, line)
+	}
+	for _, n := range c.Refuse {
+		add(n, fmt.Sprintf("pref %d prohibit", refusePriority))
+	}
+	return b4.String(), b6.String()
+}
