@@ -199,7 +199,7 @@ func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (_ *core.Acc
 		keyID, keyName string
 		stale          bool
 	)
-	err = q.ext.QueryRowxContext(ctx, `SELECT `+accountColumns+`, k.id, k.name,
+	err = q.queryRow(ctx, `SELECT `+accountColumns+`, k.id, k.name,
 			(k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash).
 		Scan(append(r.dest(), &keyID, &keyName, &stale)...)

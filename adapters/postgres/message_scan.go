@@ -57,7 +57,7 @@ func (s *messageScan) scan(rows interface{ Scan(...any) error }, out *core.Store
 // queryMessages runs a SELECT of messageColumns and returns its rows, at most limit
 // of them held in one backing array.
 func (q queries) queryMessages(ctx context.Context, limit int, query string, args ...any) ([]*core.StoredMessage, error) {
-	rows, err := q.ext.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages `+query, args...)
+	rows, err := q.query(ctx, `SELECT `+messageColumns+` FROM messages `+query, args...)
 	if err != nil {
 		return nil, mapErr(err)
 	}

@@ -29,7 +29,7 @@ func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText 
 	}
 	// The member behind a chat author is found by the identity they linked, in the
 	// same statement.
-	err = q.get(ctx, &m.Seq, `WITH s AS (UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $9,
+	err = mapErr(q.queryRow(ctx, `WITH s AS (UPDATE workspaces SET latest_seq = latest_seq + 1, updated_at = $9,
 			last_activity_at = $9 WHERE id = $2 AND ($17 = 0 OR (SELECT count(*) FROM messages o WHERE o.workspace_id = $2
 				AND o.role = 'user' AND o.status IN ('pending', 'delivered')) < $17)
 			RETURNING latest_seq)
@@ -40,7 +40,7 @@ func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText 
 		FROM s RETURNING seq`,
 		m.ID, m.WorkspaceID, m.Role, sealedText, m.Status, m.TurnID, nullString(string(m.Outcome)),
 		pq.StringArray(assets), m.CreatedAt, nullTime(m.DeliveredAt), a.Kind, a.ID, a.Name, nullString(a.MemberID),
-		a.Via.Kind, a.Via.Subject, maxOpen)
+		a.Via.Kind, a.Via.Subject, maxOpen).Scan(&m.Seq))
 	if errors.Is(err, core.ErrNoRows) {
 		return false, nil // at the quota (the caller holds the workspace's row lock: it is there)
 	}

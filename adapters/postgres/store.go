@@ -76,14 +76,20 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", mapErr(err))
 	}
-	return &Store{db: db, queries: queries{ext: db}}, nil
+	stmts := newPreparedSet(db)
+	return &Store{db: db, queries: queries{ext: db, stmts: stmts}}, nil
 }
 
 // DB exposes the pool for migrations and the operator tools.
 func (s *Store) DB() *sqlx.DB { return s.db }
 
 // Close closes the pool.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.stmts != nil {
+		s.stmts.close()
+	}
+	return s.db.Close()
+}
 
 // Ping checks the database (readiness).
 func (s *Store) Ping(ctx context.Context) error { return mapErr(s.db.PingContext(ctx)) }
@@ -124,7 +130,7 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(q core.Queries) error) (er
 		}
 	}()
 	notes := &notifications{}
-	if err = fn(queries{ext: tx, notes: notes}); err != nil {
+	if err = fn(queries{ext: tx, notes: notes, stmts: s.stmts}); err != nil {
 		return err
 	}
 	if err = notes.send(ctx, tx); err != nil {
@@ -139,6 +145,9 @@ func (s *Store) inTxOnce(ctx context.Context, fn func(q core.Queries) error) (er
 // queries runs statements on the pool or on a transaction.
 type queries struct {
 	ext sqlx.ExtContext
+	// stmts are the pool's prepared statements (prepared.go); nil runs every statement
+	// as it is.
+	stmts *preparedSet
 	// notes gathers a transaction's notifications (nil on the pool): sent together
 	// when it commits (Notify).
 	notes *notifications

@@ -24,7 +24,7 @@ func (r *workspaceRow) dest() []any {
 
 // queryWorkspaces runs workspaceSelect+suffix and returns its rows as workspaces.
 func (q queries) queryWorkspaces(ctx context.Context, suffix string, args ...any) ([]*core.Workspace, error) {
-	rows, err := q.ext.QueryContext(ctx, workspaceSelect+suffix, args...)
+	rows, err := q.query(ctx, workspaceSelect+suffix, args...)
 	if err != nil {
 		return nil, mapErr(err)
 	}

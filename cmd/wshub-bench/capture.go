@@ -134,27 +134,35 @@ func readStatements(path string, offset int64) ([]string, error) {
 	return out, nil
 }
 
-// pgbench runs script at clients connections for r.dur.
+// pgbench runs script at clients connections for r.dur, with the simple protocol and
+// then prepared (baseline).
 func (r *run) pgbench(ctx context.Context, script string, clients int) *baseline {
-	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-f", script, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, 4)),
+	b := &baseline{}
+	b.tps, b.latency, b.err = r.pgbenchMode(ctx, script, clients, "simple")
+	b.preparedTPS, _, b.preparedErr = r.pgbenchMode(ctx, script, clients, "prepared")
+	return b
+}
+
+// pgbenchMode runs script with pgbench's query mode (-M) and returns its rate and
+// average latency, or why it failed.
+func (r *run) pgbenchMode(ctx context.Context, script string, clients int, mode string) (tps float64, latency time.Duration, failed string) {
+	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-M", mode, "-f", script, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(min(clients, 4)),
 		"-T", strconv.Itoa(int(r.dur.Seconds())), r.dbURL)
 	out, err := cmd.CombinedOutput()
-	b := &baseline{}
 	if err != nil {
-		b.err = fmt.Sprintf("pgbench: %v: %.300s", err, out)
-		return b
+		return 0, 0, fmt.Sprintf("pgbench -M %s: %v: %.300s", mode, err, out)
 	}
 	for _, line := range splitLines(string(out)) {
 		var v float64
 		if _, err := fmt.Sscanf(strings.TrimSpace(line), "tps = %f", &v); err == nil {
-			b.tps = v
+			tps = v
 		}
 		if _, err := fmt.Sscanf(strings.TrimSpace(line), "latency average = %f ms", &v); err == nil {
-			b.latency = time.Duration(v * float64(time.Millisecond))
+			latency = time.Duration(v * float64(time.Millisecond))
 		}
 	}
-	fmt.Printf("  pgbench, %d clients: %.0f tps, latency %.2f ms\n", clients, b.tps, ms(b.latency))
-	return b
+	fmt.Printf("  pgbench -M %s, %d clients: %.0f tps, latency %.2f ms\n", mode, clients, tps, ms(latency))
+	return tps, latency, ""
 }
 
 var (

@@ -35,10 +35,17 @@ type result struct {
 	baseline *baseline
 }
 
+// baseline is pgbench replaying a request's statements: with the simple protocol, each
+// parsed and planned on every run (what the targets were set against), and prepared once
+// per connection, as the hub runs the statements of its hot paths.
 type baseline struct {
 	tps     float64
 	latency time.Duration // pgbench's average
 	err     string
+	// preparedTPS is the same script's rate with -M prepared (0: failed, see
+	// preparedErr).
+	preparedTPS float64
+	preparedErr string
 }
 
 // load runs clients keep-alive clients for r.dur, each sending next(i) in a loop.

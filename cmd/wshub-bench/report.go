@@ -17,7 +17,10 @@ func (r *run) markdown() string {
 	b.WriteString("process: first with the workspace runtime and webhook delivery off, so the API path is measured alone (B1', B2, ")
 	b.WriteString("B3), then with them on (B1, B4, B5, B7). The load generator, the hub and PostgreSQL share this machine. The ")
 	b.WriteString("PostgreSQL baseline is pgbench replaying the statements the hub sent for one such request, captured from the ")
-	b.WriteString("server's statement log, at the same concurrency against the same database. Figures are comparable within one ")
+	b.WriteString("server's statement log, at the same concurrency against the same database, twice: with the simple protocol, ")
+	b.WriteString("each statement parsed and planned on every run (the baseline the targets were set against), and prepared once ")
+	b.WriteString("per connection (`-M prepared`), as the hub runs the statements of its hot paths: the same work for PostgreSQL as ")
+	b.WriteString("the hub's, so the last column is the hub's own cost. Figures are comparable within one ")
 	b.WriteString("run only. Where the hub's time goes on each path, and how to profile it: docs/performance.md.\n\n")
 	fmt.Fprintf(&b, "Machine: %s, CPUs %s, %s; %s; %s. Run %s, %s per measurement.\n\n", cpuModel(), onlineCPUs(),
 		memTotal(), runtime.Version(), pgVersion(), time.Now().UTC().Format("2006-01-02 15:04 UTC"), r.dur)
@@ -25,22 +28,28 @@ func (r *run) markdown() string {
 		b.WriteString("Pinned (`-pin`): the hub alone on CPU 0; PostgreSQL, pgbench and the load generator on CPU 1. ")
 		b.WriteString("Hub CPU per request is the hub process's user and system time over the measurement, divided by its requests.\n\n")
 	}
-	b.WriteString("| measurement | hub req/s | p50 ms | p99 ms | response bytes | errors | hub CPU µs/req | PostgreSQL tps (same SQL) | hub / PostgreSQL |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| measurement | hub req/s | p50 ms | p99 ms | response bytes | errors | hub CPU µs/req | PostgreSQL tps (same SQL) | hub / PostgreSQL | PostgreSQL tps, prepared | hub / PostgreSQL, prepared |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, x := range r.results {
-		base, ratio := "", ""
+		base, ratio, prep, prepRatio := "", "", "", ""
 		if x.baseline != nil && x.baseline.err == "" && x.baseline.tps > 0 {
 			base = fmt.Sprintf("%.0f", x.baseline.tps)
 			ratio = fmt.Sprintf("%.0f%%", 100*x.perSec/x.baseline.tps)
 		} else if x.baseline != nil {
 			base = "(failed)"
 		}
+		if x.baseline != nil && x.baseline.preparedErr == "" && x.baseline.preparedTPS > 0 {
+			prep = fmt.Sprintf("%.0f", x.baseline.preparedTPS)
+			prepRatio = fmt.Sprintf("%.0f%%", 100*x.perSec/x.baseline.preparedTPS)
+		} else if x.baseline != nil {
+			prep = "(failed)"
+		}
 		cpu := ""
 		if x.cpu > 0 && x.requests > 0 {
 			cpu = fmt.Sprintf("%.0f", float64(x.cpu.Microseconds())/float64(x.requests))
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.2f | %d | %d | %s | %s | %s |\n", x.name, x.perSec, ms(x.p50), ms(x.p99), x.bytes,
-			x.errors, cpu, base, ratio)
+		fmt.Fprintf(&b, "| %s | %.0f | %.2f | %.2f | %d | %d | %s | %s | %s | %s | %s |\n", x.name, x.perSec, ms(x.p50), ms(x.p99), x.bytes,
+			x.errors, cpu, base, ratio, prep, prepRatio)
 	}
 	b.WriteString("\nB1 and B1' send to workspaces of their own (client i to the i+2nd); their baseline is the send's ")
 	b.WriteString("statements replayed with a fresh message id and the seq each replayed allocation returns (`sendReplay`). ")
