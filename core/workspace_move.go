@@ -37,34 +37,48 @@ func archiveWorkspace(ctx context.Context, store TxStore, clock Clock, id string
 	return moveWorkspace(ctx, store, clock, id, archivableFrom, StateArchiving)
 }
 
+// moveAttempts bounds how often a move decides again because a worker moved the
+// workspace between the read and the compare-and-set (archiving to archived, say, as
+// the owner deletes it): each such move is a step of the worker's, so a few suffice.
+const moveAttempts = 3
+
 func moveWorkspace(ctx context.Context, store TxStore, clock Clock, id string, from []WorkspaceState, to WorkspaceState) (*Workspace, error) {
 	var ws *Workspace
 	err := store.InTx(ctx, func(q Queries) error {
-		w, err := q.GetWorkspaceByID(ctx, id)
-		if err != nil {
-			return notFound(err, CodeWorkspaceNotFound, "no such workspace")
-		}
-		if w.State == to {
-			ws = w // already on its way: nothing to do
-			return nil
-		}
-		allowed := from == nil && w.State != StateDeleted && w.State != StateDeleting || slices.Contains(from, w.State)
-		if !allowed {
-			return Errorf(CodeWorkspaceNotAcceptingMessages, "the workspace is %s and cannot move to %s", w.State, to)
-		}
-		if to == StateResuming {
-			// Back to live only while its project is (held against removal until commit).
-			if _, err := q.ShareProject(ctx, w.AccountID, w.ProjectID); err != nil {
-				return notFound(err, CodeProjectNotFound, "the workspace's project was removed")
+		for attempt := 1; ; attempt++ {
+			// Each statement of the transaction reads what is committed when it starts
+			// (READ COMMITTED): after a missed compare-and-set, the state the other
+			// change left.
+			w, err := q.GetWorkspaceByID(ctx, id)
+			if err != nil {
+				return notFound(err, CodeWorkspaceNotFound, "no such workspace")
+			}
+			if w.State == to {
+				ws = w // already on its way: nothing to do
+				return nil
+			}
+			allowed := from == nil && w.State != StateDeleted && w.State != StateDeleting || slices.Contains(from, w.State)
+			if !allowed {
+				return Errorf(CodeWorkspaceNotAcceptingMessages, "the workspace is %s and cannot move to %s", w.State, to)
+			}
+			if to == StateResuming {
+				// Back to live only while its project is (held against removal until commit).
+				if _, err := q.ShareProject(ctx, w.AccountID, w.ProjectID); err != nil {
+					return notFound(err, CodeProjectNotFound, "the workspace's project was removed")
+				}
+			}
+			ok, err := setState(ctx, q, w.ID, w.State, changeTo(to, "", clock.Now()))
+			if err != nil {
+				return err
+			}
+			if ok {
+				break
+			}
+			if attempt == moveAttempts {
+				return Errorf(CodeWorkspaceStateContended, "the workspace changed state meanwhile; retry")
 			}
 		}
-		ok, err := setState(ctx, q, w.ID, w.State, changeTo(to, "", clock.Now()))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return Errorf(CodeWorkspaceStateContended, "the workspace changed state meanwhile; retry")
-		}
+		var err error
 		if ws, err = q.GetWorkspaceByID(ctx, id); err != nil {
 			return err
 		}
