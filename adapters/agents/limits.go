@@ -31,10 +31,10 @@ import (
 // The turn's first process joins the group before it runs anything else: it is /bin/sh
 // running a fixed script (joinScript, argv[0] cgroupHelper), which writes into the
 // group's cgroup.procs and then execs the sandbox; for a "full" network, the script that
-// sets up its network does it first (netns.go). (It was the hub's own executable re-run
-// as a helper: each start of it costs a trivial turn 20 ms or so of CPU.) Every process the agent starts after that is born in the group;
-// none can fork its way out in between, as it could if the hub moved the child after
-// starting it.
+// sets up its network does it first (netns.go). Every process the agent starts after
+// that is born in the group; none can fork its way out in between, as it could if the
+// hub moved the child after starting it. (The joiner was the hub's own executable
+// re-run as a helper: each start of it costs a trivial turn 20 ms or so of CPU.)
 
 // Limits modes (WSHUB_AGENT_LIMITS).
 const (
@@ -196,17 +196,21 @@ func (inv invocation) join(g turnCgroup) invocation {
 	return inv
 }
 
-// joinScript writes 0 into each cgroup.procs file named before "--" (which moves the
-// writer, the shell itself: echo is a builtin), then execs the program after it, looked
-// up on the turn's PATH as the turn's own exec would. It exits 125 when the group cannot
-// be joined (an agent error), and 127 when the program is not there (the shell's own
-// code, so the turn ends agent_not_installed).
-const joinScript = `while [ "$1" != -- ]; do
+// joinLoop writes 0 into each cgroup.procs file named before "--" (which moves the
+// writer, the shell itself: echo is a builtin), and leaves the arguments after "--". It
+// exits 125 when the group cannot be joined (an agent error). The "full" network's
+// script (netns_rules.go) starts with it too.
+const joinLoop = `while [ "$1" != -- ]; do
 	echo 0 >"$1" || { echo "the turn's cgroup could not be joined: $1" >&2; exit 125; }
 	shift
 done
 shift
-exec "$@"
+`
+
+// joinScript joins the cgroup (joinLoop), then execs the program after "--", looked up
+// on the turn's PATH as the turn's own exec would: 127 when it is not there (the shell's
+// own code, so the turn ends agent_not_installed).
+const joinScript = joinLoop + `exec "$@"
 `
 
 // readEvent reads a "key value" file of a cgroup (pids.events, memory.events): 0 for a

@@ -14,8 +14,8 @@ const (
 	refusePriority = 2000
 )
 
-// netStartTimeout bounds the wait for pasta to configure the sandbox's interface.
-const netStartTimeout = 20
+// netStartSeconds bounds the wait for pasta to configure the sandbox's interface.
+const netStartSeconds = 20
 
 // enterScript is what the first process of a "full" sandbox runs, root in its new user
 // and network namespaces. Its arguments: the FIFO pasta writes its pid to once it has
@@ -31,18 +31,13 @@ func enterScript(c netConfig) string {
 	v4, v6 := netRules(c)
 	return `fail() { echo "the sandbox's network could not be set up: $1" >&2; exit 125; }
 ready=$1 ip=$2 timeout=$3 cat=$4; shift 4
-while [ "$1" != -- ]; do
-	echo 0 >"$1" || { echo "the turn's cgroup could not be joined: $1" >&2; exit 125; }
-	shift
-done
-shift
-"$ip" -4 -batch - <<'.' || fail "ip -4 could not add the rules"
+` + joinLoop + `"$ip" -4 -batch - <<'.' || fail "ip -4 could not add the rules"
 link set lo up
 ` + v4 + `.
 "$ip" -6 -batch - <<'.' || fail "ip -6 could not add the rules"
 ` + v6 + `.
 if [ "$ready" != - ]; then
-	pid=$("$timeout" ` + strconv.Itoa(netStartTimeout) + ` "$cat" -- "$ready") && [ -n "$pid" ] || fail "pasta did not configure the network within ` + strconv.Itoa(netStartTimeout) + `s"
+	pid=$("$timeout" ` + strconv.Itoa(netStartSeconds) + ` "$cat" -- "$ready") && [ -n "$pid" ] || fail "pasta did not configure the network within ` + strconv.Itoa(netStartSeconds) + `s"
 fi
 exec "$@"
 `

@@ -100,7 +100,6 @@ func (p *placement) wrap(inv invocation) invocation {
 		return inv
 	}
 	inv.path, inv.args, inv.netns = p.r.sandbox.command(p.m, append([]string{inv.path}, inv.args...))
-	inv.argv0 = ""
 	return inv
 }
 

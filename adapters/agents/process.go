@@ -54,9 +54,6 @@ type invocation struct {
 	// netns, when set, runs the command (bubblewrap's) in a user and network namespace
 	// of its own with pasta attached: a "full" sandbox (netns.go).
 	netns *netConfig
-	// err, when set, is why the invocation cannot run: run reports it as a start
-	// failure.
-	err error
 }
 
 // exitStatus is how a process ended.
@@ -88,9 +85,6 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	defer closeAll(inv.extra...) // on every path; the child has its own copies
 	if err := ctx.Err(); err != nil {
 		return exitStatus{code: -1, interrupted: true}
-	}
-	if inv.err != nil {
-		return exitStatus{startErr: inv.err}
 	}
 	path, argv0, args, sys := inv.path, inv.argv0, inv.args, &syscall.SysProcAttr{Setpgid: true}
 	var net netConfig
