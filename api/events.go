@@ -75,17 +75,20 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 	// The workspace is checked before answering: an unknown one is a 404, not an empty
 	// stream. The events come from the workspace's feed (one reader for all its streams
 	// on this replica); pages the stream reads itself are paced by the key's bucket.
-	auth := c.Get(fiber.HeaderAuthorization)
-	sub, err := s.svc.StreamEvents(c.UserContext(), acct, id, after, s.pages.pacer(auth))
+	sub, err := s.svc.StreamEvents(c.UserContext(), acct, id, after, s.pages.pacer(acct.KeyID))
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	release, ok := s.streams.Acquire(auth)
-	if !ok {
+	release, full := sse.AcquireAll(sse.Hold{Places: s.streams, Caller: acct.KeyID}, sse.Hold{Places: s.accountStreams, Caller: acct.ID})
+	if full >= 0 {
 		sub.Close()
 		c.Set(fiber.HeaderRetryAfter, "5")
+		if full == 0 {
+			return writeError(c, s.log, core.Errorf(core.CodeTooManyStreams,
+				"this key has %d event streams open, as many as the hub takes; close one, or poll with ?afterSeq=", s.streams.Max))
+		}
 		return writeError(c, s.log, core.Errorf(core.CodeTooManyStreams,
-			"this key has %d event streams open, as many as the hub takes; close one, or poll with ?afterSeq=", s.streams.Max))
+			"this account has %d event streams and live pages open, over all its keys and sessions, as many as the hub takes; close one, or poll with ?afterSeq=", s.accountStreams.Max))
 	}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"crypto/sha256"
 	"math"
 	"strconv"
 	"sync"
@@ -25,14 +24,16 @@ type RateLimit struct {
 	Burst     int
 }
 
-// keyLimits holds the buckets of the keys seen lately. Only authenticated keys get
-// one, so their number is bounded by the keys in the database; idle ones are
-// forgotten when the map grows.
+// keyLimits holds the buckets of the keys seen lately, by key id. Only authenticated
+// keys get one, so their number is bounded by the keys in the database; idle ones are
+// forgotten when the map grows. The id, not the Authorization text: the scheme's case
+// and the spaces around the key may be spelt many ways, and each spelling would
+// otherwise get a bucket of its own.
 type keyLimits struct {
 	limit   rate.Limit
 	burst   int
 	mu      sync.Mutex
-	buckets map[[32]byte]*bucket
+	buckets map[string]*bucket
 }
 
 type bucket struct {
@@ -51,15 +52,15 @@ func newKeyLimits(r RateLimit) *keyLimits {
 	if r.PerSecond <= 0 {
 		return nil
 	}
-	return &keyLimits{limit: rate.Limit(r.PerSecond), burst: max(r.Burst, 1), buckets: map[[32]byte]*bucket{}}
+	return &keyLimits{limit: rate.Limit(r.PerSecond), burst: max(r.Burst, 1), buckets: map[string]*bucket{}}
 }
 
 // take spends a token of the key's bucket. It returns false, with how long until a
 // token is back, when there is none; either way the headers describe the bucket.
-func (k *keyLimits) take(c *fiber.Ctx, auth string) bool {
+func (k *keyLimits) take(c *fiber.Ctx, keyID string) bool {
 	now := time.Now()
 	k.mu.Lock()
-	b := k.bucket(auth, now)
+	b := k.bucket(keyID, now)
 	ok := b.lim.AllowN(now, 1)
 	left := b.lim.TokensAt(now)
 	k.mu.Unlock()
@@ -80,9 +81,8 @@ func (k *keyLimits) take(c *fiber.Ctx, auth string) bool {
 }
 
 // bucket returns the key's bucket, made full when the key has none; k.mu is held.
-func (k *keyLimits) bucket(auth string, now time.Time) *bucket {
-	id := sha256.Sum256([]byte(auth))
-	b := k.buckets[id]
+func (k *keyLimits) bucket(keyID string, now time.Time) *bucket {
+	b := k.buckets[keyID]
 	if b == nil {
 		if len(k.buckets) >= sweepAt {
 			for key, old := range k.buckets {
@@ -92,7 +92,7 @@ func (k *keyLimits) bucket(auth string, now time.Time) *bucket {
 			}
 		}
 		b = &bucket{lim: rate.NewLimiter(k.limit, k.burst)}
-		k.buckets[id] = b
+		k.buckets[keyID] = b
 	}
 	b.seen = now
 	return b
@@ -101,13 +101,13 @@ func (k *keyLimits) bucket(auth string, now time.Time) *bucket {
 // pacer returns the key's bucket as the pace of its event streams' own page reads
 // (nil: no pacing). The bucket outlives the streams, so closing and opening streams
 // does not fill it again.
-func (k *keyLimits) pacer(auth string) core.Pacer {
+func (k *keyLimits) pacer(keyID string) core.Pacer {
 	if k == nil {
 		return nil
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.bucket(auth, time.Now()).lim
+	return k.bucket(keyID, time.Now()).lim
 }
 
 // errRateLimited is the answer past the limit.

@@ -36,6 +36,10 @@ type Options struct {
 	RateLimit RateLimit
 	// MaxStreamsPerKey bounds each key's open event streams on this replica (0: none).
 	MaxStreamsPerKey int
+	// AccountStreams bounds each account's open streams on this replica, across all its
+	// keys and app sessions: the app holds the same Places (nil: no bound). Without it
+	// an owner could multiply the per-key bound by making keys.
+	AccountStreams *sse.Places
 	// StreamPages paces the pages a key's event streams read from the store themselves
 	// (a resume from far behind), a token bucket per key shared by its streams; events
 	// its streams take from the workspace's feed are not counted (PerSecond 0: no pace).
@@ -90,9 +94,10 @@ type server struct {
 	streamFor time.Duration
 	// limits are the keys' rate limits, streams their open event streams and pages
 	// the pace of their streams' own page reads (nil: no limit).
-	limits  *keyLimits
-	streams *sse.Places
-	pages   *keyLimits
+	limits         *keyLimits
+	streams        *sse.Places
+	accountStreams *sse.Places
+	pages          *keyLimits
 	// bodyLimits are Options.BodyLimits.
 	bodyLimits map[string]int
 }
@@ -143,7 +148,7 @@ func New(svc UseCases, opt Options) *fiber.App {
 		log = slog.Default()
 	}
 	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit), streams: sse.NewPlaces(opt.MaxStreamsPerKey),
-		pages: newKeyLimits(opt.StreamPages), bodyLimits: opt.BodyLimits}
+		accountStreams: opt.AccountStreams, pages: newKeyLimits(opt.StreamPages), bodyLimits: opt.BodyLimits}
 	to := opt.Timeouts
 	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)
 	s.streamFor = to.Write - 5*time.Second
@@ -211,7 +216,7 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	if s.limits != nil && !s.limits.take(c, c.Get(fiber.HeaderAuthorization)) {
+	if s.limits != nil && !s.limits.take(c, acct.KeyID) {
 		return writeError(c, s.log, errRateLimited(c))
 	}
 	c.Locals(accountKey{}, acct)

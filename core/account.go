@@ -25,6 +25,9 @@ type Account struct {
 	// MaxWorkspaces, MaxOpenMessages and MaxRunningTurns are the operator's quotas
 	// for this account (nil: the hub's defaults, quota.go).
 	MaxWorkspaces, MaxOpenMessages, MaxRunningTurns *int
+	// MaxKeys is the operator's quota of live API keys for this account (nil: the
+	// hub's default).
+	MaxKeys *int
 	// ProviderID is the provider of the account's workspaces whose create names none
 	// ("": the hub's default).
 	ProviderID string
@@ -84,6 +87,8 @@ type AccountQueries interface {
 	LockAccount(ctx context.Context, id string) error
 
 	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// CountLiveAPIKeys counts the account's keys that are not revoked.
+	CountLiveAPIKeys(ctx context.Context, accountID string) (int, error)
 	RevokeAPIKey(ctx context.Context, id string, at time.Time) (bool, error)
 	// GetAPIKey reads a key (never its hash) by id, revoked or not.
 	GetAPIKey(ctx context.Context, id string) (*APIKey, error)

@@ -31,9 +31,9 @@ type AccountUpdate struct {
 	// BillingPeriodEnd: set to change; ClearBillingPeriod removes it.
 	BillingPeriodEnd   *time.Time
 	ClearBillingPeriod bool
-	// MaxWorkspaces, MaxOpenMessages and MaxRunningTurns set the account's quotas
-	// (-1: back to the hub's defaults).
-	MaxWorkspaces, MaxOpenMessages, MaxRunningTurns *int
+	// MaxWorkspaces, MaxOpenMessages, MaxRunningTurns and MaxKeys set the account's
+	// quotas (-1: back to the hub's defaults).
+	MaxWorkspaces, MaxOpenMessages, MaxRunningTurns, MaxKeys *int
 	// ProviderID sets the provider of the account's workspaces whose create names
 	// none ("": back to the hub's default).
 	ProviderID *string
@@ -68,7 +68,7 @@ func (s *Admin) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (
 		for _, f := range []struct {
 			set *int
 			to  **int
-		}{{u.MaxWorkspaces, &a.MaxWorkspaces}, {u.MaxOpenMessages, &a.MaxOpenMessages}, {u.MaxRunningTurns, &a.MaxRunningTurns}} {
+		}{{u.MaxWorkspaces, &a.MaxWorkspaces}, {u.MaxOpenMessages, &a.MaxOpenMessages}, {u.MaxRunningTurns, &a.MaxRunningTurns}, {u.MaxKeys, &a.MaxKeys}} {
 			switch {
 			case f.set == nil:
 			case *f.set == -1:
@@ -96,11 +96,11 @@ func (s *Admin) CreateAPIKey(ctx context.Context, accountID, name string) (*APIK
 	var key *APIKey
 	var secret string
 	err := s.store.InTx(ctx, func(q Queries) error {
-		if _, err := q.GetAccount(ctx, accountID); err != nil {
+		acct, err := q.GetAccount(ctx, accountID)
+		if err != nil {
 			return notFound(err, CodeNotFound, "no such account")
 		}
-		var err error
-		if key, secret, err = createAPIKey(ctx, q, s.kernel, accountID, name, ""); err != nil {
+		if key, secret, err = createAPIKey(ctx, q, s.kernel, s.workspaces.quotas, acct, name, ""); err != nil {
 			return err
 		}
 		return operatorAudit(ctx, q, accountID, key.CreatedAt, AuditKeyCreated, key.ID, key.Name)
@@ -111,15 +111,19 @@ func (s *Admin) CreateAPIKey(ctx context.Context, accountID, name string) (*APIK
 // maxKeyName bounds a key's name, as the app's form does.
 const maxKeyName = 100
 
-// createAPIKey makes a key for the account (the operator's, or an owner's in the app):
-// only its hash is kept, and the secret is returned to be shown once.
-func createAPIKey(ctx context.Context, store AccountQueries, k kernel, accountID, name, by string) (*APIKey, string, error) {
+// createAPIKey makes a key for the account (the operator's, or an owner's in the app),
+// within its key quota: only its hash is kept, and the secret is returned to be shown
+// once.
+func createAPIKey(ctx context.Context, store AccountQueries, k kernel, quotas Quotas, acct *Account, name, by string) (*APIKey, string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" || chars(name) > maxKeyName {
 		return nil, "", Errorf(CodeInvalidRequest, "a key needs a name of 1 to %d characters", maxKeyName)
 	}
+	if err := quotas.checkKeyQuota(ctx, store, acct); err != nil {
+		return nil, "", err
+	}
 	secret := NewAPIKey(k.rand)
-	key := &APIKey{ID: NewID(k.rand, PrefixKey), AccountID: accountID, Name: name, Hash: HashAPIKey(secret),
+	key := &APIKey{ID: NewID(k.rand, PrefixKey), AccountID: acct.ID, Name: name, Hash: HashAPIKey(secret),
 		CreatedAt: k.clock.Now(), CreatedBy: by}
 	if err := store.CreateAPIKey(ctx, key); err != nil {
 		return nil, "", err

@@ -58,6 +58,8 @@ type App struct {
 	kernel
 	store  appStore
 	limits AppLimits
+	// quotas are the hub's default limits per account (the keys, here).
+	quotas Quotas
 	// webhooks are the API's webhook use cases, which the app's pages share.
 	webhooks *Webhooks
 }
@@ -356,8 +358,11 @@ func (s *App) CreateKey(ctx context.Context, a *AppSession, name string) (*APIKe
 	var key *APIKey
 	var secret string
 	err := s.store.InTx(ctx, func(q Queries) error {
-		var err error
-		if key, secret, err = createAPIKey(ctx, q, s.kernel, a.AccountID, name, a.Member.ID); err != nil {
+		acct, err := q.GetAccount(ctx, a.AccountID)
+		if err != nil {
+			return err
+		}
+		if key, secret, err = createAPIKey(ctx, q, s.kernel, s.quotas, acct, name, a.Member.ID); err != nil {
 			return err
 		}
 		return a.audit(ctx, q, key.CreatedAt, AuditKeyCreated, key.ID, key.Name)

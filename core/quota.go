@@ -19,6 +19,7 @@ const (
 	DefaultMaxWorkspaces   = 1000
 	DefaultMaxOpenMessages = 200
 	DefaultMaxRunningTurns = 50
+	DefaultMaxKeys         = 50
 )
 
 // Quotas are the hub's default limits per account (0: the package defaults).
@@ -26,6 +27,7 @@ type Quotas struct {
 	Workspaces   int
 	OpenMessages int
 	RunningTurns int
+	Keys         int
 }
 
 // QuotaQueries are the store statements the quotas count with.
@@ -44,6 +46,10 @@ func (q Quotas) workspaces(a *Account) int {
 
 func (q Quotas) openMessages(a *Account) int {
 	return quota(a.MaxOpenMessages, q.OpenMessages, DefaultMaxOpenMessages)
+}
+
+func (q Quotas) keys(a *Account) int {
+	return quota(a.MaxKeys, q.Keys, DefaultMaxKeys)
 }
 
 // runningTurns is the hub's default; an account's own is applied by the claim, in the
@@ -81,6 +87,24 @@ func (q Quotas) checkWorkspaceQuota(ctx context.Context, tx Queries, a *Account)
 	}
 	if limit := q.workspaces(a); n >= limit {
 		return quotaExceeded(fmt.Sprintf("the account has %d live workspaces", n), limit, a, "--max-workspaces")
+	}
+	return nil
+}
+
+// checkKeyQuota runs in the transaction that makes a key, with the account row
+// locked: each key has a rate limit and streams of its own, so an account that could
+// make any number of keys could take any share of a replica.
+func (q Quotas) checkKeyQuota(ctx context.Context, tx AccountQueries, a *Account) error {
+	if err := tx.LockAccount(ctx, a.ID); err != nil {
+		return err
+	}
+	n, err := tx.CountLiveAPIKeys(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	if limit := q.keys(a); n >= limit {
+		return Errorf(CodeQuotaExceeded, "the account has %d API keys: this account's limit is %d. Revoke one it no longer uses, or ask the hub's operator to raise it (wshub admin account update --account %s --max-keys N)",
+			n, limit, a.ID)
 	}
 	return nil
 }

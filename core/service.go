@@ -112,7 +112,7 @@ func NewService(d Deps) *Service {
 		quotas: d.Quotas, host: d.Host, pulls: pulls}
 	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, lg.log().Warn)
 	hooks := &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks}
-	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, webhooks: hooks}
+	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, quotas: d.Quotas, webhooks: hooks}
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   hooks,

@@ -131,19 +131,27 @@ type Config struct {
 	WorkspaceDiskBytes int64 `env:"WSHUB_WORKSPACE_DISK_BYTES" envDefault:"10737418240"`
 	// MaxStreamsPerKey bounds each API key's open event streams on this replica.
 	MaxStreamsPerKey int `env:"WSHUB_MAX_STREAMS_PER_KEY" envDefault:"20"`
+	// MaxStreamsPerAccount bounds each account's open event streams and live app pages
+	// together, over all its keys and sessions, on this replica: the per-key bound alone
+	// grows with every key an owner makes.
+	MaxStreamsPerAccount int `env:"WSHUB_MAX_STREAMS_PER_ACCOUNT" envDefault:"50"`
 	// StreamPageRate and StreamPageBurst pace the pages a key's event streams read from
 	// the store themselves (resuming from far behind, e.g. Last-Event-ID 0 on a long
 	// workspace): a bucket per key of that many pages (of up to 500 events) a second,
 	// and at once (StreamPageRate 0: no pace). Live events cost no page.
 	StreamPageRate  float64 `env:"WSHUB_STREAM_PAGE_RATE" envDefault:"5"`
 	StreamPageBurst int     `env:"WSHUB_STREAM_PAGE_BURST" envDefault:"10"`
-	// MaxWorkspaces, MaxOpenMessages and MaxRunningTurns are the default quotas of
+	// MaxWorkspaces, MaxOpenMessages, MaxRunningTurns and MaxKeys are the default quotas of
 	// every account: live workspaces per account, messages waiting per workspace,
 	// turns of one account running at once on all replicas (an operator sets an
 	// account's own with wshub admin account update).
 	MaxWorkspaces   int `env:"WSHUB_MAX_WORKSPACES" envDefault:"1000"`
 	MaxOpenMessages int `env:"WSHUB_MAX_OPEN_MESSAGES" envDefault:"200"`
 	MaxRunningTurns int `env:"WSHUB_MAX_RUNNING_TURNS" envDefault:"50"`
+	// MaxKeys is the default number of API keys (not revoked) an account may hold: each
+	// key has its own rate limit and streams, so their number bounds what one account
+	// can take of a replica.
+	MaxKeys int `env:"WSHUB_MAX_KEYS" envDefault:"50"`
 	// CommitAuthor is who the commits of the agents' work are by, "Name <email>".
 	CommitAuthor string `env:"WSHUB_COMMIT_AUTHOR" envDefault:"wshub <wshub@localhost>"`
 	// BranchMaxObjectBytes bounds one file of a remote runtime's commits, inflated,

@@ -35,6 +35,7 @@ import (
 	discordbot "github.com/wshub/wshub/bots/discord"
 	slackbot "github.com/wshub/wshub/bots/slack"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/sse"
 	"github.com/wshub/wshub/jobs"
 	"github.com/wshub/wshub/web"
 )
@@ -235,17 +236,18 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		},
 		PublicURL: cfg.PublicURL,
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
-			RunningTurns: cfg.MaxRunningTurns},
+			RunningTurns: cfg.MaxRunningTurns, Keys: cfg.MaxKeys},
 		// A hub whose worker does not run leaves the host of what it creates to the claim.
 		Host: core.HostConfig{ID: cfg.HostID, Local: local, Pin: cfg.running().Has(RoleWorker)},
 	})
 	m.WatchWorkQueue(svc.Admin.CountWork)
+	accountStreams := sse.NewPlaces(cfg.MaxStreamsPerAccount)
 	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, RuntimeAPI: svc.RuntimeAPI}, api.Options{Log: log, Ready: store,
 		ReadyDetail: map[string]string{"agentLimits": limits},
 		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
 		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
-		StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst},
-		BodyLimits:  map[string]int{"/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes}, TrustedProxies: cfg.TrustedProxies})
+		AccountStreams: accountStreams, StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst},
+		BodyLimits: map[string]int{"/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes}, TrustedProxies: cfg.TrustedProxies})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen,
 		AgentLimits: limits}
 	if keys != nil {
@@ -255,7 +257,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		OIDC:     web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName},
 		Discord:  discordSignIn(cfg),
 		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks,
-		MaxStreams: cfg.MaxStreamsPerKey, StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {
+		MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {
 		return nil, err
 	}
 	if cfg.SlackBotToken != "" {

@@ -35,11 +35,16 @@ func (a *app) workspaceEvents(c *fiber.Ctx) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
-	release, ok := a.streams.Acquire("session:" + sess.ID)
-	if !ok {
+	// Counted for the member, whose sessions (however many sign-ins) share their
+	// places, and for the account, whose keys share its bound with them.
+	release, full := sse.AcquireAll(sse.Hold{Places: a.streams, Caller: sess.Member.ID}, sse.Hold{Places: a.opts.AccountStreams, Caller: sess.AccountID})
+	if full >= 0 {
 		sub.Close()
 		c.Set(fiber.HeaderRetryAfter, "5")
-		return a.refuse(c, fiber.StatusTooManyRequests, "This session has as many live pages open as the hub takes; close one.")
+		if full == 0 {
+			return a.refuse(c, fiber.StatusTooManyRequests, "You have as many live pages open as the hub takes; close one.")
+		}
+		return a.refuse(c, fiber.StatusTooManyRequests, "This account has as many live pages and event streams open as the hub takes; close one.")
 	}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")

@@ -55,11 +55,14 @@ type Options struct {
 	SignInBurst int
 	// Now is the clock of the cookie's expiry (nil: time.Now).
 	Now func() time.Time
-	// MaxStreams bounds each session's live pages on this replica (0: no limit), as
+	// MaxStreams bounds each member's live pages on this replica (0: no limit), as
 	// WSHUB_MAX_STREAMS_PER_KEY bounds a key's event streams; StreamFor ends each
 	// stream before the server's write timeout (the page's script resumes it).
 	MaxStreams int
 	StreamFor  time.Duration
+	// AccountStreams bounds each account's live pages and API event streams together
+	// on this replica: the API holds the same Places (nil: no bound).
+	AccountStreams *sse.Places
 }
 
 type app struct {

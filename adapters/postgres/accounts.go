@@ -18,6 +18,7 @@ type accountRow struct {
 	MaxWorkspaces    sql.NullInt64  `db:"max_workspaces"`
 	MaxOpenMessages  sql.NullInt64  `db:"max_open_messages"`
 	MaxRunningTurns  sql.NullInt64  `db:"max_running_turns"`
+	MaxKeys          sql.NullInt64  `db:"max_keys"`
 	ProviderID       sql.NullString `db:"provider_id"`
 	CreatedAt        time.Time      `db:"created_at"`
 }
@@ -25,14 +26,14 @@ type accountRow struct {
 func (r *accountRow) core() *core.Account {
 	return &core.Account{ID: r.ID, Name: r.Name, Entitled: r.Entitled, BillingHold: r.BillingHold, Metered: r.Metered,
 		BillingPeriodEnd: timePtr(r.BillingPeriodEnd), MaxWorkspaces: intPtr(r.MaxWorkspaces), MaxOpenMessages: intPtr(r.MaxOpenMessages),
-		MaxRunningTurns: intPtr(r.MaxRunningTurns), ProviderID: r.ProviderID.String, CreatedAt: r.CreatedAt}
+		MaxRunningTurns: intPtr(r.MaxRunningTurns), MaxKeys: intPtr(r.MaxKeys), ProviderID: r.ProviderID.String, CreatedAt: r.CreatedAt}
 }
 
 // dest lists r's fields in accountColumns' order, for rows.Scan (AccountByKeyHash
 // runs on every request; TestAccountScanMatchesItsColumns holds the order).
 func (r *accountRow) dest() []any {
 	return []any{&r.ID, &r.Name, &r.Entitled, &r.BillingHold, &r.Metered, &r.BillingPeriodEnd, &r.MaxWorkspaces,
-		&r.MaxOpenMessages, &r.MaxRunningTurns, &r.ProviderID, &r.CreatedAt}
+		&r.MaxOpenMessages, &r.MaxRunningTurns, &r.MaxKeys, &r.ProviderID, &r.CreatedAt}
 }
 
 func intPtr(n sql.NullInt64) *int {
@@ -50,22 +51,22 @@ func nullIntPtr(p *int) sql.NullInt64 {
 	return sql.NullInt64{Int64: int64(*p), Valid: true}
 }
 
-const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.metered, a.billing_period_end, a.max_workspaces, a.max_open_messages, a.max_running_turns, a.provider_id, a.created_at`
+const accountColumns = `a.id, a.name, a.entitled, a.billing_hold, a.metered, a.billing_period_end, a.max_workspaces, a.max_open_messages, a.max_running_turns, a.max_keys, a.provider_id, a.created_at`
 
 func (q queries) CreateAccount(ctx context.Context, a *core.Account) (err error) {
 	defer wrapErr(&err, "create account")
-	_, err = q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, metered, billing_period_end, max_workspaces, max_open_messages, max_running_turns, provider_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $10)`, a.ID, a.Name, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd),
-		nullIntPtr(a.MaxWorkspaces), nullIntPtr(a.MaxOpenMessages), nullIntPtr(a.MaxRunningTurns), a.CreatedAt, nullString(a.ProviderID))
+	_, err = q.exec(ctx, `INSERT INTO accounts (id, name, entitled, billing_hold, metered, billing_period_end, max_workspaces, max_open_messages, max_running_turns, provider_id, created_at, max_keys)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $10, $12)`, a.ID, a.Name, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd),
+		nullIntPtr(a.MaxWorkspaces), nullIntPtr(a.MaxOpenMessages), nullIntPtr(a.MaxRunningTurns), a.CreatedAt, nullString(a.ProviderID), nullIntPtr(a.MaxKeys))
 	return err
 }
 
 func (q queries) UpdateAccount(ctx context.Context, a *core.Account) (err error) {
 	defer wrapErr(&err, "update account")
 	_, err = q.exec(ctx, `UPDATE accounts SET entitled = $2, billing_hold = $3, metered = $4, billing_period_end = $5,
-		max_workspaces = $6, max_open_messages = $7, max_running_turns = $8, provider_id = $9 WHERE id = $1`,
+		max_workspaces = $6, max_open_messages = $7, max_running_turns = $8, provider_id = $9, max_keys = $10 WHERE id = $1`,
 		a.ID, a.Entitled, a.BillingHold, a.Metered, nullTime(a.BillingPeriodEnd), nullIntPtr(a.MaxWorkspaces), nullIntPtr(a.MaxOpenMessages),
-		nullIntPtr(a.MaxRunningTurns), nullString(a.ProviderID))
+		nullIntPtr(a.MaxRunningTurns), nullString(a.ProviderID), nullIntPtr(a.MaxKeys))
 	return err
 }
 
@@ -126,7 +127,7 @@ type apiKeyRow struct {
 	ByName    string       `db:"created_by_name"`
 }
 
-// ListAPIKeys: an account has few keys; the hash is never read back.
+// ListAPIKeys reads through api_keys_account; the hash is never read back.
 func (q queries) ListAPIKeys(ctx context.Context, accountID string) (_ []*core.APIKey, err error) {
 	defer wrapErr(&err, "list API keys")
 	var rows []apiKeyRow
@@ -180,6 +181,14 @@ func (q queries) CreateAPIKey(ctx context.Context, k *core.APIKey) (err error) {
 	_, err = q.exec(ctx, `INSERT INTO api_keys (id, account_id, name, hash, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6)`,
 		k.ID, k.AccountID, k.Name, k.Hash, k.CreatedAt, k.CreatedBy)
 	return err
+}
+
+// CountLiveAPIKeys counts through api_keys_live, under the account's lock.
+func (q queries) CountLiveAPIKeys(ctx context.Context, accountID string) (_ int, err error) {
+	defer wrapErr(&err, "count live API keys")
+	var n int
+	err = q.get(ctx, &n, `SELECT count(*) FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`, accountID)
+	return n, err
 }
 
 func (q queries) RevokeAPIKey(ctx context.Context, id string, at time.Time) (_ bool, err error) {

@@ -34,15 +34,16 @@ func accountUpdate(fs *flag.FlagSet) adminRun {
 	fs.Var(&metered, "metered", "the account pays by billing period (true|false)")
 	periodEnd := timeFlag{orNone: true}
 	fs.Var(&periodEnd, "billing-period-end", "end of the current billing period (RFC3339), or none")
-	var maxWorkspaces, maxOpen, maxTurns optInt
+	var maxWorkspaces, maxOpen, maxTurns, maxKeys optInt
 	fs.Var(&maxWorkspaces, "max-workspaces", "quota: live workspaces of the account (-1: the hub's default, WSHUB_MAX_WORKSPACES)")
 	fs.Var(&maxOpen, "max-open-messages", "quota: messages waiting in one workspace (-1: the hub's default, WSHUB_MAX_OPEN_MESSAGES)")
 	provider := fs.String("provider", "", "provider of the account's workspaces whose create names none (none: the hub's default)")
 	fs.Var(&maxTurns, "max-running-turns", "quota: turns of the account running at once; more wait their turn (-1: the hub's default, WSHUB_MAX_RUNNING_TURNS)")
+	fs.Var(&maxKeys, "max-keys", "quota: API keys of the account, revoked ones not counted (-1: the hub's default, WSHUB_MAX_KEYS)")
 	return func(ctx context.Context, h adminHub) (any, error) {
 		u := core.AccountUpdate{Entitled: entitled.v, BillingHold: hold.v, Metered: metered.v,
 			BillingPeriodEnd: periodEnd.t, ClearBillingPeriod: periodEnd.none,
-			MaxWorkspaces: maxWorkspaces.v, MaxOpenMessages: maxOpen.v, MaxRunningTurns: maxTurns.v}
+			MaxWorkspaces: maxWorkspaces.v, MaxOpenMessages: maxOpen.v, MaxRunningTurns: maxTurns.v, MaxKeys: maxKeys.v}
 		if flagGiven(fs, "provider") {
 			p := *provider
 			if p == "none" {
@@ -84,6 +85,7 @@ type accountOut struct {
 	BillingPeriodEnd string `json:"billingPeriodEnd,omitempty"`
 	Entitled         bool   `json:"entitled"`
 	// The quotas are absent when the hub's defaults apply; 0 is a quota.
+	MaxKeys         *int   `json:"maxKeys,omitempty"`
 	MaxOpenMessages *int   `json:"maxOpenMessages,omitempty"`
 	MaxRunningTurns *int   `json:"maxRunningTurns,omitempty"`
 	MaxWorkspaces   *int   `json:"maxWorkspaces,omitempty"`
@@ -94,7 +96,7 @@ type accountOut struct {
 
 func accountOf(a *core.Account) accountOut {
 	out := accountOut{AccountID: a.ID, Name: a.Name, Entitled: a.Entitled, BillingHold: a.BillingHold, Metered: a.Metered,
-		MaxWorkspaces: a.MaxWorkspaces, MaxOpenMessages: a.MaxOpenMessages, MaxRunningTurns: a.MaxRunningTurns, ProviderID: a.ProviderID}
+		MaxWorkspaces: a.MaxWorkspaces, MaxOpenMessages: a.MaxOpenMessages, MaxRunningTurns: a.MaxRunningTurns, MaxKeys: a.MaxKeys, ProviderID: a.ProviderID}
 	if a.BillingPeriodEnd != nil {
 		out.BillingPeriodEnd = a.BillingPeriodEnd.Format(time.RFC3339)
 	}

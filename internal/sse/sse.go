@@ -5,7 +5,6 @@ package sse
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -70,12 +69,14 @@ func Serve(w *bufio.Writer, sub *core.EventStream, o Options) {
 }
 
 // Places counts each caller's open streams on this replica (an API key's, an app
-// session's): a stream holds a connection and a goroutine for minutes, so a caller
-// may hold only so many. A nil *Places has no limit.
+// member's, an account's): a stream holds a connection and a goroutine for minutes, so
+// a caller may hold only so many. Callers are named by what authenticated them (a key's
+// id, a member's id), never by request text, which can spell one credential many ways.
+// A nil *Places has no limit.
 type Places struct {
 	Max  int
 	mu   sync.Mutex
-	open map[[32]byte]int
+	open map[string]int
 }
 
 // NewPlaces allows max streams per caller (0: no limit, nil).
@@ -83,30 +84,56 @@ func NewPlaces(max int) *Places {
 	if max <= 0 {
 		return nil
 	}
-	return &Places{Max: max, open: map[[32]byte]int{}}
+	return &Places{Max: max, open: map[string]int{}}
 }
 
-// Acquire takes a place for one more stream of the caller (a credential, kept only as
-// its hash), and returns its release; false when the caller holds all its places.
+// Acquire takes a place for one more stream of the caller and returns its release;
+// false when the caller holds all its places.
 func (p *Places) Acquire(caller string) (func(), bool) {
 	if p == nil {
 		return func() {}, true
 	}
-	id := sha256.Sum256([]byte(caller))
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.open[id] >= p.Max {
+	if p.open[caller] >= p.Max {
 		return nil, false
 	}
-	p.open[id]++
+	p.open[caller]++
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			if p.open[id]--; p.open[id] <= 0 {
-				delete(p.open, id)
+			if p.open[caller]--; p.open[caller] <= 0 {
+				delete(p.open, caller)
 			}
 		})
 	}, true
+}
+
+// Hold is one bound a stream counts against: the places and the caller it counts as.
+type Hold struct {
+	Places *Places
+	Caller string
+}
+
+// AcquireAll takes a place in every hold, in order, and returns their release. When
+// one is full it gives back the places already taken and returns that hold's index
+// as full (-1 when all were taken), so the caller can say which bound it met.
+func AcquireAll(holds ...Hold) (release func(), full int) {
+	taken := make([]func(), 0, len(holds))
+	releaseAll := func() {
+		for _, r := range taken {
+			r()
+		}
+	}
+	for i, h := range holds {
+		r, ok := h.Places.Acquire(h.Caller)
+		if !ok {
+			releaseAll()
+			return nil, i
+		}
+		taken = append(taken, r)
+	}
+	return releaseAll, -1
 }
