@@ -54,7 +54,7 @@ func waitStreams(t *testing.T, h *hubtest.Hub, what string, cond func(feeds, str
 func TestEventStreamsOfOneWorkspaceShareItsReads(t *testing.T) {
 	t.Parallel()
 	const streams = 1000
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.MaxStreamsPerKey = streams }))
+	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.MaxStreamsPerKey, c.MaxStreamsPerAccount = streams, streams }))
 	id := createOn(t, h, "local", "steps 1")
 	waitFor(t, h, id, "idle", idleAfterTurns(1))
 	first := seqsOf(allEvents(t, h, id))
