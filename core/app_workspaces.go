@@ -407,11 +407,11 @@ func (s *AppWorkspaces) mayManage(ctx context.Context, a *AppSession, id string)
 }
 
 // Events streams the workspace's turn events after afterSeq, for its page's live
-// updates.
-func (s *AppWorkspaces) Events(ctx context.Context, a *AppSession, id string, afterSeq int64) (*EventStream, error) {
+// updates; the pages it reads itself wait on pace (nil: no pace), the member's.
+func (s *AppWorkspaces) Events(ctx context.Context, a *AppSession, id string, afterSeq int64, pace Pacer) (*EventStream, error) {
 	acct, err := s.account(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	return s.workspaces.StreamEvents(ctx, acct, id, afterSeq, nil)
+	return s.workspaces.StreamEvents(ctx, acct, id, afterSeq, pace)
 }

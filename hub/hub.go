@@ -257,7 +257,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		OIDC:     web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName},
 		Discord:  discordSignIn(cfg),
 		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks,
-		MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {
+		MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamPageRate: cfg.StreamPageRate, StreamPageBurst: cfg.StreamPageBurst,
+		StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {
 		return nil, err
 	}
 	if cfg.SlackBotToken != "" {

@@ -31,7 +31,13 @@ func (a *app) workspaceEvents(c *fiber.Ctx) error {
 		return a.refuse(c, fiber.StatusBadRequest, "The stream resumes after the seq of an event.")
 	}
 	sess := sessionOf(c)
-	sub, err := a.workspaces.Events(c.UserContext(), sess, c.Params("id"), after)
+	// Pages the stream reads itself (a resume from far behind) are paced by the
+	// member's bucket, which their other pages and sessions share.
+	var pace core.Pacer
+	if a.paces != nil {
+		pace = a.paces.Of(sess.Member.ID)
+	}
+	sub, err := a.workspaces.Events(c.UserContext(), sess, c.Params("id"), after, pace)
 	if err != nil {
 		return a.fail(c, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/keyrate"
 	"github.com/wshub/wshub/internal/sse"
 )
 
@@ -60,6 +61,10 @@ type Options struct {
 	// stream before the server's write timeout (the page's script resumes it).
 	MaxStreams int
 	StreamFor  time.Duration
+	// StreamPageRate and StreamPageBurst pace the pages a member's live pages read from
+	// the store themselves, as WSHUB_STREAM_PAGE_RATE paces a key's (0: no pace).
+	StreamPageRate  float64
+	StreamPageBurst int
 	// AccountStreams bounds each account's live pages and API event streams together
 	// on this replica: the API holds the same Places (nil: no bound).
 	AccountStreams *sse.Places
@@ -76,8 +81,9 @@ type app struct {
 	pages      *template.Template
 	oidc       *oidcClient
 	limit      *addrLimits
-	// streams are the sessions' open live pages.
+	// streams are the members' open live pages, and paces the pace of their own reads.
 	streams *sse.Places
+	paces   *keyrate.Buckets
 }
 
 // MaxFormBytes bounds a request body of the app: its forms are a few short fields.
@@ -114,7 +120,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 		opts.Now = time.Now
 	}
 	a := &app{core: svc, workspaces: workspaces, opts: opts, log: opts.Log, pages: pages, limit: newAddrLimits(opts.SignInRate, opts.SignInBurst),
-		streams: sse.NewPlaces(opts.MaxStreams)}
+		streams: sse.NewPlaces(opts.MaxStreams), paces: keyrate.New(opts.StreamPageRate, opts.StreamPageBurst)}
 	if opts.PublicURL != "" {
 		u := strings.TrimSuffix(opts.PublicURL, "/")
 		a.public.Store(&u)

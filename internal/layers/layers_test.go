@@ -63,6 +63,11 @@ func TestImportRules(t *testing.T) {
 				if strings.HasPrefix(imp, module) && imp != module+"core" {
 					t.Errorf("internal/sse imports %s; what front-ends share calls core only", imp)
 				}
+			case rel == "internal/keyrate":
+				// Shared by front-ends, and below core: nothing of the module.
+				if strings.HasPrefix(imp, module) {
+					t.Errorf("internal/keyrate imports %s; the front-ends' buckets need nothing of the hub", imp)
+				}
 			case rel == "api/runtimewire":
 				if !isStd(imp) {
 					t.Errorf("api/runtimewire imports %s; the runtime's wire uses the standard library only", imp)
@@ -75,10 +80,11 @@ func TestImportRules(t *testing.T) {
 			case rel == "api" || rel == "web" || strings.HasPrefix(rel, "bots/"):
 				// bots/chat is the words and helpers the bots share above core.
 				// api/runtimewire is the runtime API's wire, shared with `wshub runtime`.
-				// internal/sse writes event streams for the API and the app alike.
+				// internal/sse writes event streams for the API and the app alike, and
+				// internal/keyrate holds their callers' token buckets.
 				shared := strings.HasPrefix(rel, "bots/") && imp == module+"bots/chat" ||
 					rel == "api" && imp == module+"api/runtimewire" ||
-					(rel == "api" || rel == "web") && imp == module+"internal/sse"
+					(rel == "api" || rel == "web") && (imp == module+"internal/sse" || imp == module+"internal/keyrate")
 				if strings.HasPrefix(imp, module) && imp != module+"core" && !shared {
 					t.Errorf("%s imports %s; front-ends call core only", rel, imp)
 				}

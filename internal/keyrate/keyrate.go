@@ -1,0 +1,68 @@
+// Package keyrate holds a token bucket per caller, named by what authenticated it (an
+// API key's id, an app member's id), for the front-ends' rate limits and the pace of
+// their event streams' own reads.
+//
+// The buckets are this replica's own, in memory: a shared count in PostgreSQL would
+// cost a round trip per request, as much as most requests themselves, to stop a burst
+// the database would then have to take anyway.
+package keyrate
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Buckets are the buckets of the callers seen lately. Only authenticated callers get
+// one, so their number is bounded by the keys and members in the database; idle ones
+// are forgotten when the map grows. A nil *Buckets has no limit.
+type Buckets struct {
+	Limit rate.Limit
+	Burst int
+	mu    sync.Mutex
+	m     map[string]*bucket
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	seen time.Time
+}
+
+// sweepAt is the number of buckets past which idle ones are dropped; a bucket idle
+// for idleFor is full again, so forgetting it changes nothing.
+const (
+	sweepAt = 10_000
+	idleFor = 10 * time.Minute
+)
+
+// New makes buckets of perSecond tokens a second, burst at once (perSecond 0 or less:
+// no limit, nil).
+func New(perSecond float64, burst int) *Buckets {
+	if perSecond <= 0 {
+		return nil
+	}
+	return &Buckets{Limit: rate.Limit(perSecond), Burst: max(burst, 1), m: map[string]*bucket{}}
+}
+
+// Of returns the caller's bucket, made full when the caller has none. Callers are ids,
+// never request text: one credential can be spelt many ways.
+func (b *Buckets) Of(caller string) *rate.Limiter {
+	now := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.m[caller]
+	if e == nil {
+		if len(b.m) >= sweepAt {
+			for id, old := range b.m {
+				if now.Sub(old.seen) > idleFor {
+					delete(b.m, id)
+				}
+			}
+		}
+		e = &bucket{lim: rate.NewLimiter(b.Limit, b.Burst)}
+		b.m[caller] = e
+	}
+	e.seen = now
+	return e.lim
+}

@@ -1,0 +1,30 @@
+package keyrate
+
+import (
+	"testing"
+	"time"
+)
+
+// A caller has one bucket for as long as it is used, and callers do not share one.
+func TestACallerKeepsItsBucketAndOthersHaveTheirOwn(t *testing.T) {
+	b := New(0.001, 2)
+	now := time.Now()
+	for i := range 2 {
+		if !b.Of("key_a").AllowN(now, 1) {
+			t.Fatalf("token %d of a burst of 2: expected it allowed", i+1)
+		}
+	}
+	if b.Of("key_a").AllowN(now, 1) {
+		t.Fatal("expected key_a's third token refused: its bucket is spent")
+	}
+	if !b.Of("key_b").AllowN(now, 1) {
+		t.Fatal("expected key_b's first token allowed: it has a bucket of its own")
+	}
+}
+
+// No rate is no limit: nil buckets.
+func TestNoRateIsNoBuckets(t *testing.T) {
+	if b := New(0, 10); b != nil {
+		t.Fatalf("expected nil buckets for a rate of 0, got %+v", b)
+	}
+}
