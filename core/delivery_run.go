@@ -105,14 +105,15 @@ func (s *Deliveries) AttemptDelivery(ctx context.Context, j *DeliveryJob) (Deliv
 	// The log's row is written with the settlement, so the log and the summary agree:
 	// an attempt whose lease was lost (its endpoint deleted, another worker took over)
 	// leaves neither.
-	var ok bool
-	err := s.store.InTx(settleCtx, func(q Queries) error {
-		var err error
-		if ok, err = q.SettleDelivery(settleCtx, j.ID, j.lease, st); err != nil || !ok {
-			return err
-		}
-		return q.InsertDeliveryAttempt(settleCtx, rec)
-	})
+	ok, logErr, err := s.settle(settleCtx, j, st, rec)
+	if logErr != nil {
+		// The settlement matters more than its log line: an attempt the receiver
+		// acknowledged and that stayed unsettled would be sent again when its lease ran
+		// out, and again after that, for as long as the line could not be written.
+		s.log().Warn("webhook delivery: the attempt's log line could not be written; settling without it",
+			"delivery", j.ID, "attempt", rec.Attempt, "err", logErr)
+		ok, _, err = s.settle(settleCtx, j, st, nil)
+	}
 	if err != nil {
 		return rep, fmt.Errorf("settle delivery %s: %w", j.ID, err)
 	}
@@ -120,6 +121,24 @@ func (s *Deliveries) AttemptDelivery(ctx context.Context, j *DeliveryJob) (Deliv
 		rep.Outcome = DeliveryDropped
 	}
 	return rep, nil
+}
+
+// settle settles a delivery under its lease and writes its attempt's log line (rec;
+// nil: none) in one transaction. ok is false when the lease was lost; logErr is the
+// line's failure, which rolled the settlement back with it.
+func (s *Deliveries) settle(ctx context.Context, j *DeliveryJob, st DeliverySettlement, rec *DeliveryAttempt) (ok bool, logErr, err error) {
+	err = s.store.InTx(ctx, func(q Queries) error {
+		var err error
+		if ok, err = q.SettleDelivery(ctx, j.ID, j.lease, st); err != nil || !ok || rec == nil {
+			return err
+		}
+		logErr = q.InsertDeliveryAttempt(ctx, rec)
+		return logErr
+	})
+	if logErr != nil {
+		return false, logErr, nil
+	}
+	return ok, nil, err
 }
 
 // ListDeliveries is the operator's view of an account's deliveries, newest first, each

@@ -238,3 +238,28 @@ func TestWebhookDeliveryLogShowsTheNewestTwentyAttempts(t *testing.T) {
 		t.Fatalf("expected the operator's view to hold attempts 4 to 23 of 23, got %+v", ds)
 	}
 }
+
+// An attempt the receiver acknowledged is settled delivered even when its log line
+// cannot be written (here a trigger refuses every line): left unsettled, it would be
+// sent again each time its lease ran out. The log then lacks that line, and says so in
+// the hub's log.
+func TestAnAcknowledgedDeliveryIsSettledWhenItsLogLineCannotBeWritten(t *testing.T) {
+	t.Parallel()
+	h := startDelivering(t)
+	if _, err := h.PG().DB().Exec(`CREATE FUNCTION refuse_log_line() RETURNS trigger LANGUAGE plpgsql AS
+		$$ BEGIN RAISE EXCEPTION 'the log is full'; END $$;
+		CREATE TRIGGER refuse_log_line BEFORE INSERT ON webhook_delivery_attempts FOR EACH ROW EXECUTE FUNCTION refuse_log_line()`); err != nil {
+		t.Fatal(err)
+	}
+	rc := hubtest.NewReceiver(t, nil)
+	whID, _ := addWebhook(t, h, h.Key, rc.URL)
+	createWorkspace(t, h, "hello")
+	rc.Wait(t, 1)
+	d := settled(t, h, h.Account.ID, 1)
+	if d.Status != "delivered" || d.DeliveredAt == nil {
+		t.Fatalf("expected the acknowledged delivery settled delivered, got %+v", d)
+	}
+	if ds, _ := deliveryLog(t, h, h.Key, whID, ""); len(ds) != 1 || len(ds[0]["attempts"].([]any)) != 0 {
+		t.Fatalf("expected the delivery without a log line, got %+v", ds)
+	}
+}
