@@ -27,10 +27,20 @@ LDFLAGS  = -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/wshub ./cmd/wshub
 
+# run: the pinned Claude Code and Codex CLIs are installed as for the tests (the hub runs
+# each one whose key, ANTHROPIC_API_KEY or OPENAI_API_KEY, is set; without either it binds
+# the demo agent), and the hub is compiled before it starts: minutes the first time, with
+# nothing printed by the compiler meanwhile, so it says so.
+AGENT_PATHS = echo "==> the agent CLIs (scripts/agents.sh: about 20 s the first time)" >&2; \
+	paths=$$(bash scripts/agents.sh) || { echo "==> scripts/agents.sh failed (above): only agents on PATH, or the demo agent, will run" >&2; paths=; }; \
+	eval "$$(sed -n 's/^CLAUDE=\(.*\)/export WSHUB_CLAUDE_PATH="$${WSHUB_CLAUDE_PATH:-\1}"/p; s/^CODEX=\(.*\)/export WSHUB_CODEX_PATH="$${WSHUB_CODEX_PATH:-\1}"/p' <<<"$$paths")";
+
 run:
 	bash scripts/sandbox.sh
-	$(WITH_DB) \
-	$(GO) run ./cmd/wshub dev
+	@echo "==> compiling wshub (the first time on a machine takes 2 to 5 minutes; then seconds)" >&2
+	$(GO) build -o bin/wshub ./cmd/wshub
+	$(WITH_DB) $(AGENT_PATHS) \
+	WSHUB_DEMO_AGENT="$${WSHUB_DEMO_AGENT:-$(CURDIR)/examples/demo-agent.sh}" bin/wshub dev
 
 # KUBE: the kubernetes provider's tests need etcd and a kube-apiserver built from the
 # module proxy (scripts/kube.sh: several minutes the first time, then cached per user in

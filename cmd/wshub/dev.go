@@ -74,6 +74,8 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 		cfg.WebhookAllowInsecure = true // development: let webhooks reach a local receiver
 	}
 
+	agentLines := devAgents(&cfg)
+
 	h, err := hub.Open(ctx, cfg, log, hub.Options{})
 	if err != nil {
 		return err
@@ -94,7 +96,7 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printDevBanner(stdout, cfg, st, created, link)
+	printDevBanner(stdout, cfg, st, created, link, agentLines)
 	cfg.MigrateOnStart = false
 	return serveConfig(ctx, cfg, log)
 }
@@ -205,7 +207,7 @@ func devBase(cfg hub.Config) string {
 	return "http://" + cfg.Addr
 }
 
-func printDevBanner(w io.Writer, cfg hub.Config, st devState, created bool, link string) {
+func printDevBanner(w io.Writer, cfg hub.Config, st devState, created bool, link string, agentLines []string) {
 	base := devBase(cfg)
 	what := "Development account ready"
 	if created {
@@ -217,6 +219,10 @@ func printDevBanner(w io.Writer, cfg hub.Config, st devState, created bool, link
   account   %s
   project   %s
   API key   %s
+
+Agents:
+
+  %s
 
 Listening on %s (set WSHUB_ADDR=:8080 to listen on every interface).
 
@@ -230,5 +236,5 @@ minutes, from this machine only; make run prints a new one each time.
 
   %s
 
-`, what, cfg.DataDir, st.AccountID, st.ProjectID, st.Key, cfg.Addr, st.Key, base, devOwner, link)
+`, what, cfg.DataDir, st.AccountID, st.ProjectID, st.Key, strings.Join(agentLines, "\n  "), cfg.Addr, st.Key, base, devOwner, link)
 }

@@ -97,7 +97,12 @@ func TestREADMESessions(t *testing.T) {
 	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t))
 	t.Setenv("WSHUB_DATA_DIR", filepath.Join(home, ".data"))
 	t.Setenv("WSHUB_ADDR", addr)
-	t.Setenv("WSHUB_AGENT_1_COMMAND", demo)
+	// What make run passes; no agent is bound and no agent's key is set, so the hub
+	// binds the demo agent itself.
+	t.Setenv("WSHUB_DEMO_AGENT", demo)
+	t.Setenv("WSHUB_AGENT_1_COMMAND", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	t.Setenv("OPENAI_API_KEY", "")
 	t.Setenv("WSHUB_CONTENT_KEY", "")
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -139,7 +144,6 @@ func TestREADMESessions(t *testing.T) {
 	first = replaceLine(t, first, "export WSHUB_KEY=svc_...", "export WSHUB_KEY="+m[1])
 	first = replaceLine(t, first, "export B=http://127.0.0.1:8080/v1/api", "export B=http://"+addr+"/v1/api")
 	second := readmeBlock(t, readme, "### Workspaces that really run")
-	second = replaceLine(t, second, "WSHUB_AGENT_1_COMMAND=$PWD/examples/demo-agent.sh make run", "# (the hub above runs with it)")
 
 	sh := exec.Command("bash", "-e", "-o", "pipefail", "-c", first+"\n"+second)
 	sh.Dir = home
@@ -157,10 +161,14 @@ func TestREADMESessions(t *testing.T) {
 		"\n201\n", "\n200\n", // create, then its replay
 		`"seq":1`, `"assetId":"asset_`, `"webhookId":"wh_`, `{"ok":true} 200`,
 		"Noted in NOTES.md", "Remember the milk", // the demo agent's reply, and its commit
+		`Created CONTRIBUTING.md`, `"outcome":"completed"`, "notes.txt: Use British spelling.", // the first session's turns
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("expected %q in the sessions' output:\n%s", want, got)
 		}
+	}
+	if !strings.Contains(banner.String(), "agent_1  the demo agent") {
+		t.Errorf("expected the banner to say the demo agent is agent_1, got:\n%s", banner.String())
 	}
 	if strings.Contains(got, `"error":`) {
 		t.Errorf("expected no error answer in the sessions' output:\n%s", got)
