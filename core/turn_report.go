@@ -22,10 +22,11 @@ type TurnObserver interface {
 	ObserveTurn(r TurnReport)
 }
 
-// reportTurn logs one line per recorded turn and tells the observer.
+// reportTurn logs one line per recorded turn and tells the observer. The duration is
+// in milliseconds, named so: a JSON log would show a time.Duration as nanoseconds.
 func (s *Worker) reportTurn(r TurnReport) {
 	s.log().Info("turn finished", "workspace", r.WorkspaceID, "turn", r.TurnID, "agent", r.Agent,
-		"outcome", r.Outcome, "failure", r.FailureCode, "duration", r.Took.Round(time.Millisecond),
+		"outcome", r.Outcome, "failure", r.FailureCode, "durationMs", r.Took.Milliseconds(),
 		"commit", r.Commit.SHA, "files", r.Commit.Files, "insertions", r.Commit.Insertions, "deletions", r.Commit.Deletions,
 		"pushed", r.Commit.Pushed, "pushRefused", r.Commit.PushRefused)
 	if s.turns != nil {
