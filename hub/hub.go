@@ -224,9 +224,11 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Branches: &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Auth: creds,
 			Copies: postgres.NewBranchCopies(store), Blobs: blobs, Mirror: mirror,
 			MaxObjectBytes: cfg.BranchMaxObjectBytes, MaxBranchBytes: cfg.BranchMaxBytes},
-		Wakeups:   fanout,
-		Diffs:     &gitrepo.BranchDiffs{Checkouts: filepath.Join(cfg.DataDir, "workspaces"), Branches: filepath.Join(cfg.DataDir, "branches")},
-		AppLimits: core.AppLimits{Idle: cfg.AppSessionIdle, Max: cfg.AppSessionMax},
+		Wakeups: fanout,
+		Diffs: &gitrepo.BranchDiffs{Checkouts: filepath.Join(cfg.DataDir, "workspaces"), Branches: filepath.Join(cfg.DataDir, "branches"),
+			Git: cfg.DiffGit, LargeFile: cfg.DiffLargeFile},
+		DiffLimits: core.DiffLimits{PerAccount: cfg.MaxDiffsPerAccount, Timeout: cfg.DiffTimeout},
+		AppLimits:  core.AppLimits{Idle: cfg.AppSessionIdle, Max: cfg.AppSessionMax},
 		// Pull requests go through each forge's own client, with the project's token.
 		Forges: core.Forges{
 			core.ForgeGitHub: &github.Forge{Token: creds.Token},
