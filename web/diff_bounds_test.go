@@ -12,18 +12,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/cgroups/v3"
+
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
 // diffGit is the diff page's git in these tests: git itself, but each run of
-// `git diff` first writes its process id to diffs, and, while the file slow exists,
+// `git diff` first writes its process id to diffs and its cgroups to cgroups, and, while the file slow exists,
 // becomes a diff that never ends (the process the hub started, exec'd into sleep).
 const diffGit = `#!/bin/sh
 for a; do
 	if [ "$a" = diff ]; then
 		echo $$ >>"$DIR/diffs"
+		cat /proc/$$/cgroup >>"$DIR/cgroups"
 		[ -e "$DIR/slow" ] && exec sleep 120
 		break
 	fi
@@ -146,6 +149,16 @@ func TestTheDiffPageIsBoundedWork(t *testing.T) {
 		}
 		if strings.Contains(page, addedLine("0000000000000000000000000000000000000000000000001")) {
 			t.Errorf("expected big.txt's lines not shown")
+		}
+	})
+
+	t.Run("its git runs in a cgroup of its own", func(t *testing.T) {
+		if cgroups.Mode() == cgroups.Unavailable {
+			t.Skip("this machine has no cgroup file system mounted at /sys/fs/cgroup")
+		}
+		groups, err := os.ReadFile(filepath.Join(b.dir, "cgroups"))
+		if err != nil || !strings.Contains(string(groups), "-job-") {
+			t.Errorf("expected git diff in a job's cgroup, got %v:\n%s", err, groups)
 		}
 	})
 

@@ -41,6 +41,9 @@ type BranchDiffs struct {
 	// instead. Counting lines costs what reading the file costs, and an upload of a
 	// few compressed megabytes can hold a gigabyte of text.
 	LargeFile int64
+	// Confine, when set, holds each diff's git processes in bounds of their own (a
+	// cgroup): the branch is the agent's or a runtime's work, and git's cost is its.
+	Confine Confiner
 }
 
 // DefaultLargeFile is BranchDiffs.LargeFile's default: four times a patch the page
@@ -286,13 +289,22 @@ func baseRevs(ws *core.Workspace, remote bool) []string {
 // Diff compares ws's branch with the merge-base of the branch and its base: q.Tips
 // when they are given (the diff is of them even if the branch moved since), else
 // the tips as they are now.
-func (d *BranchDiffs) Diff(ctx context.Context, ws *core.Workspace, q core.DiffQuery) (*core.BranchDiff, error) {
+func (d *BranchDiffs) Diff(ctx context.Context, ws *core.Workspace, q core.DiffQuery) (_ *core.BranchDiff, err error) {
 	r, err := d.open(ws, q.Remote)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &core.BranchDiff{NoCopy: true}, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	if d.Confine != nil {
+		// Fail closed: a diff the hub cannot bound is not made.
+		wrap, release, err := d.Confine.Confine("the diff of " + ws.ID)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { err = errors.Join(err, release()) }()
+		r.g.wrap = wrap
 	}
 	tips := q.Tips
 	if tips == (core.DiffTips{}) {
