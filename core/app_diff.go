@@ -168,7 +168,10 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 	}
 	remote := ws.ProviderID != LocalProviderID
 	if remote && s.branches != nil {
-		s.syncBranch(ctx, ws)
+		// Under the diff's deadline too: what it reads is a runtime's upload.
+		sync, cancel := context.WithTimeout(ctx, s.diffLimits.timeout())
+		s.syncBranch(sync, ws)
+		cancel()
 	}
 	d, err := s.diffOf(ctx, ws, remote, page)
 	if err != nil {
