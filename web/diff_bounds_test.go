@@ -133,8 +133,9 @@ func running(pid int) bool {
 }
 
 // The diff page is bounded work: a file over the size bound is summarised without its
-// patch, a page is computed once per head, a view cut by its reader kills its git, and
-// an account past its diffs at once is told so in words.
+// patch, its git runs in a cgroup of its own, a page is computed once per head (for
+// every replica), a view cut by its reader kills its git, and an account past its
+// diffs at once is told so in words.
 func TestTheDiffPageIsBoundedWork(t *testing.T) {
 	b := newBoundedDiffs(t, time.Minute) // none of these views may end by the deadline
 	first := b.workspace()
@@ -173,6 +174,21 @@ func TestTheDiffPageIsBoundedWork(t *testing.T) {
 		}
 		if after := len(b.diffs()); after != before {
 			t.Errorf("expected no git diff for a head already shown, got %d more", after-before)
+		}
+	})
+
+	t.Run("another replica reads the kept diff without running git diff", func(t *testing.T) {
+		other := b.hub.Beside(t, nil) // its own memory; the blob store and database are shared
+		before := len(b.diffs())
+		res, err := b.web.Get(other.URL + diff)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, _, page := read(t, res); code != 200 || !strings.Contains(page, addedLine("small")) {
+			t.Fatalf("expected the diff from the other replica, got %d:\n%s", code, page)
+		}
+		if after := len(b.diffs()); after != before {
+			t.Errorf("expected the other replica to read the kept diff, got %d git diffs more", after-before)
 		}
 	})
 
