@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/containerd/cgroups/v3"
 
+	"github.com/wshub/wshub/adapters/assets"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
@@ -231,6 +233,24 @@ func TestTheDiffPageIsBoundedWork(t *testing.T) {
 		if page := b.page(diff); !strings.Contains(page, addedLine("small")) {
 			t.Errorf("expected the first workspace's diff read meanwhile:\n%s", page)
 		}
+	})
+
+	t.Run("a deleted workspace's kept diff goes with it", func(t *testing.T) {
+		blobs, err := assets.NewFS(filepath.Join(b.hub.Config.DataDir, "assets"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := blobs.Get(context.Background(), "diffs/"+first); err != nil {
+			t.Fatalf("expected the first workspace's diff kept, got %v", err)
+		}
+		confirm := b.page("/app/workspaces/" + first + "/delete")
+		if code, _, body := b.post("/app/workspaces/"+first+"/delete", url.Values{"csrf": {csrfOf(t, confirm)}}); code != 200 {
+			t.Fatalf("expected the workspace deleted, got %d:\n%s", code, body)
+		}
+		eventually(t, "the kept diff removed", func() bool {
+			_, err := blobs.Get(context.Background(), "diffs/"+first)
+			return errors.Is(err, core.ErrNoRows)
+		})
 	})
 }
 
