@@ -203,7 +203,7 @@ func (s *AppWorkspaces) diffOf(ctx context.Context, ws *Workspace, remote bool, 
 	}
 	release, ok := s.diffRuns.acquire(ws.AccountID)
 	if !ok {
-		return nil, Errorf(CodeRateLimited, "This account has %d diffs being computed already, the most the hub computes at once for one account. Try again in a moment.", lim.perAccount())
+		return nil, Errorf(CodeRateLimited, "The hub is already computing as many diffs for this account as it computes at once (%d). Try again in a moment.", lim.perAccount())
 	}
 	defer release()
 	d, err := s.diffs.Diff(run, ws, DiffQuery{Remote: remote, Page: page, Tips: tips})

@@ -226,7 +226,7 @@ func TestTheDiffPageIsBoundedWork(t *testing.T) {
 			t.Fatalf("expected a second diff at once refused, got %v", err)
 		}
 		code, _, body := read(t, res)
-		if code != 429 || !strings.Contains(body, "diffs being computed already") || res.Header.Get("Retry-After") == "" {
+		if code != 429 || !strings.Contains(body, "already computing as many diffs for this account") || res.Header.Get("Retry-After") == "" {
 			t.Errorf("expected 429 in words with Retry-After, got %d (Retry-After %q):\n%s", code, res.Header.Get("Retry-After"), body)
 		}
 		// A diff already made is read without a place.
