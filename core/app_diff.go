@@ -16,9 +16,13 @@ import (
 // it (the local checkout or the remote branches' repository) and changes neither, and
 // the app is its only caller.
 type BranchDiffs interface {
+	// Tips reads what a diff of ws's branch is of, cheaply (no file is read): the
+	// branch's head and its base's commit, or that there is no copy or no base.
+	Tips(ctx context.Context, ws *Workspace, remote bool) (DiffTips, error)
 	// Diff compares ws's branch with its base: every changed file (at most
 	// MaxDiffFiles), and the patches of q.Page's files, bounded by the limits below.
 	// A missing copy or base is said in the answer (NoCopy, BaseMissing), not an error.
+	// It ends when ctx does, its git processes killed.
 	Diff(ctx context.Context, ws *Workspace, q DiffQuery) (*BranchDiff, error)
 }
 
@@ -29,6 +33,18 @@ type DiffQuery struct {
 	// Page is the page of files whose patches to read, from 1; each page holds
 	// DiffFilesPerPage files in the order of the list.
 	Page int
+	// Tips are the commits to compare, as Tips read them (zero: read them now).
+	Tips DiffTips
+}
+
+// DiffTips are what a diff is of. The diff of the same tips is the same, so it is
+// made once and kept (diffCache).
+type DiffTips struct {
+	// NoCopy and BaseMissing: there is nothing to compare (BranchDiff's).
+	NoCopy, BaseMissing bool
+	// Head is the branch's head; BaseTip the commit its base names (the diff is from
+	// their merge-base).
+	Head, BaseTip string
 }
 
 // The diff's bounds: a branch that changes a million files, or one file of a
@@ -67,6 +83,11 @@ type DiffFile struct {
 	Additions, Deletions int
 	// Binary files have no line counts and no patch.
 	Binary bool
+	// Large files are over the adapter's size bound: their versions are not read, so
+	// they have no line counts and no patch either. Size is the larger version's size,
+	// of a binary or large file.
+	Large bool
+	Size  int64
 }
 
 // LineKind is what a line of a patch is.
@@ -118,13 +139,18 @@ type BranchDiff struct {
 	// Page is the page shown, of Pages; Patches are its files with their patches.
 	Page, Pages int
 	Patches     []FilePatch
+	// TimedOut: the diff took longer than DiffLimits.Timeout and was given up; until the
+	// branch moves, the page says so instead of trying again.
+	TimedOut bool
 }
 
 // errNoDiffs: the hub was built without a BranchDiffs.
 var errNoDiffs = errors.New("the hub reads no branch diffs")
 
 // Diff reads the work of the workspace's branch: its changed files against its base,
-// and the patches of one page of them.
+// and the patches of one page of them. A page is computed once per DiffTips and kept
+// (diffCache); computing one is bounded by DiffLimits: a deadline, and so many at once
+// per account.
 func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page int) (*BranchDiff, error) {
 	acct, err := s.account(ctx, a)
 	if err != nil {
@@ -142,9 +168,12 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 	}
 	remote := ws.ProviderID != LocalProviderID
 	if remote && s.branches != nil {
-		s.syncBranch(ctx, ws)
+		// Under the diff's deadline too: what it reads is a runtime's upload.
+		sync, cancel := context.WithTimeout(ctx, s.diffLimits.timeout())
+		s.syncBranch(sync, ws)
+		cancel()
 	}
-	d, err := s.diffs.Diff(ctx, ws, DiffQuery{Remote: remote, Page: page})
+	d, err := s.diffOf(ctx, ws, remote, page)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +181,42 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 		return nil, Errorf(CodeInvalidRequest, "the changes have %d pages; there is no page %d", d.Pages, page)
 	}
 	d.Workspace = ws
+	return d, nil
+}
+
+// diffOf is the page of the branch's diff, from the cache or computed. The answer is
+// the caller's own copy (the cache keeps another).
+func (s *AppWorkspaces) diffOf(ctx context.Context, ws *Workspace, remote bool, page int) (*BranchDiff, error) {
+	lim := s.diffLimits
+	run, cancel := context.WithTimeout(ctx, lim.timeout())
+	defer cancel()
+	tips, err := s.diffs.Tips(run, ws, remote)
+	if err != nil {
+		return nil, err
+	}
+	if tips.NoCopy || tips.BaseMissing {
+		return &BranchDiff{NoCopy: tips.NoCopy, BaseMissing: tips.BaseMissing}, nil
+	}
+	key := diffKey{workspace: ws.ID, remote: remote, tips: tips, page: page}
+	if d := s.diffCache.get(ctx, key); d != nil {
+		return d, nil
+	}
+	release, ok := s.diffRuns.acquire(ws.AccountID)
+	if !ok {
+		return nil, Errorf(CodeRateLimited, "The hub is already computing as many diffs for this account as it computes at once (%d). Try again in a moment.", lim.perAccount())
+	}
+	defer release()
+	d, err := s.diffs.Diff(run, ws, DiffQuery{Remote: remote, Page: page, Tips: tips})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err() // the person went away: nothing to keep
+	case err != nil && run.Err() != nil:
+		// Kept like a diff: the same tips would take as long again.
+		d = &BranchDiff{Head: tips.Head, Page: page, TimedOut: true}
+	case err != nil:
+		return nil, err
+	}
+	s.diffCache.put(ctx, key, d)
 	return d, nil
 }
 

@@ -18,6 +18,9 @@ type AppWorkspaces struct {
 	app        *App
 	workspaces *Workspaces
 	diffs      BranchDiffs // the diff page's (app_diff.go)
+	diffLimits DiffLimits
+	diffCache  *diffCache
+	diffRuns   *accountRuns
 	logger
 	// branches and mirror bring this hub's cache of a remote branch up to date first.
 	branches Branches

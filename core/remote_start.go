@@ -139,12 +139,13 @@ func (s *Worker) startRuntime(ctx context.Context, rm RemoteMachines, ws *Worksp
 }
 
 // deleteBlobs removes a deleted workspace's attachment bytes (its rows stay, like its
-// messages, for a deleted workspace answers 404 everywhere).
+// messages, for a deleted workspace answers 404 everywhere) and its kept diffs.
 func (s *Worker) deleteBlobs(ctx context.Context, ws *Workspace) error {
 	keys, err := s.store.AssetBlobKeys(ctx, ws.ID)
 	if err != nil {
 		return err
 	}
+	keys = append(keys, diffBlobKey(ws.ID))
 	for _, k := range keys {
 		if err := s.blobs.Delete(ctx, k); err != nil {
 			return err

@@ -38,8 +38,9 @@ type Deps struct {
 	Branches Branches
 	Wakeups  Wakeups
 	// Diffs reads workspaces' branches against their bases for the app (nil: the
-	// app's diff page fails).
-	Diffs BranchDiffs
+	// app's diff page fails); DiffLimits bound that work.
+	Diffs      BranchDiffs
+	DiffLimits DiffLimits
 	// Quotas are the hub's default limits per account.
 	Quotas Quotas
 	// Host is the host this hub is on: which local workspaces it steps and records.
@@ -124,7 +125,8 @@ func NewService(d Deps) *Service {
 		ChatQueues: &ChatQueues{outbox: o, logger: lg, store: d.Store, workspaces: ws},
 		App:        app,
 		AppWorkspaces: &AppWorkspaces{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, app: app, workspaces: ws, diffs: d.Diffs,
-			branches: d.Branches, mirror: d.Mirror},
+			diffLimits: d.DiffLimits, diffCache: newDiffCache(d.Blobs, d.Sealer, d.DiffLimits.cacheBytes(), lg.log().Warn),
+			diffRuns: newAccountRuns(d.DiffLimits.perAccount()), branches: d.Branches, mirror: d.Mirror},
 		Admin: &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
 	}
 }

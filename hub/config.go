@@ -160,6 +160,16 @@ type Config struct {
 	BranchMaxObjectBytes int64 `env:"WSHUB_BRANCH_MAX_OBJECT_BYTES" envDefault:"104857600"`
 	BranchMaxBytes       int64 `env:"WSHUB_BRANCH_MAX_BYTES" envDefault:"1073741824"`
 	MaxConcurrentImports int   `env:"WSHUB_MAX_CONCURRENT_IMPORTS" envDefault:"2"`
+	// DiffTimeout bounds the computation of one page of the app's diff; MaxDiffsPerAccount
+	// how many one account may have computed at once on this replica; DiffLargeFile is
+	// the size past which a changed file's versions are not read (the page gives its
+	// size, not its lines or patch).
+	DiffTimeout        time.Duration `env:"WSHUB_DIFF_TIMEOUT" envDefault:"20s"`
+	MaxDiffsPerAccount int           `env:"WSHUB_MAX_DIFFS_PER_ACCOUNT" envDefault:"2"`
+	DiffLargeFile      int64         `env:"WSHUB_DIFF_LARGE_FILE" envDefault:"1048576"`
+	// DiffGit is the git program of the diff page ("": git on PATH); tests count its
+	// runs with a wrapper.
+	DiffGit string `env:"-"`
 	// ApprovalTimeout denies an approval nobody answered for this long.
 	ApprovalTimeout time.Duration `env:"WSHUB_APPROVAL_TIMEOUT" envDefault:"10m"`
 	// ChatStatusEvery is the least time between two edits of a thread's turn status

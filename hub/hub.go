@@ -171,6 +171,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		limits = "none (local is not among WSHUB_PROVIDERS: this hub runs no agent itself)"
 	}
 	lookPath := agents.ProgramLookPath(cfg.ClaudePath, cfg.CodexPath, exec.LookPath)
+	// The agents' cgroups bound the hub's own git on their work too (the app's diff).
+	var confine gitrepo.Confiner
 	if !opt.Admin && local {
 		r, err := agents.New(context.Background(), agents.Options{
 			Commands: cfg.AgentCommands, LookPath: lookPath, AgentEnv: cfg.AgentEnv, Self: cfg.Self,
@@ -186,7 +188,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		if err != nil {
 			return nil, err
 		}
-		runner, limits = r, r.Limits()
+		runner, limits, confine = r, r.Limits(), r
 	}
 	remote, process, kubeMachines, err := remoteProviders(cfg, providers, log)
 	if err != nil {
@@ -225,9 +227,11 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Branches: &gitrepo.WorkspaceBranches{Dir: filepath.Join(cfg.DataDir, "branches"), Auth: creds,
 			Copies: postgres.NewBranchCopies(store), Blobs: blobs, Mirror: mirror,
 			MaxObjectBytes: cfg.BranchMaxObjectBytes, MaxBranchBytes: cfg.BranchMaxBytes},
-		Wakeups:   fanout,
-		Diffs:     &gitrepo.BranchDiffs{Checkouts: filepath.Join(cfg.DataDir, "workspaces"), Branches: filepath.Join(cfg.DataDir, "branches")},
-		AppLimits: core.AppLimits{Idle: cfg.AppSessionIdle, Max: cfg.AppSessionMax},
+		Wakeups: fanout,
+		Diffs: &gitrepo.BranchDiffs{Checkouts: filepath.Join(cfg.DataDir, "workspaces"), Branches: filepath.Join(cfg.DataDir, "branches"),
+			Git: cfg.DiffGit, LargeFile: cfg.DiffLargeFile, Confine: confine},
+		DiffLimits: core.DiffLimits{PerAccount: cfg.MaxDiffsPerAccount, Timeout: cfg.DiffTimeout},
+		AppLimits:  core.AppLimits{Idle: cfg.AppSessionIdle, Max: cfg.AppSessionMax},
 		// Pull requests go through each forge's own client, with the project's token.
 		Forges: core.Forges{
 			core.ForgeGitHub: &github.Forge{Token: creds.Token},

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -39,8 +40,18 @@ func (a *app) diffPage(c *fiber.Ctx) error {
 			return a.refuse(c, fiber.StatusBadRequest, "The page to show is a number, from 1.")
 		}
 	}
-	d, err := a.workspaces.Diff(c.UserContext(), sessionOf(c), c.Params("id"), n)
-	if err != nil {
+	// The diff may be long to compute: it stops, git killed, when its reader goes.
+	ctx, cancel := untilHangup(c)
+	defer cancel()
+	d, err := a.workspaces.Diff(ctx, sessionOf(c), c.Params("id"), n)
+	var ce *core.Error
+	switch {
+	case err != nil && ctx.Err() != nil && c.UserContext().Err() == nil:
+		return nil // nobody is there to answer
+	case errors.As(err, &ce) && ce.Code == core.CodeRateLimited:
+		c.Set(fiber.HeaderRetryAfter, "5")
+		return a.refuse(c, fiber.StatusTooManyRequests, ce.Detail)
+	case err != nil:
 		return a.fail(c, err)
 	}
 	data := diffData{Diff: d}
@@ -67,4 +78,17 @@ func (a *app) diffPage(c *fiber.Ctx) error {
 		title += ", page " + strconv.Itoa(d.Page) + " of " + strconv.Itoa(d.Pages)
 	}
 	return a.render(c, fiber.StatusOK, "workspace-diff", page{Title: title, Data: data})
+}
+
+// byteSize reads like "2.5 MiB", "900 KiB" or "12 bytes".
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return strconv.FormatFloat(float64(n)/(1<<30), 'f', 1, 64) + " GiB"
+	case n >= 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+	case n >= 1<<10:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

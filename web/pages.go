@@ -38,6 +38,7 @@ var templateFuncs = template.FuncMap{
 	// markdown renders an agent's reply as sanitized HTML (markdown.go).
 	"markdown":  renderMarkdown,
 	"short":     func(sha string) string { return sha[:min(len(sha), 12)] },
+	"bytes":     byteSize,
 	"threadURL": threadURL,
 	"list":      func(v ...string) []string { return v },
 	"pageQuery": pageQuery,

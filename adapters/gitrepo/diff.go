@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,7 +36,19 @@ type BranchDiffs struct {
 	Checkouts string
 	Branches  string
 	Git       string // default "git"
+	// LargeFile is the size (bytes) past which git does not read a file's versions to
+	// count or show its lines (0: DefaultLargeFile): the list says how large it is
+	// instead. Counting lines costs what reading the file costs, and an upload of a
+	// few compressed megabytes can hold a gigabyte of text.
+	LargeFile int64
+	// Confine, when set, holds each diff's git processes in bounds of their own (a
+	// cgroup): the branch is the agent's or a runtime's work, and git's cost is its.
+	Confine Confiner
 }
+
+// DefaultLargeFile is BranchDiffs.LargeFile's default: four times a patch the page
+// would show (core.MaxPatchBytes), so every file with a patch to show has its lines.
+const DefaultLargeFile = 4 * core.MaxPatchBytes
 
 var _ core.BranchDiffs = (*BranchDiffs)(nil)
 
@@ -65,6 +79,10 @@ const (
 type repo struct {
 	g   *runner
 	env []string
+	// conf is diffConfig with the large-file bound.
+	conf []string
+	// large is the bound itself.
+	large int64
 }
 
 func (d *BranchDiffs) open(ws *core.Workspace, remote bool) (*repo, error) {
@@ -88,7 +106,12 @@ func (d *BranchDiffs) open(ws *core.Workspace, remote bool) (*repo, error) {
 		}
 	}
 	g := &runner{prog: cmp.Or(d.Git, "git"), redact: redactor{dir: root}}
-	return &repo{g: g, env: []string{"GIT_DIR=" + gitDir, "GIT_NO_LAZY_FETCH=1", "GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0"}}, nil
+	large := cmp.Or(d.LargeFile, DefaultLargeFile)
+	// Past core.bigFileThreshold git takes a file for binary from its size alone: its
+	// versions are not read, so no count or patch of it costs anything.
+	conf := append(slices.Clone(diffConfig), "-c", "core.bigFileThreshold="+strconv.FormatInt(large, 10))
+	return &repo{g: g, conf: conf, large: large,
+		env: []string{"GIT_DIR=" + gitDir, "GIT_NO_LAZY_FETCH=1", "GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0"}}, nil
 }
 
 // readable checks, without changing anything, that a checkout's .git is a directory
@@ -118,14 +141,23 @@ func readable(gitDir string) error {
 }
 
 func (r *repo) run(ctx context.Context, args ...string) (string, error) {
-	return r.g.runWith(ctx, "", nil, r.env, append(append([]string(nil), diffConfig...), args...)...)
+	return r.runInput(ctx, "", args...)
+}
+
+// runInput is run with input on git's standard input.
+func (r *repo) runInput(ctx context.Context, input string, args ...string) (string, error) {
+	var stdin io.Reader
+	if input != "" {
+		stdin = strings.NewReader(input)
+	}
+	return r.g.runWith(ctx, "", stdin, r.env, append(slices.Clone(r.conf), args...)...)
 }
 
 // capped runs git keeping at most limit bytes of its output; full is false when git
 // said more (and was stopped).
 func (r *repo) capped(ctx context.Context, limit int, args ...string) (out []byte, full bool, err error) {
 	w := &cappedWriter{limit: limit}
-	err = r.g.runTo(ctx, "", nil, w, r.env, append(append([]string(nil), diffConfig...), args...)...)
+	err = r.g.runTo(ctx, "", nil, w, r.env, append(slices.Clone(r.conf), args...)...)
 	if w.over {
 		return w.buf.Bytes(), false, nil // git died of the closed pipe: what it said is enough
 	}
@@ -151,14 +183,95 @@ func (w *cappedWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// commit resolves rev to a commit id ("" when it names none).
-func (r *repo) commit(ctx context.Context, rev string) (string, error) {
-	out, err := r.run(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
-	var ge *Error
-	if errors.As(err, &ge) && ge.ExitCode == 1 {
-		return "", nil
+// objects asks git about each of names (revisions or object ids), in one process:
+// the format's answer for each, "" for a name that names nothing. A name with a line
+// break in it (git's refs cannot have one) is not asked.
+func (r *repo) objects(ctx context.Context, format string, names []string) ([]string, error) {
+	var in strings.Builder
+	asked := make([]bool, len(names))
+	for i, n := range names {
+		if n != "" && !strings.ContainsAny(n, "\n\r") {
+			in.WriteString(n + "\n")
+			asked[i] = true
+		}
 	}
-	return strings.TrimSpace(out), err
+	out := make([]string, len(names))
+	if in.Len() == 0 {
+		return out, nil
+	}
+	// A name git does not know is answered "<name> missing" (or "ambiguous"); the format
+	// leads with the object id, so an answer that does not, or says so, is none.
+	said, err := r.runInput(ctx, in.String(), "cat-file", "--batch-check=%(objectname) "+format)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(said, "\n"), "\n")
+	for i := range names {
+		if !asked[i] {
+			continue
+		}
+		if len(lines) == 0 {
+			return nil, fmt.Errorf("cat-file answered %d names of %d", i, len(names))
+		}
+		id, rest, _ := strings.Cut(lines[0], " ")
+		lines = lines[1:]
+		if isObjectID(id) && rest != "missing" && rest != "ambiguous" && !strings.Contains(rest, " ") {
+			out[i] = rest
+		}
+	}
+	return out, nil
+}
+
+// isObjectID: s is a full object id (SHA-1 or SHA-256), in hex.
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// tips reads the branch's head and the commit its base names, in one git process.
+func (r *repo) tips(ctx context.Context, ws *core.Workspace, remote bool) (core.DiffTips, error) {
+	revs := append([]string{"refs/heads/" + ws.Branch}, baseRevs(ws, remote)...)
+	names := make([]string, len(revs))
+	for i, rev := range revs {
+		names[i] = rev + "^{commit}"
+	}
+	said, err := r.objects(ctx, "%(objectname)", names)
+	if err != nil {
+		return core.DiffTips{}, err
+	}
+	t := core.DiffTips{Head: said[0]}
+	if t.Head == "" {
+		return core.DiffTips{NoCopy: true}, nil
+	}
+	for _, c := range said[1:] {
+		if c != "" {
+			t.BaseTip = c
+			break
+		}
+	}
+	t.BaseMissing = t.BaseTip == ""
+	return t, nil
+}
+
+// Tips reads what a diff of ws's branch would be of: its head and its base's commit,
+// with one git process, so that a diff already made of them is found for the cost of
+// one small read.
+func (d *BranchDiffs) Tips(ctx context.Context, ws *core.Workspace, remote bool) (core.DiffTips, error) {
+	r, err := d.open(ws, remote)
+	if errors.Is(err, fs.ErrNotExist) {
+		return core.DiffTips{NoCopy: true}, nil
+	}
+	if err != nil {
+		return core.DiffTips{}, err
+	}
+	return r.tips(ctx, ws, remote)
 }
 
 // baseRevs are where a workspace's base is found, first to last. The checkout was
@@ -173,35 +286,37 @@ func baseRevs(ws *core.Workspace, remote bool) []string {
 	return []string{"refs/remotes/origin/" + ws.BaseRef, "refs/tags/" + ws.BaseRef, ws.BaseRef}
 }
 
-// Diff compares ws's branch with the merge-base of the branch and its base.
-func (d *BranchDiffs) Diff(ctx context.Context, ws *core.Workspace, q core.DiffQuery) (*core.BranchDiff, error) {
-	out := &core.BranchDiff{}
+// Diff compares ws's branch with the merge-base of the branch and its base: q.Tips
+// when they are given (the diff is of them even if the branch moved since), else
+// the tips as they are now.
+func (d *BranchDiffs) Diff(ctx context.Context, ws *core.Workspace, q core.DiffQuery) (_ *core.BranchDiff, err error) {
 	r, err := d.open(ws, q.Remote)
 	if errors.Is(err, fs.ErrNotExist) {
-		out.NoCopy = true
-		return out, nil
+		return &core.BranchDiff{NoCopy: true}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	if out.Head, err = r.commit(ctx, "refs/heads/"+ws.Branch); err != nil || out.Head == "" {
-		out.NoCopy = err == nil
-		return out, err
+	if d.Confine != nil {
+		// Fail closed: a diff the hub cannot bound is not made.
+		wrap, release, err := d.Confine.Confine("the diff of " + ws.ID)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { err = errors.Join(err, release()) }()
+		r.g.wrap = wrap
 	}
-	base := ""
-	for _, rev := range baseRevs(ws, q.Remote) {
-		if base, err = r.commit(ctx, rev); err != nil || base != "" {
-			break
+	tips := q.Tips
+	if tips == (core.DiffTips{}) {
+		if tips, err = r.tips(ctx, ws, q.Remote); err != nil {
+			return nil, err
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	if base == "" {
-		out.BaseMissing = true
+	out := &core.BranchDiff{NoCopy: tips.NoCopy, BaseMissing: tips.BaseMissing, Head: tips.Head}
+	if tips.NoCopy || tips.BaseMissing {
 		return out, nil
 	}
-	mb, err := r.run(ctx, "merge-base", base, out.Head)
+	mb, err := r.run(ctx, "merge-base", tips.BaseTip, tips.Head)
 	var ge *Error
 	if errors.As(err, &ge) && ge.ExitCode == 1 { // no common history
 		out.BaseMissing = true
@@ -229,10 +344,12 @@ func (d *BranchDiffs) Diff(ctx context.Context, ws *core.Workspace, q core.DiffQ
 	return out, err
 }
 
-// files lists the changed files: their statuses (--name-status) beside their counts
-// (--numstat), both -z (paths as they are, any byte but NUL) and in git's one order.
+// files lists the changed files: their statuses and blob ids (--raw) beside their
+// counts (--numstat), both -z (paths as they are, any byte but NUL) and in git's one
+// order. A file git took for binary is looked at once more, by its blobs' sizes: past
+// the large-file bound it is a large file, not a binary one.
 func (r *repo) files(ctx context.Context, base, head string) ([]core.DiffFile, bool, error) {
-	status, fullS, err := r.capped(ctx, maxListBytes, append(append([]string{"diff"}, diffFlags...), "--name-status", "-z", base, head, "--")...)
+	raw, fullS, err := r.capped(ctx, maxListBytes, append(append([]string{"diff"}, diffFlags...), "--raw", "--no-abbrev", "-z", base, head, "--")...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -240,7 +357,7 @@ func (r *repo) files(ctx context.Context, base, head string) ([]core.DiffFile, b
 	if err != nil {
 		return nil, false, err
 	}
-	files := parseNameStatus(status, fullS)
+	files, blobs := parseRaw(raw, fullS)
 	numbers := parseNumstat(counts, fullC)
 	n := min(len(files), len(numbers))
 	more := !fullS || !fullC || len(files) != len(numbers)
@@ -248,26 +365,59 @@ func (r *repo) files(ctx context.Context, base, head string) ([]core.DiffFile, b
 		n, more = core.MaxDiffFiles, true
 	}
 	files = files[:n]
+	var ids []string
 	for i := range files {
 		nf := numbers[i]
 		if nf.Path != files[i].Path { // both lists are git's one order; a mismatch is a bug to see, not hide
 			return nil, false, fmt.Errorf("diff lists disagree at %d: %q and %q", i, files[i].Path, nf.Path)
 		}
 		files[i].Additions, files[i].Deletions, files[i].Binary = nf.Additions, nf.Deletions, nf.Binary
+		if nf.Binary {
+			for _, id := range blobs[i] {
+				if strings.Trim(id, "0") == "" {
+					id = "" // the side that has no file
+				}
+				ids = append(ids, id)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return files, more, nil
+	}
+	sizes, err := r.objects(ctx, "%(objectsize)", ids)
+	if err != nil {
+		return nil, false, err
+	}
+	for i := range files {
+		if !files[i].Binary {
+			continue
+		}
+		for _, s := range sizes[:2] {
+			n, _ := strconv.ParseInt(s, 10, 64)
+			files[i].Size = max(files[i].Size, n)
+		}
+		sizes = sizes[2:]
+		if files[i].Size > r.large {
+			files[i].Binary, files[i].Large = false, true
+		}
 	}
 	return files, more, nil
 }
 
-// parseNameStatus reads --name-status -z: "M\0path\0", "R086\0old\0new\0". A record
-// cut by the output's bound (full false) is dropped.
-func parseNameStatus(b []byte, full bool) []core.DiffFile {
+// parseRaw reads --raw --no-abbrev -z: ":100644 100644 <old> <new> M\0path\0",
+// ":... R086\0old\0new\0", beside each file its old and new blob ids (all zeros
+// where that side has none). A record cut by the output's bound (full false) is
+// dropped.
+func parseRaw(b []byte, full bool) ([]core.DiffFile, [][2]string) {
 	f := fields(b, full)
 	var out []core.DiffFile
+	var blobs [][2]string
 	for i := 0; i < len(f); {
-		st := f[i]
-		if st == "" {
+		meta := strings.Fields(strings.TrimPrefix(f[i], ":"))
+		if len(meta) != 5 {
 			break
 		}
+		st := meta[4]
 		paths := 1
 		if st[0] == 'R' || st[0] == 'C' {
 			paths = 2
@@ -287,9 +437,10 @@ func parseNameStatus(b []byte, full bool) []core.DiffFile {
 			file.Status = core.FileModified
 		}
 		out = append(out, file)
+		blobs = append(blobs, [2]string{meta[2], meta[3]})
 		i += 1 + paths
 	}
-	return out
+	return out, blobs
 }
 
 // parseNumstat reads --numstat -z: "1\t2\tpath\0", a rename "1\t2\t\0old\0new\0", a
@@ -346,7 +497,7 @@ func (r *repo) patches(ctx context.Context, base, head string, files []core.Diff
 	for _, f := range files {
 		p := core.FilePatch{File: f}
 		switch {
-		case f.Binary:
+		case f.Binary, f.Large:
 		case spent:
 			p.Omitted = true
 		case f.Additions+f.Deletions > core.MaxPatchLines:

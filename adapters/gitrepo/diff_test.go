@@ -111,7 +111,7 @@ func TestBranchDiffListsEveryKindOfChangeWithItsLines(t *testing.T) {
 		{Path: "sp ace.txt", Status: core.FileAdded, Additions: 1},
 		{Path: "dir/ünï code.txt", Status: core.FileAdded, Additions: 1},
 		{Path: "line\nbreak.txt", Status: core.FileAdded, Additions: 1},
-		{Path: "bin.dat", Status: core.FileAdded, Binary: true},
+		{Path: "bin.dat", Status: core.FileAdded, Binary: true, Size: 9},
 		{Path: "big.txt", Status: core.FileAdded, Additions: core.MaxPatchLines + 500},
 	}
 	for _, w := range want {
@@ -173,6 +173,61 @@ func TestBranchDiffStopsAPatchOverTheByteBound(t *testing.T) {
 	d := f.diff(t, false, 1)
 	if len(d.Patches) != 1 || !d.Patches[0].TooLarge || d.Patches[0].File.Additions != 8 {
 		t.Fatalf("expected wide.txt's 8 lines too large to show, got %+v", d.Files)
+	}
+}
+
+// A file past the large-file bound is not read: it is listed with its size, without
+// line counts or a patch, whether added or modified; a smaller one beside it is whole.
+func TestBranchDiffSummarisesAFileOverTheSizeBound(t *testing.T) {
+	f := newDiffFixture(t, map[string]string{"grown.txt": numbered(10)})
+	f.diffs.LargeFile = 4 << 10
+	write(t, filepath.Join(f.co.Dir, "grown.txt"), numbered(1000))
+	write(t, filepath.Join(f.co.Dir, "big.txt"), numbered(600))
+	write(t, filepath.Join(f.co.Dir, "small.txt"), numbered(3))
+	f.commit(t)
+	d := f.diff(t, false, 1)
+	want := map[string]core.DiffFile{
+		"big.txt":   {Path: "big.txt", Status: core.FileAdded, Large: true, Size: int64(len(numbered(600)))},
+		"grown.txt": {Path: "grown.txt", Status: core.FileModified, Large: true, Size: int64(len(numbered(1000)))},
+		"small.txt": {Path: "small.txt", Status: core.FileAdded, Additions: 3},
+	}
+	if len(d.Files) != len(want) || len(d.Patches) != len(want) {
+		t.Fatalf("expected %d files with their patches, got %+v", len(want), d.Files)
+	}
+	for _, p := range d.Patches {
+		if w := want[p.File.Path]; p.File != w {
+			t.Errorf("expected %+v, got %+v", w, p.File)
+		}
+		if p.File.Large && (len(p.Lines) != 0 || p.TooLarge) {
+			t.Errorf("expected %s without a patch, got %d lines", p.File.Path, len(p.Lines))
+		}
+	}
+	if d.Additions != 3 {
+		t.Errorf("expected the small file's lines only in the totals, got +%d", d.Additions)
+	}
+}
+
+// Tips are the branch's head and its base's commit, read in one process, and a diff
+// of given tips is of them even after the branch moved on.
+func TestBranchDiffOfGivenTipsIsOfThem(t *testing.T) {
+	f := newDiffFixture(t, map[string]string{"README.md": "# test\n"})
+	write(t, filepath.Join(f.co.Dir, "one.txt"), "one\n")
+	f.commit(t)
+	tips, err := f.diffs.Tips(context.Background(), f.ws, false)
+	if err != nil || tips.NoCopy || tips.BaseMissing || tips.Head != gitT(t, f.co.Dir, "rev-parse", f.ws.Branch) ||
+		tips.BaseTip != gitT(t, f.upstream, "rev-parse", "main") {
+		t.Fatalf("expected the branch's head and main's commit, got %+v, %v", tips, err)
+	}
+	write(t, filepath.Join(f.co.Dir, "two.txt"), "two\n")
+	f.commit(t)
+	d, err := f.diffs.Diff(context.Background(), f.ws, core.DiffQuery{Page: 1, Tips: tips})
+	if err != nil || d.Head != tips.Head || len(d.Files) != 1 || d.Files[0].Path != "one.txt" {
+		t.Fatalf("expected the diff of the tips given (one.txt), got %+v, %v", d, err)
+	}
+	other := *f.ws
+	other.BaseRef = "no-such-base"
+	if tips, err := f.diffs.Tips(context.Background(), &other, false); err != nil || !tips.BaseMissing {
+		t.Errorf("expected the base missing, got %+v, %v", tips, err)
 	}
 }
 

@@ -43,6 +43,16 @@ type runner struct {
 	prog   string
 	redact redactor
 	creds  *Credentials
+	// wrap, when set, is the command line git runs by instead (a Confiner's, which
+	// joins the work's cgroup first).
+	wrap func(path string, args []string) (string, []string)
+}
+
+// Confiner holds one piece of the hub's work on a workspace's data in bounds of its
+// own (agents.Runner: a cgroup). wrap turns a command line into one that runs inside
+// them (nil: as it is); release ends whatever still runs there.
+type Confiner interface {
+	Confine(what string) (wrap func(path string, args []string) (string, []string), release func() error, err error)
 }
 
 // run runs git with args (in dir when dir is not empty) and returns its standard output.
@@ -85,7 +95,11 @@ func (g *runner) runTo(ctx context.Context, dir string, stdin io.Reader, stdout 
 		return &Error{Op: op, ExitCode: -1, Reason: "the project's SSH key could not be written for git", Err: err}
 	}
 	defer removeKey()
-	cmd := exec.CommandContext(ctx, g.prog, args...)
+	prog := g.prog
+	if g.wrap != nil {
+		prog, args = g.wrap(prog, args)
+	}
+	cmd := exec.CommandContext(ctx, prog, args...)
 	cmd.Env = append(append(gitEnv(os.Environ(), g.creds.own()), g.creds.env(keyFile)...), env...)
 	cmd.WaitDelay = waitDelay
 	cmd.Stdin = stdin
