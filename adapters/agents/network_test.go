@@ -81,6 +81,10 @@ func TestSandboxNetworkFullReachesTheInternetButNotTheHost(t *testing.T) {
 		"neighbour_private":    reach(servers["neighbour_private"]),
 		"neighbour_private_v6": reach(servers["neighbour_private6"]),
 		"neighbour_link_local": reach(servers["neighbour_link_local"]),
+		// The host's gateway, on its own network (public addresses, both families): the
+		// host's neighbourhood, not the internet.
+		"on_link_gateway":    reach(net.JoinHostPort(strings.Split(gatewayVeth, "/")[0], servers["gateway_port"])),
+		"on_link_gateway_v6": reach(net.JoinHostPort(strings.Split(gatewayVeth6, "/")[0], servers["gateway_port"])),
 		// Through the sandbox's name server, which pasta forwards to the host's.
 		"by_name": reach(net.JoinHostPort(publicName, servers["public_port"])),
 		// The agent cannot undo the rules or route around them.
@@ -217,6 +221,9 @@ func testNetwork(t *testing.T) map[string]string {
 		servers["public"], servers["public6"] = serve(t, publicAddr), serve(t, publicAddr6)
 		servers["neighbour_private"], servers["neighbour_private6"] = serve(t, neighbourPrivate), serve(t, neighbourPrivate6)
 		servers["neighbour_link_local"] = serve(t, neighbourLinkLocal)
+		// Every address of the internet's, both families: the gateway's among them, once
+		// the link is made.
+		_, servers["gateway_port"], _ = net.SplitHostPort(serve(t, "::"))
 		dnstest.Serve(t, must(net.ListenPacket("udp", net.JoinHostPort(nameServer, "53"))), net.ParseIP(publicAddr))
 	}()
 	_, servers["public_port"], _ = net.SplitHostPort(servers["public"])
