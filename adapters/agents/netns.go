@@ -116,7 +116,7 @@ type sandboxPasta struct {
 // has configured them.
 func startPasta(c netConfig, pid int, ready string) (*sandboxPasta, error) {
 	p := &sandboxPasta{errs: &tailBuffer{max: 4 << 10}, ended: make(chan struct{})}
-	p.cmd = exec.Command(c.Pasta, append([]string{"--pid", ready}, pastaArgs(pid)...)...)
+	p.cmd = exec.Command(c.Pasta, append([]string{"--pid", ready}, pastaArgs(pid, loopbackPorts(c.Allow))...)...)
 	p.cmd.Stderr = p.errs
 	// Not the agent's environment (its credentials, whatever WSHUB_AGENT_ENV names): pasta
 	// needs none of it.
@@ -156,14 +156,24 @@ func (p *sandboxPasta) failure() string {
 
 // pastaArgs attach pasta to the network namespace of pid, telling its errors on
 // standard error (the hub's start-up check and the turn report them). Nothing is
-// forwarded into the namespace (-t, -u: none), above all not the host's loopback ports
-// (-T, -U: none), and the gateway's address is not mapped to the host (--no-map-gw): the
-// sandbox reaches the host only as the rest of the network does. pasta runs as the hub's
-// user, the owner of the namespace it joins (as root it would otherwise drop to nobody,
-// who may not join it); it keeps no capability either way.
-func pastaArgs(pid int) []string {
+// forwarded into the namespace (-t, -u: none), and the gateway's address is not mapped
+// to the host (--no-map-gw): the sandbox reaches the host only as the rest of the
+// network does. Of the host's loopback, only the ports WSHUB_AGENT_EGRESS_ALLOW opens
+// (loopback) are forwarded, TCP, from the same port of the sandbox's 127.0.0.1 and ::1
+// (-T; this pasta cannot bind one address of the two); none otherwise (-T, -U: none).
+// pasta runs as the hub's user, the owner of the namespace it joins (as root it would
+// otherwise drop to nobody, who may not join it); it keeps no capability either way.
+func pastaArgs(pid int, loopback []uint16) []string {
+	forward := "none"
+	if len(loopback) > 0 {
+		ports := make([]string, len(loopback))
+		for i, p := range loopback {
+			ports[i] = strconv.Itoa(int(p))
+		}
+		forward = strings.Join(ports, ",")
+	}
 	return []string{"--foreground", "--quiet", "--stderr", "--runas", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
-		"--config-net", "--no-map-gw", "-t", "none", "-u", "none", "-T", "none", "-U", "none",
+		"--config-net", "--no-map-gw", "-t", "none", "-u", "none", "-T", forward, "-U", "none",
 		"--dns-forward", sandboxDNS, strconv.Itoa(pid)}
 }
 

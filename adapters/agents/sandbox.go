@@ -76,8 +76,9 @@ type SandboxConfig struct {
 	// network "full"; "" looks up "pasta" on PATH.
 	Pasta string
 	// EgressAllow opens destinations that "full" refuses (private, link-local, the
-	// host's own addresses) to every sandbox: CIDRs and addresses (every port and
-	// protocol) or host:port (TCP to that port), WSHUB_AGENT_EGRESS_ALLOW.
+	// host's own addresses and networks) to every sandbox: CIDRs and addresses (every
+	// port and protocol) or host:port (TCP to that port; on the host's loopback, 127.0.0.1
+	// or ::1, forwarded there by pasta), WSHUB_AGENT_EGRESS_ALLOW.
 	EgressAllow []string
 	// TmpBytes caps the sandbox's /tmp and ShmBytes its /dev/shm (0: DefaultTmpBytes,
 	// DefaultShmBytes). Both are in memory, and without a cap one turn could fill the

@@ -217,6 +217,28 @@ func TestSandboxReachesTheHostsLoopbackOnlyWithNetworkHost(t *testing.T) {
 	}
 }
 
+// A gateway on the hub's host (an LLM proxy on 127.0.0.1:4000) named in
+// WSHUB_AGENT_EGRESS_ALLOW is reached by a "full" sandbox at the same address, and no
+// other port of the host's loopback is.
+func TestSandboxFullNetworkReachesAnAllowedPortOfTheHostsLoopbackOnly(t *testing.T) {
+	allowed, other := serve(t, "127.0.0.1"), serve(t, "127.0.0.1")
+	checks := map[string]string{"allowed": reach(allowed), "other": reach(other)}
+	l := newHostLayout(t)
+	r, err := New(context.Background(), Options{
+		Commands: map[string]string{"agent_1": script(t, "cat >/dev/null\n"+probeLines(checks))}, StateDir: filepath.Join(l.data, "run"),
+		Sandbox: SandboxConfig{Mode: SandboxBwrap, Hidden: []string{l.data}, EgressAllow: []string{allowed}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := results(t, r.RunTurn(context.Background(), l.turn(core.NetworkFull, "probe")))
+	for name, want := range map[string]string{"allowed": "yes", "other": "no"} {
+		if got[name] != want {
+			t.Errorf("%s port of the host's loopback: expected reached: %s, got %q", name, want, got[name])
+		}
+	}
+}
+
 func TestSandboxNothingOutlivesTheTurn(t *testing.T) {
 	// A child that leaves the process group (setsid) and would write into the checkout
 	// after the turn: the PID namespace ends it with the turn's first process.
