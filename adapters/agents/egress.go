@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -44,7 +45,9 @@ type egressRule struct {
 
 // parseEgressAllow reads WSHUB_AGENT_EGRESS_ALLOW: comma-separated CIDRs (every port
 // and protocol), addresses, or host:port (TCP to that port only). Names are resolved
-// now, once: the rules hold addresses.
+// now, once: the rules hold addresses. The host's loopback is open only as host:port
+// of 127.0.0.1 or ::1, the ports pasta can forward to it (loopbackPorts): anything else
+// of it would open nothing, silently, so it stops the hub instead.
 func parseEgressAllow(ctx context.Context, entries []string, lookup func(context.Context, string) ([]net.IP, error)) ([]egressRule, error) {
 	var rules []egressRule
 	for _, e := range entries {
@@ -74,10 +77,34 @@ func parseEgressAllow(ctx context.Context, entries []string, lookup func(context
 			}
 		}
 		for _, ip := range ips {
+			if ip.IsLoopback() && !ip.Equal(net.IPv4(127, 0, 0, 1)) && !ip.Equal(net.IPv6loopback) {
+				return nil, fmt.Errorf("WSHUB_AGENT_EGRESS_ALLOW: %q: of the host's loopback, only 127.0.0.1 and ::1 can be opened to sandboxes (a gateway on %s: listen on 127.0.0.1 too)", e, ip)
+			}
 			rules = append(rules, egressRule{Net: hostNet(ip), Port: uint16(p)})
 		}
 	}
+	for _, r := range rules {
+		// A network that starts in loopback is all loopback (127/8 and ::1 are the
+		// only loopback networks). Its every port cannot be forwarded: pasta forwards
+		// ports one by one.
+		if _, n, _ := net.ParseCIDR(r.Net); r.Port == 0 && n.IP.IsLoopback() {
+			return nil, fmt.Errorf("WSHUB_AGENT_EGRESS_ALLOW: %s is the host's loopback: open one port of it with host:port (127.0.0.1:4000), not every port", r.Net)
+		}
+	}
 	return rules, nil
+}
+
+// loopbackPorts are the ports of the host's loopback the rules open: pasta forwards
+// each from the sandbox's loopback to the host's, as the sandbox's 127.0.0.1 and ::1
+// are its own.
+func loopbackPorts(rules []egressRule) []uint16 {
+	var ports []uint16
+	for _, r := range rules {
+		if _, n, err := net.ParseCIDR(r.Net); err == nil && r.Port != 0 && n.IP.IsLoopback() && !slices.Contains(ports, r.Port) {
+			ports = append(ports, r.Port)
+		}
+	}
+	return ports
 }
 
 // hostNet is the CIDR of one address.

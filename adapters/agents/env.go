@@ -52,14 +52,18 @@ func agentNumber(name string) (int, bool) {
 const defaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 
 // turnEnv is an agent's whole environment, built from an allow-list rather than by
-// filtering the hub's: PATH, HOME (the workspace's home as the agent sees it), LANG,
-// TERM, the variables the operator named for agents (their credentials), and the
-// turn's WSHUB_* variables. Whatever else the hub was started with (DATABASE_URL,
+// filtering the hub's: PATH (in the sandbox, only its directories the sandbox shows),
+// HOME (the workspace's home as the agent sees it), LANG, TERM, the variables the
+// operator named for agents (their credentials), and the turn's WSHUB_* variables. Whatever else the hub was started with (DATABASE_URL,
 // PGPASSWORD, WSHUB_CONTENT_KEY, chat tokens, cloud credentials) never reaches an
 // agent, whatever it is called.
 func (r *Runner) turnEnv(req core.TurnRequest, home string, extra ...string) []string {
+	path := cmp.Or(os.Getenv("PATH"), defaultPath)
+	if r.sandbox != nil {
+		path = r.sandbox.shownPath(path)
+	}
 	env := []string{
-		"PATH=" + cmp.Or(os.Getenv("PATH"), defaultPath),
+		"PATH=" + path,
 		"HOME=" + home,
 		"LANG=" + cmp.Or(os.Getenv("LANG"), "C.UTF-8"),
 		"TERM=" + cmp.Or(os.Getenv("TERM"), "dumb"),

@@ -22,9 +22,9 @@ import (
 //
 //  1. it joins the turn's cgroup (limits.go) before anything else, so every process
 //     of the sandbox is born in it;
-//  2. it adds the policy rules (egress.go) with iproute2's `ip -batch`, waits for pasta
-//     to have configured the interface (pasta writes its pid to a FIFO of the hub's
-//     once it has), and execs bubblewrap;
+//  2. it waits for pasta to have configured the interface (pasta writes its pid to a
+//     FIFO of the hub's once it has), adds the policy rules (egress.go) with iproute2's
+//     `ip -batch`, and execs bubblewrap;
 //  3. bubblewrap makes the agent's user namespace inside that one: the agent has no
 //     capability over the network namespace, so it cannot change the rules.
 //
@@ -52,21 +52,25 @@ type netConfig struct {
 	// Procs are the turn's cgroup.procs files, joined first (none when limits are off).
 	Procs []string
 	// Refuse and Route are filled in by the hub (onHost), from the host as it is when
-	// the turn starts: its own addresses, and whether it has a default route (else
-	// there is nothing for pasta to connect, and the sandbox's own loopback is all
-	// "full" can give).
+	// the turn starts: its own addresses and the networks it is connected to, and
+	// whether it has a default route (else there is nothing for pasta to connect, and
+	// the sandbox's own loopback is all "full" can give).
 	Refuse []string
 	Route  bool
 }
 
-// onHost is c with what the host is like now: the addresses to refuse and the routes
-// to wait for.
+// onHost is c with what the host is like now: the addresses and networks to refuse,
+// and the routes to wait for.
 func (c netConfig) onHost() (netConfig, error) {
 	own, err := hostAddresses()
 	if err != nil {
 		return c, err
 	}
-	c.Refuse = append(append([]string(nil), refusedNets...), own...)
+	onLink, err := hostOnLink()
+	if err != nil {
+		return c, err
+	}
+	c.Refuse = append(append(append([]string(nil), refusedNets...), own...), onLink...)
 	c.Route = hasDefaultRoute(netlink.FAMILY_V4) || hasDefaultRoute(netlink.FAMILY_V6)
 	return c, nil
 }
@@ -112,7 +116,7 @@ type sandboxPasta struct {
 // has configured them.
 func startPasta(c netConfig, pid int, ready string) (*sandboxPasta, error) {
 	p := &sandboxPasta{errs: &tailBuffer{max: 4 << 10}, ended: make(chan struct{})}
-	p.cmd = exec.Command(c.Pasta, append([]string{"--pid", ready}, pastaArgs(pid)...)...)
+	p.cmd = exec.Command(c.Pasta, append([]string{"--pid", ready}, pastaArgs(pid, loopbackPorts(c.Allow))...)...)
 	p.cmd.Stderr = p.errs
 	// Not the agent's environment (its credentials, whatever WSHUB_AGENT_ENV names): pasta
 	// needs none of it.
@@ -152,14 +156,24 @@ func (p *sandboxPasta) failure() string {
 
 // pastaArgs attach pasta to the network namespace of pid, telling its errors on
 // standard error (the hub's start-up check and the turn report them). Nothing is
-// forwarded into the namespace (-t, -u: none), above all not the host's loopback ports
-// (-T, -U: none), and the gateway's address is not mapped to the host (--no-map-gw): the
-// sandbox reaches the host only as the rest of the network does. pasta runs as the hub's
-// user, the owner of the namespace it joins (as root it would otherwise drop to nobody,
-// who may not join it); it keeps no capability either way.
-func pastaArgs(pid int) []string {
+// forwarded into the namespace (-t, -u: none), and the gateway's address is not mapped
+// to the host (--no-map-gw): the sandbox reaches the host only as the rest of the
+// network does. Of the host's loopback, only the ports WSHUB_AGENT_EGRESS_ALLOW opens
+// (loopback) are forwarded, TCP, from the same port of the sandbox's 127.0.0.1 and ::1
+// (-T; this pasta cannot bind one address of the two); none otherwise (-T, -U: none).
+// pasta runs as the hub's user, the owner of the namespace it joins (as root it would
+// otherwise drop to nobody, who may not join it); it keeps no capability either way.
+func pastaArgs(pid int, loopback []uint16) []string {
+	forward := "none"
+	if len(loopback) > 0 {
+		ports := make([]string, len(loopback))
+		for i, p := range loopback {
+			ports[i] = strconv.Itoa(int(p))
+		}
+		forward = strings.Join(ports, ",")
+	}
 	return []string{"--foreground", "--quiet", "--stderr", "--runas", fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid()),
-		"--config-net", "--no-map-gw", "-t", "none", "-u", "none", "-T", "none", "-U", "none",
+		"--config-net", "--no-map-gw", "-t", "none", "-u", "none", "-T", forward, "-U", "none",
 		"--dns-forward", sandboxDNS, strconv.Itoa(pid)}
 }
 
@@ -205,6 +219,31 @@ func hostAddresses() ([]string, error) {
 		if n, ok := a.(*net.IPNet); ok {
 			out = append(out, hostNet(n.IP))
 		}
+	}
+	return out, nil
+}
+
+// hostOnLink are the networks the host is connected to directly, IPv4 and IPv6: the
+// destinations of its main table's unicast routes that have no gateway (the prefix of
+// each of its addresses, and any route to a link). Their gateway and neighbours are the
+// host's neighbourhood, not the internet, even when the addresses are public; and
+// pasta, which would connect to them from the host, copies them into the sandbox as
+// connected routes. A default route without a gateway (a point-to-point link) is the
+// way out, not a neighbourhood, and is left out.
+func hostOnLink() ([]string, error) {
+	routes, err := netlink.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: unix.RT_TABLE_MAIN}, netlink.RT_FILTER_TABLE)
+	if err != nil {
+		return nil, fmt.Errorf("host routes: %w", err)
+	}
+	var out []string
+	for _, r := range routes {
+		if r.Type != unix.RTN_UNICAST || r.Gw != nil || r.Via != nil || len(r.MultiPath) > 0 || r.Dst == nil {
+			continue
+		}
+		if ones, _ := r.Dst.Mask.Size(); ones == 0 {
+			continue
+		}
+		out = append(out, r.Dst.String())
 	}
 	return out, nil
 }

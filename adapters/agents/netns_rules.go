@@ -22,23 +22,28 @@ const netStartSeconds = 20
 // configured the interface ("-": no pasta); the paths of ip, timeout and cat (found by
 // the hub: the agent's PATH may not name /usr/sbin); the cgroup.procs files to join;
 // "--"; and the command (bubblewrap's). It joins the cgroup first (writing 0 moves the
-// writer, the shell itself: echo is a builtin), sets the loopback up and adds the policy
-// rules, one `ip -batch` per family (a batch takes one), waits for pasta, and execs the
-// command. Every failure is told on standard error, which the turn reports, with status
-// 125 (an agent error, not a missing agent). The rules are the only part made per turn,
-// and they hold nothing but canonical addresses, numbers and keywords (netRules).
+// writer, the shell itself: echo is a builtin), waits for pasta, sets the loopback up
+// and adds the policy rules, one `ip -batch` per family (a batch takes one), and execs
+// the command. The rules come after pasta has configured the namespace because the
+// kernel checks a route's gateway through them when the route is added: with the
+// host's own network refused first, pasta's default route (via the host's gateway,
+// on that network) would be refused. Nothing but the script runs in the namespace
+// until the rules are there. Every failure is told on standard error, which the turn
+// reports, with status 125 (an agent error, not a missing agent). The rules are the
+// only part made per turn, and they hold nothing but canonical addresses, numbers and
+// keywords (netRules).
 func enterScript(c netConfig) string {
 	v4, v6 := netRules(c)
 	return `fail() { echo "the sandbox's network could not be set up: $1" >&2; exit 125; }
 ready=$1 ip=$2 timeout=$3 cat=$4; shift 4
-` + joinLoop + `"$ip" -4 -batch - <<'.' || fail "ip -4 could not add the rules"
+` + joinLoop + `if [ "$ready" != - ]; then
+	pid=$("$timeout" ` + strconv.Itoa(netStartSeconds) + ` "$cat" -- "$ready") && [ -n "$pid" ] || fail "pasta did not configure the network within ` + strconv.Itoa(netStartSeconds) + `s"
+fi
+"$ip" -4 -batch - <<'.' || fail "ip -4 could not add the rules"
 link set lo up
 ` + v4 + `.
 "$ip" -6 -batch - <<'.' || fail "ip -6 could not add the rules"
 ` + v6 + `.
-if [ "$ready" != - ]; then
-	pid=$("$timeout" ` + strconv.Itoa(netStartSeconds) + ` "$cat" -- "$ready") && [ -n "$pid" ] || fail "pasta did not configure the network within ` + strconv.Itoa(netStartSeconds) + `s"
-fi
 exec "$@"
 `
 }

@@ -65,10 +65,6 @@ func TestSandboxNetworkFullReachesTheInternetButNotTheHost(t *testing.T) {
 		return
 	}
 	servers := testNetwork(t)
-	reach := func(s string) string {
-		host, port, _ := net.SplitHostPort(s)
-		return fmt.Sprintf(`exec 3<>/dev/tcp/%s/%s && read -r -t 5 line <&3 && test "$line" = hello`, host, port)
-	}
 	checks := map[string]string{
 		"public":               reach(servers["public"]),
 		"host_loopback":        reach(servers["loopback"]),
@@ -81,6 +77,10 @@ func TestSandboxNetworkFullReachesTheInternetButNotTheHost(t *testing.T) {
 		"neighbour_private":    reach(servers["neighbour_private"]),
 		"neighbour_private_v6": reach(servers["neighbour_private6"]),
 		"neighbour_link_local": reach(servers["neighbour_link_local"]),
+		// The host's gateway, on its own network (public addresses, both families): the
+		// host's neighbourhood, not the internet.
+		"on_link_gateway":    reach(net.JoinHostPort(strings.Split(gatewayVeth, "/")[0], servers["gateway_port"])),
+		"on_link_gateway_v6": reach(net.JoinHostPort(strings.Split(gatewayVeth6, "/")[0], servers["gateway_port"])),
 		// Through the sandbox's name server, which pasta forwards to the host's.
 		"by_name": reach(net.JoinHostPort(publicName, servers["public_port"])),
 		// The agent cannot undo the rules or route around them.
@@ -217,6 +217,9 @@ func testNetwork(t *testing.T) map[string]string {
 		servers["public"], servers["public6"] = serve(t, publicAddr), serve(t, publicAddr6)
 		servers["neighbour_private"], servers["neighbour_private6"] = serve(t, neighbourPrivate), serve(t, neighbourPrivate6)
 		servers["neighbour_link_local"] = serve(t, neighbourLinkLocal)
+		// Every address of the internet's, both families: the gateway's among them, once
+		// the link is made.
+		_, servers["gateway_port"], _ = net.SplitHostPort(serve(t, "::"))
 		dnstest.Serve(t, must(net.ListenPacket("udp", net.JoinHostPort(nameServer, "53"))), net.ParseIP(publicAddr))
 	}()
 	_, servers["public_port"], _ = net.SplitHostPort(servers["public"])
@@ -275,6 +278,13 @@ func addAddr(add func(netlink.Link, *netlink.Addr) error, link netlink.Link, cid
 	return add(link, a)
 }
 
+// reach is a check that connects to the server at host:port s (serve's) and reads its
+// greeting.
+func reach(s string) string {
+	host, port, _ := net.SplitHostPort(s)
+	return fmt.Sprintf(`exec 3<>/dev/tcp/%s/%s && read -r -t 5 line <&3 && test "$line" = hello`, host, port)
+}
+
 // serve listens on addr (a free port) in the calling thread's network namespace and
 // greets every connection; it returns host:port.
 func serve(t *testing.T, addr string) string {
@@ -315,8 +325,11 @@ func check(t *testing.T, err error) {
 
 func TestEgressAllowEntries(t *testing.T) {
 	lookup := func(_ context.Context, host string) ([]net.IP, error) {
-		if host == "mirror.internal" {
+		switch host {
+		case "mirror.internal":
 			return []net.IP{net.ParseIP("10.1.2.3"), net.ParseIP("fd00::3")}, nil
+		case "gateway.local":
+			return []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}, nil
 		}
 		return nil, errors.New("no such host")
 	}
@@ -331,6 +344,14 @@ func TestEgressAllowEntries(t *testing.T) {
 		{entry: "10.1.2.3:8080", want: []egressRule{{Net: "10.1.2.3/32", Port: 8080}}},
 		{entry: "[fd00::5]:443", want: []egressRule{{Net: "fd00::5/128", Port: 443}}},
 		{entry: "mirror.internal:3142", want: []egressRule{{Net: "10.1.2.3/32", Port: 3142}, {Net: "fd00::3/128", Port: 3142}}},
+		// A gateway on the hub's host: one port of its loopback, by address or name.
+		{entry: "127.0.0.1:4000", want: []egressRule{{Net: "127.0.0.1/32", Port: 4000}}},
+		{entry: "[::1]:4000", want: []egressRule{{Net: "::1/128", Port: 4000}}},
+		{entry: "gateway.local:4000", want: []egressRule{{Net: "127.0.0.1/32", Port: 4000}, {Net: "::1/128", Port: 4000}}},
+		{entry: "127.0.0.1", err: "open one port of it with host:port"},
+		{entry: "127.0.0.0/8", err: "open one port of it with host:port"},
+		{entry: "::1", err: "open one port of it with host:port"},
+		{entry: "127.0.0.2:4000", err: "only 127.0.0.1 and ::1"},
 		{entry: " ", want: nil},
 		{entry: "mirror.internal", err: "not a CIDR"},
 		{entry: "10.1.2.3:0", err: "port must be"},

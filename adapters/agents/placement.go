@@ -15,7 +15,8 @@ type placement struct {
 	r *Runner
 	// dir and home are the checkout and home directory as the agent sees them.
 	dir, home string
-	// hostDir is the checkout on the host, the working directory bwrap starts in.
+	// hostDir is the checkout on the host, the working directory of an agent run
+	// without the sandbox.
 	hostDir string
 	m       mounts
 }
@@ -95,11 +96,16 @@ func (p *placement) approvals(s *approvalSocket) (socket, self string) {
 
 // wrap turns an invocation of path with args into the sandboxed one.
 func (p *placement) wrap(inv invocation) invocation {
-	inv.dir = p.hostDir
 	if p.r.sandbox == nil {
+		inv.dir = p.hostDir
 		return inv
 	}
-	inv.path, inv.args, inv.netns = p.r.sandbox.command(p.m, append([]string{inv.path}, inv.args...))
+	// Started in /, not the checkout: the shell that runs first (cgroup, network) would
+	// put the checkout's host path in PWD, which bubblewrap, pid 1 in the sandbox, would
+	// show in its /proc/1/environ. Every path bubblewrap is given is absolute, and it
+	// changes into /workspace itself.
+	inv.dir = "/"
+	p.r.sandbox.command(&inv, p.m, append([]string{inv.path}, inv.args...))
 	return inv
 }
 

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Output limits. An agent is untrusted code: whatever it prints, the hub keeps a
@@ -54,6 +58,12 @@ type invocation struct {
 	// netns, when set, runs the command (bubblewrap's) in a user and network namespace
 	// of its own with pasta attached: a "full" sandbox (netns.go).
 	netns *netConfig
+	// sandboxArgs, when set, are bubblewrap's options, given to it on the descriptor
+	// after extra's (argsFD), which it reads and closes (--args), rather than on its
+	// command line: bubblewrap is pid 1 in the sandbox, and anyone there can read its
+	// /proc/1/cmdline, which would show the host's paths (the data directory) its
+	// options hold.
+	sandboxArgs []string
 }
 
 // exitStatus is how a process ended.
@@ -85,6 +95,15 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	defer closeAll(inv.extra...) // on every path; the child has its own copies
 	if err := ctx.Err(); err != nil {
 		return exitStatus{code: -1, interrupted: true}
+	}
+	extra := append([]*os.File(nil), inv.extra...)
+	if inv.sandboxArgs != nil {
+		f, err := argsFile(inv.sandboxArgs)
+		if err != nil {
+			return exitStatus{startErr: err}
+		}
+		defer f.Close()
+		extra = append(extra, f) // at argsFD
 	}
 	path, argv0, args, sys := inv.path, inv.argv0, inv.args, &syscall.SysProcAttr{Setpgid: true}
 	var net netConfig
@@ -133,7 +152,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	// *os.File ends: the child writes straight into the pipes, with no copying
 	// goroutine that Wait would wait for.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	cmd.ExtraFiles = append([]*os.File{eventsW}, inv.extra...)
+	cmd.ExtraFiles = append([]*os.File{eventsW}, extra...)
 	cmd.SysProcAttr = sys
 	err = cmd.Start()
 	closeAll(stdinR, stdoutW, stderrW, eventsW) // the child has its copies
@@ -258,6 +277,29 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		st.startErr = waitErr
 	}
 	return st
+}
+
+// argsFD is the descriptor inv's sandboxArgs are on in its process: the one after the
+// event pipe's (3) and extra's.
+func (inv *invocation) argsFD() string { return strconv.Itoa(4 + len(inv.extra)) }
+
+// argsFile is a memory file holding args as bubblewrap's --args reads them, each
+// ended by a NUL, read from its start.
+func argsFile(args []string) (*os.File, error) {
+	fd, err := unix.MemfdCreate("wshub-sandbox-args", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("the sandbox's options: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "wshub-sandbox-args")
+	if _, err := io.WriteString(f, strings.Join(args, "\x00")+"\x00"); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the sandbox's options: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("the sandbox's options: %w", err)
+	}
+	return f, nil
 }
 
 func closeAll(files ...*os.File) {

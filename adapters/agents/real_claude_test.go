@@ -3,6 +3,8 @@ package agents_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,5 +96,32 @@ func TestRealClaudeCodeAsksApprovalForTheWholeCommand(t *testing.T) {
 				t.Fatalf("expected the tool result to say %q, got %q", tt.result, results)
 			}
 		})
+	}
+}
+
+// A model gateway on the hub's host (the stand-in on the host's loopback) that
+// WSHUB_AGENT_EGRESS_ALLOW names is reached by real Claude Code with the project
+// network full, at the same address, and no other port of the host's loopback is:
+// the command the model asks for, to another listener there, is refused.
+func TestRealClaudeCodeReachesAnAllowedGatewayOnTheHostsLoopbackWithNetworkFull(t *testing.T) {
+	cli := agentcli.Claude(t)
+	api := modelapi.New(t)
+	// Connections to it are made by the kernel, accepted or not.
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	r := realRunner(t, cli, api, "")
+	api.Script(modelapi.Reply{Command: fmt.Sprintf("(exec 3<>/dev/tcp/127.0.0.1/%d) 2>/dev/null && echo reached || echo refused",
+		other.Addr().(*net.TCPAddr).Port)}, modelapi.Reply{Text: "done"})
+	req, _ := realTurn(t, "agent_1", "full-access", "Try the other port")
+	req.Network = core.NetworkFull
+	res := r.RunTurn(context.Background(), req)
+	if res.Outcome != core.OutcomeCompleted || res.Reply != "done" {
+		t.Fatalf("expected the turn to reach the model on the host's loopback and complete with done, got %+v", res)
+	}
+	if got := api.ToolResults(); len(got) != 1 || !strings.Contains(got[0], "refused") {
+		t.Fatalf("expected the other port of the host's loopback refused, got the tool results %q", got)
 	}
 }

@@ -42,8 +42,11 @@ func realRunner(t *testing.T, cli agentcli.CLI, api *modelapi.Server, self strin
 			}
 			return cli.Path, nil
 		},
-		AgentEnv:      []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
-		Sandbox:       agents.SandboxConfig{Mode: agents.SandboxBwrap, ReadOnly: []string{cli.Dir}},
+		AgentEnv: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
+		// The stand-in on the host's loopback, as an operator opens a model gateway
+		// there to "full" sandboxes.
+		Sandbox: agents.SandboxConfig{Mode: agents.SandboxBwrap, ReadOnly: []string{cli.Dir},
+			EgressAllow: []string{strings.TrimPrefix(api.URL, "http://")}},
 		ClaudeBaseURL: api.URL,
 		CodexBaseURL:  api.URL + "/v1",
 	})

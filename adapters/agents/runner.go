@@ -78,6 +78,8 @@ type Options struct {
 // checks that a turn's cgroup can be made, and fails saying why when it cannot; and
 // that every agent it would list can run (command_check.go).
 func New(ctx context.Context, opt Options) (*Runner, error) {
+	// Before any agent process starts, whatever launched the hub.
+	closeInheritedOnExec()
 	if opt.LookPath == nil {
 		opt.LookPath = exec.LookPath
 	}

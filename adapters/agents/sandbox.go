@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,14 +47,17 @@ var systemPaths = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", 
 
 // etcPaths are the parts of /etc programs need to resolve names, verify TLS, find
 // users and shared libraries. Not the whole of /etc: operators keep configuration
-// (and sometimes credentials) there.
+// (and sometimes credentials) there. Not the package managers' and git's system-wide
+// files either (/etc/npmrc, /etc/pip.conf, /etc/gitconfig): they are where registry
+// tokens and credential helpers are set for the whole host. An operator who wants one
+// shown names it in WSHUB_SANDBOX_READONLY.
 var etcPaths = []string{
 	"/etc/alternatives", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/ssl", "/etc/pki",
 	"/etc/resolv.conf", "/etc/hosts", "/etc/host.conf", "/etc/nsswitch.conf", "/etc/gai.conf",
 	"/etc/passwd", "/etc/group", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
 	"/etc/localtime", "/etc/timezone", "/etc/os-release", "/etc/mime.types", "/etc/protocols",
-	"/etc/services", "/etc/gitconfig", "/etc/inputrc", "/etc/bash.bashrc", "/etc/profile",
-	"/etc/java-17-openjdk", "/etc/python3", "/etc/npmrc",
+	"/etc/services", "/etc/inputrc", "/etc/bash.bashrc", "/etc/profile",
+	"/etc/java-17-openjdk", "/etc/python3",
 }
 
 // SandboxConfig says how agent processes are confined.
@@ -72,8 +76,9 @@ type SandboxConfig struct {
 	// network "full"; "" looks up "pasta" on PATH.
 	Pasta string
 	// EgressAllow opens destinations that "full" refuses (private, link-local, the
-	// host's own addresses) to every sandbox: CIDRs and addresses (every port and
-	// protocol) or host:port (TCP to that port), WSHUB_AGENT_EGRESS_ALLOW.
+	// host's own addresses and networks) to every sandbox: CIDRs and addresses (every
+	// port and protocol) or host:port (TCP to that port; on the host's loopback, 127.0.0.1
+	// or ::1, forwarded there by pasta), WSHUB_AGENT_EGRESS_ALLOW.
 	EgressAllow []string
 	// TmpBytes caps the sandbox's /tmp and ShmBytes its /dev/shm (0: DefaultTmpBytes,
 	// DefaultShmBytes). Both are in memory, and without a cap one turn could fill the
@@ -207,7 +212,7 @@ func (b *bwrap) probe(ctx context.Context) error {
 func (b *bwrap) start(ctx context.Context, m mounts) (string, error) {
 	var out strings.Builder
 	inv := invocation{stdout: &out, grace: time.Second}
-	inv.path, inv.args, inv.netns = b.command(m, []string{"true"})
+	b.command(&inv, m, []string{"true"})
 	st := run(ctx, inv)
 	said := strings.TrimSpace(out.String() + "\n" + st.stderr)
 	switch {
@@ -221,15 +226,16 @@ func (b *bwrap) start(ctx context.Context, m mounts) (string, error) {
 	return said, nil
 }
 
-// command is the command line that runs program (and its arguments) in a sandbox
-// with m: bubblewrap's, and for a "full" network the namespaces it runs in (netns.go).
-// The turn's descriptors from 3 on pass through.
-func (b *bwrap) command(m mounts, program []string) (path string, args []string, netns *netConfig) {
-	args = append(b.args(m), program...)
+// command makes inv run program (and its arguments) in a sandbox with m: bubblewrap,
+// its options, and for a "full" network the namespaces it runs in (netns.go). The
+// turn's descriptors from 3 on pass through.
+func (b *bwrap) command(inv *invocation, m mounts, program []string) {
+	inv.path, inv.sandboxArgs = b.program, b.args(m)
+	inv.args = append([]string{"--args", inv.argsFD(), "--"}, program...)
+	inv.netns = nil
 	if network(m.network) == core.NetworkFull {
-		netns = &netConfig{Pasta: b.pasta, Tools: b.tools, Allow: b.allow, Dir: b.stateDir}
+		inv.netns = &netConfig{Pasta: b.pasta, Tools: b.tools, Allow: b.allow, Dir: b.stateDir}
 	}
-	return b.program, args, netns
 }
 
 // lookPathSbin finds a program on PATH, or in the system directories a PATH without them
@@ -250,8 +256,7 @@ func lookPathSbin(name string) (string, error) {
 // network is the setting a turn runs with: "full" unless it says otherwise.
 func network(n string) string { return cmp.Or(n, core.NetworkFull) }
 
-// args is the bwrap command line up to and including "--"; the program and its
-// arguments follow. Order matters: bwrap applies the operations in sequence, so the
+// args are bwrap's options: "--" and the program with its arguments follow. Order matters: bwrap applies the operations in sequence, so the
 // tmpfs masks over hidden paths come after the binds they hide things in.
 func (b *bwrap) args(m mounts) []string {
 	a := []string{
@@ -322,7 +327,7 @@ func (b *bwrap) args(m mounts) []string {
 	}
 	// The root bwrap builds the sandbox on is a tmpfs; read-only once built, so the only
 	// writable places are the checkout, the home, /tmp and the session file.
-	return append(a, "--remount-ro", "/", "--chdir", sandboxCheckout, "--")
+	return append(a, "--remount-ro", "/", "--chdir", sandboxCheckout)
 }
 
 // visible reports whether a host path is inside the sandbox's read-only view.
@@ -338,6 +343,22 @@ func (b *bwrap) visible(path string) bool {
 		}
 	}
 	return false
+}
+
+// shownPath is the PATH list path without the directories the sandbox does not show:
+// they would find nothing there, and would tell the agent about the hub's host (its
+// home, its tools); defaultPath when none is left.
+func (b *bwrap) shownPath(path string) string {
+	var kept []string
+	for _, dir := range filepath.SplitList(path) {
+		if filepath.IsAbs(dir) && b.visible(filepath.Clean(dir)) && !slices.Contains(kept, dir) {
+			kept = append(kept, dir)
+		}
+	}
+	if len(kept) == 0 {
+		return defaultPath
+	}
+	return strings.Join(kept, string(filepath.ListSeparator))
 }
 
 // within reports whether path is dir or below it (both clean and absolute).

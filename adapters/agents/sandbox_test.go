@@ -217,6 +217,28 @@ func TestSandboxReachesTheHostsLoopbackOnlyWithNetworkHost(t *testing.T) {
 	}
 }
 
+// A gateway on the hub's host (an LLM proxy on 127.0.0.1:4000) named in
+// WSHUB_AGENT_EGRESS_ALLOW is reached by a "full" sandbox at the same address, and no
+// other port of the host's loopback is.
+func TestSandboxFullNetworkReachesAnAllowedPortOfTheHostsLoopbackOnly(t *testing.T) {
+	allowed, other := serve(t, "127.0.0.1"), serve(t, "127.0.0.1")
+	checks := map[string]string{"allowed": reach(allowed), "other": reach(other)}
+	l := newHostLayout(t)
+	r, err := New(context.Background(), Options{
+		Commands: map[string]string{"agent_1": script(t, "cat >/dev/null\n"+probeLines(checks))}, StateDir: filepath.Join(l.data, "run"),
+		Sandbox: SandboxConfig{Mode: SandboxBwrap, Hidden: []string{l.data}, EgressAllow: []string{allowed}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := results(t, r.RunTurn(context.Background(), l.turn(core.NetworkFull, "probe")))
+	for name, want := range map[string]string{"allowed": "yes", "other": "no"} {
+		if got[name] != want {
+			t.Errorf("%s port of the host's loopback: expected reached: %s, got %q", name, want, got[name])
+		}
+	}
+}
+
 func TestSandboxNothingOutlivesTheTurn(t *testing.T) {
 	// A child that leaves the process group (setsid) and would write into the checkout
 	// after the turn: the PID namespace ends it with the turn's first process.
@@ -572,4 +594,69 @@ func TestSandboxTurnEndsSayingWhyWhenPastaEndsFirst(t *testing.T) {
 			t.Errorf("expected the failure to say %q, got %q", want, res.FailureMessage)
 		}
 	}
+}
+
+// The host's configuration and the hub's command line stay out of the sandbox: /etc
+// files that often hold credentials (a registry token in /etc/npmrc, a credential
+// helper in /etc/gitconfig) are not there, and no process the agent can see (pid 1,
+// bubblewrap's own, among them) shows the data directory or the hub's PATH in its
+// command line or environment.
+func TestSandboxShowsNeitherHostConfigurationNorTheHubsCommandLine(t *testing.T) {
+	for _, f := range []string{"/etc/npmrc", "/etc/gitconfig"} {
+		ensureHostFile(t, f)
+	}
+	hubOnly := filepath.Join(t.TempDir(), "hub-only-bin")
+	t.Setenv("PATH", os.Getenv("PATH")+":"+hubOnly)
+	l := newHostLayout(t)
+	checks := map[string]string{
+		"npmrc":              "test -e /etc/npmrc",
+		"gitconfig":          "test -e /etc/gitconfig",
+		"data_dir_in_proc":   inProc(l.data),
+		"hub_path_in_proc":   inProc(hubOnly),
+		"hub_path_in_env":    "env | grep -qF -- " + shQuote(hubOnly),
+		"pid_1_is_visible":   "test -r /proc/1/cmdline",
+		"resolver_works":     "test -r /etc/resolv.conf && test -r /etc/passwd",
+		"system_path_in_env": `case ":$PATH:" in *:/usr/bin:*) ;; *) exit 1;; esac`,
+	}
+	r := sandboxed(t, l, script(t, "cat >/dev/null\n"+probeLines(checks)))
+	for _, network := range []string{core.NetworkNone, core.NetworkFull} {
+		got := results(t, r.RunTurn(context.Background(), l.turn(network, "probe")))
+		for name := range checks {
+			want := "no"
+			switch name {
+			case "pid_1_is_visible", "resolver_works", "system_path_in_env":
+				want = "yes"
+			}
+			if got[name] != want {
+				t.Errorf("network %s, %s: expected %s, got %q", network, name, want, got[name])
+			}
+		}
+	}
+}
+
+// ensureHostFile makes sure path exists on the host, for a test that checks the
+// sandbox does not show it; one the test made is removed after it.
+func ensureHostFile(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	switch {
+	case os.IsExist(err):
+		return
+	case err != nil:
+		t.Skipf("cannot make %s for the test: %v", path, err)
+	}
+	t.Cleanup(func() { _ = os.Remove(path) })
+	if _, err := f.WriteString("# made by " + t.Name() + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inProc is a check that finds s in a process's command line or environment in the
+// sandbox. The pattern goes through a file (printf is bash's own): on grep's command
+// line it would find itself.
+func inProc(s string) string {
+	return "printf '%s\\n' " + shQuote(s) + " >/tmp/pattern && grep -qsaFf /tmp/pattern /proc/[0-9]*/cmdline /proc/[0-9]*/environ"
 }
