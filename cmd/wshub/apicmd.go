@@ -111,13 +111,40 @@ func runAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	c, err := client.New(os.Getenv("WSHUB_URL"), os.Getenv("WSHUB_API_KEY"))
+	url, key := os.Getenv("WSHUB_URL"), os.Getenv("WSHUB_API_KEY")
+	if url == "" {
+		if d, path, ok := localDevHub(); ok {
+			url = d.URL
+			if key == "" {
+				key = d.Key
+			}
+			fmt.Fprintf(stderr, "wshub: WSHUB_URL is not set: using the development hub of %s (%s)\n", path, url)
+		}
+	}
+	c, err := client.New(url, key)
 	if err != nil {
 		fmt.Fprintf(stderr, "wshub %s: set WSHUB_URL and WSHUB_API_KEY (%v)\n", name, err)
 		return exitUsage
 	}
 	e.c = c
 	return cmd.run(ctx, e, fs, rest)
+}
+
+// localDevHub is the development hub `make run` keeps in dev.json ($WSHUB_DATA_DIR, else
+// .data under the working directory, the clone make run ran in), when it recorded its
+// address: the client commands find it there when WSHUB_URL is not set.
+func localDevHub() (devState, string, bool) {
+	dir := os.Getenv("WSHUB_DATA_DIR")
+	if dir == "" {
+		dir = ".data"
+	}
+	path := filepath.Join(dir, "dev.json")
+	var st devState
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &st) != nil || st.URL == "" {
+		return devState{}, "", false
+	}
+	return st, path, true
 }
 
 // apiCommandOrder is the order the usage lists the client commands in.

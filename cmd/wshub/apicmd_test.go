@@ -352,3 +352,29 @@ func refusingOnceHub(t *testing.T) (*hubtest.Hub, *hubtest.Receiver) {
 	})
 	return h, rc
 }
+
+// In the clone make run ran in, the client commands find its development hub (its
+// address and key in .data/dev.json) when WSHUB_URL is not set, and say so.
+func TestClientCommandsFindTheDevelopmentHubOfTheClone(t *testing.T) {
+	h := hubtest.Start(t)
+	clone := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(clone, ".data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err := json.Marshal(devState{AccountID: h.Account.ID, Key: h.Key, URL: h.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(clone, ".data", "dev.json"), st, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(clone)
+	t.Setenv("WSHUB_URL", "")
+	t.Setenv("WSHUB_API_KEY", "")
+	t.Setenv("WSHUB_DATA_DIR", "")
+	code, out, errs := wshubAPI(t, "", "projects")
+	expectExit(t, 0, code, out, errs, "projects")
+	if !strings.Contains(errs, "using the development hub of .data/dev.json ("+h.URL+")") || !strings.Contains(out, h.Project.ID) {
+		t.Fatalf("expected the project listed from the clone's development hub, and a note saying so; got %q / %q", out, errs)
+	}
+}

@@ -26,6 +26,8 @@ type devState struct {
 	ProjectID  string `json:"projectId"`
 	Key        string `json:"key"`
 	ContentKey string `json:"contentKey"`
+	// URL is where the hub listened last, for the client commands run in the clone.
+	URL string `json:"url,omitempty"`
 }
 
 // dev sets up a development hub (content key, account, key, sample project) once,
@@ -85,6 +87,7 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 		return err
 	}
 	created, err := ensureDevAccount(ctx, h, cfg, &st)
+	st.URL = devBase(cfg)
 	if err == nil {
 		err = writeDevState(statePath, st)
 	}
@@ -208,33 +211,33 @@ func devBase(cfg hub.Config) string {
 }
 
 func printDevBanner(w io.Writer, cfg hub.Config, st devState, created bool, link string, agentLines []string) {
-	base := devBase(cfg)
 	what := "Development account ready"
 	if created {
 		what = "Created a development account, API key and sample project"
 	}
 	fmt.Fprintf(w, `
-%s (kept in %s/dev.json).
+%[1]s (kept in %[2]s/dev.json).
 
-  account   %s
-  project   %s
-  API key   %s
+  account   %[3]s
+  project   %[4]s
+  API key   %[5]s
 
 Agents:
 
-  %s
+  %[6]s
 
-Listening on %s (set WSHUB_ADDR=:8080 to listen on every interface).
+Listening on %[7]s (set WSHUB_ADDR=:8080 to listen on every interface).
 
-Try it:
+Try it (the wshub client commands, run in this directory, find this hub by themselves):
 
-  export WSHUB_KEY=%s
-  curl -s -H "Authorization: Bearer $WSHUB_KEY" %s/v1/api/projects
+  export WSHUB_URL=%[8]s WSHUB_API_KEY=%[5]s
+  curl -s -H "Authorization: Bearer $WSHUB_API_KEY" $WSHUB_URL/v1/api/projects
+  bin/wshub ws create --prompt "Add a CONTRIBUTING.md" --agent agent_1 --model demo --wait
 
-The app, signed in as the account's owner (%s): this link works once, within 15
+The app, signed in as the account's owner (%[9]s): this link works once, within 15
 minutes, from this machine only; make run prints a new one each time.
 
-  %s
+  %[10]s
 
-`, what, cfg.DataDir, st.AccountID, st.ProjectID, st.Key, strings.Join(agentLines, "\n  "), cfg.Addr, st.Key, base, devOwner, link)
+`, what, cfg.DataDir, st.AccountID, st.ProjectID, st.Key, strings.Join(agentLines, "\n  "), cfg.Addr, devBase(cfg), devOwner, link)
 }

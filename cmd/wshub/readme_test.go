@@ -135,13 +135,13 @@ func TestREADMESessions(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	m := regexp.MustCompile(`export WSHUB_KEY=(svc_[A-Za-z0-9_-]{43})\n`).FindStringSubmatch(banner.String())
+	m := regexp.MustCompile(`export WSHUB_URL=http://\S+ WSHUB_API_KEY=(svc_[A-Za-z0-9_-]{43})\n`).FindStringSubmatch(banner.String())
 	if m == nil || !strings.Contains(banner.String(), "API key   "+m[1]) {
 		t.Fatalf("expected the banner to show the API key as the README says, got:\n%s", banner.String())
 	}
 
 	first := readmeBlock(t, readme, "### A first session with curl")
-	first = replaceLine(t, first, "export WSHUB_KEY=svc_...", "export WSHUB_KEY="+m[1])
+	first = replaceLine(t, first, "export WSHUB_API_KEY=svc_...", "export WSHUB_API_KEY="+m[1])
 	first = replaceLine(t, first, "export B=http://127.0.0.1:8080/v1/api", "export B=http://"+addr+"/v1/api")
 	second := readmeBlock(t, readme, "### Workspaces that really run")
 
