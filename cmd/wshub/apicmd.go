@@ -148,7 +148,7 @@ func localDevHub() (devState, string, bool) {
 }
 
 // apiCommandOrder is the order the usage lists the client commands in.
-var apiCommandOrder = []string{"ws create", "ws send", "ws get", "ws list", "ws messages", "projects", "agents", "providers",
+var apiCommandOrder = []string{"ws create", "ws send", "ws get", "ws list", "ws messages", "ws pr", "projects", "agents", "providers",
 	"webhooks create", "webhooks list", "webhooks delete", "webhooks deliveries", "webhooks redeliver"}
 
 func apiUsage() string {
@@ -301,6 +301,7 @@ func (e *apiEnv) wait(ctx context.Context, workspaceID, messageID string, timeou
 	case "completed":
 		return e.pushResult(ctx, workspaceID, r.Assistant.TurnID)
 	case "interrupted":
+		fmt.Fprintln(e.stderr, "the turn was interrupted (stopped, its workspace paused, archived or deleted, the hub shut down, or past its time limit)")
 		return exitInterrupted
 	}
 	if r.Failure != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,9 @@ func TestClientCommands(t *testing.T) {
 		t.Fatalf("expected the turn failure on stderr, got %q", errs)
 	}
 	// interrupted (the turn outlives the hub's turn limit): 3; giving up first: 5.
-	run(3, "", "ws", "send", id, "sleep 60", "--wait")
+	if _, errs = run(3, "", "ws", "send", id, "sleep 60", "--wait"); !strings.Contains(errs, "the turn was interrupted") {
+		t.Fatalf("expected exit 3 said in words, got %q", errs)
+	}
 	_, errs = run(5, "", "ws", "send", id, "sleep 3", "--wait", "--timeout", "300ms")
 	if !strings.Contains(errs, "timed out") {
 		t.Fatalf("expected a timeout said, got %q", errs)
@@ -206,6 +209,34 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 			code, out, errs := wshubAPI(t, "", args...)
 			if code != 0 || !strings.HasPrefix(out, "usage: wshub") {
 				t.Fatalf("wshub %s: expected usage on stdout and exit 0, got %d\nstdout: %q\nstderr: %q", strings.Join(args, " "), code, out, errs)
+			}
+		}
+	}
+	// Every client command is in the usage of its group and of wshub itself.
+	_, top, _ := wshubAPI(t, "", "--help")
+	named := map[string]bool{}
+	_, clients, _ := strings.Cut(top, "client commands")
+	_, clients, _ = strings.Cut(clients, "\n")
+	for _, part := range strings.FieldsFunc(clients, func(r rune) bool { return r == ',' || r == '\n' }) {
+		switch f := strings.Fields(part); len(f) {
+		case 1:
+			named[f[0]] = true
+		case 2:
+			for _, sub := range strings.Split(f[1], "|") {
+				named[f[0]+" "+sub] = true
+			}
+		}
+	}
+	for name := range apiCommands {
+		if !slices.Contains(apiCommandOrder, name) {
+			t.Errorf("wshub %s is missing from the client commands' usage", name)
+		}
+		if !named[name] {
+			t.Errorf("wshub --help: expected %q named, got:\n%s", name, top)
+		}
+		if group, sub, ok := strings.Cut(name, " "); ok {
+			if _, out, _ := wshubAPI(t, "", group, "--help"); !strings.Contains(out, "wshub "+group+" "+sub+" ") {
+				t.Errorf("wshub %s --help: expected %q listed, got:\n%s", group, name, out)
 			}
 		}
 	}

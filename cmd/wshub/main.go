@@ -35,7 +35,7 @@ commands:
   version   the build: module version, commit and Go version
 
 client commands (the REST API from a shell or CI; WSHUB_URL, WSHUB_API_KEY; --help on each):
-  ws create|send|get|list|messages, projects, agents, providers,
+  ws create|send|get|list|messages|pr, projects, agents, providers,
   webhooks create|list|delete|deliveries|redeliver
 `
 
