@@ -86,7 +86,7 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 		h.Close()
 		return err
 	}
-	created, err := ensureDevAccount(ctx, h, cfg, &st)
+	created, note, err := ensureDevAccount(ctx, h, cfg, &st)
 	st.URL = devBase(cfg)
 	if err == nil {
 		err = writeDevState(statePath, st)
@@ -99,44 +99,56 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if note != "" {
+		fmt.Fprintf(stdout, "\n%s\n", note)
+	}
 	printDevBanner(stdout, cfg, st, created, link, agentLines)
 	cfg.MigrateOnStart = false
 	return serveConfig(ctx, cfg, log)
 }
 
 // ensureDevAccount creates the account, key and sample project unless the stored ones
-// still exist (the database may have been reset under an old dev.json).
-func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devState) (bool, error) {
+// still exist (the database may have been reset under an old dev.json). A key revoked
+// (in the app, say) is replaced by a new key of the same account, and note says so.
+func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devState) (created bool, note string, err error) {
 	if st.AccountID != "" && st.Key != "" {
 		if _, err := h.Service.Workspaces.Authenticate(ctx, "Bearer "+st.Key); err == nil {
-			return false, nil
+			return false, "", nil
+		}
+		if _, err := h.Service.Admin.ListAPIKeys(ctx, st.AccountID); err == nil {
+			_, key, err := h.Service.Admin.CreateAPIKey(ctx, st.AccountID, "development")
+			if err != nil {
+				return false, "", err
+			}
+			st.Key = key
+			return false, "The development key was revoked: this is a new key of the same account.", nil
 		}
 	}
 	// Not metered: the development account never needs a billing period.
 	acct := &core.Account{Name: "Development", Entitled: true, Metered: false}
 	if err := h.Service.Admin.CreateAccount(ctx, acct); err != nil {
-		return false, err
+		return false, "", err
 	}
 	_, key, err := h.Service.Admin.CreateAPIKey(ctx, acct.ID, "development")
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	repo, err := sampleRepository(ctx, filepath.Join(cfg.DataDir, "sample-repo"))
 	if err != nil {
-		return false, fmt.Errorf("sample repository: %w", err)
+		return false, "", fmt.Errorf("sample repository: %w", err)
 	}
 	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: repo, Name: "sample"})
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil {
-		return false, err
+		return false, "", err
 	}
 	if p.State != core.ProjectReady {
-		return false, fmt.Errorf("sample project is %s: %s", p.State, p.FailureReason)
+		return false, "", fmt.Errorf("sample project is %s: %s", p.State, p.FailureReason)
 	}
 	st.AccountID, st.Key, st.ProjectID = acct.ID, key, p.ID
-	return true, nil
+	return true, "", nil
 }
 
 // sampleRepository makes a small git repository to connect as the first project.
