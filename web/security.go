@@ -65,13 +65,19 @@ func (a *app) session(c *fiber.Ctx) error {
 func sessionOf(c *fiber.Ctx) *core.AppSession { return c.Locals(sessionKey{}).(*core.AppSession) }
 
 // checkForm refuses a state-changing request that does not carry the session's CSRF
-// token, or that another site sent (the browser says so in Sec-Fetch-Site).
+// token, or that another site sent (the browser says so in Sec-Fetch-Site). The token
+// comes in the form's body or the X-CSRF-Token header, never the query string: a URL
+// is copied into logs, histories and Referer headers.
 func (a *app) checkForm(c *fiber.Ctx) error {
 	s := sessionOf(c)
 	if site := c.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
 		return a.refuse(c, fiber.StatusForbidden, "This form came from another site and was refused.")
 	}
-	if subtle.ConstantTimeCompare([]byte(c.FormValue("csrf")), []byte(s.CSRF)) != 1 {
+	token := c.Get("X-CSRF-Token")
+	if token == "" {
+		token = string(c.Context().PostArgs().Peek("csrf"))
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(s.CSRF)) != 1 {
 		return a.refuse(c, fiber.StatusForbidden, "This form has expired or did not come from this page. Go back, reload and try again.")
 	}
 	return c.Next()

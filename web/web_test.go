@@ -117,6 +117,19 @@ func csrfOf(t *testing.T, page string) string {
 	return m[1]
 }
 
+var notice = regexp.MustCompile(`(?s)<p class="notice" role="alert">(.*?)</p>`)
+
+// noticeOf is what a page says at its top, or its title when it says nothing.
+func noticeOf(page string) string {
+	if m := notice.FindStringSubmatch(page); m != nil {
+		return html.UnescapeString(m[1])
+	}
+	if m := regexp.MustCompile(`<title>(.*?)</title>`).FindStringSubmatch(page); m != nil {
+		return "page " + html.UnescapeString(m[1])
+	}
+	return fmt.Sprintf("%.200q", page)
+}
+
 var newKey = regexp.MustCompile(`value="(svc_[0-9A-Za-z]+)"`)
 
 func TestAnOwnerSignsInCreatesAKeyThatWorksAndRevokesIt(t *testing.T) {
@@ -188,6 +201,47 @@ func TestAFormWithoutItsCSRFTokenIsRefused(t *testing.T) {
 	for _, k := range keys {
 		if k.Name == "sneaky" || k.Name == "x" {
 			t.Errorf("a refused form made a key: %+v", k)
+		}
+	}
+}
+
+// The token travels in the form's body or a header, never in the address: a URL is
+// copied into logs, histories and Referer headers.
+func TestTheCSRFTokenIsTakenFromTheBodyOrAHeaderOnly(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	_, _, page := s.signIn("ada-1")
+	csrf := csrfOf(t, page)
+	for _, tc := range []struct {
+		name, query, header string
+		form                url.Values
+		want                int
+	}{
+		{"in the query string", "?csrf=" + url.QueryEscape(csrf), "", url.Values{"name": {"by-query"}}, 403},
+		{"in the query, a wrong one in the body", "?csrf=" + url.QueryEscape(csrf), "", url.Values{"name": {"by-query2"}, "csrf": {"nope"}}, 403},
+		{"in the X-CSRF-Token header", "", csrf, url.Values{"name": {"by-header"}}, 201},
+		{"in the body", "", "", url.Values{"name": {"by-body"}, "csrf": {csrf}}, 201},
+	} {
+		req, _ := http.NewRequest("POST", s.hub.URL+"/app/keys"+tc.query, strings.NewReader(tc.form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if tc.header != "" {
+			req.Header.Set("X-CSRF-Token", tc.header)
+		}
+		res, err := s.web.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code, _, body := read(t, res); code != tc.want {
+			t.Errorf("the token %s: expected %d, got %d (%s)", tc.name, tc.want, code, noticeOf(body))
+		}
+	}
+	keys, err := s.hub.Service.Admin.ListAPIKeys(context.Background(), s.hub.Account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if strings.HasPrefix(k.Name, "by-query") {
+			t.Errorf("a token in the query string made a key: %+v", k)
 		}
 	}
 }
