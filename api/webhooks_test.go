@@ -390,8 +390,8 @@ func TestWebhookDescription(t *testing.T) {
 	for _, d := range []string{strings.Repeat("d", 201), strings.Repeat("é", 201), strings.Repeat("😀", 201), " " + strings.Repeat("d", 201) + " "} {
 		h.Call("POST", whPath, h.Key, map[string]any{"url": u, "description": d}).Expect(t, 400, core.CodeInvalidWebhookDesc)
 	}
-	// A label is one line of printable text (a NUL would not even fit the store).
-	for _, d := range []string{"a\x00b", "line\nbreak", "tab\there", "bell\a", "c1\u0085x"} {
+	// A label is one line of printable text (a NUL is refused earlier, as in any field).
+	for _, d := range []string{"line\nbreak", "tab\there", "bell\a", "c1\u0085x"} {
 		h.Call("POST", whPath, h.Key, map[string]any{"url": u, "description": d}).Expect(t, 400, core.CodeInvalidWebhookDesc)
 	}
 	if list, _ := whList(t, h, h.Key); len(list) != 0 {

@@ -83,6 +83,31 @@ func (a *app) checkForm(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// plainText refuses a request whose path, query or form holds a NUL character or
+// bytes that are not UTF-8, in words, before any page reads it: every value the app
+// is sent is checked here, so no handler meets one.
+func (a *app) plainText(c *fiber.Ctx) error {
+	err := core.CheckText("The address", string(c.Context().URI().Path()))
+	visit := func(where string) func(k, v []byte) {
+		return func(k, v []byte) {
+			if err == nil {
+				err = core.CheckText(where+" field’s name", string(k))
+			}
+			if err == nil {
+				err = core.CheckText(where+" field “"+string(k)+"”", string(v))
+			}
+		}
+	}
+	c.Context().QueryArgs().VisitAll(visit("The address’s"))
+	if err == nil && c.Method() == fiber.MethodPost {
+		c.Context().PostArgs().VisitAll(visit("The form’s"))
+	}
+	if err != nil {
+		return a.fail(c, err)
+	}
+	return c.Next()
+}
+
 // loopback reports whether the request came from this machine.
 func loopback(c *fiber.Ctx) bool {
 	ip := net.ParseIP(strings.TrimSpace(c.Context().RemoteIP().String()))

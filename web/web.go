@@ -119,7 +119,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	if opts.OIDC.Issuer != "" {
 		a.oidc = newOIDCClient(opts.OIDC)
 	}
-	g := r.Group("/app", securityHeaders)
+	g := r.Group("/app", securityHeaders, a.plainText)
 	g.Get("/static/*", a.static)
 	g.Get("/signin", a.signInPage)
 	g.Get("/signin/oidc", a.limited, a.startOIDC)

@@ -246,6 +246,42 @@ func TestTheCSRFTokenIsTakenFromTheBodyOrAHeaderOnly(t *testing.T) {
 	}
 }
 
+// A NUL character or bytes that are not UTF-8, anywhere in what a page is sent, are
+// refused in words with 400: never a 500 from the store.
+func TestFormsRefuseNULAndInvalidUTF8InWords(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	_, _, page := s.signIn("ada-1")
+	csrf := csrfOf(t, page)
+	for _, tc := range []struct {
+		name, path string
+		form       url.Values // nil: a GET
+		want       string
+	}{
+		{"a key's name with a NUL", "/app/keys", url.Values{"name": {"a\x00b"}}, "NUL character"},
+		{"a key's name not UTF-8", "/app/keys", url.Values{"name": {"a\xffb"}}, "not valid UTF-8"},
+		{"an invited email with a NUL", "/app/members", url.Values{"email": {"a\x00b@example.com"}, "role": {"member"}}, "NUL character"},
+		{"a webhook's description with a NUL", "/app/webhooks", url.Values{"url": {"https://hooks.example.com/"}, "description": {"a\x00"}}, "NUL character"},
+		{"a prompt not UTF-8", "/app/workspaces", url.Values{"prompt": {"fix \xc3"}, "agent": {"agent_1"}, "model": {"m"}}, "not valid UTF-8"},
+		{"a field's name with a NUL", "/app/keys", url.Values{"name": {"x"}, "n\x00": {"y"}}, "NUL character"},
+		{"a query with a NUL", "/app/workspaces?state=%00", nil, "NUL character"},
+		{"a key id with a NUL", "/app/keys/key_%00/revoke", url.Values{}, "NUL character"},
+		{"an audit page not UTF-8", "/app/audit?before=%ff", nil, "not valid UTF-8"},
+	} {
+		var code int
+		var body string
+		if tc.form == nil {
+			code, _, body = s.get(tc.path)
+		} else {
+			tc.form.Set("csrf", csrf)
+			code, _, body = s.post(tc.path, tc.form)
+		}
+		if code != 400 || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: expected 400 saying %q, got %d (%s)", tc.name, tc.want, code, noticeOf(body))
+		}
+	}
+}
+
 func TestAMemberCannotReachTheKeysPage(t *testing.T) {
 	s := newSite(t)
 	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
