@@ -83,6 +83,9 @@ type Config struct {
 	OIDCClientID     string `env:"WSHUB_OIDC_CLIENT_ID"`
 	OIDCClientSecret string `env:"WSHUB_OIDC_CLIENT_SECRET"`
 	OIDCName         string `env:"WSHUB_OIDC_NAME"`
+	// OIDCSlackIssuer stands in for Slack's issuer, whose claims alone name a Slack
+	// team and user (tests: their own provider; "": https://slack.com).
+	OIDCSlackIssuer string `env:"-"`
 	// AppSessionIdle and AppSessionMax end an app session idle that long, and one that
 	// old whatever its use.
 	AppSessionIdle time.Duration `env:"WSHUB_APP_SESSION_IDLE" envDefault:"12h"`

@@ -252,7 +252,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
 	if h.Web, err = web.Mount(app, svc.App, svc.AppWorkspaces, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
-		OIDC:     web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName},
+		OIDC: web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName,
+			SlackIssuer: cfg.OIDCSlackIssuer},
 		Discord:  discordSignIn(cfg),
 		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks,
 		MaxStreams: cfg.MaxStreamsPerKey, StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {

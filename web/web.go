@@ -33,6 +33,9 @@ type OIDC struct {
 	ClientSecret string
 	// Name is the provider as the sign-in button names it ("" : "single sign-on").
 	Name string
+	// SlackIssuer is the issuer whose Slack team and user claims are believed (""
+	// : SlackIssuer, Slack's own). Only tests name another, their stand-in for Slack.
+	SlackIssuer string
 }
 
 // Options configure the app.

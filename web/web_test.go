@@ -32,10 +32,25 @@ type site struct {
 
 func newSite(t *testing.T, opts ...hubtest.Option) *site {
 	t.Helper()
+	return startSite(t, false, opts...)
+}
+
+// newSlackSite is a site whose provider stands in for Slack: the hub believes the
+// Slack team and user its ID tokens name, as it believes only Slack's.
+func newSlackSite(t *testing.T) *site {
+	t.Helper()
+	return startSite(t, true)
+}
+
+func startSite(t *testing.T, slack bool, opts ...hubtest.Option) *site {
+	t.Helper()
 	idp := oidctest.Start(t)
 	clock := hubtest.NewClock()
 	opts = append([]hubtest.Option{hubtest.WithClock(clock), hubtest.WithConfig(func(c *hub.Config) {
 		c.OIDCIssuer, c.OIDCClientID, c.OIDCClientSecret, c.OIDCName = idp.Issuer(), "wshub-app", "app-secret", "Test SSO"
+		if slack {
+			c.OIDCSlackIssuer = idp.Issuer()
+		}
 		// Plain http on loopback: the cookie drops __Host- and Secure, which Go's
 		// cookie jar would not send over http.
 		c.AppInsecure = true
@@ -315,7 +330,7 @@ func TestAPersonNoAccountHasIsRefusedInWords(t *testing.T) {
 // Slack's OpenID Connect names the person's team and user in its own claims: a person
 // of a bound team who signs in joins the bound account as a member.
 func TestSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
-	s := newSite(t)
+	s := newSlackSite(t)
 	if err := s.hub.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack,
 		TeamID: "T0BOUND", AccountID: s.hub.Account.ID}); err != nil {
 		t.Fatal(err)
@@ -335,6 +350,44 @@ func TestSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
 	other := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
 	if code, _, _ := other.signIn("U0OTHER"); code != 403 {
 		t.Errorf("expected a person of an unbound team refused, got %d", code)
+	}
+}
+
+// Slack's claims are believed from Slack's issuer only: another provider's ID token
+// naming a bound team and a Slack user links no Slack identity, nor joins the team's
+// account.
+func TestSlackClaimsFromAnotherIssuerAreNotBelieved(t *testing.T) {
+	s := newSite(t)
+	if err := s.hub.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack,
+		TeamID: "T0BOUND", AccountID: s.hub.Account.ID}); err != nil {
+		t.Fatal(err)
+	}
+	slack := map[string]any{"https://slack.com/team_id": "T0BOUND", "https://slack.com/user_id": "U0SLACK"}
+	s.idp.AddUser(oidctest.User{Subject: "mallory", Name: "Mallory", Extra: slack})
+	if code, _, page := s.signIn("mallory"); code != 403 || !strings.Contains(page, "not a member of any account") {
+		t.Errorf("expected a stranger with Slack-looking claims refused, got %d (%s)", code, noticeOf(page))
+	}
+	// A member the operator named by email signs in with the same claims: in by their
+	// email, and still no Slack identity.
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.idp.AddUser(oidctest.User{Subject: "ada-1", Email: "ada@example.com", Name: "Ada", Extra: slack})
+	other := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
+	if code, path, _ := other.signIn("ada-1"); code != 200 || path != "/app/workspaces" {
+		t.Fatalf("expected Ada signed in by her email, got %d at %s", code, path)
+	}
+	list, err := s.hub.Service.Admin.ListMembers(context.Background(), s.hub.Account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ms := range list {
+		for _, id := range ms.Member.Identities {
+			if id.Kind == core.IdentitySlack {
+				t.Errorf("a Slack identity was linked from another issuer's claims: %+v", ms.Member)
+			}
+		}
+	}
+	if len(list) != 1 {
+		t.Errorf("expected Ada alone in the account, got %d members", len(list))
 	}
 }
 
