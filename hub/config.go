@@ -6,6 +6,7 @@ package hub
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -180,6 +181,9 @@ type Config struct {
 	// WebhookTimeout is the acknowledgement limit of an attempt: 10 s by api.md; only
 	// tests shorten it.
 	WebhookTimeout time.Duration `env:"-"`
+	// WebhookResolver looks up webhook hosts and the hub's public host, to refuse an
+	// alias of the hub (nil: the system's resolver; tests: one that stays on loopback).
+	WebhookResolver *net.Resolver `env:"-"`
 	// ArchiveAfter archives a workspace paused this long (0: never).
 	ArchiveAfter time.Duration `env:"WSHUB_ARCHIVE_AFTER" envDefault:"168h"`
 	// DeleteAfter deletes a workspace archived this long (0: never).
