@@ -22,8 +22,10 @@ type page struct {
 	// Accounts are the person's accounts, for the switcher (shown with two or more).
 	Accounts []*core.Membership
 	CSRF     string
-	Notice   string // a refusal or a result, said at the top
-	Data     any
+	// Invited counts the invitations waiting for the person (the header links them).
+	Invited int
+	Notice  string // a refusal or a result, said at the top
+	Data    any
 }
 
 var templateFuncs = template.FuncMap{
@@ -56,6 +58,9 @@ func (a *app) render(c *fiber.Ctx, status int, name string, p page) error {
 		p.Session, p.CSRF = s, s.CSRF
 		if list, err := a.core.Accounts(c.UserContext(), s); err == nil {
 			p.Accounts = list // without it the page still serves, with no switcher
+		}
+		if list, err := a.core.MyInvitations(c.UserContext(), s); err == nil {
+			p.Invited = len(list) // likewise, without the link
 		}
 	}
 	c.Status(status).Type("html", "utf-8")

@@ -59,6 +59,9 @@ func (a *app) session(c *fiber.Ctx) error {
 	}
 	s.Address = c.IP()
 	c.Locals(sessionKey{}, s)
+	if s.AccountID == "" && !inNoAccount(c.Path()) {
+		return c.Redirect("/app/invitations", fiber.StatusSeeOther)
+	}
 	return c.Next()
 }
 

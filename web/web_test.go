@@ -529,12 +529,16 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 	csrf := csrfOf(t, page)
 
 	if code, path, page := s.post("/app/members", url.Values{"csrf": {csrf}, "email": {"Bob@Example.com"}, "role": {"member"}}); code != 200 ||
-		path != "/app/members" || !strings.Contains(page, "email bob@example.com") {
+		path != "/app/members" || !strings.Contains(page, "<td>bob@example.com</td>") {
 		t.Fatalf("expected Bob invited, got %d at %s:\n%s", code, path, page)
 	}
 	bob := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
-	if code, path, _ := bob.signIn("bob-1"); code != 200 || path != "/app/workspaces" {
-		t.Fatalf("expected the invited Bob signed in by his verified email, got %d at %s", code, path)
+	code, path, page := bob.signIn("bob-1")
+	if code != 200 || path != "/app/invitations" {
+		t.Fatalf("expected the invited Bob signed in by his verified email to answer, got %d at %s", code, path)
+	}
+	if code, path, _ := bob.post(acceptOf(t, page), url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || path != "/app/workspaces" {
+		t.Fatalf("expected Bob in the account once he accepted, got %d at %s", code, path)
 	}
 
 	_, _, page = s.get("/app/members")
@@ -565,11 +569,11 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 		t.Fatalf("expected a removed member's session to end at once, got %s", path)
 	}
 
-	code, _, page := s.get("/app/audit")
+	code, _, page = s.get("/app/audit")
 	if code != 200 {
 		t.Fatalf("audit page: %d", code)
 	}
-	for _, want := range []string{"member.added", "member.role_changed", "member.sessions_ended", "member.removed", "<td>Ada</td>", "127.0.0.1"} {
+	for _, want := range []string{"member.invited", "member.added", "member.role_changed", "member.sessions_ended", "member.removed", "<td>Ada</td>", "127.0.0.1"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("expected %q in the audit log:\n%s", want, page)
 		}
@@ -589,6 +593,96 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 		if code, _, _ := cy.get(path); code != 403 {
 			t.Errorf("expected %s refused to a member, got %d", path, code)
 		}
+	}
+}
+
+var answerForm = regexp.MustCompile(`action="(/app/invitations/inv_[0-9A-Za-z]+/)accept"`)
+
+// acceptOf is the path of the first invitation's Accept on an invitations page.
+func acceptOf(t *testing.T, page string) string {
+	t.Helper()
+	m := answerForm.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no invitation to answer on the page:\n%s", page)
+	}
+	return m[1] + "accept"
+}
+
+// An owner who invites an address sees that address, and nothing of a person the hub
+// knows by it (their name, their identities, another account's Slack id), until that
+// person signs in and accepts; one who declines never shows.
+func TestAnInvitationShowsTheAddressOnlyUntilItsPersonAccepts(t *testing.T) {
+	ctx := context.Background()
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	// Bea owns another account, and is known there by her email and her Slack id.
+	other, _ := s.hub.NewAccount(true)
+	s.idp.AddUser(oidctest.User{Subject: "bea-1", Email: "bea@example.com", Name: "Bea Private"})
+	email, _ := core.NewIdentity(core.IdentityEmail, "bea@example.com")
+	ms, err := s.hub.Service.Admin.AddMember(ctx, other.ID, email, core.RoleOwner, "Bea Private")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.hub.Store.AddIdentity(ctx, ms.Member.ID, core.Identity{Kind: core.IdentitySlack, Subject: "T0OTHER:U0BEA"}); err != nil {
+		t.Fatal(err)
+	}
+	s.idp.AddUser(oidctest.User{Subject: "cy-1", Email: "cy@example.com", Name: "Cy"}) // known to no account
+	_, _, page := s.signIn("ada-1")
+	csrf := csrfOf(t, page)
+	for _, who := range []string{"bea@example.com", "cy@example.com"} {
+		if code, _, _ := s.post("/app/members", url.Values{"csrf": {csrf}, "email": {who}, "role": {"member"}}); code != 200 {
+			t.Fatalf("expected %s invited, got %d", who, code)
+		}
+	}
+	seen := func(when string, want, not []string) {
+		t.Helper()
+		_, _, page := s.get("/app/members")
+		for _, w := range want {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s: expected %q on the members page", when, w)
+			}
+		}
+		for _, n := range not {
+			if strings.Contains(page, n) {
+				t.Errorf("%s: %q shows on the members page", when, n)
+			}
+		}
+	}
+	private := []string{"Bea Private", "U0BEA", "bea-1", ms.Member.ID, "Cy<"}
+	seen("invited", []string{"<td>bea@example.com</td>", "<td>cy@example.com</td>"}, private)
+	if list, err := s.hub.Service.Admin.ListMembers(ctx, s.hub.Account.ID); err != nil || len(list) != 1 {
+		t.Fatalf("expected Ada alone in the account before any answer, got %d (%v)", len(list), err)
+	}
+
+	// Cy, in no account, signs in to answer, and can open nothing else; she declines.
+	cy := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
+	code, path, page := cy.signIn("cy-1")
+	if code != 200 || path != "/app/invitations" || !strings.Contains(page, "in no account yet") {
+		t.Fatalf("expected Cy on her invitations, got %d at %s (%s)", code, path, noticeOf(page))
+	}
+	if _, path, _ := cy.get("/app/workspaces"); path != "/app/invitations" {
+		t.Errorf("expected a person in no account kept to her invitations, got %s", path)
+	}
+	decline := strings.TrimSuffix(acceptOf(t, page), "accept") + "decline"
+	if _, _, page := cy.post(decline, url.Values{"csrf": {csrfOf(t, page)}}); !strings.Contains(page, "No invitations wait for you") {
+		t.Errorf("expected no invitation left for Cy:\n%s", page)
+	}
+
+	// Bea signs in to her own account and sees the invitation there.
+	bea := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
+	if code, path, page := bea.signIn("bea-1"); code != 200 || path != "/app/workspaces" || !strings.Contains(page, "owner of "+other.ID) ||
+		!strings.Contains(page, "Invitations (1)") {
+		t.Fatalf("expected Bea in her account, told of one invitation, got %d at %s:\n%s", code, path, page)
+	}
+	seen("signed in, not answered", []string{"<td>bea@example.com</td>"}, private)
+	_, _, page = bea.get("/app/invitations")
+	if code, path, page := bea.post(acceptOf(t, page), url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || path != "/app/workspaces" ||
+		!strings.Contains(page, "member of "+s.hub.Account.ID) {
+		t.Fatalf("expected Bea in Ada's account once she accepted, got %d at %s (%s)", code, path, noticeOf(page))
+	}
+	seen("accepted", []string{"Bea Private"}, []string{"<td>bea@example.com</td>", "cy@example.com"})
+	if _, _, page := s.get("/app/audit"); !strings.Contains(page, "member.invitation_declined") || !strings.Contains(page, "member.added") {
+		t.Errorf("expected the decline and the acceptance in the audit log:\n%s", page)
 	}
 }
 
