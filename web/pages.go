@@ -49,9 +49,16 @@ var templateFuncs = template.FuncMap{
 	// secret is a value shown once, with its field's id and label (the "shown-once"
 	// template: the keys' and the webhooks' pages).
 	"secret": func(id, label, value string) shownOnce { return shownOnce{ID: id, Label: label, Value: value} },
+	// action is a form of one button that posts to path with the session's token (the
+	// "action" template), its button's text and accessible name.
+	"action": func(path, text, name, csrf string) postAction {
+		return postAction{Path: path, Text: text, Name: name, CSRF: csrf}
+	},
 }
 
 type shownOnce struct{ ID, Label, Value string }
+
+type postAction struct{ Path, Text, Name, CSRF string }
 
 func (a *app) render(c *fiber.Ctx, status int, name string, p page) error {
 	if s, ok := c.Locals(sessionKey{}).(*core.AppSession); ok {

@@ -97,7 +97,21 @@ func (s *site) get(path string) (int, string, string) {
 
 func (s *site) post(path string, form url.Values) (int, string, string) {
 	s.t.Helper()
-	res, err := s.web.PostForm(s.hub.URL+path, form)
+	return s.postWith(path, form)
+}
+
+// postWith is post with headers of its own (name, value, name, value...).
+func (s *site) postWith(path string, form url.Values, headers ...string) (int, string, string) {
+	s.t.Helper()
+	req, err := http.NewRequest("POST", s.hub.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := s.web.Do(req)
 	if err != nil {
 		s.t.Fatalf("POST %s: %v", path, err)
 	}
@@ -112,6 +126,15 @@ func read(t *testing.T, res *http.Response) (int, string, string) {
 		t.Fatal(err)
 	}
 	return res.StatusCode, res.Request.URL.Path, string(b)
+}
+
+// ownerSignedIn is a site with Ada, an owner, signed in, and her form token.
+func ownerSignedIn(t *testing.T) (*site, string) {
+	t.Helper()
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	_, _, page := s.signIn("ada-1")
+	return s, csrfOf(t, page)
 }
 
 // signIn goes through the provider as subject and lands on the app.
@@ -199,14 +222,7 @@ func TestAFormWithoutItsCSRFTokenIsRefused(t *testing.T) {
 		}
 	}
 	// Another site's form, even with the token, is refused by what the browser says.
-	req, _ := http.NewRequest("POST", s.hub.URL+"/app/keys", strings.NewReader(url.Values{"csrf": {csrfOf(t, page)}, "name": {"x"}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Sec-Fetch-Site", "cross-site")
-	res, err := s.web.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, _, _ := read(t, res); code != 403 {
+	if code, _, _ := s.postWith("/app/keys", url.Values{"csrf": {csrfOf(t, page)}, "name": {"x"}}, "Sec-Fetch-Site", "cross-site"); code != 403 {
 		t.Errorf("expected a cross-site form refused, got %d", code)
 	}
 	keys, err := s.hub.Service.Admin.ListAPIKeys(context.Background(), s.hub.Account.ID)
@@ -223,30 +239,19 @@ func TestAFormWithoutItsCSRFTokenIsRefused(t *testing.T) {
 // The token travels in the form's body or a header, never in the address: a URL is
 // copied into logs, histories and Referer headers.
 func TestTheCSRFTokenIsTakenFromTheBodyOrAHeaderOnly(t *testing.T) {
-	s := newSite(t)
-	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
-	_, _, page := s.signIn("ada-1")
-	csrf := csrfOf(t, page)
+	s, csrf := ownerSignedIn(t)
 	for _, tc := range []struct {
-		name, query, header string
-		form                url.Values
-		want                int
+		name, query string
+		headers     []string
+		form        url.Values
+		want        int
 	}{
-		{"in the query string", "?csrf=" + url.QueryEscape(csrf), "", url.Values{"name": {"by-query"}}, 403},
-		{"in the query, a wrong one in the body", "?csrf=" + url.QueryEscape(csrf), "", url.Values{"name": {"by-query2"}, "csrf": {"nope"}}, 403},
-		{"in the X-CSRF-Token header", "", csrf, url.Values{"name": {"by-header"}}, 201},
-		{"in the body", "", "", url.Values{"name": {"by-body"}, "csrf": {csrf}}, 201},
+		{"in the query string", "?csrf=" + url.QueryEscape(csrf), nil, url.Values{"name": {"by-query"}}, 403},
+		{"in the query, a wrong one in the body", "?csrf=" + url.QueryEscape(csrf), nil, url.Values{"name": {"by-query2"}, "csrf": {"nope"}}, 403},
+		{"in the X-CSRF-Token header", "", []string{"X-CSRF-Token", csrf}, url.Values{"name": {"by-header"}}, 201},
+		{"in the body", "", nil, url.Values{"name": {"by-body"}, "csrf": {csrf}}, 201},
 	} {
-		req, _ := http.NewRequest("POST", s.hub.URL+"/app/keys"+tc.query, strings.NewReader(tc.form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		if tc.header != "" {
-			req.Header.Set("X-CSRF-Token", tc.header)
-		}
-		res, err := s.web.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if code, _, body := read(t, res); code != tc.want {
+		if code, _, body := s.postWith("/app/keys"+tc.query, tc.form, tc.headers...); code != tc.want {
 			t.Errorf("the token %s: expected %d, got %d (%s)", tc.name, tc.want, code, noticeOf(body))
 		}
 	}
@@ -264,10 +269,7 @@ func TestTheCSRFTokenIsTakenFromTheBodyOrAHeaderOnly(t *testing.T) {
 // A NUL character or bytes that are not UTF-8, anywhere in what a page is sent, are
 // refused in words with 400: never a 500 from the store.
 func TestFormsRefuseNULAndInvalidUTF8InWords(t *testing.T) {
-	s := newSite(t)
-	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
-	_, _, page := s.signIn("ada-1")
-	csrf := csrfOf(t, page)
+	s, csrf := ownerSignedIn(t)
 	for _, tc := range []struct {
 		name, path string
 		form       url.Values // nil: a GET
