@@ -55,13 +55,7 @@ func loopbackResolver(t *testing.T) (*net.Resolver, *atomic.Int32) {
 		t.Fatal(err)
 	}
 	queries := dnstest.Serve(t, pc, net.IPv4(127, 0, 0, 1))
-	return &net.Resolver{
-		PreferGo: true,
-		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "udp", pc.LocalAddr().String())
-		},
-	}, queries
+	return dnstest.Resolver(pc.LocalAddr()), queries
 }
 
 // A receiver's name that resolves to an address of the hub's public host (an alias of
