@@ -102,7 +102,7 @@ func (s *App) MyInvitations(ctx context.Context, a *AppSession) ([]*Invitation, 
 // AnswerInvitation accepts or declines an invitation to one of the signed-in person's
 // addresses. Accepting makes them a member of its account with its role (one already
 // there keeps theirs) and moves the session there; either answer is in that account's
-// audit log.
+// audit log, a decline by the address only.
 func (s *App) AnswerInvitation(ctx context.Context, a *AppSession, id string, accept bool) (*Invitation, error) {
 	var inv *Invitation
 	err := inTx(ctx, s.store, func(q Queries) error {
@@ -113,7 +113,9 @@ func (s *App) AnswerInvitation(ctx context.Context, a *AppSession, id string, ac
 		}
 		now := s.clock.Now()
 		if !accept {
-			return a.actor().audit(ctx, q, inv.AccountID, now, AuditInvitationDeclined, inv.ID, inv.Email)
+			// Logged by the address alone: one who declines stays unknown to the account.
+			invitee := actor{id: "invitee", name: inv.Email}
+			return invitee.audit(ctx, q, inv.AccountID, now, AuditInvitationDeclined, inv.ID, "")
 		}
 		mine, err := q.MembershipsOf(ctx, a.Member.ID)
 		if err != nil {
