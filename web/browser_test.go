@@ -24,14 +24,16 @@ func picture(t *testing.T, b *browsertest.Browser, name string) {
 func screenshotDir() string { return os.Getenv("WSHUB_APP_SCREENSHOTS") }
 
 // In a real browser: an owner signs in on the provider's login page, creates a key
-// (shown once, with a Copy button), sees it listed, reads the members and the audit
-// log, and a member is kept from the keys. Every page passes axe-core and is pictured at desktop and phone widths.
+// (shown once, with a Copy button), sees it listed, invites a person and reads the
+// members and the audit log; a member is kept from the keys; the invited person signs
+// in to their invitation and accepts it. Every page passes axe-core and is pictured at desktop and phone widths.
 func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	s := newSite(t)
 	b := browsertest.Start(t)
 	b.ScreenshotDir = screenshotDir()
 	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleOwner)
 	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
+	s.person("cy-1", "cy@example.com", "Cy", "")
 	s.idp.SignInAs("") // the provider shows its login page: the browser picks the user
 
 	picture := func(name string) { picture(t, b, name) }
@@ -76,6 +78,10 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	picture("webhooks")
 	b.Open(t, s.hub.URL+"/app/members")
 	b.WaitFor(t, "#invite-email")
+	b.FillByLabel(t, "Email", "cy@example.com")
+	if code := b.Submit(t, "form.create"); code != http.StatusOK || !strings.Contains(b.Text(t, "main"), "cy@example.com") {
+		t.Fatalf("expected Cy's invitation listed, got %d: %q", code, b.Text(t, "main"))
+	}
 	picture("members")
 	b.Open(t, s.hub.URL+"/app/audit")
 	if !strings.Contains(b.Text(t, "main"), "key.created") {
@@ -104,5 +110,19 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	picture("refused")
 	if keys, err := s.hub.Service.Admin.ListAPIKeys(context.Background(), s.hub.Account.ID); err != nil || len(keys) != 2 {
 		t.Errorf("expected the hub's key and laptop, got %d (%v)", len(keys), err)
+	}
+
+	// Cy, invited, signs in to her invitation and accepts it.
+	b.Open(t, s.hub.URL+"/app/workspaces")
+	b.Submit(t, `form[action="/app/signout"]`)
+	b.WaitUntil(t, `location.pathname === "/app/signin"`)
+	b.Click(t, "a.button")
+	b.WaitFor(t, `button[value="cy-1"]`)
+	b.Click(t, `button[value="cy-1"]`)
+	b.WaitUntil(t, `location.pathname === "/app/invitations"`)
+	picture("invitations")
+	if code := b.Submit(t, `form[action$="/accept"]`); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" ||
+		!strings.Contains(b.Text(t, ".who"), "Cy · member of") {
+		t.Fatalf("expected Cy in the account once she accepted, got %d at %s: %q", code, b.URL(t), b.Text(t, ".who"))
 	}
 }
