@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -95,14 +96,19 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 			t.Errorf("the session cookie is readable by scripts: %+v", c)
 		}
 	}
-	b.Submit(t, `form[action="/app/signout"]`)
-	b.WaitUntil(t, `location.pathname === "/app/signin"`)
+	// signOutAndIn signs out, then in as subject on the provider's page, landing at path.
+	signOutAndIn := func(subject, path string) {
+		t.Helper()
+		b.Submit(t, `form[action="/app/signout"]`)
+		b.WaitUntil(t, `location.pathname === "/app/signin"`)
+		b.Click(t, "a.button")
+		b.WaitFor(t, fmt.Sprintf(`button[value=%q]`, subject))
+		b.Click(t, fmt.Sprintf(`button[value=%q]`, subject))
+		b.WaitUntil(t, fmt.Sprintf(`location.pathname === %q`, path))
+	}
 
 	// A member signs in and sees no keys.
-	b.Click(t, "a.button")
-	b.WaitFor(t, `button[value="bob-1"]`)
-	b.Click(t, `button[value="bob-1"]`)
-	b.WaitUntil(t, `location.pathname === "/app/workspaces"`)
+	signOutAndIn("bob-1", "/app/workspaces")
 	picture("member-workspaces")
 	if code := b.Open(t, s.hub.URL+"/app/keys"); code != http.StatusForbidden {
 		t.Errorf("expected the keys page refused to a member, got %d", code)
@@ -114,12 +120,7 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 
 	// Cy, invited, signs in to her invitation and accepts it.
 	b.Open(t, s.hub.URL+"/app/workspaces")
-	b.Submit(t, `form[action="/app/signout"]`)
-	b.WaitUntil(t, `location.pathname === "/app/signin"`)
-	b.Click(t, "a.button")
-	b.WaitFor(t, `button[value="cy-1"]`)
-	b.Click(t, `button[value="cy-1"]`)
-	b.WaitUntil(t, `location.pathname === "/app/invitations"`)
+	signOutAndIn("cy-1", "/app/invitations")
 	picture("invitations")
 	if code := b.Submit(t, `form[action$="/accept"]`); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" ||
 		!strings.Contains(b.Text(t, ".who"), "Cy · member of") {
