@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -35,11 +36,60 @@ func jsonObject(body []byte, required bool) (map[string]json.RawMessage, error) 
 	if !json.Valid(body) {
 		return nil, core.Errorf(core.CodeInvalidJSON, "the body is not valid JSON")
 	}
+	// encoding/json would turn bytes that are not UTF-8 into U+FFFD without a word.
+	if !utf8.Valid(body) {
+		return nil, core.Errorf(core.CodeInvalidRequest, "the body is not valid UTF-8 text")
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
 		return nil, core.Errorf(core.CodeInvalidRequest, "the body must be a JSON object")
 	}
+	for name, raw := range fields {
+		if err := plainJSON(name, raw); err != nil {
+			return nil, err
+		}
+	}
 	return fields, nil
+}
+
+// plainJSON refuses a field whose name, or any string within its value, holds a NUL
+// character: in valid JSON a NUL is only ever the escape \u0000, so a value without
+// that text is read no further.
+func plainJSON(name string, raw json.RawMessage) error {
+	if err := core.CheckText("the field name", name); err != nil {
+		return err
+	}
+	if !bytes.Contains(raw, []byte(`\u0000`)) {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return core.Errorf(core.CodeInvalidJSON, "the body is not valid JSON")
+	}
+	return plainValue(name, v)
+}
+
+func plainValue(name string, v any) error {
+	switch v := v.(type) {
+	case string:
+		return core.CheckText(name, v)
+	case []any:
+		for _, e := range v {
+			if err := plainValue(name, e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if err := core.CheckText(name+"'s field name", k); err != nil {
+				return err
+			}
+			if err := plainValue(name, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // optString reads an optional string field; null counts as absent.

@@ -241,7 +241,7 @@ func TestSendMessageValidation(t *testing.T) {
 		{"text too long astral", map[string]any{"text": strings.Repeat("\U0001F600", core.MaxTextChars+1)}, nil, "invalid_message"},
 		{"empty text", map[string]any{"text": ""}, nil, "invalid_message"},
 		{"white space text", map[string]any{"text": " \n\t "}, nil, "invalid_message"},
-		{"NUL and white space text", map[string]any{"text": "\x00 \n\x00"}, nil, "invalid_message"},
+		{"NUL and white space text", map[string]any{"text": "\x00 \n\x00"}, nil, "invalid_request"},
 		{"empty text, empty attachments", map[string]any{"text": "", "attachments": []string{}}, nil, "invalid_message"},
 		{"empty text, null attachments", []byte(`{"text":"","attachments":null}`), nil, "invalid_message"},
 		{"nine distinct attachments", map[string]any{"text": "a", "attachments": nine}, nil, "invalid_message"},

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -11,7 +12,9 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/dnstest"
 )
 
 var (
@@ -390,8 +393,8 @@ func TestWebhookDescription(t *testing.T) {
 	for _, d := range []string{strings.Repeat("d", 201), strings.Repeat("é", 201), strings.Repeat("😀", 201), " " + strings.Repeat("d", 201) + " "} {
 		h.Call("POST", whPath, h.Key, map[string]any{"url": u, "description": d}).Expect(t, 400, core.CodeInvalidWebhookDesc)
 	}
-	// A label is one line of printable text (a NUL would not even fit the store).
-	for _, d := range []string{"a\x00b", "line\nbreak", "tab\there", "bell\a", "c1\u0085x"} {
+	// A label is one line of printable text (a NUL is refused earlier, as in any field).
+	for _, d := range []string{"line\nbreak", "tab\there", "bell\a", "c1\u0085x"} {
 		h.Call("POST", whPath, h.Key, map[string]any{"url": u, "description": d}).Expect(t, 400, core.CodeInvalidWebhookDesc)
 	}
 	if list, _ := whList(t, h, h.Key); len(list) != 0 {
@@ -405,6 +408,33 @@ func TestWebhookDescription(t *testing.T) {
 	}
 	// An invalid URL is reported before an invalid description.
 	h.Call("POST", whPath, h.Key, map[string]any{"url": "http://x", "description": strings.Repeat("d", 201)}).Expect(t, 400, core.CodeInvalidWebhookURL)
+}
+
+// Another name for the hub is the hub: a URL whose host resolves to an address of the
+// hub's public host is refused like its own name, and one resolving elsewhere is not.
+func TestWebhookURLResolvingToTheHubIsRefused(t *testing.T) {
+	t.Parallel()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Documentation addresses: resolved only, never dialed.
+	hubAddr, elsewhere := net.IPv4(192, 0, 2, 7), net.IPv4(198, 51, 100, 7)
+	dnstest.ServeEach(t, pc, func(name string) net.IP {
+		if name == "elsewhere.example.org" {
+			return elsewhere
+		}
+		return hubAddr // hub.example.com and every alias of it
+	})
+	h := hubtest.Start(t, hubtest.WithPublicURL("https://hub.example.com"),
+		hubtest.WithConfig(func(c *hub.Config) { c.WebhookResolver = dnstest.Resolver(pc.LocalAddr()) }))
+	for _, u := range []string{"https://alias.example.net/hook", "https://www.hub-cdn.example.org:8443/x"} {
+		r := h.Call("POST", whPath, h.Key, map[string]any{"url": u})
+		if r.Status != 400 || r.Code() != core.CodeInvalidWebhookURL || !strings.Contains(string(r.Raw), "must not point at this hub") {
+			t.Errorf("%s: expected 400 %s, got %d %s", u, core.CodeInvalidWebhookURL, r.Status, r.Raw)
+		}
+	}
+	h.Call("POST", whPath, h.Key, map[string]any{"url": "https://elsewhere.example.org/hook"}).Expect(t, 201, "")
 }
 
 func TestWebhookLimit(t *testing.T) {

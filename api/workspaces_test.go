@@ -373,7 +373,7 @@ func TestCreateWorkspaceValidation(t *testing.T) {
 		// Prompt.
 		{"prompt empty", map[string]any{"prompt": ""}, 400, "invalid_prompt"},
 		{"prompt blank", map[string]any{"prompt": " \n\t\r "}, 400, "invalid_prompt"},
-		{"prompt NULs and blanks", map[string]any{"prompt": "\x00 \x00\n\x00"}, 400, "invalid_prompt"},
+		{"prompt NULs and blanks", map[string]any{"prompt": "\x00 \x00\n\x00"}, 400, "invalid_request"},
 		{"branch HEAD", map[string]any{"branch": "HEAD"}, 400, "invalid_git_ref"},
 		{"prompt 65537 ascii", map[string]any{"prompt": rep("a", 65537)}, 400, "invalid_prompt"},
 		{"prompt 65537 two-byte", map[string]any{"prompt": rep("é", 65537)}, 400, "invalid_prompt"},
@@ -870,7 +870,7 @@ func TestCreateWorkspaceIdempotency(t *testing.T) {
 			{body: withAgent(map[string]any{"idempotencyKey": " \t\n "}), status: 400, code: "invalid_idempotency_key", sameAs: -1},
 		}},
 		{"key with control character in body", []call{
-			{body: withAgent(map[string]any{"idempotencyKey": "a\x00b"}), status: 400, code: "invalid_idempotency_key", sameAs: -1},
+			{body: withAgent(map[string]any{"idempotencyKey": "a\x01b"}), status: 400, code: "invalid_idempotency_key", sameAs: -1},
 		}},
 		{"key 200 chars in header", []call{
 			{body: withAgent(nil), headers: []string{"Idempotency-Key", rep("h", 200)}, status: 201, sameAs: -1, newID: true},

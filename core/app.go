@@ -1,7 +1,6 @@
 package core
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -13,7 +12,8 @@ import (
 // page acts through an AppSession, its scope, as the API's is an account.
 
 // AppSession is a person signed in to the app: the member, the account they are
-// looking at, and their role there.
+// looking at, and their role there (AccountID "": in no account yet, with invitations
+// to answer and nothing else to do).
 type AppSession struct {
 	ID        string
 	Member    *Member
@@ -68,6 +68,7 @@ type appStore interface {
 	TxStore
 	AccountQueries
 	MemberQueries
+	InvitationQueries
 	AppSessionQueries
 	ChatQueries
 	AuditQueries
@@ -134,46 +135,69 @@ var errNotAMember = Errorf(CodeNotAMember, "you are not a member of any account 
 // first of their accounts (owned ones first). It returns the session and the token
 // its cookie carries, shown nowhere else. A person the hub does not know is refused,
 // unless their Slack identity belongs to a team bound to an account: then they join
-// it as a member.
+// it as a member. A person in no account whom an invitation waits for (by a verified
+// address) is signed in with no account, to answer it.
 func (s *App) SignIn(ctx context.Context, in SignInInput) (*AppSession, string, error) {
-	out, token, err := s.signIn(ctx, in, nil)
+	out, token, err := s.signIn(ctx, in, nil, false)
 	if !errors.Is(err, errNotAMember) {
 		return out, token, err
 	}
 	// Not known: the person may belong to a bound team or server. Looked up outside any
 	// transaction, since Discord may be asked for the person's roles.
 	bound, err := s.boundAccounts(ctx, in)
-	if err != nil || len(bound) == 0 {
-		return nil, "", cmp.Or(err, error(errNotAMember))
+	if err != nil {
+		return nil, "", err
 	}
-	return s.signIn(ctx, in, bound)
+	return s.signIn(ctx, in, bound, true)
 }
 
 // signIn opens the session in one transaction; bound, when given, are the accounts a
-// person the hub does not know yet joins.
-func (s *App) signIn(ctx context.Context, in SignInInput, bound []string) (*AppSession, string, error) {
+// person the hub does not know yet joins, and invited says such a person may be made a
+// member (of no account yet) when an invitation waits for their address.
+func (s *App) signIn(ctx context.Context, in SignInInput, bound []string, invited bool) (*AppSession, string, error) {
 	var out *AppSession
 	var token string
 	err := inTx(ctx, s.store, func(q Queries) error {
-		m, err := s.memberFor(ctx, q, in, bound)
+		m, err := s.memberFor(ctx, q, in, bound, invited)
 		if err != nil {
 			return err
+		}
+		// The verified address invitations wait for becomes the member's, to answer them.
+		email, ok, err := invitedEmail(ctx, q, in.Email)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := q.AddIdentity(ctx, m.ID, email); err != nil {
+				return err
+			}
+			m.Identities = append(m.Identities, email)
 		}
 		ms, err := q.MembershipsOf(ctx, m.ID)
 		if err != nil {
 			return err
 		}
-		if len(ms) == 0 {
+		if len(ms) > 0 {
+			out, token, err = s.open(ctx, q, m, ms[0])
+			return err
+		}
+		pending, err := q.InvitationsFor(ctx, emailsOf(m))
+		if err != nil {
+			return err
+		}
+		if len(pending) == 0 {
 			return errNotAMember
 		}
-		out, token, err = s.open(ctx, q, m, ms[0])
+		// In no account, with invitations: signed in to answer them, and only that.
+		out, token, err = s.open(ctx, q, m, nil)
 		return err
 	})
 	return out, token, err
 }
 
-// memberFor finds (or, for a bound team's person, makes) the member signing in.
-func (s *App) memberFor(ctx context.Context, q Queries, in SignInInput, bound []string) (*Member, error) {
+// memberFor finds (or, for a bound team's person or an invited one, makes) the member
+// signing in.
+func (s *App) memberFor(ctx context.Context, q Queries, in SignInInput, bound []string, invited bool) (*Member, error) {
 	m, err := q.MemberByIdentity(ctx, in.Identity)
 	if !errors.Is(err, ErrNoRows) {
 		return m, err
@@ -189,21 +213,37 @@ func (s *App) memberFor(ctx context.Context, q Queries, in SignInInput, bound []
 			}
 		}
 	}
-	if len(bound) == 0 {
-		return nil, errNotAMember
+	if len(bound) > 0 {
+		return s.join(ctx, q, in, bound)
 	}
-	return s.join(ctx, q, in, bound)
+	if invited {
+		email, ok, err := invitedEmail(ctx, q, in.Email)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return s.newMember(ctx, q, in, email)
+		}
+	}
+	return nil, errNotAMember
+}
+
+// newMember makes the member signing in, known by their identity and any others given.
+func (k kernel) newMember(ctx context.Context, q Queries, in SignInInput, more ...Identity) (*Member, error) {
+	name, _ := capRunes(in.Name, maxMemberName)
+	m := &Member{ID: NewID(k.rand, PrefixMember), Name: name, Identities: append([]Identity{in.Identity}, more...),
+		CreatedAt: k.clock.Now()}
+	return m, q.CreateMember(ctx, m)
 }
 
 // join makes a person of a bound Slack team, or of a bound Discord server whose role
 // gate they pass, a member of the bound accounts.
-func (s *App) join(ctx context.Context, q Queries, in SignInInput, accounts []string) (*Member, error) {
-	now := s.clock.Now()
-	name, _ := capRunes(in.Name, maxMemberName)
-	m := &Member{ID: NewID(s.rand, PrefixMember), Name: name, Identities: []Identity{in.Identity}, CreatedAt: now}
-	if err := q.CreateMember(ctx, m); err != nil {
+func (k kernel) join(ctx context.Context, q Queries, in SignInInput, accounts []string) (*Member, error) {
+	m, err := k.newMember(ctx, q, in)
+	if err != nil {
 		return nil, err
 	}
+	now := m.CreatedAt
 	for _, acct := range accounts {
 		if err := q.SetMembership(ctx, &Membership{AccountID: acct, Member: m, Role: RoleMember, CreatedAt: now}); err != nil {
 			return nil, err
@@ -263,13 +303,17 @@ func anyOf(have, want []string) bool {
 	return false
 }
 
-// open starts a session of m in ms's account.
+// open starts a session of m in ms's account (ms nil: in no account, to answer
+// invitations only).
 func (s *App) open(ctx context.Context, q Queries, m *Member, ms *Membership) (*AppSession, string, error) {
 	now := s.clock.Now()
 	token := NewSessionToken(s.rand)
-	st := &StoredAppSession{AppSession: AppSession{ID: NewID(s.rand, PrefixAppSession), Member: m, AccountID: ms.AccountID,
-		Role: ms.Role, CSRF: encodeBase62(randomBytes(s.rand, 32)), CreatedAt: now, LastSeenAt: now,
+	st := &StoredAppSession{AppSession: AppSession{ID: NewID(s.rand, PrefixAppSession), Member: m,
+		CSRF: encodeBase62(randomBytes(s.rand, 32)), CreatedAt: now, LastSeenAt: now,
 		ExpiresAt: now.Add(s.limits.max())}, TokenHash: HashAPIKey(token)}
+	if ms != nil {
+		st.AccountID, st.Role = ms.AccountID, ms.Role
+	}
 	if err := q.InsertAppSession(ctx, st); err != nil {
 		return nil, "", err
 	}

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"errors"
 )
 
 // An account's people, as its owners manage them in the app. Every change is in the
@@ -14,43 +13,6 @@ func (s *App) ListMembers(ctx context.Context, a *AppSession) ([]*Membership, er
 		return nil, err
 	}
 	return s.store.ListMemberships(ctx, a.AccountID)
-}
-
-// InviteMember gives the person with this email a role in the account (owners): they
-// join when they sign in with a provider that vouches for the address.
-func (s *App) InviteMember(ctx context.Context, a *AppSession, email string, role Role) (*Membership, error) {
-	if err := a.requireOwner(); err != nil {
-		return nil, err
-	}
-	id, err := NewIdentity(IdentityEmail, email)
-	if err != nil {
-		return nil, err
-	}
-	var out *Membership
-	err = inTx(ctx, s.store, func(q Queries) error {
-		now := s.clock.Now()
-		m, err := q.MemberByIdentity(ctx, id)
-		if errors.Is(err, ErrNoRows) {
-			m = &Member{ID: NewID(s.rand, PrefixMember), Identities: []Identity{id}, CreatedAt: now}
-			err = q.CreateMember(ctx, m)
-		}
-		if err != nil {
-			return err
-		}
-		list, err := lockedMembers(ctx, q, a.AccountID)
-		if err != nil {
-			return err
-		}
-		if err := keepAnOwner(list, m.ID, role); err != nil {
-			return err
-		}
-		out = &Membership{AccountID: a.AccountID, Member: m, Role: role, CreatedAt: now}
-		if err := q.SetMembership(ctx, out); err != nil {
-			return err
-		}
-		return a.audit(ctx, q, now, AuditMemberAdded, m.ID, id.Subject+" as "+string(role))
-	})
-	return out, err
 }
 
 // SetRole changes a member's role in the account (owners).

@@ -37,6 +37,14 @@ const (
 	defaultAuditPageSize = 50
 )
 
+// The audited actions of invitations: an owner invites an address, and withdraws the
+// invitation, or its person declines it (accepting it is AuditMemberAdded).
+const (
+	AuditMemberInvited       = "member.invited"
+	AuditInvitationWithdrawn = "member.invitation_withdrawn"
+	AuditInvitationDeclined  = "member.invitation_declined"
+)
+
 // AuditQueries are the store statements of the audit log.
 type AuditQueries interface {
 	InsertAudit(ctx context.Context, e *AuditEntry) error

@@ -22,6 +22,7 @@ const (
 	PrefixEvent      = "evt_"
 	PrefixApproval   = "apr_"
 	PrefixMember     = "mem_"
+	PrefixInvitation = "inv_"
 	PrefixAppSession = "as_"
 	PrefixSession    = "wss_"
 	PrefixAPIKey     = "svc_"

@@ -47,6 +47,7 @@ type Queries interface {
 	WebhookQueries
 	QuotaQueries
 	MemberQueries
+	InvitationQueries
 	AppSessionQueries
 	AuditQueries
 }

@@ -1,19 +1,70 @@
 package core
 
 import (
+	"context"
 	"net"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
 // WebhookURLPolicy holds the registration rules that depend on configuration.
 type WebhookURLPolicy struct {
-	// PublicHost is the hub's own public host name; endpoints may not point at it.
+	// PublicHost is the hub's own public host name; endpoints may not point at it, nor
+	// at any name that resolves to one of its addresses.
 	PublicHost string
 	// AllowInsecure admits http and loopback targets (tests and development only).
 	AllowInsecure bool
+	// Resolver looks names up to compare them with PublicHost (nil: by name only).
+	Resolver Resolver
+}
+
+// Resolver looks a host name up; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// lookupFor bounds a registration's lookups: a slow resolver delays the request, it
+// does not hold it.
+const lookupFor = 5 * time.Second
+
+// checkNotHub refuses a URL whose host resolves to an address of the hub's public
+// host: an alias (another name, a CNAME, an A record copied) reaches the hub as its
+// own name does. A lookup that fails lets the URL through (fail open: delivery checks
+// every address it dials against the hub's again). With AllowInsecure a loopback
+// address is not compared, as loopback targets are allowed then.
+func (p WebhookURLPolicy) checkNotHub(ctx context.Context, rawURL string) error {
+	if p.Resolver == nil || p.PublicHost == "" {
+		return nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil // CheckWebhookURL parsed it already
+	}
+	ctx, cancel := context.WithTimeout(ctx, lookupFor)
+	defer cancel()
+	hub, err := p.Resolver.LookupNetIP(ctx, "ip", p.PublicHost)
+	if err != nil {
+		return nil
+	}
+	addrs, err := p.Resolver.LookupNetIP(ctx, "ip", u.Hostname())
+	if err != nil {
+		return nil
+	}
+	for _, a := range addrs {
+		a = a.Unmap()
+		if p.AllowInsecure && a.IsLoopback() {
+			continue
+		}
+		if slices.ContainsFunc(hub, func(h netip.Addr) bool { return h.Unmap() == a }) {
+			return Errorf(CodeInvalidWebhookURL, "url must not point at this hub: %s resolves to %s, an address of %s", u.Hostname(), a, p.PublicHost)
+		}
+	}
+	return nil
 }
 
 // CheckWebhookURL applies behaviour.md's registration rules and returns the URL to store.

@@ -28,6 +28,9 @@ func (s *Webhooks) create(ctx context.Context, acct *Account, in CreateWebhookIn
 	if err != nil {
 		return nil, "", err
 	}
+	if err := s.policy.checkNotHub(ctx, url); err != nil {
+		return nil, "", err
+	}
 	desc := ""
 	if in.Description != nil {
 		desc = strings.TrimSpace(*in.Description)

@@ -6,6 +6,7 @@ package hub
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -83,6 +84,9 @@ type Config struct {
 	OIDCClientID     string `env:"WSHUB_OIDC_CLIENT_ID"`
 	OIDCClientSecret string `env:"WSHUB_OIDC_CLIENT_SECRET"`
 	OIDCName         string `env:"WSHUB_OIDC_NAME"`
+	// OIDCSlackIssuer stands in for Slack's issuer, whose claims alone name a Slack
+	// team and user (tests: their own provider; "": https://slack.com).
+	OIDCSlackIssuer string `env:"-"`
 	// AppSessionIdle and AppSessionMax end an app session idle that long, and one that
 	// old whatever its use.
 	AppSessionIdle time.Duration `env:"WSHUB_APP_SESSION_IDLE" envDefault:"12h"`
@@ -195,6 +199,9 @@ type Config struct {
 	// WebhookTimeout is the acknowledgement limit of an attempt: 10 s by api.md; only
 	// tests shorten it.
 	WebhookTimeout time.Duration `env:"-"`
+	// WebhookResolver looks up webhook hosts and the hub's public host, to refuse an
+	// alias of the hub (nil: the system's resolver; tests: one that stays on loopback).
+	WebhookResolver *net.Resolver `env:"-"`
 	// ArchiveAfter archives a workspace paused this long (0: never).
 	ArchiveAfter time.Duration `env:"WSHUB_ARCHIVE_AFTER" envDefault:"168h"`
 	// DeleteAfter deletes a workspace archived this long (0: never).

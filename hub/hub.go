@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -150,6 +151,12 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		}
 		publicHost = u.Hostname()
 	}
+	// An alias of the hub's public host is refused by address, at registration and at
+	// every delivery's dial.
+	webhookPolicy := core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure,
+		Resolver: cmp.Or(cfg.WebhookResolver, net.DefaultResolver)}
+	webhookSender := webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure,
+		Resolver: cfg.WebhookResolver, HubHost: publicHost})
 	author, err := gitrepo.ParseAuthor(cfg.CommitAuthor)
 	if err != nil {
 		return nil, fmt.Errorf("WSHUB_COMMIT_AUTHOR: %w", err)
@@ -213,8 +220,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Mirror:    mirror,
 		Clock:     opt.Clock,
 		Random:    opt.Random,
-		Webhooks:  core.WebhookURLPolicy{PublicHost: publicHost, AllowInsecure: cfg.WebhookAllowInsecure},
-		Sender:    webhooks.New(webhooks.Options{Timeout: cfg.WebhookTimeout, AllowInsecure: cfg.WebhookAllowInsecure}),
+		Webhooks:  webhookPolicy,
+		Sender:    webhookSender,
 		Machines:  &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Auth: creds, DiskBytes: cfg.WorkspaceDiskBytes, Author: author},
 		Runner:    runner,
 		Runtime: core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, ApprovalTimeout: cfg.ApprovalTimeout,
@@ -258,7 +265,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
 	if h.Web, err = web.Mount(app, svc.App, svc.AppWorkspaces, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
-		OIDC:     web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName},
+		OIDC: web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName,
+			SlackIssuer: cfg.OIDCSlackIssuer},
 		Discord:  discordSignIn(cfg),
 		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks,
 		MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamPageRate: cfg.StreamPageRate, StreamPageBurst: cfg.StreamPageBurst,

@@ -388,7 +388,7 @@ func TestInABrowserASessionEndsWhenIdleAndAtSignOut(t *testing.T) {
 // a bound team signs in and lands in the bound account; one of another team is
 // refused in words.
 func TestInABrowserSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
-	s := newSite(t)
+	s := newSlackSite(t)
 	if err := s.hub.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack,
 		TeamID: "T0BOUND", AccountID: s.hub.Account.ID}); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -24,14 +25,16 @@ func picture(t *testing.T, b *browsertest.Browser, name string) {
 func screenshotDir() string { return os.Getenv("WSHUB_APP_SCREENSHOTS") }
 
 // In a real browser: an owner signs in on the provider's login page, creates a key
-// (shown once, with a Copy button), sees it listed, reads the members and the audit
-// log, and a member is kept from the keys. Every page passes axe-core and is pictured at desktop and phone widths.
+// (shown once, with a Copy button), sees it listed, invites a person and reads the
+// members and the audit log; a member is kept from the keys; the invited person signs
+// in to their invitation and accepts it. Every page passes axe-core and is pictured at desktop and phone widths.
 func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	s := newSite(t)
 	b := browsertest.Start(t)
 	b.ScreenshotDir = screenshotDir()
 	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleOwner)
 	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
+	s.person("cy-1", "cy@example.com", "Cy", "")
 	s.idp.SignInAs("") // the provider shows its login page: the browser picks the user
 
 	picture := func(name string) { picture(t, b, name) }
@@ -76,6 +79,10 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	picture("webhooks")
 	b.Open(t, s.hub.URL+"/app/members")
 	b.WaitFor(t, "#invite-email")
+	b.FillByLabel(t, "Email", "cy@example.com")
+	if code := b.Submit(t, "form.create"); code != http.StatusOK || !strings.Contains(b.Text(t, "main"), "cy@example.com") {
+		t.Fatalf("expected Cy's invitation listed, got %d: %q", code, b.Text(t, "main"))
+	}
 	picture("members")
 	b.Open(t, s.hub.URL+"/app/audit")
 	if !strings.Contains(b.Text(t, "main"), "key.created") {
@@ -89,14 +96,19 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 			t.Errorf("the session cookie is readable by scripts: %+v", c)
 		}
 	}
-	b.Submit(t, `form[action="/app/signout"]`)
-	b.WaitUntil(t, `location.pathname === "/app/signin"`)
+	// signOutAndIn signs out, then in as subject on the provider's page, landing at path.
+	signOutAndIn := func(subject, path string) {
+		t.Helper()
+		b.Submit(t, `form[action="/app/signout"]`)
+		b.WaitUntil(t, `location.pathname === "/app/signin"`)
+		b.Click(t, "a.button")
+		b.WaitFor(t, fmt.Sprintf(`button[value=%q]`, subject))
+		b.Click(t, fmt.Sprintf(`button[value=%q]`, subject))
+		b.WaitUntil(t, fmt.Sprintf(`location.pathname === %q`, path))
+	}
 
 	// A member signs in and sees no keys.
-	b.Click(t, "a.button")
-	b.WaitFor(t, `button[value="bob-1"]`)
-	b.Click(t, `button[value="bob-1"]`)
-	b.WaitUntil(t, `location.pathname === "/app/workspaces"`)
+	signOutAndIn("bob-1", "/app/workspaces")
 	picture("member-workspaces")
 	if code := b.Open(t, s.hub.URL+"/app/keys"); code != http.StatusForbidden {
 		t.Errorf("expected the keys page refused to a member, got %d", code)
@@ -104,5 +116,14 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	picture("refused")
 	if keys, err := s.hub.Service.Admin.ListAPIKeys(context.Background(), s.hub.Account.ID); err != nil || len(keys) != 2 {
 		t.Errorf("expected the hub's key and laptop, got %d (%v)", len(keys), err)
+	}
+
+	// Cy, invited, signs in to her invitation and accepts it.
+	b.Open(t, s.hub.URL+"/app/workspaces")
+	signOutAndIn("cy-1", "/app/invitations")
+	picture("invitations")
+	if code := b.Submit(t, `form[action$="/accept"]`); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" ||
+		!strings.Contains(b.Text(t, ".who"), "Cy · member of") {
+		t.Fatalf("expected Cy in the account once she accepted, got %d at %s: %q", code, b.URL(t), b.Text(t, ".who"))
 	}
 }

@@ -127,13 +127,26 @@ func (a *app) finishOIDC(c *fiber.Ctx) error {
 	if claims.EmailVerified != nil && *claims.EmailVerified {
 		in.Email = claims.Email
 	}
-	if claims.SlackTeam != "" && claims.SlackUser != "" {
+	// Only Slack speaks for a Slack identity: another provider (or a person who can
+	// edit their own profile's claims there) could name any team and user.
+	if idt.Issuer == a.slackIssuer() && claims.SlackTeam != "" && claims.SlackUser != "" {
 		if id, err := core.NewIdentity(core.IdentitySlack, claims.SlackTeam+":"+claims.SlackUser); err == nil {
 			in.Identity = id // Slack's own ids: the member a Slack thread knows
 		}
 	}
 	s, token, err := a.core.SignIn(ctx, in)
 	return a.signedIn(c, s, token, err)
+}
+
+// SlackIssuer is Slack's OpenID Connect issuer: only its ID tokens name a Slack team
+// and user the hub believes.
+const SlackIssuer = "https://slack.com"
+
+func (a *app) slackIssuer() string {
+	if a.opts.OIDC.SlackIssuer != "" {
+		return a.opts.OIDC.SlackIssuer
+	}
+	return SlackIssuer
 }
 
 func splitSignIn(v string) (state, nonce, verifier string, ok bool) {

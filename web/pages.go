@@ -22,8 +22,10 @@ type page struct {
 	// Accounts are the person's accounts, for the switcher (shown with two or more).
 	Accounts []*core.Membership
 	CSRF     string
-	Notice   string // a refusal or a result, said at the top
-	Data     any
+	// Invited counts the invitations waiting for the person (the header links them).
+	Invited int
+	Notice  string // a refusal or a result, said at the top
+	Data    any
 }
 
 var templateFuncs = template.FuncMap{
@@ -48,15 +50,25 @@ var templateFuncs = template.FuncMap{
 	// secret is a value shown once, with its field's id and label (the "shown-once"
 	// template: the keys' and the webhooks' pages).
 	"secret": func(id, label, value string) shownOnce { return shownOnce{ID: id, Label: label, Value: value} },
+	// action is a form of one button that posts to path with the session's token (the
+	// "action" template), its button's text and accessible name.
+	"action": func(path, text, name, csrf string) postAction {
+		return postAction{Path: path, Text: text, Name: name, CSRF: csrf}
+	},
 }
 
 type shownOnce struct{ ID, Label, Value string }
+
+type postAction struct{ Path, Text, Name, CSRF string }
 
 func (a *app) render(c *fiber.Ctx, status int, name string, p page) error {
 	if s, ok := c.Locals(sessionKey{}).(*core.AppSession); ok {
 		p.Session, p.CSRF = s, s.CSRF
 		if list, err := a.core.Accounts(c.UserContext(), s); err == nil {
 			p.Accounts = list // without it the page still serves, with no switcher
+		}
+		if list, err := a.core.MyInvitations(c.UserContext(), s); err == nil {
+			p.Invited = len(list) // likewise, without the link
 		}
 	}
 	c.Status(status).Type("html", "utf-8")

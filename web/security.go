@@ -59,20 +59,54 @@ func (a *app) session(c *fiber.Ctx) error {
 	}
 	s.Address = c.IP()
 	c.Locals(sessionKey{}, s)
+	if s.AccountID == "" && !inNoAccount(c.Path()) {
+		return c.Redirect("/app/invitations", fiber.StatusSeeOther)
+	}
 	return c.Next()
 }
 
 func sessionOf(c *fiber.Ctx) *core.AppSession { return c.Locals(sessionKey{}).(*core.AppSession) }
 
 // checkForm refuses a state-changing request that does not carry the session's CSRF
-// token, or that another site sent (the browser says so in Sec-Fetch-Site).
+// token, or that another site sent (the browser says so in Sec-Fetch-Site). The token
+// comes in the form's body or the X-CSRF-Token header, never the query string: a URL
+// is copied into logs, histories and Referer headers.
 func (a *app) checkForm(c *fiber.Ctx) error {
 	s := sessionOf(c)
 	if site := c.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
 		return a.refuse(c, fiber.StatusForbidden, "This form came from another site and was refused.")
 	}
-	if subtle.ConstantTimeCompare([]byte(c.FormValue("csrf")), []byte(s.CSRF)) != 1 {
+	token := c.Get("X-CSRF-Token")
+	if token == "" {
+		token = string(c.Context().PostArgs().Peek("csrf"))
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(s.CSRF)) != 1 {
 		return a.refuse(c, fiber.StatusForbidden, "This form has expired or did not come from this page. Go back, reload and try again.")
+	}
+	return c.Next()
+}
+
+// plainText refuses a request whose path, query or form holds a NUL character or
+// bytes that are not UTF-8, in words, before any page reads it: every value the app
+// is sent is checked here, so no handler meets one.
+func (a *app) plainText(c *fiber.Ctx) error {
+	err := core.CheckText("The address", string(c.Context().URI().Path()))
+	visit := func(where string) func(k, v []byte) {
+		return func(k, v []byte) {
+			if err == nil {
+				err = core.CheckText(where+" field’s name", string(k))
+			}
+			if err == nil {
+				err = core.CheckText(where+" field “"+string(k)+"”", string(v))
+			}
+		}
+	}
+	c.Context().QueryArgs().VisitAll(visit("The address’s"))
+	if err == nil && c.Method() == fiber.MethodPost {
+		c.Context().PostArgs().VisitAll(visit("The form’s"))
+	}
+	if err != nil {
+		return a.fail(c, err)
 	}
 	return c.Next()
 }

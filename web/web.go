@@ -34,6 +34,9 @@ type OIDC struct {
 	ClientSecret string
 	// Name is the provider as the sign-in button names it ("" : "single sign-on").
 	Name string
+	// SlackIssuer is the issuer whose Slack team and user claims are believed (""
+	// : SlackIssuer, Slack's own). Only tests name another, their stand-in for Slack.
+	SlackIssuer string
 }
 
 // Options configure the app.
@@ -128,7 +131,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	if opts.OIDC.Issuer != "" {
 		a.oidc = newOIDCClient(opts.OIDC)
 	}
-	g := r.Group("/app", securityHeaders)
+	g := r.Group("/app", securityHeaders, a.plainText)
 	g.Get("/static/*", a.static)
 	g.Get("/signin", a.signInPage)
 	g.Get("/signin/oidc", a.limited, a.startOIDC)
@@ -148,6 +151,9 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	signedIn.Post("/members/:id/role", a.checkForm, a.setRole)
 	signedIn.Post("/members/:id/remove", a.checkForm, a.removeMember)
 	signedIn.Post("/members/:id/end-sessions", a.checkForm, a.endSessions)
+	signedIn.Get("/invitations", a.invitationsPage)
+	signedIn.Post("/invitations/:id/:answer<regex(^(accept|decline)$)>", a.checkForm, a.answerInvitation)
+	signedIn.Post("/invitations/:id/withdraw", a.checkForm, a.withdrawInvitation)
 	signedIn.Get("/audit", a.auditPage)
 	signedIn.Get("/webhooks", a.webhooksPage)
 	signedIn.Post("/webhooks", a.checkForm, a.createWebhook)

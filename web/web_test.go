@@ -32,10 +32,25 @@ type site struct {
 
 func newSite(t *testing.T, opts ...hubtest.Option) *site {
 	t.Helper()
+	return startSite(t, false, opts...)
+}
+
+// newSlackSite is a site whose provider stands in for Slack: the hub believes the
+// Slack team and user its ID tokens name, as it believes only Slack's.
+func newSlackSite(t *testing.T) *site {
+	t.Helper()
+	return startSite(t, true)
+}
+
+func startSite(t *testing.T, slack bool, opts ...hubtest.Option) *site {
+	t.Helper()
 	idp := oidctest.Start(t)
 	clock := hubtest.NewClock()
 	opts = append([]hubtest.Option{hubtest.WithClock(clock), hubtest.WithConfig(func(c *hub.Config) {
 		c.OIDCIssuer, c.OIDCClientID, c.OIDCClientSecret, c.OIDCName = idp.Issuer(), "wshub-app", "app-secret", "Test SSO"
+		if slack {
+			c.OIDCSlackIssuer = idp.Issuer()
+		}
 		// Plain http on loopback: the cookie drops __Host- and Secure, which Go's
 		// cookie jar would not send over http.
 		c.AppInsecure = true
@@ -82,7 +97,21 @@ func (s *site) get(path string) (int, string, string) {
 
 func (s *site) post(path string, form url.Values) (int, string, string) {
 	s.t.Helper()
-	res, err := s.web.PostForm(s.hub.URL+path, form)
+	return s.postWith(path, form)
+}
+
+// postWith is post with headers of its own (name, value, name, value...).
+func (s *site) postWith(path string, form url.Values, headers ...string) (int, string, string) {
+	s.t.Helper()
+	req, err := http.NewRequest("POST", s.hub.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := s.web.Do(req)
 	if err != nil {
 		s.t.Fatalf("POST %s: %v", path, err)
 	}
@@ -97,6 +126,15 @@ func read(t *testing.T, res *http.Response) (int, string, string) {
 		t.Fatal(err)
 	}
 	return res.StatusCode, res.Request.URL.Path, string(b)
+}
+
+// ownerSignedIn is a site with Ada, an owner, signed in, and her form token.
+func ownerSignedIn(t *testing.T) (*site, string) {
+	t.Helper()
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	_, _, page := s.signIn("ada-1")
+	return s, csrfOf(t, page)
 }
 
 // signIn goes through the provider as subject and lands on the app.
@@ -115,6 +153,19 @@ func csrfOf(t *testing.T, page string) string {
 		t.Fatalf("no CSRF token on the page:\n%s", page)
 	}
 	return m[1]
+}
+
+var notice = regexp.MustCompile(`(?s)<p class="notice" role="alert">(.*?)</p>`)
+
+// noticeOf is what a page says at its top, or its title when it says nothing.
+func noticeOf(page string) string {
+	if m := notice.FindStringSubmatch(page); m != nil {
+		return html.UnescapeString(m[1])
+	}
+	if m := regexp.MustCompile(`<title>(.*?)</title>`).FindStringSubmatch(page); m != nil {
+		return "page " + html.UnescapeString(m[1])
+	}
+	return fmt.Sprintf("%.200q", page)
 }
 
 var newKey = regexp.MustCompile(`value="(svc_[0-9A-Za-z]+)"`)
@@ -171,14 +222,7 @@ func TestAFormWithoutItsCSRFTokenIsRefused(t *testing.T) {
 		}
 	}
 	// Another site's form, even with the token, is refused by what the browser says.
-	req, _ := http.NewRequest("POST", s.hub.URL+"/app/keys", strings.NewReader(url.Values{"csrf": {csrfOf(t, page)}, "name": {"x"}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Sec-Fetch-Site", "cross-site")
-	res, err := s.web.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code, _, _ := read(t, res); code != 403 {
+	if code, _, _ := s.postWith("/app/keys", url.Values{"csrf": {csrfOf(t, page)}, "name": {"x"}}, "Sec-Fetch-Site", "cross-site"); code != 403 {
 		t.Errorf("expected a cross-site form refused, got %d", code)
 	}
 	keys, err := s.hub.Service.Admin.ListAPIKeys(context.Background(), s.hub.Account.ID)
@@ -188,6 +232,69 @@ func TestAFormWithoutItsCSRFTokenIsRefused(t *testing.T) {
 	for _, k := range keys {
 		if k.Name == "sneaky" || k.Name == "x" {
 			t.Errorf("a refused form made a key: %+v", k)
+		}
+	}
+}
+
+// The token travels in the form's body or a header, never in the address: a URL is
+// copied into logs, histories and Referer headers.
+func TestTheCSRFTokenIsTakenFromTheBodyOrAHeaderOnly(t *testing.T) {
+	s, csrf := ownerSignedIn(t)
+	for _, tc := range []struct {
+		name, query string
+		headers     []string
+		form        url.Values
+		want        int
+	}{
+		{"in the query string", "?csrf=" + url.QueryEscape(csrf), nil, url.Values{"name": {"by-query"}}, 403},
+		{"in the query, a wrong one in the body", "?csrf=" + url.QueryEscape(csrf), nil, url.Values{"name": {"by-query2"}, "csrf": {"nope"}}, 403},
+		{"in the X-CSRF-Token header", "", []string{"X-CSRF-Token", csrf}, url.Values{"name": {"by-header"}}, 201},
+		{"in the body", "", nil, url.Values{"name": {"by-body"}, "csrf": {csrf}}, 201},
+	} {
+		if code, _, body := s.postWith("/app/keys"+tc.query, tc.form, tc.headers...); code != tc.want {
+			t.Errorf("the token %s: expected %d, got %d (%s)", tc.name, tc.want, code, noticeOf(body))
+		}
+	}
+	keys, err := s.hub.Service.Admin.ListAPIKeys(context.Background(), s.hub.Account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if strings.HasPrefix(k.Name, "by-query") {
+			t.Errorf("a token in the query string made a key: %+v", k)
+		}
+	}
+}
+
+// A NUL character or bytes that are not UTF-8, anywhere in what a page is sent, are
+// refused in words with 400: never a 500 from the store.
+func TestFormsRefuseNULAndInvalidUTF8InWords(t *testing.T) {
+	s, csrf := ownerSignedIn(t)
+	for _, tc := range []struct {
+		name, path string
+		form       url.Values // nil: a GET
+		want       string
+	}{
+		{"a key's name with a NUL", "/app/keys", url.Values{"name": {"a\x00b"}}, "NUL character"},
+		{"a key's name not UTF-8", "/app/keys", url.Values{"name": {"a\xffb"}}, "not valid UTF-8"},
+		{"an invited email with a NUL", "/app/members", url.Values{"email": {"a\x00b@example.com"}, "role": {"member"}}, "NUL character"},
+		{"a webhook's description with a NUL", "/app/webhooks", url.Values{"url": {"https://hooks.example.com/"}, "description": {"a\x00"}}, "NUL character"},
+		{"a prompt not UTF-8", "/app/workspaces", url.Values{"prompt": {"fix \xc3"}, "agent": {"agent_1"}, "model": {"m"}}, "not valid UTF-8"},
+		{"a field's name with a NUL", "/app/keys", url.Values{"name": {"x"}, "n\x00": {"y"}}, "NUL character"},
+		{"a query with a NUL", "/app/workspaces?state=%00", nil, "NUL character"},
+		{"a key id with a NUL", "/app/keys/key_%00/revoke", url.Values{}, "NUL character"},
+		{"an audit page not UTF-8", "/app/audit?before=%ff", nil, "not valid UTF-8"},
+	} {
+		var code int
+		var body string
+		if tc.form == nil {
+			code, _, body = s.get(tc.path)
+		} else {
+			tc.form.Set("csrf", csrf)
+			code, _, body = s.post(tc.path, tc.form)
+		}
+		if code != 400 || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: expected 400 saying %q, got %d (%s)", tc.name, tc.want, code, noticeOf(body))
 		}
 	}
 }
@@ -225,7 +332,7 @@ func TestAPersonNoAccountHasIsRefusedInWords(t *testing.T) {
 // Slack's OpenID Connect names the person's team and user in its own claims: a person
 // of a bound team who signs in joins the bound account as a member.
 func TestSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
-	s := newSite(t)
+	s := newSlackSite(t)
 	if err := s.hub.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack,
 		TeamID: "T0BOUND", AccountID: s.hub.Account.ID}); err != nil {
 		t.Fatal(err)
@@ -245,6 +352,44 @@ func TestSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
 	other := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
 	if code, _, _ := other.signIn("U0OTHER"); code != 403 {
 		t.Errorf("expected a person of an unbound team refused, got %d", code)
+	}
+}
+
+// Slack's claims are believed from Slack's issuer only: another provider's ID token
+// naming a bound team and a Slack user links no Slack identity, nor joins the team's
+// account.
+func TestSlackClaimsFromAnotherIssuerAreNotBelieved(t *testing.T) {
+	s := newSite(t)
+	if err := s.hub.Service.Admin.BindChat(context.Background(), &core.ChatBinding{Platform: core.PlatformSlack,
+		TeamID: "T0BOUND", AccountID: s.hub.Account.ID}); err != nil {
+		t.Fatal(err)
+	}
+	slack := map[string]any{"https://slack.com/team_id": "T0BOUND", "https://slack.com/user_id": "U0SLACK"}
+	s.idp.AddUser(oidctest.User{Subject: "mallory", Name: "Mallory", Extra: slack})
+	if code, _, page := s.signIn("mallory"); code != 403 || !strings.Contains(page, "not a member of any account") {
+		t.Errorf("expected a stranger with Slack-looking claims refused, got %d (%s)", code, noticeOf(page))
+	}
+	// A member the operator named by email signs in with the same claims: in by their
+	// email, and still no Slack identity.
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.idp.AddUser(oidctest.User{Subject: "ada-1", Email: "ada@example.com", Name: "Ada", Extra: slack})
+	other := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
+	if code, path, _ := other.signIn("ada-1"); code != 200 || path != "/app/workspaces" {
+		t.Fatalf("expected Ada signed in by her email, got %d at %s", code, path)
+	}
+	list, err := s.hub.Service.Admin.ListMembers(context.Background(), s.hub.Account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ms := range list {
+		for _, id := range ms.Member.Identities {
+			if id.Kind == core.IdentitySlack {
+				t.Errorf("a Slack identity was linked from another issuer's claims: %+v", ms.Member)
+			}
+		}
+	}
+	if len(list) != 1 {
+		t.Errorf("expected Ada alone in the account, got %d members", len(list))
 	}
 }
 
@@ -386,12 +531,16 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 	csrf := csrfOf(t, page)
 
 	if code, path, page := s.post("/app/members", url.Values{"csrf": {csrf}, "email": {"Bob@Example.com"}, "role": {"member"}}); code != 200 ||
-		path != "/app/members" || !strings.Contains(page, "email bob@example.com") {
+		path != "/app/members" || !strings.Contains(page, "<td>bob@example.com</td>") {
 		t.Fatalf("expected Bob invited, got %d at %s:\n%s", code, path, page)
 	}
 	bob := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
-	if code, path, _ := bob.signIn("bob-1"); code != 200 || path != "/app/workspaces" {
-		t.Fatalf("expected the invited Bob signed in by his verified email, got %d at %s", code, path)
+	code, path, page := bob.signIn("bob-1")
+	if code != 200 || path != "/app/invitations" {
+		t.Fatalf("expected the invited Bob signed in by his verified email to answer, got %d at %s", code, path)
+	}
+	if code, path, _ := bob.post(acceptOf(t, page), url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || path != "/app/workspaces" {
+		t.Fatalf("expected Bob in the account once he accepted, got %d at %s", code, path)
 	}
 
 	_, _, page = s.get("/app/members")
@@ -422,11 +571,11 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 		t.Fatalf("expected a removed member's session to end at once, got %s", path)
 	}
 
-	code, _, page := s.get("/app/audit")
+	code, _, page = s.get("/app/audit")
 	if code != 200 {
 		t.Fatalf("audit page: %d", code)
 	}
-	for _, want := range []string{"member.added", "member.role_changed", "member.sessions_ended", "member.removed", "<td>Ada</td>", "127.0.0.1"} {
+	for _, want := range []string{"member.invited", "member.added", "member.role_changed", "member.sessions_ended", "member.removed", "<td>Ada</td>", "127.0.0.1"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("expected %q in the audit log:\n%s", want, page)
 		}
@@ -446,6 +595,97 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 		if code, _, _ := cy.get(path); code != 403 {
 			t.Errorf("expected %s refused to a member, got %d", path, code)
 		}
+	}
+}
+
+var answerForm = regexp.MustCompile(`action="(/app/invitations/inv_[0-9A-Za-z]+/)accept"`)
+
+// acceptOf is the path of the first invitation's Accept on an invitations page.
+func acceptOf(t *testing.T, page string) string {
+	t.Helper()
+	m := answerForm.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no invitation to answer on the page:\n%s", page)
+	}
+	return m[1] + "accept"
+}
+
+// An owner who invites an address sees that address, and nothing of a person the hub
+// knows by it (their name, their identities, another account's Slack id), until that
+// person signs in and accepts; one who declines never shows.
+func TestAnInvitationShowsTheAddressOnlyUntilItsPersonAccepts(t *testing.T) {
+	ctx := context.Background()
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	// Bea owns another account, and is known there by her email and her Slack id.
+	other, _ := s.hub.NewAccount(true)
+	s.idp.AddUser(oidctest.User{Subject: "bea-1", Email: "bea@example.com", Name: "Bea Private"})
+	email, _ := core.NewIdentity(core.IdentityEmail, "bea@example.com")
+	ms, err := s.hub.Service.Admin.AddMember(ctx, other.ID, email, core.RoleOwner, "Bea Private")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.hub.Store.AddIdentity(ctx, ms.Member.ID, core.Identity{Kind: core.IdentitySlack, Subject: "T0OTHER:U0BEA"}); err != nil {
+		t.Fatal(err)
+	}
+	s.idp.AddUser(oidctest.User{Subject: "cy-1", Email: "cy@example.com", Name: "Cy"}) // known to no account
+	_, _, page := s.signIn("ada-1")
+	csrf := csrfOf(t, page)
+	for _, who := range []string{"bea@example.com", "cy@example.com"} {
+		if code, _, _ := s.post("/app/members", url.Values{"csrf": {csrf}, "email": {who}, "role": {"member"}}); code != 200 {
+			t.Fatalf("expected %s invited, got %d", who, code)
+		}
+	}
+	seen := func(when string, want, not []string) {
+		t.Helper()
+		_, _, page := s.get("/app/members")
+		for _, w := range want {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s: expected %q on the members page", when, w)
+			}
+		}
+		for _, n := range not {
+			if strings.Contains(page, n) {
+				t.Errorf("%s: %q shows on the members page", when, n)
+			}
+		}
+	}
+	private := []string{"Bea Private", "U0BEA", "bea-1", ms.Member.ID, "Cy<"}
+	seen("invited", []string{"<td>bea@example.com</td>", "<td>cy@example.com</td>"}, private)
+	if list, err := s.hub.Service.Admin.ListMembers(ctx, s.hub.Account.ID); err != nil || len(list) != 1 {
+		t.Fatalf("expected Ada alone in the account before any answer, got %d (%v)", len(list), err)
+	}
+
+	// Cy, in no account, signs in to answer, and can open nothing else; she declines.
+	cy := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
+	code, path, page := cy.signIn("cy-1")
+	if code != 200 || path != "/app/invitations" || !strings.Contains(page, "in no account yet") {
+		t.Fatalf("expected Cy on her invitations, got %d at %s (%s)", code, path, noticeOf(page))
+	}
+	if _, path, _ := cy.get("/app/workspaces"); path != "/app/invitations" {
+		t.Errorf("expected a person in no account kept to her invitations, got %s", path)
+	}
+	decline := strings.TrimSuffix(acceptOf(t, page), "accept") + "decline"
+	if _, _, page := cy.post(decline, url.Values{"csrf": {csrfOf(t, page)}}); !strings.Contains(page, "No invitations wait for you") {
+		t.Errorf("expected no invitation left for Cy:\n%s", page)
+	}
+
+	// Bea signs in to her own account and sees the invitation there.
+	bea := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
+	if code, path, page := bea.signIn("bea-1"); code != 200 || path != "/app/workspaces" || !strings.Contains(page, "owner of "+other.ID) ||
+		!strings.Contains(page, "Invitations (1)") {
+		t.Fatalf("expected Bea in her account, told of one invitation, got %d at %s:\n%s", code, path, page)
+	}
+	seen("signed in, not answered", []string{"<td>bea@example.com</td>"}, private)
+	_, _, page = bea.get("/app/invitations")
+	if code, path, page := bea.post(acceptOf(t, page), url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || path != "/app/workspaces" ||
+		!strings.Contains(page, "member of "+s.hub.Account.ID) {
+		t.Fatalf("expected Bea in Ada's account once she accepted, got %d at %s (%s)", code, path, noticeOf(page))
+	}
+	seen("accepted", []string{"Bea Private"}, []string{"<td>bea@example.com</td>", "cy@example.com"})
+	if _, _, page := s.get("/app/audit"); !strings.Contains(page, "member.invitation_declined") || !strings.Contains(page, "member.added") ||
+		strings.Contains(page, "<td>Cy</td>") {
+		t.Errorf("expected the decline, by the address alone, and the acceptance in the audit log:\n%s", page)
 	}
 }
 

@@ -10,13 +10,14 @@ import (
 func (q queries) InsertAppSession(ctx context.Context, s *core.StoredAppSession) (err error) {
 	defer wrapErr(&err, "insert app session")
 	_, err = q.exec(ctx, `INSERT INTO app_sessions (id, token_hash, member_id, account_id, csrf, created_at, last_seen_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		VALUES ($1, $2, $3, NULLIF($4, ''), $5, $6, $7, $8)`,
 		s.ID, s.TokenHash, s.Member.ID, s.AccountID, s.CSRF, s.CreatedAt, s.LastSeenAt, s.ExpiresAt)
 	return err
 }
 
 // AppSessionByToken: every app request. One statement through app_sessions_token and
-// the memberships key: a member taken out of the account has no session there.
+// the memberships key: a member taken out of the account has no session there. A
+// session in no account (an invited person's, to answer) has no membership to find.
 func (q queries) AppSessionByToken(ctx context.Context, tokenHash []byte) (_ *core.AppSession, err error) {
 	defer wrapErr(&err, "app session by token")
 	var r struct {
@@ -29,12 +30,12 @@ func (q queries) AppSessionByToken(ctx context.Context, tokenHash []byte) (_ *co
 		LastSeenAt time.Time `db:"last_seen_at"`
 		ExpiresAt  time.Time `db:"expires_at"`
 	}
-	if err := q.get(ctx, &r, `SELECT s.id AS session_id, s.account_id, ms.role, s.csrf, s.created_at AS started_at, s.last_seen_at, s.expires_at,
-		m.id, m.name, m.created_at, `+memberIdentities+`
+	if err := q.get(ctx, &r, `SELECT s.id AS session_id, COALESCE(s.account_id, '') AS account_id, COALESCE(ms.role, '') AS role, s.csrf,
+		s.created_at AS started_at, s.last_seen_at, s.expires_at, m.id, m.name, m.created_at, `+memberIdentities+`
 		FROM app_sessions s
-		JOIN memberships ms ON ms.account_id = s.account_id AND ms.member_id = s.member_id
+		LEFT JOIN memberships ms ON ms.account_id = s.account_id AND ms.member_id = s.member_id
 		JOIN members m ON m.id = s.member_id
-		WHERE s.token_hash = $1 AND s.ended_at IS NULL`, tokenHash); err != nil {
+		WHERE s.token_hash = $1 AND s.ended_at IS NULL AND (s.account_id IS NULL OR ms.member_id IS NOT NULL)`, tokenHash); err != nil {
 		return nil, err
 	}
 	return &core.AppSession{ID: r.SessionID, Member: r.core(), AccountID: r.AccountID, Role: core.Role(r.Role), CSRF: r.CSRF,

@@ -55,11 +55,33 @@ func loopbackResolver(t *testing.T) (*net.Resolver, *atomic.Int32) {
 		t.Fatal(err)
 	}
 	queries := dnstest.Serve(t, pc, net.IPv4(127, 0, 0, 1))
-	return &net.Resolver{
-		PreferGo: true,
-		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "udp", pc.LocalAddr().String())
-		},
-	}, queries
+	return dnstest.Resolver(pc.LocalAddr()), queries
+}
+
+// A receiver's name that resolves to an address of the hub's public host (an alias of
+// the hub, or a name rebound to it after registration) is refused at the dial, and
+// said so, before any other check: the hub's address is refused even where the
+// ranges allow it.
+func TestAnAliasOfTheHubIsRefusedAtDelivery(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	port := strconv.Itoa(srv.Listener.Addr().(*net.TCPAddr).Port)
+	resolver, _ := loopbackResolver(t) // hub.example.com and alias.example.net alike
+
+	res := newSender(t, webhooks.Options{Resolver: resolver, HubHost: "hub.example.com"}).
+		Send(context.Background(), attempt("https://alias.example.net:"+port+"/hook"))
+	if want := "address 127.0.0.1 is this hub's own public address"; res.Error != want || res.StatusCode != 0 {
+		t.Errorf("expected {StatusCode:0 Error:%q}, got %+v", want, res)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("expected no request at the receiver, got %d", n)
+	}
+	// A development hub, which allows loopback targets, leaves loopback alone: its
+	// receivers share the machine's loopback with it.
+	res = newSender(t, webhooks.Options{Resolver: resolver, HubHost: "hub.example.com", AllowInsecure: true}).
+		Send(context.Background(), attempt("http://alias.example.net:"+port+"/hook"))
+	if !res.Acknowledged() || hits.Load() != 1 {
+		t.Errorf("insecure: expected acknowledged with 1 request, got %+v with %d", res, hits.Load())
+	}
 }

@@ -48,6 +48,9 @@ type Options struct {
 	// Resolver replaces the system resolver; tests use it to point a name at loopback.
 	// Nil means net.DefaultResolver.
 	Resolver *net.Resolver
+	// HubHost is the hub's own public host (""; none): an address it resolves to is
+	// refused at every dial, whatever name led there.
+	HubHost string
 }
 
 // Sender makes webhook delivery attempts. It is safe for concurrent use.
@@ -80,6 +83,14 @@ func New(opts Options) *Sender {
 	if !opts.AllowInsecure {
 		dialer.Control = checkDial
 	}
+	dial := dialer.DialContext
+	if opts.HubHost != "" {
+		g := &hubGuard{host: opts.HubHost, resolver: opts.Resolver, insecure: opts.AllowInsecure}
+		if g.resolver == nil {
+			g.resolver = net.DefaultResolver
+		}
+		dial = g.dial(*dialer)
+	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if opts.TLSConfig != nil {
 		tlsConfig = opts.TLSConfig.Clone()
@@ -88,7 +99,7 @@ func New(opts Options) *Sender {
 		// No proxy, not even one from the environment: a proxy would make the
 		// connection, and the dial check would see the proxy's address, not the target's.
 		Proxy:               nil,
-		DialContext:         dialer.DialContext,
+		DialContext:         dial,
 		TLSClientConfig:     tlsConfig,
 		ForceAttemptHTTP2:   true,
 		MaxIdleConns:        256,

@@ -9,8 +9,10 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -89,6 +91,7 @@ func Start(t testing.TB, opts ...Option) *Hub {
 		// Tests queue hundreds of messages with no worker to answer them; the quota tests
 		// set an account's own quotas, which come first.
 		MaxWorkspaces: 100_000, MaxOpenMessages: 100_000, MaxRunningTurns: 100_000,
+		WebhookResolver: offline,
 	}
 	var hopt hub.Options
 	for _, o := range opts {
@@ -122,6 +125,12 @@ func Start(t testing.TB, opts ...Option) *Hub {
 	th.Project = th.NewProject(th.Account.ID, GitRepo(t))
 	return th
 }
+
+// offline is the test hubs' resolver: a name /etc/hosts does not hold is not found, so
+// no test asks a DNS server off the machine (a test that needs names gives its own).
+var offline = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	return nil, errors.New("a test hub looks up no names")
+}}
 
 // NewContentKey returns a random base64 AES-256 key.
 func NewContentKey(t testing.TB) string {

@@ -3,8 +3,10 @@
 package dnstest
 
 import (
+	"context"
 	"encoding/binary"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -12,6 +14,12 @@ import (
 // Serve answers the queries that reach pc until t ends: every A query with ip, every
 // other query with no records. It returns the count of queries answered.
 func Serve(t testing.TB, pc net.PacketConn, ip net.IP) *atomic.Int32 {
+	return ServeEach(t, pc, func(string) net.IP { return ip })
+}
+
+// ServeEach is Serve with each name's address chosen by ipOf (the name asked,
+// lowercased, without its final dot), which must be an IPv4 address.
+func ServeEach(t testing.TB, pc net.PacketConn, ipOf func(name string) net.IP) *atomic.Int32 {
 	t.Cleanup(func() { pc.Close() })
 	var queries atomic.Int32
 	go func() {
@@ -21,7 +29,7 @@ func Serve(t testing.TB, pc net.PacketConn, ip net.IP) *atomic.Int32 {
 			if err != nil {
 				return
 			}
-			if resp := Answer(buf[:n], ip); resp != nil {
+			if resp := Answer(buf[:n], ipOf(questionName(buf[:n]))); resp != nil {
 				queries.Add(1)
 				_, _ = pc.WriteTo(resp, from)
 			}
@@ -61,4 +69,24 @@ func Answer(q []byte, ip net.IP) []byte {
 		resp = append(resp, ip.To4()...)
 	}
 	return resp
+}
+
+// questionName reads a query's question name as text ("" when it cannot).
+func questionName(q []byte) string {
+	var labels []string
+	for i := 12; i < len(q) && q[i] != 0; i += 1 + int(q[i]) {
+		if i+1+int(q[i]) > len(q) {
+			return ""
+		}
+		labels = append(labels, strings.ToLower(string(q[i+1:i+1+int(q[i])])))
+	}
+	return strings.Join(labels, ".")
+}
+
+// Resolver is a resolver that asks only the server listening on addr (a Serve's pc).
+func Resolver(addr net.Addr) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", addr.String())
+	}}
 }
