@@ -97,7 +97,7 @@ func (s *server) listEvents(c *fiber.Ctx) error {
 	// the connection: the place is given back when it returns.
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer release()
-		sse.Serve(w, sub, sse.Options{Lifetime: s.streamFor, Encode: func(e *core.TurnEvent) []byte {
+		sse.Serve(w, sub, sse.Options{Lifetime: s.streamFor, Closing: s.streamsClosing, Encode: func(e *core.TurnEvent) []byte {
 			body, _ := json.Marshal(toTurnEvent(e))
 			return body
 		}, Failed: func(err error) { s.log.Warn("event stream", "workspace", id, "err", err) }})

@@ -36,6 +36,9 @@ type Options struct {
 	RateLimit RateLimit
 	// MaxStreamsPerKey bounds each key's open event streams on this replica (0: none).
 	MaxStreamsPerKey int
+	// StreamsClosing ends every open event stream when it is done: the hub shutting
+	// down (nil: streams end at their lifetime only).
+	StreamsClosing context.Context
 	// AccountStreams bounds each account's open streams on this replica, across all its
 	// keys and app sessions: the app holds the same Places (nil: no bound). Without it
 	// an owner could multiply the per-key bound by making keys.
@@ -92,6 +95,8 @@ type server struct {
 	// streamFor bounds an event stream: less than the write timeout, which fasthttp
 	// applies to a whole response.
 	streamFor time.Duration
+	// streamsClosing is Options.StreamsClosing.
+	streamsClosing context.Context
 	// limits are the keys' rate limits, streams their open event streams and pages
 	// the pace of their streams' own page reads (nil: no limit).
 	limits         *keyLimits
@@ -148,7 +153,7 @@ func New(svc UseCases, opt Options) *fiber.App {
 		log = slog.Default()
 	}
 	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit), streams: sse.NewPlaces(opt.MaxStreamsPerKey),
-		accountStreams: opt.AccountStreams, pages: newKeyLimits(opt.StreamPages), bodyLimits: opt.BodyLimits}
+		accountStreams: opt.AccountStreams, streamsClosing: opt.StreamsClosing, pages: newKeyLimits(opt.StreamPages), bodyLimits: opt.BodyLimits}
 	to := opt.Timeouts
 	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)
 	s.streamFor = to.Write - 5*time.Second

@@ -69,7 +69,14 @@ type Hub struct {
 	fanout *postgres.Fanout
 	// noListen: Run does not LISTEN (Options.NoListen).
 	noListen bool
+	// endStreams ends every open event stream and live page (EndStreams).
+	endStreams context.CancelFunc
 }
+
+// EndStreams ends every open event stream and live page at once: before the server's
+// shutdown, which waits for open responses, and a stream lasts minutes. Their clients
+// resume with Last-Event-ID from another replica, or this one when it is back.
+func (h *Hub) EndStreams() { h.endStreams() }
 
 // SetOwnURL tells the parts that need the hub's address where it serves, unless the
 // configuration named one (serve learns the port only once it listens): the process
@@ -253,13 +260,14 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	})
 	m.WatchWorkQueue(svc.Admin.CountWork)
 	accountStreams := sse.NewPlaces(cfg.MaxStreamsPerAccount)
+	streamsClosing, endStreams := context.WithCancel(context.Background())
 	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, RuntimeAPI: svc.RuntimeAPI}, api.Options{Log: log, Ready: store,
 		ReadyDetail: map[string]string{"agentLimits": limits},
 		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
 		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
-		AccountStreams: accountStreams, StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst},
+		AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst},
 		BodyLimits: map[string]int{"/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes}, TrustedProxies: cfg.TrustedProxies})
-	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen,
+	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen, endStreams: endStreams,
 		AgentLimits: limits}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
@@ -269,7 +277,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 			SlackIssuer: cfg.OIDCSlackIssuer},
 		Discord:  discordSignIn(cfg),
 		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks,
-		MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamPageRate: cfg.StreamPageRate, StreamPageBurst: cfg.StreamPageBurst,
+		MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPageRate: cfg.StreamPageRate, StreamPageBurst: cfg.StreamPageBurst,
 		StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {
 		return nil, err
 	}
@@ -382,7 +390,10 @@ func (h *Hub) runChat(ctx context.Context, part func(func())) {
 }
 
 // Close releases the store.
-func (h *Hub) Close() error { return h.Store.Close() }
+func (h *Hub) Close() error {
+	h.endStreams()
+	return h.Store.Close()
+}
 
 // contentKeys builds the sealer from WSHUB_CONTENT_KEY and WSHUB_CONTENT_KEYS (nil:
 // neither is set). Errors never echo key material.

@@ -58,7 +58,7 @@ func (a *app) workspaceEvents(c *fiber.Ctx) error {
 	id := c.Params("id")
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer release()
-		sse.Serve(w, sub, sse.Options{Lifetime: a.opts.StreamFor, Encode: func(e *core.TurnEvent) []byte {
+		sse.Serve(w, sub, sse.Options{Lifetime: a.opts.StreamFor, Closing: a.opts.StreamsClosing, Encode: func(e *core.TurnEvent) []byte {
 			body, _ := json.Marshal(liveEvent{Seq: e.Seq, Type: string(e.Type)})
 			return body
 		}, Failed: func(err error) { a.log.Warn("app event stream", "workspace", id, "err", err) }})

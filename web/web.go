@@ -7,6 +7,7 @@
 package web
 
 import (
+	"context"
 	"embed"
 	"html/template"
 	"log/slog"
@@ -68,6 +69,9 @@ type Options struct {
 	// the store themselves, as WSHUB_STREAM_PAGE_RATE paces a key's (0: no pace).
 	StreamPageRate  float64
 	StreamPageBurst int
+	// StreamsClosing ends every live page's stream when it is done: the hub shutting
+	// down (nil: at their lifetime only).
+	StreamsClosing context.Context
 	// AccountStreams bounds each account's live pages and API event streams together
 	// on this replica: the API holds the same Places (nil: no bound).
 	AccountStreams *sse.Places

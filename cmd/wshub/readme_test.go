@@ -173,6 +173,31 @@ func TestREADMESessions(t *testing.T) {
 	if strings.Contains(got, `"error":`) {
 		t.Errorf("expected no error answer in the sessions' output:\n%s", got)
 	}
+
+	// Ctrl-C with an event stream open: the stream ends at once and the hub stops
+	// cleanly, without waiting out the stream's lifetime.
+	ws := regexp.MustCompile(`"workspaceId":"(ws_\w+)"`).FindStringSubmatch(got)
+	if ws == nil {
+		t.Fatalf("expected a workspace in the sessions' output:\n%s", got)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/api/workspaces/"+ws[1]+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+m[1])
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("expected an event stream open, got %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("expected wshub dev to stop with exit 0, got %d: %s", code, logs.String())
+		}
+		done <- code // for the cleanup's wait
+	case <-time.After(5 * time.Second): // the shutdown's own bound is 10 s
+		t.Fatalf("expected wshub dev to stop at once with a stream open; it had not within 5 s")
+	}
 }
 
 // docBlock returns the first ```sh block after the heading in a doc file.

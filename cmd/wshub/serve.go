@@ -94,7 +94,9 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	case <-ctx.Done():
 		log.Info("wshub shutting down")
 	}
-	// Stop taking requests, then interrupt and record running turns before closing.
+	// Stop taking requests (ending the event streams first: the shutdown waits for open
+	// responses), then interrupt and record running turns before closing.
+	h.EndStreams()
 	if err := h.App.ShutdownWithTimeout(10 * time.Second); err != nil && !errors.Is(err, context.Canceled) && listenErr == nil {
 		listenErr = err
 	}

@@ -26,13 +26,20 @@ type Options struct {
 	Encode func(*core.TurnEvent) []byte
 	// Failed is told of a read that ended the stream other than by its end or pacing.
 	Failed func(error)
+	// Closing ends the stream when it is done: the server shutting down, which would
+	// otherwise wait for every open stream to reach its lifetime (nil: never).
+	Closing context.Context
 }
 
 // Serve writes sub's events to w until the stream's lifetime ends, the client goes
 // away, or a read fails; it closes sub.
 func Serve(w *bufio.Writer, sub *core.EventStream, o Options) {
 	defer sub.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), max(o.Lifetime, 5*time.Second))
+	parent := o.Closing
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, max(o.Lifetime, 5*time.Second))
 	defer cancel()
 	fmt.Fprintf(w, "retry: 1000\n\n")
 	idle := time.NewTimer(Heartbeat)
