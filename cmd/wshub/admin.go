@@ -52,7 +52,7 @@ var adminCommands = []adminCommand{
 	{name: "account create", synopsis: "--name N [--entitled] [--billing-hold] [--metered=BOOL] [--billing-period-end RFC3339]",
 		about: "Creates an account and prints its id.", required: []string{"name"}, flags: accountCreate},
 	{name: "account update", synopsis: "--account ID [--entitled=BOOL] [--billing-hold=BOOL] [--metered=BOOL] [--billing-period-end RFC3339|none] " +
-		"[--max-workspaces N] [--max-open-messages N] [--max-running-turns N] [--provider ID|none]",
+		"[--max-workspaces N] [--max-open-messages N] [--max-running-turns N] [--max-keys N] [--provider ID|none]",
 		about: "Changes the settings given and prints the account. A quota of -1 is the hub's default; " +
 			"--provider is the provider of the account's workspaces whose create names none.",
 		required: []string{"account"}, flags: accountUpdate},
@@ -207,9 +207,22 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "wshub admin %s: %v\n", cmd.name, err)
-		return 1
+		return adminExit(err)
 	}
 	return 0
+}
+
+// adminExit is a failed command's exit: 2 for a value its flags cannot take (what the
+// API would answer 400: an unknown mode, an agent without its model), as for every
+// usage error; 1 for a refusal (no such account, a state that forbids it).
+func adminExit(err error) int {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		if status, ok := core.HTTPStatus(ce.Code); ok && status == 400 {
+			return 2
+		}
+	}
+	return 1
 }
 
 // printJSON is how every operator command shows its result: indented JSON.

@@ -42,7 +42,7 @@ func TestAdminProjectCredentialsFromFiles(t *testing.T) {
 	if _, out = wshub(t, 1, "admin", "project", "update", "--project", pid, "--token-file", tokenFile, "--ssh-key-file", keyFile); !strings.Contains(out, "give one credential") {
 		t.Fatalf("expected one credential at a time, got %q", out)
 	}
-	if _, out = wshub(t, 1, "admin", "project", "update", "--project", pid, "--ssh-key-file", keyFile); !strings.Contains(out, "not a private key") || strings.Contains(out, token) {
+	if _, out = wshub(t, 2, "admin", "project", "update", "--project", pid, "--ssh-key-file", keyFile); !strings.Contains(out, "not a private key") || strings.Contains(out, token) {
 		t.Fatalf("expected the key refused without being echoed, got %q", out)
 	}
 	// A deploy key cannot call a forge's API: refused while pull requests are on.
@@ -50,7 +50,7 @@ func TestAdminProjectCredentialsFromFiles(t *testing.T) {
 	if err := os.WriteFile(sshKey, []byte("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n-----END OPENSSH PRIVATE KEY-----\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, out = wshub(t, 1, "admin", "project", "update", "--project", pid, "--ssh-key-file", sshKey); !strings.Contains(out, "pull requests need a token or a GitHub App") {
+	if _, out = wshub(t, 2, "admin", "project", "update", "--project", pid, "--ssh-key-file", sshKey); !strings.Contains(out, "pull requests need a token or a GitHub App") {
 		t.Fatalf("expected a deploy key refused while pull requests are on, got %q", out)
 	}
 	wshub(t, 0, "admin", "project", "update", "--project", pid, "--no-credential")

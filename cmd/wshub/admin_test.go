@@ -88,10 +88,10 @@ func TestAdminAccountKeyProject(t *testing.T) {
 	if upd, _ := wshub(t, 0, "admin", "project", "update", "--project", ready["projectId"].(string), "--network", "host"); upd["network"] != "host" {
 		t.Fatalf("expected the network set to host, got %v", upd)
 	}
-	if _, msg := wshub(t, 1, "admin", "project", "update", "--project", ready["projectId"].(string), "--network", "internet"); !strings.Contains(msg, "full, none, host") {
+	if _, msg := wshub(t, 2, "admin", "project", "update", "--project", ready["projectId"].(string), "--network", "internet"); !strings.Contains(msg, "full, none, host") {
 		t.Fatalf("expected an unknown network refused naming full, none and host, got %q", msg)
 	}
-	if _, msg := wshub(t, 1, "admin", "project", "update", "--project", ready["projectId"].(string), "--default-branch", "a..b"); !strings.Contains(msg, "default branch") {
+	if _, msg := wshub(t, 2, "admin", "project", "update", "--project", ready["projectId"].(string), "--default-branch", "a..b"); !strings.Contains(msg, "default branch") {
 		t.Fatalf("expected a bad default branch refused, got %q", msg)
 	}
 	// refresh: a ready project is fetched in place; a failed one is tried again.
@@ -150,13 +150,13 @@ func TestAdminSetsAndClearsAccountQuotas(t *testing.T) {
 	if upd["providerId"] != "local" {
 		t.Fatalf("expected the account's provider set, got %v", upd)
 	}
-	if _, out := wshub(t, 1, "admin", "account", "update", "--account", id, "--provider", "process"); !strings.Contains(out, "not one of this hub's") {
+	if _, out := wshub(t, 2, "admin", "account", "update", "--account", id, "--provider", "process"); !strings.Contains(out, "not one of this hub's") {
 		t.Fatalf("expected a provider the hub lacks refused, got %q", out)
 	}
 	if upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--provider", "none"); upd["providerId"] != nil {
 		t.Fatalf("expected the account's provider cleared, got %v", upd)
 	}
-	_, out := wshub(t, 1, "admin", "account", "update", "--account", id, "--max-workspaces", "-2")
+	_, out := wshub(t, 2, "admin", "account", "update", "--account", id, "--max-workspaces", "-2")
 	if !strings.Contains(out, "-1 for the hub's default") {
 		t.Fatalf("expected a negative quota refused, got %q", out)
 	}
@@ -260,14 +260,19 @@ func TestAdminSlackBind(t *testing.T) {
 		out["runtimeMode"] != "approval-required" {
 		t.Fatalf("expected the binding echoed, got %v", out)
 	}
-	for name, args := range map[string][]string{
-		"agent without model": {"--team", "T0123", "--account", id, "--agent", "agent_2"},
-		"unknown agent":       {"--team", "T0123", "--account", id, "--agent", "agent_9", "--model", "m"},
-		"unknown account":     {"--team", "T0123", "--account", "acct_nope"},
-		"unknown project":     {"--team", "T0123", "--account", id, "--project", "prj_nope"},
-		"unknown mode":        {"--team", "T0123", "--account", id, "--runtime-mode", "yolo"},
+	// A value a flag cannot take is a usage error (2); what names nothing the hub has,
+	// a refusal (1).
+	for name, tt := range map[string]struct {
+		code int
+		args []string
+	}{
+		"agent without model": {2, []string{"--team", "T0123", "--account", id, "--agent", "agent_2"}},
+		"unknown agent":       {2, []string{"--team", "T0123", "--account", id, "--agent", "agent_9", "--model", "m"}},
+		"unknown account":     {1, []string{"--team", "T0123", "--account", "acct_nope"}},
+		"unknown project":     {1, []string{"--team", "T0123", "--account", id, "--project", "prj_nope"}},
+		"unknown mode":        {2, []string{"--team", "T0123", "--account", id, "--runtime-mode", "yolo"}},
 	} {
-		if _, msg := wshub(t, 1, append([]string{"admin", "slack", "bind"}, args...)...); msg == "" {
+		if _, msg := wshub(t, tt.code, append([]string{"admin", "slack", "bind"}, tt.args...)...); msg == "" {
 			t.Fatalf("%s: expected an error message", name)
 		}
 	}
@@ -392,9 +397,9 @@ func TestAdminMembersAreNamedByOneIdentityWithARole(t *testing.T) {
 	}{
 		{[]string{"--account", id, "--role", "owner"}, 2, "give exactly one of --email"},
 		{[]string{"--account", id, "--role", "owner", "--email", "a@b.c", "--discord", "1"}, 2, "give exactly one of"},
-		{[]string{"--account", id, "--role", "boss", "--email", "a@b.c"}, 1, `role must be "owner" or "member"`},
-		{[]string{"--account", id, "--role", "owner", "--slack", "nope"}, 1, "a Slack identity is TEAM:USER"},
-		{[]string{"--account", id, "--role", "owner", "--oidc", "not-a-url"}, 1, "ISSUER:SUBJECT"},
+		{[]string{"--account", id, "--role", "boss", "--email", "a@b.c"}, 2, `role must be "owner" or "member"`},
+		{[]string{"--account", id, "--role", "owner", "--slack", "nope"}, 2, "a Slack identity is TEAM:USER"},
+		{[]string{"--account", id, "--role", "owner", "--oidc", "not-a-url"}, 2, "ISSUER:SUBJECT"},
 		{[]string{"--account", "acct_missing", "--role", "owner", "--discord", "12"}, 1, "no account acct_missing"},
 	} {
 		_, errs := wshub(t, tt.code, append([]string{"admin", "member", "add"}, tt.args...)...)
