@@ -45,7 +45,7 @@ type apiCommand struct {
 }
 
 var apiCommands = map[string]apiCommand{
-	"ws create": {"wshub ws create --prompt TEXT|- [--project ID] [--provider ID] [--agent A] [--model M] [--runtime-mode MODE] [--branch B] [--base-ref REF] [--file F ...] [--wait] [--timeout D] [--json]",
+	"ws create": {"wshub ws create [--prompt TEXT|-] [--project ID] [--provider ID] [--agent A] [--model M] [--runtime-mode MODE] [--branch B] [--base-ref REF] [--file F ...] [--wait] [--timeout D] [--json]",
 		`wshub ws create --prompt "Fix the flaky test" --agent agent_1 --model sonnet --branch ci/fix --wait --timeout 30m`, wsCreate},
 	"ws send": {"wshub ws send ID TEXT|- [--file F ...] [--wait] [--timeout D] [--json]",
 		`git diff | wshub ws send ws_123 - --wait`, wsSend},

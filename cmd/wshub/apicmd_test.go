@@ -98,6 +98,10 @@ func TestClientCommands(t *testing.T) {
 	if !strings.HasPrefix(out, "WORKSPACE") || strings.Count(out, "ws_") != 2 {
 		t.Fatalf("expected a table of two workspaces, got %q", out)
 	}
+	// Newest first, as the app lists them (the JSON keeps the API's order, oldest first).
+	if first := strings.Fields(strings.Split(out, "\n")[1]); len(first) == 0 || first[0] == id {
+		t.Fatalf("expected the newest workspace first, not %s, got %q", id, out)
+	}
 	out, _ = run(0, "", "ws", "get", id, "--json")
 	var got struct {
 		Workspace struct {

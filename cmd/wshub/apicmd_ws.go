@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -128,6 +129,11 @@ func wsList(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string) int
 	list, err := e.c.ListWorkspaces(ctx)
 	if err != nil {
 		return e.fail(err)
+	}
+	if !e.json {
+		// People read the newest first, as the app lists them; the JSON is the API's
+		// answer, oldest first, as scripts already read it.
+		slices.Reverse(list)
 	}
 	e.showWorkspaces(list)
 	return 0
