@@ -196,15 +196,12 @@ type attemptRow struct {
 	ResponseExcerpt string        `db:"response_excerpt"`
 }
 
-// InsertDeliveryAttempt writes one row of the log. A row of the same number already
-// there (the delivery's count was set back by hand) gives way to the newer attempt:
-// the log line must never stop its settlement.
+// InsertDeliveryAttempt writes one row of the log. A number recorded twice is refused
+// (the key): core then settles the attempt without its line.
 func (q queries) InsertDeliveryAttempt(ctx context.Context, a *core.DeliveryAttempt) (err error) {
 	defer wrapErr(&err, "insert delivery attempt")
 	_, err = q.exec(ctx, `INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code,
-		error, response_excerpt) VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (delivery_id, attempt) DO UPDATE SET started_at = excluded.started_at, duration_ms = excluded.duration_ms,
-			status_code = excluded.status_code, error = excluded.error, response_excerpt = excluded.response_excerpt`, a.DeliveryID, a.Attempt, a.StartedAt,
+		error, response_excerpt) VALUES ($1, $2, $3, $4, $5, $6, $7)`, a.DeliveryID, a.Attempt, a.StartedAt,
 		a.Duration.Milliseconds(), nullInt(a.StatusCode), a.Error, a.ResponseExcerpt)
 	return err
 }
