@@ -38,7 +38,8 @@ func serveAPI(t testing.TB, h *hub.Hub) string {
 		t.Fatalf("listen: %v", err)
 	}
 	go func() { _ = h.App.Listener(api.Listener(ln)) }()
-	t.Cleanup(func() { _ = h.App.ShutdownWithTimeout(5 * time.Second) })
+	// Streams end first, as serve ends them: the shutdown would wait out their lifetime.
+	t.Cleanup(func() { h.EndStreams(); _ = h.App.ShutdownWithTimeout(5 * time.Second) })
 	return "http://" + ln.Addr().String()
 }
 
