@@ -86,10 +86,16 @@ func TestInABrowserAKeyMadeOnThePageWorksOnTheAPIUntilRevokedThere(t *testing.T)
 		t.Fatalf("expected the key from the page to work on the API, got %d", code)
 	}
 
-	// Back on the list, as a person comes back to revoke it. The page asks for no
-	// confirmation (no dialog, no second step): the button revokes.
+	// Back on the list, as a person comes back to revoke it: the link asks first, on a
+	// page of its own that names the key, and its button revokes.
 	b.Open(t, s.hub.URL+"/app/keys")
-	if code := b.Follow(t, `button[aria-label="Revoke laptop"]`); code != http.StatusOK || pathOf(t, b) != "/app/keys" {
+	if code := b.Follow(t, `a[aria-label="Revoke laptop"]`); code != http.StatusOK || !strings.HasSuffix(pathOf(t, b), "/revoke") {
+		t.Fatalf("expected the revoke to be asked first, got %d at %s", code, b.URL(t))
+	}
+	if code := apiStatus(t, s.hub, key); code != http.StatusOK {
+		t.Fatalf("expected the key still working while the revoke is only asked, got %d", code)
+	}
+	if code := b.Follow(t, `button.danger`); code != http.StatusOK || pathOf(t, b) != "/app/keys" {
 		t.Fatalf("expected the revoke to land back on the keys, got %d at %s", code, b.URL(t))
 	}
 	var status string

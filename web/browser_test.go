@@ -73,6 +73,11 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	if strings.Contains(html, key) {
 		t.Errorf("the key shows again after the page was left")
 	}
+	// The page that asks before a revoke.
+	if code := b.Follow(t, `a[aria-label^="Revoke "]`); code != 200 {
+		t.Fatalf("expected the page that asks before a revoke, got %d", code)
+	}
+	picture("key-revoke")
 
 	b.Open(t, s.hub.URL+"/app/webhooks")
 	b.WaitFor(t, "#hook-url")

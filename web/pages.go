@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io/fs"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -154,6 +155,20 @@ func (a *app) createKey(c *fiber.Ctx) error {
 		return a.fail(c, err)
 	}
 	return a.showKeys(c, fiber.StatusCreated, keysData{Created: secret, CreatedName: k.Name}, "")
+}
+
+// confirmRevokeKey asks before a revoke, on a page of its own (so it works without
+// JavaScript): one click on the list would cut off every script using the key.
+func (a *app) confirmRevokeKey(c *fiber.Ctx) error {
+	keys, err := a.core.ListKeys(c.UserContext(), sessionOf(c))
+	if err != nil {
+		return a.fail(c, err)
+	}
+	i := slices.IndexFunc(keys, func(k *core.APIKey) bool { return k.ID == c.Params("id") && k.RevokedAt == nil })
+	if i < 0 {
+		return a.refuse(c, fiber.StatusNotFound, "This account has no such key, or it is already revoked.")
+	}
+	return a.render(c, fiber.StatusOK, "key-confirm", page{Title: "Revoke " + keys[i].Name, Data: keys[i]})
 }
 
 func (a *app) revokeKey(c *fiber.Ctx) error {

@@ -147,6 +147,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	signedIn.Get("/", a.home)
 	signedIn.Get("/keys", a.keysPage)
 	signedIn.Post("/keys", a.checkForm, a.createKey)
+	signedIn.Get("/keys/:id/revoke", a.confirmRevokeKey)
 	signedIn.Post("/keys/:id/revoke", a.checkForm, a.revokeKey)
 	signedIn.Post("/signout", a.checkForm, a.signOut)
 	signedIn.Post("/switch", a.checkForm, a.switchAccount)

@@ -199,9 +199,17 @@ func TestAnOwnerSignsInCreatesAKeyThatWorksAndRevokesIt(t *testing.T) {
 	if strings.Contains(page, key) || !strings.Contains(page, "<td>ci</td>") || !strings.Contains(page, "<td>Ada</td>") {
 		t.Fatalf("expected the key listed by name and creator, without the key:\n%s", page)
 	}
-	ids := regexp.MustCompile(`<td>ci</td>(?s:.*?)action="/app/keys/(key_[0-9A-Za-z]+)/revoke"`).FindStringSubmatch(page)
+	ids := regexp.MustCompile(`<td>ci</td>(?s:.*?)href="/app/keys/(key_[0-9A-Za-z]+)/revoke"`).FindStringSubmatch(page)
 	if ids == nil {
-		t.Fatalf("no revoke form:\n%s", page)
+		t.Fatalf("no revoke link:\n%s", page)
+	}
+	// The link asks first, naming the key; only the form it shows revokes.
+	code, _, page = s.get("/app/keys/" + ids[1] + "/revoke")
+	if code != 200 || !strings.Contains(page, "Revoke the key <strong>ci</strong>?") {
+		t.Fatalf("expected the revoke asked on a page naming the key, got %d:\n%s", code, page)
+	}
+	if r := s.hub.Call("GET", "/v1/api/projects", key, nil); r.Status != 200 {
+		t.Fatalf("expected the key still working while the revoke is only asked, got %d", r.Status)
 	}
 	code, path, page = s.post("/app/keys/"+ids[1]+"/revoke", url.Values{"csrf": {csrfOf(t, page)}})
 	if code != 200 || path != "/app/keys" || !regexp.MustCompile(`<td>ci</td>(?s:.*?)revoked `).MatchString(page) {
