@@ -37,7 +37,7 @@ AGENT_PATHS = echo "==> the agent CLIs (scripts/agents.sh: about 20 s the first 
 
 run:
 	bash scripts/sandbox.sh
-	@echo "==> compiling wshub (the first time on a machine takes 2 to 5 minutes; then seconds)" >&2
+	@echo "==> compiling wshub (the first time on a machine: about 75 s on two cores, plus downloading its modules; then seconds)" >&2
 	$(GO) build -o bin/wshub ./cmd/wshub
 	$(WITH_DB) $(AGENT_PATHS) \
 	WSHUB_DEMO_AGENT="$${WSHUB_DEMO_AGENT:-$(CURDIR)/examples/demo-agent.sh}" bin/wshub dev
