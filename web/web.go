@@ -87,7 +87,7 @@ type app struct {
 	log        *slog.Logger
 	pages      *template.Template
 	oidc       *oidcClient
-	limit      *addrLimits
+	limit      *keyrate.Buckets
 	// streams are the members' open live pages, and paces the pace of their own reads.
 	streams *sse.Places
 	paces   *keyrate.Buckets
@@ -126,7 +126,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &app{core: svc, workspaces: workspaces, opts: opts, log: opts.Log, pages: pages, limit: newAddrLimits(opts.SignInRate, opts.SignInBurst),
+	a := &app{core: svc, workspaces: workspaces, opts: opts, log: opts.Log, pages: pages, limit: signInLimits(opts.SignInRate, opts.SignInBurst),
 		streams: sse.NewPlaces(opts.MaxStreams), paces: keyrate.New(opts.StreamPageRate, opts.StreamPageBurst)}
 	if opts.PublicURL != "" {
 		u := strings.TrimSuffix(opts.PublicURL, "/")

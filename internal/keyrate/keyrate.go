@@ -1,6 +1,6 @@
 // Package keyrate holds a token bucket per caller, named by what authenticated it (an
-// API key's id, an app member's id), for the front-ends' rate limits and the pace of
-// their event streams' own reads.
+// API key's id, an app member's id; before sign-in, the client's address), for the
+// front-ends' rate limits and the pace of their event streams' own reads.
 //
 // The buckets are this replica's own, in memory: a shared count in PostgreSQL would
 // cost a round trip per request, as much as most requests themselves, to stop a burst
@@ -29,12 +29,15 @@ type bucket struct {
 	seen time.Time
 }
 
-// sweepAt is the number of buckets past which idle ones are dropped; a bucket idle
-// for idleFor is full again, so forgetting it changes nothing.
-const (
-	sweepAt = 10_000
-	idleFor = 10 * time.Minute
-)
+// sweepAt is the number of buckets past which idle ones are dropped.
+const sweepAt = 10_000
+
+// idleFor is how long a bucket is kept unused: long enough to be full again, so that
+// forgetting it changes nothing, and at least a minute.
+func (b *Buckets) idleFor() time.Duration {
+	refill := time.Duration(float64(b.Burst) / float64(b.Limit) * float64(time.Second))
+	return max(refill, time.Minute)
+}
 
 // New makes buckets of perSecond tokens a second, burst at once (perSecond 0 or less:
 // no limit, nil).
@@ -45,8 +48,8 @@ func New(perSecond float64, burst int) *Buckets {
 	return &Buckets{Limit: rate.Limit(perSecond), Burst: max(burst, 1), m: map[string]*bucket{}}
 }
 
-// Of returns the caller's bucket, made full when the caller has none. Callers are ids,
-// never request text: one credential can be spelt many ways.
+// Of returns the caller's bucket, made full when the caller has none. Callers are ids
+// (or an address), never request text: one credential can be spelt many ways.
 func (b *Buckets) Of(caller string) *rate.Limiter {
 	now := time.Now()
 	b.mu.Lock()
@@ -54,8 +57,9 @@ func (b *Buckets) Of(caller string) *rate.Limiter {
 	e := b.m[caller]
 	if e == nil {
 		if len(b.m) >= sweepAt {
+			idle := b.idleFor()
 			for id, old := range b.m {
-				if now.Sub(old.seen) > idleFor {
+				if now.Sub(old.seen) > idle {
 					delete(b.m, id)
 				}
 			}

@@ -28,3 +28,16 @@ func TestNoRateIsNoBuckets(t *testing.T) {
 		t.Fatalf("expected nil buckets for a rate of 0, got %+v", b)
 	}
 }
+
+// A bucket is forgotten only once it would be full again, and never within a minute.
+func TestABucketIsKeptUntilItIsFullAgain(t *testing.T) {
+	for _, tt := range []struct {
+		perSecond float64
+		burst     int
+		want      time.Duration
+	}{{100, 200, time.Minute}, {0.01, 3, 300 * time.Second}} {
+		if got := New(tt.perSecond, tt.burst).idleFor(); got != tt.want {
+			t.Errorf("%v a second, %d at once: expected kept %s, got %s", tt.perSecond, tt.burst, tt.want, got)
+		}
+	}
+}
