@@ -11,6 +11,9 @@ import (
 // and the turn ends interrupted.
 type AgentRunner interface {
 	RunTurn(ctx context.Context, req TurnRequest) TurnResult
+	// RunScript runs an environment's script (setup, update) in the workspace's
+	// sandbox, under the same limits and network as its turns (env_setup.go).
+	RunScript(ctx context.Context, req ScriptRequest) ScriptResult
 }
 
 // TurnRequest is everything an agent needs for one turn.
@@ -32,6 +35,9 @@ type TurnRequest struct {
 	// its vCPUs and memory. The zero value leaves the runner's own default.
 	Size   ProviderSize
 	Prompt string
+	// Env are NAME=value variables on top of the sandbox's own: the workspace
+	// environment's, then the project's secrets marked for the agent.
+	Env []string
 	// Attachments are the message's files, as paths relative to Dir.
 	Attachments []string
 	// SessionID is the agent's session from the previous turn ("" on the first), so

@@ -76,6 +76,9 @@ type Project struct {
 	// RemovedAt is set once the operator removed the project: it is gone from listings
 	// and takes no new workspace; workspaces that had it keep naming it.
 	RemovedAt *time.Time
+	// Environment is the project's own environment settings (JSON of an Environment),
+	// which win over the repository's files; nil when it has none.
+	Environment []byte
 }
 
 // ProjectQueries are the store statements of connected repositories (projects).

@@ -154,7 +154,11 @@ func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string)
 			return false, s.failSetup(ctx, ws, lease, err)
 		}
 		ws.CheckoutPath = dir
-		return true, s.transition(ctx, ws, lease, StateReady, statusCode)
+		detail, err := s.setupEnvironment(ctx, ws, lease, p)
+		if err != nil {
+			return false, s.failSetup(ctx, ws, lease, err)
+		}
+		return true, s.transitionDetail(ctx, ws, lease, StateReady, statusCode, detail)
 	case StateResuming:
 		p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
 		if err != nil {
@@ -174,7 +178,11 @@ func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string)
 				Detail: "the workspace's machine could not be resumed (its checkout is gone)", Err: err})
 		}
 		ws.CheckoutPath = dir
-		return true, s.transition(ctx, ws, lease, StateReady, "")
+		detail, err := s.updateEnvironment(ctx, ws, p)
+		if err != nil {
+			return false, err
+		}
+		return true, s.transitionDetail(ctx, ws, lease, StateReady, "", detail)
 	case StatePausing:
 		if err := s.machines.Pause(ctx, ws); err != nil {
 			return false, err
@@ -254,9 +262,12 @@ type Sweeps struct{ w *Worker }
 type Worker struct {
 	outbox
 	logger
-	store    runtimeStore
-	blobs    BlobStore
-	mirror   RepoMirror
+	store  runtimeStore
+	blobs  BlobStore
+	mirror RepoMirror
+	// envFiles read a project's environment files at a workspace's base (nil: no
+	// environment is ever applied).
+	envFiles EnvironmentFiles
 	machines Machines
 	runner   AgentRunner
 	config   RuntimeConfig

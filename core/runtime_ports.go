@@ -38,6 +38,11 @@ type RuntimeQueries interface {
 	LockLeasedWorkspace(ctx context.Context, id, token string) (*Workspace, error)
 	// GetWorkspaceByID reads any workspace (operator commands).
 	GetWorkspaceByID(ctx context.Context, id string) (*Workspace, error)
+	// SetWorkspaceEnvironment records the environment a workspace was set up with
+	// (JSON), under its lease.
+	SetWorkspaceEnvironment(ctx context.Context, id, token string, env []byte) error
+	// WorkspaceEnvironment reads it (nil: none).
+	WorkspaceEnvironment(ctx context.Context, id string) ([]byte, error)
 	// RecordLastTurn writes lastTurn, the agent session and the activity time.
 	RecordLastTurn(ctx context.Context, w *Workspace) error
 
@@ -88,6 +93,10 @@ type Machines interface {
 	// the project asks for it. Committed is false when nothing changed; a refused push
 	// is not an error but PushRefused with the remote's reason.
 	CommitTurn(ctx context.Context, ws *Workspace, p *Project, message string) (TurnCommit, error)
+	// KeepOutOfCommits keeps the files the checkout holds now and git does not track
+	// (what setup wrote), and paths (the environment's cached paths), out of the
+	// workspace's turn commits, unless the repository tracks them.
+	KeepOutOfCommits(ctx context.Context, ws *Workspace, paths []string) error
 	// Home is the workspace's home directory for agent processes, kept across turns.
 	Home(ws *Workspace) string
 	// WriteFile places an attachment inside the checkout and returns its path relative

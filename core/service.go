@@ -18,9 +18,12 @@ type Deps struct {
 	Providers Providers
 	Agents    AgentCatalog
 	Mirror    RepoMirror
-	Clock     Clock
-	Random    Random
-	Webhooks  WebhookURLPolicy
+	// EnvironmentFiles read projects' environment files at workspaces' bases (nil: no
+	// environment is applied).
+	EnvironmentFiles EnvironmentFiles
+	Clock            Clock
+	Random           Random
+	Webhooks         WebhookURLPolicy
 	// Sender makes webhook delivery attempts (nil: the hub does not deliver).
 	Sender WebhookSender
 	// Machines and Runner drive workspaces (the runtime); Runtime tunes them.
@@ -106,7 +109,7 @@ func NewService(d Deps) *Service {
 	lg := logger{d.Runtime.Log}
 	pulls := pullRequests{kernel: k, logger: lg, store: d.Store, forges: d.Forges, appURL: d.PublicURL,
 		checks: make(chan struct{}, maxPullChecks)}
-	rt := &Worker{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, machines: d.Machines, runner: d.Runner,
+	rt := &Worker{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, envFiles: d.EnvironmentFiles, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups, quotas: d.Quotas,
 		providers: d.Providers, host: d.Host, pulls: pulls}
 	ws := &Workspaces{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror,

@@ -33,6 +33,11 @@ const (
 	ReasonUnschedulable FailureReason = "unschedulable" // no node can take the Pod
 	ReasonImagePull     FailureReason = "image_pull"    // the runtime's image cannot be pulled
 	ReasonOOMKilled     FailureReason = "oom_killed"    // the machine ran out of memory
+	// Reasons of a project's environment (environment.go, env_setup.go).
+	ReasonEnvironmentInvalid FailureReason = "environment_invalid" // its file or settings cannot be used
+	ReasonSetupScript        FailureReason = "setup_script"        // its setup script failed
+	ReasonSetupTimeout       FailureReason = "setup_timeout"       // its setup script ran out of time
+	ReasonImageRefused       FailureReason = "image_refused"       // the image it names is not allowed here
 )
 
 // FailureStatus builds a failed workspace's statusCode.

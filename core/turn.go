@@ -212,8 +212,21 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 	// Fail closed: a turn whose project cannot be read gets no network rather than more
 	// than the operator may have allowed.
 	network := NetworkNone
-	if p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID); err == nil {
+	p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
+	if err == nil {
 		network = p.Network
+	}
+	var env []string
+	var mask *Masker
+	if err == nil {
+		env, mask, err = s.turnEnvironment(ctx, ws, p)
+	} else {
+		err = nil // no project: no environment nor secrets either
+	}
+	if err != nil {
+		// Fail closed: a turn never runs without the secrets masked that it may print.
+		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError,
+			FailureMessage: "the workspace's environment could not be read; the turn did not start"}
 	}
 	turnCtx := ctx
 	if s.config.TurnTimeout > 0 {
@@ -230,11 +243,12 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 	}
 	s.startChatStatuses(ctx, ws.ID, msg.TurnID)
 	events := s.recordEvents(ctx, ws.ID, msg.TurnID)
+	events.mask = mask
 	defer events.close()
 	req := TurnRequest{
 		WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Model: ws.Model, RuntimeMode: ws.RuntimeMode,
 		Branch: ws.Branch, Dir: ws.CheckoutPath, Home: s.machines.Home(ws), Network: network, Size: s.sizeOf(ctx, ws),
-		Prompt: prompt, Attachments: files, SessionID: ws.AgentSession, Events: events.add,
+		Prompt: prompt, Env: env, Attachments: files, SessionID: ws.AgentSession, Events: events.add,
 	}
 	if ws.RuntimeMode == ModeApprovalRequired {
 		req.Approve = func(ctx context.Context, ask ApprovalAsk) ApprovalAnswer {
@@ -247,7 +261,9 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentNotInstalled,
 			FailureMessage: "this hub runs no workspace on its own host (local is not among its providers): start a new workspace on another provider"}
 	}
-	return s.runner.RunTurn(turnCtx, req)
+	res := s.runner.RunTurn(turnCtx, req)
+	res.Reply, res.FailureMessage = mask.Mask(res.Reply), mask.Mask(res.FailureMessage)
+	return res
 }
 
 // recordTurn writes a finished turn in one transaction: the assistant message (reply

@@ -115,7 +115,7 @@ type TurnEventQueries interface {
 // clean bounds an event's fields and reports whether the event is one the hub keeps.
 func (e *TurnEvent) clean() bool {
 	switch e.Type {
-	case EventToolStarted, EventToolFinished, EventToolDenied, EventText:
+	case EventToolStarted, EventToolFinished, EventToolDenied, EventText, EventSetupOutput:
 	default:
 		return false // approval_requested and turn_finished are the hub's own
 	}
@@ -174,9 +174,14 @@ type eventRecorder struct {
 	// flushing serialises writes (the loop's and sync's), so events keep their order.
 	flushing sync.Mutex
 	count    int
-	wake     chan struct{}
-	closing  chan struct{}
-	done     chan struct{}
+	// script: the events of an environment script's run (setup_output), not an
+	// agent's; each recorder takes only its own kind.
+	script bool
+	// mask hides the project's secrets in what is recorded (nil: none).
+	mask    *Masker
+	wake    chan struct{}
+	closing chan struct{}
+	done    chan struct{}
 }
 
 func (s *Worker) recordEvents(ctx context.Context, workspaceID, turnID string) *eventRecorder {
@@ -187,12 +192,21 @@ func (s *Worker) recordEvents(ctx context.Context, workspaceID, turnID string) *
 
 // add takes one event from the agent (from any goroutine).
 func (r *eventRecorder) add(e TurnEvent) {
-	if !e.clean() {
+	if (e.Type == EventSetupOutput) != r.script || !e.clean() {
 		return
+	}
+	r.addOwn(e)
+}
+
+// addOwn takes an event of the hub's own (or one add has cleaned), masking the
+// project's secrets in its texts.
+func (r *eventRecorder) addOwn(e TurnEvent) {
+	if r.mask != nil {
+		e.Tool, e.Summary, e.Delta, e.Reason = r.mask.Mask(e.Tool), r.mask.Mask(e.Summary), r.mask.Mask(e.Delta), r.mask.Mask(e.Reason)
 	}
 	e.WorkspaceID, e.TurnID, e.CreatedAt = r.ws, r.turn, r.rt.clock.Now()
 	r.mu.Lock()
-	if r.count >= MaxTurnEvents {
+	if r.count >= MaxTurnEvents && e.Type != EventSetupFinished {
 		r.mu.Unlock()
 		return
 	}

@@ -73,7 +73,9 @@ func (h *heartbeat) run(ctx context.Context, done <-chan struct{}) {
 			h.mu.Lock()
 			running := h.claimedState
 			h.mu.Unlock()
-			if running == core.StateReady && state != core.StateReady {
+			// A turn, or an environment script (setup, update), stops when the
+			// workspace moved on under it (paused, archived, deleted).
+			if (running == core.StateReady || running == core.StateSetup || running == core.StateResuming) && state != running {
 				h.cancel(errWorkspaceMoved)
 			}
 			continue

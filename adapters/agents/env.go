@@ -68,6 +68,9 @@ func (r *Runner) turnEnv(req core.TurnRequest, home string, extra ...string) []s
 		"LANG=" + cmp.Or(os.Getenv("LANG"), "C.UTF-8"),
 		"TERM=" + cmp.Or(os.Getenv("TERM"), "dumb"),
 	}
+	// The workspace environment's variables and secrets first: what the operator gave
+	// agents, and the turn's own, win over a repository's.
+	env = append(env, req.Env...)
 	for _, name := range r.agentEnv {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)

@@ -215,6 +215,13 @@ func (c *Checkout) Commit(ctx context.Context, branch, message string) (committe
 	for _, l := range left {
 		add = append(add, ":(exclude,literal)"+l.Path)
 	}
+	kept, err := c.keptOut()
+	if err != nil {
+		return false, left, err
+	}
+	for _, l := range kept {
+		add = append(add, ":(exclude,literal)"+l)
+	}
 	if _, err := g.run(ctx, c.Dir, add...); err != nil {
 		return false, left, err
 	}

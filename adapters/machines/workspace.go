@@ -136,3 +136,9 @@ func WriteAttachment(dir, name string, data []byte) (string, error) {
 	}
 	return writeBeneath(dir, name, data)
 }
+
+// KeepOutOfCommits keeps what setup wrote, and the cached paths the repository does
+// not track, out of the workspace's turn commits.
+func (m *LocalMachines) KeepOutOfCommits(ctx context.Context, ws *core.Workspace, paths []string) error {
+	return m.checkout(ws).KeepOut(ctx, ws.Branch, paths)
+}

@@ -28,26 +28,28 @@ type projectRow struct {
 	CreatedAt     time.Time  `db:"created_at"`
 	UpdatedAt     time.Time  `db:"updated_at"`
 	RemovedAt     *time.Time `db:"removed_at"`
+	Environment   []byte     `db:"environment"`
 }
 
 func (r *projectRow) core() *core.Project {
 	return &core.Project{ID: r.ID, AccountID: r.AccountID, Repository: r.Repository, DisplayName: r.DisplayName,
 		DefaultBranch: r.DefaultBranch, State: r.State, FailureReason: r.FailureReason, Push: r.Push, Network: r.Network,
 		Forge: r.Forge, PullRequests: r.PullRequests, CredentialKind: r.CredKind, SealedCredential: r.CredSealed,
-		MirrorPath: r.MirrorPath, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, RemovedAt: r.RemovedAt}
+		MirrorPath: r.MirrorPath, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, RemovedAt: r.RemovedAt,
+		Environment: r.Environment}
 }
 
 const projectColumns = `id, account_id, repository, display_name, default_branch, state, failure_reason, push,
-	network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at, removed_at`
+	network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at, removed_at, environment`
 
 func (q queries) CreateProject(ctx context.Context, p *core.Project) (err error) {
 	defer wrapErr(&err, "create project")
 	_, err = q.exec(ctx, `INSERT INTO projects (id, account_id, repository, display_name, default_branch, state,
-		failure_reason, push, network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		failure_reason, push, network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at, environment)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		p.ID, p.AccountID, p.Repository, p.DisplayName, p.DefaultBranch, p.State, p.FailureReason, p.Push,
 		p.Network, p.Forge, cmp.Or(p.PullRequests, core.PullRequestsOff), p.CredentialKind, nilIfEmpty(p.SealedCredential),
-		p.MirrorPath, p.CreatedAt, p.UpdatedAt)
+		p.MirrorPath, p.CreatedAt, p.UpdatedAt, jsonOrNull(p.Environment))
 	return err
 }
 
@@ -55,9 +57,10 @@ func (q queries) UpdateProject(ctx context.Context, p *core.Project) (err error)
 	defer wrapErr(&err, "update project")
 	_, err = q.exec(ctx, `UPDATE projects SET display_name = $2, default_branch = $3, state = $4, failure_reason = $5,
 		push = $6, network = $7, mirror_path = $8, updated_at = $9, forge = $10, pull_requests = $11,
-		credential_kind = $12, credential_sealed = $13 WHERE id = $1`,
+		credential_kind = $12, credential_sealed = $13, environment = $14 WHERE id = $1`,
 		p.ID, p.DisplayName, p.DefaultBranch, p.State, p.FailureReason, p.Push, p.Network, p.MirrorPath, p.UpdatedAt,
-		p.Forge, cmp.Or(p.PullRequests, core.PullRequestsOff), p.CredentialKind, nilIfEmpty(p.SealedCredential))
+		p.Forge, cmp.Or(p.PullRequests, core.PullRequestsOff), p.CredentialKind, nilIfEmpty(p.SealedCredential),
+		jsonOrNull(p.Environment))
 	return err
 }
 
@@ -143,4 +146,13 @@ func nilIfEmpty(b []byte) []byte {
 		return nil
 	}
 	return b
+}
+
+// jsonOrNull is a jsonb parameter: lib/pq would send a []byte as bytea, which jsonb
+// does not take.
+func jsonOrNull(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
 }

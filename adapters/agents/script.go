@@ -1,0 +1,85 @@
+package agents
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/wshub/wshub/core"
+)
+
+// maxScriptLine bounds one line of a setup script's output; a longer one is cut.
+const maxScriptLine = 4000
+
+// scriptShell runs the environment's script with standard error joined to standard
+// output, so people read both in the order they were written. The script is the
+// argument after the run's name ($0), never spliced into this text.
+const scriptShell = `exec 2>&1; exec sh -c "$1" "$0"`
+
+// RunScript runs a project environment's script (setup, update) as a turn runs: in
+// the workspace's sandbox, cgroup and network, with the sandbox's allow-listed
+// environment plus req.Env. Agents' credentials (WSHUB_AGENT_ENV) are not given: a
+// script is the repository's, not the agent's.
+func (r *Runner) RunScript(ctx context.Context, req core.ScriptRequest) core.ScriptResult {
+	if fi, err := os.Stat(req.Dir); err != nil || !fi.IsDir() {
+		return core.ScriptResult{ExitCode: -1, Err: fmt.Errorf("the workspace checkout is not a directory on this machine")}
+	}
+	if err := os.MkdirAll(req.Home, 0o700); err != nil {
+		return core.ScriptResult{ExitCode: -1, Err: fmt.Errorf("the workspace's home directory could not be made: %v", err)}
+	}
+	if err := r.endStrays(req.WorkspaceID); err != nil {
+		return core.ScriptResult{ExitCode: -1, Err: fmt.Errorf("processes of an earlier run could not be stopped: %v", err)}
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		return core.ScriptResult{ExitCode: -1, Err: err}
+	}
+	turn := core.TurnRequest{WorkspaceID: req.WorkspaceID, TurnID: req.RunID, Dir: req.Dir, Home: req.Home,
+		Network: req.Network, Size: req.Size}
+	at := r.place(turn)
+	lines := &lineWriter{max: 1 << 20, fn: func(b []byte) {
+		line := strings.ToValidUTF8(string(b), "\uFFFD")
+		if len(line) > maxScriptLine {
+			line = strings.ToValidUTF8(line[:maxScriptLine], "") + "…"
+		}
+		if req.Output != nil {
+			req.Output(line)
+		}
+	}}
+	inv := invocation{
+		path:   sh,
+		args:   []string{"-c", scriptShell, cmp.Or(req.Name, core.ScriptSetup), req.Script},
+		env:    r.scriptEnv(req, at.home),
+		stdout: lines,
+		grace:  r.grace,
+	}
+	st := r.run(ctx, turn, at.wrap(inv))
+	lines.close()
+	switch {
+	case st.startErr != nil:
+		return core.ScriptResult{ExitCode: -1, Err: st.startErr}
+	case st.interrupted:
+		return core.ScriptResult{ExitCode: -1, Interrupted: true}
+	}
+	return core.ScriptResult{ExitCode: st.code, Limit: st.limit}
+}
+
+// scriptEnv is turnEnv without the agents' credentials and the turn's variables.
+func (r *Runner) scriptEnv(req core.ScriptRequest, home string) []string {
+	path := cmp.Or(os.Getenv("PATH"), defaultPath)
+	if r.sandbox != nil {
+		path = r.sandbox.shownPath(path)
+	}
+	env := []string{
+		"PATH=" + path,
+		"HOME=" + home,
+		"LANG=" + cmp.Or(os.Getenv("LANG"), "C.UTF-8"),
+		"TERM=dumb",
+		"CI=true", // package managers then neither prompt nor draw progress bars
+	}
+	env = append(env, req.Env...)
+	return append(env, "WSHUB_WORKSPACE_ID="+req.WorkspaceID, "WSHUB_SCRIPT="+req.Name)
+}

@@ -1,0 +1,308 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Getting a local workspace ready: after its checkout, the project's environment
+// (environment.go) is resolved at the workspace's base, its caches restored, its setup
+// script run in the workspace's sandbox like a turn (same limits and network), its
+// output recorded as events people can watch, its caches saved, and only then is the
+// workspace ready. A script that fails or runs out of time fails the workspace
+// setup_failed:… with the last lines of its output.
+
+// Setup event types: what the setup or update script printed, and how it ended. Their
+// TurnID is the script run's own id (setup_…, update_…).
+const (
+	EventSetupOutput   TurnEventType = "setup_output"
+	EventSetupFinished TurnEventType = "setup_finished"
+)
+
+// Scripts an environment runs.
+const (
+	ScriptSetup  = "setup"
+	ScriptUpdate = "update"
+)
+
+// ScriptRequest is one run of an environment's script in a workspace's sandbox.
+type ScriptRequest struct {
+	WorkspaceID string
+	// RunID names the run (its events' TurnID).
+	RunID string
+	// Name is ScriptSetup or ScriptUpdate.
+	Name   string
+	Script string
+	// Dir, Home, Network and Size are as a turn's (TurnRequest).
+	Dir, Home, Network string
+	Size               ProviderSize
+	// Env are NAME=value variables on top of the sandbox's own: the environment's env,
+	// then the secrets the script may have.
+	Env []string
+	// Output is told each line the script writes (standard output and error, merged),
+	// without its line break; called from the runner's goroutines.
+	Output func(line string)
+}
+
+// ScriptResult is how a script run ended.
+type ScriptResult struct {
+	// ExitCode is the script's exit status (-1 when it did not exit by itself).
+	ExitCode int
+	// Interrupted: ctx ended (its deadline: the setup timeout; or a stop).
+	Interrupted bool
+	// Limit names the workspace limit that ended it ("memory", "processes"), "" none.
+	Limit string
+	// Err says why it could not be started.
+	Err error
+}
+
+// maxSetupTail bounds the output kept for a failed setup's statusDetail.
+const (
+	maxSetupTailLines = 20
+	maxSetupTailBytes = 1500
+)
+
+// setupTail keeps the last lines of a script's output.
+type setupTail struct{ lines []string }
+
+func (t *setupTail) add(line string) {
+	t.lines = append(t.lines, line)
+	if len(t.lines) > maxSetupTailLines {
+		t.lines = t.lines[1:]
+	}
+}
+
+func (t *setupTail) String() string {
+	s := strings.Join(t.lines, "\n")
+	if len(s) > maxSetupTailBytes {
+		s = "…" + strings.ToValidUTF8(s[len(s)-maxSetupTailBytes:], "")
+	}
+	return s
+}
+
+// setupEnvironment resolves the workspace's environment and runs it on its checkout:
+// caches restored, setup, caches saved. It returns the statusDetail of the ready
+// workspace ("" none: what of the environment did not apply here), or a *SetupError.
+func (s *Worker) setupEnvironment(ctx context.Context, ws *Workspace, lease string, p *Project) (string, error) {
+	if s.envFiles == nil {
+		return "", nil
+	}
+	env, err := ResolveEnvironment(ctx, s.envFiles, p, ws.BaseRef)
+	if err != nil {
+		return "", err
+	}
+	if env.Source == "" {
+		return "", nil
+	}
+	if err := s.keepEnvironment(ctx, ws, lease, env); err != nil {
+		return "", err
+	}
+	var notes []string
+	if env.Image != "" {
+		notes = append(notes, fmt.Sprintf("the image %s that %s names is not applied: this provider runs workspaces on the hub's host", env.Image, env.Source))
+	}
+	if len(env.Ignored) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: ignored %s", env.Source, strings.Join(env.Ignored, ", ")))
+	}
+	if env.Setup == "" && len(env.Cache) == 0 {
+		return strings.Join(notes, "; "), nil
+	}
+	runID := NewID(s.rand, "setup_")
+	events := s.recordScriptEvents(ctx, ws.ID, runID)
+	secrets, values, err := s.secretsFor(ctx, ws, p, secretsForSetup)
+	if err != nil {
+		events.close()
+		return "", err
+	}
+	mask := NewMasker(values)
+	say := func(line string) {
+		events.add(TurnEvent{Type: EventSetupOutput, Tool: ScriptSetup, Delta: mask.Mask(line) + "\n"})
+	}
+	if err := s.restoreCaches(ctx, ws, p, env, say); err != nil {
+		events.close()
+		return "", err
+	}
+	res, tail := s.runScript(ctx, ws, p, env, ScriptSetup, env.Setup, runID, secrets, mask, events)
+	if fail := scriptFailure(ctx, env, ScriptSetup, res, tail); fail != nil {
+		events.finish(OutcomeError, fail.Detail)
+		events.close()
+		return "", fail
+	}
+	if ctx.Err() != nil {
+		events.close()
+		return "", ctx.Err()
+	}
+	// Before any turn: an agent never writes what the next workspace restores.
+	s.saveCaches(ctx, ws, p, env, say)
+	if err := s.machines.KeepOutOfCommits(ctx, ws, env.cachePaths()); err != nil {
+		events.close()
+		return "", fmt.Errorf("keep the setup's files out of commits: %w", err)
+	}
+	events.finish(OutcomeCompleted, "")
+	events.close()
+	return strings.Join(notes, "; "), nil
+}
+
+// cachePaths are the paths of every cache entry that lie in the checkout.
+func (e *Environment) cachePaths() []string {
+	var out []string
+	for _, c := range e.Cache {
+		for _, p := range c.Paths {
+			if !strings.HasPrefix(p, "~/") {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// runScript runs one of the environment's scripts in the workspace's sandbox, under
+// the environment's timeout, recording its output (masked) as events.
+func (s *Worker) runScript(ctx context.Context, ws *Workspace, p *Project, env *Environment, name, script, runID string,
+	secrets []string, mask *Masker, events *eventRecorder) (ScriptResult, *setupTail) {
+	tail := &setupTail{}
+	if s.runner == nil {
+		return ScriptResult{ExitCode: -1, Err: errors.New("this hub runs no workspace on its own host")}, tail
+	}
+	sctx, cancel := context.WithTimeout(ctx, env.Timeout())
+	defer cancel()
+	var mu sync.Mutex
+	req := ScriptRequest{WorkspaceID: ws.ID, RunID: runID, Name: name, Script: script, Dir: ws.CheckoutPath,
+		Home: s.machines.Home(ws), Network: p.Network, Size: s.sizeOf(ctx, ws),
+		Env: append(env.EnvList(), secrets...),
+		Output: func(line string) {
+			line = mask.Mask(line)
+			mu.Lock()
+			tail.add(line)
+			mu.Unlock()
+			events.add(TurnEvent{Type: EventSetupOutput, Tool: name, Delta: line + "\n"})
+		}}
+	// Interrupted with ctx still live is the timeout (scriptFailure tells them apart).
+	return s.runner.RunScript(sctx, req), tail
+}
+
+// scriptFailure is the *SetupError of a script run that did not succeed, nil when it
+// did (or when ctx ended: the workspace is being stopped, not failed).
+func scriptFailure(ctx context.Context, env *Environment, name string, res ScriptResult, tail *setupTail) *SetupError {
+	if ctx.Err() != nil {
+		return nil
+	}
+	last := tail.String()
+	withTail := func(s string) string {
+		if last == "" {
+			return s
+		}
+		return s + "; its last output:\n" + last
+	}
+	switch {
+	case res.Err != nil:
+		return &SetupError{StatusCode: FailureStatus(FailureSetup, ReasonSetupScript),
+			Detail: fmt.Sprintf("the %s script from %s could not be started: %v", name, env.Source, res.Err), Err: res.Err}
+	case res.Interrupted:
+		return &SetupError{StatusCode: FailureStatus(FailureSetup, ReasonSetupTimeout),
+			Detail: withTail(fmt.Sprintf("the %s script from %s ran longer than its %s and was stopped", name, env.Source, env.Timeout()))}
+	case res.Limit != "":
+		return &SetupError{StatusCode: FailureStatus(FailureSetup, ReasonSetupScript),
+			Detail: withTail(fmt.Sprintf("the %s script from %s was stopped by the workspace's limits. %s", name, env.Source, res.Limit))}
+	case res.ExitCode != 0:
+		return &SetupError{StatusCode: FailureStatus(FailureSetup, ReasonSetupScript),
+			Detail: withTail(fmt.Sprintf("the %s script from %s exited with status %d", name, env.Source, res.ExitCode))}
+	}
+	return nil
+}
+
+// keepEnvironment records the resolved environment on the workspace (under its
+// lease), so that its turns and its resumes use the environment it was set up with,
+// without reading the repository again.
+func (s *Worker) keepEnvironment(ctx context.Context, ws *Workspace, lease string, env *Environment) error {
+	kept := keptEnvironment{Source: env.Source, Env: env.Env, Update: env.Update, Cache: env.Cache, SetupTimeout: env.SetupTimeout}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return err
+	}
+	return s.store.SetWorkspaceEnvironment(ctx, ws.ID, lease, b)
+}
+
+// keptEnvironment is what a workspace keeps of its environment.
+type keptEnvironment struct {
+	Source       string            `json:"source"`
+	Env          map[string]string `json:"env,omitempty"`
+	Update       string            `json:"update,omitempty"`
+	Cache        []CacheSpec       `json:"cache,omitempty"`
+	SetupTimeout EnvDuration       `json:"setupTimeout,omitempty"`
+}
+
+// workspaceEnvironment reads the environment a workspace was set up with (nil: none).
+func (s *Worker) workspaceEnvironment(ctx context.Context, ws *Workspace) (*Environment, error) {
+	b, err := s.store.WorkspaceEnvironment(ctx, ws.ID)
+	if err != nil || len(b) == 0 {
+		return nil, err
+	}
+	var k keptEnvironment
+	if err := json.Unmarshal(b, &k); err != nil {
+		return nil, fmt.Errorf("read the workspace's environment: %w", err)
+	}
+	return &Environment{Source: k.Source, Env: k.Env, Update: k.Update, Cache: k.Cache, SetupTimeout: k.SetupTimeout}, nil
+}
+
+// turnEnvironment is what a turn gets of its workspace's environment: its variables,
+// the project's secrets marked for the agent, and the masker of those secrets'
+// values for everything the turn says.
+func (s *Worker) turnEnvironment(ctx context.Context, ws *Workspace, p *Project) ([]string, *Masker, error) {
+	env, err := s.workspaceEnvironment(ctx, ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []string
+	if env != nil {
+		out = env.EnvList()
+	}
+	secrets, values, err := s.secretsFor(ctx, ws, p, secretsForAgent)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(out, secrets...), NewMasker(values), nil
+}
+
+// updateEnvironment runs the environment's update script when a workspace resumes. A
+// failing update does not fail the workspace (its checkout and setup are still
+// there): its events and the ready workspace's statusDetail say what happened.
+func (s *Worker) updateEnvironment(ctx context.Context, ws *Workspace, p *Project) (string, error) {
+	env, err := s.workspaceEnvironment(ctx, ws)
+	if err != nil || env == nil || env.Update == "" {
+		return "", err
+	}
+	runID := NewID(s.rand, "update_")
+	events := s.recordScriptEvents(ctx, ws.ID, runID)
+	defer events.close()
+	secrets, values, err := s.secretsFor(ctx, ws, p, secretsForSetup)
+	if err != nil {
+		return "", err
+	}
+	res, tail := s.runScript(ctx, ws, p, env, ScriptUpdate, env.Update, runID, secrets, NewMasker(values), events)
+	if fail := scriptFailure(ctx, env, ScriptUpdate, res, tail); fail != nil {
+		events.finish(OutcomeError, fail.Detail)
+		return fail.Detail, nil
+	}
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	events.finish(OutcomeCompleted, "")
+	return "", nil
+}
+
+// recordScriptEvents records a script run's events: setup_output lines, and its end.
+func (s *Worker) recordScriptEvents(ctx context.Context, workspaceID, runID string) *eventRecorder {
+	r := s.recordEvents(ctx, workspaceID, runID)
+	r.script = true
+	return r
+}
+
+// finish adds a script run's setup_finished event.
+func (r *eventRecorder) finish(outcome Outcome, reason string) {
+	r.addOwn(TurnEvent{Type: EventSetupFinished, Outcome: outcome, Reason: reason})
+}
