@@ -278,6 +278,11 @@ type UpdateProjectInput struct {
 	Push          *bool
 	Network       *string
 	Forge         ProjectForgeInput
+	// Environment replaces the project's environment settings (JSON of an
+	// .wshub/environment.json), which win over the repository's files from each new
+	// workspace on; ClearEnvironment removes them.
+	Environment      []byte
+	ClearEnvironment bool
 }
 
 // mirrorHas reports whether the mirror at path has the branch; a mirror that cannot be
@@ -319,6 +324,10 @@ func (s *Admin) UpdateProject(ctx context.Context, in UpdateProjectInput) (*Proj
 			return nil, err
 		}
 	}
+	env, err := projectEnvironment(in)
+	if err != nil {
+		return nil, err
+	}
 	p, err := s.liveProject(ctx, in.ProjectID)
 	if err != nil {
 		return nil, err
@@ -341,6 +350,9 @@ func (s *Admin) UpdateProject(ctx context.Context, in UpdateProjectInput) (*Proj
 	}
 	if in.Push != nil {
 		p.Push = *in.Push
+	}
+	if in.ClearEnvironment || env != nil {
+		p.Environment = env
 	}
 	p.UpdatedAt = s.clock.Now()
 	if err := s.store.UpdateProject(ctx, p); err != nil {

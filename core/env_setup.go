@@ -1,12 +1,14 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Getting a local workspace ready: after its checkout, the project's environment
@@ -127,14 +129,14 @@ func (s *Worker) setupEnvironment(ctx context.Context, ws *Workspace, lease stri
 		return "", err
 	}
 	res, tail := s.runScript(ctx, ws, p, env, ScriptSetup, env.Setup, runID, secrets, mask, events)
-	if fail := scriptFailure(ctx, env, ScriptSetup, res, tail); fail != nil {
-		events.finish(OutcomeError, fail.Detail)
+	if err := scriptFailure(ctx, env, ScriptSetup, res, tail); err != nil {
+		if se, ok := err.(*SetupError); ok {
+			events.finish(OutcomeError, se.Detail)
+		} else {
+			events.finish(OutcomeInterrupted, "")
+		}
 		events.close()
-		return "", fail
-	}
-	if ctx.Err() != nil {
-		events.close()
-		return "", ctx.Err()
+		return "", err
 	}
 	// Before any turn: an agent never writes what the next workspace restores.
 	s.saveCaches(ctx, ws, p, env, say)
@@ -168,7 +170,12 @@ func (s *Worker) runScript(ctx context.Context, ws *Workspace, p *Project, env *
 	if s.runner == nil {
 		return ScriptResult{ExitCode: -1, Err: errors.New("this hub runs no workspace on its own host")}, tail
 	}
-	sctx, cancel := context.WithTimeout(ctx, env.Timeout())
+	// The script stops when its workspace moves on (deleted, archived): the worker's
+	// heartbeat would see it too, but only at its next renewal.
+	moved, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer s.watchMove(moved, ws, stop)()
+	sctx, cancel := context.WithTimeout(moved, env.Timeout())
 	defer cancel()
 	var mu sync.Mutex
 	req := ScriptRequest{WorkspaceID: ws.ID, RunID: runID, Name: name, Script: script, Dir: ws.CheckoutPath,
@@ -181,15 +188,47 @@ func (s *Worker) runScript(ctx context.Context, ws *Workspace, p *Project, env *
 			mu.Unlock()
 			events.add(TurnEvent{Type: EventSetupOutput, Tool: name, Delta: line + "\n"})
 		}}
+	res := s.runner.RunScript(sctx, req)
+	if errors.Is(context.Cause(moved), errStateMoved) {
+		res.Err = errStateMoved // not the script's failure: the workspace is being stopped
+	}
 	// Interrupted with ctx still live is the timeout (scriptFailure tells them apart).
-	return s.runner.RunScript(sctx, req), tail
+	return res, tail
+}
+
+// watchMove cancels ctx when the workspace leaves the state it is in (a NOTIFY on
+// WorkChannel with its id wakes the look, or the poll when LISTEN is down), and
+// returns the function that ends the watch.
+func (s *Worker) watchMove(ctx context.Context, ws *Workspace, cancel context.CancelCauseFunc) func() {
+	w := watchKey(s.wake, WorkChannel, ws.ID, cmp.Or(s.config.Poll, DefaultStopPoll))
+	ctx, end := context.WithCancel(ctx)
+	done := make(chan struct{})
+	from := ws.State
+	go func() {
+		defer close(done)
+		defer w.Close()
+		moved, _ := w.until(ctx, noDeadline, func() (bool, time.Duration, error) {
+			cur, err := s.store.GetWorkspaceByID(ctx, ws.ID)
+			return err == nil && cur.State != from, 0, nil // a failed read is tried at the next wake-up
+		})
+		if moved {
+			cancel(errStateMoved)
+		}
+	}()
+	return func() {
+		end()
+		<-done
+	}
 }
 
 // scriptFailure is the *SetupError of a script run that did not succeed, nil when it
-// did (or when ctx ended: the workspace is being stopped, not failed).
-func scriptFailure(ctx context.Context, env *Environment, name string, res ScriptResult, tail *setupTail) *SetupError {
+// did; ctx's error or errStateMoved when the workspace is being stopped, not failed.
+func scriptFailure(ctx context.Context, env *Environment, name string, res ScriptResult, tail *setupTail) error {
 	if ctx.Err() != nil {
-		return nil
+		return ctx.Err()
+	}
+	if errors.Is(res.Err, errStateMoved) {
+		return errStateMoved
 	}
 	last := tail.String()
 	withTail := func(s string) string {
@@ -284,12 +323,14 @@ func (s *Worker) updateEnvironment(ctx context.Context, ws *Workspace, p *Projec
 		return "", err
 	}
 	res, tail := s.runScript(ctx, ws, p, env, ScriptUpdate, env.Update, runID, secrets, NewMasker(values), events)
-	if fail := scriptFailure(ctx, env, ScriptUpdate, res, tail); fail != nil {
-		events.finish(OutcomeError, fail.Detail)
-		return fail.Detail, nil
-	}
-	if ctx.Err() != nil {
-		return "", ctx.Err()
+	if err := scriptFailure(ctx, env, ScriptUpdate, res, tail); err != nil {
+		se, ok := err.(*SetupError)
+		if !ok {
+			events.finish(OutcomeInterrupted, "")
+			return "", err
+		}
+		events.finish(OutcomeError, se.Detail)
+		return se.Detail, nil
 	}
 	events.finish(OutcomeCompleted, "")
 	return "", nil

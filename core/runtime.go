@@ -115,7 +115,9 @@ var errStateMoved = errors.New("state moved")
 func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string) (more bool, err error) {
 	defer func() {
 		if errors.Is(err, errStateMoved) {
-			more, err = true, nil
+			// Let go: the next claim steps the workspace from the state it is in now;
+			// stepping again here would start from the state this claim read.
+			more, err = false, nil
 		}
 	}()
 	if rm := s.remoteFor(ws); rm != nil {

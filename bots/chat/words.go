@@ -131,6 +131,10 @@ var failures = map[core.FailureKind]string{
 var setupDetails = map[core.FailureReason]string{
 	core.ReasonBaseRefNotFound: "the base branch or commit does not exist",
 	core.ReasonProjectNotReady: "the project is not ready",
+	core.ReasonSetupScript:     "the project's setup script failed (its output is on the workspace's page)",
+	core.ReasonSetupTimeout:    "the project's setup script ran out of time",
+	core.ReasonEnvironmentInvalid: "the project's environment file cannot be used " +
+		"(the workspace's status says why)",
 }
 
 // FailureNotice tells a thread that its workspace failed, and what to do.

@@ -73,12 +73,21 @@ func projectUpdate(fs *flag.FlagSet) adminRun {
 	fs.Var(&push, "push", "push workspace branches after each turn (true|false)")
 	network := fs.String("network", "", networkUsage)
 	forge := addForgeFlags(fs, true)
+	envFile := fs.String("environment-file", "", "a JSON file of the form of .wshub/environment.json: the project's environment, which wins over the repository's files")
+	noEnv := fs.Bool("no-environment", false, "remove the project's environment settings: the repository's files apply again")
 	return func(ctx context.Context, h adminHub) (any, error) {
 		fin, err := forge.input()
 		if err != nil {
 			return nil, err
 		}
-		in := core.UpdateProjectInput{ProjectID: *id, Push: push.v, Forge: fin}
+		in := core.UpdateProjectInput{ProjectID: *id, Push: push.v, Forge: fin, ClearEnvironment: *noEnv}
+		if flagGiven(fs, "environment-file") {
+			env, err := readSecretFile("--environment-file", *envFile)
+			if err != nil {
+				return nil, err
+			}
+			in.Environment = []byte(env)
+		}
 		if flagGiven(fs, "network") {
 			in.Network = network
 		}
@@ -153,21 +162,23 @@ type projectOut struct {
 	Credential    string `json:"credential"`
 	DefaultBranch string `json:"defaultBranch"`
 	DisplayName   string `json:"displayName"`
-	FailureReason string `json:"failureReason,omitempty"`
-	Forge         string `json:"forge"`
-	Network       string `json:"network"`
-	ProjectID     string `json:"projectId"`
-	PullRequests  string `json:"pullRequests"`
-	Push          bool   `json:"push"`
-	RemovedAt     string `json:"removedAt,omitempty"`
-	Repository    string `json:"repository"` // without credentials
-	State         string `json:"state"`
+	// Environment is the project's own environment settings (omitted: none).
+	Environment   *core.Environment `json:"environment,omitempty"`
+	FailureReason string            `json:"failureReason,omitempty"`
+	Forge         string            `json:"forge"`
+	Network       string            `json:"network"`
+	ProjectID     string            `json:"projectId"`
+	PullRequests  string            `json:"pullRequests"`
+	Push          bool              `json:"push"`
+	RemovedAt     string            `json:"removedAt,omitempty"`
+	Repository    string            `json:"repository"` // without credentials
+	State         string            `json:"state"`
 }
 
 func projectOf(p *core.Project) projectOut {
 	out := projectOut{ProjectID: p.ID, Repository: core.DisplayRepository(p.Repository), DisplayName: p.DisplayName,
 		DefaultBranch: p.DefaultBranch, State: p.State, Push: p.Push, Network: p.Network, FailureReason: p.FailureReason,
-		Credential: p.CredentialKind, Forge: p.Forge, PullRequests: p.PullRequests}
+		Credential: p.CredentialKind, Forge: p.Forge, PullRequests: p.PullRequests, Environment: core.ProjectEnvironmentSettings(p)}
 	if p.RemovedAt != nil {
 		out.RemovedAt = p.RemovedAt.UTC().Format(time.RFC3339)
 	}
