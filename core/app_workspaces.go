@@ -165,6 +165,10 @@ type WorkspaceView struct {
 	// approvals still waiting for a decision, with their whole input.
 	Steps []*TurnEvent
 	Asks  []*TurnEvent
+	// Setup is the newest run of the environment's setup or update script while the
+	// workspace is being set up or resumed, or when it failed: its output lines and,
+	// when it ended, its setup_finished.
+	Setup []*TurnEvent
 	// Threads are the chat threads that drive it.
 	Threads []*ChatThread
 	// CanManage: the person may archive, unarchive and delete it (its starter, or an
@@ -212,7 +216,31 @@ func (s *AppWorkspaces) Workspace(ctx context.Context, a *AppSession, id string)
 		}
 		v.Steps, v.Asks = runningTurn(events)
 	}
+	if ws.State == StateSetup || ws.State == StateResuming || ws.State == StateFailed {
+		events, err := s.workspaces.ListTurnEvents(ctx, acct, id, max(0, ws.EventSeq-stepsShown), stepsShown)
+		if err != nil {
+			return nil, err
+		}
+		v.Setup = newestScriptRun(events)
+	}
 	return v, nil
+}
+
+// newestScriptRun keeps the events of the newest environment script run.
+func newestScriptRun(events []*TurnEvent) []*TurnEvent {
+	run := ""
+	for _, e := range events {
+		if e.Type == EventSetupOutput || e.Type == EventSetupFinished {
+			run = e.TurnID
+		}
+	}
+	var out []*TurnEvent
+	for _, e := range events {
+		if run != "" && e.TurnID == run {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // runningTurn keeps the newest turn's events, and its asks nobody has answered yet.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -449,4 +451,31 @@ func (s *site) slackWorkspace() *core.Workspace {
 		s.t.Fatal(err)
 	}
 	return ws
+}
+
+// A workspace being set up shows its setup's output on its page as it comes, and one
+// whose setup failed shows the output and that it failed.
+func TestAWorkspacesSetupShowsOnItsPage(t *testing.T) {
+	s := workingSite(t)
+	dir := hubtest.GitRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, ".wshub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".wshub", "environment.json"),
+		[]byte(`{"setup": "echo 'fetching <deps>'\necho cannot reach the registry >&2\nexit 2"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hubtest.Git(t, dir, "add", "-A")
+	hubtest.Git(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "env")
+	s.hub.Project = s.hub.NewProject(s.hub.Account.ID, dir)
+	s.person("owner-sub", "owner@example.com", "Olive Owner", core.RoleOwner)
+	s.signIn("owner-sub")
+	id := s.start("write never")
+	page := s.waitPage("/app/workspaces/"+id, "The script failed.")
+	for _, want := range []string{"Setting up the environment", "fetching &lt;deps&gt;\ncannot reach the registry\n",
+		"<strong>failed</strong>", "exited with status 2"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page should show %q:\n%s", want, page)
+		}
+	}
 }

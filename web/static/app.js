@@ -20,7 +20,7 @@ document.addEventListener("click", function (e) {
   var live = document.getElementById("live");
   if (!live || !live.dataset.events || !window.EventSource) return;
   var types = ["tool_started", "tool_finished", "tool_denied", "text", "approval_requested",
-    "approval_resolved", "turn_finished"];
+    "approval_resolved", "turn_finished", "setup_output", "setup_finished"];
   var pending = null, busy = false, again = false;
   function redraw() {
     pending = null;
