@@ -24,6 +24,9 @@ func mountRuntime(app *fiber.App, s *server) {
 	g.Post("/heartbeat", s.runtimeHeartbeat)
 	g.Get("/checkout", s.runtimeCheckout)
 	g.Post("/ready", s.runtimeReady)
+	g.Post("/environment", s.runtimeEnvironment)
+	g.Post("/scripts/:runId/output", s.runtimeScriptOutput)
+	g.Post("/scripts/:runId/end", s.runtimeScriptEnd)
 	g.Post("/setup-failed", s.runtimeSetupFailed)
 	g.Post("/next", s.runtimeNext)
 	g.Get("/attachments/:assetId", s.runtimeAttachment)
@@ -150,7 +153,7 @@ func (s *server) runtimeNext(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	out := runtimewire.Turn{TurnID: t.TurnID, MessageID: t.MessageID, Seq: t.Seq, Prompt: t.Prompt, SessionID: t.SessionID, CoAuthor: t.CoAuthor,
-		Attachments: []runtimewire.Attachment{}}
+		Attachments: []runtimewire.Attachment{}, Env: t.Env}
 	for _, a := range t.Attachments {
 		out.Attachments = append(out.Attachments, runtimewire.Attachment{ID: a.ID, Name: a.Name, SizeBytes: a.Size})
 	}
@@ -249,6 +252,38 @@ func (s *server) runtimeSetupFailed(c *fiber.Ctx) error {
 		return writeError(c, s.log, err)
 	}
 	if err := s.svc.RuntimeAPI.SetupFailed(c.UserContext(), rc, in.Detail); err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *server) runtimeEnvironment(c *fiber.Ctx) error {
+	sc, err := s.svc.RuntimeAPI.Environment(c.UserContext(), runtimeCall(c))
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(runtimewire.Script{RunID: sc.RunID, Name: sc.Name, Script: sc.Script, Env: sc.Env,
+		TimeoutSeconds: int64(sc.Timeout / time.Second), KeepOut: sc.KeepOut})
+}
+
+func (s *server) runtimeScriptOutput(c *fiber.Ctx) error {
+	var in runtimewire.ScriptOutput
+	if err := decodeRuntime(c, &in); err != nil {
+		return writeError(c, s.log, err)
+	}
+	if err := s.svc.RuntimeAPI.ScriptOutput(c.UserContext(), runtimeCall(c), c.Params("runId"), in.First, in.Lines); err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *server) runtimeScriptEnd(c *fiber.Ctx) error {
+	var in runtimewire.ScriptEnd
+	if err := decodeRuntime(c, &in); err != nil {
+		return writeError(c, s.log, err)
+	}
+	end := core.RuntimeScriptEnd{Outcome: core.Outcome(in.Outcome), ExitCode: in.ExitCode, Limit: in.Limit, Tail: in.Tail, Lines: in.Lines}
+	if err := s.svc.RuntimeAPI.ScriptEnded(c.UserContext(), runtimeCall(c), c.Params("runId"), end); err != nil {
 		return writeError(c, s.log, err)
 	}
 	return c.SendStatus(fiber.StatusNoContent)

@@ -273,6 +273,9 @@ type keptEnvironment struct {
 	Update       string            `json:"update,omitempty"`
 	Cache        []CacheSpec       `json:"cache,omitempty"`
 	SetupTimeout EnvDuration       `json:"setupTimeout,omitempty"`
+	// Notes say what of the environment did not apply: the ready workspace's
+	// statusDetail (a remote runtime's; a local one's is set at once).
+	Notes string `json:"notes,omitempty"`
 }
 
 // workspaceEnvironment reads the environment a workspace was set up with (nil: none).

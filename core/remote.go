@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -222,7 +223,17 @@ func (r *RuntimeAPI) Ready(ctx context.Context, rc RuntimeCaller) error {
 	return r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 		now := r.rt.clock.Now()
 		if ws.State == StateSetup || ws.State == StateResuming {
-			if _, err := setState(ctx, q, ws.ID, ws.State, changeTo(StateReady, "", now)); err != nil {
+			change := changeTo(StateReady, "", now)
+			if ws.State == StateSetup {
+				// What of the environment the machine did not apply (Environment).
+				if b, err := q.WorkspaceEnvironment(ctx, ws.ID); err == nil && len(b) > 0 {
+					var k keptEnvironment
+					if json.Unmarshal(b, &k) == nil {
+						change.StatusDetail = k.Notes
+					}
+				}
+			}
+			if _, err := setState(ctx, q, ws.ID, ws.State, change); err != nil {
 				return err
 			}
 			ws.State = StateReady
@@ -272,7 +283,10 @@ func (r *RuntimeAPI) NextTurn(ctx context.Context, rc RuntimeCaller, wait time.D
 	// The first look names the workspace to watch; the watch's own first look then
 	// sees a message that came before it began.
 	if done, _, err := look(true); done || err != nil {
-		return turn, err
+		if turn == nil || err != nil {
+			return turn, err
+		}
+		return turn, r.withEnvironment(ctx, rc, turn)
 	}
 	// Woken by NOTIFY (and all at once when the LISTEN connection comes back), an idle
 	// poll looks again only every remoteSafetyPoll, in case the hub has no LISTEN
@@ -284,7 +298,21 @@ func (r *RuntimeAPI) NextTurn(ctx context.Context, rc RuntimeCaller, wait time.D
 	w := watchKey(r.rt.wake, WorkChannel, wsID, poll)
 	defer w.Close()
 	_, err := w.until(ctx, deadline, func() (bool, time.Duration, error) { return look(false) })
-	return turn, err
+	if turn == nil || err != nil {
+		return turn, err
+	}
+	return turn, r.withEnvironment(ctx, rc, turn)
+}
+
+// withEnvironment gives a turn its workspace environment's variables and the
+// project's secrets marked for the agent.
+func (r *RuntimeAPI) withEnvironment(ctx context.Context, rc RuntimeCaller, turn *RuntimeTurn) error {
+	ws, p, err := r.caller(ctx, rc, true)
+	if err != nil {
+		return err
+	}
+	turn.Env, _, err = r.rt.turnEnvironment(ctx, ws, p)
+	return err
 }
 
 // takeTurn claims the oldest open message of a ready workspace for its runtime.
@@ -411,6 +439,13 @@ func (r *RuntimeAPI) ReportTurn(ctx context.Context, rc RuntimeCaller, turnID st
 	if err != nil {
 		return false, err
 	}
+	// The project's secrets never reach the conversation, whatever the agent printed.
+	_, secrets, err := r.rt.secretsFor(ctx, ws, p, secretsForAgent)
+	if err != nil {
+		return false, err
+	}
+	mask := NewMasker(secrets)
+	rep.Reply, rep.FailureMessage = mask.Mask(rep.Reply), mask.Mask(rep.FailureMessage)
 	if rep.Committed {
 		// The commit reported is the one the hub took, not the runtime's word for it.
 		held := ""
@@ -471,6 +506,10 @@ func (r *RuntimeAPI) TurnEvents(ctx context.Context, rc RuntimeCaller, turnID st
 	if first < 0 || len(events) > MaxEventsBatch {
 		return Errorf(CodeInvalidRequest, "first must be 0 or more, and a batch at most %d events", MaxEventsBatch)
 	}
+	mask, err := r.mask(ctx, rc)
+	if err != nil {
+		return err
+	}
 	return r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 		if m, err := inFlight(ctx, q, ws.ID, turnID); m == nil || err != nil {
 			return err
@@ -485,6 +524,7 @@ func (r *RuntimeAPI) TurnEvents(ctx context.Context, rc RuntimeCaller, turnID st
 			if first+i < have || have+len(stored) >= MaxTurnEvents || !e.clean() {
 				continue
 			}
+			e.Tool, e.Summary, e.Delta = mask.Mask(e.Tool), mask.Mask(e.Summary), mask.Mask(e.Delta)
 			e.WorkspaceID, e.TurnID, e.CreatedAt = ws.ID, turnID, now
 			st, err := r.rt.sealEvent(&e)
 			if err != nil {

@@ -141,6 +141,9 @@ type RuntimeTurn struct {
 	Attachments []RuntimeAttachment
 	// CoAuthor is who the turn's commit names as co-author ("Name <email>", "" none).
 	CoAuthor string
+	// Env are NAME=value variables the agent gets: the workspace environment's, then
+	// the project's secrets marked for the agent.
+	Env []string
 }
 
 // RuntimeAttachment names a file of a turn's message; the runtime downloads it.

@@ -39,7 +39,8 @@ type RuntimeQueries interface {
 	// GetWorkspaceByID reads any workspace (operator commands).
 	GetWorkspaceByID(ctx context.Context, id string) (*Workspace, error)
 	// SetWorkspaceEnvironment records the environment a workspace was set up with
-	// (JSON), under its lease.
+	// (JSON), under its lease (token "": a remote runtime's call, which its runtime
+	// token authenticated instead).
 	SetWorkspaceEnvironment(ctx context.Context, id, token string, env []byte) error
 	// WorkspaceEnvironment reads it (nil: none).
 	WorkspaceEnvironment(ctx context.Context, id string) ([]byte, error)

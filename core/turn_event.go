@@ -115,7 +115,7 @@ type TurnEventQueries interface {
 // clean bounds an event's fields and reports whether the event is one the hub keeps.
 func (e *TurnEvent) clean() bool {
 	switch e.Type {
-	case EventToolStarted, EventToolFinished, EventToolDenied, EventText, EventSetupOutput:
+	case EventToolStarted, EventToolFinished, EventToolDenied, EventText:
 	default:
 		return false // approval_requested and turn_finished are the hub's own
 	}
@@ -125,6 +125,18 @@ func (e *TurnEvent) clean() bool {
 	e.Outcome, e.ApprovalID, e.Status, e.DecidedBy, e.Decider = "", "", "", "", nil
 	e.Input, e.InputSHA256, e.Reason = nil, "", ""
 	return e.Type != EventText || e.Delta != ""
+}
+
+// cleanOutput bounds a line of an environment script's output and reports whether it
+// is one (setup_output, the only kind a script run records itself).
+func (e *TurnEvent) cleanOutput() bool {
+	if e.Type != EventSetupOutput {
+		return false
+	}
+	tool := e.Tool
+	e.Delta, _ = capRunes(strings.ToValidUTF8(e.Delta, "\uFFFD"), maxEventDelta)
+	*e = TurnEvent{Type: EventSetupOutput, Tool: tool, Delta: e.Delta}
+	return e.Delta != ""
 }
 
 // sealEvent turns an event into its stored form.
@@ -192,7 +204,8 @@ func (s *Worker) recordEvents(ctx context.Context, workspaceID, turnID string) *
 
 // add takes one event from the agent (from any goroutine).
 func (r *eventRecorder) add(e TurnEvent) {
-	if (e.Type == EventSetupOutput) != r.script || !e.clean() {
+	switch {
+	case r.script && !e.cleanOutput(), !r.script && !e.clean():
 		return
 	}
 	r.addOwn(e)

@@ -25,12 +25,23 @@ type eventRelay struct {
 	wake     chan struct{}
 	closing  chan struct{}
 	done     chan struct{}
+	// send posts a batch whose first event is the first-th of the run.
+	send func(ctx context.Context, first int, batch []runtimewire.Event) error
 }
 
 const relayEvery = 150 * time.Millisecond
 
 func (r *Runtime) relayEvents(ctx context.Context, turnID string) *eventRelay {
-	e := &eventRelay{r: r, turn: turnID, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	return r.relay(ctx, turnID, func(ctx context.Context, first int, batch []runtimewire.Event) error {
+		_, err := r.hub.call(ctx, request{method: "POST", path: "/turns/" + turnID + "/events",
+			json: runtimewire.Events{First: first, Events: batch}}, nil)
+		return err
+	})
+}
+
+// relay starts a relay of a run's events (a turn's, a script's) through send.
+func (r *Runtime) relay(ctx context.Context, run string, send func(ctx context.Context, first int, batch []runtimewire.Event) error) *eventRelay {
+	e := &eventRelay{r: r, turn: run, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{}), send: send}
 	go e.loop(ctx)
 	return e
 }
@@ -82,12 +93,12 @@ func (e *eventRelay) flush(ctx context.Context) {
 	for {
 		e.mu.Lock()
 		n := min(len(e.pending), runtimewire.MaxEventsBatch)
-		batch := runtimewire.Events{First: e.sent, Events: e.pending[:n:n]}
+		first, batch := e.sent, e.pending[:n:n]
 		e.mu.Unlock()
 		if n == 0 || ctx.Err() != nil {
 			return
 		}
-		if _, err := e.r.hub.call(ctx, request{method: "POST", path: "/turns/" + e.turn + "/events", json: batch}, nil); err != nil {
+		if err := e.send(ctx, first, batch); err != nil {
 			e.r.log.Warn("turn events not sent", "turn", e.turn, "events", n, "err", err)
 		}
 		e.mu.Lock()

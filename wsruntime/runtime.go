@@ -124,6 +124,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if err := r.checkout(ctx); err != nil {
 		return r.ended(context.Cause(ctx), err)
 	}
+	if err := r.prepare(ctx); err != nil {
+		return r.ended(context.Cause(ctx), err)
+	}
 	if _, err := r.hub.call(ctx, request{method: "POST", path: "/ready"}, nil); err != nil {
 		return r.ended(context.Cause(ctx), err)
 	}

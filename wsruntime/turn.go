@@ -103,7 +103,7 @@ func (r *Runtime) runAgent(ctx context.Context, turn *runtimewire.Turn, files []
 		WorkspaceID: r.hello.WorkspaceID, TurnID: turn.TurnID, Agent: r.hello.Agent, Model: r.hello.Model,
 		RuntimeMode: r.hello.RuntimeMode, Branch: r.hello.Branch, Dir: r.checkoutDir(), Home: filepath.Join(r.cfg.Dir, "home"),
 		Network: r.hello.Network, Size: core.ProviderSize{VCPUCount: r.hello.VCPUCount, MemoryMiB: r.hello.MemoryMiB},
-		Prompt: turn.Prompt, Attachments: files, SessionID: turn.SessionID, Events: events.add,
+		Prompt: turn.Prompt, Env: turn.Env, Attachments: files, SessionID: turn.SessionID, Events: events.add,
 	}
 	if r.hello.RuntimeMode == core.ModeApprovalRequired {
 		req.Approve = func(ctx context.Context, ask core.ApprovalAsk) core.ApprovalAnswer {

@@ -57,6 +57,43 @@ type Turn struct {
 	// CoAuthor is who the turn's commit names in a Co-authored-by trailer ("Name
 	// <email>"), absent when no member is behind the message.
 	CoAuthor string `json:"coAuthor,omitempty"`
+	// Env are NAME=value variables the agent gets on top of the sandbox's own: the
+	// workspace environment's, then the project's secrets marked for the agent.
+	Env []string `json:"env,omitempty"`
+}
+
+// Script is the answer to POST /environment: the project environment's script the
+// runtime runs, in its sandbox, before it says it is ready (none: an empty object).
+type Script struct {
+	RunID  string `json:"runId,omitempty"`
+	Name   string `json:"name,omitempty"` // setup or update
+	Script string `json:"script,omitempty"`
+	// Env are NAME=value: the environment's variables, then the project's secrets.
+	Env            []string `json:"env,omitempty"`
+	TimeoutSeconds int64    `json:"timeoutSeconds,omitempty"`
+	// KeepOut are paths of the checkout kept out of commits, with what the script
+	// leaves that git does not track.
+	KeepOut []string `json:"keepOut,omitempty"`
+}
+
+// ScriptOutput is the body of POST /scripts/{runId}/output: lines of the run's output
+// from the First-th on (counted from 0), so a batch sent again adds only what the hub
+// does not have. At most MaxEventsBatch lines.
+type ScriptOutput struct {
+	First int      `json:"first"`
+	Lines []string `json:"lines"`
+}
+
+// ScriptEnd is the body of POST /scripts/{runId}/end: how the run ended.
+type ScriptEnd struct {
+	Outcome  string `json:"outcome"` // completed, error or interrupted (its time ran out)
+	ExitCode int    `json:"exitCode"`
+	// Limit says which of the workspace's limits ended it.
+	Limit string `json:"limit,omitempty"`
+	// Tail are the run's last lines of output (at most 20 are read).
+	Tail []string `json:"tail,omitempty"`
+	// Lines is how many lines the runtime sent as output.
+	Lines int `json:"lines"`
 }
 
 // Attachment names a turn's file; GET /attachments/{id} gives its bytes.
