@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -101,6 +102,10 @@ type ChatStatusView struct {
 	Recent []ChatStep
 	// Waiting is a step the agent asked approval for, not decided yet.
 	Waiting *ChatStep
+	// Script is set when the status is of an environment script's run (ScriptSetup,
+	// ScriptUpdate) rather than a turn: Output is then its newest line of output.
+	Script string
+	Output string
 }
 
 // ChatStatusPoster posts and edits status messages; a platform's poster that is not
@@ -193,6 +198,9 @@ func (s *ChatQueues) statusView(ctx context.Context, c *ClaimedChatStatus) (Chat
 		return v, err
 	}
 	v.Steps = steps
+	if name, err := scriptRun(c.TurnID); err == nil {
+		v.Script, v.Steps = name, 0
+	}
 	resolved := map[string]bool{}
 	// denied counts, per tool, the tool_denied events seen and not yet matched with
 	// the (older) tool_started each ends.
@@ -203,8 +211,12 @@ func (s *ChatQueues) statusView(ctx context.Context, c *ClaimedChatStatus) (Chat
 			continue
 		}
 		switch e.Type {
-		case EventTurnFinished:
+		case EventTurnFinished, EventSetupFinished:
 			v.Outcome, v.Elapsed = e.Outcome, e.CreatedAt.Sub(c.StartedAt)
+		case EventSetupOutput:
+			if line := strings.TrimSpace(e.Delta); v.Output == "" && line != "" {
+				v.Output = line
+			}
 		case EventApprovalResolved:
 			resolved[e.ApprovalID] = true
 		case EventApprovalRequested:

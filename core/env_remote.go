@@ -104,6 +104,9 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 // remoteNotes says what of an environment a remote machine does not apply.
 func remoteNotes(env *Environment) string {
 	var notes []string
+	if env.Image != "" {
+		notes = append(notes, "the image "+env.Image+" that "+env.Source+" names is not applied: the workspace runs on the provider's own image")
+	}
 	if len(env.Cache) > 0 {
 		notes = append(notes, "the caches "+env.Source+" names are not restored on this provider yet")
 	}
@@ -161,6 +164,9 @@ func (r *RuntimeAPI) ScriptOutput(ctx context.Context, rc RuntimeCaller, runID s
 			return nil
 		}
 		if err := q.InsertTurnEvents(ctx, stored); err != nil {
+			return err
+		}
+		if err := r.rt.in(ctx, q).chatStatuses(ws.ID, runID, false); err != nil {
 			return err
 		}
 		return q.Notify(ctx, EventsChannel, ws.ID)
@@ -246,6 +252,9 @@ func (r *RuntimeAPI) ScriptEnded(ctx context.Context, rc RuntimeCaller, runID st
 			return err
 		}
 		if err := q.InsertTurnEvents(ctx, []*StoredTurnEvent{st}); err != nil {
+			return err
+		}
+		if err := r.rt.in(ctx, q).chatStatuses(ws.ID, runID, true); err != nil {
 			return err
 		}
 		return q.Notify(ctx, EventsChannel, ws.ID)

@@ -285,11 +285,17 @@ func (r *eventRecorder) flush(ctx context.Context) {
 	}
 	// Events are a live view: one the store cannot take now is not worth holding the
 	// turn for (its reply is what must not be lost).
+	// A script run's status is finished by its setup_finished (a turn's, when the turn
+	// is recorded).
+	finished := false
+	for _, e := range batch {
+		finished = finished || e.Type == EventSetupFinished
+	}
 	err := r.rt.store.InTx(ctx, func(q Queries) error {
 		if err := q.InsertTurnEvents(ctx, stored); err != nil {
 			return err
 		}
-		if err := r.rt.in(ctx, q).chatStatuses(r.ws, r.turn, false); err != nil {
+		if err := r.rt.in(ctx, q).chatStatuses(r.ws, r.turn, finished); err != nil {
 			return err
 		}
 		return q.Notify(ctx, EventsChannel, r.ws)

@@ -94,7 +94,7 @@ func (p Poster) PostNotice(ctx context.Context, n core.ChatNotice) core.ChatPost
 func (p Poster) PostStatus(ctx context.Context, v core.ChatStatusView) (string, core.ChatPostResult) {
 	text := p.Words.StatusText(v)
 	stop := v.TurnID
-	if v.Finished {
+	if v.Finished || v.Script != "" { // a script run is stopped with its workspace, not a button
 		stop = ""
 	}
 	if v.MessageRef != "" {

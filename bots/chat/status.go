@@ -47,6 +47,9 @@ func (p Platform) StatusText(v core.ChatStatusView) string {
 	default:
 		steps = fmt.Sprintf(" · %d steps", v.Steps)
 	}
+	if v.Script != "" {
+		return p.scriptStatus(v)
+	}
 	if v.Finished {
 		switch v.Outcome {
 		case core.OutcomeCompleted:
@@ -131,4 +134,27 @@ func (p Platform) DecidedBy(by, name string) string {
 		return "someone on " + kind
 	}
 	return by
+}
+
+// scriptStatus is the status of a project environment's script run: "Setting up the
+// environment… 12s" and its newest line of output, or how it ended.
+func (p Platform) scriptStatus(v core.ChatStatusView) string {
+	what := "Setting up the environment"
+	if v.Script == core.ScriptUpdate {
+		what = "Updating the environment"
+	}
+	if v.Finished {
+		switch v.Outcome {
+		case core.OutcomeCompleted:
+			return fmt.Sprintf("%s %s: done in %s", p.Done, what, Elapsed(v.Elapsed))
+		case core.OutcomeInterrupted:
+			return fmt.Sprintf("%s %s: stopped after %s", p.Stopped, what, Elapsed(v.Elapsed))
+		}
+		return fmt.Sprintf("%s %s: failed after %s (the workspace's page has its output)", p.Warning, what, Elapsed(v.Elapsed))
+	}
+	s := fmt.Sprintf("%s %s… %s", p.Working, what, Elapsed(v.Elapsed))
+	if v.Output != "" {
+		s += "\n" + codeSpan(p.escape(cutRunes(v.Output, maxStepRunes)))
+	}
+	return s
 }

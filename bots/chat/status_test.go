@@ -24,6 +24,12 @@ func TestStatusText(t *testing.T) {
 		{Discord, core.ChatStatusView{Finished: true, Outcome: core.OutcomeInterrupted, Elapsed: 20 * time.Second, Steps: 2}, "⏹️ Stopped after 20s · 2 steps"},
 		{Slack, core.ChatStatusView{Finished: true, Outcome: core.OutcomeError, Elapsed: 5 * time.Second, Steps: 0}, ":warning: Failed after 5s"},
 		{Slack, core.ChatStatusView{Elapsed: time.Second, Recent: []core.ChatStep{{Tool: "<b>", Summary: "x"}}}, ":hourglass_flowing_sand: Working… 1s\n• &lt;b&gt; `x`"},
+		{Slack, core.ChatStatusView{Script: core.ScriptSetup, Elapsed: 14 * time.Second, Output: "added 312 <packages>"},
+			":hourglass_flowing_sand: Setting up the environment… 14s\n`added 312 &lt;packages&gt;`"},
+		{Discord, core.ChatStatusView{Script: core.ScriptUpdate, Finished: true, Outcome: core.OutcomeCompleted, Elapsed: 4 * time.Second},
+			"✅ Updating the environment: done in 4s"},
+		{Slack, core.ChatStatusView{Script: core.ScriptSetup, Finished: true, Outcome: core.OutcomeError, Elapsed: 61 * time.Second},
+			":warning: Setting up the environment: failed after 1m01s (the workspace's page has its output)"},
 	} {
 		if got := c.p.StatusText(c.v); got != c.want {
 			t.Errorf("StatusText(%+v):\n got %q\nwant %q", c.v, got, c.want)

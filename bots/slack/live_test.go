@@ -390,3 +390,33 @@ func TestApprovalQuestionShowsTheWholeCommand(t *testing.T) {
 		})
 	}
 }
+
+// A project's setup that takes a while shows in the thread that started the
+// workspace: a status with the setup's newest line, edited in place, ending done; no
+// Stop button (the workspace is stopped as a whole). The turn comes after it.
+func TestSetupShowsItsProgressInTheThread(t *testing.T) {
+	t.Parallel()
+	f := newFakeSlack(t)
+	h := liveHub(t, f)
+	if _, err := h.Service.Admin.UpdateProject(context.Background(), core.UpdateProjectInput{ProjectID: h.Project.ID,
+		Environment: []byte(`{"setup": "echo resolving packages\nsleep 1\necho linking packages\nsleep 1"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	const root = "1700000900.000100"
+	deliver(t, h, eventBody("EvS001", mention(root, "", "<@"+botUser+"> quick")))
+	posts := f.waitPosts(t, root, "the setup's status and the reply", func(p []post) bool {
+		return slices.ContainsFunc(p, func(x post) bool { return x.Text == "echo: quick" })
+	})
+	status := posts[0]
+	if !strings.HasPrefix(status.Text, ":hourglass_flowing_sand: Setting up the environment… ") || buttonValue(status.Blocks, "wshub_stop") != "" {
+		t.Fatalf("expected the setup's status first, without a Stop button, got %+v", posts)
+	}
+	updates := f.waitUpdates(t, status.TS, "the setup's final edit", hasPrefix(":white_check_mark: Setting up the environment: done in "))
+	saw := strings.Contains(status.Text, "packages`")
+	for _, u := range updates {
+		saw = saw || strings.Contains(u.Text, "\n`linking packages`") || strings.Contains(u.Text, "\n`resolving packages`")
+	}
+	if !saw {
+		t.Errorf("the status should show the setup's newest line: %+v %+v", status, updates)
+	}
+}
