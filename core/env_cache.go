@@ -6,11 +6,11 @@ import "context"
 
 // restoreCaches restores the environment's caches saved for ws's project and base,
 // telling say what it restored.
-func (s *Worker) restoreCaches(ctx context.Context, ws *Workspace, p *Project, env *Environment, say func(string)) error {
+func (s environments) restoreCaches(ctx context.Context, ws *Workspace, p *Project, env *Environment, say func(string)) error {
 	return nil
 }
 
 // saveCaches saves the environment's caches after a successful setup; a cache that
 // cannot be saved is told to say and logged, never a failure of the workspace.
-func (s *Worker) saveCaches(ctx context.Context, ws *Workspace, p *Project, env *Environment, say func(string)) {
+func (s environments) saveCaches(ctx context.Context, ws *Workspace, p *Project, env *Environment, say func(string)) {
 }

@@ -82,7 +82,7 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 		}
 	case ws.State == StateResuming:
 		name = ScriptUpdate
-		if env, err = r.rt.workspaceEnvironment(ctx, ws); err != nil {
+		if env, err = (environments{r.rt}).workspaceEnvironment(ctx, ws); err != nil {
 			return nil, err
 		}
 	}
@@ -93,7 +93,7 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 	if script == "" {
 		return &RuntimeScript{}, nil
 	}
-	secrets, _, err := r.rt.secretsFor(ctx, ws, p, secretsForSetup)
+	secrets, _, err := environments{r.rt}.secretsFor(ctx, ws, p, secretsForSetup)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (r *RuntimeAPI) mask(ctx context.Context, rc RuntimeCaller) (*Masker, error
 	if err != nil {
 		return nil, err
 	}
-	_, values, err := r.rt.secretsFor(ctx, ws, p, secretsForSetup)
+	_, values, err := environments{r.rt}.secretsFor(ctx, ws, p, secretsForSetup)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,7 @@ func (r *RuntimeAPI) ScriptEnded(ctx context.Context, rc RuntimeCaller, runID st
 	if err != nil {
 		return err
 	}
-	env, err := r.rt.workspaceEnvironment(ctx, ws)
+	env, err := environments{r.rt}.workspaceEnvironment(ctx, ws)
 	if err != nil {
 		return err
 	}

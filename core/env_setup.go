@@ -86,10 +86,14 @@ func (t *setupTail) String() string {
 	return s
 }
 
+// environments runs projects' environments for the worker: a group of its own, so
+// the worker's stays small.
+type environments struct{ *Worker }
+
 // setupEnvironment resolves the workspace's environment and runs it on its checkout:
 // caches restored, setup, caches saved. It returns the statusDetail of the ready
 // workspace ("" none: what of the environment did not apply here), or a *SetupError.
-func (s *Worker) setupEnvironment(ctx context.Context, ws *Workspace, lease string, p *Project) (string, error) {
+func (s environments) setupEnvironment(ctx context.Context, ws *Workspace, lease string, p *Project) (string, error) {
 	if s.envFiles == nil {
 		return "", nil
 	}
@@ -164,7 +168,7 @@ func (e *Environment) cachePaths() []string {
 
 // runScript runs one of the environment's scripts in the workspace's sandbox, under
 // the environment's timeout, recording its output (masked) as events.
-func (s *Worker) runScript(ctx context.Context, ws *Workspace, p *Project, env *Environment, name, script, runID string,
+func (s environments) runScript(ctx context.Context, ws *Workspace, p *Project, env *Environment, name, script, runID string,
 	secrets []string, mask *Masker, events *eventRecorder) (ScriptResult, *setupTail) {
 	tail := &setupTail{}
 	if s.runner == nil {
@@ -199,7 +203,7 @@ func (s *Worker) runScript(ctx context.Context, ws *Workspace, p *Project, env *
 // watchMove cancels ctx when the workspace leaves the state it is in (a NOTIFY on
 // WorkChannel with its id wakes the look, or the poll when LISTEN is down), and
 // returns the function that ends the watch.
-func (s *Worker) watchMove(ctx context.Context, ws *Workspace, cancel context.CancelCauseFunc) func() {
+func (s environments) watchMove(ctx context.Context, ws *Workspace, cancel context.CancelCauseFunc) func() {
 	w := watchKey(s.wake, WorkChannel, ws.ID, cmp.Or(s.config.Poll, DefaultStopPoll))
 	ctx, end := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -257,7 +261,7 @@ func scriptFailure(ctx context.Context, env *Environment, name string, res Scrip
 // keepEnvironment records the resolved environment on the workspace (under its
 // lease), so that its turns and its resumes use the environment it was set up with,
 // without reading the repository again.
-func (s *Worker) keepEnvironment(ctx context.Context, ws *Workspace, lease string, env *Environment) error {
+func (s environments) keepEnvironment(ctx context.Context, ws *Workspace, lease string, env *Environment) error {
 	kept := keptEnvironment{Source: env.Source, Env: env.Env, Update: env.Update, Cache: env.Cache, SetupTimeout: env.SetupTimeout}
 	b, err := json.Marshal(kept)
 	if err != nil {
@@ -279,7 +283,7 @@ type keptEnvironment struct {
 }
 
 // workspaceEnvironment reads the environment a workspace was set up with (nil: none).
-func (s *Worker) workspaceEnvironment(ctx context.Context, ws *Workspace) (*Environment, error) {
+func (s environments) workspaceEnvironment(ctx context.Context, ws *Workspace) (*Environment, error) {
 	b, err := s.store.WorkspaceEnvironment(ctx, ws.ID)
 	if err != nil || len(b) == 0 {
 		return nil, err
@@ -294,7 +298,7 @@ func (s *Worker) workspaceEnvironment(ctx context.Context, ws *Workspace) (*Envi
 // turnEnvironment is what a turn gets of its workspace's environment: its variables,
 // the project's secrets marked for the agent, and the masker of those secrets'
 // values for everything the turn says.
-func (s *Worker) turnEnvironment(ctx context.Context, ws *Workspace, p *Project) ([]string, *Masker, error) {
+func (s environments) turnEnvironment(ctx context.Context, ws *Workspace, p *Project) ([]string, *Masker, error) {
 	env, err := s.workspaceEnvironment(ctx, ws)
 	if err != nil {
 		return nil, nil, err
@@ -313,7 +317,7 @@ func (s *Worker) turnEnvironment(ctx context.Context, ws *Workspace, p *Project)
 // updateEnvironment runs the environment's update script when a workspace resumes. A
 // failing update does not fail the workspace (its checkout and setup are still
 // there): its events and the ready workspace's statusDetail say what happened.
-func (s *Worker) updateEnvironment(ctx context.Context, ws *Workspace, p *Project) (string, error) {
+func (s environments) updateEnvironment(ctx context.Context, ws *Workspace, p *Project) (string, error) {
 	env, err := s.workspaceEnvironment(ctx, ws)
 	if err != nil || env == nil || env.Update == "" {
 		return "", err
@@ -340,7 +344,7 @@ func (s *Worker) updateEnvironment(ctx context.Context, ws *Workspace, p *Projec
 }
 
 // recordScriptEvents records a script run's events: setup_output lines, and its end.
-func (s *Worker) recordScriptEvents(ctx context.Context, workspaceID, runID string) *eventRecorder {
+func (s environments) recordScriptEvents(ctx context.Context, workspaceID, runID string) *eventRecorder {
 	r := s.recordEvents(ctx, workspaceID, runID)
 	r.script = true
 	return r

@@ -18,6 +18,6 @@ const (
 
 // secretsFor returns the secrets a run of ws gets as NAME=value, and the values of
 // every secret of the project (what is masked in what the run says).
-func (s *Worker) secretsFor(ctx context.Context, ws *Workspace, p *Project, purpose secretPurpose) (env, values []string, err error) {
+func (s environments) secretsFor(ctx context.Context, ws *Workspace, p *Project, purpose secretPurpose) (env, values []string, err error) {
 	return nil, nil, nil
 }

@@ -311,7 +311,7 @@ func (r *RuntimeAPI) withEnvironment(ctx context.Context, rc RuntimeCaller, turn
 	if err != nil {
 		return err
 	}
-	turn.Env, _, err = r.rt.turnEnvironment(ctx, ws, p)
+	turn.Env, _, err = environments{r.rt}.turnEnvironment(ctx, ws, p)
 	return err
 }
 
@@ -440,7 +440,7 @@ func (r *RuntimeAPI) ReportTurn(ctx context.Context, rc RuntimeCaller, turnID st
 		return false, err
 	}
 	// The project's secrets never reach the conversation, whatever the agent printed.
-	_, secrets, err := r.rt.secretsFor(ctx, ws, p, secretsForAgent)
+	_, secrets, err := environments{r.rt}.secretsFor(ctx, ws, p, secretsForAgent)
 	if err != nil {
 		return false, err
 	}

@@ -156,7 +156,7 @@ func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string)
 			return false, s.failSetup(ctx, ws, lease, err)
 		}
 		ws.CheckoutPath = dir
-		detail, err := s.setupEnvironment(ctx, ws, lease, p)
+		detail, err := environments{s}.setupEnvironment(ctx, ws, lease, p)
 		if err != nil {
 			return false, s.failSetup(ctx, ws, lease, err)
 		}
@@ -180,7 +180,7 @@ func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string)
 				Detail: "the workspace's machine could not be resumed (its checkout is gone)", Err: err})
 		}
 		ws.CheckoutPath = dir
-		detail, err := s.updateEnvironment(ctx, ws, p)
+		detail, err := environments{s}.updateEnvironment(ctx, ws, p)
 		if err != nil {
 			return false, err
 		}

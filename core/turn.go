@@ -219,7 +219,7 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 	var env []string
 	var mask *Masker
 	if err == nil {
-		env, mask, err = s.turnEnvironment(ctx, ws, p)
+		env, mask, err = environments{s}.turnEnvironment(ctx, ws, p)
 	} else {
 		err = nil // no project: no environment nor secrets either
 	}
