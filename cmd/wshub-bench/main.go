@@ -32,7 +32,7 @@ func main() {
 	pgRestart := flag.String("pg-restart", "", "a script taking stop and start that the soak restarts PostgreSQL with (empty: no restart)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
 	pin := flag.Bool("pin", false, "pin the hub to CPU 0 and PostgreSQL, pgbench and the load generator to CPU 1 (taskset), so the hub's CPU per request reads alone")
-	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores), or "API": B1', B2 and B3 alone, printed and not written (to read a change to the API path in a minute)`)
+	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores, "B10": environments), or "API": B1', B2 and B3 alone, printed and not written (to read a change to the API path in a minute)`)
 	flag.Parse()
 	if *pin {
 		pinSelf()
@@ -73,11 +73,11 @@ func main() {
 		captured: map[string][]string{}, only: *only, pin: *pin}
 	switch *only {
 	case "":
-	case "B8", "B9":
+	case "B8", "B9", "B10":
 		r.workspaces = 33
 	case "API":
 	default:
-		log.Fatalf("-only: %q is not a measurement that runs alone (B8, B9, API)", *only)
+		log.Fatalf("-only: %q is not a measurement that runs alone (B8, B9, B10, API)", *only)
 	}
 	if err := r.all(ctx); err != nil {
 		log.Fatal(err)
@@ -90,10 +90,14 @@ func main() {
 	if *only != "" {
 		var b strings.Builder
 		begin, end := b8Begin, b8End
-		if *only == "B9" {
+		switch *only {
+		case "B9":
 			r.blobFigures.markdown(&b)
 			begin, end = b9Begin, b9End
-		} else {
+		case "B10":
+			r.envFigures.markdown(&b)
+			begin, end = b10Begin, b10End
+		default:
 			r.streamFigures.markdown(&b)
 		}
 		old, err := os.ReadFile(*out)

@@ -73,6 +73,7 @@ func (r *run) markdown() string {
 		r.streamFigures.markdown(&b)
 	}
 	r.blobFigures.markdown(&b)
+	r.envFigures.markdown(&b)
 	return b.String()
 }
 

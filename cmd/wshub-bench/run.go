@@ -39,11 +39,13 @@ type run struct {
 	keyB                               string   // B8: account B's key
 	wsIDs                              []string
 	tinyProject, bigProject            string
+	envProject                         string
 	bigFiles                           int
 
 	turnFigures   turnFigures
 	streamFigures streamFigures
 	blobFigures   blobFigures
+	envFigures    envFigures
 	// only names the one measurement to run ("": all of them).
 	only     string
 	captured map[string][]string // the statements of each request captured, as sent
@@ -71,6 +73,8 @@ func (r *run) all(ctx context.Context) error {
 		return r.eventStreams(ctx)
 	case "B9":
 		return r.blobStores(ctx)
+	case "B10":
+		return r.environments(ctx)
 	}
 	msgsPath := "/v1/api/workspaces/" + r.msgWS + "/messages?afterSeq=50000&limit=200"
 	scripts, err := r.capture(ctx, map[string]request{
@@ -133,6 +137,9 @@ func (r *run) all(ctx context.Context) error {
 	if err := r.blobStores(ctx); err != nil {
 		return fmt.Errorf("B9: %w", err)
 	}
+	if err := r.environments(ctx); err != nil {
+		return fmt.Errorf("B10: %w", err)
+	}
 	return nil
 }
 
@@ -147,6 +154,11 @@ func (r *run) setup(ctx context.Context) error {
 	if r.only == "" {
 		if r.bigProject, err = r.addBigProject(ctx, h, acct.ID); err != nil {
 			return fmt.Errorf("B7 repository: %w", err)
+		}
+	}
+	if r.only == "" || r.only == "B10" {
+		if r.envProject, err = r.addEnvProject(ctx, h, acct.ID); err != nil {
+			return fmt.Errorf("B10 repository: %w", err)
 		}
 	}
 	if err := seedWorkspaces(ctx, store.DB().DB, acct.ID, r.tinyProject, "ws_bench", r.workspaces); err != nil {
