@@ -297,6 +297,7 @@ type runtimeStore interface {
 	RemoteQueries
 	MessageQueries
 	ProjectQueries
+	ProjectSecretQueries
 	AssetQueries
 	RetentionQueries
 	ApprovalQueries
