@@ -392,7 +392,12 @@ func (r *RuntimeAPI) Approve(ctx context.Context, rc RuntimeCaller, turnID strin
 		return &RemoteApproval{Approval: &Approval{Status: ApprovalDenied},
 			Answer: ApprovalAnswer{Reason: "Denied: nobody answers approvals in this runtime mode."}}, nil
 	}
-	a, err := r.rt.approvals().request(ctx, ws, turnID, ask, nil)
+	// Fail closed: an ask is never shown without the secrets masked.
+	mask, err := projectMask(ctx, r.rt.kernel, r.rt.store, ws.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.rt.approvals().request(ctx, ws, turnID, ask, mask)
 	if err != nil {
 		return nil, err
 	}

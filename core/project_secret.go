@@ -214,23 +214,55 @@ const (
 // operator gave only to the default branch's setup. Any other spelling of the default
 // branch counts as elsewhere: that fails closed.
 func (s *Worker) secretsFor(ctx context.Context, ws *Workspace, p *Project, purpose secretPurpose) (env, values []string, err error) {
-	list, err := s.store.ListProjectSecrets(ctx, p.ID)
+	secrets, err := openSecrets(ctx, s.kernel, s.store, p.ID)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read the project's secrets: %w", err)
+		return nil, nil, err
 	}
 	all := purpose == secretsForSetup && p.DefaultBranch != "" && ws.BaseRef == p.DefaultBranch
-	for _, sec := range list {
-		plain, err := s.open(sec.SealedValue, SealedProjectSecret.binding(sec.ProjectID, sec.Name))
-		if err != nil {
-			// Permanent (a value sealed under a key this hub no longer holds): the
-			// workspace fails in words rather than running without it.
-			return nil, nil, &SetupError{StatusCode: FailureStatus(FailureSetup, ReasonEnvironmentInvalid),
-				Detail: fmt.Sprintf("the project's secret %s could not be opened by this hub; the operator must set it again", sec.Name), Err: err}
-		}
-		values = append(values, plain)
+	for _, sec := range secrets {
+		values = append(values, sec.value)
 		if sec.Agent || all {
-			env = append(env, sec.Name+"="+plain)
+			env = append(env, sec.Name+"="+sec.value)
 		}
 	}
 	return env, values, nil
+}
+
+// openSecret is a project's secret opened.
+type openSecret struct {
+	*ProjectSecret
+	value string
+}
+
+// openSecrets reads and opens a project's secrets. One that does not open is a
+// *SetupError: permanent (sealed under a key this hub no longer holds, or copied
+// from another row), so the workspace fails in words rather than run without it.
+func openSecrets(ctx context.Context, k kernel, q ProjectSecretQueries, projectID string) ([]openSecret, error) {
+	list, err := q.ListProjectSecrets(ctx, projectID)
+	if err != nil {
+		return nil, fmt.Errorf("read the project's secrets: %w", err)
+	}
+	out := make([]openSecret, len(list))
+	for i, sec := range list {
+		plain, err := k.open(sec.SealedValue, SealedProjectSecret.binding(sec.ProjectID, sec.Name))
+		if err != nil {
+			return nil, &SetupError{StatusCode: FailureStatus(FailureSetup, ReasonEnvironmentInvalid),
+				Detail: fmt.Sprintf("the project's secret %s could not be opened by this hub; the operator must set it again", sec.Name), Err: err}
+		}
+		out[i] = openSecret{ProjectSecret: sec, value: plain}
+	}
+	return out, nil
+}
+
+// projectMask masks every secret value of the project.
+func projectMask(ctx context.Context, k kernel, q ProjectSecretQueries, projectID string) (*Masker, error) {
+	secrets, err := openSecrets(ctx, k, q, projectID)
+	if err != nil {
+		return nil, err
+	}
+	values := make([]string, len(secrets))
+	for i, sec := range secrets {
+		values[i] = sec.value
+	}
+	return NewMasker(values), nil
 }

@@ -41,9 +41,10 @@ echo "setup-only=[$SETUP_ONLY] agent-too=[$AGENT_TOO] sha $(printf %s "$AGENT_TO
 
 // start runs a hub whose project's repository declares the setup script on main and
 // on the branch feature, with the two secrets set.
-func start(t *testing.T) *hubtest.Hub {
+func start(t *testing.T, opts ...hubtest.Option) *hubtest.Hub {
 	t.Helper()
-	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommands(map[string]string{"agent_1": agentCommand, "agent_2": askingAgent}))
+	h := hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(),
+		hubtest.WithAgentCommands(map[string]string{"agent_1": agentCommand, "agent_2": askingAgent})}, opts...)...)
 	repo := hubtest.GitRepo(t)
 	env, err := json.Marshal(map[string]any{"setup": setupScript})
 	if err != nil {
@@ -138,24 +139,30 @@ func reply(t *testing.T, h *hubtest.Hub, id string) string {
 	return ""
 }
 
+// setUpOn creates a workspace on base, waits for its first turn, and checks that its
+// setup printed want.
+func setUpOn(t *testing.T, h *hubtest.Hub, base string, want ...string) string {
+	t.Helper()
+	id := create(t, h, base)
+	if ws := waitIdle(t, h, id); ws["state"] != "ready" {
+		t.Fatalf("expected the workspace ready after its turn, got %v", ws)
+	}
+	if setup, _ := events(t, h, id); strings.Join(setup, "\n") != strings.Join(want, "\n") {
+		t.Errorf("expected the setup on %s to print:\n%s\ngot:\n%s", base, strings.Join(want, "\n"), strings.Join(setup, "\n"))
+	}
+	return id
+}
+
 // A workspace on the default branch: its setup gets both secrets, its agent only the
 // one marked for it; each value the setup or the agent prints is stored as ****.
 func TestSetupGetsEverySecretAndTheAgentOnlyItsOwn(t *testing.T) {
 	t.Parallel()
 	h := start(t)
-	id := create(t, h, "main")
-	if ws := waitIdle(t, h, id); ws["state"] != "ready" {
-		t.Fatalf("expected the workspace ready after its turn, got %v", ws)
-	}
-	setup, texts := events(t, h, id)
-	want := []string{"setup-only sha " + sha(setupOnly), "agent-too sha " + sha(agentToo), "printed: [****] [****]"}
-	if strings.Join(setup, "\n") != strings.Join(want, "\n") {
-		t.Errorf("expected the setup to get both secrets and its output masked:\n%s\ngot:\n%s", strings.Join(want, "\n"), strings.Join(setup, "\n"))
-	}
+	id := setUpOn(t, h, "main", "setup-only sha "+sha(setupOnly), "agent-too sha "+sha(agentToo), "printed: [****] [****]")
 	if got, want := reply(t, h, id), "setup-only=[] agent-too=[****] sha "+sha(agentToo); !strings.HasPrefix(got, want) {
 		t.Errorf("expected the agent to get only its secret, masked in the reply: %q, got %q", want, got)
 	}
-	if len(texts) != 1 || texts[0] != "event: ****" {
+	if _, texts := events(t, h, id); len(texts) != 1 || texts[0] != "event: ****" {
 		t.Errorf("expected the turn's text event masked, got %q", texts)
 	}
 	assertNowhere(t, h)
@@ -166,15 +173,7 @@ func TestSetupGetsEverySecretAndTheAgentOnlyItsOwn(t *testing.T) {
 func TestSetupFromAnotherBaseGetsNoSetupOnlySecret(t *testing.T) {
 	t.Parallel()
 	h := start(t)
-	id := create(t, h, "feature")
-	if ws := waitIdle(t, h, id); ws["state"] != "ready" {
-		t.Fatalf("expected the workspace ready after its turn, got %v", ws)
-	}
-	setup, _ := events(t, h, id)
-	want := []string{"setup-only sha " + sha(""), "agent-too sha " + sha(agentToo), "printed: [] [****]"}
-	if strings.Join(setup, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("expected the setup from feature to get the agent's secret only:\n%s\ngot:\n%s", strings.Join(want, "\n"), strings.Join(setup, "\n"))
-	}
+	setUpOn(t, h, "feature", "setup-only sha "+sha(""), "agent-too sha "+sha(agentToo), "printed: [] [****]")
 	assertNowhere(t, h)
 }
 
@@ -214,22 +213,7 @@ func TestApprovalAsksShowNoSecret(t *testing.T) {
 	t.Parallel()
 	h := start(t)
 	id := create(t, h, "main", "agent", "agent_2", "runtimeMode", core.ModeApprovalRequired)
-	var ask *core.TurnEvent
-	deadline := time.Now().Add(time.Minute)
-	for ask == nil && time.Now().Before(deadline) {
-		for _, e := range eventsOf(t, h, id) {
-			if e.Type == core.EventApprovalRequested {
-				ask = e
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if ask == nil {
-		t.Fatal("expected the agent's ask within a minute")
-	}
-	if ask.Summary != "deploy with ****" || string(ask.Input) != `{"command":"deploy --token $AGENT_TOO"}` {
-		t.Fatalf("expected the ask's description masked and its input whole, got %q %s", ask.Summary, ask.Input)
-	}
+	ask := waitAsk(t, h, id)
 	h.Call("POST", "/v1/api/workspaces/"+id+"/approvals/"+ask.ApprovalID, h.Key, map[string]any{"decision": "allow"}).Expect(t, 200, "")
 	if ws := waitIdle(t, h, id); ws["state"] != "ready" {
 		t.Fatalf("expected the workspace ready after its turn, got %v", ws)
@@ -239,15 +223,71 @@ func TestApprovalAsksShowNoSecret(t *testing.T) {
 		!strings.Contains(lines[1], "holds the value of one of the project's secrets") {
 		t.Fatalf("expected the first ask allowed and the second denied for its secret, got %q", lines)
 	}
+	assertDeniedForTheSecret(t, h, id)
+}
+
+// The same across the runtime API, for a remote runtime's turn (the test speaks for
+// the runtime).
+func TestRemoteApprovalAsksShowNoSecret(t *testing.T) {
+	t.Parallel()
+	h := start(t, hubtest.WithFakeMachine(t))
+	id := create(t, h, "main", "providerId", "process", "runtimeMode", core.ModeApprovalRequired)
+	token := h.MachineToken(t, id)
+	call := func(path string, body any) map[string]any {
+		t.Helper()
+		return h.Call("POST", "/internal/runtime/v1"+path, token, body, "X-Wshub-Runtime-Session", "session-0001").Expect(t, 200, "").Body
+	}
+	call("/hello", nil)
+	h.Call("POST", "/internal/runtime/v1/ready", token, nil, "X-Wshub-Runtime-Session", "session-0001").Expect(t, 204, "")
+	turn := call("/next", map[string]any{"waitSeconds": 0})["turnId"].(string)
+	first := call("/turns/"+turn+"/approvals", map[string]any{"key": "one", "tool": "Bash", "summary": "deploy with " + agentToo,
+		"input": map[string]any{"command": "deploy --token $AGENT_TOO"}, "waitSeconds": 0})
+	if first["status"] != "pending" {
+		t.Fatalf("expected the first ask pending, got %v", first)
+	}
+	waitAsk(t, h, id)
+	second := call("/turns/"+turn+"/approvals", map[string]any{"key": "two", "tool": "Bash", "summary": "upload",
+		"input": map[string]any{"command": "upload --token " + agentToo}, "waitSeconds": 0})
+	if second["status"] != "denied" || !strings.Contains(second["reason"].(string), "holds the value of one of the project's secrets") {
+		t.Fatalf("expected the second ask denied for its secret, got %v", second)
+	}
+	assertDeniedForTheSecret(t, h, id)
+}
+
+// waitAsk waits for the workspace's first approval_requested event and checks that
+// its description is masked and its input whole.
+func waitAsk(t *testing.T, h *hubtest.Hub, id string) *core.TurnEvent {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		for _, e := range eventsOf(t, h, id) {
+			if e.Type != core.EventApprovalRequested {
+				continue
+			}
+			if e.Summary != "deploy with ****" || string(e.Input) != `{"command":"deploy --token $AGENT_TOO"}` {
+				t.Fatalf("expected the ask's description masked and its input whole, got %q %s", e.Summary, e.Input)
+			}
+			return e
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("expected the agent's ask within a minute")
+	return nil
+}
+
+// assertDeniedForTheSecret checks that the ask holding the value was denied by the
+// hub, and that no event or row shows the value.
+func assertDeniedForTheSecret(t *testing.T, h *hubtest.Hub, id string) {
+	t.Helper()
 	var denied bool
 	for _, e := range eventsOf(t, h, id) {
 		denied = denied || e.Type == core.EventApprovalResolved && e.DecidedBy == "hub:secret"
-		if strings.Contains(string(e.Input), agentToo) {
-			t.Errorf("event %s shows the secret in its input: %s", e.Type, e.Input)
+		if strings.Contains(string(e.Input), agentToo) || strings.Contains(e.Summary, agentToo) {
+			t.Errorf("event %s shows the secret: %q %s", e.Type, e.Summary, e.Input)
 		}
 	}
 	if !denied {
-		t.Error("expected the second ask resolved by hub:secret")
+		t.Error("expected the ask holding the secret resolved by hub:secret")
 	}
 	assertNowhere(t, h)
 }
