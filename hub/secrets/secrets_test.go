@@ -37,6 +37,7 @@ echo "printed: [$SETUP_ONLY] [$AGENT_TOO]"`
 // turn event and in its reply.
 const agentCommand = `cat >/dev/null
 printf '{"type":"text","delta":"event: %s"}\n' "$AGENT_TOO" >&"$WSHUB_EVENTS_FD"
+printf '{"type":"tool_started","tool":"bash","summary":"%0290d%s"}\n' 0 "$AGENT_TOO" >&"$WSHUB_EVENTS_FD"
 echo "setup-only=[$SETUP_ONLY] agent-too=[$AGENT_TOO] sha $(printf %s "$AGENT_TOO" | sha256sum | cut -c1-64)"`
 
 // start runs a hub whose project's repository declares the setup script on main and
@@ -112,7 +113,7 @@ func eventsOf(t *testing.T, h *hubtest.Hub, id string) []*core.TurnEvent {
 }
 
 // setupLines and turnTexts are what the workspace's events say: the setup's output
-// lines, and the turn's text deltas.
+// lines, and the turn's text deltas and tool summaries.
 func events(t *testing.T, h *hubtest.Hub, id string) (setupLines, turnTexts []string) {
 	t.Helper()
 	for _, e := range eventsOf(t, h, id) {
@@ -121,6 +122,8 @@ func events(t *testing.T, h *hubtest.Hub, id string) (setupLines, turnTexts []st
 			setupLines = append(setupLines, strings.TrimSuffix(e.Delta, "\n"))
 		case core.EventText:
 			turnTexts = append(turnTexts, e.Delta)
+		case core.EventToolStarted:
+			turnTexts = append(turnTexts, e.Summary)
 		}
 	}
 	return setupLines, turnTexts
@@ -162,8 +165,10 @@ func TestSetupGetsEverySecretAndTheAgentOnlyItsOwn(t *testing.T) {
 	if got, want := reply(t, h, id), "setup-only=[] agent-too=[****] sha "+sha(agentToo); !strings.HasPrefix(got, want) {
 		t.Errorf("expected the agent to get only its secret, masked in the reply: %q, got %q", want, got)
 	}
-	if _, texts := events(t, h, id); len(texts) != 1 || texts[0] != "event: ****" {
-		t.Errorf("expected the turn's text event masked, got %q", texts)
+	// The summary would be cut at 300 characters inside the value: masked first, it is
+	// not, and no head of the value shows.
+	if _, texts := events(t, h, id); len(texts) != 2 || texts[0] != "event: ****" || texts[1] != strings.Repeat("0", 290)+"****" {
+		t.Errorf("expected the turn's text and tool events masked, got %q", texts)
 	}
 	assertNowhere(t, h)
 }
