@@ -31,7 +31,8 @@ func sha(s string) string {
 // setupScript prints what it got of each secret, and then both values themselves.
 const setupScript = `echo "setup-only sha $(printf %s "$SETUP_ONLY" | sha256sum | cut -c1-64)"
 echo "agent-too sha $(printf %s "$AGENT_TOO" | sha256sum | cut -c1-64)"
-echo "printed: [$SETUP_ONLY] [$AGENT_TOO]"`
+echo "printed: [$SETUP_ONLY] [$AGENT_TOO]"
+printf '%03990d%s\n' 0 "$SETUP_ONLY"`
 
 // agentCommand is the turn's agent (command-agent protocol): it says what it got, in a
 // turn event and in its reply.
@@ -161,7 +162,10 @@ func setUpOn(t *testing.T, h *hubtest.Hub, base string, want ...string) string {
 func TestSetupGetsEverySecretAndTheAgentOnlyItsOwn(t *testing.T) {
 	t.Parallel()
 	h := start(t)
-	id := setUpOn(t, h, "main", "setup-only sha "+sha(setupOnly), "agent-too sha "+sha(agentToo), "printed: [****] [****]")
+	// The last line would be cut at 4,000 characters inside the value: masked first, it
+	// is not, and no head of the value shows.
+	id := setUpOn(t, h, "main", "setup-only sha "+sha(setupOnly), "agent-too sha "+sha(agentToo), "printed: [****] [****]",
+		strings.Repeat("0", 3990)+"****")
 	if got, want := reply(t, h, id), "setup-only=[] agent-too=[****] sha "+sha(agentToo); !strings.HasPrefix(got, want) {
 		t.Errorf("expected the agent to get only its secret, masked in the reply: %q, got %q", want, got)
 	}
@@ -178,7 +182,7 @@ func TestSetupGetsEverySecretAndTheAgentOnlyItsOwn(t *testing.T) {
 func TestSetupFromAnotherBaseGetsNoSetupOnlySecret(t *testing.T) {
 	t.Parallel()
 	h := start(t)
-	setUpOn(t, h, "feature", "setup-only sha "+sha(""), "agent-too sha "+sha(agentToo), "printed: [] [****]")
+	setUpOn(t, h, "feature", "setup-only sha "+sha(""), "agent-too sha "+sha(agentToo), "printed: [] [****]", strings.Repeat("0", 3990))
 	assertNowhere(t, h)
 }
 
