@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -316,5 +318,35 @@ func TestASecretCopiedUnderAnotherNameDoesNotOpen(t *testing.T) {
 	if ws["state"] != "failed" || ws["statusCode"] != "setup_failed:environment_invalid" ||
 		!strings.Contains(ws["statusDetail"].(string), "secret COPIED could not be opened") {
 		t.Fatalf("expected the setup failed for the secret that does not open, got %v", ws)
+	}
+}
+
+// A project holds at most core.MaxProjectSecrets secrets; at the cap one is still
+// replaced, and a removal makes room.
+func TestAProjectHoldsAtMostItsCapOfSecrets(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t)
+	ctx := context.Background()
+	set := func(name string) error {
+		_, err := h.Service.ProjectSecrets.Set(ctx, core.ProjectSecretInput{ProjectID: h.Project.ID, Name: name, Value: "value of " + name})
+		return err
+	}
+	for i := range core.MaxProjectSecrets {
+		if err := set(fmt.Sprintf("S%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ce *core.Error
+	if err := set("ONE_MORE"); !errors.As(err, &ce) || ce.Code != core.CodeQuotaExceeded || !strings.Contains(ce.Detail, "at most 100 secrets") {
+		t.Fatalf("expected the 101st secret refused in words, got %v", err)
+	}
+	if err := set("S000"); err != nil {
+		t.Fatalf("expected a secret replaced at the cap, got %v", err)
+	}
+	if err := h.Service.ProjectSecrets.Remove(ctx, h.Project.ID, "S001"); err != nil {
+		t.Fatal(err)
+	}
+	if err := set("ONE_MORE"); err != nil {
+		t.Fatalf("expected room after a removal, got %v", err)
 	}
 }
