@@ -148,7 +148,7 @@ func (ta turnApprovals) ask(ctx context.Context, ws *Workspace, turnID string, e
 	s := ta.w
 	// The agent's earlier steps go out first: the ask follows them in the stream.
 	events.sync()
-	a, err := ta.request(ctx, ws, turnID, ask)
+	a, err := ta.request(ctx, ws, turnID, ask, events.mask)
 	if err != nil {
 		s.log().Warn("approval not recorded", "workspace", ws.ID, "turn", turnID, "err", err)
 		return ApprovalAnswer{Reason: "Denied: the approval request could not be recorded."}
@@ -164,16 +164,17 @@ func (ta turnApprovals) ask(ctx context.Context, ws *Workspace, turnID string, e
 // request records an ask and, the first time, announces it: the
 // approval_requested event (with the whole input), the webhook event and the chat
 // threads' messages, in one transaction. An ask past MaxApprovalsPerTurn is recorded
-// as denied; one whose input is too large to show whole (or not JSON) is denied too,
-// and its events say why.
-func (ta turnApprovals) request(ctx context.Context, ws *Workspace, turnID string, ask ApprovalAsk) (*Approval, error) {
+// as denied; one whose input is too large to show whole (or not JSON), or holds a
+// secret's value (mask), is denied too, and its events say why. Its tool and summary
+// are shown with the secrets' values masked.
+func (ta turnApprovals) request(ctx context.Context, ws *Workspace, turnID string, ask ApprovalAsk, mask *Masker) (*Approval, error) {
 	s := ta.w
 	ask.Key = strings.TrimSpace(ask.Key)
 	if ask.Key == "" || len(ask.Key) > maxApprovalKey {
 		ask.Key = DerivedID("", ask.Tool, ask.Summary, string(ask.Input))
 	}
-	ask.Tool, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(ask.Tool), "\uFFFD"), maxEventTool)
-	ask.Summary = cutSummary(ask.Summary)
+	ask.Tool, _ = capRunes(strings.ToValidUTF8(strings.TrimSpace(mask.Mask(ask.Tool)), "\uFFFD"), maxEventTool)
+	ask.Summary = cutSummary(mask.Mask(ask.Summary))
 	now := s.clock.Now()
 	timeout := s.config.ApprovalTimeout
 	if timeout <= 0 {
@@ -189,6 +190,9 @@ func (ta turnApprovals) request(ctx context.Context, ws *Workspace, turnID strin
 			refuse(decidedByBadInput)
 		case len(canon) > MaxApprovalInput:
 			refuse(decidedByTooLarge)
+		case mask.HoldsJSON(canon):
+			// What is approved is shown whole, and this could not be shown.
+			refuse(decidedBySecret)
 		default:
 			ask.Input, a.InputSHA256 = canon, InputHash(canon)
 		}
@@ -388,7 +392,12 @@ func (r *RuntimeAPI) Approve(ctx context.Context, rc RuntimeCaller, turnID strin
 		return &RemoteApproval{Approval: &Approval{Status: ApprovalDenied},
 			Answer: ApprovalAnswer{Reason: "Denied: nobody answers approvals in this runtime mode."}}, nil
 	}
-	a, err := r.rt.approvals().request(ctx, ws, turnID, ask)
+	// Fail closed: an ask is never shown without the secrets masked.
+	mask, err := projectMask(ctx, r.rt.kernel, r.rt.store, ws.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	a, err := r.rt.approvals().request(ctx, ws, turnID, ask, mask)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ const (
 	decidedByLimit     = "hub:limit"     // the turn reached MaxApprovalsPerTurn
 	decidedByTooLarge  = "hub:too_large" // the input is over MaxApprovalInput
 	decidedByBadInput  = "hub:bad_input" // the input is not JSON
+	decidedBySecret    = "hub:secret"    // the input holds a project secret's value
 	reasonInputNotSame = "Denied: this request's input differs from the one asked about under the same id, which is the one that was shown."
 )
 
@@ -40,6 +41,7 @@ var hubDenials = map[string]string{
 	decidedByLimit:    ReasonApprovalLimit,
 	decidedByTooLarge: ReasonInputTooLarge,
 	decidedByBadInput: "Denied without asking anyone: the tool's input is not valid JSON.",
+	decidedBySecret:   "Denied without asking anyone: the tool's input holds the value of one of the project's secrets, which the hub never shows; use its variable instead.",
 }
 
 // CanonicalInput is the canonical JSON of a tool's input: compact, object keys

@@ -62,6 +62,10 @@ type ScriptResult struct {
 	Err error
 }
 
+// maxScriptLine bounds one line of a script's output, in characters: with its "…" when
+// cut and its line break, it fits an event's delta.
+const maxScriptLine = maxEventDelta - 2
+
 // maxSetupTail bounds the output kept for a failed setup's statusDetail.
 const (
 	maxSetupTailLines = 20
@@ -186,7 +190,12 @@ func (s environments) runScript(ctx context.Context, ws *Workspace, p *Project, 
 		Home: s.machines.Home(ws), Network: p.Network, Size: s.sizeOf(ctx, ws),
 		Env: append(env.EnvList(), secrets...),
 		Output: func(line string) {
-			line = mask.Mask(line)
+			// Masked before it is cut: a value cut in two would show its head.
+			if cut, ok := capRunes(mask.Mask(line), maxScriptLine); ok {
+				line = cut + "…"
+			} else {
+				line = cut
+			}
 			mu.Lock()
 			tail.add(line)
 			mu.Unlock()

@@ -40,6 +40,7 @@ type Queries interface {
 
 	AccountQueries
 	ProjectQueries
+	ProjectSecretQueries
 	WorkspaceQueries
 	MessageQueries
 	AssetQueries

@@ -25,6 +25,9 @@ const (
 	SealedTurnEvent      SealedKind = "turn_event"
 	// SealedProjectCredential is a project's own git and forge credential.
 	SealedProjectCredential SealedKind = "project_credential"
+	// SealedProjectSecret is a project's secret, bound to the project and its name so
+	// that a value copied under another name does not open.
+	SealedProjectSecret SealedKind = "project_secret"
 	// SealedAsset values live in the BlobStore; the store lists their keys.
 	SealedAsset SealedKind = "asset"
 )
@@ -32,7 +35,7 @@ const (
 // SealedKinds lists every kind, in the order Reseal visits them.
 var SealedKinds = []SealedKind{
 	SealedMessageText, SealedMessageFailure, SealedWebhookSecret, SealedEventBody,
-	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedProjectCredential, SealedAsset,
+	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedProjectCredential, SealedProjectSecret, SealedAsset,
 }
 
 // sealPrefixes are the binding prefixes by kind. A value is sealed bound to
@@ -41,7 +44,8 @@ var SealedKinds = []SealedKind{
 var sealPrefixes = map[SealedKind]string{
 	SealedMessageText: "message", SealedMessageFailure: "failure", SealedWebhookSecret: "webhook",
 	SealedEventBody: "event", SealedChatEvent: "chatevent", SealedChatNotice: "chatnotice",
-	SealedTurnEvent: "turn-event", SealedProjectCredential: "credential", SealedAsset: "asset",
+	SealedTurnEvent: "turn-event", SealedProjectCredential: "credential", SealedProjectSecret: "project-secret",
+	SealedAsset: "asset",
 }
 
 // binding is the sealing binding of a value of this kind owned by owner and id.

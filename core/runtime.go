@@ -299,6 +299,7 @@ type runtimeStore interface {
 	RemoteQueries
 	MessageQueries
 	ProjectQueries
+	ProjectSecretQueries
 	AssetQueries
 	RetentionQueries
 	ApprovalQueries

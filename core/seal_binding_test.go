@@ -14,6 +14,7 @@ func TestSealBindingsAreStableAndDistinctPerKind(t *testing.T) {
 		SealedChatNotice:        "chatnotice:ws_1:msg_2",
 		SealedTurnEvent:         "turn-event:ws_1:msg_2",
 		SealedProjectCredential: "credential:ws_1:msg_2",
+		SealedProjectSecret:     "project-secret:ws_1:msg_2",
 		SealedAsset:             "asset:ws_1:msg_2",
 	}
 	if len(SealedKinds) != len(want) {

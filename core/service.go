@@ -77,6 +77,8 @@ type Service struct {
 	App        *App        // the app: sign-in, and each page's actions on the session's account
 	// AppWorkspaces are the app's workspace pages, on the session's account.
 	AppWorkspaces *AppWorkspaces
+	// ProjectSecrets are the operator's commands on projects' secrets.
+	ProjectSecrets *ProjectSecrets
 }
 
 // kernel is what every group shares: time, randomness and content sealing.
@@ -131,6 +133,8 @@ func NewService(d Deps) *Service {
 			diffLimits: d.DiffLimits, diffCache: newDiffCache(d.Blobs, d.Sealer, d.DiffLimits.cacheBytes(), lg.log().Warn),
 			diffRuns: newAccountRuns(d.DiffLimits.perAccount()), branches: d.Branches, mirror: d.Mirror},
 		Admin: &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
+
+		ProjectSecrets: &ProjectSecrets{kernel: k, store: d.Store},
 	}
 }
 

@@ -202,8 +202,11 @@ func (s *Worker) recordEvents(ctx context.Context, workspaceID, turnID string) *
 	return r
 }
 
-// add takes one event from the agent (from any goroutine).
+// add takes one event from the agent (from any goroutine). Its texts are masked
+// before clean cuts them: a value cut in two would no longer be found, and its head
+// would show.
 func (r *eventRecorder) add(e TurnEvent) {
+	r.maskTexts(&e)
 	switch {
 	case r.script && !e.cleanOutput(), !r.script && !e.clean():
 		return
@@ -211,12 +214,17 @@ func (r *eventRecorder) add(e TurnEvent) {
 	r.addOwn(e)
 }
 
-// addOwn takes an event of the hub's own (or one add has cleaned), masking the
-// project's secrets in its texts.
-func (r *eventRecorder) addOwn(e TurnEvent) {
+// maskTexts masks the project's secrets in e's texts.
+func (r *eventRecorder) maskTexts(e *TurnEvent) {
 	if r.mask != nil {
 		e.Tool, e.Summary, e.Delta, e.Reason = r.mask.Mask(e.Tool), r.mask.Mask(e.Summary), r.mask.Mask(e.Delta), r.mask.Mask(e.Reason)
 	}
+}
+
+// addOwn takes an event of the hub's own (or one add has cleaned), masking the
+// project's secrets in its texts.
+func (r *eventRecorder) addOwn(e TurnEvent) {
+	r.maskTexts(&e)
 	e.WorkspaceID, e.TurnID, e.CreatedAt = r.ws, r.turn, r.rt.clock.Now()
 	r.mu.Lock()
 	if r.count >= MaxTurnEvents && e.Type != EventSetupFinished {

@@ -29,6 +29,7 @@ func sealedInDB(t *testing.T, h *hubtest.Hub, key string) int {
 		"webhook secret":  `SELECT 'webhook:' || account_id || ':' || id, secret_sealed FROM webhooks`,
 		"event body":      `SELECT 'event:' || account_id || ':' || id, body_sealed FROM events`,
 		"chat event":      `SELECT 'chatevent:' || platform || ':' || event_id, payload_sealed FROM chat_inbox`,
+		"project secret":  `SELECT 'project-secret:' || project_id || ':' || name, value_sealed FROM project_secrets`,
 	}
 	opened := 0
 	for what, q := range queries {
@@ -96,6 +97,9 @@ func TestContentKeyRotation(t *testing.T) {
 	if _, err := h.Service.Chat.AcceptChatEvent(context.Background(), core.ChatArrival{Platform: "test", EventID: "ev-1", ThreadKey: "thread-1", Payload: []byte(`{"text":"hi"}`)}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := h.Service.ProjectSecrets.Set(context.Background(), core.ProjectSecretInput{ProjectID: h.Project.ID, Name: "TOKEN", Value: "sealed under key 1"}); err != nil {
+		t.Fatal(err)
+	}
 	before, _ := messages(t, h, id)
 
 	// Rotating: key 2 seals, key 1 still opens.
@@ -123,10 +127,10 @@ func TestContentKeyRotation(t *testing.T) {
 			t.Fatalf("webhook secrets: expected 2 scanned, 1 already under key 2, got %+v", p)
 		}
 	}
-	// 6 key-1 texts, 1 failure, 1 secret, 3 event bodies, 1 chat event, 3 turn events
-	// (each turn's turn_finished), 1 asset.
-	if total != 16 {
-		t.Fatalf("expected 16 values resealed, got %d: %+v", total, counts)
+	// 6 key-1 texts, 1 failure, 1 webhook secret, 3 event bodies, 1 chat event, 3 turn
+	// events (each turn's turn_finished), 1 project secret, 1 asset.
+	if total != 17 {
+		t.Fatalf("expected 17 values resealed, got %d: %+v", total, counts)
 	}
 	counts = nil
 	if err := rotating.Service.Admin.Reseal(context.Background(), 500, func(p core.ResealProgress) { counts = append(counts, p) }); err != nil {
@@ -139,8 +143,8 @@ func TestContentKeyRotation(t *testing.T) {
 	}
 
 	// Key 1 dropped: every value opens with key 2 alone, through the API too.
-	if n := sealedInDB(t, h, k2); n != 14 {
-		t.Fatalf("expected 14 sealed values under key 2, opened %d", n)
+	if n := sealedInDB(t, h, k2); n != 15 {
+		t.Fatalf("expected 15 sealed values under key 2, opened %d", n)
 	}
 	after := h.Beside(t, func(c *hub.Config) { c.ContentKey = k2 })
 	got, tf := messages(t, after, id)

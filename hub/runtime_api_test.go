@@ -4,38 +4,20 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
 // fakeMachine is a `process` machine whose program only keeps its token: the test then
 // speaks the runtime API itself, step by step, as a runtime whose answers get lost would.
-func fakeMachine(t *testing.T) hubtest.Option {
-	prog := filepath.Join(t.TempDir(), "machine.sh")
-	script := "#!/bin/sh\ncat <&3 > \"$WSHUB_RUNTIME_DIR/token\"\nexec 3<&-\nexec sleep 600\n"
-	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return hubtest.WithConfig(func(c *hub.Config) { c.RuntimeProgram = prog })
-}
+func fakeMachine(t *testing.T) hubtest.Option { return hubtest.WithFakeMachine(t) }
 
 func machineToken(t *testing.T, h *hubtest.Hub, id string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(filepath.Join(h.Config.DataDir, "machines", id, "token")); err == nil && len(b) > 0 {
-			return string(b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("the machine of %s got no token", id)
-	return ""
+	return h.MachineToken(t, id)
 }
 
 // runtimeCheckout downloads the workspace's branch as its runtime does.

@@ -11,9 +11,6 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// maxScriptLine bounds one line of a setup script's output; a longer one is cut.
-const maxScriptLine = 4000
-
 // scriptShell runs the environment's script with standard error joined to standard
 // output, so people read both in the order they were written. The script is the
 // argument after the run's name ($0), never spliced into this text.
@@ -40,13 +37,11 @@ func (r *Runner) RunScript(ctx context.Context, req core.ScriptRequest) core.Scr
 	turn := core.TurnRequest{WorkspaceID: req.WorkspaceID, TurnID: req.RunID, Dir: req.Dir, Home: req.Home,
 		Network: req.Network, Size: req.Size}
 	at := r.place(turn)
+	// Lines go whole to core, which masks the project's secrets in them before it
+	// cuts them: cut here, a secret cut in two would show its head.
 	lines := &lineWriter{max: 1 << 20, fn: func(b []byte) {
-		line := strings.ToValidUTF8(string(b), "\uFFFD")
-		if len(line) > maxScriptLine {
-			line = strings.ToValidUTF8(line[:maxScriptLine], "") + "…"
-		}
 		if req.Output != nil {
-			req.Output(line)
+			req.Output(strings.ToValidUTF8(string(b), "\uFFFD"))
 		}
 	}}
 	inv := invocation{

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
@@ -94,6 +95,17 @@ var adminCommands = []adminCommand{
 		required: []string{"project"}, flags: projectRemove},
 	{name: "project list", synopsis: "--account ID", about: "Lists the account's projects, failed ones with their reason.",
 		required: []string{"account"}, flags: projectList},
+	{name: "project secret set", synopsis: "--project ID --name NAME --value-file F [--agent]",
+		about: "Creates or replaces a project's secret: a variable its setup and update scripts get, and its agent's turns " +
+			"too with --agent. A setup from a base other than the project's default branch gets only the --agent ones. " +
+			"The value (at most 32 KiB of text, at least 4 bytes) is read from a file (- for standard input), sealed, " +
+			"never shown, and masked as **** wherever a run prints it.",
+		required: []string{"project", "name", "value-file"}, flags: projectSecretSet},
+	{name: "project secret list", synopsis: "--project ID", about: "Lists the project's secrets: names, --agent, times; never a value.",
+		required: []string{"project"}, flags: projectSecretList},
+	{name: "project secret remove", synopsis: "--project ID --name NAME",
+		about:    "Removes a project's secret: setups and turns started after no longer get it.",
+		required: []string{"project", "name"}, flags: projectSecretRemove},
 	{name: "workspace archive", synopsis: "--workspace ID", about: "Interrupts a running turn and archives the workspace.",
 		required: []string{"workspace"}, flags: workspaceArchive},
 	{name: "workspace unarchive", synopsis: "--workspace ID", about: "Brings an archived workspace back.",
@@ -120,15 +132,14 @@ var adminCommands = []adminCommand{
 		flags: reseal, check: resealDataDir},
 }
 
-// findAdminCommand finds the command args start with: two words ("account create"),
-// or one ("reseal"). ok is false when there is none.
+// findAdminCommand finds the command args start with: three words ("project secret
+// set"), two ("account create") or one ("reseal"). ok is false when there is none.
 func findAdminCommand(args []string) (cmd adminCommand, rest []string, ok bool) {
 	for _, c := range adminCommands {
-		switch {
-		case c.name == args[0]:
-			return c, args[1:], true
-		case len(args) >= 2 && c.name == args[0]+" "+args[1]:
-			return c, args[2:], true
+		for n := 1; n <= min(3, len(args)); n++ {
+			if c.name == strings.Join(args[:n], " ") {
+				return c, args[n:], true
+			}
 		}
 	}
 	return adminCommand{}, nil, false
@@ -148,14 +159,17 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, rest, ok := findAdminCommand(args)
 	if !ok {
-		// A group alone, or with --help ("wshub admin project --help"): its commands.
-		if group := adminGroupUsage(args[0]); group != "" && (len(args) == 1 || wantsHelp(args[1:2])) {
-			if len(args) == 1 {
-				fmt.Fprint(stderr, group)
-				return 2
+		// A group alone, or with --help ("wshub admin project --help", "wshub admin
+		// project secret"): its commands.
+		for n := min(2, len(args)); n >= 1; n-- {
+			if group := adminGroupUsage(strings.Join(args[:n], " ")); group != "" && (len(args) == n || wantsHelp(args[n:n+1])) {
+				if len(args) == n {
+					fmt.Fprint(stderr, group)
+					return 2
+				}
+				fmt.Fprint(stdout, group)
+				return 0
 			}
-			fmt.Fprint(stdout, group)
-			return 0
 		}
 		name := args[0]
 		if len(args) >= 2 {

@@ -12,7 +12,7 @@ import (
 // outputs may rely on. A field added out of place fails here.
 func TestAdminOutputFieldsInJSONOrder(t *testing.T) {
 	for _, v := range []any{accountCreated{}, accountOut{}, keyCreated{}, keyOut{}, keyRevoked{}, projectAdded{}, projectOut{},
-		projectRemoved{}, workspaceOut{}, deliveryOut{}, attemptOut{}, slackBound{}, discordBound{}, resealed{}} {
+		projectRemoved{}, workspaceOut{}, deliveryOut{}, attemptOut{}, slackBound{}, discordBound{}, resealed{}, secretOut{}, secretRemoved{}} {
 		typ := reflect.TypeOf(v)
 		var names []string
 		for i := range typ.NumField() {

@@ -110,7 +110,12 @@ func readSecretFile(flagName, path string) (string, error) {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return "", fmt.Errorf("%s: %s is not a regular file", flagName, path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
+	return readSecret(flagName, f)
+}
+
+// readSecret reads a secret from r, refusing more than maxSecretFile.
+func readSecret(flagName string, r io.Reader) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxSecretFile+1))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", flagName, err)
 	}

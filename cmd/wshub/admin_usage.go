@@ -62,7 +62,7 @@ func adminLines(group string) []usageLine {
 	prev := ""
 	for _, c := range adminCommands {
 		g, verb, twoWords := strings.Cut(c.name, " ")
-		if group != "" && g != group {
+		if group != "" && !strings.HasPrefix(c.name, group+" ") {
 			continue
 		}
 		if n := len(lines); n > 0 && twoWords && strings.HasPrefix(prev, g+" ") && lines[n-1].synopsis == c.synopsis {

@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wshub/wshub/adapters/machines"
 	"github.com/wshub/wshub/core"
@@ -26,6 +28,40 @@ func WithProcessProvider(t testing.TB) Option {
 		c.Providers = append(c.Providers, machines.ProcessProviderID)
 		c.RuntimeProgram = bin
 	})
+}
+
+// WithFakeMachine configures the `process` provider with a machine whose program only
+// keeps its token (MachineToken): the test then speaks the runtime API itself, step by
+// step, as a runtime would.
+func WithFakeMachine(t testing.TB) Option {
+	prog := filepath.Join(t.TempDir(), "machine.sh")
+	script := "#!/bin/sh\ncat <&3 > \"$WSHUB_RUNTIME_DIR/token\"\nexec 3<&-\nexec sleep 600\n"
+	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return configOption(func(c *hub.Config) {
+		if len(c.Providers) == 0 {
+			c.Providers = []string{core.LocalProviderID}
+		}
+		if !slices.Contains(c.Providers, machines.ProcessProviderID) {
+			c.Providers = append(c.Providers, machines.ProcessProviderID)
+		}
+		c.RuntimeProgram = prog
+	})
+}
+
+// MachineToken is the runtime token the fake machine of workspace id was given.
+func (h *Hub) MachineToken(t testing.TB, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(filepath.Join(h.Config.DataDir, "machines", id, "token")); err == nil && len(b) > 0 {
+			return string(b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the machine of %s got no token", id)
+	return ""
 }
 
 var built struct {
