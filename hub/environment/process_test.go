@@ -1,9 +1,11 @@
 package environment_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
@@ -57,5 +59,31 @@ func TestASetupFailingOnTheProcessProviderFailsTheWorkspace(t *testing.T) {
 	}
 	if len(ended) != 1 || ended[0].Outcome != "error" || !strings.Contains(ended[0].Reason, "exited with status 127") {
 		t.Errorf("one setup_finished saying why: %+v", ended)
+	}
+}
+
+// A remote machine gets the project's secrets over the runtime API: setup all of
+// them, the agent those marked for it, and what either prints is masked.
+func TestSecretsReachARemoteMachineAndAreMasked(t *testing.T) {
+	t.Parallel()
+	h := startHub(t, hubtest.WithProcessProvider(t))
+	p, _ := repoWith(t, h, map[string]string{".wshub/environment.json": `{
+		"setup": "echo \"setup sees $REGISTRY_TOKEN and $MODEL_KEY\"\n[ -n \"$REGISTRY_TOKEN\" ] && echo has > setup-had-token"}`})
+	ctx := context.Background()
+	for _, s := range []core.ProjectSecretInput{
+		{ProjectID: p.ID, Name: "REGISTRY_TOKEN", Value: "npm_setup_only_51f0c2"},
+		{ProjectID: p.ID, Name: "MODEL_KEY", Value: "sk-agent-9e44d1", Agent: true},
+	} {
+		if _, err := h.Service.ProjectSecrets.Set(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := create(t, h, p, `cat setup-had-token; echo "agent: [$REGISTRY_TOKEN] [$MODEL_KEY]"`, "providerId", "process")
+	waitFor(t, h, id, "the first turn done", idleAfterTurns(1))
+	if got := setupOutput(events(t, h, id)); got != "setup sees **** and ****\n" {
+		t.Errorf("the setup's output, its secrets masked: %q", got)
+	}
+	if got := reply(t, h, id, 2); got != "has\nagent: [] [****]" {
+		t.Errorf("the agent gets the secret marked for it only, masked in its reply: %q", got)
 	}
 }

@@ -1,0 +1,71 @@
+package environment_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/kubetest"
+	"github.com/wshub/wshub/internal/kubetest/kubelet"
+)
+
+// On Kubernetes the workspace's Pod runs the setup as the process provider's runtime
+// does, and the project's secrets reach it over the runtime API only: no Pod, Secret
+// or ConfigMap of the namespace holds a secret's value.
+func TestSetupOnKubernetesKeepsSecretsOutOfThePod(t *testing.T) {
+	t.Parallel()
+	cluster := kubetest.Start(t)
+	cs, err := kubernetes.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const ns = "wshub"
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	front := hubtest.NewTCPProxy(t)
+	h := startHub(t, hubtest.WithConfig(func(c *hub.Config) {
+		kubelet.HubSettings(t, cluster, ns)(c)
+		c.RuntimeHubURL, c.RuntimeHubLostAfter = "http://"+front.Addr(), 7*time.Minute
+	}))
+	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
+	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
+	k.LogOnFailure(t)
+
+	p, _ := repoWith(t, h, map[string]string{".wshub/environment.json": `{
+		"setup": "echo \"installing with $REGISTRY_TOKEN\"; echo ok > installed", "env": {"STAGE": "pod"}}`})
+	const secret = "ghp_pod_must_not_hold_7a1c"
+	if _, err := h.Service.ProjectSecrets.Set(ctx, core.ProjectSecretInput{ProjectID: p.ID, Name: "REGISTRY_TOKEN", Value: secret}); err != nil {
+		t.Fatal(err)
+	}
+	id := create(t, h, p, `cat installed; echo "$STAGE"`, "providerId", "kubernetes")
+	waitFor(t, h, id, "the first turn done", idleAfterTurns(1))
+	if got := reply(t, h, id, 2); got != "ok\npod" {
+		t.Errorf("the agent in the Pod should find the setup's work and the environment: %q", got)
+	}
+	if got := setupOutput(events(t, h, id)); got != "installing with ****\n" {
+		t.Errorf("setup output %q", got)
+	}
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("the workspace's Pod: %v %v", pods, err)
+	}
+	secrets, _ := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
+	maps, _ := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	for what, obj := range map[string]any{"pods": pods, "secrets": secrets, "configmaps": maps} {
+		b, _ := json.Marshal(obj)
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the namespace's %s hold the project's secret", what)
+		}
+	}
+}
