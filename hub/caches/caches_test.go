@@ -1,0 +1,238 @@
+// Package caches_test checks environment caches on a real hub: a repository whose
+// .wshub/environment.json names cached paths, workspaces set up one after another,
+// the caches saved to and restored from each blob store.
+package caches_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+)
+
+// setupScript records whether the cached paths were there before it ran (.setup-saw,
+// kept out of commits), and fills them when not: deps in the checkout (a copy of the
+// key file and 64 KiB that do not compress) and ~/.toolcache in the home.
+const setupScript = `set -e
+if [ -f deps/marker ] && [ -f "$HOME/.toolcache/tool" ]; then
+	echo hit > .setup-saw
+else
+	echo miss > .setup-saw
+	mkdir -p deps "$HOME/.toolcache"
+	cat deps.lock > deps/marker
+	head -c 65536 /dev/urandom > deps/blob
+	echo tool > "$HOME/.toolcache/tool"
+fi
+`
+
+// startHub runs a hub with its worker on the blob store, caches capped at maxBytes,
+// and its project's repository holding an environment with one cache keyed by
+// deps.lock. Every workspace fetches the mirror first, so commits made between
+// workspaces apply.
+func startHub(t *testing.T, blobs string, maxBytes int64) *hubtest.Hub {
+	t.Helper()
+	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
+		hubtest.WithConfig(func(c *hub.Config) { c.Blobs, c.CacheMaxBytes, c.MirrorMaxAge = blobs, maxBytes, 0 }))
+	h.SetProjectNetwork(core.NetworkNone)
+	env, err := json.Marshal(map[string]any{"setup": setupScript,
+		"cache": []map[string]any{{"paths": []string{"deps", "~/.toolcache"}, "keyFiles": []string{"deps.lock"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, h.Project.Repository, map[string]string{".wshub/environment.json": string(env), "deps.lock": "v1\n"})
+	return h
+}
+
+// commit writes files into the repository's checked-out branch and commits them.
+func commit(t *testing.T, repo string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(repo, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hubtest.Git(t, repo, "add", ".")
+	hubtest.Git(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "change")
+}
+
+// setUp is a workspace made ready: what its setup saw, what it said, how long it took.
+type setUp struct {
+	id      string
+	saw     string
+	output  string
+	elapsed time.Duration
+}
+
+// newWorkspace creates a workspace on baseRef ("" the default branch), waits for it
+// to be ready, and reads what its setup saw and said.
+func newWorkspace(t *testing.T, h *hubtest.Hub, baseRef string) setUp {
+	t.Helper()
+	body := map[string]any{"agent": "agent_1", "model": "test-model"}
+	if baseRef != "" {
+		body["baseRef"] = baseRef
+	}
+	start := time.Now()
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, body).Expect(t, 201, "")
+	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	ws := waitSettled(t, h, id)
+	elapsed := time.Since(start)
+	if ws["state"] != "ready" {
+		t.Fatalf("workspace %s: expected ready, got %v: %v", id, ws["state"], ws["statusDetail"])
+	}
+	saw, err := os.ReadFile(filepath.Join(h.Config.DataDir, "workspaces", id, "checkout", ".setup-saw"))
+	if err != nil {
+		t.Fatalf("workspace %s: expected its setup to have run: %v", id, err)
+	}
+	events, err := h.Service.Workspaces.ListTurnEvents(context.Background(), h.Account, id, 0, core.MaxEventPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, e := range events {
+		if e.Type == core.EventSetupOutput {
+			out.WriteString(e.Delta)
+		}
+	}
+	return setUp{id: id, saw: strings.TrimSpace(string(saw)), output: out.String(), elapsed: elapsed}
+}
+
+// waitSettled waits until the workspace is ready or failed.
+func waitSettled(t *testing.T, h *hubtest.Hub, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	var ws map[string]any
+	for time.Now().Before(deadline) {
+		r := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil)
+		if r.Status == 200 {
+			ws = r.Body["workspace"].(map[string]any)
+			if ws["state"] == "ready" || ws["state"] == "failed" {
+				return ws
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("workspace %s: expected ready or failed within a minute, last seen %v", id, ws)
+	return nil
+}
+
+func (s setUp) expect(t *testing.T, saw, said string) {
+	t.Helper()
+	if s.saw != saw || !strings.Contains(s.output, said) {
+		t.Fatalf("workspace %s: expected its setup to see a %s and to say %q, got a %s and:\n%s", s.id, saw, said, s.saw, s.output)
+	}
+}
+
+// caches are the project's saved caches, the most recently used first.
+func caches(t *testing.T, h *hubtest.Hub) []core.ProjectCache {
+	t.Helper()
+	list, err := h.Service.Caches.List(context.Background(), h.Project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+func TestTheSecondWorkspaceFindsTheCacheBeforeItsSetup(t *testing.T) {
+	t.Parallel()
+	for _, blobs := range []string{hub.BlobsFile, hub.BlobsPostgres} {
+		t.Run(blobs, func(t *testing.T) {
+			t.Parallel()
+			h := startHub(t, blobs, 10<<20)
+			cold := newWorkspace(t, h, "")
+			cold.expect(t, "miss", "cache deps, ~/.toolcache: none saved for key")
+			if !strings.Contains(cold.output, "cache deps, ~/.toolcache: saved 3 files") {
+				t.Fatalf("expected the first setup to save its cache, got:\n%s", cold.output)
+			}
+			saved := caches(t, h)
+			if len(saved) != 1 || saved[0].Scope != "main" || saved[0].Files != 3 {
+				t.Fatalf("expected one cache of 3 files for main, got %+v", saved)
+			}
+			warm := newWorkspace(t, h, "")
+			warm.expect(t, "hit", "cache deps, ~/.toolcache: restored 3 files (64 KiB) from main")
+			if strings.Contains(warm.output, "saved") {
+				t.Errorf("expected a hit not to be saved again, got:\n%s", warm.output)
+			}
+			home, err := os.ReadFile(filepath.Join(h.Config.DataDir, "workspaces", warm.id, "home", ".toolcache", "tool"))
+			if err != nil || string(home) != "tool\n" {
+				t.Errorf("expected ~/.toolcache restored into the home, got %q (%v)", home, err)
+			}
+			if after := caches(t, h); len(after) != 1 || !after[0].LastUsedAt.After(saved[0].LastUsedAt) {
+				t.Errorf("expected the restore to mark the cache used, got %+v then %+v", saved, after)
+			}
+			t.Logf("%s: create-to-ready cold %s, warm %s", blobs, cold.elapsed.Round(time.Millisecond), warm.elapsed.Round(time.Millisecond))
+
+			// A changed key file is another key: a miss, saved beside the first.
+			commit(t, h.Project.Repository, map[string]string{"deps.lock": "v2\n"})
+			changed := newWorkspace(t, h, "")
+			changed.expect(t, "miss", "none saved for key")
+			if got := caches(t, h); len(got) != 2 {
+				t.Fatalf("expected a second cache for the new key, got %+v", got)
+			}
+		})
+	}
+}
+
+// As GitHub Actions scopes caches: a workspace on another base reads the default
+// branch's caches and its own, and writes its own, which the default branch's
+// workspaces do not read.
+func TestABranchReadsTheDefaultBranchsCachesButWritesItsOwn(t *testing.T) {
+	t.Parallel()
+	h := startHub(t, hub.BlobsFile, 10<<20)
+	hubtest.Git(t, h.Project.Repository, "branch", "feature") // the same key files as main
+
+	first := newWorkspace(t, h, "feature")
+	first.expect(t, "miss", "none saved for key")
+	if got := caches(t, h); len(got) != 1 || got[0].Scope != "feature" {
+		t.Fatalf("expected the feature workspace to save for feature only, got %+v", got)
+	}
+	onMain := newWorkspace(t, h, "")
+	onMain.expect(t, "miss", "none saved for key")
+	again := newWorkspace(t, h, "feature")
+	again.expect(t, "hit", "restored 3 files (64 KiB) from feature")
+
+	// With feature's cache dropped, feature reads main's, and does not copy it.
+	key := caches(t, h)[0].Key
+	if _, err := h.Service.Caches.Drop(context.Background(), h.Project.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	newWorkspace(t, h, "")
+	fromMain := newWorkspace(t, h, "feature")
+	fromMain.expect(t, "hit", "restored 3 files (64 KiB) from main")
+	if got := caches(t, h); len(got) != 1 || got[0].Scope != "main" || got[0].Key != key {
+		t.Fatalf("expected main's cache alone, got %+v", got)
+	}
+}
+
+// Past the cap, the least recently used caches are evicted, their blobs deleted.
+func TestCachesOverTheCapAreEvictedLeastRecentlyUsedFirst(t *testing.T) {
+	t.Parallel()
+	// One archive (64 KiB that do not compress, and a little) fits; two do not.
+	h := startHub(t, hub.BlobsFile, 100<<10)
+	newWorkspace(t, h, "").expect(t, "miss", "saved 3 files")
+	first := caches(t, h)
+	commit(t, h.Project.Repository, map[string]string{"deps.lock": "v2\n"})
+	newWorkspace(t, h, "").expect(t, "miss", "saved 3 files")
+	kept := caches(t, h)
+	if len(first) != 1 || len(kept) != 1 || kept[0].Key == first[0].Key {
+		t.Fatalf("expected the older cache evicted for the newer, got %+v then %+v", first, kept)
+	}
+	blob := func(key string) string { return filepath.Join(h.Config.DataDir, "assets", filepath.FromSlash(key)) }
+	if _, err := os.Stat(blob(first[0].BlobKey)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("expected the evicted cache's blob deleted, got %v", err)
+	}
+	if _, err := os.Stat(blob(kept[0].BlobKey)); err != nil {
+		t.Errorf("expected the kept cache's blob there, got %v", err)
+	}
+}
