@@ -12,6 +12,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
@@ -93,6 +95,13 @@ var adminCommands = []adminCommand{
 		required: []string{"project"}, flags: projectRemove},
 	{name: "project list", synopsis: "--account ID", about: "Lists the account's projects, failed ones with their reason.",
 		required: []string{"account"}, flags: projectList},
+	{name: "project cache list", synopsis: "--project ID",
+		about: "Lists the project's saved environment caches, the most recently used first: the base they were saved " +
+			"for (scope), the start of their key, their size in the blob store, their files, when last used.",
+		required: []string{"project"}, flags: projectCacheList},
+	{name: "project cache drop", synopsis: "--project ID --key K|--all",
+		about:    "Drops the project's caches whose key starts with K, or all of them, and deletes their archives; the next setup of each key fills it again.",
+		required: []string{"project"}, oneOf: []string{"key", "all"}, flags: projectCacheDrop},
 	{name: "workspace archive", synopsis: "--workspace ID", about: "Interrupts a running turn and archives the workspace.",
 		required: []string{"workspace"}, flags: workspaceArchive},
 	{name: "workspace unarchive", synopsis: "--workspace ID", about: "Brings an archived workspace back.",
@@ -119,15 +128,13 @@ var adminCommands = []adminCommand{
 		flags: reseal, check: resealDataDir},
 }
 
-// findAdminCommand finds the command args start with: two words ("account create"),
-// or one ("reseal"). ok is false when there is none.
+// findAdminCommand finds the command args start with: one word ("reseal"), two
+// ("account create") or three ("project cache list"). ok is false when there is none.
 func findAdminCommand(args []string) (cmd adminCommand, rest []string, ok bool) {
 	for _, c := range adminCommands {
-		switch {
-		case c.name == args[0]:
-			return c, args[1:], true
-		case len(args) >= 2 && c.name == args[0]+" "+args[1]:
-			return c, args[2:], true
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			return c, args[len(words):], true
 		}
 	}
 	return adminCommand{}, nil, false
