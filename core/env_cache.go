@@ -239,6 +239,7 @@ func (s *envCaches) restoreOne(ctx context.Context, ws *Workspace, p *Project, c
 		if err != nil {
 			return false, fmt.Errorf("look up cache %s: %w", key[:12], err)
 		}
+		start := s.clock.Now()
 		st, err := s.unpack(ctx, ws, c, saved)
 		if ctx.Err() != nil {
 			return false, ctx.Err()
@@ -252,7 +253,8 @@ func (s *envCaches) restoreOne(ctx context.Context, ws *Workspace, p *Project, c
 		for _, sk := range st.Skipped {
 			say(fmt.Sprintf("cache %s: %s already exists in the workspace; kept as it is", name, sk))
 		}
-		say(fmt.Sprintf("cache %s: restored %s files (%s) from %s", name, formatCount(st.Files), formatBytes(st.Bytes), scope))
+		say(fmt.Sprintf("cache %s: restored %s files (%s) from %s in %s", name, formatCount(st.Files), formatBytes(st.Bytes), scope,
+			s.clock.Now().Sub(start).Round(time.Millisecond)))
 		return true, nil
 	}
 	say(fmt.Sprintf("cache %s: none saved for key %s; setup fills it", name, key[:12]))
@@ -296,6 +298,7 @@ func (s *envCaches) saveOne(ctx context.Context, ws *Workspace, p *Project, run 
 		}
 		say(fmt.Sprintf("cache %s: not saved: %s", name, why))
 	}
+	start := s.clock.Now()
 	pack, err := s.files.PackCache(ctx, ws, run.spec.Paths, cacheLimits)
 	if err != nil {
 		notSaved(err.Error(), err)
@@ -331,8 +334,8 @@ func (s *envCaches) saveOne(ctx context.Context, ws *Workspace, p *Project, run 
 		}
 		return
 	}
-	say(fmt.Sprintf("cache %s: saved %s files (%s, %s stored) for %s", name, formatCount(pack.Files), formatBytes(pack.Bytes),
-		formatBytes(pack.Size), run.scope))
+	say(fmt.Sprintf("cache %s: saved %s files (%s, %s stored) for %s in %s", name, formatCount(pack.Files), formatBytes(pack.Bytes),
+		formatBytes(pack.Size), run.scope, s.clock.Now().Sub(start).Round(time.Millisecond)))
 	s.evict(context.WithoutCancel(ctx), p.ID)
 }
 

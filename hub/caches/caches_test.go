@@ -37,22 +37,36 @@ fi
 // and its project's repository holding an environment with one cache keyed by
 // deps.lock. Every workspace fetches the mirror first, so commits made between
 // workspaces apply.
-func startHub(t *testing.T, blobs string, maxBytes int64) *hubtest.Hub {
+func startHub(t testing.TB, blobs string, maxBytes int64) *hubtest.Hub {
+	t.Helper()
+	h := startBare(t, blobs, maxBytes)
+	commit(t, h.Project.Repository, map[string]string{".wshub/environment.json": environment(t, setupScript, []string{"deps", "~/.toolcache"}, "deps.lock"),
+		"deps.lock": "v1\n"})
+	return h
+}
+
+// startBare runs the hub with its project's repository as hubtest makes it, on no
+// network: nothing a setup runs reaches beyond the machine.
+func startBare(t testing.TB, blobs string, maxBytes int64) *hubtest.Hub {
 	t.Helper()
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
 		hubtest.WithConfig(func(c *hub.Config) { c.Blobs, c.CacheMaxBytes, c.MirrorMaxAge = blobs, maxBytes, 0 }))
 	h.SetProjectNetwork(core.NetworkNone)
-	env, err := json.Marshal(map[string]any{"setup": setupScript,
-		"cache": []map[string]any{{"paths": []string{"deps", "~/.toolcache"}, "keyFiles": []string{"deps.lock"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	commit(t, h.Project.Repository, map[string]string{".wshub/environment.json": string(env), "deps.lock": "v1\n"})
 	return h
 }
 
+// environment is a .wshub/environment.json with a setup and one cache.
+func environment(t testing.TB, setup string, paths []string, keyFiles ...string) string {
+	t.Helper()
+	env, err := json.Marshal(map[string]any{"setup": setup, "cache": []map[string]any{{"paths": paths, "keyFiles": keyFiles}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(env)
+}
+
 // commit writes files into the repository's checked-out branch and commits them.
-func commit(t *testing.T, repo string, files map[string]string) {
+func commit(t testing.TB, repo string, files map[string]string) {
 	t.Helper()
 	for name, body := range files {
 		p := filepath.Join(repo, name)
@@ -77,7 +91,7 @@ type setUp struct {
 
 // newWorkspace creates a workspace on baseRef ("" the default branch), waits for it
 // to be ready, and reads what its setup saw and said.
-func newWorkspace(t *testing.T, h *hubtest.Hub, baseRef string) setUp {
+func newWorkspace(t testing.TB, h *hubtest.Hub, baseRef string) setUp {
 	t.Helper()
 	body := map[string]any{"agent": "agent_1", "model": "test-model"}
 	if baseRef != "" {
@@ -109,7 +123,7 @@ func newWorkspace(t *testing.T, h *hubtest.Hub, baseRef string) setUp {
 }
 
 // waitSettled waits until the workspace is ready or failed.
-func waitSettled(t *testing.T, h *hubtest.Hub, id string) map[string]any {
+func waitSettled(t testing.TB, h *hubtest.Hub, id string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	var ws map[string]any
@@ -127,7 +141,7 @@ func waitSettled(t *testing.T, h *hubtest.Hub, id string) map[string]any {
 	return nil
 }
 
-func (s setUp) expect(t *testing.T, saw, said string) {
+func (s setUp) expect(t testing.TB, saw, said string) {
 	t.Helper()
 	if s.saw != saw || !strings.Contains(s.output, said) {
 		t.Fatalf("workspace %s: expected its setup to see a %s and to say %q, got a %s and:\n%s", s.id, saw, said, s.saw, s.output)
@@ -135,7 +149,7 @@ func (s setUp) expect(t *testing.T, saw, said string) {
 }
 
 // caches are the project's saved caches, the most recently used first.
-func caches(t *testing.T, h *hubtest.Hub) []core.ProjectCache {
+func caches(t testing.TB, h *hubtest.Hub) []core.ProjectCache {
 	t.Helper()
 	list, err := h.Service.Caches.List(context.Background(), h.Project.ID)
 	if err != nil {
