@@ -404,6 +404,9 @@ type Admin struct {
 	mirror     RepoMirror
 	sealed     SealedStore
 	workspaces *Workspaces
+
+	// caches are dropped with their project.
+	caches *envCaches
 }
 
 // adminStore is what Admin reads and writes.

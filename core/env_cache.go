@@ -360,6 +360,20 @@ func deleteCacheBlobs(ctx context.Context, blobs BlobStore, caches []ProjectCach
 	}
 }
 
+// forget drops every cache of a removed project, so that its archives do not stay in
+// the blob store (its rows would go with the project's, its blobs not). A failure is
+// logged: the project is removed all the same.
+func (s *envCaches) forget(ctx context.Context, projectID string) {
+	if s == nil {
+		return
+	}
+	dropped, err := s.store.DropCaches(ctx, projectID, "")
+	if err != nil {
+		s.log().Warn("caches of a removed project not dropped", "project", projectID, "err", err)
+	}
+	deleteCacheBlobs(ctx, s.blobs, dropped, s.log().Warn)
+}
+
 // Caches are the operator's commands on projects' saved caches.
 type Caches struct{ c *envCaches }
 
@@ -374,13 +388,13 @@ func (s *Caches) List(ctx context.Context, projectID string) ([]ProjectCache, er
 // Drop forgets a project's caches whose key starts with keyPrefix ("" every one),
 // deletes their blobs and returns them. The next workspace of each key fills it again.
 func (s *Caches) Drop(ctx context.Context, projectID, keyPrefix string) ([]ProjectCache, error) {
-	if _, err := liveProjectByID(ctx, s.c.store, projectID); err != nil {
-		return nil, err
-	}
 	if keyPrefix != "" {
 		if _, err := hex.DecodeString(keyPrefix + strings.Repeat("0", len(keyPrefix)%2)); err != nil || len(keyPrefix) > sha256.Size*2 {
 			return nil, Errorf(CodeInvalidRequest, "key must be the start of a cache's key (hexadecimal, as cache list shows it)")
 		}
+	}
+	if _, err := liveProjectByID(ctx, s.c.store, projectID); err != nil {
+		return nil, err
 	}
 	dropped, err := s.c.store.DropCaches(ctx, projectID, strings.ToLower(keyPrefix))
 	if err != nil {

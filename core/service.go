@@ -136,7 +136,7 @@ func NewService(d Deps) *Service {
 			diffLimits: d.DiffLimits, diffCache: newDiffCache(d.Blobs, d.Sealer, d.DiffLimits.cacheBytes(), lg.log().Warn),
 			diffRuns: newAccountRuns(d.DiffLimits.perAccount()), branches: d.Branches, mirror: d.Mirror},
 		Caches: &Caches{c: caches},
-		Admin:  &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
+		Admin:  &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws, caches: caches},
 	}
 }
 

@@ -28,16 +28,13 @@ func TestAdminProjectCacheListAndDrop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	blob := func(key string) string {
 		return filepath.Join(os.Getenv("WSHUB_DATA_DIR"), "assets", filepath.FromSlash(key))
 	}
-	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	for i, c := range []core.ProjectCache{
-		{Scope: "main", Key: "aaaa" + strings.Repeat("0", 60), Bytes: 100, Files: 3},
-		{Scope: "feature", Key: "bbbb" + strings.Repeat("0", 60), Bytes: 200, Files: 5},
-	} {
+	record := func(c core.ProjectCache, used time.Time) {
 		c.ProjectID, c.BlobKey = project, "cache_"+project+"/"+c.Key[:16]
-		c.CreatedAt, c.LastUsedAt = at, at.Add(time.Duration(i)*time.Minute)
+		c.CreatedAt, c.LastUsedAt = at, used
 		if ok, err := store.RecordCache(ctx, c); err != nil || !ok {
 			t.Fatalf("record cache: %v %v", ok, err)
 		}
@@ -48,6 +45,8 @@ func TestAdminProjectCacheListAndDrop(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	record(core.ProjectCache{Scope: "main", Key: "aaaa" + strings.Repeat("0", 60), Bytes: 100, Files: 3}, at)
+	record(core.ProjectCache{Scope: "feature", Key: "bbbb" + strings.Repeat("0", 60), Bytes: 200, Files: 5}, at.Add(time.Minute))
 
 	_, out := wshub(t, 0, "admin", "project", "cache", "list", "--project", project)
 	var list []map[string]any
@@ -75,6 +74,12 @@ func TestAdminProjectCacheListAndDrop(t *testing.T) {
 	}
 	if _, out := wshub(t, 0, "admin", "project", "cache", "list", "--project", project); strings.TrimSpace(out) != "[]" {
 		t.Fatalf("expected no cache left, got %q", out)
+	}
+	// A removed project's caches go with it, archives and all.
+	record(core.ProjectCache{Scope: "main", Key: "cccc" + strings.Repeat("0", 60), Bytes: 1, Files: 1}, at)
+	wshub(t, 0, "admin", "project", "remove", "--project", project)
+	if _, err := os.Stat(blob("cache_" + project + "/cccc000000000000")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("expected a removed project's cache archive deleted, got %v", err)
 	}
 
 	for _, tt := range []struct {
