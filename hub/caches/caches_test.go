@@ -93,13 +93,26 @@ type setUp struct {
 // to be ready, and reads what its setup saw and said.
 func newWorkspace(t testing.TB, h *hubtest.Hub, baseRef string) setUp {
 	t.Helper()
+	id, start := createWorkspace(t, h, baseRef)
+	return readySetUp(t, h, id, start)
+}
+
+// createWorkspace creates a workspace on baseRef ("" the default branch).
+func createWorkspace(t testing.TB, h *hubtest.Hub, baseRef string) (id string, created time.Time) {
+	t.Helper()
 	body := map[string]any{"agent": "agent_1", "model": "test-model"}
 	if baseRef != "" {
 		body["baseRef"] = baseRef
 	}
 	start := time.Now()
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, body).Expect(t, 201, "")
-	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	return r.Body["workspace"].(map[string]any)["workspaceId"].(string), start
+}
+
+// readySetUp waits for the workspace to be ready, and reads what its setup saw and
+// said.
+func readySetUp(t testing.TB, h *hubtest.Hub, id string, start time.Time) setUp {
+	t.Helper()
 	ws := waitSettled(t, h, id)
 	elapsed := time.Since(start)
 	if ws["state"] != "ready" {
@@ -248,5 +261,23 @@ func TestCachesOverTheCapAreEvictedLeastRecentlyUsedFirst(t *testing.T) {
 	}
 	if _, err := os.Stat(blob(kept[0].BlobKey)); err != nil {
 		t.Errorf("expected the kept cache's blob there, got %v", err)
+	}
+}
+
+// Two workspaces of one key set up at once may both miss and both save: one save is
+// kept, the other's archive deleted, and neither workspace fails.
+func TestTwoSavesOfOneKeyAtOnceKeepOne(t *testing.T) {
+	t.Parallel()
+	h := startHub(t, hub.BlobsFile, 10<<20)
+	first, start := createWorkspace(t, h, "")
+	second, _ := createWorkspace(t, h, "")
+	var said []string
+	for _, id := range []string{first, second} {
+		said = append(said, readySetUp(t, h, id, start).output)
+	}
+	saved := caches(t, h)
+	blobs, err := os.ReadDir(filepath.Join(h.Config.DataDir, "assets", "cache_"+h.Project.ID))
+	if err != nil || len(saved) != 1 || len(blobs) != 1 || filepath.Base(saved[0].BlobKey) != blobs[0].Name() {
+		t.Fatalf("expected one cache and its archive alone, got %+v and %v (%v); the setups said:\n%s", saved, blobs, err, strings.Join(said, "\n"))
 	}
 }
