@@ -97,12 +97,21 @@ func isRefused(err error) bool {
 // realDirs checks that every directory of dir (slash-separated, relative to root) is
 // a real directory, no symbolic link; make creates the missing ones.
 func realDirs(root *os.Root, dir string, make bool) error {
-	if dir == "." || dir == "" {
+	return realDirsSeen(root, dir, make, nil)
+}
+
+// realDirsSeen is realDirs skipping the directories seen holds, and adding those it
+// checks or makes (seen nil: none).
+func realDirsSeen(root *os.Root, dir string, make bool, seen map[string]bool) error {
+	if dir == "." || dir == "" || seen[dir] {
 		return nil
 	}
 	at := ""
 	for part := range strings.SplitSeq(dir, "/") {
 		at = path.Join(at, part)
+		if seen[at] {
+			continue
+		}
 		fi, err := root.Lstat(at)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && make:
@@ -113,6 +122,9 @@ func realDirs(root *os.Root, dir string, make bool) error {
 			return err
 		case !fi.IsDir():
 			return refused("%s is not a directory", at)
+		}
+		if seen != nil {
+			seen[at] = true
 		}
 	}
 	return nil
@@ -284,6 +296,8 @@ func unpackCache(ctx context.Context, d cacheDirs, paths []string, r io.Reader, 
 	}
 	defer zr.Close()
 	tr := tar.NewReader(zr)
+	w := &stager{root: root, seen: map[string]bool{}}
+	defer w.close()
 	for {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -303,7 +317,7 @@ func unpackCache(ctx context.Context, d cacheDirs, paths []string, r io.Reader, 
 		if st.Entries > limits.MaxEntries {
 			return st, refused("it holds more than %d entries", limits.MaxEntries)
 		}
-		if err := unpackEntry(root, staged(name), hdr, tr, &st, limits); err != nil {
+		if err := w.entry(staged(name), hdr, tr, &st, limits); err != nil {
 			if isRefused(err) {
 				return st, err
 			}
@@ -359,35 +373,71 @@ func cutName(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// unpackEntry writes one entry at local (in the staging directory), its directories
-// made as needed and never through a symbolic link; nothing is replaced.
-func unpackEntry(root *os.Root, local string, hdr *tar.Header, r io.Reader, st *core.CacheStats, limits core.CacheLimits) error {
-	if err := realDirs(root, path.Dir(local), true); err != nil {
+// stager writes an archive's entries into the staging directory. Nothing else writes
+// there and nothing is removed from it while it works, so it remembers the
+// directories it checked or made, and keeps the last one open: a file costs one open,
+// not one per directory of its path.
+type stager struct {
+	root *os.Root
+	seen map[string]bool
+	dir  string
+	at   *os.Root // dir, open
+}
+
+func (s *stager) close() {
+	if s.at != nil {
+		s.at.Close()
+	}
+}
+
+// in returns dir, open, its directories checked to be real ones (made as needed).
+func (s *stager) in(dir string) (*os.Root, error) {
+	if s.at != nil && s.dir == dir {
+		return s.at, nil
+	}
+	if err := realDirsSeen(s.root, dir, true, s.seen); err != nil {
 		if isRefused(err) {
-			return refused("an entry lies under a symbolic link or a file")
+			return nil, refused("an entry lies under a symbolic link or a file")
 		}
+		return nil, err
+	}
+	at, err := s.root.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.close()
+	s.dir, s.at = dir, at
+	return at, nil
+}
+
+// entry writes one entry at local (in the staging directory); nothing is replaced.
+func (s *stager) entry(local string, hdr *tar.Header, r io.Reader, st *core.CacheStats, limits core.CacheLimits) error {
+	dir, err := s.in(path.Dir(local))
+	if err != nil {
 		return err
 	}
+	name := path.Base(local)
 	mode := fs.FileMode(hdr.Mode).Perm()
 	switch hdr.Typeflag {
 	case tar.TypeDir:
-		fi, err := root.Lstat(local)
+		fi, err := dir.Lstat(name)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return root.Mkdir(local, mode|0o700)
-		case err != nil:
-			return err
-		case !fi.IsDir():
-			return refused("a directory's name is already a file or link")
+			err = dir.Mkdir(name, mode|0o700)
+		case err == nil && !fi.IsDir():
+			err = refused("a directory's name is already a file or link")
 		}
-		return nil
+		if err == nil {
+			s.seen[local] = true
+		}
+		return err
 	case tar.TypeReg:
 		st.Bytes += hdr.Size
 		if hdr.Size < 0 || st.Bytes > limits.MaxBytes {
 			return refused("it holds more than %d bytes", limits.MaxBytes)
 		}
 		// O_EXCL: a new file, never one there or a link's target.
-		f, err := root.OpenFile(local, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		f, err := dir.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 		if errors.Is(err, fs.ErrExist) {
 			return refused("an entry appears twice")
 		}
@@ -403,12 +453,12 @@ func unpackEntry(root *os.Root, local string, hdr *tar.Header, r io.Reader, st *
 		if mtime.IsZero() {
 			mtime = time.Now()
 		}
-		return root.Chtimes(local, mtime, mtime)
+		return dir.Chtimes(name, mtime, mtime)
 	case tar.TypeSymlink:
 		if hdr.Linkname == "" || len(hdr.Linkname) > maxCacheLinkTarget || strings.ContainsRune(hdr.Linkname, 0) {
 			return refused("a symbolic link's target is empty or too long")
 		}
-		err := root.Symlink(hdr.Linkname, local)
+		err := dir.Symlink(hdr.Linkname, name)
 		if errors.Is(err, fs.ErrExist) {
 			return refused("an entry appears twice")
 		}
