@@ -142,8 +142,8 @@ type cacheStore interface {
 	projectByID
 }
 
-// on reports whether this hub saves and restores caches.
-func (s *envCaches) on() bool { return s.files != nil && s.maxBytes > 0 }
+// on reports whether this hub saves and restores caches (nil: it does not).
+func (s *envCaches) on() bool { return s != nil && s.files != nil && s.maxBytes > 0 }
 
 // cacheScopes are the scopes ws reads, in order, and the one it writes.
 func cacheScopes(ws *Workspace, p *Project) (read []string, write string) {
