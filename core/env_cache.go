@@ -58,6 +58,9 @@ type CacheQueries interface {
 	// DropCaches forgets the project's caches whose key starts with keyPrefix (""
 	// every one) and returns them.
 	DropCaches(ctx context.Context, projectID, keyPrefix string) ([]ProjectCache, error)
+	// ForgetCache forgets c if its scope and key still name c's blob (not a save
+	// made since); false when they do not.
+	ForgetCache(ctx context.Context, c ProjectCache) (bool, error)
 }
 
 // CacheFiles reads and writes the cached paths of a workspace's machine. Paths are
@@ -158,7 +161,7 @@ func cacheScopes(ws *Workspace, p *Project) (read []string, write string) {
 // cacheName names a cache in what setup says: its paths.
 func cacheName(c CacheSpec) string { return strings.Join(c.Paths, ", ") }
 
-// cacheKey is the hash of the entry's paths and of its key files in ws's checkout: a
+// key is the hash of the entry's paths and of its key files in ws's checkout: a
 // missing key file hashes as missing, so creating it changes the key.
 func (s *envCaches) key(ws *Workspace, c CacheSpec) (string, error) {
 	h := sha256.New()
@@ -203,6 +206,7 @@ func (s *Worker) saveCaches(ctx context.Context, ws *Workspace, p *Project, env 
 	s.caches.save(ctx, ws, p, env, say)
 }
 
+// restore is restoreCaches.
 func (s *envCaches) restore(ctx context.Context, ws *Workspace, p *Project, env *Environment, say func(string)) error {
 	env.cacheRuns = nil
 	if len(env.Cache) == 0 {
@@ -246,8 +250,15 @@ func (s *envCaches) restoreOne(ctx context.Context, ws *Workspace, p *Project, c
 		}
 		if err != nil {
 			// Evicted or dropped since the lookup, or refused: setup fills the paths.
+			// A cache that cannot be restored is forgotten, or it would stand in the
+			// way of every save of its key until evicted.
 			s.log().Warn("cache not restored", "workspace", ws.ID, "project", p.ID, "blob", saved.BlobKey, "err", err)
 			say(fmt.Sprintf("cache %s: the cache saved from %s could not be restored (%v); setup runs without it", name, scope, err))
+			if forgot, ferr := s.store.ForgetCache(ctx, *saved); ferr != nil {
+				s.log().Warn("unusable cache not forgotten", "blob", saved.BlobKey, "err", ferr)
+			} else if forgot {
+				deleteCacheBlobs(ctx, s.blobs, []ProjectCache{*saved}, s.log().Warn)
+			}
 			continue
 		}
 		for _, sk := range st.Skipped {
@@ -274,6 +285,7 @@ func (s *envCaches) unpack(ctx context.Context, ws *Workspace, c CacheSpec, save
 	return s.files.UnpackCache(ctx, ws, c.Paths, r, cacheLimits)
 }
 
+// save is saveCaches.
 func (s *envCaches) save(ctx context.Context, ws *Workspace, p *Project, env *Environment, say func(string)) {
 	if !s.on() {
 		return

@@ -91,3 +91,11 @@ func (q queries) DropCaches(ctx context.Context, projectID, keyPrefix string) (_
 		RETURNING `+projectCacheColumns, projectID, strings.ToLower(keyPrefix))
 	return projectCaches(rows), err
 }
+
+// ForgetCache deletes the row by its primary key if it still names c's blob.
+func (q queries) ForgetCache(ctx context.Context, c core.ProjectCache) (_ bool, err error) {
+	defer wrapErr(&err, "forget cache of %s", c.ProjectID)
+	n, err := q.exec(ctx, `DELETE FROM project_caches WHERE project_id = $1 AND scope = $2 AND key = $3 AND blob_key = $4`,
+		c.ProjectID, c.Scope, c.Key, c.BlobKey)
+	return n == 1, err
+}

@@ -281,3 +281,24 @@ func TestTwoSavesOfOneKeyAtOnceKeepOne(t *testing.T) {
 		t.Fatalf("expected one cache and its archive alone, got %+v and %v (%v); the setups said:\n%s", saved, blobs, err, strings.Join(said, "\n"))
 	}
 }
+
+// An archive that cannot be restored (here: not an archive at all) is a miss, and is
+// replaced by the setup's save rather than standing in the way of every later one.
+func TestACacheThatCannotBeRestoredIsReplaced(t *testing.T) {
+	t.Parallel()
+	h := startHub(t, hub.BlobsFile, 10<<20)
+	newWorkspace(t, h, "").expect(t, "miss", "saved 3 files")
+	bad := caches(t, h)[0]
+	if err := os.WriteFile(filepath.Join(h.Config.DataDir, "assets", filepath.FromSlash(bad.BlobKey)), []byte("not an archive"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	replaced := newWorkspace(t, h, "")
+	replaced.expect(t, "miss", "could not be restored (the archive is refused: it is not a cache archive")
+	if !strings.Contains(replaced.output, "saved 3 files") {
+		t.Fatalf("expected the cache saved again, got:\n%s", replaced.output)
+	}
+	if got := caches(t, h); len(got) != 1 || got[0].BlobKey == bad.BlobKey {
+		t.Fatalf("expected the cache replaced by a new archive, got %+v", got)
+	}
+	newWorkspace(t, h, "").expect(t, "hit", "restored 3 files")
+}
