@@ -235,6 +235,7 @@ func (s *envCaches) restore(ctx context.Context, ws *Workspace, p *Project, env 
 // restoreOne restores the first of the scopes' caches of key that it can.
 func (s *envCaches) restoreOne(ctx context.Context, ws *Workspace, p *Project, c CacheSpec, key string, scopes []string, say func(string)) (bool, error) {
 	name := cacheName(c)
+	tried := false // a saved cache that could not be restored
 	for _, scope := range scopes {
 		saved, err := s.store.LookupCache(ctx, p.ID, scope, key, s.clock.Now())
 		if errors.Is(err, ErrNoRows) {
@@ -244,6 +245,7 @@ func (s *envCaches) restoreOne(ctx context.Context, ws *Workspace, p *Project, c
 			return false, fmt.Errorf("look up cache %s: %w", key[:12], err)
 		}
 		start := s.clock.Now()
+		tried = true
 		st, err := s.unpack(ctx, ws, c, saved)
 		if ctx.Err() != nil {
 			return false, ctx.Err()
@@ -268,7 +270,11 @@ func (s *envCaches) restoreOne(ctx context.Context, ws *Workspace, p *Project, c
 			s.clock.Now().Sub(start).Round(time.Millisecond)))
 		return true, nil
 	}
-	say(fmt.Sprintf("cache %s: none saved for key %s; setup fills it", name, key[:12]))
+	if tried {
+		say(fmt.Sprintf("cache %s: setup fills it", name))
+	} else {
+		say(fmt.Sprintf("cache %s: none saved for key %s; setup fills it", name, key[:12]))
+	}
 	return false, nil
 }
 

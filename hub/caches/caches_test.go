@@ -294,6 +294,9 @@ func TestACacheThatCannotBeRestoredIsReplaced(t *testing.T) {
 	}
 	replaced := newWorkspace(t, h, "")
 	replaced.expect(t, "miss", "could not be restored (the archive is refused: it is not a cache archive")
+	if strings.Contains(replaced.output, "none saved") {
+		t.Errorf("expected no word of none saved after one was found, got:\n%s", replaced.output)
+	}
 	if !strings.Contains(replaced.output, "saved 3 files") {
 		t.Fatalf("expected the cache saved again, got:\n%s", replaced.output)
 	}
