@@ -85,6 +85,9 @@ type CacheFiles interface {
 type CacheLimits struct {
 	MaxBytes   int64 // the files' bytes
 	MaxEntries int   // files, directories and links
+	// MaxArchiveBytes bounds the archive PackCache writes (0: none): one larger than
+	// the project's whole cap is not worth writing to the end.
+	MaxArchiveBytes int64
 }
 
 // CacheStats counts a cache's content.
@@ -317,7 +320,9 @@ func (s *envCaches) saveOne(ctx context.Context, ws *Workspace, p *Project, run 
 		say(fmt.Sprintf("cache %s: not saved: %s", name, why))
 	}
 	start := s.clock.Now()
-	pack, err := s.files.PackCache(ctx, ws, run.spec.Paths, cacheLimits)
+	limits := cacheLimits
+	limits.MaxArchiveBytes = s.maxBytes
+	pack, err := s.files.PackCache(ctx, ws, run.spec.Paths, limits)
 	if err != nil {
 		notSaved(err.Error(), err)
 		return

@@ -168,19 +168,26 @@ func packCache(ctx context.Context, d cacheDirs, paths []string, limits core.Cac
 			tmp.Close()
 		}
 	}()
-	zw, err := zstd.NewWriter(f, zstd.WithEncoderLevel(zstdLevel))
+	zw, err := zstd.NewWriter(&cappedWriter{w: f, left: limits.MaxArchiveBytes}, zstd.WithEncoderLevel(zstdLevel),
+		zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return nil, err
 	}
 	tw := tar.NewWriter(zw)
 	var st core.CacheStats
 	for _, p := range paths {
-		if err := packPath(ctx, root, d.local(p), p, tw, &st, limits); err != nil {
-			return nil, err
+		if err = packPath(ctx, root, d.local(p), p, tw, &st, limits); err != nil {
+			break
 		}
 	}
-	if err := errors.Join(tw.Close(), zw.Close()); err != nil {
-		return nil, fmt.Errorf("write the archive: %w", err)
+	if err == nil {
+		err = tw.Close()
+	}
+	if err = errors.Join(err, zw.Close()); err != nil {
+		if errors.Is(err, errArchiveTooLarge) {
+			return nil, fmt.Errorf("its archive would be larger than the %d bytes the hub keeps for a project", limits.MaxArchiveBytes)
+		}
+		return nil, err
 	}
 	size, err := f.Seek(0, io.SeekCurrent)
 	if err == nil {
@@ -191,6 +198,25 @@ func packCache(ctx context.Context, d cacheDirs, paths []string, limits core.Cac
 	}
 	return &core.CachePack{CacheStats: st, Archive: tmp, Size: size}, nil
 }
+
+// cappedWriter refuses what would take its writes past left bytes (left 0: no cap).
+type cappedWriter struct {
+	w    io.Writer
+	left int64
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	if c.left > 0 {
+		if int64(len(p)) > c.left {
+			return 0, errArchiveTooLarge
+		}
+		c.left -= int64(len(p))
+	}
+	return c.w.Write(p)
+}
+
+// errArchiveTooLarge: the archive grew past its cap while it was written.
+var errArchiveTooLarge = errors.New("archive too large")
 
 // packPath adds one cache path (at local under root) to the archive as name, walking
 // it without following a symbolic link. A path that does not exist adds nothing.

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"io"
 	"os"
 	"path/filepath"
@@ -237,5 +238,30 @@ func TestCacheKeyFileIsReadThroughNoLink(t *testing.T) {
 		if _, err := h.m.OpenKeyFile(h.ws, name); err != core.ErrNoRows {
 			t.Errorf("%s: expected ErrNoRows (no such regular file), got %v", name, err)
 		}
+	}
+}
+
+// An archive that grows past the project's cap is not written to the end.
+func TestCachePackStopsAtTheArchiveCap(t *testing.T) {
+	t.Parallel()
+	h := newCacheHost(t)
+	if err := os.MkdirAll(filepath.Join(h.checkout, "deps"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	random := make([]byte, 256<<10)
+	if _, err := rand.Read(random); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.checkout, "deps", "big"), random, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	limits := testLimits
+	limits.MaxArchiveBytes = 64 << 10
+	_, err := h.m.PackCache(context.Background(), h.ws, []string{"deps"}, limits)
+	if err == nil || !strings.Contains(err.Error(), "its archive would be larger than the 65536 bytes") {
+		t.Fatalf("expected the pack refused at the cap, got %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(h.m.root(h.ws), ".cache-*")); len(left) != 0 {
+		t.Errorf("expected no archive left, got %v", left)
 	}
 }
