@@ -23,7 +23,7 @@ fi
 // whose setup fills a cache of 3,000 files (cold_ms) and of those that restore it
 // (ns/op and warm_ms), on each blob store.
 func BenchmarkCreateToReadyWithACacheOfThousandsOfFiles(b *testing.B) {
-	for _, blobs := range []string{hub.BlobsFile, hub.BlobsPostgres} {
+	for _, blobs := range []string{hub.BlobsFile, hub.BlobsPostgres, hub.BlobsS3} {
 		b.Run(blobs, func(b *testing.B) {
 			h := startBare(b, blobs, 100<<20)
 			commit(b, h.Project.Repository, map[string]string{".wshub/environment.json": environment(b, manyFilesSetup, []string{"deps"})})

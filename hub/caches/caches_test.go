@@ -16,6 +16,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/s3test"
 )
 
 // setupScript records whether the cached paths were there before it ran (.setup-saw,
@@ -49,8 +50,18 @@ func startHub(t testing.TB, blobs string, maxBytes int64) *hubtest.Hub {
 // network: nothing a setup runs reaches beyond the machine.
 func startBare(t testing.TB, blobs string, maxBytes int64) *hubtest.Hub {
 	t.Helper()
+	var srv *s3test.Server
+	if blobs == hub.BlobsS3 {
+		srv = s3test.Start(t)
+	}
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
-		hubtest.WithConfig(func(c *hub.Config) { c.Blobs, c.CacheMaxBytes, c.MirrorMaxAge = blobs, maxBytes, 0 }))
+		hubtest.WithConfig(func(c *hub.Config) {
+			c.Blobs, c.CacheMaxBytes, c.MirrorMaxAge = blobs, maxBytes, 0
+			if srv != nil {
+				c.S3Endpoint, c.S3Bucket, c.S3Region = srv.Endpoint, srv.Bucket, s3test.Region
+				c.S3AccessKeyID, c.S3SecretAccessKey = srv.AccessKeyID, srv.SecretAccessKey
+			}
+		}))
 	h.SetProjectNetwork(core.NetworkNone)
 	return h
 }
@@ -173,7 +184,7 @@ func caches(t testing.TB, h *hubtest.Hub) []core.ProjectCache {
 
 func TestTheSecondWorkspaceFindsTheCacheBeforeItsSetup(t *testing.T) {
 	t.Parallel()
-	for _, blobs := range []string{hub.BlobsFile, hub.BlobsPostgres} {
+	for _, blobs := range []string{hub.BlobsFile, hub.BlobsPostgres, hub.BlobsS3} {
 		t.Run(blobs, func(t *testing.T) {
 			t.Parallel()
 			h := startHub(t, blobs, 10<<20)
