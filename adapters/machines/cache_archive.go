@@ -95,14 +95,14 @@ func isRefused(err error) bool {
 }
 
 // realDirs checks that every directory of dir (slash-separated, relative to root) is
-// a real directory, no symbolic link; make creates the missing ones.
-func realDirs(root *os.Root, dir string, make bool) error {
-	return realDirsSeen(root, dir, make, nil)
+// a real directory, no symbolic link; create makes the missing ones.
+func realDirs(root *os.Root, dir string, create bool) error {
+	return realDirsSeen(root, dir, create, nil)
 }
 
 // realDirsSeen is realDirs skipping the directories seen holds, and adding those it
 // checks or makes (seen nil: none).
-func realDirsSeen(root *os.Root, dir string, make bool, seen map[string]bool) error {
+func realDirsSeen(root *os.Root, dir string, create bool, seen map[string]bool) error {
 	if dir == "." || dir == "" || seen[dir] {
 		return nil
 	}
@@ -114,7 +114,7 @@ func realDirsSeen(root *os.Root, dir string, make bool, seen map[string]bool) er
 		}
 		fi, err := root.Lstat(at)
 		switch {
-		case errors.Is(err, fs.ErrNotExist) && make:
+		case errors.Is(err, fs.ErrNotExist) && create:
 			if err := root.Mkdir(at, 0o755); err != nil {
 				return err
 			}
