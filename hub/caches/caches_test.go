@@ -38,9 +38,9 @@ fi
 // and its project's repository holding an environment with one cache keyed by
 // deps.lock. Every workspace fetches the mirror first, so commits made between
 // workspaces apply.
-func startHub(t testing.TB, blobs string, maxBytes int64) *hubtest.Hub {
+func startHub(t testing.TB, blobs string, maxBytes int64, opts ...hubtest.Option) *hubtest.Hub {
 	t.Helper()
-	h := startBare(t, blobs, maxBytes)
+	h := startBare(t, blobs, maxBytes, opts...)
 	commit(t, h.Project.Repository, map[string]string{".wshub/environment.json": environment(t, setupScript, []string{"deps", "~/.toolcache"}, "deps.lock"),
 		"deps.lock": "v1\n"})
 	return h
@@ -48,20 +48,20 @@ func startHub(t testing.TB, blobs string, maxBytes int64) *hubtest.Hub {
 
 // startBare runs the hub with its project's repository as hubtest makes it, on no
 // network: nothing a setup runs reaches beyond the machine.
-func startBare(t testing.TB, blobs string, maxBytes int64) *hubtest.Hub {
+func startBare(t testing.TB, blobs string, maxBytes int64, opts ...hubtest.Option) *hubtest.Hub {
 	t.Helper()
 	var srv *s3test.Server
 	if blobs == hub.BlobsS3 {
 		srv = s3test.Start(t)
 	}
-	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
+	h := hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
 		hubtest.WithConfig(func(c *hub.Config) {
 			c.Blobs, c.CacheMaxBytes, c.MirrorMaxAge = blobs, maxBytes, 0
 			if srv != nil {
 				c.S3Endpoint, c.S3Bucket, c.S3Region = srv.Endpoint, srv.Bucket, s3test.Region
 				c.S3AccessKeyID, c.S3SecretAccessKey = srv.AccessKeyID, srv.SecretAccessKey
 			}
-		}))
+		})}, opts...)...)
 	h.SetProjectNetwork(core.NetworkNone)
 	return h
 }
@@ -315,4 +315,38 @@ func TestACacheThatCannotBeRestoredIsReplaced(t *testing.T) {
 		t.Fatalf("expected the cache replaced by a new archive, got %+v", got)
 	}
 	newWorkspace(t, h, "").expect(t, "hit", "restored 3 files")
+}
+
+// Caches are written by setup only: what an agent's turn writes into a cached path
+// never reaches the next workspace.
+func TestATurnNeverWritesTheCache(t *testing.T) {
+	t.Parallel()
+	h := startHub(t, hub.BlobsFile, 10<<20, hubtest.WithAgentCommand("agent_1", "echo poisoned > deps/poison && echo done"))
+	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "test-model", "prompt": "poison"}).Expect(t, 201, "")
+	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ws := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Expect(t, 200, "").Body["workspace"].(map[string]any)
+		if lt, _ := ws["lastTurn"].(map[string]any); lt != nil {
+			if lt["outcome"] != "completed" {
+				t.Fatalf("expected the turn completed, got %v", lt)
+			}
+			break
+		}
+		if ws["state"] == "failed" || time.Now().After(deadline) {
+			t.Fatalf("expected a turn within a minute, got %v", ws)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(h.Config.DataDir, "workspaces", id, "checkout", "deps", "poison")); err != nil {
+		t.Fatalf("expected the agent to have written into the cached path: %v", err)
+	}
+	next := newWorkspace(t, h, "")
+	next.expect(t, "hit", "restored 3 files")
+	if _, err := os.Stat(filepath.Join(h.Config.DataDir, "workspaces", next.id, "checkout", "deps", "poison")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("expected nothing of the turn in the next workspace's cache, got %v", err)
+	}
+	if got := caches(t, h); len(got) != 1 || got[0].Files != 3 {
+		t.Fatalf("expected the one cache setup saved, got %+v", got)
+	}
 }
