@@ -350,3 +350,14 @@ func TestATurnNeverWritesTheCache(t *testing.T) {
 		t.Fatalf("expected the one cache setup saved, got %+v", got)
 	}
 }
+
+// WSHUB_CACHE_MAX_BYTES=0: no cache is saved or restored, and setup says so.
+func TestCachesOffSaveAndRestoreNothing(t *testing.T) {
+	t.Parallel()
+	h := startHub(t, hub.BlobsFile, 0)
+	newWorkspace(t, h, "").expect(t, "miss", "caches: off on this hub; setup runs without them")
+	newWorkspace(t, h, "").expect(t, "miss", "caches: off on this hub")
+	if got := caches(t, h); len(got) != 0 {
+		t.Fatalf("expected no cache saved, got %+v", got)
+	}
+}
