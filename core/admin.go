@@ -384,7 +384,18 @@ func (s *Admin) RefreshProject(ctx context.Context, projectID string) (*Project,
 // liveProject reads a project for an operator command that changes it: a removed
 // project is not found.
 func (s *Admin) liveProject(ctx context.Context, id string) (*Project, error) {
-	p, err := s.store.GetProjectByID(ctx, id)
+	return liveProjectByID(ctx, s.store, id)
+}
+
+// projectByID reads any account's project.
+type projectByID interface {
+	GetProjectByID(ctx context.Context, id string) (*Project, error)
+}
+
+// liveProjectByID reads a project an operator command names: a removed project is
+// not found.
+func liveProjectByID(ctx context.Context, store projectByID, id string) (*Project, error) {
+	p, err := store.GetProjectByID(ctx, id)
 	if err == nil && p.RemovedAt != nil {
 		return nil, Errorf(CodeNotFound, "the project was removed")
 	}
@@ -405,6 +416,9 @@ type Admin struct {
 	mirror     RepoMirror
 	sealed     SealedStore
 	workspaces *Workspaces
+
+	// caches are dropped with their project.
+	caches *envCaches
 }
 
 // adminStore is what Admin reads and writes.

@@ -66,6 +66,8 @@ type Environment struct {
 	// Ignored names what a devcontainer file held that the hub does not honour, shown
 	// with the setup so that nobody believes it applied.
 	Ignored []string `json:"-"`
+	// cacheRuns are the caches' keys, taken before setup, for their save after it.
+	cacheRuns []cacheRun
 }
 
 // CacheSpec is one cached set of paths, keyed by the hash of its key files.

@@ -37,6 +37,7 @@ type Queries interface {
 	RetentionQueries
 	HostQueries
 	PullQueries
+	CacheQueries
 
 	AccountQueries
 	ProjectQueries

@@ -92,6 +92,7 @@ func (s *Admin) RemoveProject(ctx context.Context, projectID string, force bool)
 	if err := s.mirror.Remove(ctx, projectID); err != nil {
 		out.MirrorError = err.Error()
 	}
+	s.caches.forget(ctx, projectID)
 	return out, nil
 }
 

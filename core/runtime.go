@@ -57,6 +57,10 @@ type RuntimeConfig struct {
 	// (LISTEN down), as the workers poll for work (0: DefaultStopPoll).
 	Poll time.Duration
 	Log  *slog.Logger
+
+	// CacheMaxBytes caps each project's saved caches (their archives), the least
+	// recently used evicted past it (0: caches are neither saved nor restored).
+	CacheMaxBytes int64
 }
 
 // DefaultStopPoll is how often a running turn looks for a stop request by itself.
@@ -290,6 +294,9 @@ type Worker struct {
 	host HostConfig
 	// pulls open the workspaces' pull requests after their pushes.
 	pulls pullRequests
+
+	// caches save and restore the environments' caches.
+	caches *envCaches
 }
 
 // runtimeStore is what Runtime reads and writes.

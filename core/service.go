@@ -55,6 +55,9 @@ type Deps struct {
 	// PublicURL is where people reach the hub, for links to the app in what the hub
 	// writes elsewhere (pull requests); "" leaves them out.
 	PublicURL string
+
+	// Caches pack and unpack environments' cached paths on Machines (nil: no caches).
+	Caches CacheFiles
 }
 
 // Service is every use case of the hub, grouped by who calls them. A front-end holds
@@ -74,6 +77,7 @@ type Service struct {
 	Deliveries *Deliveries // the webhook delivery worker
 	ChatQueues *ChatQueues // the chat inbox and outboxes' workers
 	Admin      *Admin      // the operator's commands
+	Caches     *Caches     // the operator's commands on projects' saved caches
 	App        *App        // the app: sign-in, and each page's actions on the session's account
 	// AppWorkspaces are the app's workspace pages, on the session's account.
 	AppWorkspaces *AppWorkspaces
@@ -111,9 +115,10 @@ func NewService(d Deps) *Service {
 	lg := logger{d.Runtime.Log}
 	pulls := pullRequests{kernel: k, logger: lg, store: d.Store, forges: d.Forges, appURL: d.PublicURL,
 		checks: make(chan struct{}, maxPullChecks)}
+	caches := &envCaches{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, files: d.Caches, maxBytes: d.Runtime.CacheMaxBytes}
 	rt := &Worker{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, envFiles: d.EnvironmentFiles, machines: d.Machines, runner: d.Runner,
 		config: d.Runtime, turns: d.Turns, remote: d.Remote, branches: d.Branches, wake: d.Wakeups, quotas: d.Quotas,
-		providers: d.Providers, host: d.Host, pulls: pulls}
+		providers: d.Providers, host: d.Host, pulls: pulls, caches: caches}
 	ws := &Workspaces{outbox: o, logger: lg, store: d.Store, blobs: d.Blobs, providers: d.Providers, agents: d.Agents, mirror: d.Mirror,
 		quotas: d.Quotas, host: d.Host, pulls: pulls}
 	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, lg.log().Warn)
@@ -132,7 +137,8 @@ func NewService(d Deps) *Service {
 		AppWorkspaces: &AppWorkspaces{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, app: app, workspaces: ws, diffs: d.Diffs,
 			diffLimits: d.DiffLimits, diffCache: newDiffCache(d.Blobs, d.Sealer, d.DiffLimits.cacheBytes(), lg.log().Warn),
 			diffRuns: newAccountRuns(d.DiffLimits.perAccount()), branches: d.Branches, mirror: d.Mirror},
-		Admin: &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws},
+		Caches: &Caches{c: caches},
+		Admin:  &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws, caches: caches},
 
 		ProjectSecrets: &ProjectSecrets{kernel: k, store: d.Store},
 	}

@@ -164,6 +164,9 @@ type Config struct {
 	BranchMaxObjectBytes int64 `env:"WSHUB_BRANCH_MAX_OBJECT_BYTES" envDefault:"104857600"`
 	BranchMaxBytes       int64 `env:"WSHUB_BRANCH_MAX_BYTES" envDefault:"1073741824"`
 	MaxConcurrentImports int   `env:"WSHUB_MAX_CONCURRENT_IMPORTS" envDefault:"2"`
+	// CacheMaxBytes caps each project's saved environment caches in the blob store,
+	// the least recently used evicted past it (0: no cache is saved or restored).
+	CacheMaxBytes int64 `env:"WSHUB_CACHE_MAX_BYTES" envDefault:"5368709120"`
 	// DiffTimeout bounds the computation of one page of the app's diff; MaxDiffsPerAccount
 	// how many one account may have computed at once on this replica; DiffLargeFile is
 	// the size past which a changed file's versions are not read (the page gives its

@@ -59,3 +59,17 @@ func TestRuntimeHubLostAfterIsADurationAboveZero(t *testing.T) {
 		t.Fatalf("expected a negative setting refused, got %v", err)
 	}
 }
+
+// WSHUB_CACHE_MAX_BYTES is 5 GiB unless set; 0 turns caches off, and a negative cap
+// is refused at start.
+func TestCacheMaxBytesDefaultsToFiveGiBAndIsNeverNegative(t *testing.T) {
+	t.Setenv("WSHUB_CACHE_MAX_BYTES", "")
+	if c, err := hub.LoadConfig(); err != nil || c.CacheMaxBytes != 5<<30 {
+		t.Fatalf("expected 5 GiB by default, got %d (%v)", c.CacheMaxBytes, err)
+	}
+	store, dbURL := pgtest.NewStore(t)
+	cfg := hub.Config{DatabaseURL: dbURL, DataDir: t.TempDir(), AgentCommands: map[string]string{}, CacheMaxBytes: -1}
+	if _, err := hub.New(cfg, store, nil, hub.Options{Admin: true}); err == nil || !strings.Contains(err.Error(), "WSHUB_CACHE_MAX_BYTES (-1) must be 0 (no caches) or more") {
+		t.Fatalf("expected a negative cap refused, got %v", err)
+	}
+}

@@ -130,6 +130,9 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if err := cfg.Roles.check(); err != nil {
 		return nil, err
 	}
+	if cfg.CacheMaxBytes < 0 {
+		return nil, fmt.Errorf("WSHUB_CACHE_MAX_BYTES (%d) must be 0 (no caches) or more", cfg.CacheMaxBytes)
+	}
 	if cfg.RuntimeHubLostAfter < 0 {
 		return nil, fmt.Errorf("WSHUB_RUNTIME_HUB_LOST_AFTER (%s) must be more than 0", cfg.RuntimeHubLostAfter)
 	}
@@ -218,6 +221,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	}
 	fanout := postgres.NewFanout()
 	m := metrics.New()
+	localMachines := &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Auth: creds, DiskBytes: cfg.WorkspaceDiskBytes, Author: author}
 	svc := core.NewService(core.Deps{
 		Store:     store,
 		Sealer:    sealer,
@@ -231,11 +235,11 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Random:           opt.Random,
 		Webhooks:         webhookPolicy,
 		Sender:           webhookSender,
-		Machines:         &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Auth: creds, DiskBytes: cfg.WorkspaceDiskBytes, Author: author},
+		Machines:         localMachines,
 		Runner:           runner,
 		Runtime: core.RuntimeConfig{TurnTimeout: cfg.TurnTimeout, ApprovalTimeout: cfg.ApprovalTimeout,
 			ChatStatusEvery: cfg.ChatStatusEvery, MirrorMaxAge: cfg.MirrorMaxAge, MaxConcurrentImports: cfg.MaxConcurrentImports,
-			Poll: cfg.WorkerPoll, Log: log},
+			Poll: cfg.WorkerPoll, Log: log, CacheMaxBytes: cfg.CacheMaxBytes},
 		Turns:  m,
 		Sealed: store,
 		Remote: remote,
@@ -255,6 +259,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 			core.ForgeGitea:  &gitea.Forge{Token: creds.Token},
 		},
 		PublicURL: cfg.PublicURL,
+		// Caches are packed and unpacked in the local workspaces' directories.
+		Caches: localMachines,
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
 			RunningTurns: cfg.MaxRunningTurns, Keys: cfg.MaxKeys},
 		// A hub whose worker does not run leaves the host of what it creates to the claim.

@@ -93,7 +93,7 @@ func (r *run) envRow(ctx context.Context, s blobStore) (envRow, error) {
 	if err != nil {
 		return row, err
 	}
-	env := append([]string{"WSHUB_DATA_DIR=" + dir, "WSHUB_BLOBS=" + s.name, "WSHUB_AGENT_1_COMMAND=" + blobAgent,
+	env := append([]string{"WSHUB_DATA_DIR=" + dir, "WSHUB_BLOBS=" + s.name, "WSHUB_AGENT_1_COMMAND=" + blobAgent, "WSHUB_MAX_ACTIVE_WORKSPACES=4",
 		"WSHUB_WORKER_POLL=1s"}, s.env...)
 	srv, err := r.serve(ctx, env...)
 	if err != nil {

@@ -444,6 +444,7 @@ func createMany(ctx context.Context, api *client.Client, project string, n int) 
 
 func waitReady(ctx context.Context, api *client.Client, id string) error {
 	deadline := time.Now().Add(3 * time.Minute)
+	state := ""
 	for time.Now().Before(deadline) {
 		w, err := api.GetWorkspace(ctx, id)
 		if err != nil {
@@ -453,11 +454,12 @@ func waitReady(ctx context.Context, api *client.Client, id string) error {
 		case "ready":
 			return nil
 		case "failed":
-			return fmt.Errorf("workspace %s failed: %s", id, w.StatusCode)
+			return fmt.Errorf("workspace %s failed: %s: %s", id, w.StatusCode, w.StatusDetail)
 		}
+		state = w.State + " (" + w.StatusCode + ")"
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("workspace %s not ready after 3 minutes", id)
+	return fmt.Errorf("workspace %s not ready after 3 minutes: it is %s", id, state)
 }
 
 // pct is the p-th percentile of ds (unsorted; 0 when empty).

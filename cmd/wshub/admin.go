@@ -106,6 +106,13 @@ var adminCommands = []adminCommand{
 	{name: "project secret remove", synopsis: "--project ID --name NAME",
 		about:    "Removes a project's secret: setups and turns started after no longer get it.",
 		required: []string{"project", "name"}, flags: projectSecretRemove},
+	{name: "project cache list", synopsis: "--project ID",
+		about: "Lists the project's saved environment caches, the most recently used first: the base they were saved " +
+			"for (scope), the start of their key, their size in the blob store, their files, when last used.",
+		required: []string{"project"}, flags: projectCacheList},
+	{name: "project cache drop", synopsis: "--project ID --key K|--all",
+		about:    "Drops the project's caches whose key starts with K, or all of them, and deletes their archives; the next setup of each key fills it again.",
+		required: []string{"project"}, oneOf: []string{"key", "all"}, flags: projectCacheDrop},
 	{name: "workspace archive", synopsis: "--workspace ID", about: "Interrupts a running turn and archives the workspace.",
 		required: []string{"workspace"}, flags: workspaceArchive},
 	{name: "workspace unarchive", synopsis: "--workspace ID", about: "Brings an archived workspace back.",

@@ -39,7 +39,13 @@ func exactlyOne(fs *flag.FlagSet, names []string) error {
 	}
 	given := 0
 	for _, name := range names {
-		if fs.Lookup(name).Value.String() != "" {
+		v := fs.Lookup(name).Value
+		// A bool flag is given when true: false is its value unset.
+		if b, ok := v.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if v.String() == "true" {
+				given++
+			}
+		} else if v.String() != "" {
 			given++
 		}
 	}
