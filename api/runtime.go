@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,9 @@ func mountRuntime(app *fiber.App, s *server) {
 	g.Post("/environment", s.runtimeEnvironment)
 	g.Post("/scripts/:runId/output", s.runtimeScriptOutput)
 	g.Post("/scripts/:runId/end", s.runtimeScriptEnd)
+	g.Get("/scripts/:runId/caches/:i", s.runtimeCacheArchive)
+	g.Put("/scripts/:runId/caches/:i/parts/:n", s.runtimeCachePart)
+	g.Post("/scripts/:runId/caches/:i", s.runtimeCacheSaved)
 	g.Post("/setup-failed", s.runtimeSetupFailed)
 	g.Post("/next", s.runtimeNext)
 	g.Get("/attachments/:assetId", s.runtimeAttachment)
@@ -262,8 +266,72 @@ func (s *server) runtimeEnvironment(c *fiber.Ctx) error {
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
-	return c.JSON(runtimewire.Script{RunID: sc.RunID, Name: sc.Name, Script: sc.Script, Env: sc.Env,
-		TimeoutSeconds: int64(sc.Timeout / time.Second), KeepOut: sc.KeepOut})
+	out := runtimewire.Script{RunID: sc.RunID, Name: sc.Name, Script: sc.Script, Env: sc.Env,
+		TimeoutSeconds: int64(sc.Timeout / time.Second), KeepOut: sc.KeepOut, CacheMaxBytes: sc.CacheMaxBytes}
+	for _, k := range sc.Caches {
+		out.Caches = append(out.Caches, runtimewire.ScriptCache{Paths: k.Paths, Restore: k.Restore, Save: k.Save, Name: k.Name, Scope: k.Scope})
+	}
+	return c.JSON(out)
+}
+
+// The wire's part size is core's (runtimewire imports nothing of the module): these
+// compile only while the two are equal.
+var (
+	_ [runtimewire.CachePartBytes - core.CachePartBytes]struct{}
+	_ [core.CachePartBytes - runtimewire.CachePartBytes]struct{}
+)
+
+// cacheIndex reads a cache's position (and a part's) from the path.
+func cacheIndex(c *fiber.Ctx, name string) (int, error) {
+	n, err := strconv.Atoi(c.Params(name))
+	if err != nil || n < 0 {
+		return 0, core.Errorf(core.CodeInvalidRequest, "%s must be a number from 0", name)
+	}
+	return n, nil
+}
+
+func (s *server) runtimeCacheArchive(c *fiber.Ctx) error {
+	i, err := cacheIndex(c, "i")
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	r, size, err := s.svc.RuntimeAPI.CacheArchive(c.UserContext(), runtimeCall(c), c.Params("runId"), i)
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEOctetStream)
+	return c.SendStream(r, int(size)) // fasthttp closes r when sent
+}
+
+func (s *server) runtimeCachePart(c *fiber.Ctx) error {
+	i, err := cacheIndex(c, "i")
+	if err == nil {
+		var n int
+		if n, err = cacheIndex(c, "n"); err == nil {
+			err = s.svc.RuntimeAPI.CachePart(c.UserContext(), runtimeCall(c), c.Params("runId"), i, n, c.Body())
+		}
+	}
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (s *server) runtimeCacheSaved(c *fiber.Ctx) error {
+	i, err := cacheIndex(c, "i")
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	var in runtimewire.CacheSaved
+	if err := decodeRuntime(c, &in); err != nil {
+		return writeError(c, s.log, err)
+	}
+	saved, err := s.svc.RuntimeAPI.CacheSaved(c.UserContext(), runtimeCall(c), c.Params("runId"), i,
+		core.RuntimeCacheSaved{Parts: in.Parts, Bytes: in.Bytes, Files: in.Files})
+	if err != nil {
+		return writeError(c, s.log, err)
+	}
+	return c.JSON(runtimewire.CacheRecorded{Saved: saved})
 }
 
 func (s *server) runtimeScriptOutput(c *fiber.Ctx) error {

@@ -36,7 +36,10 @@ type ProjectCache struct {
 	BlobKey string
 	Bytes   int64
 	// Files are the files and symbolic links it holds.
-	Files      int
+	Files int
+	// Parts are the blobs the archive is stored in, in order (CachePartKey); a remote
+	// runtime uploads it in parts, a hub's own save is one.
+	Parts      int
 	CreatedAt  time.Time
 	LastUsedAt time.Time
 }
@@ -121,6 +124,14 @@ const (
 // cacheLimits are the bounds of an archive packed or restored.
 var cacheLimits = CacheLimits{MaxBytes: maxCacheBytes, MaxEntries: maxCacheEntries}
 
+// CacheLimitsOf are the bounds a remote machine packs and restores archives within:
+// the hub's, with archives of at most maxArchive bytes.
+func CacheLimitsOf(maxArchive int64) CacheLimits {
+	l := cacheLimits
+	l.MaxArchiveBytes = maxArchive
+	return l
+}
+
 // cacheRun is one cache of a setup: its key, taken before setup, and whether it was
 // restored (then it is not saved again).
 type cacheRun struct {
@@ -167,13 +178,19 @@ func cacheName(c CacheSpec) string { return strings.Join(c.Paths, ", ") }
 // key is the hash of the entry's paths and of its key files in ws's checkout: a
 // missing key file hashes as missing, so creating it changes the key.
 func (s *envCaches) key(ws *Workspace, c CacheSpec) (string, error) {
+	return cacheKey(c, func(name string) (io.ReadCloser, error) { return s.files.OpenKeyFile(ws, name) })
+}
+
+// cacheKey hashes the entry's paths and its key files, which open reads (ErrNoRows:
+// there is no such file).
+func cacheKey(c CacheSpec, open func(name string) (io.ReadCloser, error)) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n", cacheKeyVersion)
 	for _, p := range c.Paths {
 		fmt.Fprintf(h, "path %q\n", p)
 	}
 	for _, k := range c.KeyFiles {
-		r, err := s.files.OpenKeyFile(ws, k)
+		r, err := open(k)
 		if errors.Is(err, ErrNoRows) {
 			fmt.Fprintf(h, "key file %q missing\n", k)
 			continue
@@ -283,7 +300,7 @@ func (s *envCaches) restoreOne(ctx context.Context, ws *Workspace, p *Project, c
 
 // unpack reads a saved cache's archive into the workspace.
 func (s *envCaches) unpack(ctx context.Context, ws *Workspace, c CacheSpec, saved *ProjectCache) (CacheStats, error) {
-	r, err := s.blobs.Open(ctx, saved.BlobKey, 0, -1)
+	r, err := openCacheArchive(ctx, s.blobs, saved)
 	if errors.Is(err, ErrNoRows) {
 		return CacheStats{}, errors.New("its archive is gone")
 	}
@@ -377,11 +394,59 @@ func (s *envCaches) evict(ctx context.Context, projectID string) {
 // (nothing names it any more).
 func deleteCacheBlobs(ctx context.Context, blobs BlobStore, caches []ProjectCache, warn func(string, ...any)) {
 	for _, c := range caches {
-		if err := blobs.Delete(ctx, c.BlobKey); err != nil {
-			warn("cache blob not deleted", "blob", c.BlobKey, "err", err)
+		for n := range max(c.Parts, 1) {
+			if err := blobs.Delete(ctx, CachePartKey(c.BlobKey, n)); err != nil {
+				warn("cache blob not deleted", "blob", CachePartKey(c.BlobKey, n), "err", err)
+			}
 		}
 	}
 }
+
+// CachePartKey names the n-th part (from 0) of an archive stored under blobKey.
+func CachePartKey(blobKey string, n int) string {
+	if n == 0 {
+		return blobKey
+	}
+	return blobKey + "-" + strconv.Itoa(n)
+}
+
+// openCacheArchive reads a saved cache's archive, its parts one after another.
+func openCacheArchive(ctx context.Context, blobs BlobStore, c *ProjectCache) (io.ReadCloser, error) {
+	first, err := blobs.Open(ctx, c.BlobKey, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	return &cacheParts{ctx: ctx, blobs: blobs, c: c, cur: first}, nil
+}
+
+// cacheParts reads an archive's parts in order, opening each when the one before ends.
+type cacheParts struct {
+	ctx   context.Context
+	blobs BlobStore
+	c     *ProjectCache
+	n     int
+	cur   io.ReadCloser
+}
+
+func (p *cacheParts) Read(b []byte) (int, error) {
+	for {
+		n, err := p.cur.Read(b)
+		if err != io.EOF || p.n+1 >= max(p.c.Parts, 1) {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+		p.cur.Close()
+		p.n++
+		if p.cur, err = p.blobs.Open(p.ctx, CachePartKey(p.c.BlobKey, p.n), 0, -1); err != nil {
+			p.cur = io.NopCloser(strings.NewReader(""))
+			return 0, err
+		}
+	}
+}
+
+func (p *cacheParts) Close() error { return p.cur.Close() }
 
 // forget drops every cache of a removed project, so that its archives do not stay in
 // the blob store (its rows would go with the project's, its blobs not). A failure is

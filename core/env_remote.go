@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,10 @@ type RuntimeScript struct {
 	// KeepOut are the environment's cached paths in the checkout, left out of commits
 	// with what the script wrote.
 	KeepOut []string
+	// Caches are the environment's caches: restored before the script, saved after it
+	// (CacheArchive, CachePart, CacheSaved), each archive at most CacheMaxBytes.
+	Caches        []RuntimeCache
+	CacheMaxBytes int64
 }
 
 // RuntimeScriptEnd is how a remote runtime's script run ended.
@@ -54,7 +59,8 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 		return nil, err
 	}
 	var env *Environment
-	name := ScriptSetup
+	var caches []RuntimeCache
+	name, runID := ScriptSetup, ""
 	switch {
 	case ws.State == StateSetup && r.rt.envFiles != nil:
 		if err := r.rt.forHub(p, r.rt.mirror); err != nil {
@@ -71,8 +77,15 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 		if env.Source == "" {
 			return &RuntimeScript{}, nil
 		}
+		runID = NewID(r.rt.rand, name+"_")
 		kept := keptEnvironment{Source: env.Source, Env: env.Env, Update: env.Update, Cache: env.Cache,
 			SetupTimeout: env.SetupTimeout, Notes: remoteNotes(env)}
+		if env.Setup != "" {
+			if kept.Caches, caches, err = (environments{r.rt}).planRemoteCaches(ctx, ws, p, env); err != nil {
+				return nil, err
+			}
+			kept.CacheRun = runID
+		}
 		b, err := json.Marshal(kept)
 		if err != nil {
 			return nil, err
@@ -97,8 +110,9 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 	if err != nil {
 		return nil, err
 	}
-	return &RuntimeScript{RunID: NewID(r.rt.rand, name+"_"), Name: name, Script: script,
-		Env: append(env.EnvList(), secrets...), Timeout: env.Timeout(), KeepOut: env.cachePaths()}, nil
+	return &RuntimeScript{RunID: cmp.Or(runID, NewID(r.rt.rand, name+"_")), Name: name, Script: script,
+		Env: append(env.EnvList(), secrets...), Timeout: env.Timeout(), KeepOut: env.cachePaths(), Caches: caches,
+		CacheMaxBytes: r.rt.caches.maxBytesOrZero()}, nil
 }
 
 // remoteNotes says what of an environment a remote machine does not apply.
@@ -106,9 +120,6 @@ func remoteNotes(env *Environment) string {
 	var notes []string
 	if env.Image != "" {
 		notes = append(notes, "the image "+env.Image+" that "+env.Source+" names is not applied: the workspace runs on the provider's own image")
-	}
-	if len(env.Cache) > 0 {
-		notes = append(notes, "the caches "+env.Source+" names are not restored on this provider yet")
 	}
 	if len(env.Ignored) > 0 {
 		notes = append(notes, env.Source+": ignored "+strings.Join(env.Ignored, ", "))
@@ -259,8 +270,28 @@ func (r *RuntimeAPI) ScriptEnded(ctx context.Context, rc RuntimeCaller, runID st
 		}
 		return q.Notify(ctx, EventsChannel, ws.ID)
 	})
+	if err == nil && name == ScriptSetup {
+		err = r.endCacheRun(ctx, ws, runID)
+	}
 	if err != nil || fail == nil || name != ScriptSetup {
 		return err
 	}
 	return r.failRemote(ctx, rc.Token, ws, fail.StatusCode, fail.Detail)
+}
+
+// endCacheRun stops taking the caches of a setup run that ended.
+func (r *RuntimeAPI) endCacheRun(ctx context.Context, ws *Workspace, runID string) error {
+	b, err := r.rt.store.WorkspaceEnvironment(ctx, ws.ID)
+	if err != nil || len(b) == 0 {
+		return err
+	}
+	var k keptEnvironment
+	if err := json.Unmarshal(b, &k); err != nil || k.CacheRun != runID {
+		return err
+	}
+	k.CacheRun, k.Caches = "", nil
+	if b, err = json.Marshal(k); err != nil {
+		return err
+	}
+	return r.rt.store.SetWorkspaceEnvironment(ctx, ws.ID, "", b)
 }

@@ -289,6 +289,9 @@ type keptEnvironment struct {
 	// Notes say what of the environment did not apply: the ready workspace's
 	// statusDetail (a remote runtime's; a local one's is set at once).
 	Notes string `json:"notes,omitempty"`
+	// CacheRun is the remote setup run whose Caches the hub planned, while it runs.
+	CacheRun string        `json:"cacheRun,omitempty"`
+	Caches   []remoteCache `json:"caches,omitempty"`
 }
 
 // workspaceEnvironment reads the environment a workspace was set up with (nil: none).

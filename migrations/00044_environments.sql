@@ -32,6 +32,9 @@ CREATE TABLE project_caches (
     blob_key     text NOT NULL,
     bytes        bigint NOT NULL CHECK (bytes >= 0),
     files        integer NOT NULL CHECK (files >= 0),
+    -- A remote runtime uploads an archive in parts, each a blob: blob_key, then
+    -- blob_key-1, blob_key-2, ...; a hub's own save is one part.
+    parts        integer NOT NULL DEFAULT 1 CHECK (parts >= 1),
     created_at   timestamptz NOT NULL,
     last_used_at timestamptz NOT NULL,
     PRIMARY KEY (project_id, scope, key)

@@ -38,6 +38,14 @@ func (r *Runtime) prepare(ctx context.Context) error {
 	var mu sync.Mutex
 	var tail []string
 	lines := 0
+	// What the runtime says of the caches is part of the output, counted with it.
+	say := func(line string) {
+		mu.Lock()
+		lines++
+		mu.Unlock()
+		out.add(core.TurnEvent{Type: core.EventSetupOutput, Delta: line})
+	}
+	r.restoreCaches(ctx, &sc, say)
 	timeout := time.Duration(sc.TimeoutSeconds) * time.Second
 	if timeout <= 0 {
 		timeout = core.DefaultSetupTimeout
@@ -57,6 +65,9 @@ func (r *Runtime) prepare(ctx context.Context) error {
 			mu.Unlock()
 			out.add(core.TurnEvent{Type: core.EventSetupOutput, Delta: line})
 		}})
+	if res.Err == nil && !res.Interrupted && res.ExitCode == 0 && res.Limit == "" && ctx.Err() == nil {
+		r.saveCaches(ctx, &sc, say) // before any turn: an agent never writes a cache
+	}
 	out.close()
 	if ctx.Err() != nil {
 		return context.Cause(ctx)

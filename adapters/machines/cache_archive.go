@@ -140,6 +140,17 @@ func (m *LocalMachines) UnpackCache(ctx context.Context, ws *core.Workspace, pat
 	return unpackCache(ctx, m.cacheDirs(ws), paths, r, limits)
 }
 
+// PackCacheIn is PackCache for a machine whose directory dir holds its checkout and
+// home as a local workspace's does (`wshub runtime`'s).
+func PackCacheIn(ctx context.Context, dir string, paths []string, limits core.CacheLimits) (*core.CachePack, error) {
+	return packCache(ctx, cacheDirs{root: dir, checkout: "checkout", home: "home"}, paths, limits)
+}
+
+// UnpackCacheIn is UnpackCache for such a machine.
+func UnpackCacheIn(ctx context.Context, dir string, paths []string, r io.Reader, limits core.CacheLimits) (core.CacheStats, error) {
+	return unpackCache(ctx, cacheDirs{root: dir, checkout: "checkout", home: "home"}, paths, r, limits)
+}
+
 // tempArchive is a packed archive on disk, removed when closed.
 type tempArchive struct{ *os.File }
 

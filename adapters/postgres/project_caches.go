@@ -17,15 +17,16 @@ type projectCacheRow struct {
 	BlobKey    string    `db:"blob_key"`
 	Bytes      int64     `db:"bytes"`
 	Files      int       `db:"files"`
+	Parts      int       `db:"parts"`
 	CreatedAt  time.Time `db:"created_at"`
 	LastUsedAt time.Time `db:"last_used_at"`
 }
 
-const projectCacheColumns = `project_id, scope, key, blob_key, bytes, files, created_at, last_used_at`
+const projectCacheColumns = `project_id, scope, key, blob_key, bytes, files, created_at, last_used_at, parts`
 
 func (r projectCacheRow) cache() core.ProjectCache {
 	return core.ProjectCache{ProjectID: r.ProjectID, Scope: r.Scope, Key: r.Key, BlobKey: r.BlobKey, Bytes: r.Bytes,
-		Files: r.Files, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt}
+		Files: r.Files, CreatedAt: r.CreatedAt, LastUsedAt: r.LastUsedAt, Parts: max(r.Parts, 1)}
 }
 
 func projectCaches(rows []projectCacheRow) []core.ProjectCache {
@@ -53,9 +54,9 @@ func (q queries) LookupCache(ctx context.Context, projectID, scope, key string, 
 // primary key orders two replicas' saves) and nothing changes.
 func (q queries) RecordCache(ctx context.Context, c core.ProjectCache) (_ bool, err error) {
 	defer wrapErr(&err, "record cache of %s", c.ProjectID)
-	n, err := q.exec(ctx, `INSERT INTO project_caches (`+projectCacheColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+	n, err := q.exec(ctx, `INSERT INTO project_caches (`+projectCacheColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (project_id, scope, key) DO NOTHING`,
-		c.ProjectID, c.Scope, c.Key, c.BlobKey, c.Bytes, c.Files, c.CreatedAt, c.LastUsedAt)
+		c.ProjectID, c.Scope, c.Key, c.BlobKey, c.Bytes, c.Files, c.CreatedAt, c.LastUsedAt, max(c.Parts, 1))
 	return n == 1, err
 }
 

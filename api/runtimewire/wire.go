@@ -74,6 +74,39 @@ type Script struct {
 	// KeepOut are paths of the checkout kept out of commits, with what the script
 	// leaves that git does not track.
 	KeepOut []string `json:"keepOut,omitempty"`
+	// Caches are the environment's caches, by position: each restored before the
+	// script (GET /scripts/{runId}/caches/{i}) or saved after it once it succeeded
+	// (PUT .../parts/{n}, then POST /scripts/{runId}/caches/{i}).
+	Caches []ScriptCache `json:"caches,omitempty"`
+	// CacheMaxBytes bounds each cache's archive (the hub keeps no more for a project).
+	CacheMaxBytes int64 `json:"cacheMaxBytes,omitempty"`
+}
+
+// ScriptCache is one cache of a setup run.
+type ScriptCache struct {
+	// Paths are relative to the checkout, or to the home with "~/".
+	Paths   []string `json:"paths"`
+	Restore bool     `json:"restore,omitempty"`
+	Save    bool     `json:"save,omitempty"`
+	// Name and Scope are for what the setup's output says of it.
+	Name  string `json:"name"`
+	Scope string `json:"scope"`
+}
+
+// CachePartBytes is the most one uploaded part of a cache's archive holds.
+const CachePartBytes = 16 << 20
+
+// CacheSaved is the body of POST /scripts/{runId}/caches/{i}: the archive was
+// uploaded whole, in Parts parts of CachePartBytes (the last one shorter).
+type CacheSaved struct {
+	Parts int   `json:"parts"`
+	Bytes int64 `json:"bytes"`
+	Files int   `json:"files"`
+}
+
+// CacheRecorded answers it: false when another workspace saved that cache first.
+type CacheRecorded struct {
+	Saved bool `json:"saved"`
 }
 
 // ScriptOutput is the body of POST /scripts/{runId}/output: lines of the run's output
