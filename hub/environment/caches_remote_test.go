@@ -109,5 +109,3 @@ func TestARemoteMachineUploadsCachesOnlyWhileItsSetupRuns(t *testing.T) {
 		t.Errorf("nothing is saved: %+v", list)
 	}
 }
-
-
