@@ -269,7 +269,7 @@ func (s *server) runtimeEnvironment(c *fiber.Ctx) error {
 	out := runtimewire.Script{RunID: sc.RunID, Name: sc.Name, Script: sc.Script, Env: sc.Env,
 		TimeoutSeconds: int64(sc.Timeout / time.Second), KeepOut: sc.KeepOut, CacheMaxBytes: sc.CacheMaxBytes}
 	for _, k := range sc.Caches {
-		out.Caches = append(out.Caches, runtimewire.ScriptCache{Paths: k.Paths, Restore: k.Restore, Save: k.Save, Name: k.Name, Scope: k.Scope})
+		out.Caches = append(out.Caches, runtimewire.ScriptCache{Paths: k.Paths, Restore: k.Restore, Save: k.Save, Name: k.Name, Scope: k.Scope, Key: k.Key})
 	}
 	return c.JSON(out)
 }

@@ -26,8 +26,8 @@ const CachePartBytes = 16 << 20
 type RuntimeCache struct {
 	Paths         []string
 	Restore, Save bool
-	// Name and Scope say what the setup's output says of it.
-	Name, Scope string
+	// Name, Scope and Key (its start) say what the setup's output says of it.
+	Name, Scope, Key string
 }
 
 // remoteCache is what the hub keeps of one cache of a remote setup run.
@@ -80,7 +80,7 @@ func (s environments) planRemoteCaches(ctx context.Context, ws *Workspace, p *Pr
 		if rc.Hit != nil {
 			scope = rc.Hit.Scope
 		}
-		out = append(out, RuntimeCache{Paths: spec.Paths, Restore: rc.Hit != nil, Save: rc.Hit == nil, Name: cacheName(spec), Scope: scope})
+		out = append(out, RuntimeCache{Paths: spec.Paths, Restore: rc.Hit != nil, Save: rc.Hit == nil, Name: cacheName(spec), Scope: scope, Key: key[:12]})
 	}
 	return kept, out, nil
 }

@@ -22,6 +22,9 @@ import (
 // be restored is a miss: the setup fills its paths.
 func (r *Runtime) restoreCaches(ctx context.Context, sc *runtimewire.Script, say func(string)) {
 	for i, c := range sc.Caches {
+		if c.Save {
+			say(fmt.Sprintf("cache %s: none saved for key %s; setup fills it", c.Name, c.Key))
+		}
 		if !c.Restore || ctx.Err() != nil {
 			continue
 		}

@@ -88,9 +88,10 @@ type ScriptCache struct {
 	Paths   []string `json:"paths"`
 	Restore bool     `json:"restore,omitempty"`
 	Save    bool     `json:"save,omitempty"`
-	// Name and Scope are for what the setup's output says of it.
+	// Name, Scope and Key (its start) are for what the setup's output says of it.
 	Name  string `json:"name"`
 	Scope string `json:"scope"`
+	Key   string `json:"key"`
 }
 
 // CachePartBytes is the most one uploaded part of a cache's archive holds.

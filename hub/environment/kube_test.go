@@ -19,8 +19,9 @@ import (
 )
 
 // On Kubernetes the workspace's Pod runs the setup as the process provider's runtime
-// does, and the project's secrets reach it over the runtime API only: no Pod, Secret
-// or ConfigMap of the namespace holds a secret's value.
+// does, the next Pod restores the cache the first saved, and the project's secrets
+// reach a Pod over the runtime API only: no Pod, Secret or ConfigMap of the namespace
+// holds a secret's value.
 func TestSetupOnKubernetesKeepsSecretsOutOfThePod(t *testing.T) {
 	t.Parallel()
 	cluster := kubetest.Start(t)
@@ -34,7 +35,7 @@ func TestSetupOnKubernetesKeepsSecretsOutOfThePod(t *testing.T) {
 		t.Fatal(err)
 	}
 	front := hubtest.NewTCPProxy(t)
-	h := startHub(t, hubtest.WithConfig(func(c *hub.Config) {
+	h := startHub(t, withCaches, hubtest.WithConfig(func(c *hub.Config) {
 		kubelet.HubSettings(t, cluster, ns)(c)
 		c.RuntimeHubURL, c.RuntimeHubLostAfter = "http://"+front.Addr(), 7*time.Minute
 	}))
@@ -43,7 +44,8 @@ func TestSetupOnKubernetesKeepsSecretsOutOfThePod(t *testing.T) {
 	k.LogOnFailure(t)
 
 	p, _ := repoWith(t, h, map[string]string{".wshub/environment.json": `{
-		"setup": "echo \"installing with $REGISTRY_TOKEN\"; echo ok > installed", "env": {"STAGE": "pod"}}`})
+		"setup": "echo \"installing with $REGISTRY_TOKEN\"; [ -e installed ] || echo ok > installed",
+		"env": {"STAGE": "pod"}, "cache": [{"paths": ["installed"]}]}`})
 	const secret = "ghp_pod_must_not_hold_7a1c"
 	if _, err := h.Service.ProjectSecrets.Set(ctx, core.ProjectSecretInput{ProjectID: p.ID, Name: "REGISTRY_TOKEN", Value: secret}); err != nil {
 		t.Fatal(err)
@@ -53,8 +55,15 @@ func TestSetupOnKubernetesKeepsSecretsOutOfThePod(t *testing.T) {
 	if got := reply(t, h, id, 2); got != "ok\npod" {
 		t.Errorf("the agent in the Pod should find the setup's work and the environment: %q", got)
 	}
-	if got := setupOutput(events(t, h, id)); got != "installing with ****\n" {
+	if got := setupOutput(events(t, h, id)); !strings.HasPrefix(got, "cache installed: none saved for key") ||
+		!strings.Contains(got, "installing with ****\n") || !strings.Contains(got, "cache installed: saved 1 files") {
 		t.Errorf("setup output %q", got)
+	}
+	// The next Pod restores what the first saved: every Pod shares the caches.
+	again := create(t, h, p, "", "providerId", "kubernetes")
+	waitFor(t, h, again, "the second workspace ready", state("ready"))
+	if got := setupOutput(events(t, h, again)); !strings.HasPrefix(got, "cache installed: restored 1 files") {
+		t.Errorf("the second Pod's setup output %q", got)
 	}
 	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil || len(pods.Items) == 0 {
