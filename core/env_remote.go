@@ -153,34 +153,12 @@ func (r *RuntimeAPI) ScriptOutput(ctx context.Context, rc RuntimeCaller, runID s
 		return err
 	}
 	return r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
-		have, err := q.CountTurnEvents(ctx, ws.ID, runID)
-		if err != nil {
-			return err
-		}
-		now := r.rt.clock.Now()
-		var stored []*StoredTurnEvent
+		events := make([]TurnEvent, len(lines))
 		for i, line := range lines {
-			e := TurnEvent{Type: EventSetupOutput, Tool: name, Delta: mask.Mask(line) + "\n"}
-			if first+i < have || have+len(stored) >= MaxTurnEvents-1 || !e.cleanOutput() {
-				continue
-			}
-			e.WorkspaceID, e.TurnID, e.CreatedAt = ws.ID, runID, now
-			st, err := r.rt.sealEvent(&e)
-			if err != nil {
-				return err
-			}
-			stored = append(stored, st)
+			events[i] = TurnEvent{Type: EventSetupOutput, Tool: name, Delta: mask.Mask(line) + "\n"}
 		}
-		if len(stored) == 0 {
-			return nil
-		}
-		if err := q.InsertTurnEvents(ctx, stored); err != nil {
-			return err
-		}
-		if err := r.rt.in(ctx, q).chatStatuses(ws.ID, runID, false); err != nil {
-			return err
-		}
-		return q.Notify(ctx, EventsChannel, ws.ID)
+		// One place is kept for the run's setup_finished.
+		return r.storeRunEvents(ctx, q, ws, runID, first, MaxTurnEvents-1, events, (*TurnEvent).cleanOutput)
 	})
 }
 

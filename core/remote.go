@@ -514,35 +514,47 @@ func (r *RuntimeAPI) TurnEvents(ctx context.Context, rc RuntimeCaller, turnID st
 		if m, err := inFlight(ctx, q, ws.ID, turnID); m == nil || err != nil {
 			return err
 		}
-		have, err := q.CountTurnEvents(ctx, ws.ID, turnID)
+		// Masked before clean cuts the texts: a value cut in two would not be found.
+		return r.storeRunEvents(ctx, q, ws, turnID, first, MaxTurnEvents, events, func(e *TurnEvent) bool {
+			e.Tool, e.Summary, e.Delta = mask.Mask(e.Tool), mask.Mask(e.Summary), mask.Mask(e.Delta)
+			return e.clean()
+		})
+	})
+}
+
+// storeRunEvents stores a batch of a run's events (a turn's, a script's) from the
+// first-th of the run on: those the hub has (a batch sent again) are skipped, a run
+// keeps at most limit, and keep readies each event or says it is not kept.
+func (r *RuntimeAPI) storeRunEvents(ctx context.Context, q Queries, ws *Workspace, runID string, first, limit int,
+	events []TurnEvent, keep func(*TurnEvent) bool) error {
+	have, err := q.CountTurnEvents(ctx, ws.ID, runID)
+	if err != nil {
+		return err
+	}
+	now := r.rt.clock.Now()
+	var stored []*StoredTurnEvent
+	for i := range events {
+		e := events[i]
+		if first+i < have || have+len(stored) >= limit || !keep(&e) {
+			continue
+		}
+		e.WorkspaceID, e.TurnID, e.CreatedAt = ws.ID, runID, now
+		st, err := r.rt.sealEvent(&e)
 		if err != nil {
 			return err
 		}
-		now := r.rt.clock.Now()
-		var stored []*StoredTurnEvent
-		for i, e := range events {
-			if first+i < have || have+len(stored) >= MaxTurnEvents || !e.clean() {
-				continue
-			}
-			e.Tool, e.Summary, e.Delta = mask.Mask(e.Tool), mask.Mask(e.Summary), mask.Mask(e.Delta)
-			e.WorkspaceID, e.TurnID, e.CreatedAt = ws.ID, turnID, now
-			st, err := r.rt.sealEvent(&e)
-			if err != nil {
-				return err
-			}
-			stored = append(stored, st)
-		}
-		if len(stored) == 0 {
-			return nil
-		}
-		if err := q.InsertTurnEvents(ctx, stored); err != nil {
-			return err
-		}
-		if err := r.rt.in(ctx, q).chatStatuses(ws.ID, turnID, false); err != nil {
-			return err
-		}
-		return q.Notify(ctx, EventsChannel, ws.ID)
-	})
+		stored = append(stored, st)
+	}
+	if len(stored) == 0 {
+		return nil
+	}
+	if err := q.InsertTurnEvents(ctx, stored); err != nil {
+		return err
+	}
+	if err := r.rt.in(ctx, q).chatStatuses(ws.ID, runID, false); err != nil {
+		return err
+	}
+	return q.Notify(ctx, EventsChannel, ws.ID)
 }
 
 // WaitStop waits up to wait for someone to ask to stop the running turn turnID, and

@@ -6,30 +6,20 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/wshub/wshub/adapters/kube"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/kubetest"
 	"github.com/wshub/wshub/internal/kubetest/kubelet"
 )
 
 func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	t.Parallel()
-	cluster := kubetest.Start(t)
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, cs := kubelet.Cluster(t)
+	ns := kubelet.Namespace
 	ctx := context.Background()
-	ns := "wshub"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	// Pods reach the hub through a proxy: the hub's port is known only once it runs.
 	front := hubtest.NewTCPProxy(t)
 	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
@@ -152,15 +142,8 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 // and commits go through both, and each is answered once, in order, and pushed.
 func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
 	t.Parallel()
-	cluster := kubetest.Start(t)
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := "wshub"
-	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	cluster, cs := kubelet.Cluster(t)
+	ns := kubelet.Namespace
 	balancer := hubtest.NewRoundRobin(t)
 	a := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
 		kubelet.HubSettings(t, cluster, ns)(c)

@@ -1,17 +1,13 @@
 package slack_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/kubetest"
 	"github.com/wshub/wshub/internal/kubetest/kubelet"
 )
 
@@ -20,15 +16,8 @@ import (
 // runtime API, and the agent's reply comes back in the thread.
 func TestAMentionStartsAWorkspaceThatRunsInAPod(t *testing.T) {
 	t.Parallel()
-	cluster := kubetest.Start(t)
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const ns = "wshub"
-	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	cluster, cs := kubelet.Cluster(t)
+	ns := kubelet.Namespace
 	// Pods reach the hub through a proxy: the hub's port is known only once it runs.
 	front := hubtest.NewTCPProxy(t)
 	f := newFakeSlack(t)

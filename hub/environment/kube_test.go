@@ -7,14 +7,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/kubetest"
 	"github.com/wshub/wshub/internal/kubetest/kubelet"
 )
 
@@ -24,16 +21,9 @@ import (
 // holds a secret's value.
 func TestSetupOnKubernetesKeepsSecretsOutOfThePod(t *testing.T) {
 	t.Parallel()
-	cluster := kubetest.Start(t)
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, cs := kubelet.Cluster(t)
+	ns := kubelet.Namespace
 	ctx := context.Background()
-	const ns = "wshub"
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	front := hubtest.NewTCPProxy(t)
 	h := startHub(t, withCaches, hubtest.WithConfig(func(c *hub.Config) {
 		kubelet.HubSettings(t, cluster, ns)(c)

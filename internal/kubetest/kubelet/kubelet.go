@@ -235,3 +235,22 @@ func HubSettings(t *testing.T, cluster *kubetest.Cluster, ns string) func(*hub.C
 		c.KubeCPU, c.KubeMemoryMiB, c.KubeUnschedulableAfter = 1, 1024, 0
 	}
 }
+
+// Namespace is the namespace a test's workspaces run in.
+const Namespace = "wshub"
+
+// Cluster starts a real API server for t (kubetest.Start, which skips the test where
+// it cannot) with Namespace made in it, and returns it with a clientset.
+func Cluster(t *testing.T) (*kubetest.Cluster, kubernetes.Interface) {
+	t.Helper()
+	cluster := kubetest.Start(t)
+	cs, err := kubernetes.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}
+	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return cluster, cs
+}
