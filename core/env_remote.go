@@ -63,23 +63,29 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 	name, runID := ScriptSetup, ""
 	switch {
 	case ws.State == StateSetup && r.rt.envFiles != nil:
-		if err := r.rt.forHub(p, r.rt.mirror); err != nil {
+		// Resolved when the machine was first started (machineImage), else now.
+		if env, err = (environments{r.rt}).workspaceEnvironment(ctx, ws); err != nil {
 			return nil, err
 		}
-		env, err = ResolveEnvironment(ctx, r.rt.envFiles, p, ws.BaseRef)
-		var se *SetupError
-		if errors.As(err, &se) {
-			return nil, r.failRemote(ctx, rc.Token, ws, se.StatusCode, se.Detail)
-		}
-		if err != nil {
-			return nil, err
+		if env == nil {
+			if err := r.rt.forHub(p, r.rt.mirror); err != nil {
+				return nil, err
+			}
+			env, err = ResolveEnvironment(ctx, r.rt.envFiles, p, ws.BaseRef)
+			var se *SetupError
+			if errors.As(err, &se) {
+				return nil, r.failRemote(ctx, rc.Token, ws, se.StatusCode, se.Detail)
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 		if env.Source == "" {
 			return &RuntimeScript{}, nil
 		}
 		runID = NewID(r.rt.rand, name+"_")
 		kept := keptEnvironment{Source: env.Source, Env: env.Env, Update: env.Update, Cache: env.Cache,
-			SetupTimeout: env.SetupTimeout, Notes: remoteNotes(env)}
+			SetupTimeout: env.SetupTimeout, Image: env.Image, Setup: env.Setup, Notes: r.rt.remoteNotes(ws, env)}
 		if env.Setup != "" {
 			if kept.Caches, caches, err = (environments{r.rt}).planRemoteCaches(ctx, ws, p, env); err != nil {
 				return nil, err
@@ -116,9 +122,9 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 }
 
 // remoteNotes says what of an environment a remote machine does not apply.
-func remoteNotes(env *Environment) string {
+func (s *Worker) remoteNotes(ws *Workspace, env *Environment) string {
 	var notes []string
-	if env.Image != "" {
+	if rm := s.remoteFor(ws); env.Image != "" && (rm == nil || !rm.AppliesImages()) {
 		notes = append(notes, "the image "+env.Image+" that "+env.Source+" names is not applied: the workspace runs on the provider's own image")
 	}
 	if len(env.Ignored) > 0 {
@@ -272,4 +278,39 @@ func (r *RuntimeAPI) endCacheRun(ctx context.Context, ws *Workspace, runID strin
 		return err
 	}
 	return r.rt.store.SetWorkspaceEnvironment(ctx, ws.ID, "", b)
+}
+
+// machineImage is the image a remote workspace's machine runs in, as its environment
+// names it ("" none). The environment is resolved, and kept, when the machine is
+// first started (the script the runtime is given later is from the same resolution);
+// one that cannot be used fails the workspace before any machine starts.
+func (s environments) machineImage(ctx context.Context, ws *Workspace, lease string) (string, error) {
+	if s.envFiles == nil {
+		return "", nil
+	}
+	kept, err := s.workspaceEnvironment(ctx, ws)
+	if err != nil || kept != nil {
+		if kept == nil {
+			return "", err
+		}
+		return kept.Image, err
+	}
+	p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
+	if err != nil {
+		return "", err
+	}
+	if err := s.forHub(p, s.mirror); err != nil {
+		return "", err
+	}
+	if err := s.mirror.Refresh(ctx, p, s.config.MirrorMaxAge); err != nil && ctx.Err() == nil {
+		s.log().Warn("mirror fetch failed; the environment is read from the mirror as it is", "workspace", ws.ID, "err", err)
+	}
+	env, err := ResolveEnvironment(ctx, s.envFiles, p, ws.BaseRef)
+	if err != nil || env.Source == "" {
+		return "", err
+	}
+	if err := s.keepEnvironment(ctx, ws, lease, env); err != nil {
+		return "", err
+	}
+	return env.Image, nil
 }

@@ -271,7 +271,8 @@ func scriptFailure(ctx context.Context, env *Environment, name string, res Scrip
 // lease), so that its turns and its resumes use the environment it was set up with,
 // without reading the repository again.
 func (s environments) keepEnvironment(ctx context.Context, ws *Workspace, lease string, env *Environment) error {
-	kept := keptEnvironment{Source: env.Source, Env: env.Env, Update: env.Update, Cache: env.Cache, SetupTimeout: env.SetupTimeout}
+	kept := keptEnvironment{Source: env.Source, Env: env.Env, Update: env.Update, Cache: env.Cache, SetupTimeout: env.SetupTimeout,
+		Image: env.Image, Setup: env.Setup, Ignored: env.Ignored}
 	b, err := json.Marshal(kept)
 	if err != nil {
 		return err
@@ -286,6 +287,11 @@ type keptEnvironment struct {
 	Update       string            `json:"update,omitempty"`
 	Cache        []CacheSpec       `json:"cache,omitempty"`
 	SetupTimeout EnvDuration       `json:"setupTimeout,omitempty"`
+	// Setup, Image and Ignored are kept for a remote machine, whose environment is
+	// resolved when it is first started and given to it later.
+	Setup   string   `json:"setup,omitempty"`
+	Image   string   `json:"image,omitempty"`
+	Ignored []string `json:"ignored,omitempty"`
 	// Notes say what of the environment did not apply: the ready workspace's
 	// statusDetail (a remote runtime's; a local one's is set at once).
 	Notes string `json:"notes,omitempty"`
@@ -304,7 +310,8 @@ func (s environments) workspaceEnvironment(ctx context.Context, ws *Workspace) (
 	if err := json.Unmarshal(b, &k); err != nil {
 		return nil, fmt.Errorf("read the workspace's environment: %w", err)
 	}
-	return &Environment{Source: k.Source, Env: k.Env, Update: k.Update, Cache: k.Cache, SetupTimeout: k.SetupTimeout}, nil
+	return &Environment{Source: k.Source, Env: k.Env, Update: k.Update, Cache: k.Cache, SetupTimeout: k.SetupTimeout,
+		Setup: k.Setup, Image: k.Image, Ignored: k.Ignored}, nil
 }
 
 // turnEnvironment is what a turn gets of its workspace's environment: its variables,

@@ -21,9 +21,14 @@ import (
 // their own runtime.
 type RemoteMachines interface {
 	// Start starts the workspace's machine with its runtime's token and the hub's
-	// runtime URL, replacing one that runs (its old token no longer works). A
-	// *SetupError ends the workspace failed.
-	Start(ctx context.Context, ws *Workspace, token string) error
+	// runtime URL, replacing one that runs (its old token no longer works). image is
+	// the one the workspace's environment names ("" none), which a provider that
+	// AppliesImages runs the runtime in, or refuses with a *SetupError. A *SetupError
+	// ends the workspace failed.
+	Start(ctx context.Context, ws *Workspace, token, image string) error
+	// AppliesImages says whether Start runs a workspace in the image its environment
+	// names (otherwise the image is reported as not applied).
+	AppliesImages() bool
 	// Stop stops the machine and keeps its disk (pause, archive, a restart).
 	Stop(ctx context.Context, ws *Workspace) error
 	// Delete removes the machine and its disk.

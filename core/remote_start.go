@@ -124,7 +124,14 @@ func (s *Worker) startRuntime(ctx context.Context, rm RemoteMachines, ws *Worksp
 	if err != nil {
 		return err
 	}
-	if err := rm.Start(ctx, ws, token); err != nil {
+	image, err := environments{s}.machineImage(ctx, ws, lease)
+	if err != nil {
+		if rerr := s.store.RevokeRuntime(context.WithoutCancel(ctx), ws.ID); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+		return s.failSetup(ctx, ws, lease, err)
+	}
+	if err := rm.Start(ctx, ws, token, image); err != nil {
 		var se *SetupError
 		if errors.As(err, &se) {
 			return s.failSetup(ctx, ws, lease, err)

@@ -310,9 +310,12 @@ type Config struct {
 	// RuntimeProgram is the wshub binary process runtimes run (default: this one).
 	RuntimeProgram string `env:"WSHUB_RUNTIME_PROGRAM"`
 	// Kube* configure the kubernetes provider (docs/kubernetes.md).
-	Kubeconfig             string            `env:"WSHUB_KUBECONFIG"`
-	KubeNamespace          string            `env:"WSHUB_KUBE_NAMESPACE" envDefault:"wshub"`
-	KubeImage              string            `env:"WSHUB_KUBE_IMAGE"`
+	Kubeconfig    string `env:"WSHUB_KUBECONFIG"`
+	KubeNamespace string `env:"WSHUB_KUBE_NAMESPACE" envDefault:"wshub"`
+	KubeImage     string `env:"WSHUB_KUBE_IMAGE"`
+	// KubeImageAllow are the images a project's environment may name for its Pods
+	// (patterns, * matching within a path segment); none: every Pod runs KubeImage.
+	KubeImageAllow         []string          `env:"WSHUB_KUBE_IMAGE_ALLOW" envSeparator:","`
 	KubeServiceAccount     string            `env:"WSHUB_KUBE_SERVICE_ACCOUNT"`
 	KubeNodeSelector       map[string]string `env:"WSHUB_KUBE_NODE_SELECTOR" envSeparator:"," envKeyValSeparator:"="`
 	KubeStorageClass       string            `env:"WSHUB_KUBE_STORAGE_CLASS"`

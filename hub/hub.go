@@ -487,6 +487,7 @@ func kubeProvider(cfg Config, log *slog.Logger) (*kube.Machines, error) {
 		Size: core.ProviderSize{ID: "standard", DisplayName: fmt.Sprintf("%d vCPU, %d MiB", cfg.KubeCPU, cfg.KubeMemoryMiB),
 			VCPUCount: cfg.KubeCPU, MemoryMiB: cfg.KubeMemoryMiB},
 		Env: env, AgentSecret: cfg.KubeAgentSecret, ImagePullPolicy: corev1.PullPolicy(cfg.KubeImagePullPolicy), Log: log,
+		ImageAllow: cfg.KubeImageAllow,
 	})
 }
 

@@ -471,9 +471,11 @@ func TestAWorkspacesSetupShowsOnItsPage(t *testing.T) {
 	s.person("owner-sub", "owner@example.com", "Olive Owner", core.RoleOwner)
 	s.signIn("owner-sub")
 	id := s.start("write never")
-	page := s.waitPage("/app/workspaces/"+id, "The script failed.")
+	// The setup's end is an event before the workspace's failure is recorded: the page
+	// is read again until both are there.
+	page := s.waitPage("/app/workspaces/"+id, "<strong>failed</strong>")
 	for _, want := range []string{"Setting up the environment", "fetching &lt;deps&gt;\ncannot reach the registry\n",
-		"<strong>failed</strong>", "exited with status 2"} {
+		"The script failed.", "exited with status 2"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page should show %q:\n%s", want, page)
 		}

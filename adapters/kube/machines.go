@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,7 +63,11 @@ type Config struct {
 	AgentSecret string
 	// ImagePullPolicy of the runtime's container ("" lets the cluster decide).
 	ImagePullPolicy corev1.PullPolicy
-	Log             *slog.Logger
+	// ImageAllow are the images a project's environment may name (path.Match
+	// patterns: * within a segment, so "node:*" or "ghcr.io/acme/*"); none allowed
+	// when empty.
+	ImageAllow []string
+	Log        *slog.Logger
 }
 
 // Machines is the kubernetes provider.
@@ -114,7 +120,12 @@ func labels(id string) map[string]string {
 
 // Start (re)creates the workspace's Pod with a new token: the old Pod and Secret go,
 // the disk stays.
-func (m *Machines) Start(ctx context.Context, ws *core.Workspace, token string) error {
+func (m *Machines) Start(ctx context.Context, ws *core.Workspace, token, image string) error {
+	if image != "" && !m.allows(image) {
+		return &core.SetupError{StatusCode: core.FailureStatus(core.FailureSetup, core.ReasonImageRefused),
+			Detail: fmt.Sprintf("the image %s that the project's environment names is not one this hub's operator allows "+
+				"(WSHUB_KUBE_IMAGE_ALLOW)", image)}
+	}
 	if err := m.Stop(ctx, ws); err != nil {
 		return err
 	}
@@ -124,7 +135,7 @@ func (m *Machines) Start(ctx context.Context, ws *core.Workspace, token string) 
 		}
 	}
 	// A stopped Pod may still be terminating: each start's Pod has a name of its own.
-	pod, err := m.client.pods(m.cfg.Namespace).Create(ctx, m.pod(ws.ID), metav1.CreateOptions{})
+	pod, err := m.client.pods(m.cfg.Namespace).Create(ctx, m.pod(ws.ID, image), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create pod: %w", err)
 	}
@@ -141,6 +152,24 @@ func (m *Machines) Start(ctx context.Context, ws *core.Workspace, token string) 
 	return nil
 }
 
+// AppliesImages is true: a workspace's Pod runs in the image its environment names,
+// when the operator allows it.
+func (m *Machines) AppliesImages() bool { return true }
+
+// allows reports whether an image matches one of the operator's patterns.
+func (m *Machines) allows(image string) bool {
+	for _, p := range m.cfg.ImageAllow {
+		if ok, err := path.Match(strings.TrimSpace(p), image); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// runtimeBinDir is where, in a Pod of a project's image, the init container copies
+// the wshub binary for the runtime's container to run: any image works unrebuilt.
+const runtimeBinDir = "/opt/wshub-runtime"
+
 // tokenDir is where the runtime's token Secret is mounted; tokenMode lets only the
 // runtime's user read it.
 const tokenDir = "/var/run/wshub-runtime"
@@ -148,7 +177,7 @@ const tokenDir = "/var/run/wshub-runtime"
 var tokenMode int32 = 0o400
 
 // pod is the workspace's Pod: the runtime, non-root, its token from the Secret.
-func (m *Machines) pod(id string) *corev1.Pod {
+func (m *Machines) pod(id, image string) *corev1.Pod {
 	cpu := resource.MustParse(strconv.Itoa(max(m.cfg.Size.VCPUCount, 1)))
 	mem := resource.MustParse(strconv.FormatInt(max(m.cfg.Size.MemoryMiB, 256), 10) + "Mi")
 	env := append([]corev1.EnvVar{
@@ -164,7 +193,7 @@ func (m *Machines) pod(id string) *corev1.Pod {
 		disk = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(id)}}
 	}
 	nonRoot, uid, no := true, int64(10001), false
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: podName(id) + "-", Namespace: m.cfg.Namespace, Labels: labels(id)},
 		Spec: corev1.PodSpec{
 			ServiceAccountName:           m.cfg.ServiceAccount,
@@ -187,6 +216,29 @@ func (m *Machines) pod(id string) *corev1.Pod {
 			}},
 		},
 	}
+	if image != "" {
+		m.inImage(pod, image)
+	}
+	return pod
+}
+
+// inImage makes the Pod run its runtime in a project's image: an init container of
+// the hub's image copies the wshub binary (static) into a volume the runtime's
+// container, of the project's image, runs it from.
+func (m *Machines) inImage(pod *corev1.Pod, image string) {
+	spec := &pod.Spec
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "wshub-runtime",
+		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	main := &spec.Containers[0]
+	spec.InitContainers = []corev1.Container{{
+		Name: "install-runtime", Image: m.cfg.Image, ImagePullPolicy: m.cfg.ImagePullPolicy,
+		Command:      []string{"wshub", "install-runtime", runtimeBinDir},
+		VolumeMounts: []corev1.VolumeMount{{Name: "wshub-runtime", MountPath: runtimeBinDir}},
+		Resources:    main.Resources,
+	}}
+	main.Image = image
+	main.Command = []string{runtimeBinDir + "/wshub", "runtime"}
+	main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: "wshub-runtime", MountPath: runtimeBinDir, ReadOnly: true})
 }
 
 func (m *Machines) envFrom() []corev1.EnvFromSource {

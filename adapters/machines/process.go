@@ -79,8 +79,12 @@ func (p *Process) root(ws *core.Workspace) (string, error) {
 	return filepath.Join(p.Dir, ws.ID), nil
 }
 
-// Start starts the workspace's runtime, replacing one that runs.
-func (p *Process) Start(ctx context.Context, ws *core.Workspace, token string) error {
+// AppliesImages is false: a process runs on the hub's host as it is.
+func (p *Process) AppliesImages() bool { return false }
+
+// Start starts the workspace's runtime, replacing one that runs; an image is not
+// applied (the workspace's statusDetail says so).
+func (p *Process) Start(ctx context.Context, ws *core.Workspace, token, _ string) error {
 	dir, err := p.root(ws)
 	if err != nil {
 		return err

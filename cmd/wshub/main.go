@@ -32,6 +32,8 @@ commands:
   runtime   a remote workspace's turn loop, on its machine (WSHUB_RUNTIME_URL, _TOKEN, _DIR)
   approval-mcp  Claude Code's permission prompt tool (MCP on stdio), started by Claude Code
             inside a turn in the approval-required mode; not for people
+  install-runtime DIR  copy this binary to DIR/wshub: a Pod's init container, for a runtime
+            in a project's own image
   version   the build: module version, commit and Go version
 
 client commands (the REST API from a shell or CI; WSHUB_URL, WSHUB_API_KEY; --help on each):
@@ -50,6 +52,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
+	}
+	if args[0] == "install-runtime" {
+		// A Pod's init container: wshub install-runtime DIR.
+		if len(args) != 2 {
+			fmt.Fprintln(stderr, "usage: wshub install-runtime DIR")
+			return 2
+		}
+		if err := installRuntime(args[1]); err != nil {
+			fmt.Fprintln(stderr, "wshub install-runtime:", err)
+			return 1
+		}
+		return 0
 	}
 	if u, ok := serverUsage[args[0]]; ok && len(args) > 1 {
 		if wantsHelp(args[1:]) {

@@ -68,3 +68,52 @@ func TestSetupOnKubernetesKeepsSecretsOutOfThePod(t *testing.T) {
 		}
 	}
 }
+
+// A project may name its Pods' image when the operator allows it: an init container
+// of the hub's image installs the runtime into the Pod, whose runtime's container runs
+// the project's image. An image the operator does not allow fails the workspace in
+// words, before any Pod is made.
+func TestAProjectsImageRunsItsPodsWhenAllowed(t *testing.T) {
+	t.Parallel()
+	cluster, cs := kubelet.Cluster(t)
+	ns := kubelet.Namespace
+	front := hubtest.NewTCPProxy(t)
+	h := startHub(t, hubtest.WithConfig(func(c *hub.Config) {
+		kubelet.HubSettings(t, cluster, ns)(c)
+		c.RuntimeHubURL, c.KubeImageAllow = "http://"+front.Addr(), []string{"node:*", "ghcr.io/acme/*"}
+	}))
+	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
+	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
+	k.LogOnFailure(t)
+
+	node, _ := repoWith(t, h, map[string]string{".wshub/environment.json": `{"image": "node:22", "setup": "echo set up"}`})
+	id := create(t, h, node, "echo hello from the image", "providerId", "kubernetes")
+	ws := waitFor(t, h, id, "the first turn done", idleAfterTurns(1))
+	if got := reply(t, h, id, 2); got != "hello from the image" {
+		t.Errorf("reply %q: %s", got, h.Call("GET", "/v1/api/workspaces/"+id+"/messages", h.Key, nil).Raw)
+	}
+	if detail, _ := ws["statusDetail"].(string); strings.Contains(detail, "not applied") {
+		t.Errorf("the image applies on Kubernetes: %q", detail)
+	}
+	pods := k.Pods(t, id)
+	if len(pods) != 1 || len(pods[0].Spec.InitContainers) != 1 {
+		t.Fatalf("one Pod with the runtime's installer: %+v", pods)
+	}
+	main, init := pods[0].Spec.Containers[0], pods[0].Spec.InitContainers[0]
+	if main.Image != "node:22" || main.Command[0] != "/opt/wshub-runtime/wshub" ||
+		init.Image != "registry.example/wshub:test" || strings.Join(init.Command, " ") != "wshub install-runtime /opt/wshub-runtime" {
+		t.Errorf("the runtime's container in the project's image, run from what the hub's image installed: %+v / %+v", main, init)
+	}
+
+	python, _ := repoWith(t, h, map[string]string{".wshub/environment.json": `{"image": "python:3.12"}`})
+	refused := create(t, h, python, "echo never", "providerId", "kubernetes")
+	ws = waitFor(t, h, refused, "the workspace failed", state("failed"))
+	detail, _ := ws["statusDetail"].(string)
+	if ws["statusCode"] != "setup_failed:image_refused" || !strings.Contains(detail, "python:3.12") ||
+		!strings.Contains(detail, "WSHUB_KUBE_IMAGE_ALLOW") {
+		t.Errorf("refused in words: %v %q", ws["statusCode"], detail)
+	}
+	if pods := k.Pods(t, refused); len(pods) != 0 {
+		t.Errorf("no Pod for a refused image: %d", len(pods))
+	}
+}

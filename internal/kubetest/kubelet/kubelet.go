@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -149,7 +151,23 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) bool {
 		return true
 	}
 	defer log.Close()
-	cmd := exec.Command(k.bin, c.Command[1:]...) // the image's `wshub` is the test's build
+	// Init containers run first, to their end, as a kubelet runs them; their emptyDir
+	// volumes are directories the main container then mounts.
+	for _, ic := range p.Spec.InitContainers {
+		init := exec.Command(k.bin, k.mapped(p, ic.VolumeMounts, ic.Command[1:])...)
+		init.Env, init.Dir, init.Stdout, init.Stderr = env, dir, log, log
+		if err := init.Run(); err != nil {
+			k.t.Errorf("kubelet: init container %s of %s: %v", ic.Name, p.Name, err)
+			return true
+		}
+	}
+	// The image's `wshub` is the test's build, unless the container runs one a volume
+	// holds (an init container put it there).
+	prog := k.bin
+	if mapped := k.mapped(p, c.VolumeMounts, c.Command[:1])[0]; mapped != c.Command[0] {
+		prog = mapped
+	}
+	cmd := exec.Command(prog, c.Command[1:]...)
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -168,6 +186,29 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) bool {
 		k.t.Logf("kubelet: status of %s: %v", p.Name, err)
 	}
 	return true
+}
+
+// mapped rewrites paths under the containers' emptyDir mounts (other than the disk)
+// to the directories that stand for them on this host.
+func (k *Kubelet) mapped(p *corev1.Pod, mounts []corev1.VolumeMount, args []string) []string {
+	out := slices.Clone(args)
+	for _, m := range mounts {
+		for _, v := range p.Spec.Volumes {
+			if v.Name != m.Name || v.EmptyDir == nil || m.Name == "disk" {
+				continue
+			}
+			host := filepath.Join(k.Root, "volumes", p.Name, v.Name)
+			if err := os.MkdirAll(host, 0o700); err != nil {
+				k.t.Errorf("kubelet: %v", err)
+			}
+			for i, a := range out {
+				if rest, ok := strings.CutPrefix(a, m.MountPath); ok && (rest == "" || strings.HasPrefix(rest, "/")) {
+					out[i] = host + rest
+				}
+			}
+		}
+	}
+	return out
 }
 
 // secretFile writes the Secret volume mounted at path's directory as a kubelet does,
