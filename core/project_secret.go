@@ -277,7 +277,7 @@ func openSecrets(ctx context.Context, k kernel, q ProjectSecretQueries, projectI
 		plain, err := k.open(sec.SealedValue, SealedProjectSecret.binding(sec.ProjectID, sec.Name))
 		if err != nil {
 			return nil, &SetupError{StatusCode: FailureStatus(FailureSetup, ReasonEnvironmentInvalid),
-				Detail: fmt.Sprintf("the project's secret %s could not be opened by this hub; the operator must set it again", sec.Name), Err: err}
+				Detail: fmt.Sprintf("the project's secret %s could not be opened by this hub; an owner (in the app) or the operator must set it again", sec.Name), Err: err}
 		}
 		out[i] = openSecret{ProjectSecret: sec, value: plain}
 	}
