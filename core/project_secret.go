@@ -108,6 +108,24 @@ func checkSecretValue(v string) error {
 
 // Set creates the project's secret of that name, or replaces its value and flag.
 func (s *ProjectSecrets) Set(ctx context.Context, in ProjectSecretInput) (*ProjectSecret, error) {
+	return s.set(ctx, in, "", actor{id: actorOperator})
+}
+
+// secretProject checks the project a command on secrets names: for the operator
+// (account "") any account's, for a front-end the account's own and not removed, so
+// that another's is as missing as one that never was.
+func secretProject(p *Project, err error, account string) (*Project, error) {
+	if err == nil && account != "" && (p.AccountID != account || p.RemovedAt != nil) {
+		err = ErrNoRows
+	}
+	if err != nil {
+		return nil, notFound(err, CodeNotFound, "no such project")
+	}
+	return p, nil
+}
+
+// set is Set for the project of account ("": any), audited as by.
+func (s *ProjectSecrets) set(ctx context.Context, in ProjectSecretInput, account string, by actor) (*ProjectSecret, error) {
 	if err := CheckSecretName(in.Name); err != nil {
 		return nil, err
 	}
@@ -122,8 +140,8 @@ func (s *ProjectSecrets) Set(ctx context.Context, in ProjectSecretInput) (*Proje
 	err := s.store.InTx(ctx, func(q Queries) error {
 		// Locked, so that two sets cannot both take the last place under the cap.
 		p, err := q.LockProject(ctx, in.ProjectID)
-		if err != nil {
-			return notFound(err, CodeNotFound, "no such project")
+		if p, err = secretProject(p, err, account); err != nil {
+			return err
 		}
 		if p.RemovedAt != nil {
 			return Errorf(CodeNotFound, "the project was removed")
@@ -148,7 +166,7 @@ func (s *ProjectSecrets) Set(ctx context.Context, in ProjectSecretInput) (*Proje
 		if in.Agent {
 			detail += " (given to the agent)"
 		}
-		return operatorAudit(ctx, q, p.AccountID, now, AuditSecretSet, p.ID, detail)
+		return by.audit(ctx, q, p.AccountID, now, AuditSecretSet, p.ID, detail)
 	})
 	return out, err
 }
@@ -164,23 +182,35 @@ func hasSecret(secrets []*ProjectSecret, name string) bool {
 
 // List lists the project's secrets in name order, without their values.
 func (s *ProjectSecrets) List(ctx context.Context, projectID string) ([]*ProjectSecret, error) {
-	if _, err := s.store.GetProjectByID(ctx, projectID); err != nil {
-		return nil, notFound(err, CodeNotFound, "no such project")
+	_, list, err := s.list(ctx, projectID, "")
+	return list, err
+}
+
+// list reads the project of account ("": any) and its secrets, without their values.
+func (s *ProjectSecrets) list(ctx context.Context, projectID, account string) (*Project, []*ProjectSecret, error) {
+	p, err := s.store.GetProjectByID(ctx, projectID)
+	if p, err = secretProject(p, err, account); err != nil {
+		return nil, nil, err
 	}
 	list, err := s.store.ListProjectSecrets(ctx, projectID)
 	for _, sec := range list {
 		sec.SealedValue = nil
 	}
-	return list, err
+	return p, list, err
 }
 
 // Remove deletes the project's secret of that name: workspaces set up after, and
 // turns started after, no longer get it.
 func (s *ProjectSecrets) Remove(ctx context.Context, projectID, name string) error {
+	return s.remove(ctx, projectID, name, "", actor{id: actorOperator})
+}
+
+// remove is Remove for the project of account ("": any), audited as by.
+func (s *ProjectSecrets) remove(ctx context.Context, projectID, name, account string, by actor) error {
 	return s.store.InTx(ctx, func(q Queries) error {
 		p, err := q.GetProjectByID(ctx, projectID)
-		if err != nil {
-			return notFound(err, CodeNotFound, "no such project")
+		if p, err = secretProject(p, err, account); err != nil {
+			return err
 		}
 		ok, err := q.DeleteProjectSecret(ctx, p.ID, name)
 		if err != nil {
@@ -189,7 +219,7 @@ func (s *ProjectSecrets) Remove(ctx context.Context, projectID, name string) err
 		if !ok {
 			return Errorf(CodeNotFound, "the project has no secret %q", cut(name, maxSecretName))
 		}
-		return operatorAudit(ctx, q, p.AccountID, s.clock.Now(), AuditSecretRemoved, p.ID, name)
+		return by.audit(ctx, q, p.AccountID, s.clock.Now(), AuditSecretRemoved, p.ID, name)
 	})
 }
 
@@ -247,7 +277,7 @@ func openSecrets(ctx context.Context, k kernel, q ProjectSecretQueries, projectI
 		plain, err := k.open(sec.SealedValue, SealedProjectSecret.binding(sec.ProjectID, sec.Name))
 		if err != nil {
 			return nil, &SetupError{StatusCode: FailureStatus(FailureSetup, ReasonEnvironmentInvalid),
-				Detail: fmt.Sprintf("the project's secret %s could not be opened by this hub; the operator must set it again", sec.Name), Err: err}
+				Detail: fmt.Sprintf("the project's secret %s could not be opened by this hub; an owner (in the app) or the operator must set it again", sec.Name), Err: err}
 		}
 		out[i] = openSecret{ProjectSecret: sec, value: plain}
 	}

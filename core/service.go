@@ -83,6 +83,8 @@ type Service struct {
 	AppWorkspaces *AppWorkspaces
 	// ProjectSecrets are the operator's commands on projects' secrets.
 	ProjectSecrets *ProjectSecrets
+	// AppProjects are the app's project pages (their secrets), on the session's account.
+	AppProjects *AppProjects
 }
 
 // kernel is what every group shares: time, randomness and content sealing.
@@ -124,6 +126,7 @@ func NewService(d Deps) *Service {
 	ws.feeds = newEventFeeds(ws.readNewEvents, d.Wakeups, lg.log().Warn)
 	hooks := &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks}
 	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, quotas: d.Quotas, webhooks: hooks}
+	secrets := &ProjectSecrets{kernel: k, store: d.Store}
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   hooks,
@@ -140,7 +143,8 @@ func NewService(d Deps) *Service {
 		Caches: &Caches{c: caches},
 		Admin:  &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws, caches: caches},
 
-		ProjectSecrets: &ProjectSecrets{kernel: k, store: d.Store},
+		ProjectSecrets: secrets,
+		AppProjects:    &AppProjects{store: d.Store, secrets: secrets},
 	}
 }
 

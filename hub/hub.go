@@ -274,13 +274,13 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
 		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
 		AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst},
-		BodyLimits: map[string]int{"/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes}, TrustedProxies: cfg.TrustedProxies})
+		BodyLimits: map[string]int{"/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes, web.ProjectsPrefix: web.MaxSecretFormBytes}, TrustedProxies: cfg.TrustedProxies})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen, endStreams: endStreams,
 		AgentLimits: limits}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
-	if h.Web, err = web.Mount(app, svc.App, svc.AppWorkspaces, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
+	if h.Web, err = web.Mount(app, svc.App, svc.AppWorkspaces, svc.AppProjects, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		OIDC: web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName,
 			SlackIssuer: cfg.OIDCSlackIssuer},
 		Discord:  discordSignIn(cfg),

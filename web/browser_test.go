@@ -95,6 +95,29 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	}
 	picture("audit")
 
+	// The projects, and one project's secrets: one set, listed by name without its
+	// value, and the page that asks before a remove.
+	b.Open(t, s.hub.URL+"/app/projects")
+	picture("projects")
+	if code := b.Follow(t, `a[href$="/secrets"]`); code != http.StatusOK {
+		t.Fatalf("expected the project's page, got %d", code)
+	}
+	b.FillByLabel(t, "Name", "NPM_TOKEN")
+	b.FillByLabel(t, "Value", "npm-token-3f9a1c")
+	b.Click(t, "#secret-agent")
+	if code := b.Submit(t, `form[action$="/secrets"]`); code != http.StatusOK || !strings.Contains(b.Text(t, ".notice"), "Saved NPM_TOKEN.") {
+		t.Fatalf("expected the secret saved, got %d: %q", code, b.Text(t, "main"))
+	}
+	b.Eval(t, `document.documentElement.outerHTML`, &html)
+	if strings.Contains(html, "npm-token-3f9a1c") || !strings.Contains(b.Text(t, "tbody"), "the agent's turns") {
+		t.Errorf("expected the secret listed for the agent too, without its value: %q", b.Text(t, "main"))
+	}
+	picture("project-secrets")
+	if code := b.Follow(t, `a[aria-label="Remove NPM_TOKEN"]`); code != http.StatusOK {
+		t.Fatalf("expected the page that asks before a remove, got %d", code)
+	}
+	picture("secret-remove")
+
 	// The session cookie is one a script cannot read.
 	for _, c := range b.Cookies(t) {
 		if c.Name == "wshub_session" && !c.HttpOnly {

@@ -39,15 +39,17 @@ var templateFuncs = template.FuncMap{
 	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"ms":   func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 	// markdown renders an agent's reply as sanitized HTML (markdown.go).
-	"markdown":  renderMarkdown,
-	"short":     func(sha string) string { return sha[:min(len(sha), 12)] },
-	"bytes":     byteSize,
-	"threadURL": threadURL,
-	"list":      func(v ...string) []string { return v },
-	"pageQuery": pageQuery,
-	"ask":       askOf,
-	"isImage":   isImage,
-	"since":     since,
+	"markdown": renderMarkdown,
+	"short":    func(sha string) string { return sha[:min(len(sha), 12)] },
+	// repository is a project's repository without the credentials its URL may hold.
+	"repository": core.DisplayRepository,
+	"bytes":      byteSize,
+	"threadURL":  threadURL,
+	"list":       func(v ...string) []string { return v },
+	"pageQuery":  pageQuery,
+	"ask":        askOf,
+	"isImage":    isImage,
+	"since":      since,
 	// secret is a value shown once, with its field's id and label (the "shown-once"
 	// template: the keys' and the webhooks' pages).
 	"secret": func(id, label, value string) shownOnce { return shownOnce{ID: id, Label: label, Value: value} },

@@ -1,9 +1,10 @@
 // Package web is the app at /app/: people sign in (OpenID Connect, Discord, or the
 // development hub's one-time link); members see and drive the account's workspaces,
-// and owners manage its keys, webhooks and members. Pages are rendered on the server
-// from embedded templates; a little script from /app/static/ copies to the clipboard.
-// It is a front-end like api/ and bots/: it calls core.App and core.AppWorkspaces
-// only, and every page acts through the signed-in person's session.
+// and owners manage its keys, webhooks, members and projects' secrets. Pages are
+// rendered on the server from embedded templates; a little script from /app/static/
+// copies to the clipboard.
+// It is a front-end like api/ and bots/: it calls core.App, core.AppWorkspaces and
+// core.AppProjects only, and every page acts through the signed-in person's session.
 package web
 
 import (
@@ -81,8 +82,9 @@ type app struct {
 	// public is the hub's address as browsers reach it (PublicURL, or SetPublicURL's).
 	public atomic.Pointer[string]
 	core   *core.App
-	// workspaces are the workspace pages' use cases.
+	// workspaces are the workspace pages' use cases; projects the project pages'.
 	workspaces *core.AppWorkspaces
+	projects   *core.AppProjects
 	opts       Options
 	log        *slog.Logger
 	pages      *template.Template
@@ -115,7 +117,7 @@ func (a *app) redirectBase() string {
 }
 
 // Mount serves the app under /app on r.
-func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts Options) (*App, error) {
+func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, projects *core.AppProjects, opts Options) (*App, error) {
 	pages, err := template.New("").Funcs(templateFuncs).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -126,7 +128,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &app{core: svc, workspaces: workspaces, opts: opts, log: opts.Log, pages: pages, limit: signInLimits(opts.SignInRate, opts.SignInBurst),
+	a := &app{core: svc, workspaces: workspaces, projects: projects, opts: opts, log: opts.Log, pages: pages, limit: signInLimits(opts.SignInRate, opts.SignInBurst),
 		streams: sse.NewPlaces(opts.MaxStreams), paces: keyrate.New(opts.StreamPageRate, opts.StreamPageBurst)}
 	if opts.PublicURL != "" {
 		u := strings.TrimSuffix(opts.PublicURL, "/")
@@ -165,6 +167,11 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, opts O
 	signedIn.Post("/webhooks/:id/delete", a.checkForm, a.deleteWebhook)
 	signedIn.Get("/webhooks/:id/deliveries", a.webhookLog)
 	signedIn.Post("/webhooks/:id/deliveries/:delivery/redeliver", a.checkForm, a.redeliver)
+	signedIn.Get("/projects", a.projectsPage)
+	signedIn.Get("/projects/:id/secrets", a.secretsPage)
+	signedIn.Post("/projects/:id/secrets", a.checkForm, a.setSecret)
+	signedIn.Get("/projects/:id/secrets/:name/remove", a.confirmRemoveSecret)
+	signedIn.Post("/projects/:id/secrets/:name/remove", a.checkForm, a.removeSecret)
 	signedIn.Get("/workspaces", a.workspacesPage)
 	signedIn.Get("/workspaces/new", a.newWorkspacePage)
 	signedIn.Post("/workspaces", a.checkForm, a.startWorkspace)

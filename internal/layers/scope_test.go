@@ -199,7 +199,7 @@ func TestFrontEndsReachOnlyScopedUseCases(t *testing.T) {
 			held[g] = true
 		}
 	}
-	for _, g := range []string{"Workspaces", "Webhooks", "RuntimeAPI", "Chat", "App"} {
+	for _, g := range []string{"Workspaces", "Webhooks", "RuntimeAPI", "Chat", "App", "AppProjects"} {
 		if !held[g] {
 			t.Errorf("no front-end holds core.%s: the check would not look at its methods", g)
 		}

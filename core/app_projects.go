@@ -1,0 +1,59 @@
+package core
+
+import "context"
+
+// AppProjects are the app's project pages: the account's owners see its projects and
+// manage their secrets. They are the operator's secret commands (ProjectSecrets), one
+// rule set, on the session's account only, with the member as the audit log's actor.
+// Members are refused as they are from the keys: a secret set here reaches every
+// setup of the project, which is an owner's trust to give.
+type AppProjects struct {
+	store   ProjectQueries
+	secrets *ProjectSecrets
+}
+
+// List lists the account's projects (owners), their credentials left out.
+func (s *AppProjects) List(ctx context.Context, a *AppSession) ([]*Project, error) {
+	if err := a.requireOwner(); err != nil {
+		return nil, err
+	}
+	list, err := s.store.ListProjects(ctx, a.AccountID)
+	for _, p := range list {
+		p.SealedCredential = nil
+	}
+	return list, err
+}
+
+// Secrets reads one of the account's projects and its secrets in name order, never
+// their values (owners). Another account's project is not found.
+func (s *AppProjects) Secrets(ctx context.Context, a *AppSession, projectID string) (*Project, []*ProjectSecret, error) {
+	if err := a.requireOwner(); err != nil {
+		return nil, nil, err
+	}
+	p, list, err := s.secrets.list(ctx, projectID, a.AccountID)
+	if p != nil {
+		p.SealedCredential = nil
+	}
+	return p, list, err
+}
+
+// SetSecret creates or replaces a secret of one of the account's projects (owners),
+// under ProjectSecrets.Set's rules.
+func (s *AppProjects) SetSecret(ctx context.Context, a *AppSession, in ProjectSecretInput) (*ProjectSecret, error) {
+	if err := a.requireOwner(); err != nil {
+		return nil, err
+	}
+	sec, err := s.secrets.set(ctx, in, a.AccountID, a.actor())
+	if sec != nil {
+		sec.SealedValue = nil
+	}
+	return sec, err
+}
+
+// RemoveSecret deletes a secret of one of the account's projects (owners).
+func (s *AppProjects) RemoveSecret(ctx context.Context, a *AppSession, projectID, name string) error {
+	if err := a.requireOwner(); err != nil {
+		return err
+	}
+	return s.secrets.remove(ctx, projectID, name, a.AccountID, a.actor())
+}
