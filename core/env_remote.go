@@ -85,7 +85,7 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 		}
 		runID = NewID(r.rt.rand, name+"_")
 		kept := keptEnvironment{Source: env.Source, Env: env.Env, Update: env.Update, Cache: env.Cache,
-			SetupTimeout: env.SetupTimeout, Image: env.Image, Setup: env.Setup, Notes: r.rt.remoteNotes(ws, env)}
+			SetupTimeout: env.SetupTimeout, Image: env.Image, Setup: env.Setup, Notes: (environments{r.rt}).remoteNotes(ws, env)}
 		if env.Setup != "" {
 			if kept.Caches, caches, err = (environments{r.rt}).planRemoteCaches(ctx, ws, p, env); err != nil {
 				return nil, err
@@ -122,7 +122,7 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 }
 
 // remoteNotes says what of an environment a remote machine does not apply.
-func (s *Worker) remoteNotes(ws *Workspace, env *Environment) string {
+func (s environments) remoteNotes(ws *Workspace, env *Environment) string {
 	var notes []string
 	if rm := s.remoteFor(ws); env.Image != "" && (rm == nil || !rm.AppliesImages()) {
 		notes = append(notes, "the image "+env.Image+" that "+env.Source+" names is not applied: the workspace runs on the provider's own image")
