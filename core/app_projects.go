@@ -57,3 +57,39 @@ func (s *AppProjects) RemoveSecret(ctx context.Context, a *AppSession, projectID
 	}
 	return s.secrets.remove(ctx, projectID, name, a.AccountID, a.actor())
 }
+
+// AuditEnvironmentSet and AuditEnvironmentCleared record an owner's change of a
+// project's environment settings.
+const (
+	AuditEnvironmentSet     = "project.environment_set"
+	AuditEnvironmentCleared = "project.environment_cleared"
+)
+
+// SetEnvironment replaces the environment settings of one of the account's projects
+// (owners), which win over the repository's files from each new workspace on; nil
+// removes them. Settings are refused in the words a workspace would fail with.
+func (s *AppProjects) SetEnvironment(ctx context.Context, a *AppSession, projectID string, settings []byte) error {
+	if err := a.requireOwner(); err != nil {
+		return err
+	}
+	env, err := projectEnvironment(UpdateProjectInput{Environment: settings, ClearEnvironment: settings == nil})
+	if err != nil {
+		return err
+	}
+	return s.secrets.store.InTx(ctx, func(q Queries) error {
+		p, err := q.LockProject(ctx, projectID)
+		if p, err = secretProject(p, err, a.AccountID); err != nil {
+			return err
+		}
+		now := s.secrets.clock.Now()
+		p.Environment, p.UpdatedAt = env, now
+		if err := q.UpdateProject(ctx, p); err != nil {
+			return err
+		}
+		kind := AuditEnvironmentSet
+		if env == nil {
+			kind = AuditEnvironmentCleared
+		}
+		return a.actor().audit(ctx, q, p.AccountID, now, kind, p.ID, "")
+	})
+}

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"slices"
@@ -36,6 +38,9 @@ type secretsData struct {
 	Project     *core.Project
 	Secrets     []*core.ProjectSecret
 	Environment *core.Environment
+	// Settings is the text of the environment form: the project's settings as JSON,
+	// or what was sent when it was refused.
+	Settings string
 	// Name and Agent fill the form again after a refusal. The value never does: a page
 	// is cached, printed, and read over shoulders.
 	Name  string
@@ -57,6 +62,10 @@ func (a *app) secretsPage(c *fiber.Ctx) error {
 			return "Saved " + saved + ". Its value is sealed and is not shown again; to change it, set it again."
 		case core.CheckSecretName(removed) == nil && !d.has(removed):
 			return "Removed " + removed + ": setups and turns that start from now on do not get it."
+		case c.Query("environment") == "saved" && d.Environment != nil:
+			return "Saved the environment: workspaces created from now on are set up with it."
+		case c.Query("environment") == "removed" && d.Environment == nil:
+			return "Removed the environment settings: workspaces created from now on take the repository's."
 		}
 		return ""
 	})
@@ -70,6 +79,12 @@ func (a *app) showSecrets(c *fiber.Ctx, status int, d secretsData, notice func(s
 		return a.fail(c, err)
 	}
 	d.Project, d.Secrets, d.Environment = p, list, core.ProjectEnvironmentSettings(p)
+	if d.Settings == "" && d.Environment != nil {
+		var b bytes.Buffer
+		if json.Indent(&b, p.Environment, "", "  ") == nil {
+			d.Settings = b.String()
+		}
+	}
 	return a.render(c, status, "project-secrets", page{Title: projectName(p), Notice: notice(d), Data: d})
 }
 
@@ -127,4 +142,29 @@ func (a *app) removeSecret(c *fiber.Ctx) error {
 		return a.fail(c, err)
 	}
 	return c.Redirect(ProjectsPrefix+id+"/secrets?removed="+url.QueryEscape(name), fiber.StatusSeeOther)
+}
+
+// setEnvironment saves the project's environment settings (JSON of the form of
+// .wshub/environment.json); an empty form removes them.
+func (a *app) setEnvironment(c *fiber.Ctx) error {
+	text := strings.TrimSpace(c.FormValue("environment"))
+	var settings []byte
+	if text != "" {
+		settings = []byte(text)
+	}
+	err := a.projects.SetEnvironment(c.UserContext(), sessionOf(c), c.Params("id"), settings)
+	var ce *core.Error
+	if errors.As(err, &ce) && ce.Code == core.CodeInvalidRequest {
+		return a.showSecrets(c, fiber.StatusBadRequest, secretsData{Settings: text}, func(secretsData) string {
+			return ce.Detail + ". Nothing was saved."
+		})
+	}
+	if err != nil {
+		return a.fail(c, err)
+	}
+	done := "saved"
+	if settings == nil {
+		done = "removed"
+	}
+	return c.Redirect(ProjectsPrefix+c.Params("id")+"/secrets?environment="+done, fiber.StatusSeeOther)
 }

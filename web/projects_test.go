@@ -326,3 +326,41 @@ func setupOutput(t *testing.T, h *hubtest.Hub, id string) string {
 	t.Fatalf("workspace %s: expected its setup to finish within a minute", id)
 	return ""
 }
+
+// An owner edits the project's environment settings on its page: saved, they are the
+// project's (the operator's list shows them) and are shown back; settings a workspace
+// could not use are refused in words, the text kept; an empty form removes them. A
+// member cannot.
+func TestAnOwnerEditsAProjectsEnvironmentSettings(t *testing.T) {
+	s, csrf := ownerSignedIn(t)
+	path := "/app/projects/" + s.hub.Project.ID + "/environment"
+	settings := `{"setup": "npm ci", "env": {"NODE_ENV": "test"}, "cache": [{"paths": ["node_modules"], "keyFiles": ["package-lock.json"]}]}`
+	code, at, page := s.post(path, url.Values{"csrf": {csrf}, "environment": {settings}})
+	if code != 200 || !strings.HasSuffix(at, "/secrets") || !strings.Contains(noticeOf(page), "Saved the environment") ||
+		!strings.Contains(page, "npm ci") || !strings.Contains(page, "&#34;NODE_ENV&#34;: &#34;test&#34;") {
+		t.Fatalf("expected the settings saved and shown, got %d at %s (%s)", code, at, noticeOf(page))
+	}
+	p, err := s.hub.PG().GetProjectByID(context.Background(), s.hub.Project.ID)
+	if env := core.ProjectEnvironmentSettings(p); err != nil || env == nil || env.Setup != "npm ci" {
+		t.Fatalf("the project holds the settings: %+v %v", env, err)
+	}
+	code, _, page = s.post(path, url.Values{"csrf": {csrf}, "environment": {`{"setpu": "npm ci"}`}})
+	if code != 400 || !strings.Contains(noticeOf(page), `unknown field "setpu"`) || !strings.Contains(page, "&#34;setpu&#34;") {
+		t.Errorf("expected unusable settings refused in words with the text kept, got %d (%s)", code, noticeOf(page))
+	}
+	if p, _ := s.hub.PG().GetProjectByID(context.Background(), s.hub.Project.ID); core.ProjectEnvironmentSettings(p).Setup != "npm ci" {
+		t.Error("a refused form changed the settings")
+	}
+	if code, _, page = s.post(path, url.Values{"csrf": {csrf}, "environment": {"  "}}); code != 200 || !strings.Contains(noticeOf(page), "Removed the environment settings") {
+		t.Errorf("expected an empty form to remove the settings, got %d (%s)", code, noticeOf(page))
+	}
+	if p, _ := s.hub.PG().GetProjectByID(context.Background(), s.hub.Project.ID); len(p.Environment) != 0 {
+		t.Errorf("the settings stayed: %s", p.Environment)
+	}
+
+	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
+	_, _, page = s.signIn("bob-1")
+	if code, _, _ := s.post(path, url.Values{"csrf": {csrfOf(t, page)}, "environment": {settings}}); code != 403 {
+		t.Errorf("expected a member refused with 403, got %d", code)
+	}
+}

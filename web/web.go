@@ -172,6 +172,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, projec
 	signedIn.Post("/projects/:id/secrets", a.checkForm, a.setSecret)
 	signedIn.Get("/projects/:id/secrets/:name/remove", a.confirmRemoveSecret)
 	signedIn.Post("/projects/:id/secrets/:name/remove", a.checkForm, a.removeSecret)
+	signedIn.Post("/projects/:id/environment", a.checkForm, a.setEnvironment)
 	signedIn.Get("/workspaces", a.workspacesPage)
 	signedIn.Get("/workspaces/new", a.newWorkspacePage)
 	signedIn.Post("/workspaces", a.checkForm, a.startWorkspace)

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"os"
 	"os/exec"
@@ -183,7 +184,8 @@ func TestManifestsAndTheHubsPermissions(t *testing.T) {
 	asHub := cluster.TokenConfig(tr.Status.Token)
 	mach, err := New(asHub, Config{Namespace: ns, Image: "wshub:test", HubURL: cfg["WSHUB_RUNTIME_HUB_URL"],
 		ServiceAccount: cfg["WSHUB_KUBE_SERVICE_ACCOUNT"], AgentSecret: cfg["WSHUB_KUBE_AGENT_SECRET"],
-		StorageClass: "standard", VolumeSize: "1Gi", Size: core.ProviderSize{ID: "standard", VCPUCount: 1, MemoryMiB: 512}})
+		StorageClass: "standard", VolumeSize: "1Gi", Size: core.ProviderSize{ID: "standard", VCPUCount: 1, MemoryMiB: 512},
+		ImageAllow: []string{"node:*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,8 +203,23 @@ func TestManifestsAndTheHubsPermissions(t *testing.T) {
 	// The workspace's Pod is admitted in its namespace, whose Pod Security level
 	// (baseline) the API server enforces.
 	ws := &core.Workspace{ID: "ws_0123456789ABCDEF"}
-	if err := mach.Start(ctx, ws, "wsrt_token"); err != nil {
+	if err := mach.Start(ctx, ws, "wsrt_token", ""); err != nil {
 		t.Fatalf("start as the hub's account: %v", err)
+	}
+	// A Pod in a project's image, its runtime installed by an init container, is
+	// admitted too; an image the operator does not allow makes no Pod.
+	inImage := &core.Workspace{ID: "ws_0123456789IMAGE"}
+	if err := mach.Start(ctx, inImage, "wsrt_token2", "node:22"); err != nil {
+		t.Fatalf("start in a project's image: %v", err)
+	}
+	if l, err := admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelWorkspace + "=" + inImage.ID}); err != nil ||
+		len(l.Items) != 1 || len(l.Items[0].Spec.InitContainers) != 1 || l.Items[0].Spec.Containers[0].Image != "node:22" {
+		t.Fatalf("expected the Pod in node:22 with its installer, got %v %v", l, err)
+	}
+	var refused *core.SetupError
+	if err := mach.Start(ctx, &core.Workspace{ID: "ws_0123456789NOPE0"}, "wsrt_token3", "python:3.12"); !errors.As(err, &refused) ||
+		refused.StatusCode != "setup_failed:image_refused" {
+		t.Fatalf("expected an image not allowed refused, got %v", err)
 	}
 	pods, err := admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelWorkspace + "=" + ws.ID})
 	if err != nil || len(pods.Items) != 1 {
