@@ -306,6 +306,9 @@ func (s environments) machineImage(ctx context.Context, ws *Workspace, lease str
 		s.log().Warn("mirror fetch failed; the environment is read from the mirror as it is", "workspace", ws.ID, "err", err)
 	}
 	env, err := ResolveEnvironment(ctx, s.envFiles, p, ws.BaseRef)
+	if errors.Is(err, ErrBaseRefNotFound) {
+		return "", nil // the machine's checkout fails the workspace, in the words it always has
+	}
 	if err != nil || env.Source == "" {
 		return "", err
 	}
