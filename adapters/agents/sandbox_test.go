@@ -480,21 +480,22 @@ const fakeHub = "WSHUB_TEST_FAKE_HUB"
 // --die-with-parent does when bwrap is the hub's child: the network helper in between,
 // the sandbox and pasta all end.
 func TestSandboxFullNetworkDiesWithTheHub(t *testing.T) {
-	marker := os.Getenv("WSHUB_TEST_AGENT_MARKER")
 	if data := os.Getenv(fakeHub); data != "" {
+		// Killed, this process cleans up nothing: everything it uses is the parent's.
 		l := layoutAt(data)
-		r := sandboxed(t, l, script(t, "cat >/dev/null; exec -a "+marker+" sleep 600"))
+		r := sandboxed(t, l, os.Getenv("WSHUB_TEST_AGENT_SCRIPT"))
 		r.RunTurn(context.Background(), l.turn(core.NetworkFull, "wait")) // until killed
 		return
 	}
 	l := newHostLayout(t)
-	marker = fmt.Sprintf("wshub-test-agent-%d", time.Now().UnixNano())
+	marker := fmt.Sprintf("wshub-test-agent-%d", time.Now().UnixNano())
+	agent := script(t, "cat >/dev/null; exec -a "+marker+" sleep 600")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	hub := exec.Command(self, "-test.run=^"+t.Name()+"$", "-test.count=1")
-	hub.Env = append(os.Environ(), fakeHub+"="+l.data, "WSHUB_TEST_AGENT_MARKER="+marker)
+	hub.Env = append(os.Environ(), fakeHub+"="+l.data, "WSHUB_TEST_AGENT_SCRIPT="+agent)
 	var out strings.Builder
 	hub.Stdout, hub.Stderr = &out, &out
 	if err := hub.Start(); err != nil {
