@@ -28,6 +28,7 @@ func TestSetupOnKubernetesKeepsSecretsOutOfThePod(t *testing.T) {
 	h := startHub(t, withCaches, hubtest.WithConfig(func(c *hub.Config) {
 		kubelet.HubSettings(t, cluster, ns)(c)
 		c.RuntimeHubURL, c.RuntimeHubLostAfter = "http://"+front.Addr(), 7*time.Minute
+		c.KubeImageAllow = []string{"node:*", "ghcr.io/acme/*"}
 	}))
 	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
 	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
@@ -67,25 +68,15 @@ func TestSetupOnKubernetesKeepsSecretsOutOfThePod(t *testing.T) {
 			t.Errorf("the namespace's %s hold the project's secret", what)
 		}
 	}
+	t.Run("project images", func(t *testing.T) { projectImages(t, h, k) })
 }
 
-// A project may name its Pods' image when the operator allows it: an init container
+// projectImages: a project may name its Pods' image when the operator allows it: an init container
 // of the hub's image installs the runtime into the Pod, whose runtime's container runs
 // the project's image. An image the operator does not allow fails the workspace in
 // words, before any Pod is made.
-func TestAProjectsImageRunsItsPodsWhenAllowed(t *testing.T) {
-	t.Parallel()
-	cluster, cs := kubelet.Cluster(t)
-	ns := kubelet.Namespace
-	front := hubtest.NewTCPProxy(t)
-	h := startHub(t, hubtest.WithConfig(func(c *hub.Config) {
-		kubelet.HubSettings(t, cluster, ns)(c)
-		c.RuntimeHubURL, c.KubeImageAllow = "http://"+front.Addr(), []string{"node:*", "ghcr.io/acme/*"}
-	}))
-	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
-	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
-	k.LogOnFailure(t)
-
+// (One API server for both: starting one is the most of either's time.)
+func projectImages(t *testing.T, h *hubtest.Hub, k *kubelet.Kubelet) {
 	node, _ := repoWith(t, h, map[string]string{".wshub/environment.json": `{"image": "node:22", "setup": "echo set up"}`})
 	id := create(t, h, node, "echo hello from the image", "providerId", "kubernetes")
 	ws := waitFor(t, h, id, "the first turn done", idleAfterTurns(1))
