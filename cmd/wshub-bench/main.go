@@ -67,7 +67,7 @@ func main() {
 		}
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog, bigFiles: *files,
 		captured: map[string][]string{}, only: *only, pin: *pin}
