@@ -80,7 +80,9 @@ func BenchmarkToolEventToStatusEdit(b *testing.B) {
 	f.mu.Unlock()
 	const root = "1700003000.000100"
 	b.ResetTimer()
-	deliver(b, h, eventBody("EvBenchS", mention(root, "", fmt.Sprintf("<@%s> clock %d 0.3", botUser, b.N+1))))
+	// One step more than measured: the turn's end, right after its last step, would
+	// take that step's edit into the final "Finished" status, which lists no steps.
+	deliver(b, h, eventBody("EvBenchS", mention(root, "", fmt.Sprintf("<@%s> clock %d 0.3", botUser, b.N+2))))
 	samples := make([]time.Duration, 0, b.N)
 	seen := 1 // the first step goes out with the status's first post, before any edit
 	stamp := regexp.MustCompile("`at ([0-9]+) #([0-9]+)`")
