@@ -154,11 +154,11 @@ func (r *RuntimeAPI) ScriptOutput(ctx context.Context, rc RuntimeCaller, runID s
 	if first < 0 || len(lines) > MaxEventsBatch {
 		return Errorf(CodeInvalidRequest, "first must be 0 or more, and a batch at most %d lines", MaxEventsBatch)
 	}
-	mask, err := r.mask(ctx, rc)
-	if err != nil {
-		return err
-	}
 	return r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
+		mask, err := r.maskIn(ctx, q, ws)
+		if err != nil {
+			return err
+		}
 		events := make([]TurnEvent, len(lines))
 		for i, line := range lines {
 			events[i] = TurnEvent{Type: EventSetupOutput, Tool: name, Delta: mask.Mask(line) + "\n"}
@@ -166,6 +166,20 @@ func (r *RuntimeAPI) ScriptOutput(ctx context.Context, rc RuntimeCaller, runID s
 		// One place is kept for the run's setup_finished.
 		return r.storeRunEvents(ctx, q, ws, runID, first, MaxTurnEvents-1, events, (*TurnEvent).cleanOutput)
 	})
+}
+
+// maskIn is the masker of every secret of ws's project, read in the caller's
+// transaction: a batch of events costs no transaction of its own for it.
+func (r *RuntimeAPI) maskIn(ctx context.Context, q Queries, ws *Workspace) (*Masker, error) {
+	secrets, err := openSecrets(ctx, r.rt.kernel, q, ws.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	values := make([]string, len(secrets))
+	for i, sec := range secrets {
+		values[i] = sec.value
+	}
+	return NewMasker(values), nil
 }
 
 // mask is the masker of every secret of the caller's project.

@@ -506,12 +506,12 @@ func (r *RuntimeAPI) TurnEvents(ctx context.Context, rc RuntimeCaller, turnID st
 	if first < 0 || len(events) > MaxEventsBatch {
 		return Errorf(CodeInvalidRequest, "first must be 0 or more, and a batch at most %d events", MaxEventsBatch)
 	}
-	mask, err := r.mask(ctx, rc)
-	if err != nil {
-		return err
-	}
 	return r.locked(ctx, rc, func(q Queries, ws *Workspace) error {
 		if m, err := inFlight(ctx, q, ws.ID, turnID); m == nil || err != nil {
+			return err
+		}
+		mask, err := r.maskIn(ctx, q, ws)
+		if err != nil {
 			return err
 		}
 		// Masked before clean cuts the texts: a value cut in two would not be found.
