@@ -30,6 +30,7 @@ const (
 	AuditMemberRole      = "member.role_changed"
 	AuditMemberRemoved   = "member.removed"
 	AuditSessionsEnded   = "member.sessions_ended"
+	AuditSignInLink      = "member.signin_link"
 	AuditWebhookCreated  = "webhook.created"
 	AuditWebhookDeleted  = "webhook.deleted"
 	actorOperator        = "operator"

@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"errors"
+	"slices"
+	"time"
 )
 
 // The operator's member commands: `wshub admin member add|remove|list` name an
@@ -61,12 +63,43 @@ func (s *Admin) RemoveMember(ctx context.Context, accountID string, id Identity)
 	})
 }
 
-// SignInLink makes a one-time link token that signs the member in to the account
-// within SignInLinkLife (the development hub prints one for its owner).
-func (s *Admin) SignInLink(ctx context.Context, accountID, memberID string) (string, error) {
-	token := NewSessionToken(s.rand)
-	err := s.store.InsertSignInLink(ctx, HashAPIKey(token), memberID, accountID, s.clock.Now().Add(SignInLinkLife))
-	return token, err
+// SignInLinkGrant is a one-time sign-in link's token and its end.
+type SignInLinkGrant struct {
+	Token    string
+	MemberID string
+	Expires  time.Time
+}
+
+// SignInLink makes a one-time link token that signs a member of the account, named
+// by one of their identities, in to it within SignInLinkLife: the development hub
+// prints one for its owner, and an operator gets an owner back into the app (or in
+// for the first time) with `wshub admin member signin-link`. Only a member of the
+// account gets one; the audit log keeps that one was made, never the token.
+func (s *Admin) SignInLink(ctx context.Context, accountID string, id Identity) (*SignInLinkGrant, error) {
+	var out *SignInLinkGrant
+	err := s.store.InTx(ctx, func(q Queries) error {
+		if _, err := q.GetAccount(ctx, accountID); err != nil {
+			return notFound(err, CodeNotFound, "no account "+accountID)
+		}
+		m, err := q.MemberByIdentity(ctx, id)
+		if err != nil {
+			return notFound(err, CodeNotFound, "no member with the identity "+id.String())
+		}
+		ms, err := q.MembershipsOf(ctx, m.ID)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(ms, func(x *Membership) bool { return x.AccountID == accountID }) {
+			return Errorf(CodeNotFound, "%s is not a member of account %s: add them first (wshub admin member add)", id, accountID)
+		}
+		now := s.clock.Now()
+		out = &SignInLinkGrant{Token: NewSessionToken(s.rand), MemberID: m.ID, Expires: now.Add(SignInLinkLife)}
+		if err := q.InsertSignInLink(ctx, HashAPIKey(out.Token), m.ID, accountID, out.Expires); err != nil {
+			return err
+		}
+		return operatorAudit(ctx, q, accountID, now, AuditSignInLink, m.ID, id.String())
+	})
+	return out, err
 }
 
 // ListMembers lists an account's members, owners first.

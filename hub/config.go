@@ -94,9 +94,6 @@ type Config struct {
 	// AppInsecure lets the app's session cookie travel over plain http (the
 	// development hub on loopback sets it; never a production hub).
 	AppInsecure bool `env:"-"`
-	// AppSignInLinks accepts one-time sign-in links from loopback (the development
-	// hub prints one; never a production hub).
-	AppSignInLinks bool `env:"-"`
 	// ContentKey is the base64 AES-256 key that seals message text, attachments and
 	// webhook secrets. Without it the endpoints that must seal answer 503.
 	ContentKey string `env:"WSHUB_CONTENT_KEY"`

@@ -283,8 +283,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if h.Web, err = web.Mount(app, svc.App, svc.AppWorkspaces, svc.AppProjects, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		OIDC: web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName,
 			SlackIssuer: cfg.OIDCSlackIssuer},
-		Discord:  discordSignIn(cfg),
-		Insecure: cfg.AppInsecure, SignInLinks: cfg.AppSignInLinks,
+		Discord:    discordSignIn(cfg),
+		Insecure:   cfg.AppInsecure,
 		MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPageRate: cfg.StreamPageRate, StreamPageBurst: cfg.StreamPageBurst,
 		StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {
 		return nil, err

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
@@ -21,8 +20,7 @@ import (
 // workspace, the rows, opening 200 sealed texts, rendering and sanitizing the replies,
 // and the template. It reports the median (p50-ms) beside Go's mean.
 func BenchmarkWorkspacePage200Messages(b *testing.B) {
-	h := hubtest.Start(b, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(b)),
-		hubtest.WithConfig(func(c *hub.Config) { c.AppSignInLinks = true }))
+	h := hubtest.Start(b, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(b)))
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(b, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
 	for i := range 100 {
@@ -65,7 +63,7 @@ func BenchmarkWorkspacePage200Messages(b *testing.B) {
 // few. Each reports its median (first-ms, deep-ms, filtered-ms): keyset paging keeps
 // them what a 10-workspace account costs.
 func BenchmarkWorkspaceList10000(b *testing.B) {
-	h := hubtest.Start(b, hubtest.WithConfig(func(c *hub.Config) { c.AppSignInLinks = true }))
+	h := hubtest.Start(b)
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(b, 201, "")
 	seed := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
 	// 10,000 copies of the seed row, a second apart, one in a hundred failed.
@@ -112,14 +110,14 @@ func benchSession(b *testing.B, h *hubtest.Hub) string {
 	b.Helper()
 	ctx := context.Background()
 	email, _ := core.NewIdentity(core.IdentityEmail, "bench@example.com")
-	ms, err := h.Service.Admin.AddMember(ctx, h.Account.ID, email, core.RoleMember, "Bench")
+	if _, err := h.Service.Admin.AddMember(ctx, h.Account.ID, email, core.RoleMember, "Bench"); err != nil {
+		b.Fatal(err)
+	}
+	link, err := h.Service.Admin.SignInLink(ctx, h.Account.ID, email)
 	if err != nil {
 		b.Fatal(err)
 	}
-	token, err := h.Service.Admin.SignInLink(ctx, h.Account.ID, ms.Member.ID)
-	if err != nil {
-		b.Fatal(err)
-	}
+	token := link.Token
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := noFollow.Get(h.URL + "/app/signin/link?token=" + token)
 	if err != nil {

@@ -173,11 +173,11 @@ func (a *app) signedIn(c *fiber.Ctx, s *core.AppSession, token string, err error
 	return c.Redirect("/app/", fiber.StatusSeeOther)
 }
 
-// useLink signs in with a one-time link, from this machine only.
+// useLink signs in with a one-time link. Only the operator makes them (wshub admin
+// member signin-link, or the development hub for its owner), for a member of the
+// account, so a production hub takes them too: that is how its first owner gets in
+// before a sign-in provider is set up, and how an owner locked out gets back.
 func (a *app) useLink(c *fiber.Ctx) error {
-	if !a.opts.SignInLinks || !loopback(c) {
-		return a.refuse(c, fiber.StatusNotFound, "Sign-in links are not offered here.")
-	}
 	s, token, err := a.core.SignInWithLink(c.UserContext(), c.Query("token"))
 	return a.signedIn(c, s, token, err)
 }

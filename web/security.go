@@ -2,8 +2,6 @@ package web
 
 import (
 	"crypto/subtle"
-	"net"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -109,10 +107,4 @@ func (a *app) plainText(c *fiber.Ctx) error {
 		return a.fail(c, err)
 	}
 	return c.Next()
-}
-
-// loopback reports whether the request came from this machine.
-func loopback(c *fiber.Ctx) bool {
-	ip := net.ParseIP(strings.TrimSpace(c.Context().RemoteIP().String()))
-	return ip != nil && ip.IsLoopback()
 }

@@ -52,9 +52,6 @@ type Options struct {
 	// Insecure lets the session cookie travel over plain http: only for a development
 	// hub on loopback. The cookie then loses its __Host- prefix, which requires Secure.
 	Insecure bool
-	// SignInLinks accepts the development hub's one-time sign-in links, from loopback
-	// only. A production hub never offers them.
-	SignInLinks bool
 	// SignInRate and SignInBurst bound sign-in attempts per client address (defaults
 	// 1 a second, 10 at once).
 	SignInRate  float64

@@ -46,6 +46,7 @@ type adminHub struct {
 	// progress is where a long command reports as it goes (stderr): stdout is its
 	// JSON alone.
 	progress io.Writer
+	cfg      hub.Config
 }
 
 // adminCommands are the operator commands, in the order the usage lists them.
@@ -73,6 +74,11 @@ var adminCommands = []adminCommand{
 		about: "Takes a person out of the account.", required: []string{"account"}, oneOf: identityFlagNames, flags: memberRemove},
 	{name: "member list", synopsis: "--account ID", about: "Lists the account's members, owners first, with their identities.",
 		required: []string{"account"}, flags: memberList},
+	{name: "member signin-link", synopsis: "--account ID --email E|--slack T:U|--discord U|--oidc ISSUER:SUB",
+		about: "Prints a one-time link that signs a member of the account in to the app: it works once, within 15 minutes, " +
+			"from any browser, so keep it to yourself. The audit log records that it was made. For the first owner of a hub " +
+			"without a sign-in provider yet, or an owner locked out; the address is WSHUB_PUBLIC_URL's (else WSHUB_ADDR's).",
+		required: []string{"account"}, oneOf: identityFlagNames, flags: memberSignInLink},
 	{name: "project add", synopsis: "--account ID --repository URL|PATH [--name N] [--default-branch B] [--push] [--network full|none|host] " +
 		"[--forge github|gitlab|gitea] [--pull-requests off|draft|ready] " +
 		"[--token-file F [--token-user U] | --ssh-key-file F | --github-app-id N --github-installation-id N --github-app-key-file F]",
@@ -219,7 +225,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer h.Close()
-	out, err := run(ctx, adminHub{svc: h.Service, keyID: h.ContentKeyID, progress: stderr})
+	out, err := run(ctx, adminHub{svc: h.Service, keyID: h.ContentKeyID, progress: stderr, cfg: h.Config})
 	// A command can fail with something to show (a project kept failed, with its
 	// reason): the JSON goes to stdout all the same, the error to stderr.
 	if out != nil {

@@ -93,6 +93,35 @@ func memberList(fs *flag.FlagSet) adminRun {
 	}
 }
 
+func memberSignInLink(fs *flag.FlagSet) adminRun {
+	account := fs.String("account", "", "account id")
+	identity := identityFlags(fs)
+	return func(ctx context.Context, h adminHub) (any, error) {
+		id, err := identity()
+		if err != nil {
+			return nil, err
+		}
+		link, err := h.svc.Admin.SignInLink(ctx, *account, id)
+		if err != nil {
+			return nil, err
+		}
+		base := h.cfg.PublicURL
+		if base == "" {
+			base = devBase(h.cfg)
+		}
+		return signInLinkOut{AccountID: *account, ExpiresAt: link.Expires.UTC().Format(time.RFC3339),
+			Link: signInURL(base, link.Token), MemberID: link.MemberID}, nil
+	}
+}
+
+// signInLinkOut is what member signin-link prints: the link is shown this once.
+type signInLinkOut struct {
+	AccountID string `json:"accountId"`
+	ExpiresAt string `json:"expiresAt"`
+	Link      string `json:"link"`
+	MemberID  string `json:"memberId"`
+}
+
 func memberOutOf(ms *core.Membership) memberOut {
 	ids := make([]string, len(ms.Member.Identities))
 	for i, id := range ms.Member.Identities {

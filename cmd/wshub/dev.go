@@ -68,7 +68,6 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 			cfg.AppInsecure = true
 		}
 	}
-	cfg.AppSignInLinks = true
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = devBase(cfg)
 	}
@@ -204,15 +203,19 @@ func devSignInLink(ctx context.Context, h *hub.Hub, st devState) (string, error)
 	if err != nil {
 		return "", err
 	}
-	ms, err := h.Service.Admin.AddMember(ctx, st.AccountID, id, core.RoleOwner, "Developer")
+	if _, err := h.Service.Admin.AddMember(ctx, st.AccountID, id, core.RoleOwner, "Developer"); err != nil {
+		return "", err
+	}
+	link, err := h.Service.Admin.SignInLink(ctx, st.AccountID, id)
 	if err != nil {
 		return "", err
 	}
-	token, err := h.Service.Admin.SignInLink(ctx, st.AccountID, ms.Member.ID)
-	if err != nil {
-		return "", err
-	}
-	return devBase(h.Config) + "/app/signin/link?token=" + token, nil
+	return signInURL(devBase(h.Config), link.Token), nil
+}
+
+// signInURL is the app's address that uses a one-time sign-in link's token.
+func signInURL(base, token string) string {
+	return strings.TrimRight(base, "/") + "/app/signin/link?token=" + token
 }
 
 func devBase(cfg hub.Config) string {
