@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/binary"
 	"io"
 	"time"
@@ -44,4 +45,17 @@ func (b Backoff) Delay(attempt int, random io.Reader) time.Duration {
 	}
 	frac := float64(binary.BigEndian.Uint64(buf[:])>>11) / (1 << 53) // [0, 1)
 	return d - time.Duration(frac*b.Jitter*float64(d))
+}
+
+// Wait sleeps the attempt-th delay, or until ctx ends (then its error): a retry loop
+// never sleeps past its cancellation.
+func (b Backoff) Wait(ctx context.Context, attempt int, random io.Reader) error {
+	t := time.NewTimer(b.Delay(attempt, random))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

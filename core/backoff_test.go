@@ -2,6 +2,8 @@ package core
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"crypto/rand"
 	"testing"
 	"time"
@@ -36,5 +38,21 @@ func TestBackoff(t *testing.T) {
 	// A source that runs dry gives the exact delay rather than none.
 	if got := b.Delay(1, bytes.NewReader(nil)); got != 2*time.Second {
 		t.Errorf("exhausted random: expected 2s, got %s", got)
+	}
+}
+
+// A retry loop's wait ends with its context, not after the delay.
+func TestBackoffWaitEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	if err := (Backoff{First: time.Hour, Max: time.Hour}).Wait(ctx, 1, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("expected the wait cut short by its context, got %v", err)
+	}
+	if took := time.Since(start); took > time.Minute {
+		t.Fatalf("expected the wait to end with its context, it took %s", took)
+	}
+	if err := (Backoff{First: time.Microsecond, Max: time.Microsecond}).Wait(context.Background(), 1, nil); err != nil {
+		t.Fatalf("expected a wait that runs its course to return nil, got %v", err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/wshub/wshub/api/runtimewire"
 	"github.com/wshub/wshub/core"
@@ -100,11 +99,8 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 			}
 			return nil, lost
 		}
-		wait := c.backoff.Delay(attempt, nil)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
+		if err := c.backoff.Wait(ctx, attempt, nil); err != nil {
+			return nil, err
 		}
 	}
 }

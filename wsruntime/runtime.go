@@ -218,10 +218,8 @@ func (r *Runtime) checkout(ctx context.Context) error {
 			return err
 		}
 		r.log.Warn("checkout download", "attempt", attempt, "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(r.hub.backoff.Delay(attempt, nil)):
+		if err := r.hub.backoff.Wait(ctx, attempt, nil); err != nil {
+			return err
 		}
 	}
 	if err := r.repo().CreateFromBundle(ctx, bundle, r.hello.Branch); err != nil {

@@ -160,11 +160,14 @@ func (p *Process) spawn(rp *runtimeProc, dir string) error {
 	return os.WriteFile(filepath.Join(dir, "runtime.pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
 }
 
+// restartBackoff spaces the starts of a runtime that keeps exiting: 1 s doubling to
+// 30 s.
+var restartBackoff = core.Backoff{First: time.Second, Max: 30 * time.Second}
+
 // supervise waits for the process and starts it again when it exits on its own.
 func (p *Process) supervise(id string, rp *runtimeProc, dir string) {
 	defer close(rp.done)
-	wait := time.Second
-	for {
+	for restarts := 1; ; restarts++ {
 		rp.mu.Lock()
 		cmd := rp.cmd
 		rp.mu.Unlock()
@@ -179,13 +182,13 @@ func (p *Process) supervise(id string, rp *runtimeProc, dir string) {
 			p.log().Info("runtime stopped by the hub", "workspace", id)
 			return
 		}
+		wait := restartBackoff.Delay(restarts, nil)
 		p.log().Warn("runtime exited; starting it again", "workspace", id, "err", err, "in", wait)
 		select {
 		case <-rp.stop:
 			return
 		case <-time.After(wait):
 		}
-		wait = min(wait*2, 30*time.Second)
 		if err := p.spawn(rp, dir); err != nil {
 			p.log().Error("runtime could not be started again", "workspace", id, "err", err)
 			return

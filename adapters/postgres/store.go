@@ -4,12 +4,12 @@ package postgres
 
 import (
 	"context"
+	crand "crypto/rand"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
@@ -103,12 +103,8 @@ func (s *Store) InTx(ctx context.Context, fn func(q core.Queries) error) error {
 			return err
 		}
 		if attempt+1 < txAttempts {
-			// Apart, at random: transactions that collided once and start again together
-			// collide again.
-			select {
-			case <-time.After(time.Duration(rand.Int64N(int64(5*time.Millisecond) << attempt))):
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := txBackoff.Wait(ctx, attempt+1, crand.Reader); err != nil {
+				return err
 			}
 		}
 	}
@@ -118,6 +114,10 @@ func (s *Store) InTx(ctx context.Context, fn func(q core.Queries) error) error {
 
 // txAttempts is how often InTx runs a transaction that fails to serialise.
 const txAttempts = 4
+
+// txBackoff spreads the retries of transactions that collided over up to 5, 10 and
+// 20 ms, at random (full jitter): ones that start again together collide again.
+var txBackoff = core.Backoff{First: 5 * time.Millisecond, Max: 20 * time.Millisecond, Jitter: 1}
 
 func (s *Store) inTxOnce(ctx context.Context, fn func(q core.Queries) error) (err error) {
 	tx, err := s.db.BeginTxx(ctx, nil)

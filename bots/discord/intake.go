@@ -183,16 +183,23 @@ func (b *Bot) store(ctx context.Context, id, threadKey string, env envelope) err
 	if err != nil {
 		return err
 	}
-	delay := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		_, err = b.svc.AcceptChatEvent(ctx, core.ChatArrival{Platform: core.PlatformDiscord, EventID: id, ThreadKey: threadKey, Payload: payload})
-		if err == nil || attempt == 4 || ctx.Err() != nil {
+		if err == nil || attempt == storeAttempts {
 			return err
 		}
-		time.Sleep(delay)
-		delay *= 2
+		if werr := storeBackoff.Wait(ctx, attempt, nil); werr != nil {
+			return err
+		}
 	}
 }
+
+// storeAttempts and storeBackoff bound how long an event waits for the inbox over a
+// short outage: 0.2, 0.4 and 0.8 s between four attempts, cut short when the gateway
+// session ends.
+const storeAttempts = 4
+
+var storeBackoff = core.Backoff{First: 200 * time.Millisecond, Max: 800 * time.Millisecond}
 
 // InteractionsHandler serves POST /discord/interactions: the Ed25519 signature over
 // timestamp and raw body is checked before anything is parsed (401 and nothing stored
