@@ -44,7 +44,7 @@ func (s *Chat) AcceptChatEvent(ctx context.Context, in ChatArrival) (bool, error
 		if fresh, err = q.InsertChatEvent(ctx, e); err != nil || !fresh {
 			return err
 		}
-		return q.Notify(ctx, ChatEventChannel, platform)
+		return wake(ctx, q, ChatEventChannel, platform)
 	})
 	return fresh, err
 }

@@ -32,7 +32,7 @@ func (s *ChatQueues) settleChatEvent(ctx context.Context, e *ChatEvent, said []C
 		if _, err := q.InsertChatNotices(ctx, queued); err != nil {
 			return err
 		}
-		return q.Notify(ctx, ChatReplyChannel, e.Platform)
+		return wake(ctx, q, ChatReplyChannel, e.Platform)
 	})
 }
 

@@ -184,5 +184,5 @@ func redeliverIn(ctx context.Context, q Queries, id string, scope DeliveryScope,
 	if err != nil {
 		return nil, notFound(err, CodeNotFound, "no delivery "+id)
 	}
-	return d, q.Notify(ctx, DeliveryChannel, d.EventID)
+	return d, wake(ctx, q, DeliveryChannel, d.EventID)
 }

@@ -256,17 +256,7 @@ func (r *RuntimeAPI) ScriptEnded(ctx context.Context, rc RuntimeCaller, runID st
 		}
 		e := &TurnEvent{WorkspaceID: ws.ID, TurnID: runID, Type: EventSetupFinished, Tool: name,
 			Outcome: end.Outcome, Reason: reason, CreatedAt: r.rt.clock.Now()}
-		st, err := r.rt.sealEvent(e)
-		if err != nil {
-			return err
-		}
-		if err := q.InsertTurnEvents(ctx, []*StoredTurnEvent{st}); err != nil {
-			return err
-		}
-		if err := r.rt.in(ctx, q).chatStatuses(ws.ID, runID, true); err != nil {
-			return err
-		}
-		return q.Notify(ctx, EventsChannel, ws.ID)
+		return r.rt.in(ctx, q).runningTurnEvents(ws.ID, runID, true, e)
 	})
 	if err == nil && name == ScriptSetup {
 		err = r.endCacheRun(ctx, ws, runID)

@@ -121,7 +121,7 @@ func (sw *Sweeps) SweepLostHosts(ctx context.Context, lostAfter time.Duration) (
 				return err
 			}
 			released += len(ids)
-			return q.Notify(ctx, WorkChannel, "")
+			return wake(ctx, q, WorkChannel, "")
 		})
 		if err != nil || failed >= sweepBatch || released >= sweepBatch {
 			return failed, released, err

@@ -87,7 +87,7 @@ func (sw *Sweeps) SweepLifecycle(ctx context.Context, cfg LifecycleConfig, tick 
 			}
 		}
 		if moved > 0 {
-			return q.Notify(ctx, WorkChannel, "")
+			return wake(ctx, q, WorkChannel, "")
 		}
 		return nil
 	})

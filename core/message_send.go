@@ -129,7 +129,7 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 			}
 		}
 		receipt = &SendReceipt{MessageID: m.ID, Seq: m.Seq, Status: "queued", ResumeTriggered: resumed}
-		return q.Notify(ctx, WorkChannel, ws.ID) // wake the worker for the turn (or the resume)
+		return wake(ctx, q, WorkChannel, ws.ID) // wake the worker for the turn (or the resume)
 	})
 	return receipt, err
 }

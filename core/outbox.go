@@ -34,7 +34,28 @@ type effects struct {
 func (o outbox) in(ctx context.Context, q Queries) effects { return effects{outbox: o, ctx: ctx, q: q} }
 
 // wake sends a NOTIFY at commit.
-func (fx effects) wake(channel, key string) error { return fx.q.Notify(fx.ctx, channel, key) }
+func (fx effects) wake(channel, key string) error { return wake(fx.ctx, fx.q, channel, key) }
+
+// wake sends a NOTIFY on channel at the commit of q's transaction: the one way the
+// hub wakes a reader (a worker, a stream, a waiting call), so that a wake-up is an
+// effect of a change like any other, seen exactly when the change commits. A test
+// holds core to it.
+func wake(ctx context.Context, q Queries, channel, key string) error {
+	return q.Notify(ctx, channel, key)
+}
+
+// runningTurnEvents appends a running turn's (or script run's) events as they come,
+// moves the thread's status message with them (finished: the run's last), and wakes
+// the stream's readers.
+func (fx effects) runningTurnEvents(workspaceID, turnID string, finished bool, events ...*TurnEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if err := fx.turnEvents(workspaceID, events...); err != nil {
+		return err
+	}
+	return fx.chatStatuses(workspaceID, turnID, finished)
+}
 
 // turnEvents appends events to the workspace's event stream (sealed) and wakes its
 // readers.

@@ -244,7 +244,7 @@ func (r *RuntimeAPI) Ready(ctx context.Context, rc RuntimeCaller) error {
 		if err := q.TouchRuntime(ctx, ws.ID, rc.Session, now, false); err != nil {
 			return err
 		}
-		return q.Notify(ctx, WorkChannel, ws.ID)
+		return wake(ctx, q, WorkChannel, ws.ID)
 	})
 }
 
@@ -532,29 +532,16 @@ func (r *RuntimeAPI) storeRunEvents(ctx context.Context, q Queries, ws *Workspac
 		return err
 	}
 	now := r.rt.clock.Now()
-	var stored []*StoredTurnEvent
+	var kept []*TurnEvent
 	for i := range events {
 		e := events[i]
-		if first+i < have || have+len(stored) >= limit || !keep(&e) {
+		if first+i < have || have+len(kept) >= limit || !keep(&e) {
 			continue
 		}
 		e.WorkspaceID, e.TurnID, e.CreatedAt = ws.ID, runID, now
-		st, err := r.rt.sealEvent(&e)
-		if err != nil {
-			return err
-		}
-		stored = append(stored, st)
+		kept = append(kept, &e)
 	}
-	if len(stored) == 0 {
-		return nil
-	}
-	if err := q.InsertTurnEvents(ctx, stored); err != nil {
-		return err
-	}
-	if err := r.rt.in(ctx, q).chatStatuses(ws.ID, runID, false); err != nil {
-		return err
-	}
-	return q.Notify(ctx, EventsChannel, ws.ID)
+	return r.rt.in(ctx, q).runningTurnEvents(ws.ID, runID, false, kept...)
 }
 
 // WaitStop waits up to wait for someone to ask to stop the running turn turnID, and

@@ -190,7 +190,7 @@ func (sw *Sweeps) SweepRuntimes(ctx context.Context, cfg RuntimeSweepConfig, tic
 		}
 		n = len(ids)
 		for _, id := range ids {
-			if err := q.Notify(ctx, WorkChannel, id); err != nil {
+			if err := wake(ctx, q, WorkChannel, id); err != nil {
 				return err
 			}
 		}

@@ -105,7 +105,7 @@ func (s *Worker) transitionDetail(ctx context.Context, ws *Workspace, lease stri
 				return err
 			}
 		}
-		return q.Notify(ctx, WorkChannel, ws.ID)
+		return wake(ctx, q, WorkChannel, ws.ID)
 	})
 }
 

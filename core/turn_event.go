@@ -282,15 +282,6 @@ func (r *eventRecorder) flush(ctx context.Context) {
 	if len(batch) == 0 {
 		return
 	}
-	stored := make([]*StoredTurnEvent, 0, len(batch))
-	for _, e := range batch {
-		st, err := r.rt.sealEvent(e)
-		if err != nil {
-			r.rt.log().Warn("turn event not kept", "workspace", r.ws, "turn", r.turn, "err", err)
-			return
-		}
-		stored = append(stored, st)
-	}
 	// Events are a live view: one the store cannot take now is not worth holding the
 	// turn for (its reply is what must not be lost).
 	// A script run's status is finished by its setup_finished (a turn's, when the turn
@@ -300,16 +291,10 @@ func (r *eventRecorder) flush(ctx context.Context) {
 		finished = finished || e.Type == EventSetupFinished
 	}
 	err := r.rt.store.InTx(ctx, func(q Queries) error {
-		if err := q.InsertTurnEvents(ctx, stored); err != nil {
-			return err
-		}
-		if err := r.rt.in(ctx, q).chatStatuses(r.ws, r.turn, finished); err != nil {
-			return err
-		}
-		return q.Notify(ctx, EventsChannel, r.ws)
+		return r.rt.in(ctx, q).runningTurnEvents(r.ws, r.turn, finished, batch...)
 	})
 	if err != nil {
-		r.rt.log().Warn("turn events not kept", "workspace", r.ws, "turn", r.turn, "events", len(stored), "err", err)
+		r.rt.log().Warn("turn events not kept", "workspace", r.ws, "turn", r.turn, "events", len(batch), "err", err)
 	}
 }
 

@@ -53,7 +53,7 @@ func (s *Workspaces) StopTurn(ctx context.Context, acct *Account, workspaceID, t
 		if err := q.RequestStop(ctx, m.ID, s.clock.Now()); err != nil {
 			return err
 		}
-		return q.Notify(ctx, StopChannel, turnID)
+		return wake(ctx, q, StopChannel, turnID)
 	})
 	return running, err
 }

@@ -159,7 +159,7 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 			ws.OpenMessages, ws.UpdatedAt = true, m.CreatedAt // the insert touched the row
 		}
 		created = true
-		return q.Notify(ctx, WorkChannel, ws.ID) // wake the worker: the machine starts now
+		return wake(ctx, q, WorkChannel, ws.ID) // wake the worker: the machine starts now
 	})
 	return ws, created, err
 }

@@ -82,7 +82,7 @@ func moveWorkspace(ctx context.Context, store TxStore, clock Clock, id string, f
 		if ws, err = q.GetWorkspaceByID(ctx, id); err != nil {
 			return err
 		}
-		return q.Notify(ctx, WorkChannel, id)
+		return wake(ctx, q, WorkChannel, id)
 	})
 	return ws, err
 }
