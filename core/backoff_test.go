@@ -3,8 +3,8 @@ package core
 import (
 	"bytes"
 	"context"
-	"errors"
 	"crypto/rand"
+	"errors"
 	"testing"
 	"time"
 )
