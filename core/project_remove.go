@@ -32,42 +32,25 @@ const (
 func (s *Admin) RemoveProject(ctx context.Context, projectID string, force bool) (*RemovedProject, error) {
 	out := &RemovedProject{}
 	archived := map[string]bool{}
-	deadline := time.Now().Add(removeWait)
-	for {
-		var live []string
-		err := s.store.InTx(ctx, func(q Queries) error {
-			p, err := q.LockProject(ctx, projectID)
-			if err != nil {
-				return notFound(err, CodeNotFound, "no such project")
-			}
-			out.Project = p
-			if p.RemovedAt != nil {
-				return nil
-			}
-			// Creates hold the project (ShareProject) until they commit, so with it locked
-			// here no workspace appears between this count and the removal.
-			if live, err = q.LiveWorkspacesOfProject(ctx, p.ID, ClosedStates); err != nil || len(live) > 0 {
-				return err
-			}
-			now := s.clock.Now()
-			p.RemovedAt, p.UpdatedAt = &now, now
-			return q.RemoveProject(ctx, p.ID, now)
-		})
-		if err != nil {
-			return nil, err
-		}
-		if len(live) == 0 {
-			break
+	var waiting []string
+	// Workspaces leave a starting, pausing or resuming state on their own: the wait
+	// polls for that (no wake-up announces it).
+	wt := watchKey(nil, "", "", removePoll)
+	defer wt.Close()
+	removed, err := wt.until(ctx, deadlineIn(removeWait), func() (bool, time.Duration, error) {
+		live, err := removeUnused(ctx, s.store, s.clock, projectID, out)
+		if err != nil || len(live) == 0 {
+			return err == nil, 0, err
 		}
 		if !force {
-			return nil, Errorf(CodeProjectInUse, "%d live workspace(s) use the project (%s); archive them or remove with --force",
+			return false, 0, Errorf(CodeProjectInUse, "%d live workspace(s) use the project (%s); archive them or remove with --force",
 				len(live), strings.Join(live, ", "))
 		}
-		var waiting []string
+		waiting = waiting[:0]
 		for _, id := range live {
 			if _, err := archiveWorkspace(ctx, s.store, s.clock, id); err != nil {
 				if !notArchivableYet(err) {
-					return nil, err
+					return false, 0, err
 				}
 				waiting = append(waiting, id)
 				continue
@@ -78,22 +61,45 @@ func (s *Admin) RemoveProject(ctx context.Context, projectID string, force bool)
 			}
 		}
 		if len(waiting) == 0 {
-			continue // archiving now: the next count no longer sees them
+			return false, time.Nanosecond, nil // archived now: the next count, at once, no longer sees them
 		}
-		if time.Now().After(deadline) {
-			return nil, Errorf(CodeProjectInUse, "workspaces still starting, pausing or resuming after %s (%s); retry", removeWait, strings.Join(waiting, ", "))
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(removePoll):
-		}
+		return false, 0, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !removed {
+		return nil, Errorf(CodeProjectInUse, "workspaces still starting, pausing or resuming after %s (%s); retry", removeWait, strings.Join(waiting, ", "))
 	}
 	if err := s.mirror.Remove(ctx, projectID); err != nil {
 		out.MirrorError = err.Error()
 	}
 	s.caches.forget(ctx, projectID)
 	return out, nil
+}
+
+// removeUnused removes the project, with it locked, when no live workspace uses it,
+// and lists the live ones otherwise. A removed project is left as it is.
+func removeUnused(ctx context.Context, store TxStore, clock Clock, projectID string, out *RemovedProject) (live []string, err error) {
+	err = store.InTx(ctx, func(q Queries) error {
+		p, err := q.LockProject(ctx, projectID)
+		if err != nil {
+			return notFound(err, CodeNotFound, "no such project")
+		}
+		out.Project = p
+		if p.RemovedAt != nil {
+			return nil
+		}
+		// Creates hold the project (ShareProject) until they commit, so with it locked
+		// here no workspace appears between this count and the removal.
+		if live, err = q.LiveWorkspacesOfProject(ctx, p.ID, ClosedStates); err != nil || len(live) > 0 {
+			return err
+		}
+		now := clock.Now()
+		p.RemovedAt, p.UpdatedAt = &now, now
+		return q.RemoveProject(ctx, p.ID, now)
+	})
+	return live, err
 }
 
 // notArchivableYet: the workspace is in a state archive refuses (starting, pausing,
