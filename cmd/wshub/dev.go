@@ -69,6 +69,11 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 		}
 	}
 	cfg.AppSignInLinks = true
+	// Any Linux desktop: without a cgroup for turns, run them unlimited and say so,
+	// unless limits were asked for by name.
+	if _, set := os.LookupEnv("WSHUB_AGENT_LIMITS"); !set {
+		cfg.AgentLimitsOptional = true
+	}
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = devBase(cfg)
 	}
