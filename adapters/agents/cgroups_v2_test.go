@@ -251,3 +251,29 @@ func TestWithoutADelegatedScopeDevelopmentRunsUnlimitedAndServeRefuses(t *testin
 		})
 	}
 }
+
+// A user's systemd that delegates fewer controllers than turns need (an older
+// user@.service) makes the scope, but the hub still refuses, naming the controller and
+// where it is delegated.
+func TestAScopeWithoutTheCPUControllerIsRefusedSayingWhereControllersAreDelegated(t *testing.T) {
+	t.Parallel()
+	bus := startBus(t)
+	fs := newFakeV2(t)
+	pid := os.Getpid()
+	fs.group(t, sessionGroup, "cpu memory pids", 1, pid)
+	fs.runIn(t, sessionGroup)
+	scopeGroup := "/user.slice/user-1000.slice/user@1000.service/app.slice/wshub.scope"
+	newFakeSystemd(t, bus, systemdAnswers{started: func(string, []uint32) {
+		fs.group(t, scopeGroup, "memory pids", pid)
+		fs.runIn(t, scopeGroup)
+	}})
+	scope := func() (string, error) { return startScope(context.Background(), bus, pid) }
+	_, _, err := LimitsConfig{}.open(func() (cgroupHierarchy, error) {
+		return openV2(fs.host(pid, scope, slog.New(slog.DiscardHandler)))
+	})
+	for _, want := range []string{fmt.Sprintf("wshub-%d.scope", pid), "no cpu controller", "user@.service's Delegate="} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("expected a refusal saying %q, got %v", want, err)
+		}
+	}
+}
