@@ -270,6 +270,10 @@ type Config struct {
 	// their own; the hub logs a warning).
 	AgentLimits  string `env:"WSHUB_AGENT_LIMITS" envDefault:"cgroup"`
 	AgentPidsMax int64  `env:"WSHUB_AGENT_PIDS_MAX" envDefault:"4096"`
+	// AgentLimitsOptional runs turns without limits where no cgroup can be had, and
+	// logs why, instead of refusing to start (the development hub sets it; never a
+	// production hub).
+	AgentLimitsOptional bool `env:"-"`
 	// LocalCPU and LocalMemoryMiB are the size of the local provider's workspaces, and so
 	// the limits of their turns (0: the host's vCPUs and memory).
 	LocalCPU       int   `env:"WSHUB_LOCAL_CPU"`

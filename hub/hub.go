@@ -64,6 +64,9 @@ type Hub struct {
 	// AgentLimits says how local turns are held to their workspace's size (the cgroup
 	// hierarchy, or "off ..."), for the start-up log.
 	AgentLimits string
+	// AgentLimitsMissing says why turns run without the limits asked for (the
+	// development hub, where no cgroup could be had): "" otherwise.
+	AgentLimitsMissing string
 	// fanout is the one broadcaster of NOTIFY, fed by the LISTEN connection of Run: it
 	// wakes the jobs' loops, remote runtimes' long polls, event feeds, stops and approvals.
 	fanout *postgres.Fanout
@@ -182,7 +185,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	providers := machines.NewLocalSized(cfg.LocalCPU, cfg.LocalMemoryMiB)
 	local := len(cfg.Providers) == 0 || slices.ContainsFunc(cfg.Providers, func(p string) bool { return strings.TrimSpace(p) == core.LocalProviderID })
 	var runner core.AgentRunner
-	limits := "none (an operator command runs no turn)"
+	limits, limitsMissing := "none (an operator command runs no turn)", ""
 	if !local {
 		providers.DisableLocal()
 		limits = "none (local is not among WSHUB_PROVIDERS: this hub runs no agent itself)"
@@ -200,12 +203,13 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 				// Nothing of the data directory is visible to agents but their own
 				// checkout and home, bound one by one.
 				Hidden: []string{cfg.DataDir}},
-			Limits: agents.LimitsConfig{Mode: cfg.AgentLimits, PidsMax: cfg.AgentPidsMax, Size: providers.HostSize()},
+			Limits: agents.LimitsConfig{Mode: cfg.AgentLimits, PidsMax: cfg.AgentPidsMax, Size: providers.HostSize(), Optional: cfg.AgentLimitsOptional},
+			Log:    log,
 		})
 		if err != nil {
 			return nil, err
 		}
-		runner, limits, confine = r, r.Limits(), r
+		runner, limits, limitsMissing, confine = r, r.Limits(), r.LimitsMissing(), r
 	}
 	remote, process, kubeMachines, err := remoteProviders(cfg, providers, log)
 	if err != nil {
@@ -276,7 +280,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst},
 		BodyLimits: map[string]int{"/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes, web.ProjectsPrefix: web.MaxSecretFormBytes}, TrustedProxies: cfg.TrustedProxies})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen, endStreams: endStreams,
-		AgentLimits: limits}
+		AgentLimits: limits, AgentLimitsMissing: limitsMissing}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}

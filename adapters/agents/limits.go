@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -64,10 +65,10 @@ const cpuPeriod = 100_000
 
 // openCgroups picks the hierarchy the machine has: v2 where it is the only one, v1 where
 // the controllers are v1's (hybrid hosts included: their v2 tree has no controllers).
-func openCgroups() (cgroupHierarchy, error) {
+func openCgroups(log *slog.Logger) (cgroupHierarchy, error) {
 	switch cgroups.Mode() {
 	case cgroups.Unified:
-		return openV2()
+		return openV2(systemV2Host(log))
 	case cgroups.Legacy, cgroups.Hybrid:
 		return openV1()
 	}
@@ -83,6 +84,11 @@ type LimitsConfig struct {
 	// Size is the size of a turn whose request names none (the local provider's). A
 	// zero VCPUCount or MemoryMiB leaves that resource unlimited.
 	Size core.ProviderSize
+	// Optional lets turns run without limits where no cgroup can be had, said in
+	// Runner.LimitsMissing, instead of refusing to start: for the development hub, which
+	// should start on any Linux desktop; never a production one, where a turn could then
+	// take the whole host.
+	Optional bool
 }
 
 // limits are the bounds of one turn's cgroup; 0 is none.
@@ -133,8 +139,8 @@ var probeSeq atomic.Int64
 
 // newCgroups finds the machine's cgroup hierarchy and checks that a turn's group can be
 // made there, by making and removing one.
-func newCgroups() (cgroupHierarchy, error) {
-	h, err := openCgroups()
+func newCgroups(log *slog.Logger) (cgroupHierarchy, error) {
+	h, err := openCgroups(log)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +154,20 @@ func newCgroups() (cgroupHierarchy, error) {
 		return nil, fmt.Errorf("%s: a turn's cgroup cannot be removed: %w", h, err)
 	}
 	return h, nil
+}
+
+// open opens turns' cgroups with open. Where none can be had, an Optional config gives
+// no hierarchy and says why in a sentence (missing) that also says how to get limits;
+// any other refuses, saying what to do.
+func (c LimitsConfig) open(open func() (cgroupHierarchy, error)) (h cgroupHierarchy, missing string, err error) {
+	h, err = open()
+	switch {
+	case err == nil:
+		return h, "", nil
+	case c.Optional:
+		return nil, fmt.Sprintf("agent limits are off (development only): %v. Turns run with no memory, process or CPU limit of their own; for limits, start the hub from a desktop session whose systemd can give it a delegated scope, or as a systemd service with Delegate=yes", err), nil
+	}
+	return nil, "", fmt.Errorf("agent limits: %w; or set WSHUB_AGENT_LIMITS=off to run turns with no memory, process or CPU limit of their own", err)
 }
 
 // limitsFor are the bounds of a turn of size.

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,7 +93,7 @@ func TestForkLoopStopsAtThePidsLimit(t *testing.T) {
 // setting; a turn of no size gets the runner's default size.
 func TestTurnCgroupHoldsTheWorkspaceSize(t *testing.T) {
 	needCgroups(t)
-	h, err := openCgroups()
+	h, err := openCgroups(slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("expected a cgroup hierarchy here: %v", err)
 	}
@@ -155,7 +156,7 @@ func indexOf(ctrl string) int {
 // made anew by the next turn, whose counters start at zero.
 func TestLeftoverCgroupIsEndedByTheNextTurn(t *testing.T) {
 	needCgroups(t)
-	h, err := openCgroups()
+	h, err := openCgroups(slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("expected a cgroup hierarchy here: %v", err)
 	}

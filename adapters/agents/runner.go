@@ -1,9 +1,11 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +39,9 @@ type Runner struct {
 	// cgroups makes each turn's cgroup (limits.go); nil when limits are off.
 	cgroups cgroupHierarchy
 	limits  LimitsConfig
+	// limitsMissing says why turns run without limits that were asked for (an Optional
+	// LimitsConfig where no cgroup could be had); "" otherwise.
+	limitsMissing string
 	// scope keeps this runner's groups apart from other runners' on the host (turnName).
 	scope string
 }
@@ -70,6 +75,9 @@ type Options struct {
 	// Limits hold each turn to its workspace's size; the zero value is a cgroup per
 	// turn.
 	Limits LimitsConfig
+	// Log gets what the runner did to the host at start (a systemd scope made for the
+	// turns' cgroups); nil: nothing is logged.
+	Log *slog.Logger
 }
 
 // New returns a runner. With the bubblewrap sandbox it checks that bubblewrap works
@@ -127,8 +135,9 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 	r.limits, r.scope = opt.Limits, cgroupScope(opt.StateDir)
 	switch opt.Limits.Mode {
 	case "", LimitsCgroup:
-		if r.cgroups, err = newCgroups(); err != nil {
-			return nil, fmt.Errorf("agent limits: %w; or set WSHUB_AGENT_LIMITS=off to run turns with no memory, process or CPU limit of their own", err)
+		open := func() (cgroupHierarchy, error) { return newCgroups(cmp.Or(opt.Log, slog.New(slog.DiscardHandler))) }
+		if r.cgroups, r.limitsMissing, err = opt.Limits.open(open); err != nil {
+			return nil, err
 		}
 	case LimitsOff:
 	default:
@@ -148,6 +157,10 @@ func (r *Runner) Limits() string {
 	}
 	return r.cgroups.String()
 }
+
+// LimitsMissing says, in a sentence for the start-up log, why turns run without the
+// limits asked for (LimitsConfig.Optional): "" when they have them, or were turned off.
+func (r *Runner) LimitsMissing() string { return r.limitsMissing }
 
 // RunTurn runs one turn of req.Agent in req.Dir. It never returns an error: every
 // failure is a TurnResult with outcome error and a failure code.

@@ -62,11 +62,16 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	if _, set := os.LookupEnv("WSHUB_ADDR"); !set {
 		cfg.Addr = "127.0.0.1:8080"
 	}
-	// The app over plain http, and its one-time sign-in links, on this machine only.
+	// The app over plain http, on this machine only.
 	if host, _, err := net.SplitHostPort(cfg.Addr); err == nil {
 		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || host == "localhost" {
 			cfg.AppInsecure = true
 		}
+	}
+	// Any Linux desktop: without a cgroup for turns, run them unlimited and say so,
+	// unless limits were asked for by name.
+	if _, set := os.LookupEnv("WSHUB_AGENT_LIMITS"); !set {
+		cfg.AgentLimitsOptional = true
 	}
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = devBase(cfg)

@@ -62,6 +62,9 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	if cfg.AgentLimits == "off" {
 		log.Warn("WSHUB_AGENT_LIMITS=off: turns run with no memory, process or CPU limit of their own; one turn can take the whole host")
 	}
+	if h.AgentLimitsMissing != "" {
+		log.Warn(h.AgentLimitsMissing)
+	}
 	if h.ContentKeyID == "" {
 		log.Warn("WSHUB_CONTENT_KEY is not set: sending messages, uploads and webhook creation answer 503")
 	}
