@@ -56,6 +56,23 @@ const DefaultRuntimeMode = "full-access"
 // AgentIDs are the four agent identifiers of the wire.
 var AgentIDs = []string{"agent_1", "agent_2", "agent_3", "agent_4"}
 
+// agentProducts are the programs behind the wire's agent ids: the one catalog the
+// bots, the CLI, the app and the runner's messages name agents from.
+var agentProducts = map[string]string{"agent_1": "Claude Code", "agent_2": "Codex", "agent_3": "Cursor Agent", "agent_4": "Grok CLI"}
+
+// AgentProduct is the program behind an agent id ("Claude Code"), "" for an id that
+// is not one of AgentIDs.
+func AgentProduct(id string) string { return agentProducts[id] }
+
+// AgentLabel names an agent for people: "Claude Code (agent_1)", or the id as it is
+// when it names no known agent.
+func AgentLabel(id string) string {
+	if p := agentProducts[id]; p != "" {
+		return p + " (" + id + ")"
+	}
+	return id
+}
+
 // Origins say which front-end started a workspace.
 const (
 	OriginAPI     = "api"

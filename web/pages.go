@@ -41,6 +41,8 @@ var templateFuncs = template.FuncMap{
 	// markdown renders an agent's reply as sanitized HTML (markdown.go).
 	"markdown": renderMarkdown,
 	"short":    func(sha string) string { return sha[:min(len(sha), 12)] },
+	// agent names an agent id for people: "Claude Code (agent_1)".
+	"agent": core.AgentLabel,
 	// repository is a project's repository without the credentials its URL may hold.
 	"repository": core.DisplayRepository,
 	"bytes":      byteSize,

@@ -87,6 +87,10 @@ func TestAMemberStartsAndDrivesAWorkspaceFromTheApp(t *testing.T) {
 	if !strings.Contains(page, "Ada Lovelace") || !strings.Contains(page, "write hello") {
 		t.Errorf("expected the prompt by Ada on the page:\n%s", page)
 	}
+	// Agents are named by their program, from the one catalog the bots and CLI read.
+	if _, _, listPage := s.get("/app/workspaces"); !strings.Contains(page, "Claude Code (agent_1) · test-model") || !strings.Contains(listPage, "Claude Code (agent_1) · test-model") {
+		t.Errorf("expected the agent named by its program on the page and the list:\n%s", listPage)
+	}
 
 	v := url.Values{"csrf": {csrfOf(t, page)}, "key": {formKeyField.FindStringSubmatch(page)[1]}, "text": {"second"}}
 	for range 2 {

@@ -38,7 +38,7 @@ import "github.com/wshub/wshub/core"
 // release notes), as a team that routes its model traffic through a gateway does
 // not expect calls around it.
 var claudeCLI = agentCLI{
-	name:          "Claude Code",
+	name:          core.AgentProduct("agent_1"),
 	program:       Programs["agent_1"],
 	args:          claudeArgs,
 	promptOnStdin: true,

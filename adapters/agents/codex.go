@@ -44,7 +44,7 @@ import (
 //	-c model_provider="wshub"
 //	-c model_providers.wshub={name="wshub",base_url="URL",wire_api="responses",env_key="OPENAI_API_KEY"}
 var codexCLI = agentCLI{
-	name:          "Codex",
+	name:          core.AgentProduct("agent_2"),
 	program:       Programs["agent_2"],
 	args:          codexArgs,
 	promptOnStdin: true,

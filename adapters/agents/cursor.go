@@ -31,7 +31,7 @@ import (
 // of the turn concatenated, so the reply is the last assistant message instead (the
 // result text only when there is none); the session is the session_id.
 var cursorCLI = agentCLI{
-	name:      "Cursor Agent",
+	name:      core.AgentProduct("agent_3"),
 	program:   Programs["agent_3"],
 	args:      cursorArgs,
 	newParser: func() outputParser { return &streamJSON{} },

@@ -20,7 +20,7 @@ import (
 // step_start, text (assistant text of a step), tool_use (a tool call and its result),
 // step_finish, error. The reply is the assistant text after the last tool use.
 var grokCLI = agentCLI{
-	name:      "Grok CLI",
+	name:      core.AgentProduct("agent_4"),
 	program:   Programs["agent_4"],
 	args:      grokArgs,
 	newParser: func() outputParser { return &grokParser{} },

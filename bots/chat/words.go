@@ -152,10 +152,4 @@ func (p Platform) FailureNotice(workspaceID, code string) string {
 }
 
 // AgentName is the agent's product name for people.
-func AgentName(id string) string {
-	names := map[string]string{"agent_1": "Claude Code", "agent_2": "Codex", "agent_3": "Cursor Agent", "agent_4": "Grok CLI"}
-	if n, ok := names[id]; ok {
-		return n + " (" + id + ")"
-	}
-	return id
-}
+func AgentName(id string) string { return core.AgentLabel(id) }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wshub/wshub/client"
+	"github.com/wshub/wshub/core"
 )
 
 func jsonLine(v any) (string, error) {
@@ -51,10 +52,9 @@ func listAgents(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string)
 		e.printJSON(map[string]any{"agents": list})
 		return 0
 	}
-	names := map[string]string{"agent_1": "Claude Code", "agent_2": "Codex", "agent_3": "Cursor Agent", "agent_4": "Grok CLI"}
 	rows := make([][]string, len(list))
 	for i, a := range list {
-		rows[i] = []string{a, names[a]}
+		rows[i] = []string{a, core.AgentProduct(a)}
 	}
 	e.table("AGENT\tPROGRAM", rows)
 	return 0

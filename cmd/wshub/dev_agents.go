@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/wshub/wshub/adapters/agents"
+	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 )
 
@@ -31,8 +32,8 @@ func (a realAgent) path(cfg *hub.Config) *string {
 }
 
 var realAgents = []realAgent{
-	{"agent_1", "Claude Code", "ANTHROPIC_API_KEY"},
-	{"agent_2", "Codex", "OPENAI_API_KEY"},
+	{"agent_1", core.AgentProduct("agent_1"), "ANTHROPIC_API_KEY"},
+	{"agent_2", core.AgentProduct("agent_2"), "OPENAI_API_KEY"},
 }
 
 // devAgents binds the development hub's agents, so that a first `make run` has one
