@@ -137,26 +137,14 @@ func (h *handling) onMessage(ctx context.Context, m *discordgo.Message) error {
 // send makes the message a workspace's (starting it when the thread has none), with
 // its attachments.
 func (h *handling) send(ctx context.Context, sess *core.ChatSession, m *discordgo.Message, text string) error {
-	if h.TooManyFiles(sess.Place, len(m.Attachments)) {
-		return nil
-	}
-	files, err := h.download(ctx, m.Attachments)
-	if err != nil {
-		return h.Refuse(sess.Place, err)
-	}
-	in := core.ChatInput{Key: "discord:" + m.GuildID + ":message:" + m.ID, Text: text, Files: files}
+	in := core.ChatInput{Key: "discord:" + m.GuildID + ":message:" + m.ID, Text: text}
 	if m.Author != nil {
 		in.UserID, in.UserName = m.Author.ID, personName(m.Member, m.Author)
 	}
-	if sess.Thread == nil {
-		_, err = h.svc.StartFromChat(ctx, sess, in)
-	} else {
-		_, err = h.svc.SendFromChat(ctx, sess, in)
-	}
-	if err != nil {
-		return h.Refuse(sess.Place, err)
-	}
-	return nil
+	_, err := h.Take(ctx, h.svc, sess, in, len(m.Attachments), func(ctx context.Context) ([]core.ChatFile, error) {
+		return h.download(ctx, m.Attachments)
+	})
+	return err
 }
 
 // startThread opens a public thread on the message, named after the prompt's first

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"strings"
 
@@ -32,7 +33,7 @@ func (b *Bot) HandleEvent(ctx context.Context, payload []byte) ([]core.ChatNotic
 	if e.BotID != "" || e.User == "" || e.User == self {
 		return nil, nil // bots, including this one, do not drive workspaces
 	}
-	h := &handling{Bot: b, Handling: chat.Handling{Words: chat.Slack, Self: self, Retryable: chat.Retryable, Log: b.log}}
+	h := &handling{Bot: b, Handling: chat.Handling{Words: chat.Slack, Self: self, Retryable: retryable, Log: b.log}}
 	switch e.Type {
 	case "app_mention":
 		err = h.onMessage(ctx, cb, true)
@@ -85,29 +86,15 @@ func (h *handling) onMessage(ctx context.Context, cb callback, mentioned bool) e
 		h.Say(place, chat.Slack.Help(self))
 		return nil
 	}
-	if h.TooManyFiles(place, len(e.Files)) {
-		return nil
-	}
-	files, err := b.download(ctx, e.Files)
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		return h.Refuse(place, err) // a file over the limit
-	}
-	if err != nil {
-		return err // Slack unreachable: the inbox retries
-	}
-	in := core.ChatInput{Key: "slack:" + cb.TeamID + ":" + e.Channel + ":" + e.TS, Text: text, Files: files,
+	in := core.ChatInput{Key: "slack:" + cb.TeamID + ":" + e.Channel + ":" + e.TS, Text: text,
 		UserID: e.User, UserName: b.userName(ctx, e.User)}
-	if sess.Thread == nil {
-		_, err = b.svc.StartFromChat(ctx, sess, in)
-	} else {
-		_, err = b.svc.SendFromChat(ctx, sess, in)
+	taken, err := h.Take(ctx, b.svc, sess, in, len(e.Files), func(ctx context.Context) ([]core.ChatFile, error) {
+		return b.download(ctx, e.Files)
+	})
+	if taken {
+		b.react(ctx, e.Channel, e.TS)
 	}
-	if err != nil {
-		return h.Refuse(place, err)
-	}
-	b.react(ctx, e.Channel, e.TS)
-	return nil
+	return err
 }
 
 var mentionRE = regexp.MustCompile(`<@[A-Z0-9]+(\|[^>]*)?>`)
@@ -149,4 +136,26 @@ func (b *Bot) react(ctx context.Context, channel, ts string) {
 	if err != nil && !(errors.As(err, &se) && se.Err == "already_reacted") {
 		b.log.Info("slack: reaction not added", "channel", channel, "err", err)
 	}
+}
+
+// retryable: what may pass in core (chat.Retryable) or at Slack (a rate limit, a 5xx,
+// the network): the inbox tries the event again rather than refusing it.
+func retryable(err error) bool {
+	var ce *core.Error
+	if chat.Retryable(err) {
+		return true
+	}
+	if errors.As(err, &ce) {
+		return false
+	}
+	var rl *slack.RateLimitedError
+	var sc slack.StatusCodeError
+	var ne net.Error
+	switch {
+	case errors.As(err, &rl), errors.As(err, &ne):
+		return true
+	case errors.As(err, &sc):
+		return !permanent(err)
+	}
+	return false
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 )
 
@@ -141,6 +142,18 @@ func TestFilesOnTheMentionReachTheAgent(t *testing.T) {
 	posts = f.waitPosts(t, big, "the size refusal", func(p []post) bool { return len(p) >= 1 })
 	if !strings.Contains(posts[0].Text, "larger than 20 MiB") {
 		t.Fatalf("expected a file over 20 MiB refused in plain words, got %q", posts[0].Text)
+	}
+
+	// A file Slack no longer has (404) will not come with retries: the person is told
+	// at once, and nothing is started.
+	const gone = "1700000102.000100"
+	ev = mention(gone, "", "<@"+botUser+"> attachments")
+	ev["files"] = []map[string]any{{"id": "F0GONE", "name": "gone.txt", "mimetype": "text/plain", "size": 3,
+		"url_private_download": f.fileURL("F0GONE")}}
+	deliver(t, h, eventBody("Ev0gone", ev))
+	posts = f.waitPosts(t, gone, "the download refusal", func(p []post) bool { return len(p) >= 1 })
+	if posts[0].Text != chat.FilesNotDownloaded {
+		t.Fatalf("expected a file Slack no longer has to be said at once, got %q", posts[0].Text)
 	}
 }
 
