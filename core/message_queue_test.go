@@ -41,21 +41,33 @@ func turns(msgs []*core.Message) []string {
 	return out
 }
 
-// prompts are the prompts of the turns the runner played, in order.
-func prompts(c *coretest.Core) string {
+// prompts are the prompts of the turns the runner played in a workspace, in order.
+func prompts(c *coretest.Core, wsID string) string {
 	var out []string
 	for _, turn := range c.Runner.Played() {
-		out = append(out, turn.Req.Prompt)
+		if turn.Req.WorkspaceID == wsID {
+			out = append(out, turn.Req.Prompt)
+		}
 	}
 	return strings.Join(out, ",")
+}
+
+// Sending and settling: the queue, the claim, the turn, each message settled once,
+// in order. The cases share one database, one after another.
+func TestSendingAndSettling(t *testing.T) {
+	t.Parallel()
+	c := coretest.New(t)
+	c.Cases(t,
+		coretest.Case{Name: "messages are answered one turn each in the order sent", Test: messagesAnsweredInOrder},
+		coretest.Case{Name: "a send repeated with its key queues one turn", Test: repeatedSendOneTurn},
+		coretest.Case{Name: "a turn lost with its lease is ended once by the next claim", Test: turnLostWithItsLease},
+	)
 }
 
 // Messages wait in the queue, in the order sent, until the worker takes them: one
 // turn each, strictly in seq order, each user message settled by its own reply,
 // which carries its turn id. Nothing is left to claim after.
-func TestMessagesAreAnsweredOneTurnEachInTheOrderSent(t *testing.T) {
-	t.Parallel()
-	c := coretest.New(t)
+func messagesAnsweredInOrder(t *testing.T, c *coretest.Core) {
 	ws := c.Create(c.Account, "one")
 	for i, text := range []string{"two", "three"} {
 		r := c.Send(c.Account, ws.ID, text)
@@ -68,7 +80,7 @@ func TestMessagesAreAnsweredOneTurnEachInTheOrderSent(t *testing.T) {
 	}
 
 	c.Settle()
-	if got := prompts(c); got != "one,two,three" {
+	if got := prompts(c, ws.ID); got != "one,two,three" {
 		t.Fatalf("expected one turn per message in the order sent, got %q", got)
 	}
 	msgs := c.Messages(c.Account, ws.ID)
@@ -90,9 +102,7 @@ func TestMessagesAreAnsweredOneTurnEachInTheOrderSent(t *testing.T) {
 }
 
 // A message sent again with its idempotency key is the same message: one turn.
-func TestASendRepeatedWithItsKeyQueuesOneTurn(t *testing.T) {
-	t.Parallel()
-	c := coretest.New(t)
+func repeatedSendOneTurn(t *testing.T, c *coretest.Core) {
 	ws := c.Create(c.Account, "")
 	first, err := c.TrySend(c.Account, ws.ID, "once", "key-1")
 	if err != nil {
@@ -106,8 +116,8 @@ func TestASendRepeatedWithItsKeyQueuesOneTurn(t *testing.T) {
 		t.Fatalf("expected the key with another text refused %s, got %v", core.CodeIdempotencyKeyReused, err)
 	}
 	c.Settle()
-	if n := len(c.Runner.Played()); n != 1 {
-		t.Fatalf("expected one turn, got %d", n)
+	if got := prompts(c, ws.ID); got != "once" {
+		t.Fatalf("expected one turn, got %q", got)
 	}
 	if got := conversation(c.Messages(c.Account, ws.ID)); got != "user:once:settled assistant:echo: once:settled" {
 		t.Fatalf("expected one message and its reply, got %s", got)
@@ -116,9 +126,7 @@ func TestASendRepeatedWithItsKeyQueuesOneTurn(t *testing.T) {
 
 // A turn whose worker lost its lease is not recorded by it; the next claim ends it,
 // interrupted, once, and never runs its agent again; the queue then moves on.
-func TestATurnLostWithItsLeaseIsEndedOnceByTheNextClaim(t *testing.T) {
-	t.Parallel()
-	c := coretest.New(t)
+func turnLostWithItsLease(t *testing.T, c *coretest.Core) {
 	started := make(chan struct{})
 	c.Runner.Play("long", coretest.Hold(started, nil))
 	ws := c.Create(c.Account, "long")
@@ -145,7 +153,7 @@ func TestATurnLostWithItsLeaseIsEndedOnceByTheNextClaim(t *testing.T) {
 		got[1] != "next -> echo: next (completed)" {
 		t.Fatalf("expected the lost turn ended interrupted once, then the next answered, got %q", got)
 	}
-	if got := prompts(c); got != "long,next" {
+	if got := prompts(c, ws.ID); got != "long,next" {
 		t.Fatalf("expected the lost turn's agent run once, got %q", got)
 	}
 }

@@ -7,7 +7,8 @@
 //     as the test sets them;
 //   - Runner: an agent that plays, turn by turn, the script the test gave for its
 //     prompt (events, approval asks, a reply, a failure, a turn held open);
-//   - Forge: pull requests kept in memory.
+//   - Forge: pull requests kept in memory;
+//   - Receiver: webhook attempts kept in memory, every one acknowledged.
 //
 // No HTTP server and no background loop run: the test calls the use cases
 // (Service.Workspaces, Sweeps, ...) and steps the worker itself (Work, Step), so
@@ -43,6 +44,7 @@ type Core struct {
 	Machines *Machines
 	Runner   *Runner
 	Forge    *Forge
+	Receiver *Receiver
 	// Account is an entitled account with one ready Project.
 	Account *core.Account
 	Project *core.Project
@@ -65,11 +67,11 @@ func New(t testing.TB, edit ...func(*core.Deps)) *Core {
 		t.Fatal(err)
 	}
 	wake := listen(t, url)
-	c := &Core{Store: store, Clock: newClock(wake), Machines: newMachines(t), Runner: &Runner{}, Forge: &Forge{}, t: t, wakeup: wake}
+	c := &Core{Store: store, Clock: newClock(wake), Machines: newMachines(t), Runner: &Runner{}, Forge: &Forge{}, Receiver: &Receiver{}, t: t, wakeup: wake}
 	deps := core.Deps{
 		Store: store, Sealer: sealer, Blobs: postgres.NewBlobs(store), Providers: providers{}, Agents: agents{},
 		Mirror: &mirror{dir: t.TempDir()}, Clock: c.Clock, Random: rand.Reader,
-		Machines: c.Machines, Runner: c.Runner, Wakeups: wake, Sealed: store,
+		Machines: c.Machines, Runner: c.Runner, Wakeups: wake, Sealed: store, Sender: c.Receiver,
 		// Warnings only, on stderr (shown when a test fails): core's goroutines may
 		// log after the test has ended, when t.Log would panic.
 		Runtime: core.RuntimeConfig{TurnTimeout: time.Minute, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))},
@@ -86,6 +88,29 @@ func New(t testing.TB, edit ...func(*core.Deps)) *Core {
 	c.Account = c.NewAccount()
 	c.Project = c.NewProject(c.Account.ID, core.AddProjectInput{})
 	return c
+}
+
+// With is c for a subtest: the same core and database, failing t. Subtests that
+// share a Core run one after another (not in parallel): Settle and the sweeps take
+// whatever work the database holds.
+func (c *Core) With(t testing.TB) *Core {
+	cp := *c
+	cp.t = t
+	return &cp
+}
+
+// Case is one case of a test whose cases share a Core (a database costs about half a
+// second to clone; a case, milliseconds).
+type Case struct {
+	Name string
+	Test func(t *testing.T, c *Core)
+}
+
+// Cases runs each case as a subtest of t on c, one after another.
+func (c *Core) Cases(t *testing.T, cases ...Case) {
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) { tc.Test(t, c.With(t)) })
+	}
 }
 
 // NewAccount creates an entitled account, not metered (no billing period needed).

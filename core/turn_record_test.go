@@ -1,0 +1,155 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/coretest"
+)
+
+// turnEvents are a workspace's turn events as "type" or "type:detail", in order.
+func turnEvents(t *testing.T, c *coretest.Core, wsID string) ([]string, []*core.TurnEvent) {
+	t.Helper()
+	events, err := c.Workspaces.ListTurnEvents(context.Background(), c.Account, wsID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range events {
+		detail := e.Tool + e.Delta + string(e.Outcome) + string(e.Status)
+		if detail != "" {
+			detail = ":" + detail
+		}
+		out = append(out, string(e.Type)+detail)
+	}
+	return out, events
+}
+
+// webhookEvent is a delivered webhook event's body.
+type webhookEvent struct {
+	Type    string `json:"type"`
+	TurnID  string `json:"turnId"`
+	Outcome string `json:"outcome"`
+	Reply   struct {
+		Text string `json:"text"`
+	} `json:"reply"`
+	PullRequest *core.PullRequestRef `json:"pullRequest"`
+}
+
+func decodeEvents(t *testing.T, bodies []string) []webhookEvent {
+	t.Helper()
+	out := make([]webhookEvent, len(bodies))
+	for i, b := range bodies {
+		if err := json.Unmarshal([]byte(b), &out[i]); err != nil {
+			t.Fatalf("webhook event %s: %v", b, err)
+		}
+	}
+	return out
+}
+
+// Recording a turn: its events, reply and outcome, whichever way it ends. The cases
+// share one database, one after another.
+func TestRecordingATurn(t *testing.T) {
+	t.Parallel()
+	c := coretest.New(t)
+	c.AddWebhook(c.Account)
+	c.Cases(t,
+		coretest.Case{Name: "a turn is recorded with its events, reply and outcome", Test: turnRecordedWhole},
+		coretest.Case{Name: "a failed turn is recorded with its failure and the queue moves on", Test: failedTurnRecorded},
+		coretest.Case{Name: "a stopped turn ends interrupted", Test: stoppedTurnInterrupted},
+	)
+}
+
+// A turn is recorded whole: the agent's steps as turn events in the order it
+// reported them, then turn_finished; its reply as the assistant message; the
+// workspace's last turn; and one workspace.turn.completed webhook event with the reply.
+// The agent was asked with the workspace's agent, model, checkout and prompt.
+func turnRecordedWhole(t *testing.T, c *coretest.Core) {
+	c.Runner.Play("build",
+		coretest.Event(core.TurnEvent{Type: core.EventToolStarted, Tool: "Bash", Summary: "make"}),
+		coretest.Event(core.TurnEvent{Type: core.EventToolFinished, Tool: "Bash", Summary: "make"}),
+		coretest.Say("building"),
+		coretest.Reply("built"))
+	ws := c.Create(c.Account, "build")
+	c.Settle()
+
+	msgs := c.Messages(c.Account, ws.ID)
+	if got := turns(msgs); len(got) != 1 || got[0] != "build -> built (completed)" {
+		t.Fatalf("expected the reply recorded, got %q", got)
+	}
+	turn := msgs[0].TurnID
+	got, events := turnEvents(t, c, ws.ID)
+	if want := "tool_started:Bash tool_finished:Bash text:building turn_finished:completed"; strings.Join(got, " ") != want {
+		t.Fatalf("expected the events %s, got %s", want, got)
+	}
+	for _, e := range events {
+		if e.TurnID != turn || e.WorkspaceID != ws.ID {
+			t.Fatalf("expected every event of turn %s, got %+v", turn, e)
+		}
+	}
+	after := c.Workspace(c.Account, ws.ID)
+	if after.LastTurnID != turn || after.LastTurnOutcome != core.OutcomeCompleted || after.LastTurnCompletedAt == nil {
+		t.Fatalf("expected the workspace's last turn %s completed, got %s %s", turn, after.LastTurnID, after.LastTurnOutcome)
+	}
+	hooks := decodeEvents(t, c.Deliver())
+	if len(hooks) != 1 || hooks[0].Type != "workspace.turn.completed" || hooks[0].TurnID != turn ||
+		hooks[0].Outcome != "completed" || hooks[0].Reply.Text != "built" {
+		t.Fatalf("expected one turn.completed event with the reply, got %+v", hooks)
+	}
+	req := c.Runner.Played()[len(c.Runner.Played())-1].Req
+	if req.Agent != "agent_1" || req.Model != "test-model" || req.Dir != after.CheckoutPath || req.TurnID != turn || req.Branch != ws.Branch {
+		t.Fatalf("expected the agent asked with the workspace's settings, got %+v", req)
+	}
+}
+
+// A turn the agent fails ends in error with its failure kept (code and message), its
+// events end turn_finished:error, and the queue moves on to the next message.
+func failedTurnRecorded(t *testing.T, c *coretest.Core) {
+	c.Runner.Play("break", coretest.Say("trying"), coretest.Fail(core.FailureAgentError, "boom"))
+	ws := c.Create(c.Account, "break")
+	c.Send(c.Account, ws.ID, "again")
+	c.Settle()
+
+	msgs := c.Messages(c.Account, ws.ID)
+	got := turns(msgs)
+	if len(got) != 2 || !strings.HasSuffix(got[0], "(error)") || got[1] != "again -> echo: again (completed)" {
+		t.Fatalf("expected the failed turn, then the next answered, got %q", got)
+	}
+	var failure *core.TurnFailure
+	for _, m := range msgs {
+		if m.Role == core.RoleAssistant && m.TurnID == msgs[0].TurnID {
+			failure = m.Failure
+		}
+	}
+	if failure == nil || failure.Code != core.FailureAgentError || failure.Message != "boom" || failure.Agent != "agent_1" {
+		t.Fatalf("expected the failure agent_error: boom, got %+v", failure)
+	}
+	events, _ := turnEvents(t, c, ws.ID)
+	if want := "text:trying turn_finished:error turn_finished:completed"; strings.Join(events, " ") != want {
+		t.Fatalf("expected the events %s, got %s", want, events)
+	}
+}
+
+// A running turn asked to stop ends interrupted: its agent's context is cancelled (a
+// NOTIFY wakes the turn's watch), and the stop is answered as running.
+func stoppedTurnInterrupted(t *testing.T, c *coretest.Core) {
+	started := make(chan struct{})
+	c.Runner.Play("forever", coretest.Hold(started, nil))
+	ws := c.Create(c.Account, "forever")
+	done := make(chan struct{})
+	go func() { defer close(done); c.Settle() }()
+	<-started
+	turn := c.Messages(c.Account, ws.ID)[0].TurnID
+	running, err := c.Workspaces.StopTurn(context.Background(), c.Account, ws.ID, turn)
+	if err != nil || !running {
+		t.Fatalf("expected the stop taken for a running turn, got %v (%v)", running, err)
+	}
+	<-done
+	if got := turns(c.Messages(c.Account, ws.ID)); fmt.Sprint(got) != "[forever -> stopped (interrupted)]" {
+		t.Fatalf("expected the turn interrupted, got %q", got)
+	}
+}
