@@ -90,18 +90,22 @@ func Event(e core.TurnEvent) Step {
 	}
 }
 
-// Ask asks for an approval and waits for its answer (kept in Turn.Answers; the
-// runner lock is not held while it waits). A turn without an approver (not in the
-// approval-required mode) is denied at once, as core's agents are.
+// Ask asks for an approval and waits for its answer (kept in Turn.Answers). A turn
+// without an approver (not in the approval-required mode) is denied at once, as
+// core's agents are; a turn stopped while it waits ends interrupted, as a killed
+// agent does.
 func Ask(ask core.ApprovalAsk) Step {
 	return func(ctx context.Context, turn *Turn) *core.TurnResult {
-		ans := core.ApprovalAnswer{Reason: "Denied: nobody answers approvals in this runtime mode."}
+		ans := core.ApprovalAnswer{Reason: "Denied: nobody asked"}
 		if turn.Req.Approve != nil {
 			ans = turn.Req.Approve(ctx, ask)
 		}
 		turn.mu.Lock()
 		turn.Answers = append(turn.Answers, ans)
 		turn.mu.Unlock()
+		if ctx.Err() != nil {
+			return &core.TurnResult{Outcome: core.OutcomeInterrupted, Reply: "stopped"}
+		}
 		return nil
 	}
 }
