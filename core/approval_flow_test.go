@@ -40,10 +40,7 @@ func askingTurn(t *testing.T, c *coretest.Core, prompt string) (*core.Workspace,
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := c.Events(c.Account, ws.ID)
-	done := make(chan struct{})
-	go func() { defer close(done); c.Settle() }()
-	return ws, events, done
+	return ws, c.Events(c.Account, ws.ID), c.SettleInBackground()
 }
 
 // answers are the answers the turn of prompt got, in order.
@@ -90,7 +87,7 @@ func approvalsDecided(t *testing.T, c *coretest.Core) {
 	if _, err := decide(c, ws, second.ApprovalID, core.DecisionDeny); err != nil {
 		t.Fatal(err)
 	}
-	<-done
+	coretest.Await(t, done, "the turn settled")
 
 	got := answers(c, "ask twice")
 	if len(got) != 3 || !got[0].Allow || got[0].InputSHA256 != core.InputHash(canon) || got[0].ApprovalID != asked.ApprovalID ||
@@ -121,16 +118,15 @@ func approvalTimesOut(t *testing.T, c *coretest.Core) {
 	if a, err := decide(c, ws, asked.ApprovalID, core.DecisionAllow); err != nil || a.Status != core.ApprovalAllowed {
 		t.Fatalf("expected a decision a moment before the expiry taken, got %+v (%v)", a, err)
 	}
-	<-done
+	coretest.Await(t, done, "the turn settled")
 
 	c.Runner.Play("ask later", coretest.Ask(askFor("later", "ls")), coretest.Reply("done"))
 	c.Send(c.Account, ws.ID, "ask later")
-	done2 := make(chan struct{})
-	go func() { defer close(done2); c.Settle() }()
+	done2 := c.SettleInBackground()
 	asked, _ = events.Next(core.EventApprovalRequested)
 	c.Clock.Advance(core.DefaultApprovalTimeout)
 	resolved, _ := events.Next(core.EventApprovalResolved)
-	<-done2
+	coretest.Await(t, done2, "the second turn settled")
 	if resolved.ApprovalID != asked.ApprovalID || resolved.Status != core.ApprovalTimedOut {
 		t.Fatalf("expected the approval timed out, got %+v", resolved)
 	}
@@ -153,7 +149,7 @@ func approvalClosedWithItsTurn(t *testing.T, c *coretest.Core) {
 	}
 	resolved, _ := events.Next(core.EventApprovalResolved)
 	finished, _ := events.Next(core.EventTurnFinished)
-	<-done
+	coretest.Await(t, done, "the turn settled")
 	if resolved.ApprovalID != asked.ApprovalID || resolved.Status != core.ApprovalClosed || finished.Outcome != core.OutcomeInterrupted {
 		t.Fatalf("expected the approval closed and the turn interrupted, got %+v then %+v", resolved, finished)
 	}

@@ -138,9 +138,9 @@ func turnLostWithItsLease(t *testing.T, c *coretest.Core) {
 	ctx, lose := context.WithCancelCause(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); c.StepContext(ctx, claimed) }()
-	<-started
+	coretest.Await(t, started, "the turn started")
 	lose(core.ErrLeaseLost)
-	<-done
+	coretest.Await(t, done, "the step returned")
 	if got := conversation(c.Messages(c.Account, ws.ID)); got != "user:long:delivered user:next:pending" {
 		t.Fatalf("expected the lost turn left delivered and nothing recorded, got %s", got)
 	}

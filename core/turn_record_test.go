@@ -140,15 +140,14 @@ func stoppedTurnInterrupted(t *testing.T, c *coretest.Core) {
 	started := make(chan struct{})
 	c.Runner.Play("forever", coretest.Hold(started, nil))
 	ws := c.Create(c.Account, "forever")
-	done := make(chan struct{})
-	go func() { defer close(done); c.Settle() }()
-	<-started
+	done := c.SettleInBackground()
+	coretest.Await(t, started, "the turn started")
 	turn := c.Messages(c.Account, ws.ID)[0].TurnID
 	running, err := c.Workspaces.StopTurn(context.Background(), c.Account, ws.ID, turn)
 	if err != nil || !running {
 		t.Fatalf("expected the stop taken for a running turn, got %v (%v)", running, err)
 	}
-	<-done
+	coretest.Await(t, done, "the turn settled")
 	if got := turns(c.Messages(c.Account, ws.ID)); fmt.Sprint(got) != "[forever -> stopped (interrupted)]" {
 		t.Fatalf("expected the turn interrupted, got %q", got)
 	}

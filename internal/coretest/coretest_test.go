@@ -47,13 +47,12 @@ func TestAdvancingTheClockWakesAWaitThatIsDue(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := c.Events(c.Account, ws.ID)
-	done := make(chan struct{})
-	go func() { defer close(done); c.Settle() }()
+	done := c.SettleInBackground()
 	events.Next(core.EventApprovalRequested)
 	start := time.Now()
 	c.Clock.Advance(core.DefaultApprovalTimeout)
 	resolved, _ := events.Next(core.EventApprovalResolved)
-	<-done
+	coretest.Await(t, done, "the turn settled")
 	if resolved.Status != core.ApprovalTimedOut || time.Since(start) > time.Second {
 		t.Fatalf("expected the approval timed out at once, got %s after %s", resolved.Status, time.Since(start))
 	}

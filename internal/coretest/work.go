@@ -2,6 +2,7 @@ package coretest
 
 import (
 	"context"
+	"testing"
 	"time"
 
 	"github.com/wshub/wshub/core"
@@ -13,7 +14,7 @@ const LeaseFor = time.Minute
 
 // maxSteps bounds Settle: a workspace stepped more often than this within one test is
 // a loop, not work.
-const maxSteps = 1000
+const maxSteps = 200
 
 // Claim claims up to limit workspaces that need work, as a worker with limit free
 // slots does; each holds its lease until Release (or Run).
@@ -76,4 +77,23 @@ func (c *Core) Settle() int {
 	}
 	c.t.Errorf("work did not settle within %d steps", maxSteps)
 	return steps
+}
+
+// SettleInBackground runs Settle in a goroutine of its own, for turns the test holds
+// or answers meanwhile; the channel is closed when Settle returns.
+func (c *Core) SettleInBackground() <-chan struct{} {
+	done := make(chan struct{})
+	go func() { defer close(done); c.Settle() }()
+	return done
+}
+
+// Await waits until ch is closed (or sends), failing t when it has not within
+// eventWait: what it waits for comes in milliseconds, or never.
+func Await(t testing.TB, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(eventWait):
+		t.Fatalf("%s: not within %s", what, eventWait)
+	}
 }
