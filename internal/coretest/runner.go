@@ -126,9 +126,16 @@ func Fail(code, message string) Step {
 
 // Hold keeps the turn running until release is closed (the script goes on) or the
 // turn is stopped (it ends interrupted). started, when not nil, is closed as the hold
-// begins: the turn is running.
+// begins: the turn is running. A hold plays once: played again (the turn run twice),
+// it ends the turn in error at once.
 func Hold(started chan<- struct{}, release <-chan struct{}) Step {
+	var once sync.Once
 	return func(ctx context.Context, _ *Turn) *core.TurnResult {
+		first := false
+		once.Do(func() { first = true })
+		if !first {
+			return &core.TurnResult{Outcome: core.OutcomeError, FailureCode: core.FailureAgentError, FailureMessage: "held twice"}
+		}
 		if started != nil {
 			close(started)
 		}
