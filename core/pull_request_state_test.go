@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/coretest"
@@ -23,6 +24,7 @@ func TestPullRequestState(t *testing.T) {
 		coretest.Case{Name: "a merged pull request stays the workspace's and none is opened again", Test: pullMergedKept},
 		coretest.Case{Name: "a forge's refusal is shown in its words and the turn still completes", Test: pullRefused},
 		coretest.Case{Name: "a person asks for one on a project whose pull requests are off", Test: pullAskedFor},
+		coretest.Case{Name: "a read asks the forge for an open pull request's state at most once a minute", Test: pullStateRead},
 	)
 }
 
@@ -143,4 +145,43 @@ func pullAskedFor(t *testing.T, c *coretest.Core) {
 		t.Fatalf("expected a project that does not push refused %s, got %v", core.CodePullRequestRefused, err)
 	}
 	c.Settle()
+}
+
+// forgeReads counts the forge's reads of a pull request's state so far.
+func forgeReads(c *coretest.Core) int {
+	n := 0
+	for _, call := range c.Forge.Calls() {
+		if call == "get" {
+			n++
+		}
+	}
+	return n
+}
+
+// A reader sees what the hub has at once; when the forge was last asked more than a
+// minute ago, the read also asks it in the background, and the next read shows what
+// it said (a merge made on the forge).
+func pullStateRead(t *testing.T, c *coretest.Core) {
+	a := pushingTenant(c, core.PullRequestsDraft)
+	ws := c.Create(a, "merged on the forge")
+	c.Settle()
+	pulls, _ := pullsOf(c, ws)
+	if len(pulls) != 1 {
+		t.Fatalf("expected one pull request, got %+v", pulls)
+	}
+	n := pulls[0].Number
+	c.Forge.SetState(n, core.PullRequestMerged)
+	reads := forgeReads(c)
+	if got := c.Workspace(a, ws.ID).Pull; got.State != core.PullRequestOpen || forgeReads(c) != reads {
+		t.Fatalf("expected a read within the minute to answer open without asking the forge, got %s and %d reads", got.State, forgeReads(c)-reads)
+	}
+
+	c.Clock.Advance(2 * time.Minute)
+	if got := c.Workspace(a, ws.ID).Pull; got.State != core.PullRequestOpen {
+		t.Fatalf("expected the read to answer with what the hub has, got %s", got.State)
+	}
+	c.AwaitPullRecorded(t, ws.ID)
+	if got := c.Workspace(a, ws.ID).Pull; got.State != core.PullRequestMerged || got.Number != n || forgeReads(c) != reads+1 {
+		t.Fatalf("expected the next read to show #%d merged after one read of the forge, got %+v and %d reads", n, got, forgeReads(c)-reads)
+	}
 }

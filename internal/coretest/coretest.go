@@ -49,15 +49,16 @@ type Core struct {
 	Account *core.Account
 	Project *core.Project
 
-	t      testing.TB
-	wakeup *wakeups
+	t     testing.TB
+	store *store
 }
 
 // New builds core for t. edit, when given, changes the Deps before the Service is
 // built (quotas, the runtime's settings); the fakes are in them already.
 func New(t testing.TB, edit ...func(*core.Deps)) *Core {
 	t.Helper()
-	store, url := pgtest.NewStore(t)
+	pg, url := pgtest.NewStore(t)
+	st := &store{Store: pg, pullsSet: make(chan string, 16)}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		t.Fatal(err)
@@ -67,11 +68,11 @@ func New(t testing.TB, edit ...func(*core.Deps)) *Core {
 		t.Fatal(err)
 	}
 	wake := listen(t, url)
-	c := &Core{Store: store, Clock: newClock(wake), Machines: newMachines(t), Runner: &Runner{}, Forge: &Forge{}, Receiver: &Receiver{}, t: t, wakeup: wake}
+	c := &Core{Store: pg, store: st, Clock: newClock(wake), Machines: newMachines(t), Runner: &Runner{}, Forge: &Forge{}, Receiver: &Receiver{}, t: t}
 	deps := core.Deps{
-		Store: store, Sealer: sealer, Blobs: postgres.NewBlobs(store), Providers: providers{}, Agents: agents{},
+		Store: st, Sealer: sealer, Blobs: postgres.NewBlobs(pg), Providers: providers{}, Agents: agents{},
 		Mirror: &mirror{dir: t.TempDir()}, Clock: c.Clock, Random: rand.Reader,
-		Machines: c.Machines, Runner: c.Runner, Wakeups: wake, Sealed: store, Sender: c.Receiver,
+		Machines: c.Machines, Runner: c.Runner, Wakeups: wake, Sealed: pg, Sender: c.Receiver,
 		// Warnings only, on stderr (shown when a test fails): core's goroutines may
 		// log after the test has ended, when t.Log would panic.
 		Runtime: core.RuntimeConfig{TurnTimeout: time.Minute, Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))},
