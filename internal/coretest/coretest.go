@@ -11,10 +11,12 @@
 //   - Receiver: webhook attempts kept in memory, every one acknowledged.
 //
 // No HTTP server and no background loop run: the test calls the use cases
-// (Service.Workspaces, Sweeps, ...) and steps the worker itself (Work, Step), so
-// what happens, happens in the test's own goroutine and order. Notifications are
+// (Service.Workspaces, Sweeps, ...) and steps the worker itself (Claim, Step, Settle),
+// so what happens, happens in the test's own goroutine and order. Notifications are
 // real: a LISTEN connection on the test's database wakes core's waits (an approval's
-// decision, a stop, an event stream).
+// decision, a stop, an event stream), and a test waits for a turn's events on core's
+// own stream (Events). Cloning the database costs more than all a test's cases: cases
+// that can share one run as subtests of one Core (Cases).
 package coretest
 
 import (
