@@ -11,18 +11,13 @@ import (
 	"github.com/wshub/wshub/internal/coretest"
 )
 
-// Approvals: asked, allowed or denied by a person, timed out, closed with their turn,
-// never asked outside their mode. The cases share one database, one after another.
-func TestApprovals(t *testing.T) {
-	t.Parallel()
-	c := coretest.New(t)
-	c.AddWebhook(c.Account)
-	c.Cases(t,
-		coretest.Case{Name: "a person's decisions reach the agent, each taken once", Test: approvalsDecided},
-		coretest.Case{Name: "an approval nobody answers is denied when it times out", Test: approvalTimesOut},
-		coretest.Case{Name: "a stopped turn's open approval is closed", Test: approvalClosedWithItsTurn},
-		coretest.Case{Name: "outside the approval-required mode nobody is asked", Test: approvalsOutsideTheMode},
-	)
+// approvals: asked, allowed or denied by a person, timed out, closed with their turn,
+// never asked outside their mode.
+var approvals = []coretest.Case{
+	{Name: "a person's decisions reach the agent, each taken once", Test: approvalsDecided},
+	{Name: "an approval nobody answers is denied when it times out", Test: approvalTimesOut},
+	{Name: "a stopped turn's open approval is closed", Test: approvalClosedWithItsTurn},
+	{Name: "outside the approval-required mode nobody is asked", Test: approvalsOutsideTheMode},
 }
 
 // askFor is an ask of the Bash tool to run command, with its whole input.
@@ -99,7 +94,7 @@ func approvalsDecided(t *testing.T, c *coretest.Core) {
 		t.Fatalf("expected the turn to go on after the decisions, got %q", got)
 	}
 	var kinds []string
-	for _, e := range decodeEvents(t, c.Deliver()) {
+	for _, e := range deliveredFor(t, c, ws.ID) {
 		kinds = append(kinds, e.Type)
 	}
 	if want := "workspace.approval.requested workspace.approval.requested workspace.turn.completed"; strings.Join(kinds, " ") != want {

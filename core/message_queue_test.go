@@ -52,16 +52,12 @@ func prompts(c *coretest.Core, wsID string) string {
 	return strings.Join(out, ",")
 }
 
-// Sending and settling: the queue, the claim, the turn, each message settled once,
-// in order. The cases share one database, one after another.
-func TestSendingAndSettling(t *testing.T) {
-	t.Parallel()
-	c := coretest.New(t)
-	c.Cases(t,
-		coretest.Case{Name: "messages are answered one turn each in the order sent", Test: messagesAnsweredInOrder},
-		coretest.Case{Name: "a send repeated with its key queues one turn", Test: repeatedSendOneTurn},
-		coretest.Case{Name: "a turn lost with its lease is ended once by the next claim", Test: turnLostWithItsLease},
-	)
+// sendingAndSettling: the queue, the claim, the turn, each message settled once, in
+// order.
+var sendingAndSettling = []coretest.Case{
+	{Name: "messages are answered one turn each in the order sent", Test: messagesAnsweredInOrder},
+	{Name: "a send repeated with its key queues one turn", Test: repeatedSendOneTurn},
+	{Name: "a turn lost with its lease is ended once by the next claim", Test: turnLostWithItsLease},
 }
 
 // Messages wait in the queue, in the order sent, until the worker takes them: one

@@ -11,21 +11,15 @@ import (
 	"github.com/wshub/wshub/internal/coretest"
 )
 
-// Pull requests after a workspace's pushes: opened once, updated, kept when merged,
-// refused in the forge's words, or asked for by a person. Every turn pushes; each case
-// has an account and project of its own; the cases share one database and forge, one
-// after another.
-func TestPullRequestState(t *testing.T) {
-	t.Parallel()
-	c := coretest.New(t)
-	c.Machines.SetPush(true)
-	c.Cases(t,
-		coretest.Case{Name: "a push opens one pull request and later pushes update it", Test: pullOpenedThenUpdated},
-		coretest.Case{Name: "a merged pull request stays the workspace's and none is opened again", Test: pullMergedKept},
-		coretest.Case{Name: "a forge's refusal is shown in its words and the turn still completes", Test: pullRefused},
-		coretest.Case{Name: "a person asks for one on a project whose pull requests are off", Test: pullAskedFor},
-		coretest.Case{Name: "a read asks the forge for an open pull request's state at most once a minute", Test: pullStateRead},
-	)
+// pullRequestState: after a workspace's pushes, opened once, updated, kept when
+// merged, refused in the forge's words, asked for by a person, refreshed on a read.
+// Each case has an account and a project that pushes of its own.
+var pullRequestState = []coretest.Case{
+	{Name: "a push opens one pull request and later pushes update it", Test: pullOpenedThenUpdated},
+	{Name: "a merged pull request stays the workspace's and none is opened again", Test: pullMergedKept},
+	{Name: "a forge's refusal is shown in its words and the turn still completes", Test: pullRefused},
+	{Name: "a person asks for one on a project whose pull requests are off", Test: pullAskedFor},
+	{Name: "a read asks the forge for an open pull request's state at most once a minute", Test: pullStateRead},
 }
 
 // pushingTenant is a new account whose one project pushes to GitHub with pull

@@ -11,18 +11,13 @@ import (
 	"github.com/wshub/wshub/internal/coretest"
 )
 
-// Quotas and fair claims: an account at a limit is refused with its code or held
-// back, and the worker's slots are shared across accounts. Each case has accounts of
-// its own; the cases share one database, one after another.
-func TestQuotasAndFairClaims(t *testing.T) {
-	t.Parallel()
-	c := coretest.New(t)
-	c.Cases(t,
-		coretest.Case{Name: "an account at its workspace quota is refused, another is not", Test: workspaceQuota},
-		coretest.Case{Name: "a workspace at its open-message quota refuses a message without storing it", Test: openMessageQuota},
-		coretest.Case{Name: "an account at its running-turns quota waits while another's turn is claimed", Test: runningTurnsQuota},
-		coretest.Case{Name: "a claim shares its slots across accounts", Test: fairClaim},
-	)
+// quotasAndFairClaims: an account at a limit is refused with its code or held back,
+// and the worker's slots are shared across accounts. Each case has accounts of its own.
+var quotasAndFairClaims = []coretest.Case{
+	{Name: "an account at its workspace quota is refused, another is not", Test: workspaceQuota},
+	{Name: "a workspace at its open-message quota refuses a message without storing it", Test: openMessageQuota},
+	{Name: "an account at its running-turns quota waits while another's turn is claimed", Test: runningTurnsQuota},
+	{Name: "a claim shares its slots across accounts", Test: fairClaim},
 }
 
 func ptr(n int) *int { return &n }

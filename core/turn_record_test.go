@@ -31,13 +31,26 @@ func turnEvents(t *testing.T, c *coretest.Core, wsID string) ([]string, []*core.
 
 // webhookEvent is a delivered webhook event's body.
 type webhookEvent struct {
-	Type    string `json:"type"`
-	TurnID  string `json:"turnId"`
-	Outcome string `json:"outcome"`
-	Reply   struct {
+	Type        string `json:"type"`
+	WorkspaceID string `json:"workspaceId"`
+	TurnID      string `json:"turnId"`
+	Outcome     string `json:"outcome"`
+	Reply       struct {
 		Text string `json:"text"`
 	} `json:"reply"`
 	PullRequest *core.PullRequestRef `json:"pullRequest"`
+}
+
+// deliveredFor delivers every webhook event due and returns those of one workspace.
+func deliveredFor(t *testing.T, c *coretest.Core, wsID string) []webhookEvent {
+	t.Helper()
+	var out []webhookEvent
+	for _, e := range decodeEvents(t, c.Deliver()) {
+		if e.WorkspaceID == wsID {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func decodeEvents(t *testing.T, bodies []string) []webhookEvent {
@@ -51,17 +64,11 @@ func decodeEvents(t *testing.T, bodies []string) []webhookEvent {
 	return out
 }
 
-// Recording a turn: its events, reply and outcome, whichever way it ends. The cases
-// share one database, one after another.
-func TestRecordingATurn(t *testing.T) {
-	t.Parallel()
-	c := coretest.New(t)
-	c.AddWebhook(c.Account)
-	c.Cases(t,
-		coretest.Case{Name: "a turn is recorded with its events, reply and outcome", Test: turnRecordedWhole},
-		coretest.Case{Name: "a failed turn is recorded with its failure and the queue moves on", Test: failedTurnRecorded},
-		coretest.Case{Name: "a stopped turn ends interrupted", Test: stoppedTurnInterrupted},
-	)
+// recordingATurn: its events, reply and outcome, whichever way it ends.
+var recordingATurn = []coretest.Case{
+	{Name: "a turn is recorded with its events, reply and outcome", Test: turnRecordedWhole},
+	{Name: "a failed turn is recorded with its failure and the queue moves on", Test: failedTurnRecorded},
+	{Name: "a stopped turn ends interrupted", Test: stoppedTurnInterrupted},
 }
 
 // A turn is recorded whole: the agent's steps as turn events in the order it
@@ -95,12 +102,17 @@ func turnRecordedWhole(t *testing.T, c *coretest.Core) {
 	if after.LastTurnID != turn || after.LastTurnOutcome != core.OutcomeCompleted || after.LastTurnCompletedAt == nil {
 		t.Fatalf("expected the workspace's last turn %s completed, got %s %s", turn, after.LastTurnID, after.LastTurnOutcome)
 	}
-	hooks := decodeEvents(t, c.Deliver())
+	hooks := deliveredFor(t, c, ws.ID)
 	if len(hooks) != 1 || hooks[0].Type != "workspace.turn.completed" || hooks[0].TurnID != turn ||
 		hooks[0].Outcome != "completed" || hooks[0].Reply.Text != "built" {
 		t.Fatalf("expected one turn.completed event with the reply, got %+v", hooks)
 	}
-	req := c.Runner.Played()[len(c.Runner.Played())-1].Req
+	var req core.TurnRequest
+	for _, turn := range c.Runner.Played() {
+		if turn.Req.WorkspaceID == ws.ID {
+			req = turn.Req
+		}
+	}
 	if req.Agent != "agent_1" || req.Model != "test-model" || req.Dir != after.CheckoutPath || req.TurnID != turn || req.Branch != ws.Branch {
 		t.Fatalf("expected the agent asked with the workspace's settings, got %+v", req)
 	}

@@ -13,14 +13,13 @@ import (
 )
 
 // Machines are core's Machines in a test: each workspace's checkout is a directory
-// under the test's temporary directory, and a turn's commit is what the test says
-// (nothing changed, by default).
+// under the test's temporary directory. A turn of a project that pushes commits a
+// change and pushes it (which opens or updates its pull request); any other turn
+// changed nothing.
 type Machines struct {
 	dir string
 
-	mu sync.Mutex
-	// push: every turn commits and pushes (SetPush).
-	push    bool
+	mu      sync.Mutex
 	commits int
 	// states records each workspace's machine operations, in order.
 	states map[string][]string
@@ -30,14 +29,6 @@ var _ core.Machines = (*Machines)(nil)
 
 func newMachines(t testing.TB) *Machines {
 	return &Machines{dir: t.TempDir(), states: map[string][]string{}}
-}
-
-// SetPush makes every turn from now on commit a change and push it to the project's
-// repository (as a project that pushes would), which opens or updates its pull request.
-func (m *Machines) SetPush(push bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.push = push
 }
 
 // Ops are the machine operations done on a workspace, in order ("allocate",
@@ -95,12 +86,12 @@ func (m *Machines) Delete(_ context.Context, ws *core.Workspace) error {
 	return os.RemoveAll(m.checkout(ws))
 }
 
-// CommitTurn commits nothing, or a change and its push after SetPush(true).
-func (m *Machines) CommitTurn(_ context.Context, ws *core.Workspace, _ *core.Project, _ string) (core.TurnCommit, error) {
+// CommitTurn commits and pushes a change when the project pushes, else nothing.
+func (m *Machines) CommitTurn(_ context.Context, ws *core.Workspace, p *core.Project, _ string) (core.TurnCommit, error) {
 	m.record(ws, "commit")
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.push {
+	if !p.Push {
 		return core.TurnCommit{}, nil
 	}
 	m.commits++
