@@ -60,7 +60,7 @@ type Core struct {
 func New(t testing.TB, edit ...func(*core.Deps)) *Core {
 	t.Helper()
 	pg, url := pgtest.NewStore(t)
-	st := &store{Store: pg, pullsSet: make(chan string, 16)}
+	st := newStore(pg)
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		t.Fatal(err)
