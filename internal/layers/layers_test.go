@@ -103,15 +103,22 @@ func TestImportRules(t *testing.T) {
 }
 
 // core's own tests use nothing but the standard library and core: the domain is
-// tested without a database or a web framework (the store's tests live beside it).
+// tested without a web framework (the store's tests live beside it). Its use cases'
+// tests (package core_test) reach the store through internal/coretest alone, the
+// harness that builds core on a real database without a hub.
 func TestCoreTestsImportNothingOfTheHub(t *testing.T) {
 	for _, p := range listPackages(t) {
 		if p.ImportPath != module+"core" {
 			continue
 		}
-		for _, imp := range append(p.TestImports, p.XTestImports...) {
+		for _, imp := range p.TestImports {
 			if !isStd(imp) && imp != module+"core" {
 				t.Errorf("core's tests import %s", imp)
+			}
+		}
+		for _, imp := range p.XTestImports {
+			if !isStd(imp) && imp != module+"core" && imp != module+"internal/coretest" {
+				t.Errorf("core's use-case tests import %s; they build core through internal/coretest", imp)
 			}
 		}
 	}
