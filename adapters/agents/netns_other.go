@@ -8,14 +8,6 @@ import "syscall"
 // Linux only. sandbox.go names the configuration and process.go the steps; nothing
 // runs them here (New answers ErrNeedsLinux).
 
-type netConfig struct {
-	Pasta string
-	Tools []string
-	Allow []egressRule
-	Dir   string
-	Procs []string
-}
-
 func (c netConfig) onHost() (netConfig, error) { return c, ErrNeedsLinux }
 
 func (c netConfig) readyFIFO() (string, func(), error) { return "", nil, ErrNeedsLinux }
