@@ -15,7 +15,7 @@ WITH_DB = DATABASE_URL="$${DATABASE_URL:-$$(bash scripts/pg.sh)}"; export DATABA
 # Every Fuzz* target of every package for $(FUZZTIME) each (scripts/fuzz.sh says how).
 FUZZ_ALL = GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-.PHONY: build run test lint fuzz bench soak pg-stop fmt vet
+.PHONY: build run test lint fuzz bench soak pg-stop fmt vet dist
 
 # The version and commit, stamped into the binary (wshub version), for builds where Go
 # cannot read them from .git itself (-buildvcs=false; the Docker build passes them as
@@ -26,6 +26,19 @@ LDFLAGS  = -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/wshub ./cmd/wshub
+
+# dist: the binary for each system and architecture below, stamped with the version and
+# commit (wshub version), without cgo (no C toolchain per target): dist/wshub-<os>-<arch>,
+# .exe on Windows. On macOS and Windows the binary is the CLI and, on macOS, a hub for the
+# kubernetes provider; the local provider needs Linux (README, "On macOS or Windows").
+DIST_TARGETS = linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+
+dist:
+	for t in $(DIST_TARGETS); do \
+		os=$${t%/*} arch=$${t#*/}; out=dist/wshub-$$os-$$arch$$([ $$os = windows ] && echo .exe || true); \
+		echo "==> $$out" >&2; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $$out ./cmd/wshub; \
+	done
 
 # run: the pinned Claude Code and Codex CLIs are installed as for the tests (the hub runs
 # each one whose key, ANTHROPIC_API_KEY or OPENAI_API_KEY, is set; without either it binds
@@ -78,6 +91,7 @@ test:
 	$(AGENTS)
 	$(BROWSER)
 	GO=$(GO) bash scripts/lint.sh
+	GO=$(GO) bash scripts/cross.sh
 	$(WITH_DB) \
 	$(GO) test -race -count=1 -timeout 30m ./...; \
 	$(FUZZ_ALL)

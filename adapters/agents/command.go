@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/nofollow"
 )
 
 // maxSessionID bounds what is read from a command agent's session file.
@@ -87,7 +88,7 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 func readSession(path string) string {
 	// O_NOFOLLOW: without the sandbox the agent can replace the file with a symlink to
 	// something only the hub may read; the hub would then hand it back as the session.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := nofollow.Open(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/wshub/wshub/internal/procgroup"
 )
 
 // Output limits. An agent is untrusted code: whatever it prints, the hub keeps a
@@ -105,7 +105,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		defer f.Close()
 		extra = append(extra, f) // at argsFD
 	}
-	path, argv0, args, sys := inv.path, inv.argv0, inv.args, &syscall.SysProcAttr{Setpgid: true}
+	path, argv0, args, sys := inv.path, inv.argv0, inv.args, procgroup.Attr()
 	var net netConfig
 	ready := "-"
 	if inv.netns != nil {
@@ -164,7 +164,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	var pasta *sandboxPasta
 	if ready != "-" {
 		if pasta, err = startPasta(net, pgid, ready); err != nil {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = procgroup.Signal(pgid, syscall.SIGKILL)
 			_ = cmd.Wait()
 			closeAll(stdinW, stdoutR, stderrR, eventsR)
 			return exitStatus{startErr: err}
@@ -222,18 +222,18 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		case <-pasta.endedEarly():
 			// The sandbox has no network any more: it ends, and says why.
 			pastaFailed = true
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = procgroup.Signal(pgid, syscall.SIGKILL)
 			return
 		case <-ctx.Done():
 		}
 		interrupted = true
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = procgroup.Signal(pgid, syscall.SIGTERM)
 		t := time.NewTimer(inv.grace)
 		defer t.Stop()
 		select {
 		case <-exited:
 		case <-t.C:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			_ = procgroup.Signal(pgid, syscall.SIGKILL)
 		}
 	}()
 
@@ -241,7 +241,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	close(exited)
 	watch.Wait()
 	// The leader is gone; end the rest of its group (ESRCH when there is none).
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = procgroup.Signal(pgid, syscall.SIGKILL)
 
 	// Every writer of the pipes is dead now, unless a process left the group
 	// (setsid): give the readers a moment, then close the pipes under them.
@@ -286,7 +286,7 @@ func (inv *invocation) argsFD() string { return strconv.Itoa(4 + len(inv.extra))
 // argsFile is a memory file holding args as bubblewrap's --args reads them, each
 // ended by a NUL, read from its start.
 func argsFile(args []string) (*os.File, error) {
-	fd, err := unix.MemfdCreate("wshub-sandbox-args", unix.MFD_CLOEXEC)
+	fd, err := memfd("wshub-sandbox-args")
 	if err != nil {
 		return nil, fmt.Errorf("the sandbox's options: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -86,6 +87,9 @@ type Options struct {
 // checks that a turn's cgroup can be made, and fails saying why when it cannot; and
 // that every agent it would list can run (command_check.go).
 func New(ctx context.Context, opt Options) (*Runner, error) {
+	if runtime.GOOS != "linux" {
+		return nil, ErrNeedsLinux
+	}
 	// Before any agent process starts, whatever launched the hub.
 	closeInheritedOnExec()
 	if opt.LookPath == nil {

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/wshub/wshub/internal/nofollow"
 )
 
 // indexGitlinks lists the gitlinks (mode 160000) of the git index file at path, as
@@ -48,7 +50,7 @@ const maxIndexBytes = 64 << 20
 // maxIndexBytes: the agent may have left anything there, and a FIFO would block the
 // read (O_NONBLOCK: the open does not wait for a writer either).
 func readIndex(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := nofollow.Open(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
+
+	"github.com/wshub/wshub/internal/nofollow"
 )
 
 // Files a workspace's setup wrote stay out of its turn commits (a project's
@@ -65,7 +66,7 @@ func (c *Checkout) KeepOut(ctx context.Context, branch string, cached []string) 
 
 // keptOut reads the list (none before a setup).
 func (c *Checkout) keptOut() ([]string, error) {
-	f, err := os.OpenFile(c.keepOutFile(), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := nofollow.Open(c.keepOutFile(), os.O_RDONLY, 0)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}

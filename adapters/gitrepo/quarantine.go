@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/nofollow"
 )
 
 // quarantine is a directory of objects beside a repository's own, as git's
@@ -109,11 +110,11 @@ func writeBasePacks(repo string) error {
 // shared volume take turns too), or answers that another import runs. Quarantines
 // left by a hub that died mid-import are removed under it.
 func lockImport(repo string) (unlock func(), err error) {
-	f, err := os.OpenFile(filepath.Join(repo, "wshub-import.lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := nofollow.Open(filepath.Join(repo, "wshub-import.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := tryLock(f); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, core.Errorf(core.CodeImportInProgress, "another upload of this workspace's commits is being taken; retry when it is done")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/procgroup"
 )
 
 // ProcessProviderID is the provider whose machines are `wshub runtime` processes on
@@ -150,7 +151,7 @@ func (p *Process) spawn(rp *runtimeProc, dir string) error {
 	}
 	defer log.Close() // the child has its own descriptor
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procgroup.Attr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start runtime: %w", err)
 	}
@@ -230,14 +231,14 @@ func (p *Process) Stop(ctx context.Context, ws *core.Workspace) error {
 
 // killGroup ends a runtime's process group: SIGTERM, then SIGKILL.
 func killGroup(pid int) {
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	_ = procgroup.Signal(pid, syscall.SIGTERM)
 	for i := 0; i < 50; i++ {
-		if syscall.Kill(pid, 0) != nil {
+		if !procgroup.Alive(pid) {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	_ = procgroup.Signal(pid, syscall.SIGKILL)
 }
 
 // runtimeOf reads the pid file and checks that the process is still that runtime

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/internal/balancer"
+	"github.com/wshub/wshub/internal/procgroup"
 )
 
 // The soak's hubs. With one (make soak), a `wshub serve` whose workspaces are local,
@@ -141,20 +142,20 @@ func killRuntimes(machines string) int {
 		}
 		if env, err := os.ReadFile("/proc/" + p.Name() + "/environ"); err == nil &&
 			bytes.Contains(env, []byte("WSHUB_RUNTIME_DIR="+machines+string(filepath.Separator))) {
-			if pgid, err := syscall.Getpgid(pid); err == nil && pgid == pid { // a runtime leads its group; its agents do not
+			if pgid, err := procgroup.Of(pid); err == nil && pgid == pid { // a runtime leads its group; its agents do not
 				pids[pid] = true
 			}
 		}
 	}
 	for pid := range pids {
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
+		_ = procgroup.Signal(pid, syscall.SIGTERM)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for pid := range pids {
-		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+		for procgroup.Alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(50 * time.Millisecond)
 		}
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = procgroup.Signal(pid, syscall.SIGKILL)
 	}
 	return len(pids)
 }

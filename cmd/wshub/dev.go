@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 
 	"github.com/wshub/wshub/adapters/postgres"
@@ -35,6 +36,9 @@ type devState struct {
 func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	cfg, err := hub.LoadConfig()
 	if err != nil {
+		return err
+	}
+	if err := checkProviderOS(goruntime.GOOS, cfg.Providers); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {

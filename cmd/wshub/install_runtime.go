@@ -5,7 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/wshub/wshub/internal/nofollow"
 )
 
 // installRuntime copies this binary (static: it runs in any image) into dir as
@@ -24,7 +25,7 @@ func installRuntime(dir string) error {
 	defer src.Close()
 	tmp := filepath.Join(dir, ".wshub.new")
 	_ = os.Remove(tmp)
-	dst, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o755)
+	dst, err := nofollow.Open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
 	if err != nil {
 		return fmt.Errorf("install the runtime into %s: %w", dir, err)
 	}

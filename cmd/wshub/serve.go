@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	goruntime "runtime"
 	"time"
 
 	"github.com/wshub/wshub/adapters/postgres"
@@ -32,6 +33,9 @@ func migrate(ctx context.Context) error {
 func serve(ctx context.Context, log *slog.Logger) error {
 	cfg, err := hub.LoadConfig()
 	if err != nil {
+		return err
+	}
+	if err := checkProviderOS(goruntime.GOOS, cfg.Providers); err != nil {
 		return err
 	}
 	return serveConfig(ctx, cfg, log)

@@ -23,6 +23,7 @@ import (
 	"github.com/wshub/wshub/adapters/kube"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/internal/kubetest"
+	"github.com/wshub/wshub/internal/procgroup"
 )
 
 // Kubelet plays the node for a real kube-apiserver (there is none in the envtest
@@ -66,7 +67,7 @@ func Start(t *testing.T, cs kubernetes.Interface, ns, bin string) *Kubelet {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		for _, cmd := range k.procs {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = procgroup.Signal(cmd.Process.Pid, syscall.SIGKILL)
 			_ = cmd.Wait()
 		}
 	})
@@ -94,7 +95,7 @@ func (k *Kubelet) sync(ctx context.Context) {
 	defer k.mu.Unlock()
 	for name, cmd := range k.procs {
 		if !live[name] {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = procgroup.Signal(cmd.Process.Pid, syscall.SIGKILL)
 			_ = cmd.Wait()
 			delete(k.procs, name)
 		}
@@ -169,7 +170,7 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) bool {
 	}
 	cmd := exec.Command(prog, c.Command[1:]...)
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procgroup.Attr()
 	if err := cmd.Start(); err != nil {
 		k.t.Errorf("kubelet: start %s: %v", p.Name, err)
 		return true
