@@ -44,7 +44,7 @@ func benchRequests(b *testing.B, h *hubtest.Hub, method, path, body string, want
 // read and its status object.
 func BenchmarkGetWorkspace(b *testing.B) {
 	h := hubtest.Start(b)
-	id := createWorkspace(b, h, "")
+	id := hubtest.CreateWorkspace(b, h, "")
 	benchRequests(b, h, "GET", "/v1/api/workspaces/"+id, "", 200)
 }
 
@@ -52,6 +52,6 @@ func BenchmarkGetWorkspace(b *testing.B) {
 // (the hub's jobs do not run here), so only the API path and its transaction count.
 func BenchmarkSendMessage(b *testing.B) {
 	h := hubtest.Start(b, hubtest.WithConfig(func(c *hub.Config) { c.MaxOpenMessages = 1 << 30 }))
-	id := createWorkspace(b, h, "")
+	id := hubtest.CreateWorkspace(b, h, "")
 	benchRequests(b, h, "POST", "/v1/api/workspaces/"+id+"/messages", `{"text":"bench"}`, 200)
 }

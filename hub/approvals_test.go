@@ -21,38 +21,11 @@ const approvalTimeout = 4 * time.Second
 // timeout, and webhooks allowed to loopback receivers.
 func startApprovals(t *testing.T) *hubtest.Hub {
 	t.Helper()
-	return startProcessHub(t, hubtest.WithConfig(func(c *hub.Config) {
+	return hubtest.StartProcessHub(t, hubtest.WithConfig(func(c *hub.Config) {
 		c.ApprovalTimeout = approvalTimeout
 		c.WebhookAllowInsecure = true
 		c.WebhookPoll = 50 * time.Millisecond
 	}))
-}
-
-// nextOf reads events until one of type typ, failing after 30 s.
-func nextOf(t *testing.T, events <-chan sseEvent, typ string) (sseEvent, []sseEvent) {
-	t.Helper()
-	var seen []sseEvent
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case e, ok := <-events:
-			if !ok {
-				t.Fatalf("the stream ended before a %s; saw %v", typ, seen)
-			}
-			seen = append(seen, e)
-			if e.Type == typ {
-				return e, seen
-			}
-		case <-deadline:
-			t.Fatalf("no %s within 30 s; saw %v", typ, seen)
-		}
-	}
-}
-
-func decide(t *testing.T, h *hubtest.Hub, id, approvalID, decision string, status int, code string) map[string]any {
-	t.Helper()
-	return h.Call("POST", "/v1/api/workspaces/"+id+"/approvals/"+approvalID, h.Key,
-		map[string]any{"decision": decision}).Expect(t, status, code).Body
 }
 
 // A command agent asks for approvals over its event protocol; each ask is an event
@@ -78,20 +51,20 @@ func onEachProvider(t *testing.T, check func(t *testing.T, h *hubtest.Hub, provi
 // askingTurn sends prompt to a new approval-required workspace on provider, with a
 // webhook receiver registered and the workspace's event stream open (closed with
 // the test).
-func askingTurn(t *testing.T, h *hubtest.Hub, provider, prompt string) (rc *hubtest.Receiver, secret, id string, events <-chan sseEvent) {
+func askingTurn(t *testing.T, h *hubtest.Hub, provider, prompt string) (rc *hubtest.Receiver, secret, id string, events <-chan hubtest.Event) {
 	rc = hubtest.NewReceiver(t, nil)
-	_, secret = addWebhook(t, h, h.Key, rc.URL)
-	id = createOn(t, h, provider, "", "runtimeMode", "approval-required")
-	events, drop := stream(t, h, id, "")
+	_, secret = hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	id = hubtest.CreateOn(t, h, provider, "", "runtimeMode", "approval-required")
+	events, drop := hubtest.Stream(t, h, id, "")
 	t.Cleanup(drop)
-	send(t, h, id, prompt)
+	hubtest.Send(t, h, id, prompt)
 	return rc, secret, id, events
 }
 
 func approvalsThroughTheAPI(t *testing.T, h *hubtest.Hub, provider string) {
 	rc, secret, id, events := askingTurn(t, h, provider, "ask first second")
 
-	asked, before := nextOf(t, events, "approval_requested")
+	asked, before := hubtest.NextOf(t, events, "approval_requested")
 	if asked.Tool != "bash" || asked.Summary != "rm -rf first" || asked.ApprovalID == "" ||
 		len(before) != 2 || before[0].Summary != "before first" {
 		t.Fatalf("expected the step, then the ask for rm -rf first, got %v", before)
@@ -108,25 +81,25 @@ func approvalsThroughTheAPI(t *testing.T, h *hubtest.Hub, provider string) {
 		t.Fatalf("expected the approval event to name the ask, got %s (%v)", got.Body, err)
 	}
 
-	r := decide(t, h, id, asked.ApprovalID, "allow", 200, "")
+	r := hubtest.Decide(t, h, id, asked.ApprovalID, "allow", 200, "")
 	if r["status"] != "allowed" || r["decidedBy"] != "api" || r["decidedAt"] == nil || r["turnId"] != asked.TurnID {
 		t.Fatalf("expected the approval allowed by the API, got %v", r)
 	}
 	if d, _ := r["decider"].(map[string]any); d["kind"] != "api" || d["name"] != "test" || !strings.HasPrefix(d["id"].(string), "key_") {
 		t.Fatalf("expected the decision to name the API key, got %v", r["decider"])
 	}
-	decide(t, h, id, asked.ApprovalID, "deny", 409, "approval_not_pending")
-	resolved, _ := nextOf(t, events, "approval_resolved")
+	hubtest.Decide(t, h, id, asked.ApprovalID, "deny", 409, "approval_not_pending")
+	resolved, _ := hubtest.NextOf(t, events, "approval_resolved")
 	if resolved.ApprovalID != asked.ApprovalID || resolved.Status != "allowed" || resolved.DecidedBy != "api" ||
 		resolved.Decider == nil || resolved.Decider.Name != "test" {
 		t.Fatalf("expected the approval resolved allowed, got %+v", resolved)
 	}
 
-	second, _ := nextOf(t, events, "approval_requested")
-	decide(t, h, id, second.ApprovalID, "deny", 200, "")
-	until(t, events)
-	waitFor(t, h, id, "idle after the turn", idleAfterTurns(1))
-	reply := replies(t, h, id)
+	second, _ := hubtest.NextOf(t, events, "approval_requested")
+	hubtest.Decide(t, h, id, second.ApprovalID, "deny", 200, "")
+	hubtest.UntilTurnFinished(t, events)
+	hubtest.WaitFor(t, h, id, "idle after the turn", hubtest.IdleAfterTurns(1))
+	reply := hubtest.Replies(t, h, id)
 	want := `completed: {"type":"approval_resolved","id":"first","decision":"allow"}` + "\n" +
 		`{"type":"approval_resolved","id":"second","decision":"deny","reason":"Denied by a person reviewing this workspace."}`
 	if len(reply) != 1 || reply[0] != want {
@@ -134,9 +107,9 @@ func approvalsThroughTheAPI(t *testing.T, h *hubtest.Hub, provider string) {
 	}
 
 	// Bad input.
-	decide(t, h, id, "apr_0000000000000000", "allow", 404, "approval_not_found")
-	decide(t, h, id, "nonsense", "allow", 404, "approval_not_found")
-	decide(t, h, id, second.ApprovalID, "maybe", 400, "invalid_request")
+	hubtest.Decide(t, h, id, "apr_0000000000000000", "allow", 404, "approval_not_found")
+	hubtest.Decide(t, h, id, "nonsense", "allow", 404, "approval_not_found")
+	hubtest.Decide(t, h, id, second.ApprovalID, "maybe", 400, "invalid_request")
 	h.Call("POST", "/v1/api/workspaces/"+id+"/approvals/"+second.ApprovalID, h.Key, map[string]any{}).Expect(t, 400, "invalid_request")
 	h.Call("POST", "/v1/api/workspaces/"+id+"/approvals/"+second.ApprovalID, h.Key, []byte("{")).Expect(t, 400, "invalid_json")
 	h.Call("POST", "/v1/api/workspaces/ws_0000000000000000/approvals/"+second.ApprovalID, h.Key,
@@ -148,47 +121,47 @@ func approvalsThroughTheAPI(t *testing.T, h *hubtest.Hub, provider string) {
 func TestApprovalsTimeOutAndCloseWithTheTurn(t *testing.T) {
 	t.Parallel()
 	h := startApprovals(t)
-	id := createOn(t, h, "local", "", "runtimeMode", "approval-required")
-	events, drop := stream(t, h, id, "")
+	id := hubtest.CreateOn(t, h, "local", "", "runtimeMode", "approval-required")
+	events, drop := hubtest.Stream(t, h, id, "")
 	defer drop()
 
-	send(t, h, id, "ask late")
-	asked, _ := nextOf(t, events, "approval_requested")
-	resolved, _ := nextOf(t, events, "approval_resolved")
+	hubtest.Send(t, h, id, "ask late")
+	asked, _ := hubtest.NextOf(t, events, "approval_requested")
+	resolved, _ := hubtest.NextOf(t, events, "approval_resolved")
 	if resolved.Status != "timed_out" || resolved.ApprovalID != asked.ApprovalID {
 		t.Fatalf("expected the approval timed out, got %+v", resolved)
 	}
 	if waited := time.UnixMilli(resolved.CreatedAt).Sub(time.UnixMilli(asked.CreatedAt)); waited < approvalTimeout-100*time.Millisecond || waited > approvalTimeout+3*time.Second {
 		t.Fatalf("expected the timeout after about %s, took %s", approvalTimeout, waited)
 	}
-	until(t, events)
-	waitFor(t, h, id, "idle after the turn", idleAfterTurns(1))
-	if got := replies(t, h, id); len(got) != 1 || !strings.Contains(got[0], `"decision":"deny","reason":"Denied: nobody answered the approval request in time."`) {
+	hubtest.UntilTurnFinished(t, events)
+	hubtest.WaitFor(t, h, id, "idle after the turn", hubtest.IdleAfterTurns(1))
+	if got := hubtest.Replies(t, h, id); len(got) != 1 || !strings.Contains(got[0], `"decision":"deny","reason":"Denied: nobody answered the approval request in time."`) {
 		t.Fatalf("expected the agent told of the timeout, got %q", got)
 	}
-	decide(t, h, id, asked.ApprovalID, "allow", 409, "approval_not_pending")
+	hubtest.Decide(t, h, id, asked.ApprovalID, "allow", 409, "approval_not_pending")
 
-	send(t, h, id, "ask stopped")
-	asked, _ = nextOf(t, events, "approval_requested")
+	hubtest.Send(t, h, id, "ask stopped")
+	asked, _ = hubtest.NextOf(t, events, "approval_requested")
 	h.Call("POST", "/v1/api/workspaces/"+id+"/turns/"+asked.TurnID+"/stop", h.Key, nil).Expect(t, 202, "")
-	resolved, _ = nextOf(t, events, "approval_resolved")
-	finished, _ := nextOf(t, events, "turn_finished")
+	resolved, _ = hubtest.NextOf(t, events, "approval_resolved")
+	finished, _ := hubtest.NextOf(t, events, "turn_finished")
 	if resolved.Status != "closed" || resolved.ApprovalID != asked.ApprovalID || finished.Outcome != "interrupted" {
 		t.Fatalf("expected the stopped turn's approval closed, got %+v then %+v", resolved, finished)
 	}
-	decide(t, h, id, asked.ApprovalID, "allow", 409, "approval_not_pending")
+	hubtest.Decide(t, h, id, asked.ApprovalID, "allow", 409, "approval_not_pending")
 }
 
 // Outside the approval-required mode nobody is asked: the agent is denied at once.
 func TestApprovalsOutsideTheModeAreDenied(t *testing.T) {
 	t.Parallel()
 	h := startApprovals(t)
-	id := createOn(t, h, "local", "ask x")
-	waitFor(t, h, id, "idle after the turn", idleAfterTurns(1))
-	if got := replies(t, h, id); len(got) != 1 || !strings.Contains(got[0], `"decision":"deny","reason":"Denied: nobody answers approvals in this runtime mode."`) {
+	id := hubtest.CreateOn(t, h, "local", "ask x")
+	hubtest.WaitFor(t, h, id, "idle after the turn", hubtest.IdleAfterTurns(1))
+	if got := hubtest.Replies(t, h, id); len(got) != 1 || !strings.Contains(got[0], `"decision":"deny","reason":"Denied: nobody answers approvals in this runtime mode."`) {
 		t.Fatalf("expected the ask denied at once, got %q", got)
 	}
-	for _, e := range eventsPage(t, h, id, 0) {
+	for _, e := range hubtest.EventsPage(t, h, id, 0) {
 		if strings.HasPrefix(e.Type, "approval") {
 			t.Fatalf("expected no approval events, got %v", e)
 		}
@@ -206,7 +179,7 @@ func TestApprovalsShowTheWholeInputAndAllowBindsItsHash(t *testing.T) {
 func wholeInput(t *testing.T, h *hubtest.Hub, provider string) {
 	rc, secret, id, events := askingTurn(t, h, provider, "run "+hubtest.HiddenTail)
 
-	asked, _ := nextOf(t, events, "approval_requested")
+	asked, _ := hubtest.NextOf(t, events, "approval_requested")
 	hash := hubtest.CommandHash(hubtest.HiddenTail)
 	var input map[string]string
 	if err := json.Unmarshal(asked.Input, &input); err != nil || input["command"] != hubtest.HiddenTail || asked.InputSHA256 != hash {
@@ -221,10 +194,10 @@ func wholeInput(t *testing.T, h *hubtest.Hub, provider string) {
 		t.Fatalf("expected the webhook event to carry the whole input and its hash, got %s (%v)", got.Body, err)
 	}
 
-	decide(t, h, id, asked.ApprovalID, "allow", 200, "")
-	waitFor(t, h, id, "idle after the turn", idleAfterTurns(1))
+	hubtest.Decide(t, h, id, asked.ApprovalID, "allow", 200, "")
+	hubtest.WaitFor(t, h, id, "idle after the turn", hubtest.IdleAfterTurns(1))
 	want := `completed: {"type":"approval_resolved","id":"run","decision":"allow","sha256":"` + hash + `"}`
-	if reply := replies(t, h, id); len(reply) != 1 || reply[0] != want {
+	if reply := hubtest.Replies(t, h, id); len(reply) != 1 || reply[0] != want {
 		t.Fatalf("expected the agent told to run the input with hash %s, got %q", hash, reply)
 	}
 }
@@ -242,7 +215,7 @@ func TestApprovalsOfInputsNotShownAreRefused(t *testing.T) {
 		t.Fatalf("expected the huge ask denied as too large, got %v", got)
 	}
 	var seen []string
-	for _, e := range eventsPage(t, a.h, a.id, 0) {
+	for _, e := range hubtest.EventsPage(t, a.h, a.id, 0) {
 		seen = append(seen, e.Type+":"+e.Status+":"+e.Reason)
 		if len(e.Input) != 0 {
 			t.Fatalf("expected no input on the events of an ask too large to show, got %d bytes", len(e.Input))
@@ -257,7 +230,7 @@ func TestApprovalsOfInputsNotShownAreRefused(t *testing.T) {
 			"input": map[string]any{"command": command}, "waitSeconds": 0}).expect(t, 200).Body
 	}
 	first := ask("ls")
-	decide(t, a.h, a.id, first["approvalId"].(string), "allow", 200, "")
+	hubtest.Decide(t, a.h, a.id, first["approvalId"].(string), "allow", 200, "")
 	if again := ask("ls"); again["allow"] != true || again["inputSha256"] == "" {
 		t.Fatalf("expected the shown input allowed with its hash, got %v", again)
 	}

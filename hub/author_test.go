@@ -12,11 +12,11 @@ import (
 // process runtime alike, whatever the agent put in the checkout's git config.
 func TestTurnCommitsAreByTheConfiguredAuthor(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t, hubtest.WithConfig(func(c *hub.Config) { c.CommitAuthor = "Build Bot <bot@example.com>" }))
+	h := hubtest.StartProcessHub(t, hubtest.WithConfig(func(c *hub.Config) { c.CommitAuthor = "Build Bot <bot@example.com>" }))
 	for _, provider := range []string{"local", "process"} {
 		t.Run(provider, func(t *testing.T) {
-			id := createOn(t, h, provider, "write hello")
-			ws := waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
+			id := hubtest.CreateOn(t, h, provider, "write hello")
+			ws := hubtest.WaitFor(t, h, id, "idle after one turn", hubtest.IdleAfterTurns(1))
 			// The hub's own copy of the branch: the checkout on the hub's host, or
 			// what the runtime uploaded.
 			repo := filepath.Join(h.Config.DataDir, "workspaces", id, "checkout")

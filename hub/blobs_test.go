@@ -59,17 +59,17 @@ func TestSharedBlobStoresServeAttachmentsAcrossReplicasWithNoSharedDisk(t *testi
 }
 
 func attachmentsAcrossReplicas(t *testing.T, configure func(*hub.Config), stored func(*testing.T, *hubtest.Hub) int) {
-	h := startRuntime(t, hubtest.WithConfig(configure))
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(configure))
 	other := h.Beside(t, func(c *hub.Config) { c.DataDir = t.TempDir() })
-	id := createWorkspace(t, h, "")
+	id := hubtest.CreateWorkspace(t, h, "")
 
 	// Uploaded to the other replica; the turn runs on this one, where the checkout is.
 	up := other.Call("POST", "/v1/api/workspaces/"+id+"/attachments", other.Key, []byte("line of notes"),
 		"Content-Type", "text/plain", "X-Service-File-Name", "notes.txt").Expect(t, 201, "")
 	assetID := up.Body["asset"].(map[string]any)["assetId"].(string)
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "attachments", "attachments": []string{assetID}}).Expect(t, 200, "")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
-	msgs, _ := messages(t, h, id)
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+	msgs, _ := hubtest.Messages(t, h, id)
 	if want := ".context/files/" + assetID + "-notes.txt=line of notes"; msgs[len(msgs)-1].Text != want {
 		t.Fatalf("expected the agent here to read %q uploaded to the other replica, got %q", want, msgs[len(msgs)-1].Text)
 	}

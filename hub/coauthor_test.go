@@ -18,7 +18,7 @@ import (
 //   - a message sent with an API key is authored by the key, by its name.
 func TestMessagesHaveAuthorsAndCommitsNameTheMemberAsCoAuthor(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t)
+	h := hubtest.StartProcessHub(t)
 	ctx := context.Background()
 	email, _ := core.NewIdentity(core.IdentityEmail, "ada@example.com")
 	if _, err := h.Service.Admin.AddMember(ctx, h.Account.ID, email, core.RoleMember, "Ada Lovelace"); err != nil {
@@ -50,7 +50,7 @@ func TestMessagesHaveAuthorsAndCommitsNameTheMemberAsCoAuthor(t *testing.T) {
 			if provider == "process" {
 				repo = filepath.Join(h.Config.DataDir, "branches", ws.ID+".git")
 			}
-			waitFor(t, h, ws.ID, "idle after one turn", idleAfterTurns(1))
+			hubtest.WaitFor(t, h, ws.ID, "idle after one turn", hubtest.IdleAfterTurns(1))
 			body := hubtest.Git(t, repo, "log", "-1", "--format=%an <%ae>%n%B", ws.Branch)
 			if !strings.HasPrefix(body, "wshub <wshub@localhost>\n") || !strings.HasSuffix(strings.TrimSpace(body), "\n\nCo-authored-by: Ada Lovelace <ada@example.com>") {
 				t.Errorf("expected the hub's commit with Ada as co-author, got %q", body)
@@ -64,13 +64,13 @@ func TestMessagesHaveAuthorsAndCommitsNameTheMemberAsCoAuthor(t *testing.T) {
 				Text: "write second", UserID: "U2", UserName: "Grace\n<b>"}); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, h, ws.ID, "idle after two turns", idleAfterTurns(2))
+			hubtest.WaitFor(t, h, ws.ID, "idle after two turns", hubtest.IdleAfterTurns(2))
 			if body := hubtest.Git(t, repo, "log", "-1", "--format=%B", ws.Branch); strings.Contains(body, "Co-authored-by") {
 				t.Errorf("expected no co-author for a person who is no member, got %q", body)
 			}
 
-			send(t, h, ws.ID, "write third")
-			waitFor(t, h, ws.ID, "idle after three turns", idleAfterTurns(3))
+			hubtest.Send(t, h, ws.ID, "write third")
+			hubtest.WaitFor(t, h, ws.ID, "idle after three turns", hubtest.IdleAfterTurns(3))
 			r := h.Call("GET", "/v1/api/workspaces/"+ws.ID+"/messages", h.Key, nil).Expect(t, 200, "")
 			var got []string
 			for _, raw := range r.Body["messages"].([]any) {

@@ -44,7 +44,7 @@ func logAttempts(t *testing.T, h *hubtest.Hub, whID string, n int) map[string]an
 func TestWebhookDeliveryLogAndRedeliver(t *testing.T) {
 	t.Parallel()
 	clock := hubtest.NewClock()
-	h := startDelivering(t, hubtest.WithClock(clock))
+	h := hubtest.StartDelivering(t, hubtest.WithClock(clock))
 	const slow = 50 * time.Millisecond
 	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
 		switch n := r.Attempt(); {
@@ -59,8 +59,8 @@ func TestWebhookDeliveryLogAndRedeliver(t *testing.T) {
 			io.WriteString(w, `{"ok":true}`)
 		}
 	})
-	whID, _ := addWebhook(t, h, h.Key, rc.URL)
-	wsID := createWorkspace(t, h, "hello")
+	whID, _ := hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	wsID := hubtest.CreateWorkspace(t, h, "hello")
 	for n := 1; n <= 2; n++ {
 		rc.Wait(t, n)
 		d := settled(t, h, h.Account.ID, n)
@@ -118,15 +118,15 @@ func TestWebhookDeliveryLogAndRedeliver(t *testing.T) {
 // not its own, and a delivery is reached only through its own endpoint.
 func TestWebhookDeliveryLogIsTheAccountsOwn(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	rc := hubtest.NewReceiver(t, nil)
-	whID, _ := addWebhook(t, h, h.Key, rc.URL)
-	createWorkspace(t, h, "hello")
+	whID, _ := hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	hubtest.CreateWorkspace(t, h, "hello")
 	rc.Wait(t, 1)
 	dlvID := logAttempts(t, h, whID, 1)["deliveryId"].(string)
 	_, otherKey := h.NewAccount(true)
-	otherWh, _ := addWebhook(t, h, otherKey, rc.URL+"?other")
-	secondWh, _ := addWebhook(t, h, h.Key, rc.URL+"?second")
+	otherWh, _ := hubtest.AddWebhook(t, h, otherKey, rc.URL+"?other")
+	secondWh, _ := hubtest.AddWebhook(t, h, h.Key, rc.URL+"?second")
 	redeliver := func(wh, dlv string) string { return "/v1/api/webhooks/" + wh + "/deliveries/" + dlv + "/redeliver" }
 
 	h.Call("GET", "/v1/api/webhooks/"+whID+"/deliveries", otherKey, nil).Expect(t, 404, "webhook_not_found")
@@ -147,13 +147,13 @@ func TestWebhookDeliveryLogIsTheAccountsOwn(t *testing.T) {
 // capped) and a malformed limit or cursor is refused.
 func TestWebhookDeliveryLogPages(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	rc := hubtest.NewReceiver(t, nil)
-	whID, _ := addWebhook(t, h, h.Key, rc.URL)
-	id := createWorkspace(t, h, "first")
-	waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
+	whID, _ := hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	id := hubtest.CreateWorkspace(t, h, "first")
+	hubtest.WaitFor(t, h, id, "idle after one turn", hubtest.IdleAfterTurns(1))
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "second"}).Expect(t, 200, "")
-	waitFor(t, h, id, "idle after two turns", idleAfterTurns(2))
+	hubtest.WaitFor(t, h, id, "idle after two turns", hubtest.IdleAfterTurns(2))
 	got := rc.Wait(t, 2)
 
 	all, next := deliveryLog(t, h, h.Key, whID, "?limit=500")
@@ -186,10 +186,10 @@ func TestWebhookDeliveryLogPages(t *testing.T) {
 // the same 20.
 func TestWebhookDeliveryLogShowsTheNewestTwentyAttempts(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	rc := hubtest.NewReceiver(t, nil)
-	whID, _ := addWebhook(t, h, h.Key, rc.URL)
-	createWorkspace(t, h, "hello")
+	whID, _ := hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	hubtest.CreateWorkspace(t, h, "hello")
 	dlvID := logAttempts(t, h, whID, 1)["deliveryId"].(string)
 	path := "/v1/api/webhooks/" + whID + "/deliveries/" + dlvID + "/redeliver"
 	// made waits until the delivery has made n attempts (the log lists 20 at most, so
@@ -245,15 +245,15 @@ func TestWebhookDeliveryLogShowsTheNewestTwentyAttempts(t *testing.T) {
 // the hub's log.
 func TestAnAcknowledgedDeliveryIsSettledWhenItsLogLineCannotBeWritten(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	if _, err := h.PG().DB().Exec(`CREATE FUNCTION refuse_log_line() RETURNS trigger LANGUAGE plpgsql AS
 		$$ BEGIN RAISE EXCEPTION 'the log is full'; END $$;
 		CREATE TRIGGER refuse_log_line BEFORE INSERT ON webhook_delivery_attempts FOR EACH ROW EXECUTE FUNCTION refuse_log_line()`); err != nil {
 		t.Fatal(err)
 	}
 	rc := hubtest.NewReceiver(t, nil)
-	whID, _ := addWebhook(t, h, h.Key, rc.URL)
-	createWorkspace(t, h, "hello")
+	whID, _ := hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	hubtest.CreateWorkspace(t, h, "hello")
 	rc.Wait(t, 1)
 	d := settled(t, h, h.Account.ID, 1)
 	if d.Status != "delivered" || d.DeliveredAt == nil {

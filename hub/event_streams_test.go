@@ -10,11 +10,11 @@ import (
 )
 
 // allEvents reads every stored event of the workspace, page by page.
-func allEvents(t *testing.T, h *hubtest.Hub, id string) []sseEvent {
+func allEvents(t *testing.T, h *hubtest.Hub, id string) []hubtest.Event {
 	t.Helper()
-	var out []sseEvent
+	var out []hubtest.Event
 	for {
-		page := eventsPage(t, h, id, int64(len(out)))
+		page := hubtest.EventsPage(t, h, id, int64(len(out)))
 		if len(page) == 0 {
 			return out
 		}
@@ -22,7 +22,7 @@ func allEvents(t *testing.T, h *hubtest.Hub, id string) []sseEvent {
 	}
 }
 
-func seqsOf(events []sseEvent) []int64 {
+func seqsOf(events []hubtest.Event) []int64 {
 	out := make([]int64, len(events))
 	for i, e := range events {
 		out[i] = e.Seq
@@ -54,23 +54,23 @@ func waitStreams(t *testing.T, h *hubtest.Hub, what string, cond func(feeds, str
 func TestEventStreamsOfOneWorkspaceShareItsReads(t *testing.T) {
 	t.Parallel()
 	const streams = 1000
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.MaxStreamsPerKey, c.MaxStreamsPerAccount = streams, streams }))
-	id := createOn(t, h, "local", "steps 1")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.MaxStreamsPerKey, c.MaxStreamsPerAccount = streams, streams }))
+	id := hubtest.CreateOn(t, h, "local", "steps 1")
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	first := seqsOf(allEvents(t, h, id))
 	// Another account's key cannot join the workspace's reader: the workspace is not
 	// there for it.
 	_, other := h.NewAccount(true)
 	h.Call("GET", "/v1/api/workspaces/"+id+"/events", other, nil, "Accept", "text/event-stream").Expect(t, 404, "cloud_workspace_not_found")
 
-	var chans []<-chan sseEvent
+	var chans []<-chan hubtest.Event
 	var drops []func()
 	for range streams {
-		events, drop := stream(t, h, id, "")
+		events, drop := hubtest.Stream(t, h, id, "")
 		chans, drops = append(chans, events), append(drops, drop)
 	}
 	for i, events := range chans {
-		if got := seqsOf(until(t, events)); !slices.Equal(got, first) {
+		if got := seqsOf(hubtest.UntilTurnFinished(t, events)); !slices.Equal(got, first) {
 			t.Fatalf("stream %d: expected the first turn's events %v, got %v", i, first, got)
 		}
 	}
@@ -79,10 +79,10 @@ func TestEventStreamsOfOneWorkspaceShareItsReads(t *testing.T) {
 		t.Fatalf("expected one reader for %d streams, got %+v", streams, before)
 	}
 
-	send(t, h, id, "steps 30")
+	hubtest.Send(t, h, id, "steps 30")
 	var second []int64
 	for i, events := range chans {
-		got := seqsOf(until(t, events))
+		got := seqsOf(hubtest.UntilTurnFinished(t, events))
 		if i == 0 {
 			second = got
 		}
@@ -104,7 +104,7 @@ func TestEventStreamsOfOneWorkspaceShareItsReads(t *testing.T) {
 	for _, drop := range drops {
 		drop()
 	}
-	send(t, h, id, "steps 3")
+	hubtest.Send(t, h, id, "steps 3")
 	waitStreams(t, h, "no reader once the streams are gone", func(feeds, streams int) bool { return feeds == 0 && streams == 0 })
 }
 
@@ -114,11 +114,11 @@ func TestEventStreamsOfOneWorkspaceShareItsReads(t *testing.T) {
 func TestAStreamResumingFromZeroIsPaced(t *testing.T) {
 	t.Parallel()
 	const rate = 4.0
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.StreamPageRate, c.StreamPageBurst = rate, 1 }))
-	id := createOn(t, h, "local", "steps 600")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
-	send(t, h, id, "steps 600")
-	waitFor(t, h, id, "idle", idleAfterTurns(2))
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.StreamPageRate, c.StreamPageBurst = rate, 1 }))
+	id := hubtest.CreateOn(t, h, "local", "steps 600")
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+	hubtest.Send(t, h, id, "steps 600")
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(2))
 	stored := seqsOf(allEvents(t, h, id))
 	pages := (len(stored) + 499) / 500 // then the stream is at the reader's place: no more pages
 	if pages < 4 {
@@ -127,7 +127,7 @@ func TestAStreamResumingFromZeroIsPaced(t *testing.T) {
 	before := h.Service.Admin.EventStreamStats()
 
 	start := time.Now()
-	events, drop := stream(t, h, id, "0")
+	events, drop := hubtest.Stream(t, h, id, "0")
 	defer drop()
 	var got []int64
 	for len(got) < len(stored) {

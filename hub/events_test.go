@@ -1,11 +1,6 @@
 package hub_test
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,120 +9,12 @@ import (
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
-type sseEvent struct {
-	Seq        int64  `json:"seq"`
-	TurnID     string `json:"turnId"`
-	Type       string `json:"type"`
-	Tool       string `json:"tool"`
-	Summary    string `json:"summary"`
-	Delta      string `json:"delta"`
-	Outcome    string `json:"outcome"`
-	ApprovalID string `json:"approvalId"`
-	Status     string `json:"status"`
-	DecidedBy  string `json:"decidedBy"`
-	Decider    *struct {
-		Kind, ID, Name string
-	} `json:"decider"`
-	Input       json.RawMessage `json:"input"`
-	InputSHA256 string          `json:"inputSha256"`
-	Reason      string          `json:"reason"`
-	CreatedAt   int64           `json:"createdAt"`
-}
-
-func (e sseEvent) String() string {
-	var parts []string
-	for _, p := range []string{e.Type, e.Tool, e.Summary, e.Delta, e.Outcome} {
-		if p != "" {
-			parts = append(parts, p)
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-// eventsPage reads the JSON form of GET /events.
-func eventsPage(t *testing.T, h *hubtest.Hub, id string, after int64) []sseEvent {
-	t.Helper()
-	r := h.Call("GET", fmt.Sprintf("/v1/api/workspaces/%s/events?afterSeq=%d", id, after), h.Key, nil).Expect(t, 200, "")
-	var page struct{ Events []sseEvent }
-	if err := json.Unmarshal(r.Raw, &page); err != nil {
-		t.Fatal(err)
-	}
-	return page.Events
-}
-
-// stream opens the SSE form and returns a channel of its events (closed when the
-// stream ends) and a function that drops the connection.
-func stream(t testing.TB, h *hubtest.Hub, id, lastEventID string) (<-chan sseEvent, func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "GET", h.URL+"/v1/api/workspaces/"+id+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+h.Key)
-	req.Header.Set("Accept", "text/event-stream")
-	if lastEventID != "" {
-		req.Header.Set("Last-Event-ID", lastEventID)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		cancel()
-		t.Fatalf("expected an event stream, got %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	out := make(chan sseEvent, 100)
-	go func() {
-		defer close(out)
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		var id, typ string
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "id: "):
-				id = strings.TrimPrefix(line, "id: ")
-			case strings.HasPrefix(line, "event: "):
-				typ = strings.TrimPrefix(line, "event: ")
-			case strings.HasPrefix(line, "data: "):
-				var e sseEvent
-				if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &e) != nil || strconv.FormatInt(e.Seq, 10) != id || e.Type != typ {
-					t.Errorf("malformed event: id %q event %q data %q", id, typ, line)
-					return
-				}
-				out <- e
-			}
-		}
-	}()
-	return out, cancel
-}
-
-// until reads events until a turn_finished, failing after a deadline.
-func until(t *testing.T, events <-chan sseEvent) []sseEvent {
-	t.Helper()
-	var got []sseEvent
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case e, ok := <-events:
-			if !ok {
-				t.Fatalf("the stream ended after %v", got)
-			}
-			got = append(got, e)
-			if e.Type == "turn_finished" {
-				return got
-			}
-		case <-deadline:
-			t.Fatalf("no turn_finished within 30 s; got %v", got)
-		}
-	}
-}
-
 func TestTurnEventsAreStoredAndStreamed(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createOn(t, h, "local", "steps 2")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
-	got := eventsPage(t, h, id, 0)
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateOn(t, h, "local", "steps 2")
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+	got := hubtest.EventsPage(t, h, id, 0)
 	var lines []string
 	for _, e := range got {
 		lines = append(lines, e.String())
@@ -136,7 +23,7 @@ func TestTurnEventsAreStoredAndStreamed(t *testing.T) {
 	if strings.Join(lines, "|") != want {
 		t.Fatalf("expected events %q, got %q", want, strings.Join(lines, "|"))
 	}
-	turn := replies(t, h, id)
+	turn := hubtest.Replies(t, h, id)
 	if len(turn) != 1 || got[0].TurnID == "" {
 		t.Fatalf("expected one turn with its events, got %q %v", turn, got)
 	}
@@ -145,23 +32,23 @@ func TestTurnEventsAreStoredAndStreamed(t *testing.T) {
 			t.Fatalf("expected increasing seqs of one turn, got %v", got)
 		}
 	}
-	if rest := eventsPage(t, h, id, got[2].Seq); len(rest) != 3 || rest[0].Seq != got[3].Seq {
+	if rest := hubtest.EventsPage(t, h, id, got[2].Seq); len(rest) != 3 || rest[0].Seq != got[3].Seq {
 		t.Fatalf("expected the page after seq %d to start at %d, got %v", got[2].Seq, got[3].Seq, rest)
 	}
 
 	// A stream opened before a turn sees it live; after a dropped connection it
 	// resumes from Last-Event-ID with no gap and no duplicate.
-	events, drop := stream(t, h, id, strconv.FormatInt(got[len(got)-1].Seq, 10))
-	send(t, h, id, "steps 1")
-	first := until(t, events)
+	events, drop := hubtest.Stream(t, h, id, strconv.FormatInt(got[len(got)-1].Seq, 10))
+	hubtest.Send(t, h, id, "steps 1")
+	first := hubtest.UntilTurnFinished(t, events)
 	drop()
-	send(t, h, id, "steps 3")
-	waitFor(t, h, id, "idle after three turns", idleAfterTurns(3))
-	events, drop = stream(t, h, id, strconv.FormatInt(first[len(first)-1].Seq, 10))
+	hubtest.Send(t, h, id, "steps 3")
+	hubtest.WaitFor(t, h, id, "idle after three turns", hubtest.IdleAfterTurns(3))
+	events, drop = hubtest.Stream(t, h, id, strconv.FormatInt(first[len(first)-1].Seq, 10))
 	defer drop()
-	second := until(t, events)
+	second := hubtest.UntilTurnFinished(t, events)
 	all := append(append(got, first...), second...)
-	if stored := eventsPage(t, h, id, 0); len(stored) != len(all) {
+	if stored := hubtest.EventsPage(t, h, id, 0); len(stored) != len(all) {
 		t.Fatalf("expected the streams to have seen every stored event once: %d stored, %d seen", len(stored), len(all))
 	} else {
 		for i := range stored {
@@ -182,11 +69,11 @@ func TestTurnEventsAreStoredAndStreamed(t *testing.T) {
 // a local turn's.
 func TestProcessRuntimeRelaysTurnEvents(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t)
-	id := createOn(t, h, "process", "steps 2")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	h := hubtest.StartProcessHub(t)
+	id := hubtest.CreateOn(t, h, "process", "steps 2")
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	var lines []string
-	for _, e := range eventsPage(t, h, id, 0) {
+	for _, e := range hubtest.EventsPage(t, h, id, 0) {
 		lines = append(lines, e.String())
 	}
 	want := "tool_started bash step 1|tool_finished bash|tool_started bash step 2|tool_finished bash|text all 2 steps done|turn_finished completed"
@@ -200,18 +87,18 @@ func TestProcessRuntimeRelaysTurnEvents(t *testing.T) {
 // before it started ends without running; an ended turn cannot be stopped.
 func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t)
+	h := hubtest.StartProcessHub(t)
 	for _, provider := range []string{"local", "process"} {
 		t.Run(provider, func(t *testing.T) {
-			id := createOn(t, h, provider, "sleep 30")
-			waitFor(t, h, id, "working", func(ws map[string]any) bool {
+			id := hubtest.CreateOn(t, h, provider, "sleep 30")
+			hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool {
 				return ws["state"] == "ready" && ws["agentStatus"] == "working" && ws["runtimeState"] == "online"
 			})
-			msgs, _ := messages(t, h, id)
+			msgs, _ := hubtest.Messages(t, h, id)
 			running := msgs[0].TurnID
-			send(t, h, id, "sleep 30")
-			send(t, h, id, "after")
-			msgs, _ = messages(t, h, id)
+			hubtest.Send(t, h, id, "sleep 30")
+			hubtest.Send(t, h, id, "after")
+			msgs, _ = hubtest.Messages(t, h, id)
 			queued := msgs[1].TurnID
 			time.Sleep(500 * time.Millisecond) // the agent is running
 			r := h.Call("POST", "/v1/api/workspaces/"+id+"/turns/"+queued+"/stop", h.Key, nil).Expect(t, 202, "")
@@ -224,7 +111,7 @@ func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
 				t.Fatalf("expected the first turn running, got %s", r.Raw)
 			}
 			for ended := false; !ended; {
-				msgs, _ := messages(t, h, id)
+				msgs, _ := hubtest.Messages(t, h, id)
 				for _, m := range msgs {
 					ended = ended || m.Role == "assistant" && m.TurnID == running
 				}
@@ -238,8 +125,8 @@ func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
 			if took := time.Since(asked); took > 15*time.Second {
 				t.Fatalf("expected the turn stopped long before the agent's 30 s, took %s", took)
 			}
-			waitFor(t, h, id, "idle after three turns", idleAfterTurns(3))
-			got := replies(t, h, id)
+			hubtest.WaitFor(t, h, id, "idle after three turns", hubtest.IdleAfterTurns(3))
+			got := hubtest.Replies(t, h, id)
 			if len(got) != 3 || !strings.HasPrefix(got[0], "interrupted: ") || got[1] != "interrupted: The turn was stopped before the agent started." ||
 				got[2] != "completed: echo: after" {
 				t.Fatalf("expected stopped, stopped before it started, then answered; got %q", got)
@@ -256,11 +143,11 @@ func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
 // to its end.
 func TestStopReachesARunningTurnWithoutListen(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t, hubtest.WithoutListen())
-	id := createWorkspace(t, h, "sleep 60")
+	h := hubtest.StartRuntime(t, hubtest.WithoutListen())
+	id := hubtest.CreateWorkspace(t, h, "sleep 60")
 	var running string
-	waitFor(t, h, id, "its turn running", func(map[string]any) bool {
-		msgs, _ := messages(t, h, id)
+	hubtest.WaitFor(t, h, id, "its turn running", func(map[string]any) bool {
+		msgs, _ := hubtest.Messages(t, h, id)
 		if len(msgs) > 0 && msgs[0].DeliveredAt {
 			running = msgs[0].TurnID
 		}
@@ -268,7 +155,7 @@ func TestStopReachesARunningTurnWithoutListen(t *testing.T) {
 	})
 	asked := time.Now()
 	h.Call("POST", "/v1/api/workspaces/"+id+"/turns/"+running+"/stop", h.Key, nil).Expect(t, 202, "")
-	ws := waitFor(t, h, id, "the turn ended", idleAfterTurns(1))
+	ws := hubtest.WaitFor(t, h, id, "the turn ended", hubtest.IdleAfterTurns(1))
 	if lt := ws["lastTurn"].(map[string]any); lt["outcome"] != "interrupted" {
 		t.Fatalf("expected the turn stopped, got %v", lt)
 	}
@@ -276,9 +163,4 @@ func TestStopReachesARunningTurnWithoutListen(t *testing.T) {
 	if took := time.Since(asked); took > 30*time.Second {
 		t.Fatalf("expected the turn stopped long before its agent's minute was up, it ended after %s", took.Round(time.Second))
 	}
-}
-
-// streamB is stream for benchmarks: from the workspace's first event on.
-func streamB(b *testing.B, h *hubtest.Hub, id string) (<-chan sseEvent, func()) {
-	return stream(b, h, id, "")
 }

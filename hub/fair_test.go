@@ -72,7 +72,7 @@ func working(ws map[string]any) bool { return ws["agentStatus"] == "working" }
 // how many of A's turns started before B's did.
 func TestAFreedSlotGoesToTheAccountThatWaits(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.MaxActiveWorkspaces = 2 }))
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.MaxActiveWorkspaces = 2 }))
 	a := tenant{h, h.Key}
 	bAcct, bKey := h.NewAccount(true)
 	h.NewProject(bAcct.ID, hubtest.GitRepo(t))
@@ -120,7 +120,7 @@ func TestAFreedSlotGoesToTheAccountThatWaits(t *testing.T) {
 // another account's turn takes a free slot at once.
 func TestRunningTurnsQuotaHoldsAnAccountsTurnsBack(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t) // 4 slots
+	h := hubtest.StartRuntime(t) // 4 slots
 	if _, err := h.Service.Admin.UpdateAccount(context.Background(), h.Account.ID, core.AccountUpdate{MaxRunningTurns: ptr(1)}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	sdk "code.gitea.io/sdk/gitea"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/giteatest"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestPullRequestsOnARealGitea(t *testing.T) {
 	t.Parallel()
 	gt := giteatest.Start(t)
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	ctx := context.Background()
 	repo := gt.NewRepo(t, "app")
 	forge, mode := core.ForgeGitea, core.PullRequestsReady
@@ -35,8 +36,8 @@ func TestPullRequestsOnARealGitea(t *testing.T) {
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
 		"prompt": "write gitea"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
-	msgs, _ := messages(t, h, id)
+	ws := hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+	msgs, _ := hubtest.Messages(t, h, id)
 	if !strings.Contains(msgs[1].Text, "Opened pull request #1: ") {
 		t.Fatalf("expected the reply to carry the pull request, got %q", msgs[1].Text)
 	}
@@ -51,8 +52,8 @@ func TestPullRequestsOnARealGitea(t *testing.T) {
 		t.Errorf("expected the status to link %s, got %v", pr.HTMLURL, got)
 	}
 
-	send(t, h, id, "write again")
-	waitFor(t, h, id, "idle after the second turn", idleAfterTurns(2))
+	hubtest.Send(t, h, id, "write again")
+	hubtest.WaitFor(t, h, id, "idle after the second turn", hubtest.IdleAfterTurns(2))
 	if pr, _, err = gt.Client.GetPullRequest(gt.AdminUser, "app", 1); err != nil || !strings.Contains(pr.Body, "2. write again") {
 		t.Fatalf("expected the body updated, got %v %q", err, pr.Body)
 	}
@@ -64,7 +65,7 @@ func TestPullRequestsOnARealGitea(t *testing.T) {
 	if _, err := h.PG().DB().ExecContext(ctx, `UPDATE workspaces SET pull_checked_at = now() - interval '2 minutes' WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, h, id, "the merge seen", func(ws map[string]any) bool {
+	hubtest.WaitFor(t, h, id, "the merge seen", func(ws map[string]any) bool {
 		got, _ := ws["pullRequest"].(map[string]any)
 		return got["state"] == "merged"
 	})
@@ -74,8 +75,8 @@ func TestPullRequestsOnARealGitea(t *testing.T) {
 	r = h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
 		"branch": "ci/protected", "prompt": "write blocked"}).Expect(t, 201, "")
 	blocked := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	waitFor(t, h, blocked, "idle", idleAfterTurns(1))
-	msgs, _ = messages(t, h, blocked)
+	hubtest.WaitFor(t, h, blocked, "idle", hubtest.IdleAfterTurns(1))
+	msgs, _ = hubtest.Messages(t, h, blocked)
 	if !strings.Contains(msgs[1].Text, "Push to `ci/protected` refused:") || !strings.Contains(msgs[1].Text, "protected branch") {
 		t.Errorf("expected Gitea's refusal in words, got %q", msgs[1].Text)
 	}

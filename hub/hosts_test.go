@@ -19,7 +19,7 @@ import (
 // hubs of the hosts are built beside it (OnHost).
 func hostsTenant(t *testing.T) *hubtest.Hub {
 	t.Helper()
-	return hubtest.Start(t, hubtest.WithAgentCommand("agent_1", waitingAgent))
+	return hubtest.Start(t, hubtest.WithAgentCommand("agent_1", hubtest.WaitingAgent))
 }
 
 // checkoutOn says whether h's data directory holds the workspace's checkout.
@@ -51,11 +51,11 @@ func TestALocalWorkspaceIsSteppedOnlyByTheHubsOfItsHost(t *testing.T) {
 	b := tenant.OnHost(t, "hub-b")
 	b.Jobs(t)
 
-	id := createWorkspace(t, a, "first")
+	id := hubtest.CreateWorkspace(t, a, "first")
 	if got := hostOf(t, a, id); got != "hub-a" {
 		t.Fatalf("expected the workspace created on hub-a recorded on hub-a, got %q", got)
 	}
-	if ws := waitFor(t, b, id, "idle after its first turn", idleAfterTurns(1)); ws["host"] != "hub-a" {
+	if ws := hubtest.WaitFor(t, b, id, "idle after its first turn", hubtest.IdleAfterTurns(1)); ws["host"] != "hub-a" {
 		t.Fatalf("expected the status to name host hub-a, got %v", ws["host"])
 	}
 	if !checkoutOn(a, id) || checkoutOn(b, id) {
@@ -63,15 +63,15 @@ func TestALocalWorkspaceIsSteppedOnlyByTheHubsOfItsHost(t *testing.T) {
 	}
 
 	stopA()
-	send(t, b, id, "second")
+	hubtest.Send(t, b, id, "second")
 	// hub-b's worker claims and runs a workspace of its own after the message was
 	// queued: the claims that took it passed hub-a's workspace by.
-	own := createWorkspace(t, b, "own")
-	waitFor(t, b, own, "hub-b's own workspace idle after its first turn", idleAfterTurns(1))
+	own := hubtest.CreateWorkspace(t, b, "own")
+	hubtest.WaitFor(t, b, own, "hub-b's own workspace idle after its first turn", hubtest.IdleAfterTurns(1))
 	if got := hostOf(t, b, own); got != "hub-b" || !checkoutOn(b, own) {
 		t.Fatalf("expected hub-b's workspace on hub-b (host %q, checkout %v)", got, checkoutOn(b, own))
 	}
-	msgs, _ := messages(t, b, id)
+	msgs, _ := hubtest.Messages(t, b, id)
 	if last := msgs[len(msgs)-1]; last.Text != "second" || last.Status != "pending" || last.DeliveredAt {
 		t.Fatalf("expected the message to hub-a's workspace still pending with hub-a's worker stopped, got %+v", last)
 	}
@@ -80,8 +80,8 @@ func TestALocalWorkspaceIsSteppedOnlyByTheHubsOfItsHost(t *testing.T) {
 	}
 
 	a.Jobs(t)
-	waitFor(t, b, id, "idle after its second turn, run by hub-a", idleAfterTurns(2))
-	if got := replies(t, b, id); len(got) != 2 || got[1] != "completed: reply: second" {
+	hubtest.WaitFor(t, b, id, "idle after its second turn, run by hub-a", hubtest.IdleAfterTurns(2))
+	if got := hubtest.Replies(t, b, id); len(got) != 2 || got[1] != "completed: reply: second" {
 		t.Fatalf("expected hub-a to answer the second message, got %q", got)
 	}
 }
@@ -112,17 +112,17 @@ func TestAHostNotSeenForLostAfterHasItsLocalWorkspacesFailedOnce(t *testing.T) {
 	c := tenant.OnHost(t, "hub-c", process, settings, hubtest.WithRoles(hub.RoleSweeps))
 	c.Jobs(t)
 
-	remote := createOn(t, b, "process", "hello")
-	waitFor(t, b, remote, "the process workspace idle after its first turn", idleAfterTurns(1))
-	idle := createWorkspace(t, a, "hello")
-	waitFor(t, b, idle, "hub-a's idle workspace after its first turn", idleAfterTurns(1))
-	running := createWorkspace(t, a, "wait for it")
+	remote := hubtest.CreateOn(t, b, "process", "hello")
+	hubtest.WaitFor(t, b, remote, "the process workspace idle after its first turn", hubtest.IdleAfterTurns(1))
+	idle := hubtest.CreateWorkspace(t, a, "hello")
+	hubtest.WaitFor(t, b, idle, "hub-a's idle workspace after its first turn", hubtest.IdleAfterTurns(1))
+	running := hubtest.CreateWorkspace(t, a, "wait for it")
 	checkout := filepath.Join(a.Config.DataDir, "workspaces", running, "checkout")
-	waitForFile(t, filepath.Join(checkout, ".started"))
+	hubtest.WaitForFile(t, filepath.Join(checkout, ".started"))
 
 	px.Cut()
 	cut := time.Now()
-	failed := waitFor(t, b, running, "failed: its host lost", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	failed := hubtest.WaitFor(t, b, running, "failed: its host lost", func(ws map[string]any) bool { return ws["state"] == "failed" })
 	detail, _ := failed["statusDetail"].(string)
 	if failed["statusCode"] != "machine_lost" || !strings.HasPrefix(detail, "host hub-a has not been seen since ") {
 		t.Fatalf("expected machine_lost naming hub-a, got %v / %q", failed["statusCode"], detail)
@@ -131,7 +131,7 @@ func TestAHostNotSeenForLostAfterHasItsLocalWorkspacesFailedOnce(t *testing.T) {
 	if since := time.Since(cut); since < 4*time.Second-250*time.Millisecond {
 		t.Fatalf("expected hub-a lost only after 4 s unseen, it was failed %s after the cut", since)
 	}
-	waitFor(t, b, idle, "hub-a's idle workspace failed too", func(ws map[string]any) bool {
+	hubtest.WaitFor(t, b, idle, "hub-a's idle workspace failed too", func(ws map[string]any) bool {
 		return ws["state"] == "failed" && ws["statusCode"] == "machine_lost"
 	})
 
@@ -147,7 +147,7 @@ func TestAHostNotSeenForLostAfterHasItsLocalWorkspacesFailedOnce(t *testing.T) {
 		t.Fatalf("expected the workspace failed once, at %v; now %v (%v)", changedAt, again, err)
 	}
 	finished := 0
-	for _, e := range eventsPage(t, b, running, 0) {
+	for _, e := range hubtest.EventsPage(t, b, running, 0) {
 		if e.Type == "turn_finished" {
 			finished++
 			if e.Outcome != "interrupted" {
@@ -158,7 +158,7 @@ func TestAHostNotSeenForLostAfterHasItsLocalWorkspacesFailedOnce(t *testing.T) {
 	if finished != 1 {
 		t.Fatalf("expected one turn_finished for the lost turn, got %d", finished)
 	}
-	msgs, _ := messages(t, b, running)
+	msgs, _ := hubtest.Messages(t, b, running)
 	if len(msgs) != 1 || msgs[0].Status != "failed" {
 		t.Fatalf("expected the running turn's message failed and no reply, got %+v", msgs)
 	}
@@ -173,19 +173,19 @@ func TestAHostNotSeenForLostAfterHasItsLocalWorkspacesFailedOnce(t *testing.T) {
 	if _, err := b.Service.Admin.DeleteWorkspace(context.Background(), idle); err != nil {
 		t.Fatal(err)
 	}
-	waitDeleted(t, b, idle)
+	hubtest.WaitDeleted(t, b, idle)
 
 	// hub-a is back: it beats again, its worker runs a new workspace of its own, and
 	// the failed one stays failed, without a reply, whatever its agent did.
 	px.Restore()
-	touch(t, filepath.Join(checkout, ".go"))
-	back := createWorkspace(t, a, "back")
-	waitFor(t, b, back, "hub-a's new workspace idle after its first turn", idleAfterTurns(1))
+	hubtest.Touch(t, filepath.Join(checkout, ".go"))
+	back := hubtest.CreateWorkspace(t, a, "back")
+	hubtest.WaitFor(t, b, back, "hub-a's new workspace idle after its first turn", hubtest.IdleAfterTurns(1))
 	ws := workspaceNow(t, b, running)
 	if ws["state"] != "failed" || ws["statusCode"] != "machine_lost" {
 		t.Fatalf("expected the lost host's workspace still failed, got %v / %v", ws["state"], ws["statusCode"])
 	}
-	if got := replies(t, b, running); len(got) != 0 {
+	if got := hubtest.Replies(t, b, running); len(got) != 0 {
 		t.Fatalf("expected no reply recorded for the lost turn, got %q", got)
 	}
 }

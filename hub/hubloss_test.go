@@ -86,16 +86,16 @@ func expectKept(t *testing.T, dir, branch, prompt, file string) {
 
 func TestRuntimeThatLosesItsHubStopsItsTurnKeepsItsWorkAndIsStartedAgain(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t, fakeMachine(t))
+	h := hubtest.StartProcessHub(t, fakeMachine(t))
 	h.SetProjectNetwork(core.NetworkNone)
 	front := hubtest.NewTCPProxy(t)
 	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
 	hubURL := "http://" + front.Addr()
-	id := createOn(t, h, "process", "hold kept 4711")
+	id := hubtest.CreateOn(t, h, "process", "hold kept 4711")
 	dir := filepath.Join(h.Config.DataDir, "machines", id)
 	token := machineToken(t, h, id)
 	rt := startInProcessRuntime(t, hubURL, token, dir, 2*time.Second)
-	ws := waitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["agentStatus"] == "working" })
+	ws := hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["agentStatus"] == "working" })
 	branch := ws["branch"].(string)
 	waitHolding(t, "4711", true)
 
@@ -110,7 +110,7 @@ func TestRuntimeThatLosesItsHubStopsItsTurnKeepsItsWorkAndIsStartedAgain(t *test
 	// The hub is back: its sweep finds the runtime silent and revokes it, and the
 	// worker starts the machine again for the message waiting.
 	front.Restore()
-	send(t, h, id, "after")
+	hubtest.Send(t, h, id, "after")
 	n, err := h.Service.Sweeps.SweepRuntimes(context.Background(),
 		core.RuntimeSweepConfig{OfflineAfter: time.Nanosecond, StartTimeout: time.Hour}, time.Now())
 	if err != nil || n != 1 {
@@ -128,8 +128,8 @@ func TestRuntimeThatLosesItsHubStopsItsTurnKeepsItsWorkAndIsStartedAgain(t *test
 		time.Sleep(20 * time.Millisecond)
 	}
 	startInProcessRuntime(t, hubURL, token, dir, 2*time.Second)
-	waitFor(t, h, id, "idle after two turns", idleAfterTurns(2))
-	got := replies(t, h, id)
+	hubtest.WaitFor(t, h, id, "idle after two turns", hubtest.IdleAfterTurns(2))
+	got := hubtest.Replies(t, h, id)
 	if len(got) != 2 || !strings.HasPrefix(got[0], "interrupted: ") || got[1] != "completed: echo: after" {
 		t.Fatalf("expected the lost turn interrupted and the next answered, got %q", got)
 	}
@@ -141,15 +141,15 @@ func TestProcessRuntimeThatLosesItsHubExitsAndIsStartedAgain(t *testing.T) {
 	t.Parallel()
 	front := hubtest.NewTCPProxy(t)
 	hubURL := "http://" + front.Addr()
-	h := startProcessHub(t, hubtest.WithConfig(func(c *hub.Config) {
+	h := hubtest.StartProcessHub(t, hubtest.WithConfig(func(c *hub.Config) {
 		c.RuntimeHubURL, c.RuntimeHubLostAfter = hubURL, 2*time.Second
 	}))
 	front.SetTarget(strings.TrimPrefix(h.URL, "http://"))
 	h.SetProjectNetwork(core.NetworkNone)
-	id := createOn(t, h, "process", "hold kept 4712")
-	ws := waitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["agentStatus"] == "working" })
+	id := hubtest.CreateOn(t, h, "process", "hold kept 4712")
+	ws := hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["agentStatus"] == "working" })
 	waitHolding(t, "4712", true)
-	pid := runtimePID(t, h, id)
+	pid := hubtest.RuntimePID(t, h, id)
 	if env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ")); err != nil ||
 		!bytes.Contains(env, []byte("\x00WSHUB_RUNTIME_HUB_LOST_AFTER=2s\x00")) {
 		t.Fatalf("expected the hub's setting in the runtime's environment (%v)", err)
@@ -175,9 +175,9 @@ func TestProcessRuntimeThatLosesItsHubExitsAndIsStartedAgain(t *testing.T) {
 	// The provider starts the process again (with its hub alive, nothing else would);
 	// once the network is back, its hello ends the lost turn and the queue goes on.
 	front.Restore()
-	send(t, h, id, "after")
-	waitFor(t, h, id, "idle after two turns", idleAfterTurns(2))
-	got := replies(t, h, id)
+	hubtest.Send(t, h, id, "after")
+	hubtest.WaitFor(t, h, id, "idle after two turns", hubtest.IdleAfterTurns(2))
+	got := hubtest.Replies(t, h, id)
 	if len(got) != 2 || !strings.HasPrefix(got[0], "interrupted: ") || got[1] != "completed: echo: after" {
 		t.Fatalf("expected the lost turn interrupted and the next answered, got %q", got)
 	}
@@ -186,20 +186,20 @@ func TestProcessRuntimeThatLosesItsHubExitsAndIsStartedAgain(t *testing.T) {
 
 func TestRuntimeWhoseHubComesBackWithinTheSettingKeepsItsTurn(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t, fakeMachine(t))
+	h := hubtest.StartProcessHub(t, fakeMachine(t))
 	h.SetProjectNetwork(core.NetworkNone)
 	front := newOutage(t, h.URL)
-	id := createOn(t, h, "process", "sleep 5")
+	id := hubtest.CreateOn(t, h, "process", "sleep 5")
 	rt := startInProcessRuntime(t, front.URL, machineToken(t, h, id), filepath.Join(h.Config.DataDir, "machines", id), 4*time.Second)
-	waitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["agentStatus"] == "working" })
+	hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["agentStatus"] == "working" })
 	// Two outages of 2.5 s, each within the 4 s, together beyond it: the answers
 	// between them start the count again.
 	front.fail(t, 2500*time.Millisecond, rt)
 	front.fail(t, 2500*time.Millisecond, rt)
-	waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
-	send(t, h, id, "after")
-	waitFor(t, h, id, "idle after two turns", idleAfterTurns(2))
-	if got := replies(t, h, id); strings.Join(got, "|") != "completed: slept 5|completed: echo: after" {
+	hubtest.WaitFor(t, h, id, "idle after one turn", hubtest.IdleAfterTurns(1))
+	hubtest.Send(t, h, id, "after")
+	hubtest.WaitFor(t, h, id, "idle after two turns", hubtest.IdleAfterTurns(2))
+	if got := hubtest.Replies(t, h, id); strings.Join(got, "|") != "completed: slept 5|completed: echo: after" {
 		t.Fatalf("expected the turn to run its course and the next answered, got %q", got)
 	}
 	select {

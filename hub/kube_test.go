@@ -22,7 +22,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	ctx := context.Background()
 	// Pods reach the hub through a proxy: the hub's port is known only once it runs.
 	front := hubtest.NewTCPProxy(t)
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
 		kubelet.HubSettings(t, cluster, ns)(c)
 		c.RuntimeHubURL, c.RuntimeHubLostAfter = "http://"+front.Addr(), 7*time.Minute
 	}))
@@ -30,10 +30,10 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
 	k.LogOnFailure(t)
 
-	id := createOn(t, h, "kubernetes", "write hello")
-	ws := waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
-	if ws["runtimeState"] != "online" || replies(t, h, id)[0] != "completed: wrote hello.txt" {
-		t.Fatalf("expected the turn answered from the Pod, got %v %q", ws, replies(t, h, id))
+	id := hubtest.CreateOn(t, h, "kubernetes", "write hello")
+	ws := hubtest.WaitFor(t, h, id, "idle after one turn", hubtest.IdleAfterTurns(1))
+	if ws["runtimeState"] != "online" || hubtest.Replies(t, h, id)[0] != "completed: wrote hello.txt" {
+		t.Fatalf("expected the turn answered from the Pod, got %v %q", ws, hubtest.Replies(t, h, id))
 	}
 
 	// The Pod as the provider made it.
@@ -77,7 +77,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	if moved, err := h.Service.Sweeps.SweepLifecycle(ctx, core.LifecycleConfig{IdleTimeout: time.Nanosecond}, time.Now()); err != nil || moved != 1 {
 		t.Fatalf("expected the idle sweep to pause the workspace, got %d, %v", moved, err)
 	}
-	waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
+	hubtest.WaitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
 	if n := len(k.Pods(t, id)); n != 0 {
 		t.Fatalf("expected the paused workspace's Pod deleted, %d left", n)
 	}
@@ -85,9 +85,9 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	if len(claims.Items) != 1 {
 		t.Fatalf("expected the disk kept across the pause, got %d claims", len(claims.Items))
 	}
-	send(t, h, id, "write again")
-	waitFor(t, h, id, "idle after two turns", idleAfterTurns(2))
-	if got := replies(t, h, id); got[1] != "completed: wrote again.txt" {
+	hubtest.Send(t, h, id, "write again")
+	hubtest.WaitFor(t, h, id, "idle after two turns", hubtest.IdleAfterTurns(2))
+	if got := hubtest.Replies(t, h, id); got[1] != "completed: wrote again.txt" {
 		t.Fatalf("expected the resumed Pod to answer, got %q", got)
 	}
 	if pods := k.Pods(t, id); len(pods) != 1 || pods[0].Name == p.Name {
@@ -122,8 +122,8 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 
 	// A Pod no node can take fails its workspace with a reason.
 	k.Unschedulable.Store(true)
-	id = createOn(t, h, "kubernetes", "hello")
-	ws = waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	id = hubtest.CreateOn(t, h, "kubernetes", "hello")
+	ws = hubtest.WaitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
 	if ws["statusCode"] != "provision_failed:unschedulable" {
 		t.Fatalf("expected provision_failed:unschedulable, got %v", ws["statusCode"])
 	}
@@ -145,7 +145,7 @@ func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
 	cluster, cs := kubelet.Cluster(t)
 	ns := kubelet.Namespace
 	balancer := hubtest.NewRoundRobin(t)
-	a := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
+	a := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
 		kubelet.HubSettings(t, cluster, ns)(c)
 		c.Blobs = hub.BlobsPostgres
 		c.RuntimeHubURL = balancer.URL
@@ -156,19 +156,19 @@ func TestKubernetesWorkspacesServedByTwoHubsWithNoSharedVolume(t *testing.T) {
 	}
 	k := kubelet.Start(t, cs, ns, hubtest.WshubBinary(t))
 	k.LogOnFailure(t)
-	p, upstream := pushingProject(t, a)
+	p, upstream := hubtest.PushingProject(t, a)
 
-	id := createOn(t, b, "kubernetes", "write one", "projectId", p.ID)
-	waitFor(t, a, id, "idle after one turn", idleAfterTurns(1))
-	send(t, a, id, "write two")
-	waitFor(t, b, id, "idle after two turns", idleAfterTurns(2))
+	id := hubtest.CreateOn(t, b, "kubernetes", "write one", "projectId", p.ID)
+	hubtest.WaitFor(t, a, id, "idle after one turn", hubtest.IdleAfterTurns(1))
+	hubtest.Send(t, a, id, "write two")
+	hubtest.WaitFor(t, b, id, "idle after two turns", hubtest.IdleAfterTurns(2))
 	up := b.Call("POST", "/v1/api/workspaces/"+id+"/attachments", b.Key, []byte("from b"),
 		"Content-Type", "text/plain", "X-Service-File-Name", "notes.txt").Expect(t, 201, "")
 	asset := up.Body["asset"].(map[string]any)["assetId"].(string)
-	send(t, a, id, "attachments", "attachments", []string{asset})
-	ws := waitFor(t, a, id, "idle after three turns", idleAfterTurns(3))
+	hubtest.Send(t, a, id, "attachments", "attachments", []string{asset})
+	ws := hubtest.WaitFor(t, a, id, "idle after three turns", hubtest.IdleAfterTurns(3))
 
-	got := replies(t, a, id)
+	got := hubtest.Replies(t, a, id)
 	want := []string{"completed: wrote one.txt", "completed: wrote two.txt", "completed: .context/files/" + asset + "-notes.txt=from b"}
 	if len(got) != len(want) {
 		t.Fatalf("expected %d replies, one per turn, got %q", len(want), got)

@@ -22,16 +22,16 @@ import (
 func TestWorkerWhoseRenewalsFailLosesTheClaimAndDoesNotRecord(t *testing.T) {
 	t.Parallel()
 	const leaseFor = 2 * time.Second
-	h, px := startBehindProxy(t, leaseFor)
+	h, px := hubtest.StartBehindProxy(t, leaseFor)
 	id, checkout := startWaitingTurn(t, h)
 	px.Cut()
 	time.Sleep(2*leaseFor + time.Second) // the agent is still at work when the lease runs out
 	px.Restore()
 	// Had the first worker kept going, its agent would now answer.
-	touch(t, filepath.Join(checkout, ".go"))
-	waitFor(t, h, id, "both turns answered", idleAfterTurns(2))
+	hubtest.Touch(t, filepath.Join(checkout, ".go"))
+	hubtest.WaitFor(t, h, id, "both turns answered", hubtest.IdleAfterTurns(2))
 	time.Sleep(time.Second) // room for a late record by the first worker
-	got := replies(t, h, id)
+	got := hubtest.Replies(t, h, id)
 	if len(got) != 2 || !strings.HasPrefix(got[0], "interrupted: ") || strings.Contains(got[0], "reply: wait") ||
 		got[1] != "completed: reply: next" {
 		t.Fatalf("expected the first turn ended interrupted by the claim that took over and the second answered, got %q", got)
@@ -47,18 +47,18 @@ func TestWorkerWhoseRenewalsFailLosesTheClaimAndDoesNotRecord(t *testing.T) {
 func TestLeaseFollowsTheDatabaseClock(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithClock(hubtest.NewClock()),
-		hubtest.WithAgentCommand("agent_1", waitingAgent),
+		hubtest.WithAgentCommand("agent_1", hubtest.WaitingAgent),
 		// Each renewal may take a third of the lease: at 600 ms, a busy machine's
 		// database was slower than that, and the lease was lost for want of it.
 		hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 2 * time.Second }))
-	id := createWorkspace(t, h, "wait for it")
+	id := hubtest.CreateWorkspace(t, h, "wait for it")
 	checkout := filepath.Join(h.Config.DataDir, "workspaces", id, "checkout")
-	waitForFile(t, filepath.Join(checkout, ".started"))
+	hubtest.WaitForFile(t, filepath.Join(checkout, ".started"))
 	time.Sleep(5 * time.Second) // several leases by the database's clock
-	touch(t, filepath.Join(checkout, ".go"))
-	waitFor(t, h, id, "one turn answered", idleAfterTurns(1))
+	hubtest.Touch(t, filepath.Join(checkout, ".go"))
+	hubtest.WaitFor(t, h, id, "one turn answered", hubtest.IdleAfterTurns(1))
 	time.Sleep(500 * time.Millisecond)
-	if got := strings.Join(replies(t, h, id), "|"); got != "completed: reply: wait for it" {
+	if got := strings.Join(hubtest.Replies(t, h, id), "|"); got != "completed: reply: wait for it" {
 		t.Fatalf("expected the turn completed once by the worker that ran it, got %q", got)
 	}
 }
@@ -68,7 +68,7 @@ func TestLeaseFollowsTheDatabaseClock(t *testing.T) {
 func TestDeliveryLeaseFollowsTheDatabaseClock(t *testing.T) {
 	t.Parallel()
 	clock := hubtest.NewClock()
-	h := startDelivering(t, hubtest.WithClock(clock))
+	h := hubtest.StartDelivering(t, hubtest.WithClock(clock))
 	inFlight, release := make(chan struct{}), make(chan struct{})
 	unblock := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(unblock) // a failing test does not leave the receiver blocked
@@ -80,8 +80,8 @@ func TestDeliveryLeaseFollowsTheDatabaseClock(t *testing.T) {
 		}
 		w.WriteHeader(204)
 	})
-	addWebhook(t, h, h.Key, rc.URL)
-	createWorkspace(t, h, "hello")
+	hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	hubtest.CreateWorkspace(t, h, "hello")
 	<-inFlight
 	clock.Advance(2 * time.Hour) // far past the hub's idea of the lease
 	quiet(t, rc, 1, "while the first attempt is in flight")

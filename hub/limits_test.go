@@ -35,7 +35,7 @@ func TestTurnPastTheWorkspaceMemoryEndsErrorSayingSo(t *testing.T) {
 	if err := os.WriteFile(agent, []byte(hogAgent), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h := startProcessHub(t, hubtest.WithAgentCommand("agent_1", agent), hubtest.WithConfig(func(c *hub.Config) {
+	h := hubtest.StartProcessHub(t, hubtest.WithAgentCommand("agent_1", agent), hubtest.WithConfig(func(c *hub.Config) {
 		c.LocalCPU, c.LocalMemoryMiB = 1, 128
 	}))
 	// No pasta in the turn's group: the limit is the agent's, with room for the sandbox
@@ -54,19 +54,19 @@ func TestTurnPastTheWorkspaceMemoryEndsErrorSayingSo(t *testing.T) {
 	}
 	for _, provider := range []string{core.LocalProviderID, machines.ProcessProviderID} {
 		t.Run(provider, func(t *testing.T) {
-			id := createOn(t, h, provider, "eat")
-			waitFor(t, h, id, "idle after the turn", idleAfterTurns(1))
-			msgs, tf := messages(t, h, id)
+			id := hubtest.CreateOn(t, h, provider, "eat")
+			hubtest.WaitFor(t, h, id, "idle after the turn", hubtest.IdleAfterTurns(1))
+			msgs, tf := hubtest.Messages(t, h, id)
 			if msgs[1].Outcome != "error" || tf == nil || tf["code"] != "agent_error" {
 				t.Fatalf("expected the turn to end error with agent_error, got %+v, %v", msgs[1], tf)
 			}
 			if m, _ := tf["message"].(string); !strings.Contains(m, "ran out of memory") || !strings.Contains(m, "128 MiB") {
 				t.Errorf("expected the failure to name the memory limit of 128 MiB, got %q", m)
 			}
-			send(t, h, id, "hello")
-			waitFor(t, h, id, "idle after a second turn", idleAfterTurns(2))
-			if got := replies(t, h, id); len(got) != 2 || got[1] != "completed: fine" {
-				_, tf := messages(t, h, id)
+			hubtest.Send(t, h, id, "hello")
+			hubtest.WaitFor(t, h, id, "idle after a second turn", hubtest.IdleAfterTurns(2))
+			if got := hubtest.Replies(t, h, id); len(got) != 2 || got[1] != "completed: fine" {
+				_, tf := hubtest.Messages(t, h, id)
 				t.Errorf("expected the next turn to complete, got %q (turnFailure %v)", got, tf)
 			}
 		})

@@ -26,14 +26,14 @@ func pushUpstream(t *testing.T, repo, name string) {
 
 func readyWorkspace(t *testing.T, h *hubtest.Hub) map[string]any {
 	t.Helper()
-	id := createWorkspace(t, h, "")
-	return waitFor(t, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	id := hubtest.CreateWorkspace(t, h, "")
+	return hubtest.WaitFor(t, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
 }
 
 func TestWorkspacesStartFromCurrentCode(t *testing.T) {
 	t.Parallel()
 	var dataDir string
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { dataDir, c.MirrorMaxAge = c.DataDir, 0 }))
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { dataDir, c.MirrorMaxAge = c.DataDir, 0 }))
 	checkout := func(ws map[string]any) string {
 		return filepath.Join(dataDir, "workspaces", ws["workspaceId"].(string), "checkout")
 	}
@@ -64,7 +64,7 @@ func TestWorkspacesStartFromCurrentCode(t *testing.T) {
 func TestAFreshMirrorIsNotFetchedAgain(t *testing.T) {
 	t.Parallel()
 	var dataDir string
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { dataDir, c.MirrorMaxAge = c.DataDir, time.Hour }))
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { dataDir, c.MirrorMaxAge = c.DataDir, time.Hour }))
 	readyWorkspace(t, h)
 	pushUpstream(t, h.Project.Repository, "LATER.md")
 	ws := readyWorkspace(t, h)
@@ -79,7 +79,7 @@ func TestAFreshMirrorIsNotFetchedAgain(t *testing.T) {
 // default branch the repository lacks is refused, at add and at update.
 func TestAProjectAddedElsewhereGetsAMirrorHere(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
+	h := hubtest.StartRuntime(t)
 	other := h.Beside(t, func(c *hub.Config) { c.DataDir = t.TempDir() })
 	ctx := context.Background()
 	repo := hubtest.GitRepo(t)
@@ -96,7 +96,7 @@ func TestAProjectAddedElsewhereGetsAMirrorHere(t *testing.T) {
 	}
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m", "prompt": "write here"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	ws := waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
+	ws := hubtest.WaitFor(t, h, id, "idle after one turn", hubtest.IdleAfterTurns(1))
 	if lt := ws["lastTurn"].(map[string]any); lt["outcome"] != "completed" {
 		t.Fatalf("expected the turn completed on this hub, got %v", ws)
 	}

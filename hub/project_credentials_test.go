@@ -19,7 +19,7 @@ import (
 func TestEachAccountsProjectUsesItsOwnToken(t *testing.T) {
 	t.Parallel()
 	const hubToken = "tok_hubwide_0000"
-	h := startDelivering(t, hubtest.WithConfig(func(c *hub.Config) { c.GitHTTPSToken = hubToken }))
+	h := hubtest.StartDelivering(t, hubtest.WithConfig(func(c *hub.Config) { c.GitHTTPSToken = hubToken }))
 	ctx := context.Background()
 	acctB, keyB := h.NewAccount(true)
 	type side struct {
@@ -44,7 +44,7 @@ func TestEachAccountsProjectUsesItsOwnToken(t *testing.T) {
 	for _, s := range sides {
 		r := h.Call("POST", "/v1/api/workspaces", s.key, map[string]any{"projectId": s.project.ID, "agent": "agent_1", "model": "m", "prompt": "write result"}).Expect(t, 201, "")
 		id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-		if ws := waitForAs(t, h, s.key, id, "idle", idleAfterTurns(1)); ws["pushed"] != true {
+		if ws := hubtest.WaitForAs(t, h, s.key, id, "idle", hubtest.IdleAfterTurns(1)); ws["pushed"] != true {
 			t.Fatalf("expected the branch pushed with the project's token, got %v", ws)
 		}
 	}

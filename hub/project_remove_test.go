@@ -14,14 +14,14 @@ import (
 
 func TestProjectRemove(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
+	h := hubtest.StartRuntime(t)
 	ctx := context.Background()
 	p := h.Project
 	ws := readyWorkspace(t, h)
 	id := ws["workspaceId"].(string)
 	failed := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"prompt": "x", "agent": "agent_1", "model": "m",
 		"projectId": p.ID, "baseRef": "no-such-ref"}).Expect(t, 201, "").Body["workspace"].(map[string]any)["workspaceId"].(string)
-	waitFor(t, h, failed, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	hubtest.WaitFor(t, h, failed, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
 
 	// Refused while a live workspace uses it (the failed one does not count).
 	_, err := h.Service.Admin.RemoveProject(ctx, p.ID, false)
@@ -38,7 +38,7 @@ func TestProjectRemove(t *testing.T) {
 	if err != nil || len(r.Archived) != 1 || r.Archived[0] != id || r.Project.RemovedAt == nil || r.MirrorError != "" {
 		t.Fatalf("expected %s archived and the project removed, got %+v, %v", id, r, err)
 	}
-	waitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
+	hubtest.WaitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
 	if _, err := os.Stat(p.MirrorPath); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("expected the mirror %s deleted, stat says %v", p.MirrorPath, err)
 	}
@@ -73,7 +73,7 @@ func TestProjectRemove(t *testing.T) {
 // made a workspace the removal archived; none is left live on a removed project.
 func TestProjectRemoveRacesCreates(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
+	h := hubtest.StartRuntime(t)
 	ctx := context.Background()
 	body := map[string]any{"agent": "agent_1", "model": "m", "projectId": h.Project.ID}
 	var wg sync.WaitGroup

@@ -20,18 +20,18 @@ import (
 // followed by Open pull request adopts the existing one instead of opening another.
 func TestAPushOpensThenUpdatesOnePullRequest(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t, hubtest.WithPublicURL("https://hub.example.com"))
+	h := hubtest.StartDelivering(t, hubtest.WithPublicURL("https://hub.example.com"))
 	ctx := context.Background()
 	gh := ghfake.Start(t)
 	const token = "ghp_projectToken_pr1"
 	p := githubProject(t, h, gh, "app", token, core.PullRequestsDraft)
 	rc := hubtest.NewReceiver(t, nil)
-	addWebhook(t, h, h.Key, rc.URL)
+	hubtest.AddWebhook(t, h, h.Key, rc.URL)
 
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
 		"prompt": "write result\nand say why"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
+	ws := hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	pulls := gh.Pulls("acme", "app")
 	if len(pulls) != 1 {
 		t.Fatalf("expected one pull request, got %+v", pulls)
@@ -46,7 +46,7 @@ func TestAPushOpensThenUpdatesOnePullRequest(t *testing.T) {
 		}
 	}
 	url := gh.URL + "/acme/app/pull/1"
-	msgs, _ := messages(t, h, id)
+	msgs, _ := hubtest.Messages(t, h, id)
 	if !strings.Contains(msgs[1].Text, "Opened pull request #1: "+url) {
 		t.Errorf("expected the reply to carry the pull request, got %q", msgs[1].Text)
 	}
@@ -59,11 +59,11 @@ func TestAPushOpensThenUpdatesOnePullRequest(t *testing.T) {
 
 	// A second turn's push updates the body; still one pull request.
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "write second"}).Expect(t, 200, "")
-	waitFor(t, h, id, "idle after the second turn", idleAfterTurns(2))
+	hubtest.WaitFor(t, h, id, "idle after the second turn", hubtest.IdleAfterTurns(2))
 	if pulls = gh.Pulls("acme", "app"); len(pulls) != 1 || !strings.Contains(pulls[0].Body, "2. write second") || pulls[0].Title != "write result" {
 		t.Fatalf("expected the one pull request's body updated, got %+v", pulls)
 	}
-	if msgs, _ = messages(t, h, id); !strings.Contains(msgs[3].Text, "Updated pull request #1: "+url) {
+	if msgs, _ = hubtest.Messages(t, h, id); !strings.Contains(msgs[3].Text, "Updated pull request #1: "+url) {
 		t.Errorf("expected the second reply to say it updated, got %q", msgs[3].Text)
 	}
 
@@ -73,7 +73,7 @@ func TestAPushOpensThenUpdatesOnePullRequest(t *testing.T) {
 	if _, err := h.PG().DB().ExecContext(ctx, `UPDATE workspaces SET pull_checked_at = now() - interval '2 minutes' WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, h, id, "the merge seen", func(ws map[string]any) bool {
+	hubtest.WaitFor(t, h, id, "the merge seen", func(ws map[string]any) bool {
 		got, _ := ws["pullRequest"].(map[string]any)
 		return got["state"] == "merged"
 	})
@@ -97,7 +97,7 @@ func TestAPushOpensThenUpdatesOnePullRequest(t *testing.T) {
 // sealed like any credential.
 func TestAGitHubAppProjectIsReachedWithOneInstallationToken(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	ctx := context.Background()
 	gh := ghfake.Start(t)
 	repo := gh.NewRepo(t, "acme", "service")
@@ -116,7 +116,7 @@ func TestAGitHubAppProjectIsReachedWithOneInstallationToken(t *testing.T) {
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
 		"prompt": "write result"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	pulls := gh.Pulls("acme", "service")
 	if len(pulls) != 1 || pulls[0].Draft || pulls[0].Author == "" {
 		t.Fatalf("expected one ready pull request opened by the App, got %+v", pulls)
@@ -138,7 +138,7 @@ func TestAGitHubAppProjectIsReachedWithOneInstallationToken(t *testing.T) {
 // project was added, so GitHub will not open a pull request into it.
 func TestAForgesRefusalIsShownInItsWords(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	ctx := context.Background()
 	gh := ghfake.Start(t)
 	const token = "ghp_projectToken_refused"
@@ -147,11 +147,11 @@ func TestAForgesRefusalIsShownInItsWords(t *testing.T) {
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
 		"prompt": "hello"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	hubtest.Git(t, gh.BareRepo("acme", "gone"), "update-ref", "-d", "refs/heads/main")
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "write result"}).Expect(t, 200, "")
-	ws := waitFor(t, h, id, "idle", idleAfterTurns(2))
-	msgs, _ := messages(t, h, id)
+	ws := hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(2))
+	msgs, _ := hubtest.Messages(t, h, id)
 	if !strings.Contains(msgs[3].Text, "Could not open a pull request: Validation Failed") || strings.Contains(msgs[3].Text, token) {
 		t.Errorf("expected GitHub's refusal in words, got %q", msgs[3].Text)
 	}
@@ -174,20 +174,20 @@ func TestAForgesRefusalIsShownInItsWords(t *testing.T) {
 // the runtime process never holds the token, in its environment or arguments.
 func TestARemoteWorkspacesPushOpensThePullRequestWithoutTheRuntimeSeeingTheToken(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t)
+	h := hubtest.StartProcessHub(t)
 	gh := ghfake.Start(t)
 	const token = "ghp_projectToken_remote"
 	p := githubProject(t, h, gh, "remote", token, core.PullRequestsReady)
-	id := createOn(t, h, "process", "write remote", "projectId", p.ID)
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
-	msgs, _ := messages(t, h, id)
+	id := hubtest.CreateOn(t, h, "process", "write remote", "projectId", p.ID)
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+	msgs, _ := hubtest.Messages(t, h, id)
 	if !strings.Contains(msgs[1].Text, "Opened pull request #1: "+gh.URL+"/acme/remote/pull/1") {
 		t.Fatalf("expected the reply to carry the pull request, got %q", msgs[1].Text)
 	}
 	if pulls := gh.Pulls("acme", "remote"); len(pulls) != 1 || pulls[0].Title != "write remote" {
 		t.Fatalf("expected one pull request, got %+v", pulls)
 	}
-	pid := runtimePID(t, h, id)
+	pid := hubtest.RuntimePID(t, h, id)
 	for _, f := range []string{"environ", "cmdline"} {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, f))
 		if err != nil {
@@ -212,14 +212,14 @@ func githubProject(t *testing.T, h *hubtest.Hub, gh *ghfake.Server, name, token,
 // retry): one pull request is opened, and every answer names it.
 func TestConcurrentAsksOpenOnePullRequest(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	other := h.Replica(t)
 	gh := ghfake.Start(t)
 	p := githubProject(t, h, gh, "race", "ghp_projectToken_race", core.PullRequestsOff)
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
 		"prompt": "write race"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	if ws := waitFor(t, h, id, "idle", idleAfterTurns(1)); ws["pushed"] != true || ws["pullRequest"] != nil {
+	if ws := hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1)); ws["pushed"] != true || ws["pullRequest"] != nil {
 		t.Fatalf("expected the branch pushed and no pull request yet (off), got %v", ws)
 	}
 	answers := make(chan *hubtest.Response, 4)
@@ -250,7 +250,7 @@ func TestConcurrentAsksOpenOnePullRequest(t *testing.T) {
 // request, and its web URL and iid reach the reply and the status.
 func TestAPushOpensADraftMergeRequestOnGitLab(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	ctx := context.Background()
 	gl := glfake.Start(t)
 	const token = "glpat-projectToken"
@@ -269,7 +269,7 @@ func TestAPushOpensADraftMergeRequestOnGitLab(t *testing.T) {
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m",
 		"prompt": "write gitlab"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
+	ws := hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	mrs := gl.MergeRequests("acme/platform/api")
 	if len(mrs) != 1 || !mrs[0].Draft() || mrs[0].SourceBranch != ws["branch"] || mrs[0].TargetBranch != "main" || !strings.Contains(mrs[0].Description, id) {
 		t.Fatalf("expected one draft merge request from the branch, got %+v", mrs)
@@ -278,7 +278,7 @@ func TestAPushOpensADraftMergeRequestOnGitLab(t *testing.T) {
 	if got["number"] != float64(mrs[0].IID) || got["state"] != "open" || !strings.Contains(got["url"].(string), "/acme/platform/api/-/merge_requests/") {
 		t.Errorf("expected the merge request in the status, got %v", got)
 	}
-	msgs, _ := messages(t, h, id)
+	msgs, _ := hubtest.Messages(t, h, id)
 	if !strings.Contains(msgs[1].Text, "Opened pull request #1: "+got["url"].(string)) {
 		t.Errorf("expected the reply to link the merge request, got %q", msgs[1].Text)
 	}

@@ -11,7 +11,7 @@ import (
 
 func TestPushResultsReachTheReply(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name    string
@@ -32,12 +32,12 @@ func TestPushResultsReachTheReply(t *testing.T) {
 				t.Fatalf("expected the hosted project ready, got %s %v %s", p.State, err, p.FailureReason)
 			}
 			rc := hubtest.NewReceiver(t, nil)
-			hookID, _ := addWebhook(t, h, h.Key, rc.URL)
+			hookID, _ := hubtest.AddWebhook(t, h, h.Key, rc.URL)
 			defer h.Call("DELETE", "/v1/api/webhooks/"+hookID, h.Key, nil)
 			r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m", "prompt": "write result"}).Expect(t, 201, "")
 			id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-			ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
-			msgs, _ := messages(t, h, id)
+			ws := hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+			msgs, _ := hubtest.Messages(t, h, id)
 			if !strings.Contains(msgs[1].Text, tt.note) || msgs[1].Outcome != "completed" {
 				t.Errorf("expected the reply to say %q, got %q (%s)", tt.note, msgs[1].Text, msgs[1].Outcome)
 			}

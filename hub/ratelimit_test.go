@@ -51,7 +51,7 @@ func TestEventStreamsPerKeyAreBounded(t *testing.T) {
 	id := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(t, 201, "").
 		Body["workspace"].(map[string]any)["workspaceId"].(string)
 	for range 2 {
-		_, drop := stream(t, h, id, "")
+		_, drop := hubtest.Stream(t, h, id, "")
 		defer drop()
 	}
 	r := h.Call("GET", "/v1/api/workspaces/"+id+"/events", h.Key, nil, "Accept", "text/event-stream").Expect(t, 429, "too_many_streams")

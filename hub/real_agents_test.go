@@ -41,7 +41,7 @@ func TestRealClaudeCodeTurnThroughTheAPI(t *testing.T) {
 			id, events, drop := firstTurn(t, h, provider, "Run the command", "runtimeMode", "approval-required")
 			defer drop()
 
-			asked, _ := nextOf(t, events, "approval_requested")
+			asked, _ := hubtest.NextOf(t, events, "approval_requested")
 			var input struct {
 				Command string `json:"command"`
 			}
@@ -49,9 +49,9 @@ func TestRealClaudeCodeTurnThroughTheAPI(t *testing.T) {
 			if asked.Tool != "Bash" || input.Command != command || asked.InputSHA256 == "" {
 				t.Fatalf("expected the ask for Bash with the whole command (%d characters) as its input, got %s %s", len(command), asked.Tool, asked.Input)
 			}
-			decide(t, h, id, asked.ApprovalID, "allow", 200, "")
-			waitFor(t, h, id, "idle after the turn", idleAfterTurns(1))
-			if got := replies(t, h, id); len(got) != 1 || got[0] != "completed: finished" {
+			hubtest.Decide(t, h, id, asked.ApprovalID, "allow", 200, "")
+			hubtest.WaitFor(t, h, id, "idle after the turn", hubtest.IdleAfterTurns(1))
+			if got := hubtest.Replies(t, h, id); len(got) != 1 || got[0] != "completed: finished" {
 				t.Fatalf("expected the turn completed with the reply, got %q", got)
 			}
 			if got := api.ToolResults(); len(got) != 1 || got[0] != "safe\ntail-ran" {
@@ -85,14 +85,14 @@ func TestRealCodexTurnsThroughTheAPI(t *testing.T) {
 			h.SetProjectNetwork(core.NetworkHost) // the stand-in listens on the host's loopback
 			id, events, drop := firstTurn(t, h, provider, "Write hi to f.txt", "agent", "agent_2", "runtimeMode", "full-access")
 			defer drop()
-			started, _ := nextOf(t, events, "tool_started")
+			started, _ := hubtest.NextOf(t, events, "tool_started")
 			if started.Tool != "command" || started.Summary != command {
 				t.Fatalf("expected the command's step, got %+v", started)
 			}
-			waitFor(t, h, id, "idle after the first turn", idleAfterTurns(1))
-			send(t, h, id, "Once more")
-			waitFor(t, h, id, "idle after the second turn", idleAfterTurns(2))
-			if got := replies(t, h, id); len(got) != 2 || got[0] != "completed: done" || got[1] != "completed: again" {
+			hubtest.WaitFor(t, h, id, "idle after the first turn", hubtest.IdleAfterTurns(1))
+			hubtest.Send(t, h, id, "Once more")
+			hubtest.WaitFor(t, h, id, "idle after the second turn", hubtest.IdleAfterTurns(2))
+			if got := hubtest.Replies(t, h, id); len(got) != 2 || got[0] != "completed: done" || got[1] != "completed: again" {
 				t.Fatalf("expected both turns completed, got %q", got)
 			}
 			main := api.Main()
@@ -106,16 +106,16 @@ func TestRealCodexTurnsThroughTheAPI(t *testing.T) {
 
 // firstTurn creates a workspace on provider (with extra fields), follows its events
 // and sends prompt; a failed test shows how the workspace's turns ended.
-func firstTurn(t *testing.T, h *hubtest.Hub, provider, prompt string, extra ...any) (string, <-chan sseEvent, func()) {
+func firstTurn(t *testing.T, h *hubtest.Hub, provider, prompt string, extra ...any) (string, <-chan hubtest.Event, func()) {
 	t.Helper()
-	id := createOn(t, h, provider, "", extra...)
-	events, drop := stream(t, h, id, "")
+	id := hubtest.CreateOn(t, h, provider, "", extra...)
+	events, drop := hubtest.Stream(t, h, id, "")
 	t.Cleanup(func() {
 		if t.Failed() {
-			msgs, failure := messages(t, h, id)
+			msgs, failure := hubtest.Messages(t, h, id)
 			t.Logf("messages %+v; turn failure %v", msgs, failure)
 		}
 	})
-	send(t, h, id, prompt)
+	hubtest.Send(t, h, id, prompt)
 	return id, events, drop
 }

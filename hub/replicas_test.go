@@ -17,30 +17,30 @@ import (
 // claimed by either hub's worker, remote runtimes talk to the hub that started them.
 func TestTwoReplicasShareTheWork(t *testing.T) {
 	t.Parallel()
-	a := startProcessHub(t, hubtest.WithConfig(func(c *hub.Config) {
+	a := hubtest.StartProcessHub(t, hubtest.WithConfig(func(c *hub.Config) {
 		c.WebhookAllowInsecure = true
 		c.WebhookPoll = 50 * time.Millisecond
 	}))
 	b := a.Replica(t)
 	rc := hubtest.NewReceiver(t, nil)
-	addWebhook(t, a, a.Key, rc.URL)
+	hubtest.AddWebhook(t, a, a.Key, rc.URL)
 
 	hubs := []*hubtest.Hub{a, b}
 	const perProvider, sends = 3, 3
 	var ids []string
 	for i := 0; i < 2*perProvider; i++ {
 		provider := []string{"local", "process"}[i%2]
-		ids = append(ids, createOn(t, hubs[i%2], provider, fmt.Sprintf("hello %d", i)))
+		ids = append(ids, hubtest.CreateOn(t, hubs[i%2], provider, fmt.Sprintf("hello %d", i)))
 	}
 	for round := 0; round < sends; round++ {
 		for i, id := range ids {
-			send(t, hubs[(i+round)%2], id, fmt.Sprintf("round %d", round))
+			hubtest.Send(t, hubs[(i+round)%2], id, fmt.Sprintf("round %d", round))
 		}
 	}
 	turns := 0
 	for _, id := range ids {
-		waitFor(t, a, id, "idle after every turn", idleAfterTurns(1+sends))
-		got := replies(t, b, id)
+		hubtest.WaitFor(t, a, id, "idle after every turn", hubtest.IdleAfterTurns(1+sends))
+		got := hubtest.Replies(t, b, id)
 		if len(got) != 1+sends {
 			t.Fatalf("%s: expected %d replies, one per turn, got %q", id, 1+sends, got)
 		}

@@ -83,16 +83,16 @@ func sealedInDB(t *testing.T, h *hubtest.Hub, key string) int {
 func TestContentKeyRotation(t *testing.T) {
 	t.Parallel()
 	k1, k2 := hubtest.NewContentKey(t), hubtest.NewContentKey(t)
-	h := startDelivering(t, hubtest.WithConfig(func(c *hub.Config) { c.ContentKey = k1 }))
+	h := hubtest.StartDelivering(t, hubtest.WithConfig(func(c *hub.Config) { c.ContentKey = k1 }))
 	rc := hubtest.NewReceiver(t, nil)
-	addWebhook(t, h, h.Key, rc.URL)
-	id := createWorkspace(t, h, "hello")
+	hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	id := hubtest.CreateWorkspace(t, h, "hello")
 	up := h.Call("POST", "/v1/api/workspaces/"+id+"/attachments", h.Key, []byte("notes under key 1"),
 		"Content-Type", "text/plain", "X-Service-File-Name", "notes.txt").Expect(t, 201, "")
 	assetID := up.Body["asset"].(map[string]any)["assetId"].(string)
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "attachments", "attachments": []string{assetID}}).Expect(t, 200, "")
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "fail please"}).Expect(t, 200, "")
-	waitFor(t, h, id, "three turns", idleAfterTurns(3))
+	hubtest.WaitFor(t, h, id, "three turns", hubtest.IdleAfterTurns(3))
 	rc.Wait(t, 3)
 	if _, err := h.Service.Chat.AcceptChatEvent(context.Background(), core.ChatArrival{Platform: "test", EventID: "ev-1", ThreadKey: "thread-1", Payload: []byte(`{"text":"hi"}`)}); err != nil {
 		t.Fatal(err)
@@ -100,18 +100,18 @@ func TestContentKeyRotation(t *testing.T) {
 	if _, err := h.Service.ProjectSecrets.Set(context.Background(), core.ProjectSecretInput{ProjectID: h.Project.ID, Name: "TOKEN", Value: "sealed under key 1"}); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := messages(t, h, id)
+	before, _ := hubtest.Messages(t, h, id)
 
 	// Rotating: key 2 seals, key 1 still opens.
 	rotating := h.Beside(t, func(c *hub.Config) { c.ContentKey, c.ContentKeys = "", k2+","+k1 })
-	during, tf := messages(t, rotating, id)
+	during, tf := hubtest.Messages(t, rotating, id)
 	if len(during) != 6 || during[0].Text != "hello" || during[3].Text != before[3].Text || tf == nil ||
 		!strings.Contains(tf["message"].(string), "tripped over something") {
 		t.Fatalf("expected the six key-1 messages and the failure readable during rotation, got %+v %v", during, tf)
 	}
 	// A new value seals under key 2. (Not a message: the key-1 hub's worker would run
 	// its turn, as a hub left out of the rotation's first step would.)
-	addWebhook(t, rotating, rotating.Key, rc.URL+"/second")
+	hubtest.AddWebhook(t, rotating, rotating.Key, rc.URL+"/second")
 
 	var counts []core.ResealProgress
 	if err := rotating.Service.Admin.Reseal(context.Background(), 2, func(p core.ResealProgress) { counts = append(counts, p) }); err != nil {
@@ -147,7 +147,7 @@ func TestContentKeyRotation(t *testing.T) {
 		t.Fatalf("expected 15 sealed values under key 2, opened %d", n)
 	}
 	after := h.Beside(t, func(c *hub.Config) { c.ContentKey = k2 })
-	got, tf := messages(t, after, id)
+	got, tf := hubtest.Messages(t, after, id)
 	if len(got) != 6 || got[0].Text != "hello" || got[3].Text != before[3].Text || tf == nil {
 		t.Fatalf("expected all six messages readable with key 2 alone, got %+v %v", got, tf)
 	}
@@ -164,7 +164,7 @@ func TestResealReportsWhatDoesNotOpen(t *testing.T) {
 	t.Parallel()
 	k1, k2, k3 := hubtest.NewContentKey(t), hubtest.NewContentKey(t), hubtest.NewContentKey(t)
 	h := hubtest.Start(t, hubtest.WithConfig(func(c *hub.Config) { c.ContentKey = k1 }))
-	id := createWorkspace(t, h, "")
+	id := hubtest.CreateWorkspace(t, h, "")
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "one"}).Expect(t, 200, "")
 	other := h.Beside(t, func(c *hub.Config) { c.ContentKey = k3 })
 	other.Call("POST", "/v1/api/workspaces/"+id+"/messages", other.Key, map[string]any{"text": "two"}).Expect(t, 200, "")

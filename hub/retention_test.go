@@ -72,8 +72,8 @@ func TestRetentionPrunesOnlyOldSettledRows(t *testing.T) {
 	clock := hubtest.NewClock()
 	h := hubtest.Start(t, hubtest.WithClock(clock))
 	ctx, db := context.Background(), h.PG().DB()
-	hook1, _ := addWebhook(t, h, h.Key, "https://hooks.example.com/one")
-	hook2, _ := addWebhook(t, h, h.Key, "https://hooks.example.com/two")
+	hook1, _ := hubtest.AddWebhook(t, h, h.Key, "https://hooks.example.com/one")
+	hook2, _ := hubtest.AddWebhook(t, h, h.Key, "https://hooks.example.com/two")
 	hooks := [2]string{hook1, hook2}
 
 	retentionRows(t, h, clock.Now(), "old", hooks)

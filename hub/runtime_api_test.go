@@ -37,8 +37,8 @@ func runtimeCheckout(t *testing.T, h *hubtest.Hub, token, session string) (statu
 
 func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t, fakeMachine(t))
-	id := createOn(t, h, "process", "first")
+	h := hubtest.StartProcessHub(t, fakeMachine(t))
+	id := hubtest.CreateOn(t, h, "process", "first")
 	token := machineToken(t, h, id)
 	call := func(method, path, session string, body any, status int, code string) *hubtest.Response {
 		t.Helper()
@@ -60,7 +60,7 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 	}
 	call("POST", "/ready", s1, nil, 204, "")
 	call("POST", "/ready", s1, nil, 204, "")
-	ws := waitFor(t, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	ws := hubtest.WaitFor(t, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
 	if ws["runtimeState"] != "online" {
 		t.Fatalf("expected the runtime online, got %v", ws["runtimeState"])
 	}
@@ -92,7 +92,7 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 		done <- r.Body
 	}()
 	time.Sleep(300 * time.Millisecond)
-	send(t, h, id, "second")
+	hubtest.Send(t, h, id, "second")
 	var second map[string]any
 	select {
 	case second = <-done:
@@ -113,7 +113,7 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 	call("POST", evPath, s1, map[string]any{"first": 1, "events": []any{step("b"), step("c")}}, 204, "")
 	call("POST", evPath, s1, map[string]any{"first": 0, "events": []any{}, "extra": 1}, 400, "invalid_json")
 	var summaries []string
-	for _, e := range eventsPage(t, h, id, 0) {
+	for _, e := range hubtest.EventsPage(t, h, id, 0) {
 		if e.TurnID == second["turnId"] {
 			summaries = append(summaries, e.Summary)
 		}
@@ -127,7 +127,7 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 	call("POST", "/hello", s2, nil, 200, "")
 	call("POST", "/next", s1, map[string]any{"waitSeconds": 0}, 409, "runtime_superseded")
 	call("POST", "/turns/"+second["turnId"].(string), s1, report, 409, "runtime_superseded")
-	got := replies(t, h, id)
+	got := hubtest.Replies(t, h, id)
 	if len(got) != 2 || got[0] != "completed: done first" || !strings.HasPrefix(got[1], "interrupted: ") {
 		t.Fatalf("expected one completed and one interrupted turn, got %q", got)
 	}
@@ -140,8 +140,8 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 // reason instead of its machine restarting for ever.
 func TestRuntimeSetupFailureFailsTheWorkspace(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t, fakeMachine(t))
-	id := createOn(t, h, "process", "first")
+	h := hubtest.StartProcessHub(t, fakeMachine(t))
+	id := hubtest.CreateOn(t, h, "process", "first")
 	token := machineToken(t, h, id)
 	call := func(path string, body any, status int, code string) {
 		t.Helper()
@@ -152,11 +152,11 @@ func TestRuntimeSetupFailureFailsTheWorkspace(t *testing.T) {
 	}
 	call("/hello", nil, 200, "")
 	call("/setup-failed", map[string]any{"detail": "the checkout could not be made on the machine: disk full"}, 204, "")
-	ws := waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	ws := hubtest.WaitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
 	if ws["statusCode"] != "setup_failed:checkout" || !strings.Contains(fmt.Sprint(ws["statusDetail"]), "disk full") {
 		t.Fatalf("expected setup_failed:checkout saying why, got %v %v", ws["statusCode"], ws["statusDetail"])
 	}
-	msgs, _ := messages(t, h, id)
+	msgs, _ := hubtest.Messages(t, h, id)
 	if len(msgs) != 1 || msgs[0].Status != "failed" {
 		t.Fatalf("expected the first message failed with the workspace, got %+v", msgs)
 	}

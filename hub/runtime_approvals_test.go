@@ -26,12 +26,12 @@ const askerSession = "session-asker-0001"
 // startAsker brings a fake machine's workspace to a running turn.
 func startAsker(t *testing.T, opts ...hubtest.Option) *runtimeAsker {
 	t.Helper()
-	h := startProcessHub(t, append([]hubtest.Option{fakeMachine(t)}, opts...)...)
-	a := &runtimeAsker{h: h, id: createOn(t, h, "process", "first", "runtimeMode", "approval-required")}
+	h := hubtest.StartProcessHub(t, append([]hubtest.Option{fakeMachine(t)}, opts...)...)
+	a := &runtimeAsker{h: h, id: hubtest.CreateOn(t, h, "process", "first", "runtimeMode", "approval-required")}
 	a.token = machineToken(t, h, a.id)
 	a.call(t, "/hello", nil).expect(t, 200)
 	a.call(t, "/ready", nil).expect(t, 204)
-	waitFor(t, h, a.id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	hubtest.WaitFor(t, h, a.id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
 	turn := a.call(t, "/next", map[string]any{"waitSeconds": 0}).expect(t, 200).Body
 	a.turnID, _ = turn["turnId"].(string)
 	return a
@@ -81,14 +81,14 @@ func TestADecisionAfterExpiryLeavesTheApprovalTimedOut(t *testing.T) {
 	}
 	clock.Advance(core.DefaultApprovalTimeout + time.Second)
 	id := asked["approvalId"].(string)
-	decide(t, a.h, a.id, id, "allow", 409, "approval_not_pending")
+	hubtest.Decide(t, a.h, a.id, id, "allow", 409, "approval_not_pending")
 
 	var status string
 	if err := a.h.PG().DB().Get(&status, `SELECT status FROM approvals WHERE id = $1`, id); err != nil || status != "timed_out" {
 		t.Fatalf("expected the refused late decision to leave the approval timed_out, got %q (%v)", status, err)
 	}
 	var resolved []string
-	for _, e := range eventsPage(t, a.h, a.id, 0) {
+	for _, e := range hubtest.EventsPage(t, a.h, a.id, 0) {
 		if e.Type == "approval_resolved" {
 			resolved = append(resolved, e.Status)
 		}

@@ -15,8 +15,8 @@ import (
 // only what the hub could have said itself.
 func TestRuntimeUploadsAndReportsAreChecked(t *testing.T) {
 	t.Parallel()
-	h := startProcessHub(t, fakeMachine(t))
-	id := createOn(t, h, "process", "first")
+	h := hubtest.StartProcessHub(t, fakeMachine(t))
+	id := hubtest.CreateOn(t, h, "process", "first")
 	token := machineToken(t, h, id)
 	session := "session-hostile-01"
 	call := func(method, path string, body any, status int, code string) map[string]any {
@@ -81,11 +81,11 @@ func TestRuntimeAgentsCannotFindTheRuntimeToken(t *testing.T) {
 	for _, sandbox := range []string{"bwrap", "none"} {
 		t.Run("sandbox "+sandbox, func(t *testing.T) {
 			t.Parallel()
-			h := startProcessHub(t, hubtest.WithAgentCommand("agent_1", seeker),
+			h := hubtest.StartProcessHub(t, hubtest.WithAgentCommand("agent_1", seeker),
 				hubtest.WithConfig(func(c *hub.Config) { c.Sandbox = sandbox }))
-			id := createOn(t, h, "process", "seek")
-			waitFor(t, h, id, "the turn's reply", idleAfterTurns(1))
-			if got := replies(t, h, id); len(got) != 1 || got[0] != "completed: nothing found" {
+			id := hubtest.CreateOn(t, h, "process", "seek")
+			hubtest.WaitFor(t, h, id, "the turn's reply", hubtest.IdleAfterTurns(1))
+			if got := hubtest.Replies(t, h, id); len(got) != 1 || got[0] != "completed: nothing found" {
 				t.Fatalf("expected the agent to find no runtime token, got %q", got)
 			}
 		})
@@ -96,12 +96,12 @@ func TestRuntimeAgentsCannotFindTheRuntimeToken(t *testing.T) {
 // head does not move: it used to end "completed" in silence.
 func TestATurnWhoseCommitFailsSaysSo(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createWorkspace(t, h, "write first")
-	first := waitFor(t, h, id, "the first turn", idleAfterTurns(1))
-	send(t, h, id, "breakgit second")
-	ws := waitFor(t, h, id, "the second turn", idleAfterTurns(2))
-	got := replies(t, h, id)
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateWorkspace(t, h, "write first")
+	first := hubtest.WaitFor(t, h, id, "the first turn", hubtest.IdleAfterTurns(1))
+	hubtest.Send(t, h, id, "breakgit second")
+	ws := hubtest.WaitFor(t, h, id, "the second turn", hubtest.IdleAfterTurns(2))
+	got := hubtest.Replies(t, h, id)
 	if len(got) != 2 || !strings.Contains(got[1], "The hub could not commit this turn's work") {
 		t.Fatalf("expected the second reply to say the work was not committed, got %q", got)
 	}

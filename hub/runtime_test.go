@@ -14,81 +14,11 @@ import (
 	"github.com/wshub/wshub/hub/hubtest"
 )
 
-// startRuntime runs a hub with its worker and agent_1 bound to the fake agent.
-func startRuntime(t *testing.T, opts ...hubtest.Option) *hubtest.Hub {
-	t.Helper()
-	return hubtest.Start(t, append([]hubtest.Option{hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t))}, opts...)...)
-}
-
-func createWorkspace(t testing.TB, h *hubtest.Hub, prompt string) string {
-	t.Helper()
-	body := map[string]any{"agent": "agent_1", "model": "test-model"}
-	if prompt != "" {
-		body["prompt"] = prompt
-	}
-	r := h.Call("POST", "/v1/api/workspaces", h.Key, body).Expect(t, 201, "")
-	return r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-}
-
-// waitFor polls the workspace until cond holds, failing after a deadline.
-func waitFor(t testing.TB, h *hubtest.Hub, id, what string, cond func(ws map[string]any) bool) map[string]any {
-	t.Helper()
-	return waitForAs(t, h, h.Key, id, what, cond)
-}
-
-// waitForAs is waitFor as key's account sees the workspace.
-func waitForAs(t testing.TB, h *hubtest.Hub, key, id, what string, cond func(ws map[string]any) bool) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute) // generous: benchmarks wait for hundreds of turns
-	var ws map[string]any
-	for time.Now().Before(deadline) {
-		r := h.Call("GET", "/v1/api/workspaces/"+id, key, nil)
-		if r.Status == 200 {
-			ws = r.Body["workspace"].(map[string]any)
-			if cond(ws) {
-				return ws
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("workspace %s: expected %s within 2 minutes, last seen %v", id, what, ws)
-	return nil
-}
-
-func idleAfterTurns(n int) func(map[string]any) bool {
-	return func(ws map[string]any) bool {
-		return ws["agentStatus"] == "idle" && ws["latestSeq"] == float64(2*n)
-	}
-}
-
-type msg struct {
-	Seq                   int
-	Role, Text, Status    string
-	Outcome, TurnID       string
-	DeliveredAt, Attached bool
-}
-
-func messages(t *testing.T, h *hubtest.Hub, id string) ([]msg, map[string]any) {
-	t.Helper()
-	r := h.Call("GET", "/v1/api/workspaces/"+id+"/messages", h.Key, nil).Expect(t, 200, "")
-	var out []msg
-	for _, raw := range r.Body["messages"].([]any) {
-		m := raw.(map[string]any)
-		s := func(k string) string { v, _ := m[k].(string); return v }
-		_, delivered := m["deliveredAt"]
-		_, attached := m["attachments"]
-		out = append(out, msg{Seq: int(m["seq"].(float64)), Role: s("role"), Text: s("text"), Status: s("status"),
-			Outcome: s("outcome"), TurnID: s("turnId"), DeliveredAt: delivered, Attached: attached})
-	}
-	tf, _ := r.Body["turnFailure"].(map[string]any)
-	return out, tf
-}
-
 func TestTurnRunsToSettledReplyAndCommit(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createWorkspace(t, h, "write hello")
-	ws := waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateWorkspace(t, h, "write hello")
+	ws := hubtest.WaitFor(t, h, id, "idle after one turn", hubtest.IdleAfterTurns(1))
 	if ws["state"] != "ready" || ws["runtimeState"] != "online" || ws["startupPhase"] != "running" {
 		t.Fatalf("expected ready/online/running, got %v", ws)
 	}
@@ -96,8 +26,8 @@ func TestTurnRunsToSettledReplyAndCommit(t *testing.T) {
 	if lt == nil || lt["outcome"] != "completed" {
 		t.Fatalf("expected lastTurn completed, got %v", ws["lastTurn"])
 	}
-	msgs, tf := messages(t, h, id)
-	want := []msg{
+	msgs, tf := hubtest.Messages(t, h, id)
+	want := []hubtest.Msg{
 		{Seq: 1, Role: "user", Text: "write hello", Status: "settled", TurnID: lt["turnId"].(string), DeliveredAt: true},
 		{Seq: 2, Role: "assistant", Text: "wrote hello.txt", Status: "settled", Outcome: "completed", TurnID: lt["turnId"].(string)},
 	}
@@ -120,14 +50,14 @@ func TestTurnRunsToSettledReplyAndCommit(t *testing.T) {
 
 func TestMessagesSentDuringASlowTurnAreAnsweredInOrder(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createWorkspace(t, h, "sleep 1")
-	waitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["agentStatus"] == "working" })
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateWorkspace(t, h, "sleep 1")
+	hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["agentStatus"] == "working" })
 	for _, text := range []string{"one", "two", "three"} {
 		h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": text}).Expect(t, 200, "")
 	}
-	waitFor(t, h, id, "idle after four turns", idleAfterTurns(4))
-	msgs, _ := messages(t, h, id)
+	hubtest.WaitFor(t, h, id, "idle after four turns", hubtest.IdleAfterTurns(4))
+	msgs, _ := hubtest.Messages(t, h, id)
 	var replies []string
 	for _, m := range msgs {
 		if m.Role == "assistant" {
@@ -142,10 +72,10 @@ func TestMessagesSentDuringASlowTurnAreAnsweredInOrder(t *testing.T) {
 
 func TestFailingAndMissingAgents(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createWorkspace(t, h, "fail now")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
-	msgs, tf := messages(t, h, id)
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateWorkspace(t, h, "fail now")
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+	msgs, tf := hubtest.Messages(t, h, id)
 	if msgs[1].Outcome != "error" || tf == nil || tf["code"] != "agent_error" || tf["agent"] != "agent_1" ||
 		!strings.Contains(tf["message"].(string), "tripped over something") || tf["turnId"] != msgs[1].TurnID {
 		t.Fatalf("expected an error turn with agent_error and the stderr text, got %+v %v", msgs, tf)
@@ -154,8 +84,8 @@ func TestFailingAndMissingAgents(t *testing.T) {
 	// agent_4 (grok) has no command bound and no program on PATH here.
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_4", "model": "m", "prompt": "hi"}).Expect(t, 201, "")
 	id = r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
-	_, tf = messages(t, h, id)
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+	_, tf = hubtest.Messages(t, h, id)
 	if tf == nil || tf["code"] != "agent_not_installed" || tf["agent"] != "agent_4" {
 		t.Fatalf("expected agent_not_installed for agent_4, got %v", tf)
 	}
@@ -163,10 +93,10 @@ func TestFailingAndMissingAgents(t *testing.T) {
 
 func TestLongReplyIsCut(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createWorkspace(t, h, "big")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
-	msgs, _ := messages(t, h, id)
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateWorkspace(t, h, "big")
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+	msgs, _ := hubtest.Messages(t, h, id)
 	if n := len([]rune(msgs[1].Text)); n != core.MaxReplyChars {
 		t.Fatalf("expected the reply cut to %d characters, got %d", core.MaxReplyChars, n)
 	}
@@ -174,14 +104,14 @@ func TestLongReplyIsCut(t *testing.T) {
 
 func TestAttachmentsReachTheAgent(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createWorkspace(t, h, "")
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateWorkspace(t, h, "")
 	up := h.Call("POST", "/v1/api/workspaces/"+id+"/attachments", h.Key, []byte("line of notes"),
 		"Content-Type", "text/plain", "X-Service-File-Name", "notes.txt").Expect(t, 201, "")
 	assetID := up.Body["asset"].(map[string]any)["assetId"].(string)
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "attachments", "attachments": []string{assetID}}).Expect(t, 200, "")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
-	msgs, _ := messages(t, h, id)
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
+	msgs, _ := hubtest.Messages(t, h, id)
 	want := ".context/files/" + assetID + "-notes.txt=line of notes"
 	if msgs[1].Text != want {
 		t.Fatalf("expected the agent to read %q, got %q", want, msgs[1].Text)
@@ -194,9 +124,9 @@ func TestAttachmentsReachTheAgent(t *testing.T) {
 
 func TestTurnTimeoutInterrupts(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.TurnTimeout = 500 * time.Millisecond }))
-	id := createWorkspace(t, h, "sleep 20")
-	ws := waitFor(t, h, id, "idle", idleAfterTurns(1))
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.TurnTimeout = 500 * time.Millisecond }))
+	id := hubtest.CreateWorkspace(t, h, "sleep 20")
+	ws := hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	if ws["lastTurn"].(map[string]any)["outcome"] != "interrupted" {
 		t.Fatalf("expected the timed-out turn interrupted, got %v", ws["lastTurn"])
 	}
@@ -204,15 +134,15 @@ func TestTurnTimeoutInterrupts(t *testing.T) {
 
 func TestIdlePauseResumeArchiveDelete(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createWorkspace(t, h, "hello")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateWorkspace(t, h, "hello")
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	ctx := context.Background()
 	cfg := core.LifecycleConfig{IdleTimeout: time.Nanosecond}
 	if moved, err := h.Service.Sweeps.SweepLifecycle(ctx, cfg, time.Now()); err != nil || moved != 1 {
 		t.Fatalf("expected the idle sweep to move one workspace, got %d, %v", moved, err)
 	}
-	waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
+	hubtest.WaitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
 
 	r := h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "again"}).Expect(t, 200, "")
 	if r.Body["resumeTriggered"] != true {
@@ -222,47 +152,35 @@ func TestIdlePauseResumeArchiveDelete(t *testing.T) {
 	if r.Body["resumeTriggered"] != false {
 		t.Fatalf("expected only the first message to resume, got %s", r.Raw)
 	}
-	waitFor(t, h, id, "ready and idle after three turns", idleAfterTurns(3))
+	hubtest.WaitFor(t, h, id, "ready and idle after three turns", hubtest.IdleAfterTurns(3))
 
 	if _, err := h.Service.Admin.ArchiveWorkspace(ctx, id); err != nil {
 		t.Fatalf("archive: %v", err)
 	}
-	waitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
+	hubtest.WaitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "hi"}).Expect(t, 409, "workspace_not_accepting_messages")
 
 	if _, err := h.Service.Admin.UnarchiveWorkspace(ctx, id); err != nil {
 		t.Fatalf("unarchive: %v", err)
 	}
-	waitFor(t, h, id, "ready again", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	hubtest.WaitFor(t, h, id, "ready again", func(ws map[string]any) bool { return ws["state"] == "ready" })
 
 	if _, err := h.Service.Admin.DeleteWorkspace(ctx, id); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	waitDeleted(t, h, id)
-}
-
-// waitDeleted waits for a deleted workspace to answer 404.
-func waitDeleted(t *testing.T, h *hubtest.Hub, id string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Status != 404 {
-		if time.Now().After(deadline) {
-			t.Fatal("expected the deleted workspace to answer 404")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	hubtest.WaitDeleted(t, h, id)
 }
 
 func TestArchiveInterruptsARunningTurn(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 600 * time.Millisecond }))
-	id := createWorkspace(t, h, "sleep 30")
-	waitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["agentStatus"] == "working" })
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 600 * time.Millisecond }))
+	id := hubtest.CreateWorkspace(t, h, "sleep 30")
+	hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["agentStatus"] == "working" })
 	time.Sleep(300 * time.Millisecond) // let the agent start
 	if _, err := h.Service.Admin.ArchiveWorkspace(context.Background(), id); err != nil {
 		t.Fatalf("archive: %v", err)
 	}
-	ws := waitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
+	ws := hubtest.WaitFor(t, h, id, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
 	if lt, _ := ws["lastTurn"].(map[string]any); lt == nil || lt["outcome"] != "interrupted" {
 		t.Fatalf("expected the running turn interrupted, got %v", ws["lastTurn"])
 	}
@@ -270,11 +188,11 @@ func TestArchiveInterruptsARunningTurn(t *testing.T) {
 
 func TestBadBaseRefFailsTheWorkspace(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
+	h := hubtest.StartRuntime(t)
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m", "baseRef": "no-such-branch",
 		"prompt": "never answered"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	ws := waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	ws := hubtest.WaitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
 	if ws["statusCode"] != "setup_failed:base_ref_not_found" || ws["startupPhase"] != "failed" {
 		t.Fatalf("expected setup_failed:base_ref_not_found, got %v", ws)
 	}
@@ -284,7 +202,7 @@ func TestBadBaseRefFailsTheWorkspace(t *testing.T) {
 	}
 	// The prompt fails with the workspace, at once (before: pending until it expired
 	// 24 hours later), and the workspace is not "working" on it.
-	if msgs, _ := messages(t, h, id); len(msgs) != 1 || msgs[0].Status != "failed" || ws["agentStatus"] == "working" {
+	if msgs, _ := hubtest.Messages(t, h, id); len(msgs) != 1 || msgs[0].Status != "failed" || ws["agentStatus"] == "working" {
 		t.Fatalf("expected the prompt failed with the workspace and the agent not working, got %+v, agentStatus %v", msgs, ws["agentStatus"])
 	}
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "hi"}).Expect(t, 409, "workspace_not_accepting_messages")
@@ -294,9 +212,9 @@ func TestSweepExpiresAndFailsStrandedMessages(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t) // no worker: messages stay pending until the sweep
 	ctx := context.Background()
-	old := createWorkspace(t, h, "too old")
-	fresh := createWorkspace(t, h, "fresh")
-	stranded := createWorkspace(t, h, "stranded")
+	old := hubtest.CreateWorkspace(t, h, "too old")
+	fresh := hubtest.CreateWorkspace(t, h, "fresh")
+	stranded := hubtest.CreateWorkspace(t, h, "stranded")
 	db := h.PG().DB()
 	if _, err := db.Exec(`UPDATE messages SET created_at = now() - interval '25 hours' WHERE workspace_id = $1`, old); err != nil {
 		t.Fatal(err)
@@ -313,7 +231,7 @@ func TestSweepExpiresAndFailsStrandedMessages(t *testing.T) {
 		t.Fatalf("expected 1 expired and 1 failed, got %d, %d, %v", expired, failed, err)
 	}
 	for id, want := range map[string]string{old: "expired", fresh: "pending", stranded: "failed"} {
-		if msgs, _ := messages(t, h, id); msgs[0].Status != want {
+		if msgs, _ := hubtest.Messages(t, h, id); msgs[0].Status != want {
 			t.Errorf("workspace %s: expected its message %s, got %s", id, want, msgs[0].Status)
 		}
 	}
@@ -333,7 +251,7 @@ func TestOperatorLifecycleRefusals(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t)
 	ctx := context.Background()
-	id := createWorkspace(t, h, "")
+	id := hubtest.CreateWorkspace(t, h, "")
 	if _, err := h.Service.Admin.ArchiveWorkspace(ctx, id); core.ErrorCode(err) != core.CodeWorkspaceNotAcceptingMessages {
 		t.Fatalf("expected a queued workspace not to be archivable, got %v", err)
 	}
@@ -354,36 +272,21 @@ func TestOperatorLifecycleRefusals(t *testing.T) {
 // can get the turns run in time.
 func TestNotifyWakesTheWorker(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.WorkerPoll = time.Hour }))
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.WorkerPoll = time.Hour }))
 	time.Sleep(300 * time.Millisecond) // the worker's first claim has run and found nothing
-	id := createWorkspace(t, h, "hello")
-	waitFor(t, h, id, "the first turn", idleAfterTurns(1))
+	id := hubtest.CreateWorkspace(t, h, "hello")
+	hubtest.WaitFor(t, h, id, "the first turn", hubtest.IdleAfterTurns(1))
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "again"}).Expect(t, 200, "")
-	waitFor(t, h, id, "the second turn", idleAfterTurns(2))
-}
-
-// pushingProject adds a ready project that pushes turns' commits to a new upstream.
-func pushingProject(t *testing.T, h *hubtest.Hub) (*core.Project, string) {
-	t.Helper()
-	ctx := context.Background()
-	upstream := hubtest.GitRepo(t)
-	p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: h.Account.ID, Repository: upstream, Push: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Service.Admin.PrepareProject(ctx, p); err != nil || p.State != core.ProjectReady {
-		t.Fatalf("expected the project ready, got %s %v", p.State, err)
-	}
-	return p, upstream
+	hubtest.WaitFor(t, h, id, "the second turn", hubtest.IdleAfterTurns(2))
 }
 
 func TestTurnCommitsArePushedWhenTheProjectAsks(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	p, upstream := pushingProject(t, h)
+	h := hubtest.StartRuntime(t)
+	p, upstream := hubtest.PushingProject(t, h)
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": p.ID, "agent": "agent_1", "model": "m", "prompt": "write pushed"}).Expect(t, 201, "")
 	ws := r.Body["workspace"].(map[string]any)
-	waitFor(t, h, ws["workspaceId"].(string), "idle", idleAfterTurns(1))
+	hubtest.WaitFor(t, h, ws["workspaceId"].(string), "idle", hubtest.IdleAfterTurns(1))
 	if got := hubtest.Git(t, upstream, "show", ws["branch"].(string)+":pushed.txt"); got != "pushed" {
 		t.Fatalf("expected pushed.txt on branch %s upstream, got %q", ws["branch"], got)
 	}
@@ -391,11 +294,11 @@ func TestTurnCommitsArePushedWhenTheProjectAsks(t *testing.T) {
 
 func TestSweepArchivesLongPausedAndDeletesLongArchived(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
+	h := hubtest.StartRuntime(t)
 	ctx := context.Background()
-	paused, archived := createWorkspace(t, h, "one"), createWorkspace(t, h, "two")
-	waitFor(t, h, paused, "idle", idleAfterTurns(1))
-	waitFor(t, h, archived, "idle", idleAfterTurns(1))
+	paused, archived := hubtest.CreateWorkspace(t, h, "one"), hubtest.CreateWorkspace(t, h, "two")
+	hubtest.WaitFor(t, h, paused, "idle", hubtest.IdleAfterTurns(1))
+	hubtest.WaitFor(t, h, archived, "idle", hubtest.IdleAfterTurns(1))
 	db := h.PG().DB()
 	for id, state := range map[string]string{paused: "paused", archived: "archived"} {
 		if _, err := db.Exec(`UPDATE workspaces SET state = $2, state_changed_at = now() - interval '10 days' WHERE id = $1`, id, state); err != nil {
@@ -406,7 +309,7 @@ func TestSweepArchivesLongPausedAndDeletesLongArchived(t *testing.T) {
 	if moved, err := h.Service.Sweeps.SweepLifecycle(ctx, cfg, time.Now()); err != nil || moved != 2 {
 		t.Fatalf("expected two workspaces moved, got %d, %v", moved, err)
 	}
-	waitFor(t, h, paused, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
+	hubtest.WaitFor(t, h, paused, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
 	deadline := time.Now().Add(20 * time.Second)
 	for h.Call("GET", "/v1/api/workspaces/"+archived, h.Key, nil).Status != 404 {
 		if time.Now().After(deadline) {
@@ -426,23 +329,23 @@ func TestSweepArchivesLongPausedAndDeletesLongArchived(t *testing.T) {
 // can read (the hub's paths stay in its log), and the message that woke it fails too.
 func TestResumeOfALostMachineFailsWithAReason(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createWorkspace(t, h, "hello")
-	waitFor(t, h, id, "idle", idleAfterTurns(1))
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateWorkspace(t, h, "hello")
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	if moved, err := h.Service.Sweeps.SweepLifecycle(context.Background(), core.LifecycleConfig{IdleTimeout: time.Nanosecond}, time.Now()); err != nil || moved != 1 {
 		t.Fatalf("expected the idle sweep to pause the workspace, got %d, %v", moved, err)
 	}
-	waitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
+	hubtest.WaitFor(t, h, id, "paused", func(ws map[string]any) bool { return ws["state"] == "paused" })
 	if err := os.RemoveAll(filepath.Join(h.Config.DataDir, "workspaces", id)); err != nil {
 		t.Fatal(err)
 	}
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "wake up"}).Expect(t, 200, "")
-	ws := waitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
+	ws := hubtest.WaitFor(t, h, id, "failed", func(ws map[string]any) bool { return ws["state"] == "failed" })
 	detail, _ := ws["statusDetail"].(string)
 	if ws["statusCode"] != "machine_lost" || !strings.Contains(detail, "could not be resumed") || strings.Contains(detail, h.Config.DataDir) {
 		t.Fatalf("expected machine_lost with a plain reason, got %v / %q", ws["statusCode"], detail)
 	}
-	msgs, _ := messages(t, h, id)
+	msgs, _ := hubtest.Messages(t, h, id)
 	if last := msgs[len(msgs)-1]; last.Text != "wake up" || last.Status != "failed" {
 		t.Fatalf("expected the waking message failed, got %+v", last)
 	}
@@ -451,8 +354,8 @@ func TestResumeOfALostMachineFailsWithAReason(t *testing.T) {
 // Deleting a workspace deletes its attachments' bytes with its checkout.
 func TestDeleteRemovesAttachmentBlobs(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	id := createWorkspace(t, h, "")
+	h := hubtest.StartRuntime(t)
+	id := hubtest.CreateWorkspace(t, h, "")
 	h.Call("POST", "/v1/api/workspaces/"+id+"/attachments", h.Key, []byte("notes"),
 		"Content-Type", "text/plain", "X-Service-File-Name", "n.txt").Expect(t, 201, "")
 	var key string
@@ -463,7 +366,7 @@ func TestDeleteRemovesAttachmentBlobs(t *testing.T) {
 	if _, err := os.Stat(blob); err != nil {
 		t.Fatalf("expected the attachment stored at %s: %v", blob, err)
 	}
-	waitFor(t, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	hubtest.WaitFor(t, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
 	if _, err := h.Service.Admin.DeleteWorkspace(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}

@@ -56,8 +56,8 @@ func TestTurnsAreSandboxed(t *testing.T) {
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", agent), hubtest.WithConfig(func(c *hub.Config) {
 		c.AgentEnv, dataDir = []string{"LOOPBACK_PORT"}, c.DataDir
 	}))
-	theirs := createWorkspace(t, h, "plant another-teams-code")
-	waitFor(t, h, theirs, "the planting turn done", idleAfterTurns(1))
+	theirs := hubtest.CreateWorkspace(t, h, "plant another-teams-code")
+	hubtest.WaitFor(t, h, theirs, "the planting turn done", hubtest.IdleAfterTurns(1))
 	secret := filepath.Join(dataDir, "workspaces", theirs, "checkout", "planted.txt")
 	if _, err := os.Stat(secret); err != nil {
 		t.Fatalf("expected the first workspace's file on the host: %v", err)
@@ -70,9 +70,9 @@ func TestTurnsAreSandboxed(t *testing.T) {
 			if _, err := h.Service.Admin.UpdateProject(context.Background(), core.UpdateProjectInput{ProjectID: h.Project.ID, Network: &network}); err != nil {
 				t.Fatal(err)
 			}
-			mine := createWorkspace(t, h, "probe "+strings.Join(targets, " "))
-			waitFor(t, h, mine, "the probing turn done", idleAfterTurns(1))
-			msgs, _ := messages(t, h, mine)
+			mine := hubtest.CreateWorkspace(t, h, "probe "+strings.Join(targets, " "))
+			hubtest.WaitFor(t, h, mine, "the probing turn done", hubtest.IdleAfterTurns(1))
+			msgs, _ := hubtest.Messages(t, h, mine)
 			reply := msgs[1].Text
 			for _, p := range targets {
 				if !strings.Contains(reply, "denied "+p) {

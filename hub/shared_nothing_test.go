@@ -38,7 +38,7 @@ func TestHubsWithNoSharedDiskServeOneRuntimeInTurn(t *testing.T) {
 
 func oneRuntimeInTurn(t *testing.T, blobs func(*hub.Config)) {
 	balancer := hubtest.NewRoundRobin(t)
-	a := startProcessHub(t, hubtest.WithConfig(func(c *hub.Config) {
+	a := hubtest.StartProcessHub(t, hubtest.WithConfig(func(c *hub.Config) {
 		blobs(c)
 		c.RuntimeHubURL = balancer.URL
 	}))
@@ -48,9 +48,9 @@ func oneRuntimeInTurn(t *testing.T, blobs func(*hub.Config)) {
 	}
 	hubs := []*hubtest.Hub{a, b}
 	// The project is prepared at a: b has no mirror of it until it needs one.
-	p, upstream := pushingProject(t, a)
-	id := createOn(t, b, "process", "write w0", "projectId", p.ID, "runtimeMode", "approval-required")
-	events, drop := stream(t, a, id, "")
+	p, upstream := hubtest.PushingProject(t, a)
+	id := hubtest.CreateOn(t, b, "process", "write w0", "projectId", p.ID, "runtimeMode", "approval-required")
+	events, drop := hubtest.Stream(t, a, id, "")
 	defer drop()
 
 	// Each reply starts so; a commit's goes on to say where it was pushed.
@@ -62,20 +62,20 @@ func oneRuntimeInTurn(t *testing.T, blobs func(*hub.Config)) {
 			up := h.Call("POST", "/v1/api/workspaces/"+id+"/attachments", h.Key, []byte(fmt.Sprintf("notes %d", i)),
 				"Content-Type", "text/plain", "X-Service-File-Name", "notes.txt").Expect(t, 201, "")
 			asset := up.Body["asset"].(map[string]any)["assetId"].(string)
-			send(t, other, id, "attachments", "attachments", []string{asset})
+			hubtest.Send(t, other, id, "attachments", "attachments", []string{asset})
 			want = append(want, fmt.Sprintf("completed: .context/files/%s-notes.txt=notes %d", asset, i))
 		case 1: // a commit
-			send(t, h, id, fmt.Sprintf("write w%d", i))
+			hubtest.Send(t, h, id, fmt.Sprintf("write w%d", i))
 			want = append(want, fmt.Sprintf("completed: wrote w%d.txt\n\n---\nPushed to ", i))
 		case 2: // an approval asked through one hub, decided through the other
-			send(t, h, id, fmt.Sprintf("ask q%d", i))
-			asked, _ := nextOf(t, events, "approval_requested")
-			decide(t, other, id, asked.ApprovalID, "allow", 200, "")
+			hubtest.Send(t, h, id, fmt.Sprintf("ask q%d", i))
+			asked, _ := hubtest.NextOf(t, events, "approval_requested")
+			hubtest.Decide(t, other, id, asked.ApprovalID, "allow", 200, "")
 			want = append(want, fmt.Sprintf(`completed: {"type":"approval_resolved","id":"q%d","decision":"allow"}`, i))
 		}
-		waitFor(t, a, id, "idle after the turn", idleAfterTurns(1+i))
+		hubtest.WaitFor(t, a, id, "idle after the turn", hubtest.IdleAfterTurns(1+i))
 	}
-	got := replies(t, b, id)
+	got := hubtest.Replies(t, b, id)
 	ok := len(got) == len(want)
 	for i := 0; ok && i < len(want); i++ {
 		ok = strings.HasPrefix(got[i], want[i])
@@ -84,7 +84,7 @@ func oneRuntimeInTurn(t *testing.T, blobs func(*hub.Config)) {
 		t.Fatalf("expected every turn answered once, in order, starting:\n%q\ngot:\n%q", want, got)
 	}
 
-	ws := waitFor(t, a, id, "idle", idleAfterTurns(len(want)))
+	ws := hubtest.WaitFor(t, a, id, "idle", hubtest.IdleAfterTurns(len(want)))
 	branch := ws["branch"].(string)
 	for _, f := range []string{"w0", "w1", "w4"} {
 		if got := hubtest.Git(t, upstream, "show", branch+":"+f+".txt"); got != f {

@@ -19,8 +19,8 @@ func BenchmarkTurnRoundTrip(b *testing.B) {
 	for _, provider := range []string{"local", "process"} {
 		b.Run(provider, func(b *testing.B) {
 			h := hubtest.Start(b, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(b)), hubtest.WithProcessProvider(b))
-			id := createOn(b, h, provider, "")
-			waitFor(b, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["runtimeState"] == "online" })
+			id := hubtest.CreateOn(b, h, provider, "")
+			hubtest.WaitFor(b, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["runtimeState"] == "online" })
 			var ms []float64
 			for i := 0; b.Loop(); i++ {
 				h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": fmt.Sprintf("turn %d", i)}).Expect(b, 200, "")
@@ -51,9 +51,9 @@ func BenchmarkTurnRoundTrip(b *testing.B) {
 // stream. One op is one turn of 5 steps (11 events with text and turn_finished).
 func BenchmarkEventToStream(b *testing.B) {
 	h := hubtest.Start(b, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(b)))
-	id := createOn(b, h, "local", "")
-	waitFor(b, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
-	events, drop := streamB(b, h, id)
+	id := hubtest.CreateOn(b, h, "local", "")
+	hubtest.WaitFor(b, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	events, drop := hubtest.StreamB(b, h, id)
 	defer drop()
 	var ms []float64
 	for b.Loop() {

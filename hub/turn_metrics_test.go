@@ -23,11 +23,11 @@ func scrape(t *testing.T, url string) string {
 
 func TestTurnsAndTheWorkQueueAreMeasured(t *testing.T) {
 	t.Parallel()
-	h := startRuntime(t)
-	ok := createWorkspace(t, h, "write measured")
-	bad := createWorkspace(t, h, "fail please")
-	waitFor(t, h, ok, "the turn done", idleAfterTurns(1))
-	waitFor(t, h, bad, "the turn done", idleAfterTurns(1))
+	h := hubtest.StartRuntime(t)
+	ok := hubtest.CreateWorkspace(t, h, "write measured")
+	bad := hubtest.CreateWorkspace(t, h, "fail please")
+	hubtest.WaitFor(t, h, ok, "the turn done", hubtest.IdleAfterTurns(1))
+	hubtest.WaitFor(t, h, bad, "the turn done", hubtest.IdleAfterTurns(1))
 	m := scrape(t, h.MetricsURL)
 	for _, want := range []string{
 		`wshub_turns_total{agent="agent_1",outcome="completed"} 1`,
@@ -52,7 +52,7 @@ func TestTurnsAndTheWorkQueueAreMeasured(t *testing.T) {
 
 	// A workspace with a slow turn and two messages queued behind it: three open, in one
 	// workspace (the other two have none).
-	slow := createWorkspace(t, h, "sleep 3")
+	slow := hubtest.CreateWorkspace(t, h, "sleep 3")
 	for _, text := range []string{"one", "two"} {
 		h.Call("POST", "/v1/api/workspaces/"+slow+"/messages", h.Key, map[string]any{"text": text}).Expect(t, 200, "")
 	}
@@ -70,7 +70,7 @@ func TestTurnsAndTheWorkQueueAreMeasured(t *testing.T) {
 // time are left out, every other metric is served.
 func TestMetricsScrapeSurvivesTheDatabaseAway(t *testing.T) {
 	t.Parallel()
-	h, px := startBehindProxy(t, 30*time.Second)
+	h, px := hubtest.StartBehindProxy(t, 30*time.Second)
 	px.Cut()
 	defer px.Restore()
 	resp, err := http.Get(h.MetricsURL + "/metrics")

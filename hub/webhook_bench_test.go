@@ -68,14 +68,14 @@ func BenchmarkWebhookDeliveryThroughput(b *testing.B) {
 	}
 	var ids []string
 	for w := range workspaces {
-		id := createWorkspace(b, h, fmt.Sprintf("hello %d.0", w))
+		id := hubtest.CreateWorkspace(b, h, fmt.Sprintf("hello %d.0", w))
 		for j := 1; j < turns; j++ {
 			h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": fmt.Sprintf("hello %d.%d", w, j)}).Expect(b, 200, "")
 		}
 		ids = append(ids, id)
 	}
 	for _, id := range ids {
-		waitFor(b, h, id, "idle after its turns", idleAfterTurns(turns))
+		hubtest.WaitFor(b, h, id, "idle after its turns", hubtest.IdleAfterTurns(turns))
 	}
 	db := h.PG().DB()
 	count := func(status string) int {
@@ -147,8 +147,8 @@ func BenchmarkTurnToAcknowledged(b *testing.B) {
 	h := benchHub(b, func(c *hub.Config) { c.WebhookPoll = time.Second })
 	rc := hubtest.NewReceiver(b, nil)
 	h.Call("POST", "/v1/api/webhooks", h.Key, map[string]any{"url": rc.URL}).Expect(b, 201, "")
-	id := createWorkspace(b, h, "") // provisioned before timing; every timed turn is a plain one
-	waitFor(b, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
+	id := hubtest.CreateWorkspace(b, h, "") // provisioned before timing; every timed turn is a plain one
+	hubtest.WaitFor(b, h, id, "ready", func(ws map[string]any) bool { return ws["state"] == "ready" })
 
 	var ms []float64
 	for i := 0; b.Loop(); i++ {

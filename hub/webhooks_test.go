@@ -14,23 +14,6 @@ import (
 	"github.com/wshub/wshub/webhook"
 )
 
-// startDelivering runs a hub with its workers, the fake agent, webhooks allowed to
-// reach loopback receivers, and a fast delivery poll.
-func startDelivering(t *testing.T, opts ...hubtest.Option) *hubtest.Hub {
-	t.Helper()
-	return startRuntime(t, append([]hubtest.Option{hubtest.WithConfig(func(c *hub.Config) {
-		c.WebhookAllowInsecure = true
-		c.WebhookPoll = 50 * time.Millisecond
-	})}, opts...)...)
-}
-
-// addWebhook registers url for key's account and returns its id and secret.
-func addWebhook(t *testing.T, h *hubtest.Hub, key, url string) (string, string) {
-	t.Helper()
-	r := h.Call("POST", "/v1/api/webhooks", key, map[string]any{"url": url}).Expect(t, 201, "")
-	return r.Body["webhook"].(map[string]any)["webhookId"].(string), r.Body["secret"].(string)
-}
-
 // deliveries reads the operator view of an account's deliveries.
 func deliveries(t *testing.T, h *hubtest.Hub, accountID string) []*core.Delivery {
 	t.Helper()
@@ -67,11 +50,11 @@ func quiet(t *testing.T, rc *hubtest.Receiver, have int, why string) {
 
 func TestWebhookIsSignedAndCarriesTheTurn(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	rc := hubtest.NewReceiver(t, nil)
-	_, secret := addWebhook(t, h, h.Key, rc.URL)
-	id := createWorkspace(t, h, "write hello")
-	ws := waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
+	_, secret := hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	id := hubtest.CreateWorkspace(t, h, "write hello")
+	ws := hubtest.WaitFor(t, h, id, "idle after one turn", hubtest.IdleAfterTurns(1))
 	got := rc.Wait(t, 1)[0]
 
 	if err := webhook.Verify(got.Body, got.Header.Get(webhook.HeaderSignature), secret); err != nil {
@@ -81,7 +64,7 @@ func TestWebhookIsSignedAndCarriesTheTurn(t *testing.T) {
 	if err := webhook.Verify(got.Body, got.Header.Get(webhook.HeaderSignature), other); err == nil {
 		t.Fatalf("expected the signature to fail with another secret")
 	}
-	msgs, _ := messages(t, h, id)
+	msgs, _ := hubtest.Messages(t, h, id)
 	reply := h.Call("GET", "/v1/api/workspaces/"+id+"/messages", h.Key, nil).Body["messages"].([]any)[1].(map[string]any)
 	ev := got.Event
 	want := webhook.Event{
@@ -116,10 +99,10 @@ func TestWebhookIsSignedAndCarriesTheTurn(t *testing.T) {
 
 func TestWebhookReplyTruncationIsMarked(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	rc := hubtest.NewReceiver(t, nil)
-	addWebhook(t, h, h.Key, rc.URL)
-	createWorkspace(t, h, "big")
+	hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	hubtest.CreateWorkspace(t, h, "big")
 	ev := rc.Wait(t, 1)[0].Event
 	if !ev.Reply.Truncated || len([]rune(ev.Reply.Text)) != core.MaxReplyChars {
 		t.Fatalf("expected a truncated reply of %d characters, got truncated=%v and %d", core.MaxReplyChars, ev.Reply.Truncated, len(ev.Reply.Text))
@@ -141,7 +124,7 @@ func TestWebhookRetriesOnTheBackoffSchedule(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			clock := hubtest.NewClock()
-			h := startDelivering(t, hubtest.WithClock(clock), hubtest.WithConfig(func(c *hub.Config) { c.WebhookTimeout = 300 * time.Millisecond }))
+			h := hubtest.StartDelivering(t, hubtest.WithClock(clock), hubtest.WithConfig(func(c *hub.Config) { c.WebhookTimeout = 300 * time.Millisecond }))
 			const failing = 3
 			rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
 				if r.Attempt() <= failing {
@@ -150,8 +133,8 @@ func TestWebhookRetriesOnTheBackoffSchedule(t *testing.T) {
 				}
 				w.WriteHeader(204)
 			})
-			addWebhook(t, h, h.Key, rc.URL)
-			createWorkspace(t, h, "hello")
+			hubtest.AddWebhook(t, h, h.Key, rc.URL)
+			hubtest.CreateWorkspace(t, h, "hello")
 			rc.Wait(t, 1)
 			for n := 1; n <= failing; n++ {
 				d := settled(t, h, h.Account.ID, n)
@@ -199,7 +182,7 @@ func TestRetryDelay(t *testing.T) {
 func TestWebhookGivesUpAfterTwentyAttemptsAndRedeliverSendsAgain(t *testing.T) {
 	t.Parallel()
 	clock := hubtest.NewClock()
-	h := startDelivering(t, hubtest.WithClock(clock))
+	h := hubtest.StartDelivering(t, hubtest.WithClock(clock))
 	healthy := make(chan struct{})
 	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
 		select {
@@ -209,8 +192,8 @@ func TestWebhookGivesUpAfterTwentyAttemptsAndRedeliverSendsAgain(t *testing.T) {
 			w.WriteHeader(503)
 		}
 	})
-	addWebhook(t, h, h.Key, rc.URL)
-	createWorkspace(t, h, "hello")
+	hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	hubtest.CreateWorkspace(t, h, "hello")
 	for n := 1; n <= core.MaxDeliveryAttempts; n++ {
 		rc.Wait(t, n)
 		d := settled(t, h, h.Account.ID, n)
@@ -241,7 +224,7 @@ func TestWebhookGivesUpAfterTwentyAttemptsAndRedeliverSendsAgain(t *testing.T) {
 func TestDeletingAnEndpointCancelsItsDeliveries(t *testing.T) {
 	t.Parallel()
 	clock := hubtest.NewClock()
-	h := startDelivering(t, hubtest.WithClock(clock))
+	h := hubtest.StartDelivering(t, hubtest.WithClock(clock))
 	inFlight, release := make(chan struct{}), make(chan struct{})
 	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
 		if r.Attempt() == 2 {
@@ -250,8 +233,8 @@ func TestDeletingAnEndpointCancelsItsDeliveries(t *testing.T) {
 		}
 		w.WriteHeader(500)
 	})
-	whID, _ := addWebhook(t, h, h.Key, rc.URL)
-	createWorkspace(t, h, "hello")
+	whID, _ := hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	hubtest.CreateWorkspace(t, h, "hello")
 	rc.Wait(t, 1)
 	d := settled(t, h, h.Account.ID, 1)
 	clock.Advance(d.NextAttemptAt.Sub(clock.Now()))
@@ -270,18 +253,18 @@ func TestDeletingAnEndpointCancelsItsDeliveries(t *testing.T) {
 // never reach an account's endpoints.
 func TestWebhookAudienceIsFixedWhenTheTurnFinishes(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	early, late, stranger := hubtest.NewReceiver(t, nil), hubtest.NewReceiver(t, nil), hubtest.NewReceiver(t, nil)
-	addWebhook(t, h, h.Key, early.URL)
+	hubtest.AddWebhook(t, h, h.Key, early.URL)
 	otherAcct, otherKey := h.NewAccount(true)
-	addWebhook(t, h, otherKey, stranger.URL)
+	hubtest.AddWebhook(t, h, otherKey, stranger.URL)
 
-	id := createWorkspace(t, h, "first")
-	waitFor(t, h, id, "idle after one turn", idleAfterTurns(1))
+	id := hubtest.CreateWorkspace(t, h, "first")
+	hubtest.WaitFor(t, h, id, "idle after one turn", hubtest.IdleAfterTurns(1))
 	first := early.Wait(t, 1)[0].Event.EventID
-	addWebhook(t, h, h.Key, late.URL)
+	hubtest.AddWebhook(t, h, h.Key, late.URL)
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "second"}).Expect(t, 200, "")
-	waitFor(t, h, id, "idle after two turns", idleAfterTurns(2))
+	hubtest.WaitFor(t, h, id, "idle after two turns", hubtest.IdleAfterTurns(2))
 	second := early.Wait(t, 2)[1].Event.EventID
 	lateGot := late.Wait(t, 1)
 	if len(lateGot) != 1 || lateGot[0].Event.EventID != second || second == first {
@@ -298,11 +281,11 @@ func TestWebhookAudienceIsFixedWhenTheTurnFinishes(t *testing.T) {
 
 func TestDeliveryMetrics(t *testing.T) {
 	t.Parallel()
-	h := startDelivering(t)
+	h := hubtest.StartDelivering(t)
 	rc := hubtest.NewReceiver(t, nil)
-	addWebhook(t, h, h.Key, rc.URL)
-	addWebhook(t, h, h.Key, rc.URL+"?second")
-	createWorkspace(t, h, "hello")
+	hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	hubtest.AddWebhook(t, h, h.Key, rc.URL+"?second")
+	hubtest.CreateWorkspace(t, h, "hello")
 	rc.Wait(t, 2)
 	// The receiver has the bodies before the hub records the attempts: wait for every
 	// figure (a minute at most, for a busy machine), then check none went past.

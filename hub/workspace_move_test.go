@@ -15,7 +15,7 @@ import (
 // deleting.
 func TestDeleteThatMeetsAnArchiveFinishingGoesThrough(t *testing.T) {
 	h := hubtest.Start(t) // no workers: only this test moves the state
-	id := createOn(t, h, "local", "")
+	id := hubtest.CreateOn(t, h, "local", "")
 	db := h.PG().DB()
 	if _, err := db.Exec(`UPDATE workspaces SET state = 'archiving' WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
