@@ -20,8 +20,9 @@ import (
 
 // The `process` provider: every workspace's turns run in a real `wshub runtime`
 // process that reaches the hub over the runtime API only. These tests are the local
-// provider's runtime tests (runtime_test.go) run across that process boundary, plus
-// what only a separate process can meet: being killed, and losing the network.
+// provider's runtime tests (hub/turns/runtime_test.go) run across that process
+// boundary, plus what only a separate process can meet: being killed, and losing the
+// network.
 
 func TestProcessRuntimeRunsTurnsLikeTheLocalOne(t *testing.T) {
 	t.Parallel()
