@@ -1,6 +1,6 @@
 // Package limits_test runs a real hub against what a tenant may not do: turns past
 // their workspace's memory, slow or oversized requests, encoded bodies, rate limits,
-// quotas, and fair claims across accounts.
+// quotas, fair claims across accounts, and event streams that share their reads.
 package limits_test
 
 import (

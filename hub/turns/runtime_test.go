@@ -1,5 +1,5 @@
 // Package turns_test runs a real hub (PostgreSQL, the local provider, the agent
-// sandbox) through its API: turns and their messages, events and streams, commits,
+// sandbox) through its API: turns and their messages and events, commits,
 // pushes and their authors, and turns of the real agent CLIs.
 package turns_test
 

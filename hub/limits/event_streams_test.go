@@ -1,4 +1,4 @@
-package turns_test
+package limits_test
 
 import (
 	"slices"
