@@ -15,6 +15,7 @@ set -euo pipefail
 
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-4s}
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # dirs: the packages with a test file that declares a fuzz target, as ./relative paths.
 dirs=$({ grep -rlE --include='*_test.go' --exclude-dir=.data --exclude-dir=.git --exclude-dir=testdata \
