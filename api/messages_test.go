@@ -738,8 +738,8 @@ func TestListMessages(t *testing.T) {
 		}
 	})
 
-	// turnFailure needs a turn that ended in error: hub/runtime_test.go and
-	// hub/limits_test.go run such turns and check it.
+	// turnFailure needs a turn that ended in error: hub/turns/runtime_test.go and
+	// hub/limits/limits_test.go run such turns and check it.
 
 	t.Run("paging across 450 messages", func(t *testing.T) {
 		t.Parallel()

@@ -3,6 +3,8 @@ package hubtest
 import (
 	"encoding/json"
 	"strings"
+	"testing"
+	"time"
 
 	"github.com/wshub/wshub/core"
 )
@@ -17,4 +19,32 @@ func CommandHash(command string) string {
 	in, _ := json.Marshal(map[string]string{"command": command})
 	canonical, _ := core.CanonicalInput(in)
 	return core.InputHash(canonical)
+}
+
+// NextOf reads events until one of type typ, failing after 30 s.
+func NextOf(t *testing.T, events <-chan Event, typ string) (Event, []Event) {
+	t.Helper()
+	var seen []Event
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatalf("the stream ended before a %s; saw %v", typ, seen)
+			}
+			seen = append(seen, e)
+			if e.Type == typ {
+				return e, seen
+			}
+		case <-deadline:
+			t.Fatalf("no %s within 30 s; saw %v", typ, seen)
+		}
+	}
+}
+
+// Decide posts a decision on the approval and expects status and code.
+func Decide(t *testing.T, h *Hub, id, approvalID, decision string, status int, code string) map[string]any {
+	t.Helper()
+	return h.Call("POST", "/v1/api/workspaces/"+id+"/approvals/"+approvalID, h.Key,
+		map[string]any{"decision": decision}).Expect(t, status, code).Body
 }

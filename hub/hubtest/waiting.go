@@ -1,0 +1,53 @@
+package hubtest
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/hub"
+)
+
+// WaitingAgent is a command agent whose turn, when the prompt starts with "wait",
+// marks .started in the checkout and waits until the test creates .go there. Every
+// turn writes its prompt to prompt.txt (a change to commit) and answers "reply: <prompt>".
+const WaitingAgent = `prompt=$(cat)
+case "$prompt" in wait*)
+	touch .started
+	while [ ! -e .go ]; do sleep 0.05; done
+	rm -f .go .started ;;
+esac
+echo "$prompt" > prompt.txt
+echo "reply: $prompt"`
+
+// StartBehindProxy runs a hub with its worker, whose database is reached through a
+// proxy the test cuts, and agent_1 bound to WaitingAgent.
+func StartBehindProxy(t *testing.T, leaseFor time.Duration, opts ...Option) (*Hub, *Proxy) {
+	t.Helper()
+	px := NewProxy(t)
+	h := Start(t, append([]Option{WithJobs(), WithStoreProxy(px),
+		WithAgentCommand("agent_1", WaitingAgent),
+		WithConfig(func(c *hub.Config) { c.LeaseFor = leaseFor })}, opts...)...)
+	return h, px
+}
+
+// WaitForFile waits for path to exist (a minute at most).
+func WaitForFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("expected %s within a minute", path)
+}
+
+// Touch creates the empty file path (the waiting agent's signal to go on).
+func Touch(t *testing.T, path string) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
