@@ -14,7 +14,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/dnstest"
+	"github.com/wshub/wshub/internal/testkit/dnstest"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/coretest"
+	"github.com/wshub/wshub/internal/testkit/coretest"
 )
 
 // approvals: asked, allowed or denied by a person, timed out, closed with their turn,

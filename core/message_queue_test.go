@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/coretest"
+	"github.com/wshub/wshub/internal/testkit/coretest"
 )
 
 // conversation is a workspace's messages as "role:text:status", in seq order.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/coretest"
+	"github.com/wshub/wshub/internal/testkit/coretest"
 )
 
 // pullRequestState: after a workspace's pushes, opened once, updated, kept when

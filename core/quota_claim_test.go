@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/coretest"
+	"github.com/wshub/wshub/internal/testkit/coretest"
 )
 
 // quotasAndFairClaims: an account at a limit is refused with its code or held back,

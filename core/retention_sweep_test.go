@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/coretest"
+	"github.com/wshub/wshub/internal/testkit/coretest"
 )
 
 // createWithKey creates a workspace of c's account with prompt, under an idempotency

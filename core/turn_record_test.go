@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/coretest"
+	"github.com/wshub/wshub/internal/testkit/coretest"
 )
 
 // turnEvents are a workspace's turn events as "type" or "type:detail", in order.

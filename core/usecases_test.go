@@ -3,11 +3,11 @@ package core_test
 import (
 	"testing"
 
-	"github.com/wshub/wshub/internal/coretest"
+	"github.com/wshub/wshub/internal/testkit/coretest"
 )
 
 // Core's use cases, each reached before only through a whole hub, run here on core
-// alone (internal/coretest). Every case runs on one database, one after another:
+// alone (internal/testkit/coretest). Every case runs on one database, one after another:
 // cloning one costs more than all the cases together. Each case has workspaces of its
 // own, and accounts of its own where it sets their limits; a case reads what its
 // workspaces hold, never the whole database. (Retention, which sweeps the whole

@@ -2,7 +2,7 @@
 # The real agent CLIs for tests (Claude Code and Codex, at the versions pinned in
 # scripts/agents.versions), installed from npm into a per-user cache outside the
 # clone and reused across runs and clones. `make test` calls it; the tests that run
-# the real CLIs (internal/agentcli finds them) skip, saying why, when it did not run.
+# the real CLIs (internal/testkit/agentcli finds them) skip, saying why, when it did not run.
 # Idempotent: a second run only prints the paths.
 #
 #   bash scripts/agents.sh     # prints CLAUDE=<path> and CODEX=<path>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # axe-core, the accessibility checker the browser tests inject into every page
-# (internal/browsertest's Axe), at the version pinned below, fetched from npm once
+# (internal/testkit/browsertest's Axe), at the version pinned below, fetched from npm once
 # into a per-user cache outside the clone and reused across runs and clones.
 # `make test` calls it; without it the tests that check accessibility skip, saying why.
 # Idempotent: a second run only prints the path.
@@ -17,7 +17,7 @@
 #   WSHUB_AXE_CACHE  cache dir (default ${XDG_CACHE_HOME:-$HOME/.cache}/wshub/axe)
 set -euo pipefail
 
-# The pinned version; internal/browsertest reads this line to find the cache entry.
+# The pinned version; internal/testkit/browsertest reads this line to find the cache entry.
 AXE_VERSION=4.14.1
 
 case ${1:-} in

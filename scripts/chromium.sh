@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes sure Debian's Chromium is installed for the browser tests (internal/browsertest
+# Makes sure Debian's Chromium is installed for the browser tests (internal/testkit/browsertest
 # drives it with chromedp) and prints its path. `make test` calls it, as it calls
 # sandbox.sh for bubblewrap. As root with apt-get it installs Debian's `chromium`;
 # otherwise it says what to do and exits non-zero, and the browser tests skip, saying

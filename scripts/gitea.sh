@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real Gitea for tests: its REST API and git over smart HTTP, on SQLite, used by
-# internal/giteatest (the Gitea forge adapter's tests). Idempotent: a second run only
+# internal/testkit/giteatest (the Gitea forge adapter's tests). Idempotent: a second run only
 # prints the path.
 #
 #   eval "$(bash scripts/gitea.sh)"   # sets GITEA

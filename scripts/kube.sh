@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Binaries for a real Kubernetes API server in tests (the envtest arrangement:
 # etcd + kube-apiserver, no kubelet, no controller manager), used by
-# internal/kubetest. Idempotent: a second run only prints the paths.
+# internal/testkit/kubetest. Idempotent: a second run only prints the paths.
 #
 #   eval "$(bash scripts/kube.sh)"   # sets KUBE_APISERVER and ETCD
 #   export WSHUB_KUBE_APISERVER=$KUBE_APISERVER WSHUB_ETCD=$ETCD

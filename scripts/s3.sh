@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real S3 server for tests: the Versity S3 Gateway (versitygw, Apache-2.0) with its
 # posix backend, which keeps each bucket as a directory and each object as a file.
-# Used by internal/s3test. Idempotent: a second run only prints the path.
+# Used by internal/testkit/s3test. Idempotent: a second run only prints the path.
 #
 #   eval "$(bash scripts/s3.sh)"   # sets VERSITYGW
 #   export WSHUB_VERSITYGW=$VERSITYGW

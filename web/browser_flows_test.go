@@ -14,8 +14,8 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/browsertest"
-	"github.com/wshub/wshub/internal/oidctest"
+	"github.com/wshub/wshub/internal/testkit/browsertest"
+	"github.com/wshub/wshub/internal/testkit/oidctest"
 	"github.com/wshub/wshub/webhook"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/browsertest"
+	"github.com/wshub/wshub/internal/testkit/browsertest"
 )
 
 // picture checks the page with axe-core and pictures it at desktop and phone widths.

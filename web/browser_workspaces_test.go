@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/browsertest"
+	"github.com/wshub/wshub/internal/testkit/browsertest"
 )
 
 // In a real browser: a member starts a workspace from the start form, lands on its

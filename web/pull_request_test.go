@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
-	ghfake "github.com/wshub/wshub/internal/forgetest/github"
+	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
 )
 
 // A member opens the branch's pull request from the workspace's page (a project

@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/dnstest"
+	"github.com/wshub/wshub/internal/testkit/dnstest"
 )
 
 // inTestNetns marks the copy of the test binary that runs inside the network

@@ -11,8 +11,8 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/agentcli"
-	"github.com/wshub/wshub/internal/modelapi"
+	"github.com/wshub/wshub/internal/testkit/agentcli"
+	"github.com/wshub/wshub/internal/testkit/modelapi"
 )
 
 // Real Claude Code runs a command the model asked for with its Bash tool, reports the

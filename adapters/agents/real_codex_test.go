@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/agentcli"
+	"github.com/wshub/wshub/internal/testkit/agentcli"
 )
 
 // Real Codex, pointed at the stand-in by the runner's endpoint setting, runs a

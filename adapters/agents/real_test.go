@@ -13,13 +13,13 @@ import (
 
 	"github.com/wshub/wshub/adapters/agents"
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/agentcli"
-	"github.com/wshub/wshub/internal/modelapi"
+	"github.com/wshub/wshub/internal/testkit/agentcli"
+	"github.com/wshub/wshub/internal/testkit/modelapi"
 )
 
-// The real-CLI tests run the CLIs scripts/agents.sh installs (internal/agentcli)
+// The real-CLI tests run the CLIs scripts/agents.sh installs (internal/testkit/agentcli)
 // through the runner, in the bubblewrap sandbox as turns run, against the stand-in
-// model APIs of internal/modelapi. They set the agents' API keys in the environment,
+// model APIs of internal/testkit/modelapi. They set the agents' API keys in the environment,
 // so they do not run in parallel.
 
 // modelNetwork is the project network of these turns: the stand-in listens on the

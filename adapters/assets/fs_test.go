@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/blobtest"
+	"github.com/wshub/wshub/internal/testkit/blobtest"
 )
 
 func newStore(t *testing.T) *FS {

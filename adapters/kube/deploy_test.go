@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/kubetest"
+	"github.com/wshub/wshub/internal/testkit/kubetest"
 )
 
 // manifestDir holds the deployment manifests: what kustomization.yaml lists, and the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/postgres"
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
-	"github.com/wshub/wshub/internal/blobtest"
+	"github.com/wshub/wshub/internal/testkit/blobtest"
 )
 
 func TestBlobsKeepTheBlobStoreContract(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/blobtest"
-	"github.com/wshub/wshub/internal/s3test"
+	"github.com/wshub/wshub/internal/testkit/blobtest"
+	"github.com/wshub/wshub/internal/testkit/s3test"
 )
 
 // options are a store's options on srv's bucket, as its root account.

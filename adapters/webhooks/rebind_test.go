@@ -11,7 +11,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/webhooks"
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/dnstest"
+	"github.com/wshub/wshub/internal/testkit/dnstest"
 )
 
 // A public-looking name that passes registration but resolves to loopback at delivery

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
-	ghfake "github.com/wshub/wshub/internal/forgetest/github"
+	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
 )
 
 // On a project whose pull requests are off, the thread is offered an Open pull

@@ -8,7 +8,7 @@ import (
 
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/kubetest/kubelet"
+	"github.com/wshub/wshub/internal/testkit/kubetest/kubelet"
 )
 
 // A mention in a Slack thread starts a workspace on the kubernetes provider, against a

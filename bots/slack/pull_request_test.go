@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
-	ghfake "github.com/wshub/wshub/internal/forgetest/github"
+	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
 )
 
 // From a Slack thread to a pull request: a mention starts a workspace on a project

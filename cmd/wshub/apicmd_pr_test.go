@@ -6,7 +6,7 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
-	ghfake "github.com/wshub/wshub/internal/forgetest/github"
+	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
 )
 
 // wshub ws pr on a project whose pull requests are off: after the branch is pushed,

@@ -16,7 +16,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/s3test"
+	"github.com/wshub/wshub/internal/testkit/s3test"
 )
 
 // setupScript records whether the cached paths were there before it ran (.setup-saw,

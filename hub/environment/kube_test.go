@@ -12,7 +12,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/kubetest/kubelet"
+	"github.com/wshub/wshub/internal/testkit/kubetest/kubelet"
 )
 
 // On Kubernetes the workspace's Pod runs the setup as the process provider's runtime

@@ -10,7 +10,7 @@ import (
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/s3test"
+	"github.com/wshub/wshub/internal/testkit/s3test"
 )
 
 // s3Config points c at srv's bucket, under a prefix as a shared bucket would be.

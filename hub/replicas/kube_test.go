@@ -12,7 +12,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/kubetest/kubelet"
+	"github.com/wshub/wshub/internal/testkit/kubetest/kubelet"
 )
 
 func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/s3test"
+	"github.com/wshub/wshub/internal/testkit/s3test"
 )
 
 // Two hubs on one database, each with a data directory of its own (two hosts), behind

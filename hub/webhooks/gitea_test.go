@@ -9,7 +9,7 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
-	"github.com/wshub/wshub/internal/giteatest"
+	"github.com/wshub/wshub/internal/testkit/giteatest"
 )
 
 // Pull requests on a real Gitea (built by scripts/gitea.sh): the hub pushes over HTTP

@@ -9,8 +9,8 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
-	ghfake "github.com/wshub/wshub/internal/forgetest/github"
-	glfake "github.com/wshub/wshub/internal/forgetest/gitlab"
+	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
+	glfake "github.com/wshub/wshub/internal/testkit/forgetest/gitlab"
 )
 
 // A project set to open draft pull requests on GitHub (the fake, through go-github):

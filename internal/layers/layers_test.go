@@ -104,7 +104,7 @@ func TestImportRules(t *testing.T) {
 
 // core's own tests use nothing but the standard library and core: the domain is
 // tested without a web framework (the store's tests live beside it). Its use cases'
-// tests (package core_test) reach the store through internal/coretest alone, the
+// tests (package core_test) reach the store through internal/testkit/coretest alone, the
 // harness that builds core on a real database without a hub.
 func TestCoreTestsImportNothingOfTheHub(t *testing.T) {
 	for _, p := range listPackages(t) {
@@ -117,8 +117,8 @@ func TestCoreTestsImportNothingOfTheHub(t *testing.T) {
 			}
 		}
 		for _, imp := range p.XTestImports {
-			if !isStd(imp) && imp != module+"core" && imp != module+"internal/coretest" {
-				t.Errorf("core's use-case tests import %s; they build core through internal/coretest", imp)
+			if !isStd(imp) && imp != module+"core" && imp != module+"internal/testkit/coretest" {
+				t.Errorf("core's use-case tests import %s; they build core through internal/testkit/coretest", imp)
 			}
 		}
 	}

@@ -11,8 +11,8 @@ import (
 	sdk "code.gitea.io/sdk/gitea"
 	"github.com/wshub/wshub/adapters/forge/gitea"
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/enginetest"
-	"github.com/wshub/wshub/internal/giteatest"
+	"github.com/wshub/wshub/internal/testkit/enginetest"
+	"github.com/wshub/wshub/internal/testkit/giteatest"
 )
 
 // forgeAs is the adapter calling Gitea with token.

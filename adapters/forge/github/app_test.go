@@ -16,8 +16,8 @@ import (
 	"github.com/wshub/wshub/adapters/forge/github"
 	"github.com/wshub/wshub/adapters/gitrepo"
 	"github.com/wshub/wshub/core"
-	fake "github.com/wshub/wshub/internal/forgetest"
-	fakegithub "github.com/wshub/wshub/internal/forgetest/github"
+	fake "github.com/wshub/wshub/internal/testkit/forgetest"
+	fakegithub "github.com/wshub/wshub/internal/testkit/forgetest/github"
 )
 
 // The hub's git takes its installation tokens from Apps.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/forge/github"
 	"github.com/wshub/wshub/core"
-	fake "github.com/wshub/wshub/internal/forgetest/github"
+	fake "github.com/wshub/wshub/internal/testkit/forgetest/github"
 )
 
 const (

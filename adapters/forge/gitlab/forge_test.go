@@ -12,8 +12,8 @@ import (
 
 	"github.com/wshub/wshub/adapters/forge/gitlab"
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/forgetest"
-	fake "github.com/wshub/wshub/internal/forgetest/gitlab"
+	"github.com/wshub/wshub/internal/testkit/forgetest"
+	fake "github.com/wshub/wshub/internal/testkit/forgetest/gitlab"
 )
 
 const (
