@@ -83,18 +83,27 @@ AGENTS = bash scripts/agents.sh >/dev/null || echo "==> scripts/agents.sh failed
 BROWSER = bash scripts/chromium.sh >/dev/null || echo "==> scripts/chromium.sh failed (above): the browser tests will skip" >&2; \
 	bash scripts/axe.sh >/dev/null || echo "==> scripts/axe.sh failed (above): the accessibility checks will skip" >&2
 
+# PHASE marks where each phase of `make test` starts; the last line prints their times
+# (scripts/phases.sh; go test's output is kept in .data/phases/go-test.log).
+PHASE = bash scripts/phases.sh
+# TEST_PARALLEL: many packages' tests mostly wait (on agents, git, PostgreSQL), so more
+# packages (-p, which also bounds builds) and more tests in each run at once than there
+# are cores (docs/testing.md has the measures).
+TEST_PARALLEL ?= -p 4 -parallel 4
+
 test:
-	bash scripts/sandbox.sh
-	$(KUBE)
-	$(S3)
-	$(GITEA)
-	$(AGENTS)
-	$(BROWSER)
-	GO=$(GO) bash scripts/lint.sh
-	GO=$(GO) bash scripts/cross.sh
+	$(PHASE) sandbox && bash scripts/sandbox.sh
+	$(PHASE) "engine: kube-apiserver" && $(KUBE)
+	$(PHASE) "engine: S3 (versitygw)" && $(S3)
+	$(PHASE) "engine: Gitea" && $(GITEA)
+	$(PHASE) "engine: agent CLIs" && $(AGENTS)
+	$(PHASE) "engine: chromium, axe" && $(BROWSER)
+	$(PHASE) lint && GO=$(GO) bash scripts/lint.sh || { $(PHASE) failed; exit 1; }
+	$(PHASE) "cross-compile" && GO=$(GO) bash scripts/cross.sh || { $(PHASE) failed; exit 1; }
 	$(WITH_DB) \
-	$(GO) test -race -count=1 -timeout 30m ./...; \
-	$(FUZZ_ALL)
+	$(PHASE) "go test" && $(GO) test -race -count=1 -timeout 30m $(TEST_PARALLEL) ./... 2>&1 | tee "$$($(PHASE) log)" || { $(PHASE) failed; exit 1; }; \
+	$(PHASE) fuzz && $(FUZZ_ALL) || { $(PHASE) failed; exit 1; }; \
+	$(PHASE) end
 
 fuzz:
 	$(WITH_DB) \

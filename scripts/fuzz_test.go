@@ -15,7 +15,7 @@ import (
 
 // fuzz.sh finds the module's fuzz targets without compiling anything (a compiler that
 // always fails is set for the listing): every package's tests used to be compiled
-// just to list them, about a minute on two cores. It lists what the test files
+// just to list them (1m 35s on two cores). It lists what the test files
 // declare, read here with go/parser.
 func TestFuzzListsEveryTargetWithoutCompiling(t *testing.T) {
 	t.Parallel()
