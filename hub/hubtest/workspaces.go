@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/procgroup"
 )
 
 // StartRuntime runs a hub with its worker and agent_1 bound to the fake agent.
@@ -164,7 +164,7 @@ func RuntimePID(t *testing.T, h *Hub, id string) int {
 	for time.Now().Before(deadline) {
 		b, err := os.ReadFile(filepath.Join(h.Config.DataDir, "machines", id, "runtime.pid"))
 		if err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && syscall.Kill(pid, 0) == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && procgroup.Alive(pid) {
 				return pid
 			}
 		}
