@@ -524,6 +524,10 @@ func runtimeSettings(cfg Config) []string {
 		"WSHUB_SANDBOX_TMP_BYTES="+strconv.FormatInt(cfg.SandboxTmpBytes, 10), "WSHUB_SANDBOX_SHM_BYTES="+strconv.FormatInt(cfg.SandboxShmBytes, 10),
 		"WSHUB_WORKSPACE_DISK_BYTES="+strconv.FormatInt(cfg.WorkspaceDiskBytes, 10), "WSHUB_COMMIT_AUTHOR="+cfg.CommitAuthor,
 		"WSHUB_AGENT_LIMITS="+cfg.AgentLimits, "WSHUB_AGENT_PIDS_MAX="+strconv.FormatInt(cfg.AgentPidsMax, 10))
+	if cfg.AgentLimitsOptional {
+		// A development hub's runtimes run unlimited where it does, rather than refuse.
+		env = append(env, "WSHUB_AGENT_LIMITS_OPTIONAL=1")
+	}
 	if cfg.RuntimeHubLostAfter > 0 { // else the runtime's own default
 		env = append(env, "WSHUB_RUNTIME_HUB_LOST_AFTER="+cfg.RuntimeHubLostAfter.String())
 	}

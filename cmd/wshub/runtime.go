@@ -57,7 +57,8 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 			Sandbox: agents.SandboxConfig{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":"),
 				EgressAllow: splitList(os.Getenv("WSHUB_AGENT_EGRESS_ALLOW"), ","),
 				TmpBytes:    envBytes("WSHUB_SANDBOX_TMP_BYTES"), ShmBytes: envBytes("WSHUB_SANDBOX_SHM_BYTES")},
-			Limits: agents.LimitsConfig{Mode: os.Getenv("WSHUB_AGENT_LIMITS"), PidsMax: envBytes("WSHUB_AGENT_PIDS_MAX")},
+			Limits: agents.LimitsConfig{Mode: os.Getenv("WSHUB_AGENT_LIMITS"), PidsMax: envBytes("WSHUB_AGENT_PIDS_MAX"),
+				Optional: os.Getenv("WSHUB_AGENT_LIMITS_OPTIONAL") == "1"},
 		},
 	}
 	rt, err := wsruntime.New(ctx, cfg)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -140,6 +141,23 @@ func TestProcessRuntimePushesThroughTheHub(t *testing.T) {
 	if got := hubtest.Replies(t, h, id); len(got) != 1 || !strings.Contains(got[0], "Pushed to `"+ws["branch"].(string)+"`") {
 		t.Fatalf("expected the reply to say the branch was pushed, got %q", got)
 	}
+}
+
+// A development hub that runs turns unlimited where no cgroup can be had (make run on
+// a desktop without a delegated group) tells its process runtimes the same, rather than
+// have them refuse to start.
+func TestADevelopmentHubsRuntimesMayRunWithoutLimitsAsItDoes(t *testing.T) {
+	t.Parallel()
+	h := hubtest.StartProcessHub(t, hubtest.WithConfig(func(c *hub.Config) { c.AgentLimitsOptional = true }))
+	id := hubtest.CreateOn(t, h, "process", "write optional")
+	environ, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(hubtest.RuntimePID(t, h, id)), "environ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(strings.Split(string(environ), "\x00"), "WSHUB_AGENT_LIMITS_OPTIONAL=1") {
+		t.Fatalf("expected the runtime told its limits are optional, got %q", environ)
+	}
+	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 }
 
 func TestProcessRuntimeKilledMidTurnEndsItInterrupted(t *testing.T) {
