@@ -167,7 +167,10 @@ func (s *ChatQueues) PostChatStatus(ctx context.Context, c *ClaimedChatStatus, p
 // judgeStatus records how an edit went on c.
 func (s *ChatQueues) judgeStatus(c *ClaimedChatStatus, ref string, res ChatPostResult, now time.Time) DeliveryStatus {
 	if res.Done {
-		c.MessageRef, c.Attempts = ref, 0
+		// The next edit is paced from when this one was made, not from its claim: the
+		// platform counts its limit on what arrives, and a slow view or post would
+		// otherwise bring two edits closer than statusEvery.
+		c.MessageRef, c.Attempts, c.NextAt = ref, 0, s.clock.Now().Add(s.chatStatusEvery())
 		if c.Finished {
 			c.Status = ChatStatusDone
 		}
