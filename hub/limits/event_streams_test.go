@@ -54,7 +54,13 @@ func waitStreams(t *testing.T, h *hubtest.Hub, what string, cond func(feeds, str
 func TestEventStreamsOfOneWorkspaceShareItsReads(t *testing.T) {
 	t.Parallel()
 	const streams = 1000
-	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.MaxStreamsPerKey, c.MaxStreamsPerAccount = streams, streams }))
+	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) {
+		c.MaxStreamsPerKey, c.MaxStreamsPerAccount = streams, streams
+		// A stream lives the write timeout less 5 s; opening and reading a thousand of
+		// them on a busy machine can take longer than the default minute, and a stream
+		// that ended would be counted out of the reader.
+		c.HTTPWriteTimeout = 10 * time.Minute
+	}))
 	id := hubtest.CreateOn(t, h, "local", "steps 1")
 	hubtest.WaitFor(t, h, id, "idle", hubtest.IdleAfterTurns(1))
 	first := seqsOf(allEvents(t, h, id))
