@@ -2,6 +2,8 @@ package hubtest
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,4 +52,22 @@ func Touch(t *testing.T, path string) {
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// AgentSleeping reports whether a fake agent's `sleep secs` (or `hold`) runs on this
+// host: a test that gives its agent a length no other test uses knows from it that the
+// agent has started.
+func AgentSleeping(secs string) bool { return Running("sleep", secs) }
+
+// Running reports whether a process with exactly these arguments runs on this host,
+// seen from outside any sandbox's PID namespace.
+func Running(argv ...string) bool {
+	want := strings.Join(argv, "\x00") + "\x00"
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range cmdlines {
+		if b, err := os.ReadFile(c); err == nil && string(b) == want {
+			return true
+		}
+	}
+	return false
 }
