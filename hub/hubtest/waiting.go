@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // WaitingAgent is a command agent whose turn, when the prompt starts with "wait",
@@ -36,14 +37,10 @@ func StartBehindProxy(t *testing.T, leaseFor time.Duration, opts ...Option) (*Hu
 // WaitForFile waits for path to exist (a minute at most).
 func WaitForFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("expected %s within a minute", path)
+	eventually.Eventually(t, time.Minute, path, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
 }
 
 // Touch creates the empty file path (the waiting agent's signal to go on).
