@@ -493,7 +493,7 @@ func TestCreateWorkspaceAgentAndModelDefaults(t *testing.T) {
 		if row.Agent != s.wantAgent || row.Model != s.wantModel {
 			t.Errorf("%s: expected agent %q model %q, got %q %q", s.name, s.wantAgent, s.wantModel, row.Agent, row.Model)
 		}
-		time.Sleep(2 * time.Millisecond) // distinct createdAt, so "newest" is unambiguous
+		time.Sleep(2 * time.Millisecond) // sleep: the clock must move (distinct createdAt, so "newest" is unambiguous)
 	}
 	if got := stored(t, h, other.ID, listIDs(t, h, otherKey)[0]); got.Agent != "agent_4" || got.Model != "theirs" {
 		t.Errorf("expected the other account's workspace unchanged, got %q %q", got.Agent, got.Model)
@@ -1034,7 +1034,7 @@ func TestListAndGetWorkspaces(t *testing.T) {
 	}
 	for _, b := range bodies {
 		created = append(created, create(t, h, h.Key, bodyOf(b)))
-		time.Sleep(3 * time.Millisecond) // distinct createdAt (ms), so the order is creation order
+		time.Sleep(3 * time.Millisecond) // sleep: the clock must move (distinct createdAt (ms), so the order is creation order)
 	}
 	p2 := h.NewProject(h.Account.ID, hubtest.GitRepo(t))
 	created = append(created, create(t, h, h.Key, withAgent(map[string]any{"projectId": p2.ID})))

@@ -18,6 +18,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 func newClient(t *testing.T, h *hubtest.Hub, opts ...client.Option) *client.Client {
@@ -252,7 +253,7 @@ func TestLiveTurnCalls(t *testing.T) {
 	}
 	var asked client.TurnEvent
 	var after int64
-	for asked.ApprovalID == "" {
+	eventually.Eventually(t, time.Minute, "the agent's ask", func() bool {
 		page, err := c.ListEvents(ctx, ws.WorkspaceID, after, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -263,8 +264,8 @@ func TestLiveTurnCalls(t *testing.T) {
 			}
 		}
 		after = page.LatestSeq
-		time.Sleep(20 * time.Millisecond)
-	}
+		return asked.ApprovalID != ""
+	})
 	if asked.Tool != "bash" || asked.Summary != "rm -rf go" {
 		t.Fatalf("expected the ask for rm -rf go, got %+v", asked)
 	}

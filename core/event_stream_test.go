@@ -374,6 +374,6 @@ func TestAPacedEventStreamEndsWithErrStreamPaced(t *testing.T) {
 
 // sleep lets the bubble's clock run d, then waits for its goroutines to settle.
 func sleep(d time.Duration) {
-	time.Sleep(d)
+	time.Sleep(d) // sleep: fake time under testing/synctest: the bubble's clock runs d
 	synctest.Wait()
 }

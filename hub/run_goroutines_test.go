@@ -14,6 +14,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // Hub.Run owns what it starts: the jobs' loops, the LISTEN connection, the kubernetes
@@ -133,22 +134,20 @@ func runUntil(t *testing.T, h *hub.Hub, before []goroutine, fns ...string) (now 
 			t.Fatalf("Run: %v", err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	all := eventually.Within(30*time.Second, func() bool {
 		now = started(before, goroutines())
-		all := true
 		for _, fn := range fns {
-			all = all && running(now, fn)
+			if !running(now, fn) {
+				return false
+			}
 		}
-		if all {
-			return now, stop
-		}
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("expected %q running; started:\n%s", fns, stacksOf(now))
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting for a time
+		return true
+	})
+	if !all {
+		stop()
+		t.Fatalf("expected %q running; started:\n%s", fns, stacksOf(now))
 	}
+	return now, stop
 }
 
 func TestRunReturnsOnlyOnceEverythingItStartedHasStopped(t *testing.T) {
@@ -171,12 +170,7 @@ func TestRunReturnsOnlyOnceEverythingItStartedHasStopped(t *testing.T) {
 		t.Fatalf("goroutines started while Run ran and left after it returned: %d\n%s", len(left), stacksOf(left))
 	}
 	t.Logf("goroutines started while Run ran, left as it returned: %d", len(left))
-	deadline := time.Now().Add(10 * time.Second)
-	for len(left) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines started while Run ran still run %s after it returned: %d\n%s", 10*time.Second, len(left), stacksOf(left))
-		}
-		time.Sleep(10 * time.Millisecond)
-		left = started(before, goroutines())
+	if !eventually.Within(10*time.Second, func() bool { left = started(before, goroutines()); return len(left) == 0 }) {
+		t.Fatalf("goroutines started while Run ran still run %s after it returned: %d\n%s", 10*time.Second, len(left), stacksOf(left))
 	}
 }

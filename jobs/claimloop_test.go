@@ -99,11 +99,11 @@ func TestClaimLoopDrainsABacklogAtOnceThenSleepsUntilThePoll(t *testing.T) {
 		if last := claims[len(claims)-1]; last != 2 {
 			t.Fatalf("expected the last claim to ask for every slot, got %v", claims)
 		}
-		time.Sleep(time.Minute - time.Nanosecond)
+		time.Sleep(time.Minute - time.Nanosecond) // sleep: fake time under testing/synctest: up to a nanosecond before the poll
 		if got := len(q.claims()); got != len(claims) {
 			t.Fatalf("expected no claim before the poll, got %d more", got-len(claims))
 		}
-		time.Sleep(time.Nanosecond)
+		time.Sleep(time.Nanosecond) // sleep: fake time under testing/synctest: the poll is due
 		synctest.Wait()
 		if got := len(q.claims()); got != len(claims)+1 {
 			t.Fatalf("expected one claim on the poll, got %d more", got-len(claims))
@@ -138,7 +138,7 @@ func TestClaimLoopPollsWhenNoWakeUpComes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := newQueue(0)
 		loop(t, q, 2, newFakeWaker(), 2*time.Second)
-		time.Sleep(5 * time.Second)
+		time.Sleep(5 * time.Second) // sleep: fake time under testing/synctest: several polls pass
 		synctest.Wait()
 		if got := len(q.claims()); got != 3 {
 			t.Fatalf("expected claims at 0, 2 and 4 s, got %d", got)
@@ -174,7 +174,7 @@ func TestClaimLoopReturnsOnlyAfterTheItemsInHandAndStopsWaiting(t *testing.T) {
 			t.Fatalf("expected no waiter left once the loop returned, got %d", w.waiting())
 		}
 		claims := len(q.claims())
-		time.Sleep(5 * time.Second)
+		time.Sleep(5 * time.Second) // sleep: fake time under testing/synctest: several polls pass
 		if got := len(q.claims()); got != claims {
 			t.Fatalf("expected no claim once the loop returned, got %d more", got-claims)
 		}

@@ -81,7 +81,7 @@ func TestSweepsRunForTicksAlignedToTheIntervalAndPruneForTheHour(t *testing.T) {
 		midnight := time.Now()
 		f := &fakeSweepsCore{}
 		runSweeps(t, f)
-		time.Sleep(95 * time.Second)
+		time.Sleep(95 * time.Second) // sleep: fake time under testing/synctest: the minutes the sweeps run across
 		synctest.Wait()
 		every := []time.Time{midnight.Add(30 * time.Second), midnight.Add(time.Minute), midnight.Add(90 * time.Second)}
 		lifecycle, runtimes, messages, pruning := f.ticks()
@@ -105,7 +105,7 @@ func TestASweepThatFailsRunsAgainAtTheNextTick(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeSweepsCore{fail: errUnreachable}
 		runSweeps(t, f)
-		time.Sleep(65 * time.Second)
+		time.Sleep(65 * time.Second) // sleep: fake time under testing/synctest: the minutes the sweeps run across
 		synctest.Wait()
 		lifecycle, runtimes, messages, pruning := f.ticks()
 		lost := f.lostHostRuns()

@@ -53,7 +53,7 @@ func TestHostBeatsAtOnceThenEveryPeriodMarkingTheStartOnce(t *testing.T) {
 					defer close(done)
 					(&HostBeat{Core: f, Every: 10 * time.Second, Log: quiet}).Run(ctx)
 				}()
-				time.Sleep(35 * time.Second) // beats at 0, 10, 20 and 30 s
+				time.Sleep(35 * time.Second) // sleep: fake time under testing/synctest (beats at 0, 10, 20 and 30 s)
 				synctest.Wait()
 				cancel()
 				<-done

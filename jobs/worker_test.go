@@ -27,7 +27,7 @@ func TestAWorkspaceWithNoMoreWorkIsReleasedAtOnce(t *testing.T) {
 		f := &fakeWorkerCore{}
 		quickStep(f)
 		runWorker(t, f)
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // sleep: fake time under testing/synctest: a minute of the worker
 		if got := since(start, f.releasedAt()); !slices.Equal(got, secs(0)) {
 			t.Fatalf("expected one release at once, got %v", got)
 		}
@@ -40,7 +40,7 @@ func TestARefusedReleaseIsTriedAgainUntilTheLeaseWouldRunOutByItself(t *testing.
 		f := &fakeWorkerCore{release: func() error { return errUnreachable }}
 		quickStep(f)
 		runWorker(t, f)
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // sleep: fake time under testing/synctest: a minute of the worker
 		// Backing off from 100 ms, doubling up to 2 s; the last try is the last that
 		// leaves its wait inside the lease (30 s from the claim).
 		want := secs(0, 0.1, 0.3, 0.7, 1.5, 3.1)
@@ -66,7 +66,7 @@ func TestAReleaseThatGoesThroughIsNotTriedAgain(t *testing.T) {
 		}}
 		quickStep(f)
 		runWorker(t, f)
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // sleep: fake time under testing/synctest: a minute of the worker
 		if got := since(start, f.releasedAt()); !slices.Equal(got, secs(0, 0.1, 0.3)) {
 			t.Fatalf("expected two refused releases then one that went through, got %v", got)
 		}
@@ -82,7 +82,7 @@ func TestARefusedReleaseIsTriedOnceMoreAsTheHubStopsThenGivenUp(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		ran := make(chan struct{})
 		go func() { defer close(ran); w.Run(ctx) }()
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // sleep: fake time under testing/synctest: a second of the worker
 		cancel()
 		<-ran
 		// The last try, at once, may let another replica claim the workspace without

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // BenchmarkWorkspacePage200Messages draws a workspace's page over HTTP with a
@@ -27,17 +28,13 @@ func BenchmarkWorkspacePage200Messages(b *testing.B) {
 		h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{
 			"text": fmt.Sprintf("reply %d with **bold**, `code` and a [link](https://example.com/%d), as people write", i, i)}).Expect(b, 200, "")
 	}
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
+	eventually.NoError(b, 5*time.Minute, "the 100 turns finished", func() error {
 		ws := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Body["workspace"].(map[string]any)
 		if ws["latestSeq"] == float64(200) && ws["agentStatus"] == "idle" {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("the 100 turns did not finish: %v", ws)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("workspace %v", ws)
+	})
 	cookie := benchSession(b, h)
 	req, _ := http.NewRequest("GET", h.URL+"/app/workspaces/"+id, nil)
 	req.Header.Set("Cookie", cookie)

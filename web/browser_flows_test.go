@@ -15,6 +15,7 @@ import (
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/testkit/browsertest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/internal/testkit/oidctest"
 	"github.com/wshub/wshub/webhook"
 )
@@ -147,20 +148,16 @@ func TestInABrowserAWebhooksSecretShowsOnceOnly(t *testing.T) {
 // (its log rows are written in the same transaction) and returns it.
 func settledAfter(t *testing.T, h *hubtest.Hub, n int) *core.Delivery {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	return eventually.Value(t, 30*time.Second, fmt.Sprintf("one delivery with %d attempts", n), func() (*core.Delivery, error) {
 		ds, err := h.Service.Admin.ListDeliveries(context.Background(), h.Account.ID, "", 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(ds) == 1 && ds[0].Attempts >= n {
-			return ds[0]
+			return ds[0], nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected one delivery with %d attempts, got %+v", n, ds)
-		}
-		time.Sleep(20 * time.Millisecond) // a poll of the deliveries, not a wait for time to pass
-	}
+		return nil, fmt.Errorf("got %+v", ds)
+	})
 }
 
 // deliverySection is one delivery as the log page shows it.

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/testkit/browsertest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // In a real browser: a member starts a workspace from the start form, lands on its
@@ -37,14 +39,7 @@ func TestInABrowserAMemberStartsAWorkspaceAndReadsTheReply(t *testing.T) {
 	}
 	page := b.URL(t)
 	// The page is drawn on the server: read it again until the reply is there.
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(b.Text(t, "main"), "echo: say") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reply within a minute: %q", b.Text(t, "main"))
-		}
-		time.Sleep(200 * time.Millisecond)
-		b.Open(t, page)
-	}
+	reloadUntil(t, b, page, "echo: say")
 	var inert bool
 	b.Eval(t, `window.__x === undefined && window.__y === undefined &&
 		document.querySelectorAll(".reply img, .reply script, .text img, .text script, a[href^='javascript:']").length === 0 &&
@@ -144,17 +139,7 @@ func TestInABrowserWithoutJavaScriptAWorkspaceStillReadsAndSends(t *testing.T) {
 		t.Fatalf("expected the workspace's page, got %d at %s", code, b.URL(t))
 	}
 	page := b.URL(t)
-	reload := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(time.Minute)
-		for !strings.Contains(b.Text(t, "main"), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("expected %q within a minute: %q", want, b.Text(t, "main"))
-			}
-			time.Sleep(200 * time.Millisecond)
-			b.Open(t, page)
-		}
-	}
+	reload := func(want string) { t.Helper(); reloadUntil(t, b, page, want) }
 	reload("echo: first words")
 	b.FillByLabel(t, "Message", "second words")
 	if code := b.Follow(t, `#send button[type="submit"]`); code != http.StatusOK {
@@ -221,4 +206,17 @@ func TestInABrowserASlackWorkspaceShowsItsAuthorAndThread(t *testing.T) {
 	if link != "https://app.slack.com/client/T1/C1/thread/C1-1700000000.000100" {
 		t.Errorf("expected a link to the thread, got %q", link)
 	}
+}
+
+// reloadUntil reads the page's main until it holds want, opening the page again
+// between reads (it is drawn on the server), for a minute at most.
+func reloadUntil(t *testing.T, b *browsertest.Browser, page, want string) {
+	t.Helper()
+	eventually.NoError(t, time.Minute, fmt.Sprintf("%q on the page", want), func() error {
+		if main := b.Text(t, "main"); !strings.Contains(main, want) {
+			b.Open(t, page)
+			return fmt.Errorf("main read %q", main)
+		}
+		return nil
+	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // diffGit is the diff page's git in these tests: git itself, but each run of
@@ -114,16 +115,6 @@ func (b *boundedDiffs) view(id string) (context.CancelFunc, <-chan int) {
 	return cancel, status
 }
 
-// eventually polls cond for at most 10 seconds.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %s within 10 s", what)
-		}
-	}
-}
-
 // running: the process is alive (not gone, and not a zombie nobody waited for).
 func running(pid int) bool {
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -201,13 +192,13 @@ func TestTheDiffPageIsBoundedWork(t *testing.T) {
 		known := len(b.diffs())
 		cancel, status := b.view(second)
 		defer cancel()
-		eventually(t, "the view's git diff to start", func() bool { return len(b.diffs()) > known })
+		eventually.Eventually(t, 10*time.Second, "the view's git diff to start", func() bool { return len(b.diffs()) > known })
 		pid := b.diffs()[known]
 		cancel()
 		if got := <-status; got != 0 {
 			t.Fatalf("expected the view cut, got %d", got)
 		}
-		eventually(t, "the cut view's git diff killed", func() bool { return !running(pid) })
+		eventually.Eventually(t, 10*time.Second, "the cut view's git diff killed", func() bool { return !running(pid) })
 	})
 
 	t.Run("past the account's diffs at once, the page says so in words", func(t *testing.T) {
@@ -217,7 +208,7 @@ func TestTheDiffPageIsBoundedWork(t *testing.T) {
 			cancel()
 			<-status
 		}()
-		eventually(t, "the first view's git diff to start", func() bool { return len(b.diffs()) > known })
+		eventually.Eventually(t, 10*time.Second, "the first view's git diff to start", func() bool { return len(b.diffs()) > known })
 		ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 		defer stop()
 		req, _ := http.NewRequestWithContext(ctx, "GET", b.hub.URL+"/app/workspaces/"+second+"/diff", nil)
@@ -247,7 +238,7 @@ func TestTheDiffPageIsBoundedWork(t *testing.T) {
 		if code, _, body := b.post("/app/workspaces/"+first+"/delete", url.Values{"csrf": {csrfOf(t, confirm)}}); code != 200 {
 			t.Fatalf("expected the workspace deleted, got %d:\n%s", code, body)
 		}
-		eventually(t, "the kept diff removed", func() bool {
+		eventually.Eventually(t, 10*time.Second, "the kept diff removed", func() bool {
 			_, err := blobs.Get(context.Background(), "diffs/"+first)
 			return errors.Is(err, core.ErrNoRows)
 		})

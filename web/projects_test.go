@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/web"
 )
 
@@ -304,8 +306,7 @@ echo "sha $(printf %s "$APP_TOKEN" | sha256sum | cut -c1-64)"`
 // as the API's events give it.
 func setupOutput(t *testing.T, h *hubtest.Hub, id string) string {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	return eventually.Value(t, time.Minute, "workspace "+id+"'s setup finished", func() (string, error) {
 		events, err := h.Service.Workspaces.ListTurnEvents(context.Background(), h.Account, id, 0, 200)
 		if err != nil {
 			t.Fatal(err)
@@ -319,13 +320,11 @@ func setupOutput(t *testing.T, h *hubtest.Hub, id string) string {
 				if e.Outcome != "completed" {
 					t.Fatalf("expected the setup to finish, it ended %s: %s", e.Outcome, out.String())
 				}
-				return out.String()
+				return out.String(), nil
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("workspace %s: expected its setup to finish within a minute", id)
-	return ""
+		return "", fmt.Errorf("printed so far: %q", out.String())
+	})
 }
 
 // An owner edits the project's environment settings on its page: saved, they are the

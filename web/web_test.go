@@ -16,6 +16,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/internal/testkit/oidctest"
 	"github.com/wshub/wshub/web"
 )
@@ -768,17 +769,19 @@ func TestAnOversizedFormIsRefusedBeforeItIsRead(t *testing.T) {
 // moment after), failing after a deadline.
 func (s *site) pageUntil(path, want string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	return s.pageWithin(30*time.Second, path, want)
+}
+
+// pageWithin reads a page until it holds want, failing with the last read after within.
+func (s *site) pageWithin(within time.Duration, path, want string) string {
+	s.t.Helper()
+	return eventually.Value(s.t, within, fmt.Sprintf("%q on %s", want, path), func() (string, error) {
 		_, _, page := s.get(path)
-		if strings.Contains(page, want) {
-			return page
+		if !strings.Contains(page, want) {
+			return page, fmt.Errorf("got:\n%s", page)
 		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("expected %q on %s, got:\n%s", want, path, page)
-		}
-		time.Sleep(20 * time.Millisecond) // a poll of the page, not a wait for time to pass
-	}
+		return page, nil
+	})
 }
 
 func TestOwnersReadAnEndpointsDeliveriesAndRedeliver(t *testing.T) {

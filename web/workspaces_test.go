@@ -26,17 +26,7 @@ func workingSite(t *testing.T) *site {
 // waitPage polls a page until it holds want, failing after a minute.
 func (s *site) waitPage(path, want string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	var body string
-	for time.Now().Before(deadline) {
-		_, _, body = s.get(path)
-		if strings.Contains(body, want) {
-			return body
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	s.t.Fatalf("%s: expected %q within a minute, last:\n%s", path, want, body)
-	return ""
+	return s.pageWithin(time.Minute, path, want)
 }
 
 var (

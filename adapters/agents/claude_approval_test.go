@@ -12,6 +12,7 @@ import (
 	"github.com/wshub/wshub/adapters/agents"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // fakeClaude builds testdata/fakeclaude (a stand-in for Claude Code that asks its
@@ -147,9 +148,8 @@ func TestClaudeAsksThroughThePermissionPromptTool(t *testing.T) {
 			}}
 			ctx, cancel := context.WithCancel(context.Background())
 			go func() {
-				for len(waiting.seen()) == 0 {
-					time.Sleep(10 * time.Millisecond)
-				}
+				// Off the test's goroutine: Within reports, and the turn's result says the rest.
+				eventually.Within(time.Minute, func() bool { return len(waiting.seen()) > 0 })
 				cancel()
 			}()
 			if res = r.RunTurn(ctx, req(waiting, "bash: sleep 100")); res.Outcome != core.OutcomeInterrupted {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // runCommandAgent runs command as agent_1's command for req.
@@ -106,15 +107,7 @@ func processGone(pid int) bool {
 // waitForFile waits until path exists: the agent under test got that far.
 func waitForFile(t *testing.T, path string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent never created %s", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.Eventually(t, 10*time.Second, "the agent to create "+path, func() bool { return exists(path) })
 }
 
 // cancelWhenReady cancels ctx once the agent under test has created ready.
@@ -122,11 +115,7 @@ func cancelWhenReady(t *testing.T, ready string) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if _, err := os.Stat(ready); err == nil {
-				break
-			}
-		}
+		eventually.Within(10*time.Second, func() bool { return exists(ready) })
 		cancel()
 	}()
 	return ctx
@@ -160,12 +149,8 @@ func TestCommandInterruptKillsProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	for deadline := time.Now().Add(3 * time.Second); !processGone(pid); {
-		if time.Now().After(deadline) {
-			t.Fatalf("grandchild %d (sleep 60) still runs after the interrupt", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.Eventually(t, 3*time.Second, fmt.Sprintf("grandchild %d (sleep 60) gone after the interrupt", pid),
+		func() bool { return processGone(pid) })
 }
 
 func TestCommandInterruptEscalatesToSIGKILL(t *testing.T) {
@@ -296,12 +281,8 @@ func TestCommandLeavesNothingRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	for deadline := time.Now().Add(3 * time.Second); !processGone(pid); {
-		if time.Now().After(deadline) {
-			t.Fatalf("background process %d still runs after the turn", pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.Eventually(t, 3*time.Second, fmt.Sprintf("background process %d gone after the turn", pid),
+		func() bool { return processGone(pid) })
 }
 
 func TestRunTurnRejects(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/wshub/wshub/adapters/agents"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/testkit/agentcli"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/internal/testkit/modelapi"
 )
 
@@ -107,13 +108,7 @@ func realTurn(t *testing.T, agent, mode, prompt string) (core.TurnRequest, *even
 // waitFor polls cond until it holds, failing after a minute.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %s within a minute", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.Eventually(t, time.Minute, what, cond)
 }
 
 // exists reports whether a file is there.

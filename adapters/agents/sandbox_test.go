@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // The sandbox tests run real agent processes under real bubblewrap (make test installs
@@ -243,13 +244,23 @@ func TestSandboxNothingOutlivesTheTurn(t *testing.T) {
 	// A child that leaves the process group (setsid) and would write into the checkout
 	// after the turn: the PID namespace ends it with the turn's first process.
 	l := newHostLayout(t)
+	const stray = "sleep 1; echo late > late.txt"
 	r := sandboxed(t, l, script(t, `cat >/dev/null
-setsid sh -c 'sleep 1; echo late > late.txt' >/dev/null 2>&1 < /dev/null &
+setsid sh -c '`+stray+`' >/dev/null 2>&1 < /dev/null &
 echo started`))
 	if res := r.RunTurn(context.Background(), l.turn(core.NetworkFull, "go")); res.Reply != "started" {
 		t.Fatalf("expected the turn to complete, got %+v", res)
 	}
-	time.Sleep(2 * time.Second)
+	// Ended with the turn, the stray is gone at once; one that outlived it would be
+	// gone only after it wrote.
+	eventually.Eventually(t, 10*time.Second, "the turn's stray process gone", func() bool {
+		for pid, argv := range processArgs() {
+			if slices.Equal(argv, []string{"sh", "-c", stray}) && !processGone(pid) {
+				return false
+			}
+		}
+		return true
+	})
 	if _, err := os.Stat(filepath.Join(l.checkout, "late.txt")); err == nil {
 		t.Fatalf("a process of the finished turn wrote late.txt into the checkout after the turn ended")
 	}
@@ -520,10 +531,8 @@ func TestSandboxFullNetworkDiesWithTheHub(t *testing.T) {
 // waitUntil waits for cond, failing with what, and out, after 20 s.
 func waitUntil(t *testing.T, what string, cond func() bool, out fmt.Stringer) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %s within 20 s; the hub said:\n%s", what, out)
-		}
+	if !eventually.Within(20*time.Second, cond) {
+		t.Fatalf("expected %s within 20 s; the hub said:\n%s", what, out)
 	}
 }
 

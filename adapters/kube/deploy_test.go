@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/internal/testkit/kubetest"
 )
 
@@ -232,19 +234,15 @@ func TestManifestsAndTheHubsPermissions(t *testing.T) {
 	if _, err := admin.CoreV1().Pods(ns).UpdateStatus(ctx, &p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually.NoError(t, 20*time.Second, "the watcher to report image_pull", func() error {
 		mu.Lock()
 		code := failures[ws.ID]
 		mu.Unlock()
-		if code == "provision_failed:image_pull" {
-			break
+		if code != "provision_failed:image_pull" {
+			return fmt.Errorf("got %q", code)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected the watcher to report image_pull, got %q", code)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := mach.Delete(ctx, ws); err != nil {
 		t.Fatalf("delete as the hub's account: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/postgres"
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // The hub's one broadcaster (Fanout) fed by a real LISTEN connection: waiters by
@@ -207,12 +208,8 @@ func TestListenerRunReturnsOnceItsConnectionIsClosedAndItsGoroutinesHaveStopped(
 	cancel()
 	<-ran
 	// pq closes Notify as its goroutine's last act: it may still be returning.
-	deadline := time.Now().Add(waitLimit)
-	for listenerGoroutines() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the LISTEN connection's goroutines still run after Run returned:\n%s", stacks())
-		}
-		runtime.Gosched()
+	if !eventually.Within(waitLimit, func() bool { return listenerGoroutines() == 0 }) {
+		t.Fatalf("the LISTEN connection's goroutines still run after Run returned:\n%s", stacks())
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/wshub/wshub/adapters/postgres"
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // The chat inbox's claim and settle statements, on their own: one thread's events
@@ -71,9 +72,11 @@ func TestChatInboxClaimOrderFencingAndExpiry(t *testing.T) {
 	}
 	// The lease runs out by the database's clock (the hub's "now" stays put): a new
 	// claim takes a2 again, and the old claim can no longer settle it.
-	time.Sleep(150 * time.Millisecond)
-	retaken := claimIDs(t, store, "claim-4", now, time.Minute, 10)
-	if len(retaken) != 1 || retaken["a2"] == nil {
+	var retaken map[string]*core.ChatEvent
+	if !eventually.Within(10*time.Second, func() bool {
+		retaken = claimIDs(t, store, "claim-4", now, time.Minute, 10)
+		return len(retaken) > 0
+	}) || len(retaken) != 1 || retaken["a2"] == nil {
 		t.Fatalf("expected a2 re-claimed after its lease expired, got %v", keys(retaken))
 	}
 	stale := next["a2"]

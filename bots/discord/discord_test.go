@@ -15,6 +15,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 const botToken = "fake-bot-token"
@@ -179,17 +180,13 @@ func TestWorkspaceCommandOverHTTP(t *testing.T) {
 		t.Fatalf("expected a deferred response (type 5), got %d %s", r.Status, r.Raw)
 	}
 	signedInteraction(t, h, cmd, appKey) // Discord does not retry, but a replay is harmless
-	deadline := time.Now().Add(30 * time.Second)
 	var original, thread string
-	for time.Now().Before(deadline) {
+	eventually.Within(30*time.Second, func() bool {
 		f.mu.Lock()
 		original, thread = f.originals["tok-1"], f.origIDs["tok-1"]
 		f.mu.Unlock()
-		if strings.HasPrefix(original, "Started workspace") {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.HasPrefix(original, "Started workspace")
+	})
 	if !strings.HasPrefix(original, "Started workspace `ws_") || !strings.Contains(original, "<#"+thread+">") {
 		t.Fatalf("expected the response edited into a link to thread %s, got %q", thread, original)
 	}
@@ -241,7 +238,10 @@ func TestRateLimitedReplyIsWaitedOutAndPostedOnce(t *testing.T) {
 	start := time.Now()
 	f.dispatch("MESSAGE_CREATE", messageCreate(root, channel, "<@"+botID+"> write limited", true))
 	f.waitPosts(t, root, "the reply after the 429", func(p []post) bool { return len(p) >= 1 })
-	time.Sleep(500 * time.Millisecond)
+	// A later message's reply is when a second post of the first would have come.
+	const later = "962000000000000002"
+	f.dispatch("MESSAGE_CREATE", messageCreate(later, channel, "<@"+botID+"> write later", true))
+	f.waitPosts(t, later, "the later message's reply", func(p []post) bool { return len(p) >= 1 })
 	posts := f.waitPosts(t, root, "", func(p []post) bool { return true })
 	if len(posts) != 1 || posts[0].Content != "wrote limited.txt" || time.Since(start) < 300*time.Millisecond {
 		t.Fatalf("expected the reply posted once after retry_after, got %+v", posts)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // The fake Discord: the REST routes the bot uses and a gateway websocket, speaking
@@ -384,8 +386,7 @@ func (f *fakeDiscord) waitReady(t testing.TB) {
 // waitPosts waits until the posts in channel satisfy cond.
 func (f *fakeDiscord) waitPosts(t testing.TB, channelID, what string, cond func([]post) bool) []post {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	return eventually.Value(t, 30*time.Second, what+" in "+channelID, func() ([]post, error) {
 		f.mu.Lock()
 		var in []post
 		for _, p := range f.posts {
@@ -394,14 +395,11 @@ func (f *fakeDiscord) waitPosts(t testing.TB, channelID, what string, cond func(
 			}
 		}
 		f.mu.Unlock()
-		if cond(in) {
-			return in
+		if !cond(in) {
+			return in, fmt.Errorf("got %+v", in)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %s in %s within 30s, got %+v", what, channelID, in)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return in, nil
+	})
 }
 
 // messageCreate is a MESSAGE_CREATE payload from a member of the guild.

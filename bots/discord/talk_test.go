@@ -12,18 +12,13 @@ import (
 	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // waitFor polls cond until it holds, failing after 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %s within 30s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.Eventually(t, 30*time.Second, what, cond)
 }
 
 func scrape(t *testing.T, h *hubtest.Hub) string {
@@ -135,7 +130,10 @@ func TestWorkspaceFailureIsAnnouncedInTheThread(t *testing.T) {
 	if !strings.HasPrefix(posts[0].Content, "⚠️ Workspace `ws_") || !strings.Contains(posts[0].Content, "could not be set up") {
 		t.Fatalf("expected the failure told in the thread, got %q", posts[0].Content)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// A second doomed workspace's notice, told after it, is when a repeat of the first would have come.
+	const second = "983000000000000002"
+	f.dispatch("MESSAGE_CREATE", messageCreate(second, channel, "<@"+botID+"> write doomed too", true))
+	f.waitPosts(t, second, "the second failure notice", func(p []post) bool { return len(p) >= 1 })
 	if posts = f.waitPosts(t, root, "", func([]post) bool { return true }); len(posts) != 1 {
 		t.Fatalf("expected the failure told once, got %+v", posts)
 	}

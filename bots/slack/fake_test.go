@@ -21,6 +21,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 const (
@@ -246,22 +247,34 @@ func (f *fakeSlack) Posts() []post {
 // waitPosts waits until cond holds on the posts in thread ts.
 func (f *fakeSlack) waitPosts(t *testing.T, ts, what string, cond func([]post) bool) []post {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	return eventually.Value(t, 30*time.Second, what+" in thread "+ts, func() ([]post, error) {
 		var in []post
 		for _, p := range f.Posts() {
 			if p.ThreadTS == ts {
 				in = append(in, p)
 			}
 		}
-		if cond(in) {
-			return in
+		if !cond(in) {
+			return in, fmt.Errorf("got %+v", in)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %s in thread %s within 30 s, got %+v", what, ts, in)
+		return in, nil
+	})
+}
+
+// waitThreadSettled waits until no reply or notice of thread ts is still to be posted:
+// one recorded as posted is never posted again, so the thread's posts are then final.
+func waitThreadSettled(t *testing.T, h *hubtest.Hub, ts string) {
+	t.Helper()
+	eventually.NoError(t, 30*time.Second, "every post of thread "+ts+" settled", func() error {
+		var n struct{ Posts, Pending int }
+		err := h.PG().DB().Get(&n, `SELECT count(*) AS posts, count(*) FILTER (WHERE status = 'pending') AS pending FROM (
+			SELECT status FROM chat_notices WHERE thread_id = $1
+			UNION ALL SELECT d.status FROM chat_deliveries d JOIN chat_threads t ON t.id = d.thread_id WHERE t.thread_id = $1) p`, ts)
+		if err == nil && (n.Posts == 0 || n.Pending > 0) {
+			err = fmt.Errorf("%d posts recorded, %d pending", n.Posts, n.Pending)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // fileURL is where the fake serves a file (on the API host, where slack-go sends the token).
@@ -346,35 +359,26 @@ func deliverSigned(t testing.TB, h *hubtest.Hub, body []byte, ts, sig string) (i
 // waitMetrics waits until /metrics holds every wanted line and returns the scrape.
 func waitMetrics(t testing.TB, h *hubtest.Hub, want ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	return eventually.Value(t, 10*time.Second, "/metrics to have every wanted line", func() (string, error) {
 		resp, err := http.Get(h.MetricsURL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		missing := ""
 		for _, w := range want {
 			if !strings.Contains(string(b), w+"\n") {
-				missing = w
-				break
-			}
-		}
-		if missing == "" {
-			return string(b)
-		}
-		if time.Now().After(deadline) {
-			var lines []string
-			for _, l := range strings.Split(string(b), "\n") {
-				if strings.HasPrefix(l, "wshub_chat") {
-					lines = append(lines, l)
+				var lines []string
+				for _, l := range strings.Split(string(b), "\n") {
+					if strings.HasPrefix(l, "wshub_chat") {
+						lines = append(lines, l)
+					}
 				}
+				return "", fmt.Errorf("no %q in:\n%s", w, strings.Join(lines, "\n"))
 			}
-			t.Fatalf("expected /metrics to have %q, got:\n%s", missing, strings.Join(lines, "\n"))
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return string(b), nil
+	})
 }
 
 // Uploads are the files the bot shared, in order.

@@ -15,6 +15,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // statusEvery is the hub's least time between two edits of a thread's status in
@@ -96,16 +97,13 @@ func (f *fakeSlack) Updates(ts string) []post {
 
 func (f *fakeSlack) waitUpdates(t *testing.T, ts, what string, cond func([]post) bool) []post {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if u := f.Updates(ts); cond(u) {
-			return u
+	return eventually.Value(t, 30*time.Second, what+" of message "+ts, func() ([]post, error) {
+		u := f.Updates(ts)
+		if !cond(u) {
+			return u, fmt.Errorf("got %+v", u)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %s of message %s within 30 s, got %+v", what, ts, f.Updates(ts))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return u, nil
+	})
 }
 
 // approvalPost waits for a post in thread with Allow and Deny, other than those at not.
@@ -179,7 +177,7 @@ func TestTurnStatusIsEditedInPlace(t *testing.T) {
 		t.Logf("the quick turn took %s on this machine, not under %s: no check that it got no status", took, statusEvery)
 		return
 	}
-	time.Sleep(2 * statusEvery)
+	time.Sleep(2 * statusEvery) // sleep: a status comes statusEvery into a turn; this is twice that deadline, and nothing marks a status not posted
 	if p := f.waitPosts(t, root, "", func([]post) bool { return true }); len(p) != 3 || p[2].Text != "echo: quick" {
 		t.Fatalf("expected only the quick turn's reply, got %+v", p)
 	}

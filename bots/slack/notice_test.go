@@ -10,6 +10,7 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 func TestWorkspaceFailureIsAnnouncedInTheThread(t *testing.T) {
@@ -45,7 +46,7 @@ func TestWorkspaceFailureIsAnnouncedInTheThread(t *testing.T) {
 	// The thread's next mention is refused in words; the failure is not told again.
 	deliver(t, h, eventBody("EvFail2", mention("1700000901.000100", root, "<@"+botUser+"> are you there")))
 	f.waitPosts(t, root, "the refusal", func(p []post) bool { return len(p) >= 2 })
-	time.Sleep(300 * time.Millisecond)
+	waitThreadSettled(t, h, root)
 	posts = f.waitPosts(t, root, "", func([]post) bool { return true })
 	if len(posts) != 2 || !strings.Contains(posts[1].Text, "archived or has failed") {
 		t.Fatalf("expected exactly the notice and one refusal, got %+v", posts)
@@ -60,7 +61,7 @@ func TestARefusalIsSaidOnceWhenSlackFailsToTakeIt(t *testing.T) {
 	const root = "1700001000.000100"
 	deliver(t, h, eventBody("EvOnce", mention(root, "", "<@"+botUser+"> write x")))
 	f.waitPosts(t, root, "the refusal after two 503s", func(p []post) bool { return len(p) >= 1 })
-	time.Sleep(300 * time.Millisecond)
+	waitThreadSettled(t, h, root)
 	posts := f.waitPosts(t, root, "", func([]post) bool { return true })
 	if len(posts) != 1 || !strings.Contains(posts[0].Text, "isn't connected to a wshub account") {
 		t.Fatalf("expected the refusal posted once, got %+v", posts)
@@ -101,18 +102,12 @@ func TestABindingsProviderIsWhereItsWorkspacesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	deliver(t, h, eventBody("EvProv1", mention("1700000950.000100", "", "<@"+botUser+"> write here")))
-	deadline := time.Now().Add(time.Minute)
-	for {
-		list := h.Call("GET", "/v1/api/workspaces", h.Key, nil).Expect(t, 200, "").Body["workspaces"].([]any)
-		if len(list) == 1 {
-			if got := list[0].(map[string]any)["providerId"]; got != "process" {
-				t.Fatalf("expected the workspace on the binding's provider, got %v", got)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("expected a workspace started from the thread within a minute")
-		}
-		time.Sleep(20 * time.Millisecond)
+	var list []any
+	eventually.Eventually(t, time.Minute, "a workspace started from the thread", func() bool {
+		list = h.Call("GET", "/v1/api/workspaces", h.Key, nil).Expect(t, 200, "").Body["workspaces"].([]any)
+		return len(list) == 1
+	})
+	if got := list[0].(map[string]any)["providerId"]; got != "process" {
+		t.Fatalf("expected the workspace on the binding's provider, got %v", got)
 	}
 }

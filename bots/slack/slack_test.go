@@ -11,6 +11,7 @@ import (
 
 	"github.com/wshub/wshub/bots/chat"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 func TestMentionStartsAWorkspaceAndTheReplyComesBackInTheThread(t *testing.T) {
@@ -103,7 +104,7 @@ func TestBadSignatureIsRefusedAndDoesNothing(t *testing.T) {
 	if err := h.PG().DB().Get(&n, `SELECT count(*) FROM chat_inbox`); err != nil || n != 0 {
 		t.Fatalf("expected nothing stored for refused requests, got %d (%v)", n, err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Nothing stored is nothing to post: a refused request starts no work that could post later.
 	if p := f.Posts(); len(p) != 0 {
 		t.Fatalf("expected no posts, got %+v", p)
 	}
@@ -249,22 +250,18 @@ func TestRateLimitedPostsWaitAndChannelGoneStops(t *testing.T) {
 	f.mu.Unlock()
 	const gone = "1700000500.000100"
 	deliver(t, h, eventBody("EvGone", mention(gone, "", "<@"+botUser+"> write gone")))
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	attempts := eventually.Value(t, 20*time.Second, "the reply to a gone channel given up", func() (int, error) {
 		var status string
 		var attempts int
 		err := h.PG().DB().QueryRow(`SELECT d.status, d.attempts FROM chat_deliveries d JOIN chat_threads t ON t.id = d.thread_id
 			WHERE t.thread_id = $1`, gone).Scan(&status, &attempts)
-		if err == nil && status == "failed" {
-			if attempts != 1 {
-				t.Fatalf("expected a permanent error to stop after 1 attempt, got %d", attempts)
-			}
-			break
+		if err == nil && status != "failed" {
+			err = fmt.Errorf("status %q", status)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected the reply to a gone channel given up, got %q (%v)", status, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return attempts, err
+	})
+	if attempts != 1 {
+		t.Fatalf("expected a permanent error to stop after 1 attempt, got %d", attempts)
 	}
 }
 
@@ -304,7 +301,7 @@ func TestAccountRefusalsAndServerErrorsRetried(t *testing.T) {
 	if waited := time.Since(start); waited < 2*time.Second {
 		t.Fatalf("expected the retries to back off (2 s, then 4 s), the reply came after %s", waited)
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitThreadSettled(t, h, root)
 	if posts := f.waitPosts(t, root, "", func([]post) bool { return true }); len(posts) != 1 || posts[0].Text != "wrote retried.txt" {
 		t.Fatalf("expected the reply posted once after the 503s, got %+v", posts)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // adminEnv points the command at a fresh database and data directory.
@@ -437,21 +439,17 @@ func TestAdminWebhookDeliveriesShowEachAttempt(t *testing.T) {
 	// made lists the account's deliveries until its one delivery has made n attempts.
 	made := func(n int) delivery {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		return eventually.Value(t, 30*time.Second, fmt.Sprintf("one delivery with %d attempts", n), func() (delivery, error) {
 			_, out := wshub(t, 0, "admin", "webhook", "deliveries", "--account", h.Account.ID)
 			var ds []delivery
 			if err := json.Unmarshal([]byte(out), &ds); err != nil {
 				t.Fatalf("expected the deliveries as JSON, got %q: %v", out, err)
 			}
 			if len(ds) == 1 && ds[0].Attempts >= n {
-				return ds[0]
+				return ds[0], nil
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("expected one delivery with %d attempts within 30 s, got %+v", n, ds)
-			}
-			time.Sleep(20 * time.Millisecond) // a poll of the list, not a wait for time to pass
-		}
+			return delivery{}, fmt.Errorf("got %+v", ds)
+		})
 	}
 	d := made(1)
 	if a := d.AttemptLog; d.Status != "pending" || len(a) != 1 || a[0].Attempt != 1 || a[0].StatusCode != 503 || a[0].Error != "HTTP 503" ||

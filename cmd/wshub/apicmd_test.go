@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // wshubAPI runs a client command in-process and returns its exit code and output.
@@ -269,21 +271,17 @@ func TestWebhookDeliveriesAndRedeliverCommands(t *testing.T) {
 	// logUntil reads the log (--json) until its one delivery has made n attempts.
 	logUntil := func(wh string, n int) client.Delivery {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		return eventually.Value(t, 30*time.Second, fmt.Sprintf("one delivery with %d attempts", n), func() (client.Delivery, error) {
 			out, _ := run(0, "webhooks", "deliveries", wh, "--json")
 			var page client.DeliveryPage
 			if err := json.Unmarshal([]byte(out), &page); err != nil {
 				t.Fatalf("expected the log as JSON, got %q: %v", out, err)
 			}
 			if len(page.Deliveries) == 1 && page.Deliveries[0].AttemptCount >= n {
-				return page.Deliveries[0]
+				return page.Deliveries[0], nil
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("expected one delivery with %d attempts within 30 s, got %+v", n, page.Deliveries)
-			}
-			time.Sleep(20 * time.Millisecond) // a poll of the log, not a wait for time to pass
-		}
+			return client.Delivery{}, fmt.Errorf("got %+v", page.Deliveries)
+		})
 	}
 
 	out, _ := run(0, "webhooks", "create", "--url", rc.URL, "--json")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // hubProcess is a real `wshub serve` process.
@@ -57,19 +58,20 @@ func startHub(t *testing.T, bin string, env []string) *hubProcess {
 	}
 	p := &hubProcess{cmd: cmd, base: "http://" + addr, logs: logs}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if resp, err := http.Get(p.base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("hub did not become ready: %s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !eventually.Within(20*time.Second, func() bool { return ready(p.base) }) {
+		t.Fatalf("hub did not become ready: %s", logs.String())
 	}
+	return p
+}
+
+// ready reports whether the hub at base answers /readyz with 200.
+func ready(base string) bool {
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200
 }
 
 func call(t *testing.T, method, url, key string, body any) map[string]any {
@@ -103,7 +105,8 @@ func TestHubKilledDuringATurnRecovers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	f := newCrashFixture(t, "#!/bin/sh\nprompt=$(cat)\ncase \"$prompt\" in sleep*) sleep 60;; esac\necho \"echo: $prompt\"\n")
+	// The agent sleeps a length no other test's does, to find its process.
+	f := newCrashFixture(t, "#!/bin/sh\nprompt=$(cat)\ncase \"$prompt\" in sleep*) sleep 64;; esac\necho \"echo: $prompt\"\n")
 	bin, env, k := f.bin, f.env, f.key
 
 	p := startHub(t, bin, env)
@@ -112,7 +115,7 @@ func TestHubKilledDuringATurnRecovers(t *testing.T) {
 	waitMessages(t, p.base, k, id, "the first message delivered", func(msgs []any) bool {
 		return len(msgs) == 1 && msgs[0].(map[string]any)["status"] == "delivered"
 	})
-	time.Sleep(200 * time.Millisecond) // the agent is running
+	eventually.Eventually(t, time.Minute, "the agent running", func() bool { return hubtest.AgentSleeping("64") })
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -179,15 +182,11 @@ func newCrashFixture(t *testing.T, script string) crashFixture {
 func waitMessages(t *testing.T, base, key, id, what string, cond func([]any) bool) []any {
 	t.Helper()
 	// Generous: a loaded machine (the whole suite, a soak) is slow to start runtimes.
-	deadline := time.Now().Add(2 * time.Minute)
-	var msgs []any
-	for time.Now().Before(deadline) {
-		msgs = call(t, "GET", base+"/v1/api/workspaces/"+id+"/messages", key, nil)["messages"].([]any)
-		if cond(msgs) {
-			return msgs
+	return eventually.Value(t, 2*time.Minute, what, func() ([]any, error) {
+		msgs := call(t, "GET", base+"/v1/api/workspaces/"+id+"/messages", key, nil)["messages"].([]any)
+		if !cond(msgs) {
+			return nil, fmt.Errorf("got %v", msgs)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("expected %s within 2 minutes, got %v", what, msgs)
-	return nil
+		return msgs, nil
+	})
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from the hub and read from the test.
@@ -117,23 +118,15 @@ func TestREADMESessions(t *testing.T) {
 			t.Errorf("wshub dev did not stop")
 		}
 	})
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
+	if !eventually.Within(time.Minute, func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("wshub dev exited %d: %s", code, logs.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("wshub dev did not become ready: %s", logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
+		return ready("http://" + addr)
+	}) {
+		t.Fatalf("wshub dev did not become ready: %s", logs.String())
 	}
 	m := regexp.MustCompile(`export WSHUB_URL=http://\S+ WSHUB_API_KEY=(svc_[A-Za-z0-9_-]{43})\n`).FindStringSubmatch(banner.String())
 	if m == nil || !strings.Contains(banner.String(), "API key   "+m[1]) {

@@ -6,6 +6,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // TestAgentProcessesDieWithAKilledHub kills `wshub serve` with SIGKILL while its agent
@@ -17,8 +20,9 @@ func TestAgentProcessesDieWithAKilledHub(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	const writer = "while :; do date +%s%N >> heartbeat; sleep 0.05; done"
 	f := newCrashFixture(t, "#!/bin/sh\nprompt=$(cat)\ncase \"$prompt\" in\n"+
-		"spawn*) setsid sh -c 'while :; do date +%s%N >> heartbeat; sleep 0.05; done' </dev/null >/dev/null 2>&1 &\n sleep 60 ;;\n"+
+		"spawn*) setsid sh -c '"+writer+"' </dev/null >/dev/null 2>&1 &\n sleep 60 ;;\n"+
 		"esac\necho \"echo: $prompt\"\n")
 	bin, env, k, dataDir := f.bin, f.env, f.key, f.dataDir
 
@@ -33,22 +37,17 @@ func TestAgentProcessesDieWithAKilledHub(t *testing.T) {
 		}
 		return fi.Size()
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for size() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent's writer never started: %s", p.logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !eventually.Within(30*time.Second, func() bool { return size() > 0 && hubtest.Running("sh", "-c", writer) }) {
+		t.Fatalf("the agent's writer never started: %s", p.logs.String())
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = p.cmd.Wait()
-	time.Sleep(500 * time.Millisecond) // the kernel ends the sandbox; let it settle
-	before := size()
-	time.Sleep(1500 * time.Millisecond)
-	if after := size(); after != before {
-		t.Fatalf("the agent's detached writer outlived the killed hub: heartbeat grew from %d to %d bytes", before, after)
+	// The kernel ends the sandbox's processes as it ends the hub: the writer is gone,
+	// and the heartbeat stops with it.
+	if !eventually.Within(10*time.Second, func() bool { return !hubtest.Running("sh", "-c", writer) }) {
+		t.Fatalf("the agent's detached writer outlived the killed hub: heartbeat at %d bytes and growing", size())
 	}
 
 	// The restarted hub recovers the turn and runs the next one in the same checkout.

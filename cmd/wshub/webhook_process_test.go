@@ -14,6 +14,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/webhook"
 )
 
@@ -88,19 +89,16 @@ func (f *deliveryFixture) tally(t *testing.T, want int, within time.Duration) (d
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for i, rc := range f.receivers {
-		for {
+		eventually.NoError(t, time.Until(deadline), fmt.Sprintf("endpoint %d: %d distinct events", i, want), func() error {
 			seen := map[string]bool{}
 			for _, r := range rc.Received() {
 				seen[r.Event.EventID] = true
 			}
-			if len(seen) == want {
-				break
+			if len(seen) != want {
+				return fmt.Errorf("got %d", len(seen))
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("endpoint %d: expected %d distinct events, got %d", i, want, len(seen))
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 		seen := map[string]bool{}
 		for _, r := range rc.Received() {
 			if err := webhook.VerifyAt(r.Body, r.Header.Get(webhook.HeaderSignature), f.secrets[i], r.At, webhook.DefaultTolerance); err != nil {
@@ -136,18 +134,15 @@ func TestWebhooksSurviveSIGKILL(t *testing.T) {
 	env := append(f.env, fmt.Sprintf("WSHUB_WEBHOOK_CONCURRENCY=%d", concurrency))
 	p := startHub(t, bin, env)
 	f.register(t, p.base, endpoints, func(w http.ResponseWriter, _ hubtest.Received) {
-		time.Sleep(2 * time.Millisecond) // a receiver doing a little work: attempts are in flight at the kill
+		time.Sleep(2 * time.Millisecond) // sleep: a receiver doing a little work, so attempts are in flight at the kill
 		w.WriteHeader(200)
 	})
 	start := time.Now()
 	f.send(t, p.base, workspaces, perWorkspace)
 	total := endpoints * workspaces * perWorkspace
-	for len(f.receivers[0].Received())+len(f.receivers[1].Received())+len(f.receivers[2].Received()) < total/3 {
-		if time.Since(start) > 2*time.Minute {
-			t.Fatalf("expected a third of the deliveries within 2 minutes")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually.Eventually(t, 2*time.Minute, "a third of the deliveries", func() bool {
+		return len(f.receivers[0].Received())+len(f.receivers[1].Received())+len(f.receivers[2].Received()) >= total/3
+	})
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -164,17 +159,13 @@ func TestWebhooksSurviveSIGKILL(t *testing.T) {
 		t.Fatalf("expected at most %d duplicates (attempts in flight at the kill), got %d", concurrency, dups)
 	}
 	// The restarted hub settles what it delivered; give the last settlements a moment.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, "no pending deliveries left", func() error {
 		_, out := wshub(t, 0, "admin", "webhook", "deliveries", "--account", f.account, "--status", "pending", "--limit", "10")
-		if !strings.Contains(out, "deliveryId") {
-			break
+		if strings.Contains(out, "deliveryId") {
+			return fmt.Errorf("got %s", out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected no pending deliveries left, got %s", out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	_, out := wshub(t, 0, "admin", "webhook", "deliveries", "--account", f.account, "--status", "delivered", "--limit", "10000")
 	if n := strings.Count(out, `"deliveryId"`); n != total {
 		t.Fatalf("expected %d delivered deliveries in the operator view, got %d", total, n)

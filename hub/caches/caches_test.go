@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/internal/testkit/s3test"
 )
 
@@ -149,20 +151,17 @@ func readySetUp(t testing.TB, h *hubtest.Hub, id string, start time.Time) setUp 
 // waitSettled waits until the workspace is ready or failed.
 func waitSettled(t testing.TB, h *hubtest.Hub, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	var ws map[string]any
-	for time.Now().Before(deadline) {
+	return eventually.Value(t, time.Minute, "workspace "+id+" ready or failed", func() (map[string]any, error) {
 		r := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil)
-		if r.Status == 200 {
-			ws = r.Body["workspace"].(map[string]any)
-			if ws["state"] == "ready" || ws["state"] == "failed" {
-				return ws
-			}
+		if r.Status != 200 {
+			return nil, fmt.Errorf("status %d", r.Status)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("workspace %s: expected ready or failed within a minute, last seen %v", id, ws)
-	return nil
+		ws := r.Body["workspace"].(map[string]any)
+		if ws["state"] != "ready" && ws["state"] != "failed" {
+			return nil, fmt.Errorf("last seen %v", ws)
+		}
+		return ws, nil
+	})
 }
 
 func (s setUp) expect(t testing.TB, saw, said string) {
@@ -324,20 +323,19 @@ func TestATurnNeverWritesTheCache(t *testing.T) {
 	h := startHub(t, hub.BlobsFile, 10<<20, hubtest.WithAgentCommand("agent_1", "echo poisoned > deps/poison && echo done"))
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "test-model", "prompt": "poison"}).Expect(t, 201, "")
 	id := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
-	deadline := time.Now().Add(time.Minute)
-	for {
+	eventually.NoError(t, time.Minute, "a turn", func() error {
 		ws := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Expect(t, 200, "").Body["workspace"].(map[string]any)
 		if lt, _ := ws["lastTurn"].(map[string]any); lt != nil {
 			if lt["outcome"] != "completed" {
 				t.Fatalf("expected the turn completed, got %v", lt)
 			}
-			break
+			return nil
 		}
-		if ws["state"] == "failed" || time.Now().After(deadline) {
-			t.Fatalf("expected a turn within a minute, got %v", ws)
+		if ws["state"] == "failed" {
+			t.Fatalf("expected a turn, the workspace failed: %v", ws)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("got %v", ws)
+	})
 	if _, err := os.Stat(filepath.Join(h.Config.DataDir, "workspaces", id, "checkout", "deps", "poison")); err != nil {
 		t.Fatalf("expected the agent to have written into the cached path: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // shellAgent runs its prompt as a shell script and replies with what it printed: a
@@ -75,18 +76,16 @@ func create(t *testing.T, h *hubtest.Hub, p *core.Project, prompt string, extra 
 // machine's sandbox starts are slow).
 func waitFor(t *testing.T, h *hubtest.Hub, id, what string, cond func(ws map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	var ws map[string]any
-	for time.Now().Before(deadline) {
-		if r := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil); r.Status == 200 {
-			if ws = r.Body["workspace"].(map[string]any); cond(ws) {
-				return ws
-			}
+	return eventually.Value(t, 2*time.Minute, what, func() (map[string]any, error) {
+		r := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil)
+		if r.Status != 200 {
+			return nil, fmt.Errorf("status %d", r.Status)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within two minutes; the workspace: %v", what, ws)
-	return nil
+		if ws := r.Body["workspace"].(map[string]any); !cond(ws) {
+			return nil, fmt.Errorf("the workspace: %v", ws)
+		}
+		return r.Body["workspace"].(map[string]any), nil
+	})
 }
 
 func state(want string) func(map[string]any) bool {

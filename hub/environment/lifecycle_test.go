@@ -10,6 +10,7 @@ import (
 
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // While setup runs the workspace is in setup and its output can be read as it comes;
@@ -80,17 +81,13 @@ func TestDeletingAWorkspaceStopsItsSetup(t *testing.T) {
 	if _, err := h.Service.Admin.DeleteWorkspace(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	eventually.Within(2*time.Minute, func() bool {
 		w, err := h.PG().GetWorkspaceByID(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w.State == "deleted" {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return w.State == "deleted"
+	})
 	if w, _ := h.PG().GetWorkspaceByID(context.Background(), id); w.State != "deleted" {
 		t.Fatalf("the workspace should be deleted, it is %s", w.State)
 	}

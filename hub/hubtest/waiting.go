@@ -2,10 +2,13 @@ package hubtest
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // WaitingAgent is a command agent whose turn, when the prompt starts with "wait",
@@ -34,14 +37,10 @@ func StartBehindProxy(t *testing.T, leaseFor time.Duration, opts ...Option) (*Hu
 // WaitForFile waits for path to exist (a minute at most).
 func WaitForFile(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("expected %s within a minute", path)
+	eventually.Eventually(t, time.Minute, path, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
 }
 
 // Touch creates the empty file path (the waiting agent's signal to go on).
@@ -50,4 +49,22 @@ func Touch(t *testing.T, path string) {
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// AgentSleeping reports whether a fake agent's `sleep secs` (or `hold`) runs on this
+// host: a test that gives its agent a length no other test uses knows from it that the
+// agent has started.
+func AgentSleeping(secs string) bool { return Running("sleep", secs) }
+
+// Running reports whether a process with exactly these arguments runs on this host,
+// seen from outside any sandbox's PID namespace.
+func Running(argv ...string) bool {
+	want := strings.Join(argv, "\x00") + "\x00"
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range cmdlines {
+		if b, err := os.ReadFile(c); err == nil && string(b) == want {
+			return true
+		}
+	}
+	return false
 }

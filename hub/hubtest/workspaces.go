@@ -2,6 +2,7 @@ package hubtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/procgroup"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // StartRuntime runs a hub with its worker and agent_1 bound to the fake agent.
@@ -39,20 +41,18 @@ func WaitFor(t testing.TB, h *Hub, id, what string, cond func(ws map[string]any)
 // WaitForAs is WaitFor as key's account sees the workspace.
 func WaitForAs(t testing.TB, h *Hub, key, id, what string, cond func(ws map[string]any) bool) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute) // generous: benchmarks wait for hundreds of turns
-	var ws map[string]any
-	for time.Now().Before(deadline) {
+	// Generous: benchmarks wait for hundreds of turns.
+	return eventually.Value(t, 2*time.Minute, "workspace "+id+": "+what, func() (map[string]any, error) {
 		r := h.Call("GET", "/v1/api/workspaces/"+id, key, nil)
-		if r.Status == 200 {
-			ws = r.Body["workspace"].(map[string]any)
-			if cond(ws) {
-				return ws
-			}
+		if r.Status != 200 {
+			return nil, fmt.Errorf("status %d", r.Status)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("workspace %s: expected %s within 2 minutes, last seen %v", id, what, ws)
-	return nil
+		ws := r.Body["workspace"].(map[string]any)
+		if !cond(ws) {
+			return nil, fmt.Errorf("last seen %v", ws)
+		}
+		return ws, nil
+	})
 }
 
 // IdleAfterTurns holds once the workspace is idle after its nth turn (2n messages).
@@ -90,13 +90,9 @@ func Messages(t *testing.T, h *Hub, id string) ([]Msg, map[string]any) {
 // WaitDeleted waits for a deleted workspace to answer 404.
 func WaitDeleted(t *testing.T, h *Hub, id string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Status != 404 {
-		if time.Now().After(deadline) {
-			t.Fatal("expected the deleted workspace to answer 404")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually.Eventually(t, 20*time.Second, "the deleted workspace to answer 404", func() bool {
+		return h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Status == 404
+	})
 }
 
 // PushingProject adds a ready project that pushes turns' commits to a new upstream.

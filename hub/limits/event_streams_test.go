@@ -1,12 +1,14 @@
 package limits_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // allEvents reads every stored event of the workspace, page by page.
@@ -33,17 +35,12 @@ func seqsOf(events []hubtest.Event) []int64 {
 // waitStreams polls the hub's event stream figures until cond holds.
 func waitStreams(t *testing.T, h *hubtest.Hub, what string, cond func(feeds, streams int) bool) {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second) // two heartbeats
-	for {
-		s := h.Service.Admin.EventStreamStats()
-		if cond(s.Feeds, s.Streams) {
-			return
+	eventually.NoError(t, 45*time.Second, what, func() error { // two heartbeats
+		if s := h.Service.Admin.EventStreamStats(); !cond(s.Feeds, s.Streams) {
+			return fmt.Errorf("got %+v", s)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %s within 45 s, got %+v", what, s)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // A thousand streams open on one workspace see every event of a turn exactly once and in

@@ -2,12 +2,14 @@ package limits_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // tenant is one account's key, for the tests where two accounts share a hub.
@@ -49,18 +51,16 @@ func (a tenant) deliveries(t *testing.T, id string) map[int]int64 {
 // waitUntil polls the workspace as a until cond holds (2 minutes at most).
 func (a tenant) waitUntil(t *testing.T, id, what string, cond func(ws map[string]any) bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	var last map[string]any
-	for time.Now().Before(deadline) {
+	eventually.NoError(t, 2*time.Minute, "workspace "+id+": "+what, func() error {
 		r := a.h.Call("GET", "/v1/api/workspaces/"+id, a.key, nil)
-		if r.Status == 200 {
-			if last = r.Body["workspace"].(map[string]any); cond(last) {
-				return
-			}
+		if r.Status != 200 {
+			return fmt.Errorf("status %d", r.Status)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("workspace %s: expected %s within 2 minutes, last seen %v", id, what, last)
+		if last := r.Body["workspace"].(map[string]any); !cond(last) {
+			return fmt.Errorf("seen %v", last)
+		}
+		return nil
+	})
 }
 
 func working(ws map[string]any) bool { return ws["agentStatus"] == "working" }
@@ -133,15 +133,14 @@ func TestRunningTurnsQuotaHoldsAnAccountsTurnsBack(t *testing.T) {
 	// Whichever starts first runs; the other waits with its message undelivered, and
 	// B's turn runs beside the first.
 	var running, waiting string
-	deadline := time.Now().Add(2 * time.Minute)
-	for running == "" && time.Now().Before(deadline) {
+	eventually.Within(2*time.Minute, func() bool {
 		for i, id := range ids {
 			if len(a.deliveries(t, id)) > 0 {
 				running, waiting = id, ids[1-i]
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return running != ""
+	})
 	if running == "" {
 		t.Fatal("expected one of A's turns to start within 2 minutes")
 	}

@@ -2,6 +2,7 @@ package replicas_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // Hubs on two hosts share one database and no disk: a local workspace lives on the
@@ -206,11 +208,5 @@ func waitSweeps(t *testing.T, h *hubtest.Hub, n int) {
 		return c
 	}
 	want := count() + n
-	deadline := time.Now().Add(time.Minute)
-	for count() < want {
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %d more sweeps within a minute", n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually.Eventually(t, time.Minute, fmt.Sprintf("%d more sweeps", n), func() bool { return count() >= want })
 }

@@ -2,6 +2,7 @@ package replicas_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/internal/testkit/kubetest/kubelet"
 )
 
@@ -98,8 +100,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	if _, err := h.Service.Admin.DeleteWorkspace(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, "everything of the deleted workspace removed", func() error {
 		pods := k.Pods(t, id)
 		claims, _ := cs.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelWorkspace + "=" + id})
 		secrets, _ := cs.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: kube.LabelWorkspace + "=" + id})
@@ -111,14 +112,11 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 				live++
 			}
 		}
-		if len(pods)+live+len(secrets.Items) == 0 {
-			break
+		if len(pods)+live+len(secrets.Items) > 0 {
+			return fmt.Errorf("left %d pods, %d claims, %d secrets", len(pods), live, len(secrets.Items))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected everything of the deleted workspace removed, left %d pods, %d claims, %d secrets", len(pods), live, len(secrets.Items))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 
 	// A Pod no node can take fails its workspace with a reason.
 	k.Unschedulable.Store(true)
@@ -127,13 +125,7 @@ func TestKubernetesProviderRunsWorkspacesInPods(t *testing.T) {
 	if ws["statusCode"] != "provision_failed:unschedulable" {
 		t.Fatalf("expected provision_failed:unschedulable, got %v", ws["statusCode"])
 	}
-	deadline = time.Now().Add(30 * time.Second)
-	for len(k.Pods(t, id)) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("expected the unschedulable Pod deleted")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually.Eventually(t, 30*time.Second, "the unschedulable Pod deleted", func() bool { return len(k.Pods(t, id)) == 0 })
 }
 
 // Two hubs with data directories of their own (no shared volume) on one database,

@@ -12,6 +12,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // Two hub processes on one database, both serving and both running every worker:
@@ -55,13 +56,12 @@ func TestTwoReplicasShareTheWork(t *testing.T) {
 		turns += len(got)
 	}
 	seen := map[string]bool{}
-	deadline := time.Now().Add(time.Minute)
-	for len(seen) < turns && time.Now().Before(deadline) {
+	eventually.Within(time.Minute, func() bool {
 		for _, r := range rc.Received() {
 			seen[r.Event.EventID] = true
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(seen) >= turns
+	})
 	if len(seen) != turns {
 		t.Fatalf("expected every one of %d turns' events delivered, got %d", turns, len(seen))
 	}

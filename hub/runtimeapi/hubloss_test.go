@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/wsruntime"
 )
 
@@ -49,28 +51,11 @@ func expectLostLine(t *testing.T, log, hubURL, setting string) {
 	}
 }
 
-// holding reports whether the fake agent's `hold` (a sleep of secs seconds) runs on
-// this host, seen from outside its sandbox's PID namespace.
-func holding(secs string) bool {
-	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, c := range cmdlines {
-		if b, err := os.ReadFile(c); err == nil && string(b) == "sleep\x00"+secs+"\x00" {
-			return true
-		}
-	}
-	return false
-}
-
 // waitHolding waits until the agent's hold runs (want) or is gone (!want).
 func waitHolding(t *testing.T, secs string, want bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for holding(secs) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("expected the agent's sleep %s running: %v, within a minute", secs, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.Eventually(t, time.Minute, fmt.Sprintf("the agent's sleep %s running: %v", secs, want),
+		func() bool { return hubtest.AgentSleeping(secs) == want })
 }
 
 // expectKept fails unless the branch in dir has the held turn's commit with file.txt.
@@ -116,17 +101,12 @@ func TestRuntimeThatLosesItsHubStopsItsTurnKeepsItsWorkAndIsStartedAgain(t *test
 	if err != nil || n != 1 {
 		t.Fatalf("expected the sweep to revoke the silent runtime, got %d, %v", n, err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if next := machineToken(t, h, id); next != token {
-			token = next
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("expected the worker to start the machine again with a new token")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.Eventually(t, time.Minute, "the worker to start the machine again with a new token", func() bool {
+		next := machineToken(t, h, id)
+		changed := next != token
+		token = next
+		return changed
+	})
 	startInProcessRuntime(t, hubURL, token, dir, 2*time.Second)
 	hubtest.WaitFor(t, h, id, "idle after two turns", hubtest.IdleAfterTurns(2))
 	got := hubtest.Replies(t, h, id)
@@ -157,18 +137,14 @@ func TestProcessRuntimeThatLosesItsHubExitsAndIsStartedAgain(t *testing.T) {
 
 	front.Cut()
 	logPath := filepath.Join(h.Config.DataDir, "machines", id, "runtime.log")
-	deadline := time.Now().Add(time.Minute)
-	for {
+	logged := eventually.Value(t, time.Minute, "the runtime to say it lost its hub", func() (string, error) {
 		b, _ := os.ReadFile(logPath)
-		if len(lostLines(string(b))) > 0 {
-			expectLostLine(t, string(b), hubURL, "2s")
-			break
+		if len(lostLines(string(b))) == 0 {
+			return "", fmt.Errorf("runtime.log: %q", b)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected the runtime to say it lost its hub within a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return string(b), nil
+	})
+	expectLostLine(t, logged, hubURL, "2s")
 	waitHolding(t, "4712", false)
 	expectKept(t, filepath.Join(h.Config.DataDir, "machines", id, "checkout"), ws["branch"].(string), "hold kept 4712", "kept")
 

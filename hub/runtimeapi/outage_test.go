@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // outage is an HTTP proxy in front of the hub that can answer as a load balancer does
@@ -70,7 +72,7 @@ func (o *outage) fail(t *testing.T, d time.Duration, rt *inProcessRuntime) {
 	o.mu.Unlock()
 	refused, until := o.refused.Load(), time.Now().Add(d)
 	waitUntil(t, "the runtime to meet the outage", rt, func() bool { return o.refused.Load() >= refused+3 })
-	time.Sleep(time.Until(until)) // the outage's length is the point of the test
+	time.Sleep(time.Until(until)) // sleep: the outage's length is the point of the test
 	o.mu.Lock()
 	o.down = false
 	o.epoch, o.cut = context.WithCancel(context.Background())
@@ -81,16 +83,12 @@ func (o *outage) fail(t *testing.T, d time.Duration, rt *inProcessRuntime) {
 
 func waitUntil(t *testing.T, what string, rt *inProcessRuntime, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
+	eventually.Eventually(t, time.Minute, what, func() bool {
 		select {
 		case <-rt.ended:
 			t.Fatalf("expected %s, but the runtime ended: %v", what, rt.err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected %s within a minute", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return cond()
+	})
 }

@@ -104,9 +104,9 @@ func TestProcessRuntimeRunsTurnsLikeTheLocalOne(t *testing.T) {
 
 	// Archive interrupts a running turn; unarchive brings the machine back; delete
 	// removes it.
-	hubtest.Send(t, h, id, "sleep 30")
+	hubtest.Send(t, h, id, "sleep 33") // a length no other test's agent sleeps, to find its process
 	hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["agentStatus"] == "working" })
-	time.Sleep(300 * time.Millisecond)
+	waitHolding(t, "33", true)
 	if _, err := h.Service.Admin.ArchiveWorkspace(ctx, id); err != nil {
 		t.Fatalf("archive: %v", err)
 	}
@@ -163,10 +163,10 @@ func TestADevelopmentHubsRuntimesMayRunWithoutLimitsAsItDoes(t *testing.T) {
 func TestProcessRuntimeKilledMidTurnEndsItInterrupted(t *testing.T) {
 	t.Parallel()
 	h := hubtest.StartProcessHub(t)
-	id := hubtest.CreateOn(t, h, "process", "sleep 30")
+	id := hubtest.CreateOn(t, h, "process", "sleep 34") // a length no other test's agent sleeps, to find its process
 	hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["agentStatus"] == "working" })
 	pid := hubtest.RuntimePID(t, h, id)
-	time.Sleep(500 * time.Millisecond) // the agent is running
+	waitHolding(t, "34", true)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -194,10 +194,10 @@ func TestProcessRuntimeLosesNothingToANetworkCut(t *testing.T) {
 	// Cut while the agent works and the runtime waits on nothing but its heartbeat,
 	// then again while it reports: both the report and the long polls are retried.
 	for i := 0; i < 3; i++ {
-		time.Sleep(700 * time.Millisecond)
+		time.Sleep(700 * time.Millisecond) // sleep: where in the turn the cut falls is the point (mid-work, mid-report)
 		proxy.Cut()
 		hubtest.Send(t, h, id, "during cut "+strconv.Itoa(i))
-		time.Sleep(700 * time.Millisecond)
+		time.Sleep(700 * time.Millisecond) // sleep: the cut's length, across a heartbeat
 		proxy.Restore()
 	}
 	hubtest.WaitFor(t, h, id, "idle after four turns", hubtest.IdleAfterTurns(4))

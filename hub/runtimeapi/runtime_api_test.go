@@ -91,7 +91,7 @@ func TestRuntimeAPICallsCanBeRepeated(t *testing.T) {
 		r := h.Call("POST", "/internal/runtime/v1/next", token, map[string]any{"waitSeconds": 20}, "X-Wshub-Runtime-Session", s1)
 		done <- r.Body
 	}()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // sleep: nothing outside the hub marks a long poll as waiting; a message sent before it is answered at once, and the test passes less strictly
 	hubtest.Send(t, h, id, "second")
 	var second map[string]any
 	select {

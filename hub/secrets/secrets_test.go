@@ -15,6 +15,7 @@ import (
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // The two secrets of these tests: one for setup only, one for the agent too.
@@ -92,17 +93,13 @@ func create(t *testing.T, h *hubtest.Hub, base string, extra ...string) string {
 // waitIdle waits until the workspace's first turn is recorded (or it failed).
 func waitIdle(t *testing.T, h *hubtest.Hub, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	var ws map[string]any
-	for time.Now().Before(deadline) {
-		ws = h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Expect(t, 200, "").Body["workspace"].(map[string]any)
+	return eventually.Value(t, time.Minute, "workspace "+id+"'s first turn", func() (map[string]any, error) {
+		ws := h.Call("GET", "/v1/api/workspaces/"+id, h.Key, nil).Expect(t, 200, "").Body["workspace"].(map[string]any)
 		if ws["state"] == "failed" || ws["agentStatus"] == "idle" && ws["latestSeq"] == float64(2) {
-			return ws
+			return ws, nil
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("workspace %s: expected its first turn within a minute, last seen %v", id, ws)
-	return nil
+		return nil, fmt.Errorf("last seen %v", ws)
+	})
 }
 
 // eventsOf lists the workspace's events.
@@ -269,21 +266,18 @@ func TestRemoteApprovalAsksShowNoSecret(t *testing.T) {
 // its description is masked and its input whole.
 func waitAsk(t *testing.T, h *hubtest.Hub, id string) *core.TurnEvent {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	ask := eventually.Value(t, time.Minute, "the agent's ask", func() (*core.TurnEvent, error) {
 		for _, e := range eventsOf(t, h, id) {
-			if e.Type != core.EventApprovalRequested {
-				continue
+			if e.Type == core.EventApprovalRequested {
+				return e, nil
 			}
-			if e.Summary != "deploy with ****" || string(e.Input) != `{"command":"deploy --token $AGENT_TOO"}` {
-				t.Fatalf("expected the ask's description masked and its input whole, got %q %s", e.Summary, e.Input)
-			}
-			return e
 		}
-		time.Sleep(50 * time.Millisecond)
+		return nil, errors.New("no approval_requested event")
+	})
+	if ask.Summary != "deploy with ****" || string(ask.Input) != `{"command":"deploy --token $AGENT_TOO"}` {
+		t.Fatalf("expected the ask's description masked and its input whole, got %q %s", ask.Summary, ask.Input)
 	}
-	t.Fatal("expected the agent's ask within a minute")
-	return nil
+	return ask
 }
 
 // assertDeniedForTheSecret checks that the ask holding the value was denied by the

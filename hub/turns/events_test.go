@@ -1,12 +1,14 @@
 package turns_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 func TestTurnEventsAreStoredAndStreamed(t *testing.T) {
@@ -88,9 +90,11 @@ func TestProcessRuntimeRelaysTurnEvents(t *testing.T) {
 func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
 	t.Parallel()
 	h := hubtest.StartProcessHub(t)
-	for _, provider := range []string{"local", "process"} {
+	// Each provider's agent sleeps a length no other test's does, to find its process.
+	for _, c := range []struct{ provider, secs string }{{"local", "36"}, {"process", "37"}} {
+		provider, secs := c.provider, c.secs
 		t.Run(provider, func(t *testing.T) {
-			id := hubtest.CreateOn(t, h, provider, "sleep 30")
+			id := hubtest.CreateOn(t, h, provider, "sleep "+secs)
 			hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool {
 				return ws["state"] == "ready" && ws["agentStatus"] == "working" && ws["runtimeState"] == "online"
 			})
@@ -100,7 +104,7 @@ func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
 			hubtest.Send(t, h, id, "after")
 			msgs, _ = hubtest.Messages(t, h, id)
 			queued := msgs[1].TurnID
-			time.Sleep(500 * time.Millisecond) // the agent is running
+			eventually.Eventually(t, time.Minute, "the agent running", func() bool { return hubtest.AgentSleeping(secs) })
 			r := h.Call("POST", "/v1/api/workspaces/"+id+"/turns/"+queued+"/stop", h.Key, nil).Expect(t, 202, "")
 			if r.Body["running"] != false {
 				t.Fatalf("expected the queued turn not running, got %s", r.Raw)
@@ -110,16 +114,10 @@ func TestStopEndsATurnAndTheQueueGoesOn(t *testing.T) {
 			if r.Body["running"] != true {
 				t.Fatalf("expected the first turn running, got %s", r.Raw)
 			}
-			for ended := false; !ended; {
+			eventually.Eventually(t, 30*time.Second, "the stopped turn ended", func() bool {
 				msgs, _ := hubtest.Messages(t, h, id)
-				for _, m := range msgs {
-					ended = ended || m.Role == "assistant" && m.TurnID == running
-				}
-				if time.Since(asked) > 30*time.Second {
-					t.Fatal("the stopped turn did not end")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return slices.ContainsFunc(msgs, func(m hubtest.Msg) bool { return m.Role == "assistant" && m.TurnID == running })
+			})
 			// The agent would run 30 s: ending long before shows the stop ended it. How
 			// soon is not asserted: the machine running the tests may be busy.
 			if took := time.Since(asked); took > 15*time.Second {

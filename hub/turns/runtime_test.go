@@ -15,6 +15,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 func TestTurnRunsToSettledReplyAndCommit(t *testing.T) {
@@ -177,9 +178,9 @@ func TestIdlePauseResumeArchiveDelete(t *testing.T) {
 func TestArchiveInterruptsARunningTurn(t *testing.T) {
 	t.Parallel()
 	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 600 * time.Millisecond }))
-	id := hubtest.CreateWorkspace(t, h, "sleep 30")
+	id := hubtest.CreateWorkspace(t, h, "sleep 35") // a length no other test's agent sleeps, to find its process
 	hubtest.WaitFor(t, h, id, "working", func(ws map[string]any) bool { return ws["state"] == "ready" && ws["agentStatus"] == "working" })
-	time.Sleep(300 * time.Millisecond) // let the agent start
+	eventually.Eventually(t, time.Minute, "the agent started", func() bool { return hubtest.AgentSleeping("35") })
 	if _, err := h.Service.Admin.ArchiveWorkspace(context.Background(), id); err != nil {
 		t.Fatalf("archive: %v", err)
 	}
@@ -276,7 +277,7 @@ func TestOperatorLifecycleRefusals(t *testing.T) {
 func TestNotifyWakesTheWorker(t *testing.T) {
 	t.Parallel()
 	h := hubtest.StartRuntime(t, hubtest.WithConfig(func(c *hub.Config) { c.WorkerPoll = time.Hour }))
-	time.Sleep(300 * time.Millisecond) // the worker's first claim has run and found nothing
+	time.Sleep(300 * time.Millisecond) // sleep: nothing outside the worker marks its first claim; a create before it is claimed by it, not woken, and the test passes less strictly
 	id := hubtest.CreateWorkspace(t, h, "hello")
 	hubtest.WaitFor(t, h, id, "the first turn", hubtest.IdleAfterTurns(1))
 	h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": "again"}).Expect(t, 200, "")
@@ -313,13 +314,9 @@ func TestSweepArchivesLongPausedAndDeletesLongArchived(t *testing.T) {
 		t.Fatalf("expected two workspaces moved, got %d, %v", moved, err)
 	}
 	hubtest.WaitFor(t, h, paused, "archived", func(ws map[string]any) bool { return ws["state"] == "archived" })
-	deadline := time.Now().Add(20 * time.Second)
-	for h.Call("GET", "/v1/api/workspaces/"+archived, h.Key, nil).Status != 404 {
-		if time.Now().After(deadline) {
-			t.Fatal("expected the long-archived workspace deleted (404)")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually.Eventually(t, 20*time.Second, "the long-archived workspace deleted (404)", func() bool {
+		return h.Call("GET", "/v1/api/workspaces/"+archived, h.Key, nil).Status == 404
+	})
 	if _, err := os.Stat(filepath.Join(h.Config.DataDir, "workspaces", archived)); !os.IsNotExist(err) {
 		t.Fatalf("expected the deleted workspace's checkout removed, stat says %v", err)
 	}
@@ -373,14 +370,8 @@ func TestDeleteRemovesAttachmentBlobs(t *testing.T) {
 	if _, err := h.Service.Admin.DeleteWorkspace(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(blob); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected the attachment's bytes deleted with the workspace")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually.Eventually(t, 20*time.Second, "the attachment's bytes deleted with the workspace", func() bool {
+		_, err := os.Stat(blob)
+		return errors.Is(err, os.ErrNotExist)
+	})
 }

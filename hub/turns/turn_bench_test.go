@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // BenchmarkTurnRoundTrip measures one serial turn of a trivial agent, from the send's
@@ -25,16 +26,13 @@ func BenchmarkTurnRoundTrip(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				h.Call("POST", "/v1/api/workspaces/"+id+"/messages", h.Key, map[string]any{"text": fmt.Sprintf("turn %d", i)}).Expect(b, 200, "")
 				start := time.Now()
-				for {
+				eventually.Eventually(b, time.Minute, fmt.Sprintf("turn %d recorded", i), func() bool {
 					var seq int64
 					if err := h.PG().DB().Get(&seq, `SELECT latest_seq FROM workspaces WHERE id = $1`, id); err != nil {
 						b.Fatal(err)
 					}
-					if seq == int64(2*(i+1)) {
-						break
-					}
-					time.Sleep(500 * time.Microsecond)
-				}
+					return seq == int64(2*(i+1))
+				})
 				ms = append(ms, float64(time.Since(start))/float64(time.Millisecond))
 			}
 			slices.Sort(ms)

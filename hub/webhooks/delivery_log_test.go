@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // deliveryLog reads a page of an endpoint's delivery log through the API.
@@ -25,17 +26,13 @@ func deliveryLog(t *testing.T, h *hubtest.Hub, key, whID, query string) (deliver
 // logAttempts waits until the endpoint's only delivery shows n attempts, and returns it.
 func logAttempts(t *testing.T, h *hubtest.Hub, whID string, n int) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	return eventually.Value(t, 20*time.Second, fmt.Sprintf("one delivery with %d attempts in the log", n), func() (map[string]any, error) {
 		ds, _ := deliveryLog(t, h, h.Key, whID, "")
 		if len(ds) == 1 && len(ds[0]["attempts"].([]any)) >= n {
-			return ds[0]
+			return ds[0], nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected one delivery with %d attempts in the log, got %+v", n, ds)
-		}
-		time.Sleep(20 * time.Millisecond) // a poll of the log, not a wait for a time to pass
-	}
+		return nil, fmt.Errorf("got %+v", ds)
+	})
 }
 
 // A receiver that fails twice and then acknowledges shows three attempts in the log,
@@ -49,7 +46,7 @@ func TestWebhookDeliveryLogAndRedeliver(t *testing.T) {
 	rc := hubtest.NewReceiver(t, func(w http.ResponseWriter, r hubtest.Received) {
 		switch n := r.Attempt(); {
 		case n == 1:
-			time.Sleep(slow) // a slow receiver, for the recorded duration
+			time.Sleep(slow) // sleep: a slow receiver, for the recorded duration
 			fallthrough
 		case n == 2:
 			w.WriteHeader(500)
@@ -196,17 +193,13 @@ func TestWebhookDeliveryLogShowsTheNewestTwentyAttempts(t *testing.T) {
 	// its count says).
 	made := func(n int) map[string]any {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		return eventually.Value(t, 20*time.Second, fmt.Sprintf("one delivery with %d attempts made", n), func() (map[string]any, error) {
 			ds, _ := deliveryLog(t, h, h.Key, whID, "")
 			if len(ds) == 1 && ds[0]["attemptCount"].(float64) >= float64(n) {
-				return ds[0]
+				return ds[0], nil
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("expected one delivery with %d attempts made, got %+v", n, ds)
-			}
-			time.Sleep(20 * time.Millisecond) // a poll of the log, not a wait for time to pass
-		}
+			return nil, fmt.Errorf("got %+v", ds)
+		})
 	}
 	for n := 2; n <= 22; n++ {
 		h.Call("POST", path, h.Key, nil).Expect(t, 202, "")

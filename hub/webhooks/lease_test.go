@@ -25,15 +25,17 @@ func TestWorkerWhoseRenewalsFailLosesTheClaimAndDoesNotRecord(t *testing.T) {
 	h, px := hubtest.StartBehindProxy(t, leaseFor)
 	id, checkout := startWaitingTurn(t, h)
 	px.Cut()
-	time.Sleep(2*leaseFor + time.Second) // the agent is still at work when the lease runs out
+	time.Sleep(2*leaseFor + time.Second) // sleep: the outage outlasts the lease while the agent is still at work
 	px.Restore()
 	// Had the first worker kept going, its agent would now answer.
 	hubtest.Touch(t, filepath.Join(checkout, ".go"))
 	hubtest.WaitFor(t, h, id, "both turns answered", hubtest.IdleAfterTurns(2))
-	time.Sleep(time.Second) // room for a late record by the first worker
+	// A late record by the first worker would come before a third turn's answer.
+	hubtest.Send(t, h, id, "after")
+	hubtest.WaitFor(t, h, id, "the third turn answered", hubtest.IdleAfterTurns(3))
 	got := hubtest.Replies(t, h, id)
-	if len(got) != 2 || !strings.HasPrefix(got[0], "interrupted: ") || strings.Contains(got[0], "reply: wait") ||
-		got[1] != "completed: reply: next" {
+	if len(got) != 3 || !strings.HasPrefix(got[0], "interrupted: ") || strings.Contains(got[0], "reply: wait") ||
+		got[1] != "completed: reply: next" || got[2] != "completed: reply: after" {
 		t.Fatalf("expected the first turn ended interrupted by the claim that took over and the second answered, got %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(checkout, ".started")); err != nil {
@@ -54,11 +56,13 @@ func TestLeaseFollowsTheDatabaseClock(t *testing.T) {
 	id := hubtest.CreateWorkspace(t, h, "wait for it")
 	checkout := filepath.Join(h.Config.DataDir, "workspaces", id, "checkout")
 	hubtest.WaitForFile(t, filepath.Join(checkout, ".started"))
-	time.Sleep(5 * time.Second) // several leases by the database's clock
+	time.Sleep(5 * time.Second) // sleep: a turn that lasts several leases by the database's clock is the case under test
 	hubtest.Touch(t, filepath.Join(checkout, ".go"))
 	hubtest.WaitFor(t, h, id, "one turn answered", hubtest.IdleAfterTurns(1))
-	time.Sleep(500 * time.Millisecond)
-	if got := strings.Join(hubtest.Replies(t, h, id), "|"); got != "completed: reply: wait for it" {
+	// A second record of the first turn would come before a second turn's answer.
+	hubtest.Send(t, h, id, "after")
+	hubtest.WaitFor(t, h, id, "the second turn answered", hubtest.IdleAfterTurns(2))
+	if got := strings.Join(hubtest.Replies(t, h, id), "|"); got != "completed: reply: wait for it|completed: reply: after" {
 		t.Fatalf("expected the turn completed once by the worker that ran it, got %q", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
 // startWaitingTurn creates a workspace whose first turn waits for .go, queues a
@@ -25,14 +26,10 @@ func startWaitingTurn(t *testing.T, h *hubtest.Hub) (id, checkout string) {
 // waitForGone waits for the agent to remove path (a minute at most).
 func waitForGone(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); os.IsNotExist(err) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("expected %s removed within a minute", path)
+	eventually.Eventually(t, time.Minute, path+" removed", func() bool {
+		_, err := os.Stat(path)
+		return os.IsNotExist(err)
+	})
 }
 
 // expectPromptly waits for two turns answered after the store came back at restored,
@@ -56,7 +53,7 @@ func TestStoreOutageShorterThanTheLeaseKeepsTheReply(t *testing.T) {
 	id, checkout := startWaitingTurn(t, h)
 	px.Cut()
 	hubtest.Touch(t, filepath.Join(checkout, ".go")) // the agent answers while the database is away
-	time.Sleep(outage)                               // how long the database is away, not a wait for an event
+	time.Sleep(outage)                               // sleep: how long the database is away, not a wait for an event
 	restored := time.Now()
 	px.Restore()
 	// Whatever the machine's speed, sooner than the lease would run out.
@@ -82,7 +79,7 @@ func TestStoreOutageLongerThanTheLeaseKeepsTheReply(t *testing.T) {
 	hubtest.Touch(t, filepath.Join(checkout, ".go"))
 	waitForGone(t, filepath.Join(checkout, ".go")) // the agent has answered
 	// The outage outlasts the lease: that is the case under test.
-	time.Sleep(time.Until(cut.Add(2*leaseFor + time.Second)))
+	time.Sleep(time.Until(cut.Add(2*leaseFor + time.Second))) // sleep: the outage's length
 	px.Restore()
 	hubtest.WaitFor(t, h, id, "both turns answered", hubtest.IdleAfterTurns(2))
 	want := "completed: reply: wait for it|completed: reply: next"

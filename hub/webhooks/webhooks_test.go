@@ -5,6 +5,7 @@ package webhooks_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	"github.com/wshub/wshub/webhook"
 )
 
@@ -30,22 +32,19 @@ func deliveries(t *testing.T, h *hubtest.Hub, accountID string) []*core.Delivery
 // settle waits until the delivery is no longer leased and returns it.
 func settled(t *testing.T, h *hubtest.Hub, accountID string, attempts int) *core.Delivery {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	return eventually.Value(t, 20*time.Second, fmt.Sprintf("one delivery with %d attempts recorded", attempts), func() (*core.Delivery, error) {
 		ds := deliveries(t, h, accountID)
 		if len(ds) == 1 && ds[0].Attempts >= attempts {
-			return ds[0]
+			return ds[0], nil
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("expected one delivery with %d attempts recorded, got %+v", attempts, deliveries(t, h, accountID))
-	return nil
+		return nil, fmt.Errorf("got %+v", ds)
+	})
 }
 
 // quiet asserts no new request arrives at rc for a few delivery polls.
 func quiet(t *testing.T, rc *hubtest.Receiver, have int, why string) {
 	t.Helper()
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // sleep: six of the deliverer's 50 ms polls; no event marks a poll that found nothing due
 	if got := len(rc.Received()); got != have {
 		t.Fatalf("%s: expected %d requests, got %d", why, have, got)
 	}
@@ -119,7 +118,7 @@ func TestWebhookRetriesOnTheBackoffSchedule(t *testing.T) {
 	failures := map[string]func(w http.ResponseWriter){
 		"500":      func(w http.ResponseWriter) { w.WriteHeader(500) },
 		"302":      func(w http.ResponseWriter) { w.Header().Set("Location", "/elsewhere"); w.WriteHeader(302) },
-		"timeout":  func(w http.ResponseWriter) { time.Sleep(time.Second); w.WriteHeader(200) },
+		"timeout":  func(w http.ResponseWriter) { time.Sleep(time.Second); w.WriteHeader(200) }, // sleep: a receiver slower than the attempt's timeout
 		"no-reply": func(w http.ResponseWriter) { panic(http.ErrAbortHandler) },
 	}
 	wantErr := map[string]string{"500": "HTTP 500", "302": "redirect", "timeout": "timed out", "no-reply": ""}
@@ -303,25 +302,18 @@ func TestDeliveryMetrics(t *testing.T) {
 		}
 		return ""
 	}
-	deadline := time.Now().Add(time.Minute)
-	var text string
-	for {
+	eventually.NoError(t, time.Minute, "every wanted line in /metrics", func() error {
 		resp, err := http.Get(h.MetricsURL + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		text = string(b)
-		want := missing(text)
-		if want == "" {
-			break
+		if want := missing(string(b)); want != "" {
+			return fmt.Errorf("no %q in:\n%s", want, grepLines(string(b), "wshub_"))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("expected /metrics to contain %q within a minute, got:\n%s", want, grepLines(text, "wshub_"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	if n := len(rc.Received()); n != 2 {
 		t.Fatalf("expected 2 deliveries received, got %d", n)
 	}
