@@ -156,18 +156,17 @@ func Send(t testing.TB, h *Hub, id, text string, extra ...any) {
 // RuntimePID is the pid of the workspace's runtime process, from its pid file.
 func RuntimePID(t *testing.T, h *Hub, id string) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	return eventually.Value(t, 30*time.Second, "a runtime process for "+id, func() (int, error) {
 		b, err := os.ReadFile(filepath.Join(h.Config.DataDir, "machines", id, "runtime.pid"))
-		if err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && procgroup.Alive(pid) {
-				return pid
-			}
+		if err != nil {
+			return 0, err
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no runtime process for %s", id)
-	return 0
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err == nil && !procgroup.Alive(pid) {
+			err = fmt.Errorf("runtime %d is not running", pid)
+		}
+		return pid, err
+	})
 }
 
 // Replies lists the workspace's assistant messages as "outcome: text".
