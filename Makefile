@@ -55,33 +55,15 @@ run:
 	$(WITH_DB) $(AGENT_PATHS) \
 	WSHUB_DEMO_AGENT="$${WSHUB_DEMO_AGENT:-$(CURDIR)/examples/demo-agent.sh}" bin/wshub dev
 
-# KUBE: the kubernetes provider's tests need etcd and a kube-apiserver built from the
-# module proxy (scripts/kube.sh: several minutes the first time, then cached per user in
-# ~/.cache/wshub/kube, outside the clone).
-# Without them those tests skip, and say why.
-KUBE = bash scripts/kube.sh >/dev/null || echo "==> scripts/kube.sh failed (above): the kubernetes provider's tests will skip" >&2
-
-# S3: the S3 blob store's tests need a real S3 server: versitygw built from the module proxy
-# (scripts/s3.sh: about three minutes the first time, then cached per user in
-# ~/.cache/wshub/s3, outside the clone). Without it those tests skip, and say why.
-S3 = bash scripts/s3.sh >/dev/null || echo "==> scripts/s3.sh failed (above): the S3 blob store's tests will skip" >&2
-
-# GITEA: the Gitea forge adapter's tests need a real Gitea built from the module proxy
-# (scripts/gitea.sh: about eight minutes the first time, then cached per user in
-# ~/.cache/wshub/gitea, outside the clone). Without it those tests skip, and say why.
-GITEA = bash scripts/gitea.sh >/dev/null || echo "==> scripts/gitea.sh failed (above): the Gitea forge adapter's tests will skip" >&2
-
-# AGENTS: the real Claude Code and Codex CLIs, at the versions pinned in
-# scripts/agents.versions, installed from npm into a per-user cache (scripts/agents.sh:
-# about 20s the first time, then nothing). Without them (no npm registry) the tests that
-# run the real CLIs skip, and say why.
-AGENTS = bash scripts/agents.sh >/dev/null || echo "==> scripts/agents.sh failed (above): the tests with the real agent CLIs will skip" >&2
-
-# BROWSER: Debian's chromium for the browser tests (scripts/chromium.sh: apt-get as root, about
-# 30s the first time) and the pinned axe-core from npm into a per-user cache (scripts/axe.sh:
-# a second or two the first time, then nothing). Without them those tests skip, and say why.
-BROWSER = bash scripts/chromium.sh >/dev/null || echo "==> scripts/chromium.sh failed (above): the browser tests will skip" >&2; \
-	bash scripts/axe.sh >/dev/null || echo "==> scripts/axe.sh failed (above): the accessibility checks will skip" >&2
+# The test engines, each built or installed once and cached per user outside the clone
+# (~/.cache/wshub), side by side in the background while the lint and the cross-compile
+# run (scripts/engines.sh; their logs in .data/phases/engines/). Without one, its tests
+# skip and say why:
+#   scripts/kube.sh      etcd and kube-apiserver from the module proxy (the kubernetes provider)
+#   scripts/s3.sh        versitygw from the module proxy (the S3 blob store)
+#   scripts/gitea.sh     Gitea from the module proxy (the Gitea forge), the longest build
+#   scripts/agents.sh    the Claude Code and Codex CLIs pinned in scripts/agents.versions, from npm
+#   scripts/chromium.sh  Debian's chromium (as root), and scripts/axe.sh axe-core from npm (the app)
 
 # PHASE marks where each phase of `make test` starts; the last line prints their times
 # (scripts/phases.sh; go test's output is kept in .data/phases/go-test.log).
@@ -93,13 +75,7 @@ TEST_PARALLEL ?= -p 4 -parallel 4
 
 test:
 	$(PHASE) sandbox && bash scripts/sandbox.sh
-	$(PHASE) "engine: kube-apiserver" && $(KUBE)
-	$(PHASE) "engine: S3 (versitygw)" && $(S3)
-	$(PHASE) "engine: Gitea" && $(GITEA)
-	$(PHASE) "engine: agent CLIs" && $(AGENTS)
-	$(PHASE) "engine: chromium, axe" && $(BROWSER)
-	$(PHASE) lint && GO=$(GO) bash scripts/lint.sh || { $(PHASE) failed; exit 1; }
-	$(PHASE) "cross-compile" && GO=$(GO) bash scripts/cross.sh || { $(PHASE) failed; exit 1; }
+	$(PHASE) "engines, lint, cross-compile" && GO=$(GO) bash scripts/engines.sh || { $(PHASE) failed; exit 1; }
 	$(WITH_DB) \
 	$(PHASE) "go test" && $(GO) test -race -count=1 -timeout 30m $(TEST_PARALLEL) ./... 2>&1 | tee "$$($(PHASE) log)" || { $(PHASE) failed; exit 1; }; \
 	$(PHASE) fuzz && $(FUZZ_ALL) || { $(PHASE) failed; exit 1; }; \

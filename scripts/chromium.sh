@@ -54,10 +54,8 @@ if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
 fi
 
 log "installing Debian package chromium"
-export DEBIAN_FRONTEND=noninteractive
-# Another apt-get (a second clone's make test, unattended upgrades) may hold dpkg's
-# lock: wait for it rather than fail at once.
-apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+# shellcheck source=lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 apt_get update >&2 || log "apt-get update failed (above); trying the package lists already here"
 # Without recommends: the browser and its libraries only (fonts come with the image;
 # chromium-sandbox is for non-root users, and root runs it with --no-sandbox anyway).

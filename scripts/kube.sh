@@ -96,11 +96,12 @@ build_once "$OUT" "$CACHE" build_apiserver
 if ! ETCD=$(command -v etcd); then
 	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
 		log "etcd not found; installing Debian package 'etcd-server'"
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get update >&2
+		# shellcheck source=lib/apt.sh
+		source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+		apt_get update >&2
 		# The package starts an etcd service where an init system runs; tests
 		# use their own etcd on free ports, so that does not matter.
-		apt-get install -y --no-install-recommends etcd-server >&2 ||
+		apt_get install -y --no-install-recommends etcd-server >&2 ||
 			die "apt-get install etcd-server failed"
 		ETCD=$(command -v etcd || echo /usr/bin/etcd)
 		[[ -x $ETCD ]] || die "installed etcd-server but cannot find the etcd binary"

@@ -95,9 +95,10 @@ if ! PGBIN=$(find_pgbin); then
 	fi
 	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
 		log "PostgreSQL not found; installing Debian package 'postgresql'"
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get update >&2
-		apt-get install -y --no-install-recommends postgresql >&2
+		# shellcheck source=lib/apt.sh
+		source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+		apt_get update >&2
+		apt_get install -y --no-install-recommends postgresql >&2
 		PGBIN=$(find_pgbin) || die "installed 'postgresql' but still cannot find initdb/pg_ctl/postgres"
 	else
 		die "PostgreSQL server binaries (initdb, pg_ctl, postgres) not found; install PostgreSQL (e.g. 'apt-get install postgresql') or set DATABASE_URL"

@@ -28,6 +28,9 @@ func TestPhasesEndsWithATableOfEachPhase(t *testing.T) {
 	}
 	phases(1000, "sandbox")
 	phases(1002, "lint")
+	// Parts of a phase that ran side by side, each with its own time, a failed one marked.
+	phases(1003, "step", "engine: Gitea", "95", "0")
+	phases(1004, "step", "engine: S3", "7", "1")
 	phases(1100, "go test")
 	log := phases(1100, "log")
 	goTest := "ok  \tgithub.com/wshub/wshub/api\t61.500s\n" +
@@ -46,7 +49,7 @@ func TestPhasesEndsWithATableOfEachPhase(t *testing.T) {
 			rows = append(rows, strings.Join(fields, " "))
 		}
 	}
-	want := []string{"phase time", "sandbox 2s", "lint 1m 38s", "go test 10m 00s", "hub/turns 90.4s", "api 61.5s", "web 12.0s", "fuzz 1m 05s", "total 12m 45s"}
+	want := []string{"phase time", "sandbox 2s", "lint 1m 38s", "engine: Gitea 1m 35s", "engine: S3 (failed) 7s", "go test 10m 00s", "hub/turns 90.4s", "api 61.5s", "web 12.0s", "fuzz 1m 05s", "total 12m 45s"}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("expected the table\n%s\ngot\n%s", strings.Join(want, "\n"), table)
 	}
@@ -59,5 +62,8 @@ func TestPhasesEndsWithATableOfEachPhase(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "go-test.log")); err != nil || len(b) != 0 {
 		t.Fatalf("expected the new run's go test log empty, got %q (%v)", b, err)
+	}
+	if strings.Contains(table, "engine:") {
+		t.Fatalf("expected the new run's table without the old run's steps, got\n%s", table)
 	}
 }

@@ -31,9 +31,10 @@ fi
 if can_install; then
 	missing+=("${optional[@]}")
 	echo "sandbox.sh: installing Debian package(s) ${missing[*]}" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update >&2 || true
-	apt-get install -y --no-install-recommends "${missing[@]}" >&2
+	# shellcheck source=lib/apt.sh
+	source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+	apt_get update >&2 || true
+	apt_get install -y --no-install-recommends "${missing[@]}" >&2
 	for program in bwrap pasta ip; do
 		found "$program" || { echo "sandbox.sh: installed ${packages[$program]} but $program is still not on PATH" >&2; exit 1; }
 	done
