@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -55,4 +56,25 @@ func TestBackoffWaitEndsWithItsContext(t *testing.T) {
 	if err := (Backoff{First: time.Microsecond, Max: time.Microsecond}).Wait(context.Background(), 1, nil); err != nil {
 		t.Fatalf("expected a wait that runs its course to return nil, got %v", err)
 	}
+}
+
+// In fake time (no process involved, so testing/synctest): a wait lasts its attempt's
+// delay exactly, and one cut short ends the moment its context does, not at the delay.
+func TestBackoffWaitLastsItsDelayOrUntilItsContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := Backoff{First: 30 * time.Second, Max: time.Hour}
+		start := time.Now()
+		if err := b.Wait(context.Background(), 3, nil); err != nil || time.Since(start) != 2*time.Minute {
+			t.Fatalf("expected the third attempt's wait of 2m0s, got %s (%v)", time.Since(start), err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(45 * time.Second) // sleep: fake time under testing/synctest: the cancellation comes mid-wait
+			cancel()
+		}()
+		start = time.Now()
+		if err := b.Wait(ctx, 8, nil); !errors.Is(err, context.Canceled) || time.Since(start) != 45*time.Second {
+			t.Fatalf("expected an hour's wait cut at 45s by its context, got %s (%v)", time.Since(start), err)
+		}
+	})
 }

@@ -1,7 +1,9 @@
 package keyrate
 
 import (
+	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -40,4 +42,30 @@ func TestABucketIsKeptUntilItIsFullAgain(t *testing.T) {
 			t.Errorf("%v a second, %d at once: expected kept %s, got %s", tt.perSecond, tt.burst, tt.want, got)
 		}
 	}
+}
+
+// In fake time (testing/synctest): a spent bucket refills at its rate, and once the
+// map is full, callers idle past idleFor are forgotten while recent ones keep theirs.
+func TestBucketsRefillAndIdleOnesAreForgotten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := New(1, 2)
+		if !b.Of("key_a").Allow() || !b.Of("key_a").Allow() || b.Of("key_a").Allow() {
+			t.Fatal("expected a burst of 2 then a refusal")
+		}
+		time.Sleep(time.Second) // sleep: fake time under testing/synctest: one token's refill
+		if !b.Of("key_a").Allow() || b.Of("key_a").Allow() {
+			t.Fatal("expected exactly one token back after a second at 1 a second")
+		}
+
+		for i := range sweepAt - 1 {
+			b.Of(fmt.Sprintf("idle_%d", i))
+		}
+		time.Sleep(b.idleFor()) // sleep: fake time under testing/synctest: every bucket but key_a's goes idle
+		b.Of("key_a")
+		time.Sleep(time.Second) // sleep: fake time under testing/synctest: the others are now idle past idleFor
+		b.Of("key_new")
+		if len(b.m) != 2 || b.m["key_a"] == nil || b.m["key_new"] == nil {
+			t.Fatalf("expected the idle buckets forgotten and key_a's and key_new's kept, got %d buckets", len(b.m))
+		}
+	})
 }
