@@ -52,6 +52,8 @@ type WorkspaceFilter struct {
 	Mine bool
 	// State keeps one state ("": every state but deleted); Origin keeps one origin.
 	State, Origin string
+	// Attention keeps the workspaces someone should look at (Workspace.NeedsAttention).
+	Attention bool
 	// Before is the cursor of the page to show (a WorkspaceList's Next; "": the newest).
 	Before string
 	Limit  int
@@ -63,6 +65,8 @@ type WorkspacePageQuery struct {
 	MemberID  string // "": anyone's
 	State     WorkspaceState
 	Origin    string
+	// Attention keeps the workspaces that need attention (Workspace.NeedsAttention).
+	Attention bool
 	// BeforeAt and BeforeID: only workspaces older than this one (zero: none).
 	BeforeAt time.Time
 	BeforeID string
@@ -76,7 +80,12 @@ type WorkspaceList struct {
 	Projects map[string]*Project
 	// Next is the cursor of the following (older) page, "" on the last.
 	Next string
+	// Awaiting holds the listed workspaces with an approval waiting for a person.
+	Awaiting map[string]bool
 }
+
+// Badge is a listed workspace's badge.
+func (l *WorkspaceList) Badge(w *Workspace) Badge { return w.Badge(l.Awaiting[w.ID]) }
 
 // account reads the session's account for the workspace use cases: like the API,
 // they need the account's cloud entitlement.
@@ -95,7 +104,7 @@ func (s *AppWorkspaces) List(ctx context.Context, a *AppSession, f WorkspaceFilt
 	if err != nil {
 		return nil, err
 	}
-	q := WorkspacePageQuery{AccountID: acct.ID, Origin: f.Origin, Limit: f.Limit}
+	q := WorkspacePageQuery{AccountID: acct.ID, Origin: f.Origin, Attention: f.Attention, Limit: f.Limit}
 	if q.Limit <= 0 || q.Limit > maxWorkspacePage {
 		q.Limit = defaultWorkspacePage
 	}
@@ -122,11 +131,22 @@ func (s *AppWorkspaces) List(ctx context.Context, a *AppSession, f WorkspaceFilt
 	if err != nil {
 		return nil, err
 	}
-	out := &WorkspaceList{Workspaces: page, Projects: map[string]*Project{}}
+	out := &WorkspaceList{Workspaces: page, Projects: map[string]*Project{}, Awaiting: map[string]bool{}}
 	if len(page) > q.Limit {
 		out.Workspaces = page[:q.Limit]
 		last := out.Workspaces[q.Limit-1]
 		out.Next = strconv.FormatInt(last.CreatedAt.UnixMicro(), 10) + "." + last.ID
+	}
+	ids := make([]string, len(out.Workspaces))
+	for i, w := range out.Workspaces {
+		ids[i] = w.ID
+	}
+	awaiting, err := s.store.AwaitingApproval(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range awaiting {
+		out.Awaiting[id] = true
 	}
 	projects, err := s.store.ListProjects(ctx, acct.ID)
 	if err != nil {

@@ -335,6 +335,10 @@ func (s *Worker) recordTurnIn(ctx context.Context, q Queries, cur *Workspace, us
 		return err
 	}
 	cur.LastTurnID, cur.LastTurnOutcome, cur.LastTurnCompletedAt = user.TurnID, r.Outcome, &now
+	cur.LastTurnFailure = ""
+	if failure != nil {
+		cur.LastTurnFailure = failure.Code
+	}
 	cur.LastActivityAt, cur.UpdatedAt = now, now
 	if r.SessionID != "" && ValidAgentSession(r.SessionID) {
 		cur.AgentSession = r.SessionID

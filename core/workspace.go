@@ -118,6 +118,8 @@ type Workspace struct {
 	LastTurnID          string
 	LastTurnOutcome     Outcome
 	LastTurnCompletedAt *time.Time
+	// LastTurnFailure is the failure code of the last turn when it ended in error.
+	LastTurnFailure string
 	// OpenMessages is true when a user message is pending or delivered (computed by the
 	// store in the same query that reads the row).
 	OpenMessages bool
@@ -193,6 +195,8 @@ type WorkspaceQueries interface {
 	ListWorkspaces(ctx context.Context, accountID string) ([]*Workspace, error)
 	// ListWorkspacePage lists the workspaces q picks, newest first.
 	ListWorkspacePage(ctx context.Context, q WorkspacePageQuery) ([]*Workspace, error)
+	// AwaitingApproval names those of the workspaces ids with an approval pending.
+	AwaitingApproval(ctx context.Context, ids []string) ([]string, error)
 	// WorkspaceUsingBranch names the live workspace of a project that holds a branch.
 	WorkspaceUsingBranch(ctx context.Context, projectID, branch string) (string, error)
 	NewestWorkspace(ctx context.Context, accountID string) (*Workspace, error)

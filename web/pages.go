@@ -43,6 +43,8 @@ var templateFuncs = template.FuncMap{
 	"short":    func(sha string) string { return sha[:min(len(sha), 12)] },
 	// agent names an agent id for people: "Claude Code (agent_1)".
 	"agent": core.AgentLabel,
+	// badgeClass names a badge's colour: its words with dashes ("badge-setting-up").
+	"badgeClass": func(b core.Badge) string { return "badge badge-" + strings.ReplaceAll(string(b), " ", "-") },
 	// repository is a project's repository without the credentials its URL may hold.
 	"repository": core.DisplayRepository,
 	"bytes":      byteSize,

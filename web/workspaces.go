@@ -27,7 +27,7 @@ type workspacesData struct {
 
 func (a *app) workspacesPage(c *fiber.Ctx) error {
 	f := core.WorkspaceFilter{Mine: c.Query("mine") == "1", State: c.Query("state"), Origin: c.Query("origin"),
-		Before: c.Query("before")}
+		Attention: c.Query("attention") == "1", Before: c.Query("before")}
 	list, err := a.workspaces.List(c.UserContext(), sessionOf(c), f)
 	if err != nil {
 		return a.fail(c, err)
@@ -209,6 +209,9 @@ func pageQuery(f core.WorkspaceFilter, next string) string {
 	q := url.Values{"before": {next}}
 	if f.Mine {
 		q.Set("mine", "1")
+	}
+	if f.Attention {
+		q.Set("attention", "1")
 	}
 	if f.State != "" {
 		q.Set("state", f.State)

@@ -475,3 +475,47 @@ func TestAWorkspacesSetupShowsOnItsPage(t *testing.T) {
 		}
 	}
 }
+
+// The list says what matters at a glance: each workspace's status as a badge in words,
+// how its last turn ended, and "needs attention" keeps those whose turn failed or
+// whose approval waits, not those that are fine.
+func TestTheListShowsStatusAndFailuresAndWhatNeedsAttention(t *testing.T) {
+	s := workingSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.signIn("ada-1")
+	failed := s.start("fail now")
+	s.waitPage("/app/workspaces/"+failed, "The turn failed (")
+	fine := s.start("say hello")
+	s.waitPage("/app/workspaces/"+fine, "echo: say hello")
+	asking := s.start("ask first", "runtimeMode", "approval-required")
+	s.waitPage("/app/workspaces/"+asking, "The agent asks to run bash:")
+
+	row := func(body, id string) string {
+		t.Helper()
+		m := regexp.MustCompile(`(?s)<tr>\s*<td><a href="/app/workspaces/` + id + `">.*?</tr>`).FindString(body)
+		if m == "" {
+			t.Fatalf("expected a row for %s:\n%s", id, body)
+		}
+		return m
+	}
+	_, _, all := s.get("/app/workspaces")
+	for id, want := range map[string][]string{
+		failed: {`class="badge badge-idle">idle<`, `class="del">failed: the agent stopped with an error<`},
+		fine:   {`class="badge badge-idle">idle<`, `<span>completed</span>`},
+		asking: {`class="badge badge-waiting-for-approval">waiting for approval<`, `none yet`},
+	} {
+		r := row(all, id)
+		for _, w := range want {
+			if !strings.Contains(r, w) {
+				t.Errorf("%s: expected %q in its row:\n%s", id, w, r)
+			}
+		}
+	}
+	_, _, attention := s.get("/app/workspaces?attention=1")
+	if !strings.Contains(attention, failed) || !strings.Contains(attention, asking) || strings.Contains(attention, fine) {
+		t.Errorf("expected needs-attention to list %s and %s but not %s:\n%s", failed, asking, fine, attention)
+	}
+	if !strings.Contains(attention, `name="attention" value="1" checked`) {
+		t.Errorf("expected the filter shown as set:\n%s", attention)
+	}
+}

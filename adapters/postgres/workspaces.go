@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/wshub/wshub/core"
 )
 
@@ -39,6 +41,7 @@ type workspaceRow struct {
 	LastTurnID          sql.NullString      `db:"last_turn_id"`
 	LastTurnOutcome     sql.NullString      `db:"last_turn_outcome"`
 	LastTurnCompletedAt sql.NullTime        `db:"last_turn_completed_at"`
+	LastTurnFailure     string              `db:"last_turn_failure"`
 	OpenMessages        bool                `db:"open_messages"`
 	AgentSession        string              `db:"agent_session"`
 	CheckoutPath        string              `db:"checkout_path"`
@@ -69,7 +72,7 @@ func (r *workspaceRow) core() *core.Workspace {
 		Model: r.Model, RuntimeMode: r.RuntimeMode, Branch: r.Branch, BaseRef: r.BaseRef, Origin: r.Origin,
 		State: r.State, StatusCode: r.StatusCode, StatusDetail: r.StatusDetail, HeadCommit: r.HeadCommit, LastPush: r.LastPush, StartupPhase: r.StartupPhase, RuntimeState: r.RuntimeState,
 		LatestSeq: r.LatestSeq, EventSeq: r.EventSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: core.Outcome(r.LastTurnOutcome.String),
-		LastTurnCompletedAt: timePtr(r.LastTurnCompletedAt), OpenMessages: r.OpenMessages,
+		LastTurnCompletedAt: timePtr(r.LastTurnCompletedAt), LastTurnFailure: r.LastTurnFailure, OpenMessages: r.OpenMessages,
 		AgentSession: r.AgentSession, CheckoutPath: r.CheckoutPath, LeaseToken: r.LeaseToken.String,
 		RuntimeStartedAt: timePtr(r.RuntimeStartedAt), RuntimeStarts: r.RuntimeStarts, RuntimeSession: r.RuntimeSession,
 		RuntimeSeenAt:  timePtr(r.RuntimeSeenAt),
@@ -84,7 +87,7 @@ func (r *workspaceRow) core() *core.Workspace {
 // (messages_open index), so listing needs no query per workspace.
 const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id, w.agent, w.model, w.runtime_mode,
 	w.branch, w.base_ref, w.origin, w.state, w.status_code, w.status_detail, w.head_commit, w.last_push, w.startup_phase, w.runtime_state, w.latest_seq,
-	w.event_seq, w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.created_at, w.updated_at,
+	w.event_seq, w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.last_turn_failure, w.created_at, w.updated_at,
 	w.agent_session, w.checkout_path, w.lease_token, w.last_activity_at, w.state_changed_at,
 	w.runtime_started_at, w.runtime_starts, w.runtime_session, w.runtime_seen_at,
 	w.started_by_kind, w.started_by_id, w.started_by_name, w.started_by_member_id, w.host,
@@ -162,12 +165,28 @@ func (q queries) ListWorkspacePage(ctx context.Context, p core.WorkspacePageQuer
 	if p.Origin != "" {
 		add("w.origin = ?", p.Origin)
 	}
+	if p.Attention {
+		// core.Workspace.NeedsAttention; the approvals by approvals_pending.
+		add(`(w.state = 'failed' OR w.last_turn_outcome = 'error' OR w.last_push = 'refused'
+			OR EXISTS (SELECT 1 FROM approvals a WHERE a.workspace_id = w.id AND a.status = 'pending'))`)
+	}
 	if p.BeforeID != "" {
 		add("(w.created_at, w.id) < (?, ?)", p.BeforeAt, p.BeforeID)
 	}
 	args = append(args, p.Limit)
 	return q.queryWorkspaces(ctx, `WHERE `+strings.Join(where, " AND ")+`
 		ORDER BY w.created_at DESC, w.id DESC LIMIT $`+strconv.Itoa(len(args)), args...)
+}
+
+// AwaitingApproval uses approvals_pending: one query for a page of workspaces.
+func (q queries) AwaitingApproval(ctx context.Context, ids []string) (_ []string, err error) {
+	defer wrapErr(&err, "workspaces awaiting approval")
+	out := []string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err = q.selectAll(ctx, &out, `SELECT DISTINCT workspace_id FROM approvals WHERE workspace_id = ANY($1) AND status = 'pending'`, pq.Array(ids))
+	return out, err
 }
 
 // WorkspaceUsingBranch uses workspaces_project_branch_live.
