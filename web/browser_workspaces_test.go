@@ -55,6 +55,13 @@ func TestInABrowserAMemberStartsAWorkspaceAndReadsTheReply(t *testing.T) {
 	if list := b.Text(t, "table"); !strings.Contains(list, strings.TrimPrefix(page, s.hub.URL+"/app/workspaces/")) || !strings.Contains(list, "Ada Lovelace") {
 		t.Errorf("expected the workspace among Ada's, got %q", list)
 	}
+	// Times read in words in the reader's zone, the exact UTC time on hover.
+	var readable bool
+	b.Eval(t, `(() => { const e = document.querySelector("table time");
+		return /^(just now|\d+ min ago)$/.test(e.textContent) && / UTC$/.test(e.title) })()`, &readable)
+	if !readable {
+		t.Errorf("expected the last activity in words with its UTC time on hover: %q", b.Text(t, "table"))
+	}
 	picture("workspace-list")
 
 	// The work: a turn that writes a file, and its diff.
@@ -115,10 +122,16 @@ func TestInABrowserTheWorkspacePageFollowsTheTurnLive(t *testing.T) {
 
 	// A turn that takes its time, stopped from the page.
 	b.Open(t, s.hub.URL+"/app/workspaces/new")
-	b.FillByLabel(t, "What should the agent do?", "paced 30 1")
+	b.FillByLabel(t, "What should the agent do?", "paced 30 5")
 	b.FillByLabel(t, "Model", "test-model")
 	b.Submit(t, `form[action="/app/workspaces"]`)
 	b.WaitUntil(t, `document.querySelector("#steps") !== null && document.querySelector("#steps").textContent.includes("step 1")`)
+	// The time the agent has been working ticks between the live part's redraws (each
+	// step draws it again, with the server's figure): the same element's text changes.
+	b.WaitUntil(t, `(() => { const e = document.querySelector("time.elapsed");
+		if (!e) return false;
+		if (window.__e !== e) { window.__e = e; window.__t = e.textContent; return false; }
+		return e.textContent !== window.__t; })()`)
 	b.Follow(t, `form[action$="/stop"] button`)
 	b.WaitUntil(t, `document.querySelector(".message.assistant .meta") !== null &&
 		document.querySelector(".message.assistant .meta").textContent.includes("interrupted")`)
@@ -151,6 +164,10 @@ func TestInABrowserWithoutJavaScriptAWorkspaceStillReadsAndSends(t *testing.T) {
 	b.Eval(t, `document.documentElement.classList.contains("js")`, &ran)
 	if ran {
 		t.Errorf("expected the page's script off, but it ran")
+	}
+	// Without the script, times stay in UTC.
+	if meta := b.Text(t, ".message.user .meta"); !strings.HasSuffix(meta, "UTC · "+strings.Fields(meta)[len(strings.Fields(meta))-1]) {
+		t.Errorf("expected the message's time in UTC, got %q", meta)
 	}
 }
 

@@ -30,13 +30,13 @@ type page struct {
 }
 
 var templateFuncs = template.FuncMap{
-	"when": func(t *time.Time) string {
+	"when": func(t *time.Time) template.HTML {
 		if t == nil {
 			return "never"
 		}
-		return t.UTC().Format("2006-01-02 15:04 UTC")
+		return timeTag(*t)
 	},
-	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"date": timeTag,
 	"ms":   func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + " ms" },
 	// markdown renders an agent's reply as sanitized HTML (markdown.go).
 	"markdown": renderMarkdown,

@@ -4,10 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -193,15 +191,6 @@ func askOf(e *core.TurnEvent) askShown {
 	v := core.ViewAsk(e.Tool, e.Summary, e.Input)
 	return askShown{ID: e.ApprovalID, Head: v.Head, Body: strings.Join(core.VisibleRunes(strings.TrimRight(v.Body, "\n")), ""),
 		Hash: e.InputSHA256, Whole: v.Whole}
-}
-
-// since is how long ago t was, in words a glance takes in ("2 min 5 s").
-func since(t *time.Time) string {
-	d := time.Since(*t).Round(time.Second)
-	if d < time.Minute {
-		return fmt.Sprintf("%d s", int(d.Seconds()))
-	}
-	return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
 }
 
 // pageQuery is the list's query for the page after next, keeping the filter.

@@ -519,3 +519,15 @@ func TestTheListShowsStatusAndFailuresAndWhatNeedsAttention(t *testing.T) {
 		t.Errorf("expected the filter shown as set:\n%s", attention)
 	}
 }
+
+// The header names the session's account by its name, not its id.
+func TestTheHeaderNamesTheAccount(t *testing.T) {
+	s := newSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.signIn("ada-1")
+	_, _, body := s.get("/app/workspaces")
+	header := regexp.MustCompile(`(?s)<span class="who">(.*?)</span>`).FindStringSubmatch(body)
+	if header == nil || !strings.Contains(header[1], "Ada · member of "+s.hub.Account.Name) || strings.Contains(header[1], s.hub.Account.ID) {
+		t.Fatalf("expected the header to name the account %q, got %q", s.hub.Account.Name, header)
+	}
+}

@@ -104,3 +104,37 @@ document.addEventListener("submit", function (e) {
       " The workspace " + workspace + " was started without them; send them from its page." : ""));
   });
 });
+
+// Times: the pages write them in UTC (<time datetime>), which stays without this
+// script; here they read in the reader's time zone and in words ("3 min ago"), the
+// exact UTC time kept on hover, and a running turn's elapsed time ticks.
+(function () {
+  function ago(ms) {
+    var past = ms >= 0, s = Math.round(Math.abs(ms) / 1000), words;
+    if (s < 45) return past ? "just now" : "in a moment";
+    if (s < 3600) words = Math.round(s / 60) + " min";
+    else if (s < 86400) words = Math.round(s / 3600) + " h";
+    else return null;
+    return past ? words + " ago" : "in " + words;
+  }
+  function elapsed(ms) {
+    var s = Math.max(0, Math.round(ms / 1000));
+    return s < 60 ? s + " s" : Math.floor(s / 60) + " min " + (s % 60) + " s";
+  }
+  function draw() {
+    var now = Date.now();
+    document.querySelectorAll("time[datetime]").forEach(function (t) {
+      var at = Date.parse(t.getAttribute("datetime"));
+      if (isNaN(at)) return;
+      if (t.classList.contains("elapsed")) { t.textContent = elapsed(now - at); return; }
+      var local = new Date(at).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+      t.textContent = ago(now - at) || local;
+      if (t.title.indexOf(local) < 0) t.title = local + " · " + t.title;
+    });
+  }
+  draw();
+  setInterval(draw, 1000);
+  // The live part is drawn again from the server: its times are UTC until the next tick.
+  var live = document.getElementById("live");
+  if (live && window.MutationObserver) new MutationObserver(draw).observe(live, { childList: true });
+})();
