@@ -198,6 +198,7 @@ func appendWorkspace(b []byte, w *core.Workspace) []byte {
 		b = strconv.AppendBool(member(b, "pushed"), *p)
 	}
 	b = appendOptStr(b, "origin", w.Origin)
+	b = appendOptStr(b, "title", w.Title)
 	b = appendAuthor(b, "startedBy", w.StartedBy)
 	b = appendOptStr(b, "host", w.Host)
 	if pr := w.Pull.Ref(); pr != nil {

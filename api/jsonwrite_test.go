@@ -32,7 +32,9 @@ type workspaceJSON struct {
 	HeadCommit string `json:"headCommit,omitempty"`
 	Pushed     *bool  `json:"pushed,omitempty"`
 	// Origin and StartedBy (extensions) say where it was started from, and by whom.
-	Origin    string      `json:"origin,omitempty"`
+	Origin string `json:"origin,omitempty"`
+	// Title (an extension) is the first line of the first prompt; absent before one.
+	Title     string      `json:"title,omitempty"`
 	StartedBy *authorJSON `json:"startedBy,omitempty"`
 	// Host (an extension) is the host whose hub runs a local workspace, its checkout
 	// on that host's disk; absent for remote providers and before a hub took it on.
@@ -60,7 +62,7 @@ func toWorkspace(w *core.Workspace) workspaceJSON {
 		WorkspaceID: w.ID, ProviderID: w.ProviderID, ProjectID: w.ProjectID, Branch: w.Branch, BaseRef: w.BaseRef,
 		State: string(w.State), StatusCode: w.StatusCode, StatusDetail: w.StatusDetail, HeadCommit: w.HeadCommit, Pushed: pushed(w.LastPush), StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
 		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
-		Origin: w.Origin, StartedBy: toAuthor(w.StartedBy), Host: w.Host, PullRequest: w.Pull.Ref(),
+		Origin: w.Origin, Title: w.Title, StartedBy: toAuthor(w.StartedBy), Host: w.Host, PullRequest: w.Pull.Ref(),
 	}
 	if lt := w.LastTurnInfo(); lt != nil {
 		out.LastTurn = &lastTurnJSON{TurnID: lt.TurnID, Outcome: string(lt.Outcome), CompletedAt: ms(lt.CompletedAt)}
@@ -173,7 +175,7 @@ func maybeAuthor(r *rand.Rand) *core.Author {
 func randomWorkspace(r *rand.Rand) *core.Workspace {
 	w := &core.Workspace{ID: randomText(r), ProviderID: randomText(r), ProjectID: randomText(r), Branch: randomText(r),
 		BaseRef: randomText(r), State: core.WorkspaceState(randomText(r)), StatusCode: randomText(r), StatusDetail: randomText(r),
-		HeadCommit: randomText(r), LastPush: []string{"", core.PushPushed, core.PushRefused}[r.IntN(3)], Origin: randomText(r),
+		HeadCommit: randomText(r), LastPush: []string{"", core.PushPushed, core.PushRefused}[r.IntN(3)], Origin: randomText(r), Title: randomText(r),
 		StartedBy: maybeAuthor(r), Host: randomText(r), StartupPhase: randomText(r), RuntimeState: randomText(r),
 		OpenMessages: r.IntN(2) == 0, LatestSeq: r.Int64N(core.MaxSafeInteger), LastTurnID: randomText(r),
 		LastTurnOutcome: core.Outcome(randomText(r)), LastTurnCompletedAt: maybeTime(r), CreatedAt: randomTime(r), UpdatedAt: randomTime(r)}

@@ -32,7 +32,7 @@ var statusFields = []string{
 }
 
 // statusExtensions are the status object's extensions (x-wshub-extension in openapi.yaml).
-var statusExtensions = []string{"statusDetail", "headCommit", "pushed", "origin", "startedBy", "host"}
+var statusExtensions = []string{"statusDetail", "headCommit", "pushed", "origin", "title", "startedBy", "host"}
 
 // withAgent returns body plus an agent and a model, so that the create does not depend
 // on defaults taken from an earlier workspace. Fields of body win.
@@ -1171,5 +1171,40 @@ func TestWorkspacesCheckOrder(t *testing.T) {
 	// Nothing was created by the refused requests.
 	if ids := listIDs(t, h, h.Key); len(ids) != 1 || ids[0] != id {
 		t.Errorf("expected only %s on the account, got %v", id, ids)
+	}
+}
+
+// A workspace's title (an extension) is the first line with words of its first prompt,
+// spaces folded and cut to 80 characters; a workspace created without one takes it from
+// its first message, and later messages do not change it. Lists carry it too.
+func TestAWorkspacesTitleIsTheFirstLineOfItsFirstPrompt(t *testing.T) {
+	t.Parallel()
+	h := hubtest.Start(t)
+	ws := create(t, h, h.Key, withAgent(map[string]any{"prompt": "\n  Fix the \t login   bug\nthe details follow"}))
+	if ws["title"] != "Fix the login bug" {
+		t.Errorf("expected the prompt's first line as the title, got %#v", ws["title"])
+	}
+	long := strings.Repeat("word ", 30)
+	if got := create(t, h, h.Key, withAgent(map[string]any{"prompt": long}))["title"]; got != strings.TrimSpace(long[:80])+"…" &&
+		got != long[:80]+"…" {
+		t.Errorf("expected a long first line cut to 80 characters, got %#v", got)
+	}
+	bare := create(t, h, h.Key, withAgent(nil))
+	if _, ok := bare["title"]; ok {
+		t.Errorf("expected no title before the first message, got %#v", bare["title"])
+	}
+	id := idOf(t, bare)
+	for _, text := range []string{"Rename the module\nand its imports", "then something else"} {
+		h.Call("POST", workspacesPath+"/"+id+"/messages", h.Key, map[string]any{"text": text}).Expect(t, 200, "")
+	}
+	if got := workspaceOf(t, h.Call("GET", workspacesPath+"/"+id, h.Key, nil).Expect(t, 200, ""))["title"]; got != "Rename the module" {
+		t.Errorf("expected the first message's first line as the title, kept after the second, got %#v", got)
+	}
+	titles := map[string]any{}
+	for _, w := range h.Call("GET", workspacesPath, h.Key, nil).Expect(t, 200, "").Body["workspaces"].([]any) {
+		titles[w.(map[string]any)["workspaceId"].(string)] = w.(map[string]any)["title"]
+	}
+	if titles[idOf(t, ws)] != "Fix the login bug" || titles[id] != "Rename the module" {
+		t.Errorf("expected the list to carry the titles, got %v", titles)
 	}
 }

@@ -33,6 +33,8 @@ type Workspace struct {
 	// discord, app) and by whom.
 	Origin    string  `json:"origin,omitempty"`
 	StartedBy *Author `json:"startedBy,omitempty"`
+	// Title (an extension): the first line of its first prompt ("" before one).
+	Title string `json:"title,omitempty"`
 	// Host (an extension): the host whose hub runs a local workspace, its checkout on
 	// that host's disk ("" for remote providers, and before a hub took it on).
 	Host string `json:"host,omitempty"`

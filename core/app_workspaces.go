@@ -148,6 +148,7 @@ func (s *AppWorkspaces) List(ctx context.Context, a *AppSession, f WorkspaceFilt
 	for _, id := range awaiting {
 		out.Awaiting[id] = true
 	}
+	s.withTitles(out.Workspaces...)
 	projects, err := s.store.ListProjects(ctx, acct.ID)
 	if err != nil {
 		return nil, err

@@ -185,6 +185,9 @@ func (s *Workspaces) appendUserMessage(ctx context.Context, q Queries, ws *Works
 		return nil, errOpenMessagesFull
 	}
 	ws.LatestSeq = m.Seq
+	if err := s.titleFirst(ctx, q, ws, text); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 

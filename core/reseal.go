@@ -30,12 +30,15 @@ const (
 	SealedProjectSecret SealedKind = "project_secret"
 	// SealedAsset values live in the BlobStore; the store lists their keys.
 	SealedAsset SealedKind = "asset"
+	// SealedWorkspaceTitle is a workspace's title, the first line of its first prompt.
+	SealedWorkspaceTitle SealedKind = "workspace_title"
 )
 
 // SealedKinds lists every kind, in the order Reseal visits them.
 var SealedKinds = []SealedKind{
 	SealedMessageText, SealedMessageFailure, SealedWebhookSecret, SealedEventBody,
 	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedProjectCredential, SealedProjectSecret, SealedAsset,
+	SealedWorkspaceTitle,
 }
 
 // sealPrefixes are the binding prefixes by kind. A value is sealed bound to
@@ -45,7 +48,7 @@ var sealPrefixes = map[SealedKind]string{
 	SealedMessageText: "message", SealedMessageFailure: "failure", SealedWebhookSecret: "webhook",
 	SealedEventBody: "event", SealedChatEvent: "chatevent", SealedChatNotice: "chatnotice",
 	SealedTurnEvent: "turn-event", SealedProjectCredential: "credential", SealedProjectSecret: "project-secret",
-	SealedAsset: "asset",
+	SealedAsset: "asset", SealedWorkspaceTitle: "workspace-title",
 }
 
 // binding is the sealing binding of a value of this kind owned by owner and id.

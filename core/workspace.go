@@ -120,6 +120,10 @@ type Workspace struct {
 	LastTurnCompletedAt *time.Time
 	// LastTurnFailure is the failure code of the last turn when it ended in error.
 	LastTurnFailure string
+	// TitleSealed is the workspace's title as stored (nil: none yet); Title is it
+	// opened, filled by the use cases that show workspaces (withTitles).
+	TitleSealed []byte
+	Title       string
 	// OpenMessages is true when a user message is pending or delivered (computed by the
 	// store in the same query that reads the row).
 	OpenMessages bool
@@ -197,6 +201,8 @@ type WorkspaceQueries interface {
 	ListWorkspacePage(ctx context.Context, q WorkspacePageQuery) ([]*Workspace, error)
 	// AwaitingApproval names those of the workspaces ids with an approval pending.
 	AwaitingApproval(ctx context.Context, ids []string) ([]string, error)
+	// SetWorkspaceTitle stores a workspace's sealed title.
+	SetWorkspaceTitle(ctx context.Context, id string, sealed []byte) error
 	// WorkspaceUsingBranch names the live workspace of a project that holds a branch.
 	WorkspaceUsingBranch(ctx context.Context, projectID, branch string) (string, error)
 	NewestWorkspace(ctx context.Context, accountID string) (*Workspace, error)

@@ -142,6 +142,11 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 		if receipt != nil {
 			ws.ID = receipt.ResourceID
 		}
+		if req.Prompt != nil {
+			if err := s.sealTitle(ws, *req.Prompt); err != nil {
+				return err
+			}
+		}
 		if err := q.InsertWorkspace(ctx, ws); err != nil {
 			return err
 		}
@@ -161,6 +166,9 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 		created = true
 		return wake(ctx, q, WorkChannel, ws.ID) // wake the worker: the machine starts now
 	})
+	if err == nil {
+		s.withTitles(ws) // a replay's, read back
+	}
 	return ws, created, err
 }
 
@@ -313,7 +321,9 @@ func (s *Workspaces) freeBranch(ctx context.Context, q Queries, projectID string
 
 // ListWorkspaces returns the account's workspaces that are not deleted, oldest first.
 func (s *Workspaces) ListWorkspaces(ctx context.Context, acct *Account) ([]*Workspace, error) {
-	return s.store.ListWorkspaces(ctx, acct.ID)
+	list, err := s.store.ListWorkspaces(ctx, acct.ID)
+	s.withTitles(list...)
+	return list, err
 }
 
 // GetWorkspace returns one workspace of the account.
@@ -321,6 +331,7 @@ func (s *Workspaces) GetWorkspace(ctx context.Context, acct *Account, id string)
 	ws, err := s.store.GetWorkspace(ctx, acct.ID, id)
 	if err == nil {
 		s.pulls.refreshSoon(ws)
+		s.withTitles(ws)
 	}
 	return ws, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 }

@@ -86,7 +86,7 @@ func (a *app) workspacePage(c *fiber.Ctx) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
-	return a.render(c, fiber.StatusOK, "workspace", page{Title: "Workspace " + v.Workspace.ID,
+	return a.render(c, fiber.StatusOK, "workspace", page{Title: v.Workspace.Name(),
 		Data: workspaceData{View: v, Key: formKey()}})
 }
 
@@ -154,7 +154,7 @@ func (a *app) confirmMove(c *fiber.Ctx) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
-	return a.render(c, fiber.StatusOK, "workspace-confirm", page{Title: m.Question + " " + v.Workspace.ID, Data: confirmData{
+	return a.render(c, fiber.StatusOK, "workspace-confirm", page{Title: m.Question + " " + v.Workspace.Name(), Data: confirmData{
 		Workspace: v.Workspace, Action: c.Params("action"), Question: m.Question, Consequence: m.Consequence, Yes: m.Yes, No: m.No}})
 }
 

@@ -511,6 +511,13 @@ func TestTheListShowsStatusAndFailuresAndWhatNeedsAttention(t *testing.T) {
 			}
 		}
 	}
+	// Each is named by its title, the first line of its first prompt, there and on its page.
+	if r := row(all, failed); !strings.Contains(r, `">fail now</a>`) {
+		t.Errorf("expected the workspace named by its title:\n%s", r)
+	}
+	if _, _, page := s.get("/app/workspaces/" + failed); !strings.Contains(page, "<title>fail now · wshub</title>") || !strings.Contains(page, "<h1>fail now</h1>") {
+		t.Errorf("expected the page titled by the workspace's title:\n%s", page)
+	}
 	_, _, attention := s.get("/app/workspaces?attention=1")
 	if !strings.Contains(attention, failed) || !strings.Contains(attention, asking) || strings.Contains(attention, fine) {
 		t.Errorf("expected needs-attention to list %s and %s but not %s:\n%s", failed, asking, fine, attention)

@@ -14,7 +14,7 @@ func (r *workspaceRow) dest() []any {
 	return []any{&r.ID, &r.AccountID, &r.ProjectID, &r.ProviderID, &r.Agent, &r.Model, &r.RuntimeMode,
 		&r.Branch, &r.BaseRef, &r.Origin, &r.State, &r.StatusCode, &r.StatusDetail, &r.HeadCommit, &r.LastPush,
 		&r.StartupPhase, &r.RuntimeState, &r.LatestSeq,
-		&r.EventSeq, &r.LastTurnID, &r.LastTurnOutcome, &r.LastTurnCompletedAt, &r.LastTurnFailure, &r.CreatedAt, &r.UpdatedAt,
+		&r.EventSeq, &r.LastTurnID, &r.LastTurnOutcome, &r.LastTurnCompletedAt, &r.LastTurnFailure, &r.TitleSealed, &r.CreatedAt, &r.UpdatedAt,
 		&r.AgentSession, &r.CheckoutPath, &r.LeaseToken, &r.LastActivityAt, &r.StateChangedAt,
 		&r.RuntimeStartedAt, &r.RuntimeStarts, &r.RuntimeSession, &r.RuntimeSeenAt,
 		&r.StartedByKind, &r.StartedByID, &r.StartedByName, &r.StartedByMember, &r.Host,

@@ -42,6 +42,7 @@ type workspaceRow struct {
 	LastTurnOutcome     sql.NullString      `db:"last_turn_outcome"`
 	LastTurnCompletedAt sql.NullTime        `db:"last_turn_completed_at"`
 	LastTurnFailure     string              `db:"last_turn_failure"`
+	TitleSealed         []byte              `db:"title_sealed"`
 	OpenMessages        bool                `db:"open_messages"`
 	AgentSession        string              `db:"agent_session"`
 	CheckoutPath        string              `db:"checkout_path"`
@@ -72,7 +73,7 @@ func (r *workspaceRow) core() *core.Workspace {
 		Model: r.Model, RuntimeMode: r.RuntimeMode, Branch: r.Branch, BaseRef: r.BaseRef, Origin: r.Origin,
 		State: r.State, StatusCode: r.StatusCode, StatusDetail: r.StatusDetail, HeadCommit: r.HeadCommit, LastPush: r.LastPush, StartupPhase: r.StartupPhase, RuntimeState: r.RuntimeState,
 		LatestSeq: r.LatestSeq, EventSeq: r.EventSeq, LastTurnID: r.LastTurnID.String, LastTurnOutcome: core.Outcome(r.LastTurnOutcome.String),
-		LastTurnCompletedAt: timePtr(r.LastTurnCompletedAt), LastTurnFailure: r.LastTurnFailure, OpenMessages: r.OpenMessages,
+		LastTurnCompletedAt: timePtr(r.LastTurnCompletedAt), LastTurnFailure: r.LastTurnFailure, TitleSealed: r.TitleSealed, OpenMessages: r.OpenMessages,
 		AgentSession: r.AgentSession, CheckoutPath: r.CheckoutPath, LeaseToken: r.LeaseToken.String,
 		RuntimeStartedAt: timePtr(r.RuntimeStartedAt), RuntimeStarts: r.RuntimeStarts, RuntimeSession: r.RuntimeSession,
 		RuntimeSeenAt:  timePtr(r.RuntimeSeenAt),
@@ -87,7 +88,7 @@ func (r *workspaceRow) core() *core.Workspace {
 // (messages_open index), so listing needs no query per workspace.
 const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id, w.agent, w.model, w.runtime_mode,
 	w.branch, w.base_ref, w.origin, w.state, w.status_code, w.status_detail, w.head_commit, w.last_push, w.startup_phase, w.runtime_state, w.latest_seq,
-	w.event_seq, w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.last_turn_failure, w.created_at, w.updated_at,
+	w.event_seq, w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.last_turn_failure, w.title_sealed, w.created_at, w.updated_at,
 	w.agent_session, w.checkout_path, w.lease_token, w.last_activity_at, w.state_changed_at,
 	w.runtime_started_at, w.runtime_starts, w.runtime_session, w.runtime_seen_at,
 	w.started_by_kind, w.started_by_id, w.started_by_name, w.started_by_member_id, w.host,
@@ -106,12 +107,12 @@ func (q queries) InsertWorkspace(ctx context.Context, w *core.Workspace) (err er
 	// same statement (as a message's).
 	_, err = q.exec(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode,
 		branch, base_ref, origin, state, status_code, startup_phase, runtime_state, latest_seq, created_at, updated_at,
-		last_activity_at, state_changed_at, started_by_kind, started_by_id, started_by_name, started_by_member_id, host)
+		last_activity_at, state_changed_at, started_by_kind, started_by_id, started_by_name, started_by_member_id, host, title_sealed)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $16, $18, $19, $20,
-			COALESCE($21, (SELECT member_id FROM member_identities WHERE kind = $22 AND subject = $23)), $24)`,
+			COALESCE($21, (SELECT member_id FROM member_identities WHERE kind = $22 AND subject = $23)), $24, $25)`,
 		w.ID, w.AccountID, w.ProjectID, w.ProviderID, w.Agent, w.Model, w.RuntimeMode, w.Branch, w.BaseRef, w.Origin,
 		w.State, w.StatusCode, w.StartupPhase, w.RuntimeState, w.LatestSeq, w.CreatedAt, w.UpdatedAt,
-		by.Kind, by.ID, by.Name, nullString(by.MemberID), by.Via.Kind, by.Via.Subject, nullString(w.Host))
+		by.Kind, by.ID, by.Name, nullString(by.MemberID), by.Via.Kind, by.Via.Subject, nullString(w.Host), w.TitleSealed)
 	return err
 }
 
@@ -187,6 +188,13 @@ func (q queries) AwaitingApproval(ctx context.Context, ids []string) (_ []string
 	}
 	err = q.selectAll(ctx, &out, `SELECT DISTINCT workspace_id FROM approvals WHERE workspace_id = ANY($1) AND status = 'pending'`, pq.Array(ids))
 	return out, err
+}
+
+// SetWorkspaceTitle is a workspace's first title only: one already set is kept.
+func (q queries) SetWorkspaceTitle(ctx context.Context, id string, sealed []byte) (err error) {
+	defer wrapErr(&err, "set workspace title")
+	_, err = q.exec(ctx, `UPDATE workspaces SET title_sealed = $2 WHERE id = $1 AND title_sealed IS NULL`, id, sealed)
+	return err
 }
 
 // WorkspaceUsingBranch uses workspaces_project_branch_live.

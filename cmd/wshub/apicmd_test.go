@@ -104,6 +104,11 @@ func TestClientCommands(t *testing.T) {
 	if first := strings.Fields(strings.Split(out, "\n")[1]); len(first) == 0 || first[0] == id {
 		t.Fatalf("expected the newest workspace first, not %s, got %q", id, out)
 	}
+	// Each named by its title, the first line of its first prompt.
+	if lines := strings.Split(out, "\n"); !strings.HasSuffix(strings.TrimSpace(lines[0]), "TITLE") ||
+		!strings.HasSuffix(strings.TrimSpace(lines[1]), " attachments") {
+		t.Fatalf("expected a TITLE column with the newest's title, got %q", out)
+	}
 	out, _ = run(0, "", "ws", "get", id, "--json")
 	var got struct {
 		Workspace struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -162,9 +163,11 @@ func (e *apiEnv) showWorkspaces(list []client.Workspace) {
 		if pr := w.PullRequest; pr != nil {
 			pull = "#" + strconv.FormatInt(pr.Number, 10) + " " + pr.State
 		}
-		rows[i] = []string{w.WorkspaceID, w.State, w.AgentStatus, w.Branch, last, push, pull, w.CreatedAt.Time().UTC().Format(time.RFC3339)}
+		title := cmp.Or(w.Title, "-")
+		rows[i] = []string{w.WorkspaceID, w.State, w.AgentStatus, w.Branch, last, push, pull, w.CreatedAt.Time().UTC().Format(time.RFC3339), title}
 	}
-	e.table("WORKSPACE\tSTATE\tAGENT\tBRANCH\tLAST TURN\tPUSH\tPULL REQUEST\tCREATED", rows)
+	// The title last: it is the one column of any length.
+	e.table("WORKSPACE\tSTATE\tAGENT\tBRANCH\tLAST TURN\tPUSH\tPULL REQUEST\tCREATED\tTITLE", rows)
 }
 
 func wsMessages(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string) int {
