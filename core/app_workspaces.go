@@ -42,8 +42,9 @@ const (
 	maxWorkspacePage     = 200
 	// conversationTail is how many of the newest messages a workspace's page shows.
 	conversationTail = MaxMessagesPage
-	// stepsShown bounds the running turn's steps a page shows (the newest).
-	stepsShown = 200
+	// stepsShown bounds the turn events a page reads (the newest): the running turn's
+	// steps, and those of the turns before it, folded under their replies.
+	stepsShown = 300
 )
 
 // WorkspaceFilter picks the workspaces a list page shows, newest first.
@@ -186,6 +187,10 @@ type WorkspaceView struct {
 	// approvals still waiting for a decision, with their whole input.
 	Steps []*TurnEvent
 	Asks  []*TurnEvent
+	// Running is the running turn's Steps in words; Done are the steps of finished
+	// turns among the newest events read, by turn id (a turn's reply shows them folded).
+	Running []Step
+	Done    map[string][]Step
 	// Setup is the newest run of the environment's setup or update script while the
 	// workspace is being set up or resumed, or when it failed: its output lines and,
 	// when it ended, its setup_finished.
@@ -230,21 +235,43 @@ func (s *AppWorkspaces) Workspace(ctx context.Context, a *AppSession, id string)
 	if v.Threads, err = s.store.ChatThreadsOf(ctx, ws.ID); err != nil {
 		return nil, err
 	}
-	if ws.AgentStatus() == AgentWorking && ws.EventSeq > 0 {
-		events, err := s.workspaces.ListTurnEvents(ctx, acct, id, max(0, ws.EventSeq-stepsShown), stepsShown)
-		if err != nil {
-			return nil, err
-		}
+	if ws.EventSeq == 0 {
+		return v, nil
+	}
+	events, err := s.workspaces.ListTurnEvents(ctx, acct, id, max(0, ws.EventSeq-stepsShown), stepsShown)
+	if err != nil {
+		return nil, err
+	}
+	if ws.AgentStatus() == AgentWorking {
 		v.Steps, v.Asks = runningTurn(events)
+		v.Running = StepsOf(v.Steps)
 	}
 	if ws.State == StateSetup || ws.State == StateResuming || ws.State == StateFailed {
-		events, err := s.workspaces.ListTurnEvents(ctx, acct, id, max(0, ws.EventSeq-stepsShown), stepsShown)
-		if err != nil {
-			return nil, err
-		}
 		v.Setup = newestScriptRun(events)
 	}
+	v.Done = finishedSteps(events)
 	return v, nil
+}
+
+// finishedSteps are the steps of each turn that finished among events, by turn id.
+// The oldest turn may have begun before the first event read: its first steps are
+// then missing, as the page says.
+func finishedSteps(events []*TurnEvent) map[string][]Step {
+	byTurn := map[string][]*TurnEvent{}
+	var finished []string
+	for _, e := range events {
+		byTurn[e.TurnID] = append(byTurn[e.TurnID], e)
+		if e.Type == EventTurnFinished {
+			finished = append(finished, e.TurnID)
+		}
+	}
+	out := map[string][]Step{}
+	for _, turn := range finished {
+		if steps := StepsOf(byTurn[turn]); len(steps) > 0 {
+			out[turn] = steps
+		}
+	}
+	return out
 }
 
 // newestScriptRun keeps the events of the newest environment script run.

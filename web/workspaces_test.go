@@ -538,3 +538,22 @@ func TestTheHeaderNamesTheAccount(t *testing.T) {
 		t.Fatalf("expected the header to name the account %q, got %q", s.hub.Account.Name, header)
 	}
 }
+
+// A finished turn keeps its steps, in words and folded under its reply: a tool's start
+// and end are one step ("Ran `step 1`"), the agent's text one paragraph.
+func TestAFinishedTurnKeepsItsStepsInWords(t *testing.T) {
+	s := workingSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.signIn("ada-1")
+	id := s.start("steps 2")
+	page := s.waitPage("/app/workspaces/"+id, "did 2 steps")
+	steps := regexp.MustCompile(`(?s)<details class="turn-steps"><summary>(.*?)</summary>(.*?)</details>`).FindStringSubmatch(page)
+	if steps == nil {
+		t.Fatalf("expected the turn's steps folded under its reply:\n%s", page)
+	}
+	if steps[1] != "3 steps" || !strings.Contains(steps[2], "<li>Ran <code>step 1</code></li>") ||
+		!strings.Contains(steps[2], "<li>Ran <code>step 2</code></li>") || !strings.Contains(steps[2], "<li>all 2 steps done</li>") ||
+		strings.Contains(steps[2], "tool_") || strings.Contains(steps[2], "running") {
+		t.Errorf("expected two finished commands and the text, in words, got %q: %s", steps[1], steps[2])
+	}
+}
