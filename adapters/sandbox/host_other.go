@@ -1,6 +1,6 @@
 //go:build !linux
 
-package agents
+package sandbox
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 // (jobs.go) and its inherited descriptors (descriptors.go) are Linux's; New answers
 // ErrNeedsLinux before any of them is needed.
 
-func (r *Runner) run(context.Context, core.TurnRequest, invocation) exitStatus {
-	return exitStatus{startErr: ErrNeedsLinux}
+func (h *Host) Run(context.Context, string, core.ProviderSize, Process) Exit {
+	return Exit{StartErr: ErrNeedsLinux}
 }
 
-func (r *Runner) endStrays(string) error { return ErrNeedsLinux }
+func (h *Host) EndStrays(string) error { return ErrNeedsLinux }
 
 // Confine refuses: see jobs.go.
-func (r *Runner) Confine(string) (func(string, []string) (string, []string), func() error, error) {
+func (h *Host) Confine(string) (func(string, []string) (string, []string), func() error, error) {
 	return nil, nil, ErrNeedsLinux
 }
 
