@@ -31,7 +31,7 @@ type Runner struct {
 	box *sandbox.Host
 	// agentEnv names the hub's environment variables agents get (credentials).
 	agentEnv []string
-	// stateDir is hub-private: the running turns' process records and session files.
+	// stateDir is hub-private: the turns' session files and approval sockets.
 	stateDir string
 	// self is the wshub executable (the permission prompt tool's MCP server); "" when
 	// unknown, and then Claude Code cannot ask for approvals.
@@ -128,7 +128,7 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 }
 
 // Limits says how turns are held to their workspace's size, for the start-up log and
-// /readyz: the cgroup hierarchy ("cgroup v1 (memory, pids, cpu)"), or LimitsOff.
+// /readyz: the cgroup hierarchy ("cgroup v1 (memory, pids, cpu)"), or sandbox.LimitsOff.
 func (r *Runner) Limits() string { return r.box.Limits() }
 
 // LimitsMissing says, in a sentence for the start-up log, why turns run without the
