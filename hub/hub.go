@@ -30,6 +30,7 @@ import (
 	"github.com/wshub/wshub/adapters/machines"
 	"github.com/wshub/wshub/adapters/metrics"
 	"github.com/wshub/wshub/adapters/postgres"
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/adapters/seal"
 	"github.com/wshub/wshub/adapters/webhooks"
 	"github.com/wshub/wshub/api"
@@ -198,12 +199,12 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 			Commands: cfg.AgentCommands, LookPath: lookPath, AgentEnv: cfg.AgentEnv, Self: cfg.Self,
 			ClaudeBaseURL: cfg.ClaudeBaseURL, CodexBaseURL: cfg.CodexBaseURL,
 			StateDir: filepath.Join(cfg.DataDir, "run"),
-			Sandbox: agents.SandboxConfig{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly, EgressAllow: cfg.AgentEgressAllow,
+			Sandbox: sandbox.Config{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly, EgressAllow: cfg.AgentEgressAllow,
 				TmpBytes: cfg.SandboxTmpBytes, ShmBytes: cfg.SandboxShmBytes,
 				// Nothing of the data directory is visible to agents but their own
 				// checkout and home, bound one by one.
 				Hidden: []string{cfg.DataDir}},
-			Limits: agents.LimitsConfig{Mode: cfg.AgentLimits, PidsMax: cfg.AgentPidsMax, Size: providers.HostSize(), Optional: cfg.AgentLimitsOptional},
+			Limits: sandbox.LimitsConfig{Mode: cfg.AgentLimits, PidsMax: cfg.AgentPidsMax, Size: providers.HostSize(), Optional: cfg.AgentLimitsOptional},
 			Log:    log,
 		})
 		if err != nil {

@@ -35,9 +35,7 @@ const (
 	maxApprovalConns = 8
 	// approvalReadTimeout bounds reading an ask (a connection that says nothing).
 	approvalReadTimeout = 10 * time.Second
-	// sandboxApprovalDir is where the socket's directory is bound in the sandbox.
-	sandboxApprovalDir = "/run/wshub/approval"
-	approvalSocketName = "sock"
+	approvalSocketName  = "sock"
 )
 
 // maxSocketPath is the longest path a unix socket binds at on Linux (sun_path: 108

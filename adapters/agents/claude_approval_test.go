@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/adapters/agents"
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/testkit/eventually"
@@ -75,9 +76,9 @@ func TestClaudeAsksThroughThePermissionPromptTool(t *testing.T) {
 	t.Parallel()
 	bin := fakeClaude(t)
 	self := hubtest.WshubBinary(t)
-	modes := []string{agents.SandboxNone}
+	modes := []string{sandbox.ModeNone}
 	if _, err := exec.LookPath("bwrap"); err == nil {
-		modes = append(modes, agents.SandboxBwrap)
+		modes = append(modes, sandbox.ModeBwrap)
 	}
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
@@ -86,7 +87,7 @@ func TestClaudeAsksThroughThePermissionPromptTool(t *testing.T) {
 			runner := func(self string) *agents.Runner {
 				r, err := agents.New(context.Background(), agents.Options{StateDir: state, Self: self,
 					LookPath: func(string) (string, error) { return filepath.Join(bin, "claude"), nil },
-					Sandbox:  agents.SandboxConfig{Mode: mode, ReadOnly: []string{bin}}})
+					Sandbox:  sandbox.Config{Mode: mode, ReadOnly: []string{bin}}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -177,7 +178,7 @@ func TestClaudeAsksWhenTheStateDirectoryIsDeep(t *testing.T) {
 	state := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))
 	r, err := agents.New(context.Background(), agents.Options{StateDir: state, Self: hubtest.WshubBinary(t),
 		LookPath: func(string) (string, error) { return filepath.Join(bin, "claude"), nil },
-		Sandbox:  agents.SandboxConfig{Mode: agents.SandboxBwrap, ReadOnly: []string{bin}}})
+		Sandbox:  sandbox.Config{Mode: sandbox.ModeBwrap, ReadOnly: []string{bin}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 )
 
@@ -116,7 +117,7 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 		d.setDenied(denied.has)
 	}
 	lines := &lineWriter{max: maxLine, fn: p.line}
-	st := r.run(ctx, req, at.wrap(invocation{path: path, args: args, env: r.turnEnv(req, at.home, env...), stdin: stdin, stdout: lines, grace: r.grace}))
+	st := r.box.Run(ctx, req.WorkspaceID, req.Size, at.wrap(sandbox.Process{Path: path, Args: args, Env: r.turnEnv(req, at.home, env...), Stdin: stdin, Stdout: lines, Grace: r.grace}))
 	lines.close()
 	t := p.transcript()
 	session := t.sessionID
@@ -126,13 +127,13 @@ func (r *Runner) runCLI(ctx context.Context, c agentCLI, req core.TurnRequest) c
 
 	var res core.TurnResult
 	switch {
-	case st.startErr != nil:
-		res = startFailure(c.name, st.startErr)
-	case st.interrupted:
+	case st.StartErr != nil:
+		res = startFailure(c.name, st.StartErr)
+	case st.Interrupted:
 		res = core.TurnResult{Outcome: core.OutcomeInterrupted, Reply: t.reply}
-	case st.limit != "":
+	case st.Limit != "":
 		res = limitFailure(st)
-	case st.code != 0:
+	case st.Code != 0:
 		res = exitFailure(c.name, st, t.errorText)
 	case t.failed:
 		msg := t.errorText

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/nofollow"
 )
@@ -49,18 +50,20 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 	defer endAsks()
 
 	out := &headBuffer{max: maxStdout}
-	inv := invocation{
-		path: sh,
-		args: []string{"-c", command},
-		env: r.turnEnv(req, at.home, "WSHUB_SESSION_FILE="+sessionAgent, "WSHUB_EVENTS_FD="+eventsFD,
+	events := newEventLines(req.Events, answers.ask)
+	inv := sandbox.Process{
+		Path: sh,
+		Args: []string{"-c", command},
+		Env: r.turnEnv(req, at.home, "WSHUB_SESSION_FILE="+sessionAgent, "WSHUB_EVENTS_FD="+eventsFD,
 			"WSHUB_DECISIONS_FD="+decisionsFD),
-		stdin:  req.Prompt,
-		stdout: out,
-		grace:  r.grace,
-		events: newEventLines(req.Events, answers.ask),
-		extra:  []*os.File{decisionsR},
+		Stdin:  req.Prompt,
+		Stdout: out,
+		Grace:  r.grace,
+		Events: events,
+		Extra:  []*os.File{decisionsR},
 	}
-	st := r.run(ctx, req, at.wrap(inv))
+	st := r.box.Run(ctx, req.WorkspaceID, req.Size, at.wrap(inv))
+	events.end() // a last line without its newline still counts
 	reply := strings.ToValidUTF8(strings.TrimSuffix(out.String(), "\n"), "\uFFFD")
 	session := readSession(sessionHost)
 	if session == "" {
@@ -68,15 +71,15 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 	}
 
 	switch {
-	case st.startErr != nil:
-		return startFailure("the agent command", st.startErr)
-	case st.interrupted:
+	case st.StartErr != nil:
+		return startFailure("the agent command", st.StartErr)
+	case st.Interrupted:
 		return core.TurnResult{Outcome: core.OutcomeInterrupted, Reply: reply, SessionID: session}
-	case st.limit != "":
+	case st.Limit != "":
 		res := limitFailure(st)
 		res.SessionID = session
 		return res
-	case st.code != 0:
+	case st.Code != 0:
 		res := exitFailure("The agent command", st, "")
 		res.SessionID = session
 		return res

@@ -141,20 +141,8 @@ func (r *Runner) checkCommand(command string) error {
 
 // shows reports whether the sandbox shows path (or, for a link, what it names).
 func (r *Runner) shows(path string) bool {
-	_, ok := r.shown(path)
+	_, ok := r.box.Shown(path)
 	return ok
-}
-
-// shown is the path to run path by inside the sandbox: path itself, or for a link
-// outside the sandbox's paths, what it names; ok is false when neither is shown.
-func (r *Runner) shown(path string) (string, bool) {
-	if r.sandbox == nil || r.sandbox.visible(path) {
-		return path, true
-	}
-	if real, err := filepath.EvalSymlinks(path); err == nil && r.sandbox.visible(real) {
-		return real, true
-	}
-	return "", false
 }
 
 func exists(path string) bool {

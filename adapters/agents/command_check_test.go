@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 )
 
@@ -21,12 +22,9 @@ func TestCommandAgentsTheHubListsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, "run.sh")
-	write(t, run, "#!/bin/sh\ncat >/dev/null\necho \"ran with ${1:-no arguments}\"\n")
-	if err := os.Chmod(run, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, run, "#!/bin/sh\ncat >/dev/null\necho \"ran with ${1:-no arguments}\"\n", 0o755)
 	py := filepath.Join(dir, "agent.py")
-	write(t, py, "import sys\nsys.stdin.read()\nprint('python ran')\n")
+	writeFile(t, py, "import sys\nsys.stdin.read()\nprint('python ran')\n", 0o644)
 	tests := []struct{ name, command, want string }{
 		{"single-quoted path with a space", "'" + run + "'", "ran with no arguments"},
 		{"double-quoted path with a space", `"` + run + `"`, "ran with no arguments"},
@@ -53,15 +51,12 @@ func TestAnAgentThatCannotRunStopsTheHub(t *testing.T) {
 	l := newHostLayout(t)
 	dir := t.TempDir()
 	notExec := filepath.Join(dir, "agent.sh")
-	write(t, notExec, "#!/bin/sh\necho hi\n")
+	writeFile(t, notExec, "#!/bin/sh\necho hi\n", 0o644)
 	hidden := filepath.Join(dir, "bin")
 	if err := os.MkdirAll(hidden, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(hidden, "hidden-agent"), "#!/bin/sh\necho hi\n")
-	if err := os.Chmod(filepath.Join(hidden, "hidden-agent"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(hidden, "hidden-agent"), "#!/bin/sh\necho hi\n", 0o755)
 	t.Setenv("PATH", hidden+":"+os.Getenv("PATH"))
 	for _, tt := range []struct{ command, want string }{
 		{filepath.Join(dir, "missing.sh"), "does not exist"},
@@ -71,14 +66,14 @@ func TestAnAgentThatCannotRunStopsTheHub(t *testing.T) {
 		{"python3 " + filepath.Join(dir, "missing.py"), "its script"},
 	} {
 		_, err := New(context.Background(), Options{Commands: map[string]string{"agent_2": tt.command},
-			StateDir: filepath.Join(l.data, "run"), Sandbox: SandboxConfig{Mode: SandboxBwrap, Hidden: []string{l.data}}})
+			StateDir: filepath.Join(l.data, "run"), Sandbox: sandbox.Config{Mode: sandbox.ModeBwrap, Hidden: []string{l.data}}})
 		if err == nil || !strings.Contains(err.Error(), "WSHUB_AGENT_2_COMMAND") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: expected the start refused naming WSHUB_AGENT_2_COMMAND and %q, got %v", tt.command, tt.want, err)
 		}
 	}
 	// Not a simple command: run as it is, unchecked.
 	if _, err := New(context.Background(), Options{Commands: map[string]string{"agent_2": "cd /tmp && exec wshub-no-such-agent"},
-		StateDir: filepath.Join(l.data, "run"), Sandbox: SandboxConfig{Mode: SandboxBwrap, Hidden: []string{l.data}}}); err != nil {
+		StateDir: filepath.Join(l.data, "run"), Sandbox: sandbox.Config{Mode: sandbox.ModeBwrap, Hidden: []string{l.data}}}); err != nil {
 		t.Errorf("expected a compound command taken as it is, got %v", err)
 	}
 }

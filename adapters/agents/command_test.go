@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/testkit/eventually"
 )
@@ -195,7 +196,7 @@ func TestCommandEnvironment(t *testing.T) {
 	req := turn(t, "agent_1", "auto-accept-edits", "sess-prev")
 	req.Attachments = []string{"a/one.txt", "b/two words.png"}
 	r, err := New(context.Background(), Options{Commands: map[string]string{"agent_1": `cat >/dev/null; test -f "$WSHUB_SESSION_FILE" && echo session-file-exists; env -u PWD -u WSHUB_SESSION_FILE | sort`},
-		StateDir: t.TempDir(), AgentEnv: []string{"AGENT_API_KEY", "NOT_SET_ANYWHERE"}, Sandbox: SandboxConfig{Mode: SandboxNone}})
+		StateDir: t.TempDir(), AgentEnv: []string{"AGENT_API_KEY", "NOT_SET_ANYWHERE"}, Sandbox: sandbox.Config{Mode: sandbox.ModeNone}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestCommandEnvironment(t *testing.T) {
 
 func TestAgentEnvRefusesHubConfiguration(t *testing.T) {
 	for _, name := range []string{"DATABASE_URL", "WSHUB_CONTENT_KEY", "PGPASSWORD", "HOME", "1BAD", "A-B"} {
-		if _, err := New(context.Background(), Options{StateDir: t.TempDir(), AgentEnv: []string{name}, Sandbox: SandboxConfig{Mode: SandboxNone}}); err == nil {
+		if _, err := New(context.Background(), Options{StateDir: t.TempDir(), AgentEnv: []string{name}, Sandbox: sandbox.Config{Mode: sandbox.ModeNone}}); err == nil {
 			t.Errorf("expected WSHUB_AGENT_ENV=%s to be refused, it was accepted", name)
 		}
 	}
@@ -324,16 +325,6 @@ func TestLineWriter(t *testing.T) {
 	}
 }
 
-func TestTailBuffer(t *testing.T) {
-	b := &tailBuffer{max: 5}
-	for _, s := range []string{"ab", "cd", "efg", "0123456789", "xy"} {
-		_, _ = b.Write([]byte(s))
-	}
-	if got := b.String(); got != "789xy" {
-		t.Errorf("tail: expected %q, got %q", "789xy", got)
-	}
-}
-
 // The event protocol: JSON lines on fd 3 become turn events, in order; other lines,
 // and lines too long, are skipped; the reply is still standard output.
 func TestCommandAgentEvents(t *testing.T) {
@@ -345,7 +336,7 @@ awk 'BEGIN { printf "{\"type\":\"text\",\"delta\":\""; for (i = 0; i < ` + strco
 printf '{"type":"tool_finished","tool":"bash"}\n{"type":"text","delta":"done"}' >&3
 echo reply`
 	r, err := New(context.Background(), Options{Commands: map[string]string{"agent_1": script},
-		StateDir: t.TempDir(), Sandbox: SandboxConfig{Mode: SandboxNone}})
+		StateDir: t.TempDir(), Sandbox: sandbox.Config{Mode: sandbox.ModeNone}})
 	if err != nil {
 		t.Fatal(err)
 	}

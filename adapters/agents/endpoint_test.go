@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wshub/wshub/adapters/sandbox"
 )
 
 // The path set for Claude Code or Codex is where its program is found, instead of
@@ -45,7 +47,7 @@ func TestProgramLookPathPrefersTheSetPath(t *testing.T) {
 // A model endpoint that is not an http(s) URL is refused when the runner is made.
 func TestAnEndpointThatIsNotAnHTTPURLIsRefused(t *testing.T) {
 	for _, u := range []string{"llm.example.com", "ftp://llm.example.com", "http://", "::"} {
-		_, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: SandboxConfig{Mode: SandboxNone}, CodexBaseURL: u})
+		_, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: sandbox.Config{Mode: sandbox.ModeNone}, CodexBaseURL: u})
 		if err == nil || !strings.Contains(err.Error(), "Codex base URL") {
 			t.Errorf("%q: expected the Codex base URL refused, got %v", u, err)
 		}
@@ -58,7 +60,7 @@ func TestEndpointsReachTheCLIs(t *testing.T) {
 	t.Run("codex", func(t *testing.T) {
 		f := newFakeCLI(t, "codex", printing("codex-exec.jsonl", 0))
 		r, err := New(context.Background(), Options{LookPath: f.lookPath, StateDir: t.TempDir(),
-			Sandbox: SandboxConfig{Mode: SandboxNone}, CodexBaseURL: "https://llm.example.com/openai/v1"})
+			Sandbox: sandbox.Config{Mode: sandbox.ModeNone}, CodexBaseURL: "https://llm.example.com/openai/v1"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +72,7 @@ func TestEndpointsReachTheCLIs(t *testing.T) {
 	t.Run("claude", func(t *testing.T) {
 		f := newFakeCLI(t, "claude", `printf '%s\n' "$ANTHROPIC_BASE_URL|$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC|$DISABLE_AUTOUPDATER" > "$HOME/env"`)
 		r, err := New(context.Background(), Options{LookPath: f.lookPath, StateDir: t.TempDir(),
-			Sandbox: SandboxConfig{Mode: SandboxNone}, ClaudeBaseURL: "https://llm.example.com/anthropic"})
+			Sandbox: sandbox.Config{Mode: sandbox.ModeNone}, ClaudeBaseURL: "https://llm.example.com/anthropic"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 )
 
@@ -48,9 +49,6 @@ func agentNumber(name string) (int, bool) {
 	return n, n >= 1 && n <= 4
 }
 
-// defaultPath is the agent's PATH when the hub has none.
-const defaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
-
 // turnEnv is an agent's whole environment, built from an allow-list rather than by
 // filtering the hub's: PATH (in the sandbox, only its directories the sandbox shows),
 // HOME (the workspace's home as the agent sees it), LANG, TERM, the variables the
@@ -58,12 +56,8 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbi
 // PGPASSWORD, WSHUB_CONTENT_KEY, chat tokens, cloud credentials) never reaches an
 // agent, whatever it is called.
 func (r *Runner) turnEnv(req core.TurnRequest, home string, extra ...string) []string {
-	path := cmp.Or(os.Getenv("PATH"), defaultPath)
-	if r.sandbox != nil {
-		path = r.sandbox.shownPath(path)
-	}
 	env := []string{
-		"PATH=" + path,
+		"PATH=" + r.box.ShownPath(cmp.Or(os.Getenv("PATH"), sandbox.DefaultPath)),
 		"HOME=" + home,
 		"LANG=" + cmp.Or(os.Getenv("LANG"), "C.UTF-8"),
 		"TERM=" + cmp.Or(os.Getenv("TERM"), "dumb"),

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"sync"
-
-	"golang.org/x/time/rate"
 
 	"github.com/wshub/wshub/core"
 )
@@ -62,13 +59,6 @@ type eventLines struct {
 	// keeps, only approval asks are parsed (the agent waits for their answers).
 	sunk int
 }
-
-// Bounds of what the hub reads from an agent's fd 3: a flood costs the agent's own
-// time, not the hub's CPU.
-const (
-	eventBytesPerSecond = 1 << 20
-	eventBytesBurst     = 1 << 20
-)
 
 // approvalMarker is what an ask's line holds; other lines past the cap are dropped
 // unread.
@@ -125,28 +115,6 @@ func (l *eventLines) line(b []byte) {
 		l.sunk++
 		l.sink(core.TurnEvent{Type: core.TurnEventType(e.Type), Tool: e.Tool, Summary: e.Summary, Delta: e.Delta})
 	}
-}
-
-// rateReader reads from r at most as fast as lim allows, so an agent writing events
-// faster waits on its own pipe.
-type rateReader struct {
-	r   io.Reader
-	lim *rate.Limiter
-}
-
-func newRateReader(r io.Reader, perSecond, burst int) *rateReader {
-	return &rateReader{r: r, lim: rate.NewLimiter(rate.Limit(perSecond), burst)}
-}
-
-func (rr *rateReader) Read(p []byte) (int, error) {
-	if len(p) > rr.lim.Burst() {
-		p = p[:rr.lim.Burst()]
-	}
-	n, err := rr.r.Read(p)
-	if n > 0 {
-		_ = rr.lim.WaitN(context.Background(), n) // n <= burst: never refused
-	}
-	return n, err
 }
 
 // end takes a last line the agent did not finish with a newline.

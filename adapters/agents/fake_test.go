@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 )
 
@@ -92,7 +93,7 @@ func turn(t *testing.T, agent, mode, session string) core.TurnRequest {
 func unsandboxed(t *testing.T, commands map[string]string, lookPath func(string) (string, error)) *Runner {
 	t.Helper()
 	r, err := New(context.Background(), Options{Commands: commands, LookPath: lookPath, StateDir: t.TempDir(),
-		Sandbox: SandboxConfig{Mode: SandboxNone}})
+		Sandbox: sandbox.Config{Mode: sandbox.ModeNone}})
 	if err != nil {
 		t.Fatal(err)
 	}

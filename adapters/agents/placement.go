@@ -1,24 +1,34 @@
 package agents
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 )
 
-// placement is where one turn's process runs: the paths it sees, and how it is
-// started (inside bubblewrap, or as it is when the sandbox is off).
+// Where the runner's own files for a turn appear in the sandbox: fixed paths, like the
+// checkout's, so nothing of the host's layout shows.
+const (
+	sandboxSession = "/run/wshub/session"
+	sandboxSelf    = "/run/wshub/bin/wshub"
+	// sandboxApprovalDir is where the approval socket's directory is bound.
+	sandboxApprovalDir = "/run/wshub/approval"
+)
+
+// errProgramHidden: the agent's program is installed where the sandbox does not show it.
+var errProgramHidden = errors.New("outside the sandbox's read-only paths")
+
+// placement is where one turn's process runs: the paths it sees, and what its sandbox
+// holds (inside bubblewrap, or as it is when the sandbox is off).
 type placement struct {
 	r *Runner
 	// dir and home are the checkout and home directory as the agent sees them.
 	dir, home string
-	// hostDir is the checkout on the host, the working directory of an agent run
-	// without the sandbox.
-	hostDir string
-	m       mounts
+	m         sandbox.Mounts
 }
 
 func (r *Runner) place(req core.TurnRequest) *placement {
@@ -30,10 +40,10 @@ func (r *Runner) place(req core.TurnRequest) *placement {
 	if abs, err := filepath.Abs(req.Home); err == nil {
 		req.Home = abs
 	}
-	p := &placement{r: r, dir: req.Dir, home: req.Home, hostDir: req.Dir,
-		m: mounts{checkout: req.Dir, home: req.Home, network: req.Network}}
-	if r.sandbox != nil {
-		p.dir, p.home = sandboxCheckout, sandboxHome
+	p := &placement{r: r, dir: req.Dir, home: req.Home,
+		m: sandbox.Mounts{Checkout: req.Dir, Home: req.Home, Network: req.Network}}
+	if r.box.Confined() {
+		p.dir, p.home = sandbox.CheckoutPath, sandbox.HomePath
 	}
 	return p
 }
@@ -41,7 +51,7 @@ func (r *Runner) place(req core.TurnRequest) *placement {
 // program checks that a CLI program found on the hub's PATH is visible inside the
 // sandbox, and returns the path to run it by.
 func (p *placement) program(name, path string) (string, error) {
-	if run, ok := p.r.shown(path); ok {
+	if run, ok := p.r.box.Shown(path); ok {
 		return run, nil
 	}
 	return "", hiddenProgram(name, path)
@@ -58,12 +68,9 @@ func hiddenProgram(name, path string) error {
 // Anything else the command reads must be under a system path or
 // WSHUB_SANDBOX_READONLY.
 func (p *placement) showCommand(command string) {
-	if p.r.sandbox == nil {
-		return
-	}
 	for _, f := range commandFiles(command) {
-		if !p.r.sandbox.visible(f) {
-			p.m.readOnlyFiles = append(p.m.readOnlyFiles, f)
+		if !p.r.box.Visible(f) {
+			p.m.ReadOnlyFiles = append(p.m.ReadOnlyFiles, f)
 		}
 	}
 }
@@ -72,49 +79,28 @@ func (p *placement) showCommand(command string) {
 // the host, bound into the sandbox at a fixed path. It returns the host path and the
 // path the agent uses.
 func (p *placement) sessionFile(workspaceID string) (host, agent string, err error) {
-	f, err := os.CreateTemp(p.r.stateDir, safeName(workspaceID)+"-session-*")
+	f, err := os.CreateTemp(p.r.stateDir, sandbox.SafeName(workspaceID)+"-session-*")
 	if err != nil {
 		return "", "", err
 	}
 	_ = f.Close()
-	if p.r.sandbox == nil {
+	if !p.r.box.Confined() {
 		return f.Name(), f.Name(), nil
 	}
-	p.m.session = f.Name()
+	p.m.Binds = append(p.m.Binds, sandbox.Bind{Host: f.Name(), Sandbox: sandboxSession})
 	return f.Name(), sandboxSession, nil
 }
 
 // approvals makes the turn's approval socket and the wshub binary reachable by the
 // agent's permission prompt tool, and returns the paths it uses for them.
 func (p *placement) approvals(s *approvalSocket) (socket, self string) {
-	if p.r.sandbox == nil {
+	if !p.r.box.Confined() {
 		return s.path, p.r.self
 	}
-	p.m.approvalDir, p.m.self = s.dir, p.r.self
+	p.m.Binds = append(p.m.Binds, sandbox.Bind{Host: s.dir, Sandbox: sandboxApprovalDir},
+		sandbox.Bind{Host: p.r.self, Sandbox: sandboxSelf, ReadOnly: true})
 	return sandboxApprovalDir + "/" + approvalSocketName, sandboxSelf
 }
 
-// wrap turns an invocation of path with args into the sandboxed one.
-func (p *placement) wrap(inv invocation) invocation {
-	if p.r.sandbox == nil {
-		inv.dir = p.hostDir
-		return inv
-	}
-	// Started in /, not the checkout: the shell that runs first (cgroup, network) would
-	// put the checkout's host path in PWD, which bubblewrap, pid 1 in the sandbox, would
-	// show in its /proc/1/environ. Every path bubblewrap is given is absolute, and it
-	// changes into /workspace itself.
-	inv.dir = "/"
-	p.r.sandbox.command(&inv, p.m, append([]string{inv.path}, inv.args...))
-	return inv
-}
-
-// safeName keeps a workspace id usable as part of a file name.
-func safeName(id string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '_'
-	}, id)
-}
+// wrap makes inv, the agent's program, the process that runs it in the turn's sandbox.
+func (p *placement) wrap(inv sandbox.Process) sandbox.Process { return p.r.box.Wrap(inv, p.m) }

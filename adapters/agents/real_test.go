@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/adapters/agents"
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/testkit/agentcli"
 	"github.com/wshub/wshub/internal/testkit/eventually"
@@ -46,7 +47,7 @@ func realRunner(t *testing.T, cli agentcli.CLI, api *modelapi.Server, self strin
 		AgentEnv: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
 		// The stand-in on the host's loopback, as an operator opens a model gateway
 		// there to "full" sandboxes.
-		Sandbox: agents.SandboxConfig{Mode: agents.SandboxBwrap, ReadOnly: []string{cli.Dir},
+		Sandbox: sandbox.Config{Mode: sandbox.ModeBwrap, ReadOnly: []string{cli.Dir},
 			EgressAllow: []string{strings.TrimPrefix(api.URL, "http://")}},
 		ClaudeBaseURL: api.URL,
 		CodexBaseURL:  api.URL + "/v1",

@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,38 +12,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 )
 
 // Runner is the core.AgentRunner of the local machines. An agent id bound to a command
 // runs that command under the command-agent protocol (command.go); otherwise its CLI
 // (claude.go, codex.go, cursor.go, grok.go) runs in headless mode. Every agent process
-// runs in the sandbox (sandbox.go) with an allow-listed environment (env.go).
+// runs in a sandbox of the host's (adapters/sandbox) with an allow-listed environment
+// (env.go).
 type Runner struct {
 	commands map[string]string
 	lookPath func(string) (string, error)
 	// grace is the time an interrupted agent's process group has between SIGTERM and
 	// SIGKILL.
 	grace time.Duration
-	// sandbox is nil when agents run unconfined (SandboxNone).
-	sandbox *bwrap
+	// box runs the agents' processes confined: bubblewrap, network, cgroup.
+	box *sandbox.Host
 	// agentEnv names the hub's environment variables agents get (credentials).
 	agentEnv []string
-	// stateDir is hub-private: the running turns' process records and session files.
+	// stateDir is hub-private: the turns' session files and approval sockets.
 	stateDir string
 	// self is the wshub executable (the permission prompt tool's MCP server); "" when
 	// unknown, and then Claude Code cannot ask for approvals.
 	self string
 	// endpoints are the model APIs the CLIs call instead of their vendors', by agent id.
 	endpoints map[string]string
-	// cgroups makes each turn's cgroup (limits.go); nil when limits are off.
-	cgroups cgroupHierarchy
-	limits  LimitsConfig
-	// limitsMissing says why turns run without limits that were asked for (an Optional
-	// LimitsConfig where no cgroup could be had); "" otherwise.
-	limitsMissing string
-	// scope keeps this runner's groups apart from other runners' on the host (turnName).
-	scope string
 }
 
 var _ core.AgentRunner = (*Runner)(nil)
@@ -57,7 +50,7 @@ type Options struct {
 	// LookPath finds a CLI program; nil means exec.LookPath.
 	LookPath func(string) (string, error)
 	// Sandbox confines agent processes; the zero value is bubblewrap.
-	Sandbox SandboxConfig
+	Sandbox sandbox.Config
 	// AgentEnv names environment variables of the hub passed on to agents
 	// (WSHUB_AGENT_ENV, e.g. ANTHROPIC_API_KEY). Nothing else of the hub's environment is.
 	AgentEnv []string
@@ -75,7 +68,7 @@ type Options struct {
 	CodexBaseURL string
 	// Limits hold each turn to its workspace's size; the zero value is a cgroup per
 	// turn.
-	Limits LimitsConfig
+	Limits sandbox.LimitsConfig
 	// Log gets what the runner did to the host at start (a systemd scope made for the
 	// turns' cgroups); nil: nothing is logged.
 	Log *slog.Logger
@@ -88,10 +81,8 @@ type Options struct {
 // that every agent it would list can run (command_check.go).
 func New(ctx context.Context, opt Options) (*Runner, error) {
 	if runtime.GOOS != "linux" {
-		return nil, ErrNeedsLinux
+		return nil, sandbox.ErrNeedsLinux
 	}
-	// Before any agent process starts, whatever launched the hub.
-	closeInheritedOnExec()
 	if opt.LookPath == nil {
 		opt.LookPath = exec.LookPath
 	}
@@ -111,7 +102,7 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{commands: boundCommands(opt.Commands), lookPath: opt.LookPath, grace: defaultGrace,
+	r := &Runner{commands: boundCommands(opt.Commands), lookPath: opt.LookPath, grace: sandbox.DefaultGrace,
 		agentEnv: agentEnv, stateDir: opt.StateDir, endpoints: map[string]string{}}
 	for id, u := range map[string]string{"agent_1": opt.ClaudeBaseURL, "agent_2": opt.CodexBaseURL} {
 		if u = strings.TrimSpace(u); u == "" {
@@ -127,25 +118,8 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 			return nil, fmt.Errorf("agent runner: %w", err)
 		}
 	}
-	switch opt.Sandbox.Mode {
-	case "", SandboxBwrap:
-		if r.sandbox, err = newBwrap(ctx, opt.Sandbox, opt.StateDir); err != nil {
-			return nil, err
-		}
-	case SandboxNone:
-	default:
-		return nil, fmt.Errorf("WSHUB_SANDBOX is %q or %q, not %q", SandboxBwrap, SandboxNone, opt.Sandbox.Mode)
-	}
-	r.limits, r.scope = opt.Limits, cgroupScope(opt.StateDir)
-	switch opt.Limits.Mode {
-	case "", LimitsCgroup:
-		open := func() (cgroupHierarchy, error) { return newCgroups(cmp.Or(opt.Log, slog.New(slog.DiscardHandler))) }
-		if r.cgroups, r.limitsMissing, err = opt.Limits.open(open); err != nil {
-			return nil, err
-		}
-	case LimitsOff:
-	default:
-		return nil, fmt.Errorf("WSHUB_AGENT_LIMITS is %q or %q, not %q", LimitsCgroup, LimitsOff, opt.Limits.Mode)
+	if r.box, err = sandbox.New(ctx, sandbox.Options{Sandbox: opt.Sandbox, Limits: opt.Limits, StateDir: opt.StateDir, Log: opt.Log}); err != nil {
+		return nil, err
 	}
 	if err := r.checkAgents(); err != nil {
 		return nil, err
@@ -154,17 +128,18 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 }
 
 // Limits says how turns are held to their workspace's size, for the start-up log and
-// /readyz: the cgroup hierarchy ("cgroup v1 (memory, pids, cpu)"), or LimitsOff.
-func (r *Runner) Limits() string {
-	if r.cgroups == nil {
-		return LimitsOff
-	}
-	return r.cgroups.String()
-}
+// /readyz: the cgroup hierarchy ("cgroup v1 (memory, pids, cpu)"), or sandbox.LimitsOff.
+func (r *Runner) Limits() string { return r.box.Limits() }
 
 // LimitsMissing says, in a sentence for the start-up log, why turns run without the
 // limits asked for (LimitsConfig.Optional): "" when they have them, or were turned off.
-func (r *Runner) LimitsMissing() string { return r.limitsMissing }
+func (r *Runner) LimitsMissing() string { return r.box.LimitsMissing() }
+
+// Confine makes a cgroup for one piece of the hub's work on a workspace's data (what
+// names it in errors), as a turn's: see sandbox.Host.Confine.
+func (r *Runner) Confine(what string) (wrap func(path string, args []string) (string, []string), release func() error, err error) {
+	return r.box.Confine(what)
+}
 
 // RunTurn runs one turn of req.Agent in req.Dir. It never returns an error: every
 // failure is a TurnResult with outcome error and a failure code.
@@ -181,7 +156,7 @@ func (r *Runner) RunTurn(ctx context.Context, req core.TurnRequest) core.TurnRes
 	}
 	// Whatever an earlier turn of this workspace left running (a hub that crashed
 	// mid-turn) is ended before this one starts in the same checkout.
-	if err := r.endStrays(req.WorkspaceID); err != nil {
+	if err := r.box.EndStrays(req.WorkspaceID); err != nil {
 		return failed(core.FailureAgentError, "processes of an earlier turn could not be stopped: "+err.Error())
 	}
 	if command, bound := r.commands[req.Agent]; bound {
@@ -220,8 +195,8 @@ func startFailure(program string, err error) core.TurnResult {
 
 // limitFailure is the result of a turn that ran into a limit of its cgroup: what the
 // agent said last, then which limit (kept whole when the message is cut).
-func limitFailure(st exitStatus) core.TurnResult {
-	return failed(core.FailureAgentError, strings.TrimSpace(st.stderr)+"\n\n"+st.limit)
+func limitFailure(st sandbox.Exit) core.TurnResult {
+	return failed(core.FailureAgentError, strings.TrimSpace(st.Stderr)+"\n\n"+st.Limit)
 }
 
 // exitFailure is the result of a process that exited unsuccessfully: exit 127 (the
@@ -229,20 +204,20 @@ func limitFailure(st exitStatus) core.TurnResult {
 // agent_not_installed, any other failure agent_error. The message is the agent's own
 // error text when it has one (reported, e.g. from its JSON output), else the tail of
 // its standard error, else a sentence with the exit code or signal.
-func exitFailure(program string, st exitStatus, reported string) core.TurnResult {
+func exitFailure(program string, st sandbox.Exit, reported string) core.TurnResult {
 	message := strings.TrimSpace(reported)
 	if message == "" {
-		message = strings.TrimSpace(st.stderr)
+		message = strings.TrimSpace(st.Stderr)
 	}
 	if message == "" {
-		if st.signal != "" {
-			message = fmt.Sprintf("%s was ended by signal %s.", program, st.signal)
+		if st.Signal != "" {
+			message = fmt.Sprintf("%s was ended by signal %s.", program, st.Signal)
 		} else {
-			message = fmt.Sprintf("%s exited with code %d.", program, st.code)
+			message = fmt.Sprintf("%s exited with code %d.", program, st.Code)
 		}
 	}
 	code := core.FailureAgentError
-	if st.code == 127 {
+	if st.Code == 127 {
 		code = core.FailureAgentNotInstalled
 	}
 	return failed(code, message)

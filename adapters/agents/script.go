@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
 )
 
@@ -27,7 +28,7 @@ func (r *Runner) RunScript(ctx context.Context, req core.ScriptRequest) core.Scr
 	if err := os.MkdirAll(req.Home, 0o700); err != nil {
 		return core.ScriptResult{ExitCode: -1, Err: fmt.Errorf("the workspace's home directory could not be made: %v", err)}
 	}
-	if err := r.endStrays(req.WorkspaceID); err != nil {
+	if err := r.box.EndStrays(req.WorkspaceID); err != nil {
 		return core.ScriptResult{ExitCode: -1, Err: fmt.Errorf("processes of an earlier run could not be stopped: %v", err)}
 	}
 	sh, err := exec.LookPath("sh")
@@ -44,32 +45,28 @@ func (r *Runner) RunScript(ctx context.Context, req core.ScriptRequest) core.Scr
 			req.Output(strings.ToValidUTF8(string(b), "\uFFFD"))
 		}
 	}}
-	inv := invocation{
-		path:   sh,
-		args:   []string{"-c", scriptShell, cmp.Or(req.Name, core.ScriptSetup), req.Script},
-		env:    r.scriptEnv(req, at.home),
-		stdout: lines,
-		grace:  r.grace,
+	inv := sandbox.Process{
+		Path:   sh,
+		Args:   []string{"-c", scriptShell, cmp.Or(req.Name, core.ScriptSetup), req.Script},
+		Env:    r.scriptEnv(req, at.home),
+		Stdout: lines,
+		Grace:  r.grace,
 	}
-	st := r.run(ctx, turn, at.wrap(inv))
+	st := r.box.Run(ctx, turn.WorkspaceID, turn.Size, at.wrap(inv))
 	lines.close()
 	switch {
-	case st.startErr != nil:
-		return core.ScriptResult{ExitCode: -1, Err: st.startErr}
-	case st.interrupted:
+	case st.StartErr != nil:
+		return core.ScriptResult{ExitCode: -1, Err: st.StartErr}
+	case st.Interrupted:
 		return core.ScriptResult{ExitCode: -1, Interrupted: true}
 	}
-	return core.ScriptResult{ExitCode: st.code, Limit: st.limit}
+	return core.ScriptResult{ExitCode: st.Code, Limit: st.Limit}
 }
 
 // scriptEnv is turnEnv without the agents' credentials and the turn's variables.
 func (r *Runner) scriptEnv(req core.ScriptRequest, home string) []string {
-	path := cmp.Or(os.Getenv("PATH"), defaultPath)
-	if r.sandbox != nil {
-		path = r.sandbox.shownPath(path)
-	}
 	env := []string{
-		"PATH=" + path,
+		"PATH=" + r.box.ShownPath(cmp.Or(os.Getenv("PATH"), sandbox.DefaultPath)),
 		"HOME=" + home,
 		"LANG=" + cmp.Or(os.Getenv("LANG"), "C.UTF-8"),
 		"TERM=dumb",

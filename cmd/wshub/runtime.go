@@ -14,6 +14,7 @@ import (
 
 	"github.com/wshub/wshub/adapters/agents"
 	"github.com/wshub/wshub/adapters/gitrepo"
+	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/wsruntime"
 )
 
@@ -54,10 +55,10 @@ func runtimeCmd(ctx context.Context, log *slog.Logger) int {
 			LookPath:      agents.ProgramLookPath(os.Getenv("WSHUB_CLAUDE_PATH"), os.Getenv("WSHUB_CODEX_PATH"), exec.LookPath),
 			ClaudeBaseURL: os.Getenv("WSHUB_CLAUDE_BASE_URL"), CodexBaseURL: os.Getenv("WSHUB_CODEX_BASE_URL"),
 			AgentEnv: splitList(os.Getenv("WSHUB_AGENT_ENV"), ","),
-			Sandbox: agents.SandboxConfig{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":"),
+			Sandbox: sandbox.Config{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":"),
 				EgressAllow: splitList(os.Getenv("WSHUB_AGENT_EGRESS_ALLOW"), ","),
 				TmpBytes:    envBytes("WSHUB_SANDBOX_TMP_BYTES"), ShmBytes: envBytes("WSHUB_SANDBOX_SHM_BYTES")},
-			Limits: agents.LimitsConfig{Mode: os.Getenv("WSHUB_AGENT_LIMITS"), PidsMax: envBytes("WSHUB_AGENT_PIDS_MAX"),
+			Limits: sandbox.LimitsConfig{Mode: os.Getenv("WSHUB_AGENT_LIMITS"), PidsMax: envBytes("WSHUB_AGENT_PIDS_MAX"),
 				Optional: os.Getenv("WSHUB_AGENT_LIMITS_OPTIONAL") == "1"},
 		},
 	}

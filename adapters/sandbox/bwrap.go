@@ -1,9 +1,8 @@
-package agents
+package sandbox
 
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,12 +17,12 @@ import (
 
 // Sandbox modes (WSHUB_SANDBOX).
 const (
-	// SandboxBwrap runs every agent process inside bubblewrap: the default.
-	SandboxBwrap = "bwrap"
-	// SandboxNone runs agents as the hub's user with the hub's view of the machine.
+	// ModeBwrap runs every agent process inside bubblewrap: the default.
+	ModeBwrap = "bwrap"
+	// ModeNone runs agents as the hub's user with the hub's view of the machine.
 	// Development on machines without user namespaces only: an agent can then read
 	// everything the hub can.
-	SandboxNone = "none"
+	ModeNone = "none"
 )
 
 // Where a sandboxed agent sees its workspace. Fixed paths rather than the host's keep
@@ -31,10 +30,8 @@ const (
 // give agent CLIs that key their sessions by working directory (Claude Code) the same
 // directory on every turn.
 const (
-	sandboxCheckout = "/workspace"
-	sandboxHome     = "/home/agent"
-	sandboxSession  = "/run/wshub/session"
-	sandboxSelf     = "/run/wshub/bin/wshub"
+	CheckoutPath = "/workspace"
+	HomePath     = "/home/agent"
 	// sandboxUID is the user the agent appears to be. As root, the hub maps its own uid
 	// to it in the new user namespace: agent CLIs that refuse to skip permission prompts
 	// as root (Claude Code) then run, and the agent gains no capability on the host.
@@ -60,9 +57,9 @@ var etcPaths = []string{
 	"/etc/java-17-openjdk", "/etc/python3",
 }
 
-// SandboxConfig says how agent processes are confined.
-type SandboxConfig struct {
-	// Mode is SandboxBwrap ("" means it too) or SandboxNone.
+// Config says how agent processes are confined.
+type Config struct {
+	// Mode is ModeBwrap ("" means it too) or ModeNone.
 	Mode string
 	// Program is the bubblewrap executable; "" looks up "bwrap" on PATH.
 	Program string
@@ -92,7 +89,7 @@ const (
 	DefaultShmBytes = 256 << 20
 )
 
-// bwrap builds bubblewrap command lines. Nil on a runner means no sandbox.
+// bwrap builds bubblewrap command lines. Nil on a Host means no sandbox.
 type bwrap struct {
 	program  string
 	readOnly []string
@@ -110,23 +107,32 @@ type bwrap struct {
 	tmpSize, shmSize string
 }
 
-// mounts is what one turn's sandbox holds beyond the system.
-type mounts struct {
-	checkout, home string
-	network        string
-	// files are host files bound at the same path read-only (the command agent's
-	// program), or at a fixed path writable (the session file).
-	readOnlyFiles []string
-	session       string
-	// approvalDir is the turn's approval socket directory and self the wshub binary
-	// (the permission prompt tool's server), bound at fixed paths.
-	approvalDir, self string
+// Mounts is what one turn's sandbox holds beyond the system.
+type Mounts struct {
+	// Checkout and Home are the workspace's directories on the host, bound writable at
+	// CheckoutPath and HomePath.
+	Checkout, Home string
+	// Network is the project's network ("" is core.NetworkFull).
+	Network string
+	// ReadOnlyFiles are host files bound read-only at their own paths (the command
+	// agent's program).
+	ReadOnlyFiles []string
+	// Binds are host paths bound at fixed paths of the sandbox, after the workspace's:
+	// what the runner gives one turn (a session file, an approval socket's directory,
+	// the wshub binary).
+	Binds []Bind
+}
+
+// Bind is one host path bound into a turn's sandbox.
+type Bind struct {
+	Host, Sandbox string
+	ReadOnly      bool
 }
 
 // newBwrap checks that bubblewrap and pasta are installed and work here (user
 // namespaces may be switched off), by running trivial sandboxes the way turns will run.
 // stateDir is hub-private: the sandboxes' resolv.conf is kept there.
-func newBwrap(ctx context.Context, cfg SandboxConfig, stateDir string) (*bwrap, error) {
+func newBwrap(ctx context.Context, cfg Config, stateDir string) (*bwrap, error) {
 	path, err := exec.LookPath(cmp.Or(cfg.Program, "bwrap"))
 	if err != nil {
 		return nil, fmt.Errorf("the agent sandbox needs bubblewrap, and %q was not found: install it (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or set WSHUB_SANDBOX=none to run agents unconfined (unsafe: they can then read everything the hub can)", cmp.Or(cfg.Program, "bwrap"))
@@ -197,11 +203,11 @@ func (b *bwrap) probe(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	m := mounts{checkout: filepath.Join(dir, "checkout"), home: filepath.Join(dir, "home"), network: core.NetworkNone}
+	m := Mounts{Checkout: filepath.Join(dir, "checkout"), Home: filepath.Join(dir, "home"), Network: core.NetworkNone}
 	if out, err := b.start(ctx, m); err != nil {
 		return fmt.Errorf("bubblewrap (%s) cannot start a sandbox on this machine: %w: %s (it needs unprivileged user namespaces, or root; or set WSHUB_SANDBOX=none, unsafe)", b.program, err, out)
 	}
-	m.network = core.NetworkFull
+	m.Network = core.NetworkFull
 	if out, err := b.start(ctx, m); err != nil {
 		return fmt.Errorf("pasta (%s) cannot connect a sandbox to the network on this machine: %w: %s (it needs /dev/net/tun readable and writable by the hub's user; or set WSHUB_SANDBOX=none, unsafe)", b.pasta, err, out)
 	}
@@ -209,19 +215,19 @@ func (b *bwrap) probe(ctx context.Context) error {
 }
 
 // start runs `true` in a sandbox with m, as a turn runs, and returns what it printed.
-func (b *bwrap) start(ctx context.Context, m mounts) (string, error) {
+func (b *bwrap) start(ctx context.Context, m Mounts) (string, error) {
 	var out strings.Builder
-	inv := invocation{stdout: &out, grace: time.Second}
+	inv := Process{Stdout: &out, Grace: time.Second}
 	b.command(&inv, m, []string{"true"})
 	st := run(ctx, inv)
-	said := strings.TrimSpace(out.String() + "\n" + st.stderr)
+	said := strings.TrimSpace(out.String() + "\n" + st.Stderr)
 	switch {
-	case st.startErr != nil:
-		return said, st.startErr
-	case st.interrupted:
+	case st.StartErr != nil:
+		return said, st.StartErr
+	case st.Interrupted:
 		return said, ctx.Err()
-	case st.code != 0:
-		return said, fmt.Errorf("exit status %d", st.code)
+	case st.Code != 0:
+		return said, fmt.Errorf("exit status %d", st.Code)
 	}
 	return said, nil
 }
@@ -229,11 +235,11 @@ func (b *bwrap) start(ctx context.Context, m mounts) (string, error) {
 // command makes inv run program (and its arguments) in a sandbox with m: bubblewrap,
 // its options, and for a "full" network the namespaces it runs in (netns.go). The
 // turn's descriptors from 3 on pass through.
-func (b *bwrap) command(inv *invocation, m mounts, program []string) {
-	inv.path, inv.sandboxArgs = b.program, b.args(m)
-	inv.args = append([]string{"--args", inv.argsFD(), "--"}, program...)
+func (b *bwrap) command(inv *Process, m Mounts, program []string) {
+	inv.Path, inv.sandboxArgs = b.program, b.args(m)
+	inv.Args = append([]string{"--args", inv.argsFD(), "--"}, program...)
 	inv.netns = nil
-	if network(m.network) == core.NetworkFull {
+	if network(m.Network) == core.NetworkFull {
 		inv.netns = &netConfig{Pasta: b.pasta, Tools: b.tools, Allow: b.allow, Dir: b.stateDir}
 	}
 }
@@ -258,7 +264,7 @@ func network(n string) string { return cmp.Or(n, core.NetworkFull) }
 
 // args are bwrap's options: "--" and the program with its arguments follow. Order matters: bwrap applies the operations in sequence, so the
 // tmpfs masks over hidden paths come after the binds they hide things in.
-func (b *bwrap) args(m mounts) []string {
+func (b *bwrap) args(m Mounts) []string {
 	a := []string{
 		// The sandbox dies with the hub (no agent outlives a killed hub) and is its own
 		// session (no TIOCSTI into a terminal the hub may have).
@@ -272,7 +278,7 @@ func (b *bwrap) args(m mounts) []string {
 	}
 	// "none": a network namespace with only a loopback. "full": bwrap starts in a
 	// network namespace of its own already (netns.go). "host": the host's namespace.
-	if network(m.network) == core.NetworkNone {
+	if network(m.Network) == core.NetworkNone {
 		a = append(a, "--unshare-net")
 	}
 	var visible []string
@@ -290,7 +296,7 @@ func (b *bwrap) args(m mounts) []string {
 		}
 	}
 	for _, p := range etcPaths {
-		if p == "/etc/resolv.conf" && network(m.network) == core.NetworkFull && b.resolvConf != "" {
+		if p == "/etc/resolv.conf" && network(m.Network) == core.NetworkFull && b.resolvConf != "" {
 			// The host's name servers may be where "full" does not reach.
 			a = append(a, "--ro-bind", b.resolvConf, p)
 			continue
@@ -315,19 +321,20 @@ func (b *bwrap) args(m mounts) []string {
 			}
 		}
 	}
-	for _, f := range m.readOnlyFiles {
+	for _, f := range m.ReadOnlyFiles {
 		a = append(a, "--ro-bind", f, f)
 	}
-	a = append(a, "--bind", m.checkout, sandboxCheckout, "--bind", m.home, sandboxHome)
-	if m.session != "" {
-		a = append(a, "--bind", m.session, sandboxSession)
-	}
-	if m.approvalDir != "" {
-		a = append(a, "--bind", m.approvalDir, sandboxApprovalDir, "--ro-bind", m.self, sandboxSelf)
+	a = append(a, "--bind", m.Checkout, CheckoutPath, "--bind", m.Home, HomePath)
+	for _, b := range m.Binds {
+		if b.ReadOnly {
+			a = append(a, "--ro-bind", b.Host, b.Sandbox)
+		} else {
+			a = append(a, "--bind", b.Host, b.Sandbox)
+		}
 	}
 	// The root bwrap builds the sandbox on is a tmpfs; read-only once built, so the only
-	// writable places are the checkout, the home, /tmp and the session file.
-	return append(a, "--remount-ro", "/", "--chdir", sandboxCheckout)
+	// writable places are the checkout, the home, /tmp and the writable binds.
+	return append(a, "--remount-ro", "/", "--chdir", CheckoutPath)
 }
 
 // visible reports whether a host path is inside the sandbox's read-only view.
@@ -356,7 +363,7 @@ func (b *bwrap) shownPath(path string) string {
 		}
 	}
 	if len(kept) == 0 {
-		return defaultPath
+		return DefaultPath
 	}
 	return strings.Join(kept, string(filepath.ListSeparator))
 }
@@ -367,5 +374,5 @@ func within(path, dir string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
-// errProgramHidden: the agent's program is installed where the sandbox does not show it.
-var errProgramHidden = errors.New("outside the sandbox's read-only paths")
+// DefaultPath is a process's PATH when the hub has none.
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"

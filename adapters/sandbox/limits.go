@@ -1,6 +1,6 @@
 //go:build linux
 
-package agents
+package sandbox
 
 import (
 	"bufio"
@@ -101,9 +101,9 @@ type turnCgroup interface {
 // state directory, so two hubs, or a hub and its process runtimes, on one host never take
 // each other's groups for leftovers; the same across the hub's restarts, so it does find
 // its own), then the workspace.
-func turnName(scope, workspaceID string) string { return scope + "-" + safeName(workspaceID) }
+func turnName(scope, workspaceID string) string { return scope + "-" + SafeName(workspaceID) }
 
-// cgroupScope is the scope of the runner whose state directory is stateDir.
+// cgroupScope is the scope of the host whose state directory is stateDir.
 func cgroupScope(stateDir string) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(stateDir))
@@ -166,15 +166,15 @@ func limitSentence(l limits, oomKilled, pidsRefused bool) string {
 
 // join is the turn's command line behind the shell that joins g (joinScript); a
 // "full" sandbox's script joins it instead (netns.go), as its first step.
-func (inv invocation) join(g turnCgroup) invocation {
+func (inv Process) join(g turnCgroup) Process {
 	if inv.netns != nil {
 		n := *inv.netns
 		n.Procs = g.procs()
 		inv.netns = &n
 		return inv
 	}
-	args := append(append([]string{"-c", joinScript, cgroupHelper}, g.procs()...), "--", inv.path)
-	inv.path, inv.argv0, inv.args = "/bin/sh", cgroupHelper, append(args, inv.args...)
+	args := append(append([]string{"-c", joinScript, cgroupHelper}, g.procs()...), "--", inv.Path)
+	inv.Path, inv.Argv0, inv.Args = "/bin/sh", cgroupHelper, append(args, inv.Args...)
 	return inv
 }
 

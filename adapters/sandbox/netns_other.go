@@ -1,11 +1,11 @@
 //go:build !linux
 
-package agents
+package sandbox
 
 import "syscall"
 
 // A "full" network is a user and network namespace with pasta attached (netns.go):
-// Linux only. sandbox.go names the configuration and process.go the steps; nothing
+// Linux only. bwrap.go names the configuration and process.go the steps; nothing
 // runs them here (New answers ErrNeedsLinux).
 
 func (c netConfig) onHost() (netConfig, error) { return c, ErrNeedsLinux }

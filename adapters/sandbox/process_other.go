@@ -1,6 +1,6 @@
 //go:build !linux
 
-package agents
+package sandbox
 
 // memfd: agents run only on Linux (New answers ErrNeedsLinux), so nothing calls it.
 func memfd(string) (int, error) { return -1, ErrNeedsLinux }

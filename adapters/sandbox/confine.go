@@ -1,6 +1,6 @@
 //go:build linux
 
-package agents
+package sandbox
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // agent or a runtime's upload filled) runs in a cgroup of its own too, as a turn does:
 // its CPU, memory and processes are bounded whatever the data holds, and what it
 // leaves running is killed with the group. The group is made beside the turns'
-// ("job-<n>", in the runner's scope) when the work starts and removed when it ends,
+// ("job-<n>", in the host's scope) when the work starts and removed when it ends,
 // and each process joins it first, as a turn's does (joinScript).
 
 // jobLimits bound one piece of such work: git reading a repository needs one CPU and
@@ -26,11 +26,11 @@ var jobSeq atomic.Int64
 // wrap turns a command line into one that joins the group before it runs; release
 // kills what still runs there and removes the group. Without cgroups
 // (WSHUB_AGENT_LIMITS=off) wrap is nil and the work runs in the hub's own group.
-func (r *Runner) Confine(what string) (wrap func(path string, args []string) (string, []string), release func() error, err error) {
-	if r.cgroups == nil {
+func (h *Host) Confine(what string) (wrap func(path string, args []string) (string, []string), release func() error, err error) {
+	if h.cgroups == nil {
 		return nil, func() error { return nil }, nil
 	}
-	g, err := r.cgroups.create(r.scope+"-job-"+strconv.FormatInt(jobSeq.Add(1), 10), jobLimits)
+	g, err := h.cgroups.create(h.scope+"-job-"+strconv.FormatInt(jobSeq.Add(1), 10), jobLimits)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the cgroup of %s: %w", what, err)
 	}

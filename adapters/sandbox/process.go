@@ -1,7 +1,6 @@
-package agents
+package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,98 +13,93 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/wshub/wshub/internal/procgroup"
 )
 
-// Output limits. An agent is untrusted code: whatever it prints, the hub keeps a
-// bounded amount of it.
+// Bounds of what the hub keeps of a process: it runs untrusted code, and whatever
+// it prints, the hub holds a bounded amount of it.
 const (
-	// maxStdout is how much of a command agent's standard output is kept (the head).
-	maxStdout = 1 << 20
-	// maxStderr is how much of any agent's standard error is kept (the tail).
+	// maxStderr is how much of a process's standard error is kept (the tail).
 	maxStderr = 64 << 10
-	// maxLine is the longest JSON line a CLI parser looks at; longer lines (huge tool
-	// results) are skipped whole.
-	maxLine = 1 << 20
-	// maxArgLen is Linux's limit on one argument (MAX_ARG_STRLEN = 32 pages, less the
-	// terminating NUL); a prompt passed as an argument must stay under it.
-	maxArgLen = 32*4096 - 1
-	// defaultGrace is how long an interrupted agent has between SIGTERM and SIGKILL.
-	defaultGrace = 2 * time.Second
+	// DefaultGrace is how long an interrupted process has between SIGTERM and SIGKILL.
+	DefaultGrace = 2 * time.Second
 )
 
-// invocation is one agent process to run.
-type invocation struct {
-	path string
-	// argv0 is the program's name for itself; "" is path.
-	argv0 string
-	args  []string
-	dir   string
-	env   []string
-	stdin string
-	// stdout receives standard output as it arrives, from one goroutine.
-	stdout io.Writer
-	// grace is the time between SIGTERM and SIGKILL when ctx ends.
-	grace time.Duration
+// Process is one process to run in a turn's sandbox (Host.Wrap, Host.Run).
+type Process struct {
+	Path string
+	// Argv0 is the program's name for itself; "" is Path.
+	Argv0 string
+	Args  []string
+	Dir   string
+	Env   []string
+	Stdin string
+	// Stdout receives standard output as it arrives, from one goroutine.
+	Stdout io.Writer
+	// Grace is the time between SIGTERM and SIGKILL when ctx ends (0: DefaultGrace).
+	Grace time.Duration
 	// started, when set, is told the process's pid (its process group) once it runs.
 	started func(pid int)
-	// events, when set, receives what the agent writes to file descriptor 3 (the
-	// command-agent event protocol), from one goroutine.
-	events io.Writer
-	// extra are more descriptors for the agent, from fd 4 on (the read end of the
-	// approval decisions); run closes them once the agent has its copies.
-	extra []*os.File
+	// Events, when set, receives what the process writes to file descriptor 3, from
+	// one goroutine, at most eventBytesPerSecond: the command-agent event protocol.
+	// Every write has been made when Run returns.
+	Events io.Writer
+	// Extra are more descriptors for the process, from fd 4 on (the read end of the
+	// approval decisions); Run closes them once the process has its copies.
+	Extra []*os.File
 	// netns, when set, runs the command (bubblewrap's) in a user and network namespace
 	// of its own with pasta attached: a "full" sandbox (netns.go).
 	netns *netConfig
 	// sandboxArgs, when set, are bubblewrap's options, given to it on the descriptor
-	// after extra's (argsFD), which it reads and closes (--args), rather than on its
+	// after Extra's (argsFD), which it reads and closes (--args), rather than on its
 	// command line: bubblewrap is pid 1 in the sandbox, and anyone there can read its
 	// /proc/1/cmdline, which would show the host's paths (the data directory) its
 	// options hold.
 	sandboxArgs []string
 }
 
-// exitStatus is how a process ended.
-type exitStatus struct {
-	// startErr is set when the process could not be started; nothing else is.
-	startErr error
-	// code is the exit code, or -1 when the process was ended by a signal.
-	code int
-	// signal names the signal that ended the process, if one did.
-	signal string
-	// interrupted is true when ctx ended (cancelled or past its deadline) before the
+// Exit is how a process ended.
+type Exit struct {
+	// StartErr is set when the process could not be started; nothing else is.
+	StartErr error
+	// Code is the exit code, or -1 when the process was ended by a signal.
+	Code int
+	// Signal names the signal that ended the process, if one did.
+	Signal string
+	// Interrupted is true when ctx ended (cancelled or past its deadline) before the
 	// process did, so it was killed.
-	interrupted bool
-	// stderr is the tail of standard error (at most maxStderr bytes).
-	stderr string
-	// limit says which limit of its cgroup the turn ran into, "" when none.
-	limit string
+	Interrupted bool
+	// Stderr is the tail of standard error (at most maxStderr bytes).
+	Stderr string
+	// Limit says which limit of its cgroup the turn ran into, "" when none.
+	Limit string
 }
 
 // run starts inv in its own process group and waits for it. When ctx ends, the whole
-// group gets SIGTERM and, after inv.grace, SIGKILL, so an agent's children (shells,
+// group gets SIGTERM and, after inv.Grace, SIGKILL, so an agent's children (shells,
 // test runners, servers it started) go with it. When the leader exits on its own, what
 // is left of its group is killed too: a turn leaves nothing running behind it, and no
 // straggler keeps the output pipes (and so this call) open.
-func run(ctx context.Context, inv invocation) exitStatus {
-	if inv.grace <= 0 {
-		inv.grace = defaultGrace
+func run(ctx context.Context, inv Process) Exit {
+	if inv.Grace <= 0 {
+		inv.Grace = DefaultGrace
 	}
-	defer closeAll(inv.extra...) // on every path; the child has its own copies
+	defer closeAll(inv.Extra...) // on every path; the child has its own copies
 	if err := ctx.Err(); err != nil {
-		return exitStatus{code: -1, interrupted: true}
+		return Exit{Code: -1, Interrupted: true}
 	}
-	extra := append([]*os.File(nil), inv.extra...)
+	extra := append([]*os.File(nil), inv.Extra...)
 	if inv.sandboxArgs != nil {
 		f, err := argsFile(inv.sandboxArgs)
 		if err != nil {
-			return exitStatus{startErr: err}
+			return Exit{StartErr: err}
 		}
 		defer f.Close()
 		extra = append(extra, f) // at argsFD
 	}
-	path, argv0, args, sys := inv.path, inv.argv0, inv.args, procgroup.Attr()
+	path, argv0, args, sys := inv.Path, inv.Argv0, inv.Args, procgroup.Attr()
 	var net netConfig
 	ready := "-"
 	if inv.netns != nil {
@@ -115,24 +109,24 @@ func run(ctx context.Context, inv invocation) exitStatus {
 			ready, remove, err = net.readyFIFO()
 		}
 		if err != nil {
-			return exitStatus{startErr: err}
+			return Exit{StartErr: err}
 		}
 		defer remove()
-		path, argv0, args, sys = enterCommand(net, ready, append([]string{inv.path}, inv.args...))
+		path, argv0, args, sys = enterCommand(net, ready, append([]string{inv.Path}, inv.Args...))
 	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
-		return exitStatus{startErr: err}
+		return Exit{StartErr: err}
 	}
 	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
 		closeAll(stdinR, stdinW)
-		return exitStatus{startErr: err}
+		return Exit{StartErr: err}
 	}
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW)
-		return exitStatus{startErr: err}
+		return Exit{StartErr: err}
 	}
 
 	// The event pipe: fd 3 in the agent (bubblewrap passes it through). Always there,
@@ -140,15 +134,15 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	eventsR, eventsW, err := os.Pipe()
 	if err != nil {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
-		return exitStatus{startErr: err}
+		return Exit{StartErr: err}
 	}
 
 	cmd := exec.Command(path, args...)
 	if argv0 != "" {
 		cmd.Args[0] = argv0
 	}
-	cmd.Dir = inv.dir
-	cmd.Env = inv.env
+	cmd.Dir = inv.Dir
+	cmd.Env = inv.Env
 	// *os.File ends: the child writes straight into the pipes, with no copying
 	// goroutine that Wait would wait for.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
@@ -158,7 +152,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	closeAll(stdinR, stdoutW, stderrW, eventsW) // the child has its copies
 	if err != nil {
 		closeAll(stdinW, stdoutR, stderrR, eventsR)
-		return exitStatus{startErr: err}
+		return Exit{StartErr: err}
 	}
 	pgid := cmd.Process.Pid
 	var pasta *sandboxPasta
@@ -167,7 +161,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 			_ = procgroup.Signal(pgid, syscall.SIGKILL)
 			_ = cmd.Wait()
 			closeAll(stdinW, stdoutR, stderrR, eventsR)
-			return exitStatus{startErr: err}
+			return Exit{StartErr: err}
 		}
 		defer pasta.stop() // once the sandbox has ended: its network with it
 	}
@@ -184,25 +178,22 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	readers.Add(4)
 	go func() {
 		defer readers.Done()
-		sink := inv.events
+		sink := inv.Events
 		if sink == nil {
 			sink = io.Discard
 		}
 		_, _ = io.Copy(sink, newRateReader(eventsR, eventBytesPerSecond, eventBytesBurst))
-		if f, ok := sink.(interface{ end() }); ok {
-			f.end() // a last line without its newline still counts
-		}
 	}()
 	go func() {
 		defer readers.Done()
 		// An agent that exits without reading its input makes this fail (EPIPE):
 		// nothing to do about it.
-		_, _ = io.WriteString(stdinW, inv.stdin)
+		_, _ = io.WriteString(stdinW, inv.Stdin)
 		closeStdin()
 	}()
 	go func() {
 		defer readers.Done()
-		_, _ = io.Copy(inv.stdout, stdoutR)
+		_, _ = io.Copy(inv.Stdout, stdoutR)
 	}()
 	stderr := &tailBuffer{max: maxStderr}
 	go func() {
@@ -228,7 +219,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 		}
 		interrupted = true
 		_ = procgroup.Signal(pgid, syscall.SIGTERM)
-		t := time.NewTimer(inv.grace)
+		t := time.NewTimer(inv.Grace)
 		defer t.Stop()
 		select {
 		case <-exited:
@@ -249,7 +240,7 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	go func() { readers.Wait(); close(drained) }()
 	select {
 	case <-drained:
-	case <-time.After(inv.grace):
+	case <-time.After(inv.Grace):
 		closeStdin()
 		closeStdout()
 		closeStderr()
@@ -261,27 +252,27 @@ func run(ctx context.Context, inv invocation) exitStatus {
 	closeEvents()
 
 	if cmd.ProcessState == nil {
-		return exitStatus{startErr: waitErr, interrupted: interrupted, stderr: stderr.String()}
+		return Exit{StartErr: waitErr, Interrupted: interrupted, Stderr: stderr.String()}
 	}
-	st := exitStatus{code: cmd.ProcessState.ExitCode(), interrupted: interrupted, stderr: stderr.String()}
+	st := Exit{Code: cmd.ProcessState.ExitCode(), Interrupted: interrupted, Stderr: stderr.String()}
 	if pastaFailed {
-		st.code, st.stderr = 125, strings.TrimSpace(st.stderr+"\n"+pasta.failure())
+		st.Code, st.Stderr = 125, strings.TrimSpace(st.Stderr+"\n"+pasta.failure())
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		st.signal = ws.Signal().String()
+		st.Signal = ws.Signal().String()
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) {
 		// Wait failed for another reason than the exit status: report it like a start
 		// failure, since nothing is known about how the agent ended.
-		st.startErr = waitErr
+		st.StartErr = waitErr
 	}
 	return st
 }
 
 // argsFD is the descriptor inv's sandboxArgs are on in its process: the one after the
 // event pipe's (3) and extra's.
-func (inv *invocation) argsFD() string { return strconv.Itoa(4 + len(inv.extra)) }
+func (inv *Process) argsFD() string { return strconv.Itoa(4 + len(inv.Extra)) }
 
 // argsFile is a memory file holding args as bubblewrap's --args reads them, each
 // ended by a NUL, read from its start.
@@ -308,22 +299,6 @@ func closeAll(files ...*os.File) {
 	}
 }
 
-// headBuffer keeps the first max bytes written to it and drops the rest, always
-// reporting success so the writer keeps draining the pipe.
-type headBuffer struct {
-	max int
-	buf bytes.Buffer
-}
-
-func (b *headBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (b *headBuffer) String() string { return b.buf.String() }
-
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
 	max int
@@ -345,48 +320,31 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 
 func (b *tailBuffer) String() string { return strings.ToValidUTF8(string(b.buf), "\uFFFD") }
 
-// lineWriter splits what is written to it into lines and hands each complete line
-// (without its newline) to fn. A line longer than max is dropped whole, so memory
-// stays bounded however the agent prints. close hands over a last unterminated line.
-type lineWriter struct {
-	max      int
-	fn       func(line []byte)
-	buf      []byte
-	skipping bool // inside an over-long line, waiting for its end
+// Bounds of what the hub reads from a process's fd 3: a flood costs the process's own
+// time, not the hub's CPU.
+const (
+	eventBytesPerSecond = 1 << 20
+	eventBytesBurst     = 1 << 20
+)
+
+// rateReader reads from r at most as fast as lim allows, so a process writing events
+// faster waits on its own pipe.
+type rateReader struct {
+	r   io.Reader
+	lim *rate.Limiter
 }
 
-func (w *lineWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			w.add(p)
-			break
-		}
-		w.add(p[:i])
-		if !w.skipping {
-			w.fn(w.buf)
-		}
-		w.buf, w.skipping = w.buf[:0], false
-		p = p[i+1:]
-	}
-	return n, nil
+func newRateReader(r io.Reader, perSecond, burst int) *rateReader {
+	return &rateReader{r: r, lim: rate.NewLimiter(rate.Limit(perSecond), burst)}
 }
 
-func (w *lineWriter) add(p []byte) {
-	if w.skipping {
-		return
+func (rr *rateReader) Read(p []byte) (int, error) {
+	if len(p) > rr.lim.Burst() {
+		p = p[:rr.lim.Burst()]
 	}
-	if len(w.buf)+len(p) > w.max {
-		w.buf, w.skipping = w.buf[:0], true
-		return
+	n, err := rr.r.Read(p)
+	if n > 0 {
+		_ = rr.lim.WaitN(context.Background(), n) // n <= burst: never refused
 	}
-	w.buf = append(w.buf, p...)
-}
-
-func (w *lineWriter) close() {
-	if !w.skipping && len(w.buf) > 0 {
-		w.fn(w.buf)
-	}
-	w.buf, w.skipping = w.buf[:0], false
+	return n, err
 }

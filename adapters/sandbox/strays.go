@@ -1,6 +1,6 @@
 //go:build linux
 
-package agents
+package sandbox
 
 import (
 	"context"
@@ -23,58 +23,58 @@ import (
 // this is a second line of defence: bubblewrap's --die-with-parent already ends the
 // sandbox with the hub, and the PID namespace ends every process in it with its first.
 
-// run runs inv as the workspace's turn, in a cgroup of its own held to the turn's size
+// Run runs inv (made by Wrap) as the workspace's turn, in a cgroup of its own held to the turn's size
 // (unless limits are off), keeping the record of its process group while it runs.
 // Whatever is left in the cgroup when the turn's process has ended is killed, and the
 // cgroup removed.
-func (r *Runner) run(ctx context.Context, req core.TurnRequest, inv invocation) exitStatus {
+func (h *Host) Run(ctx context.Context, workspaceID string, size core.ProviderSize, inv Process) Exit {
 	var g turnCgroup
 	var l limits
-	if r.cgroups != nil {
-		l = r.limits.limitsFor(req.Size)
+	if h.cgroups != nil {
+		l = h.limits.limitsFor(size)
 		var err error
-		if g, err = r.cgroups.create(turnName(r.scope, req.WorkspaceID), l); err != nil {
-			return exitStatus{startErr: fmt.Errorf("the turn's cgroup could not be made: %v", err)}
+		if g, err = h.cgroups.create(turnName(h.scope, workspaceID), l); err != nil {
+			return Exit{StartErr: fmt.Errorf("the turn's cgroup could not be made: %v", err)}
 		}
 		// Best effort: a group that outlives its turn is ended and made anew by the
 		// workspace's next turn.
 		defer func() { _ = g.remove() }()
 		inv = inv.join(g)
 	}
-	inv.started = func(pid int) { r.recordTurn(req.WorkspaceID, pid) }
-	defer r.forgetTurn(req.WorkspaceID)
+	inv.started = func(pid int) { h.recordTurn(workspaceID, pid) }
+	defer h.forgetTurn(workspaceID)
 	st := run(ctx, inv)
 	if g != nil {
 		oom, pids := g.hit()
-		st.limit = limitSentence(l, oom, pids)
+		st.Limit = limitSentence(l, oom, pids)
 	}
 	return st
 }
 
-// strayWait bounds how long endStrays waits for killed processes to be gone.
+// strayWait bounds how long EndStrays waits for killed processes to be gone.
 const strayWait = 10 * time.Second
 
-func (r *Runner) pidFile(workspaceID string) string {
-	return filepath.Join(r.stateDir, safeName(workspaceID)+".pid")
+func (h *Host) pidFile(workspaceID string) string {
+	return filepath.Join(h.stateDir, SafeName(workspaceID)+".pid")
 }
 
 // recordTurn writes the record of a started turn.
-func (r *Runner) recordTurn(workspaceID string, pid int) {
+func (h *Host) recordTurn(workspaceID string, pid int) {
 	start, err := startTime(pid)
 	if err != nil {
 		return // the process is already gone: nothing to end later
 	}
 	line := fmt.Sprintf("%d %d %s\n", pid, start, bootID())
 	// Best effort: without a record, a crash leaves the sandbox to die with the hub.
-	_ = os.WriteFile(r.pidFile(workspaceID), []byte(line), 0o600)
+	_ = os.WriteFile(h.pidFile(workspaceID), []byte(line), 0o600)
 }
 
 // forgetTurn removes the record of a turn that ended.
-func (r *Runner) forgetTurn(workspaceID string) { _ = os.Remove(r.pidFile(workspaceID)) }
+func (h *Host) forgetTurn(workspaceID string) { _ = os.Remove(h.pidFile(workspaceID)) }
 
-// endStrays kills what is left of the workspace's previous turn, if anything.
-func (r *Runner) endStrays(workspaceID string) error {
-	b, err := os.ReadFile(r.pidFile(workspaceID))
+// EndStrays kills what is left of the workspace's previous turn, if anything.
+func (h *Host) EndStrays(workspaceID string) error {
+	b, err := os.ReadFile(h.pidFile(workspaceID))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -85,18 +85,18 @@ func (r *Runner) endStrays(workspaceID string) error {
 	var start uint64
 	var boot string
 	if n, _ := fmt.Sscanf(string(b), "%d %d %s", &pgid, &start, &boot); n != 3 || pgid <= 1 {
-		r.forgetTurn(workspaceID)
+		h.forgetTurn(workspaceID)
 		return nil
 	}
 	if boot != bootID() { // the machine restarted since: nothing of that turn is alive
-		r.forgetTurn(workspaceID)
+		h.forgetTurn(workspaceID)
 		return nil
 	}
 	deadline := time.Now().Add(strayWait)
 	for {
 		left := groupMembers(pgid, start)
 		if len(left) == 0 {
-			r.forgetTurn(workspaceID)
+			h.forgetTurn(workspaceID)
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -132,7 +132,7 @@ func groupMembers(pgid int, start uint64) []int {
 	return out
 }
 
-// procStat is what endStrays reads of /proc/<pid>/stat.
+// procStat is what EndStrays reads of /proc/<pid>/stat.
 type procStat struct {
 	state string
 	pgrp  int

@@ -1,4 +1,4 @@
-package agents
+package sandbox
 
 // netConfig is a "full" turn's network: what the script is given, and pasta.
 type netConfig struct {

@@ -1,4 +1,4 @@
-package agents
+package sandbox
 
 import "golang.org/x/sys/unix"
 

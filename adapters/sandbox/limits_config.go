@@ -1,4 +1,4 @@
-package agents
+package sandbox
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ type LimitsConfig struct {
 	// zero VCPUCount or MemoryMiB leaves that resource unlimited.
 	Size core.ProviderSize
 	// Optional lets turns run without limits where no cgroup can be had, said in
-	// Runner.LimitsMissing, instead of refusing to start: for the development hub, which
+	// Host.LimitsMissing, instead of refusing to start: for the development hub, which
 	// should start on any Linux desktop; never a production one, where a turn could then
 	// take the whole host.
 	Optional bool

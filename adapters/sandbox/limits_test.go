@@ -1,4 +1,4 @@
-package agents
+package sandbox
 
 import (
 	"context"
@@ -24,31 +24,24 @@ func needCgroups(t *testing.T) {
 	}
 }
 
-// limited is a runner with the bubblewrap sandbox and a cgroup per turn.
-func limited(t *testing.T, l hostLayout, command string, cfg LimitsConfig) *Runner {
+// limited is a host with the bubblewrap sandbox and a cgroup per turn, running command.
+func limited(t *testing.T, l hostLayout, command string, cfg LimitsConfig) *agentHost {
 	t.Helper()
-	r, err := New(context.Background(), Options{
-		Commands: map[string]string{"agent_1": command}, StateDir: filepath.Join(l.data, "run"),
-		Sandbox: SandboxConfig{Mode: SandboxBwrap, Hidden: []string{l.data}}, Limits: cfg,
-	})
-	if err != nil {
-		t.Fatalf("expected turns' cgroups and the sandbox to work here: %v", err)
-	}
-	return r
+	return newAgentHost(t, Options{StateDir: filepath.Join(l.data, "run"), Sandbox: Config{Mode: ModeBwrap, Hidden: []string{l.data}}, Limits: cfg}, command)
 }
 
 // checkGone fails unless the workspace's cgroup was removed with its turn.
-func checkGone(t *testing.T, r *Runner, workspaceID string) {
+func checkGone(t *testing.T, h *Host, workspaceID string) {
 	t.Helper()
-	for _, d := range r.cgroups.dirs(turnName(r.scope, workspaceID)) {
+	for _, d := range h.cgroups.dirs(turnName(h.scope, workspaceID)) {
 		if _, err := os.Stat(d); !os.IsNotExist(err) {
 			t.Errorf("expected the turn's cgroup %s removed after the turn, stat says %v", d, err)
 		}
 	}
 }
 
-// A turn that allocates past its workspace's memory is killed by the kernel and ends
-// error, saying it ran out of memory; the network helper (joining the group first) and
+// A turn that allocates past its workspace's memory is killed by the kernel, and its
+// exit says it ran out of memory; the network helper (joining the group first) and
 // bubblewrap are in the group with it, pasta is the hub's.
 func TestTurnOverItsMemoryIsKilledAndSaysSo(t *testing.T) {
 	needCgroups(t)
@@ -59,16 +52,16 @@ func TestTurnOverItsMemoryIsKilledAndSaysSo(t *testing.T) {
 	req := l.turn(core.NetworkFull, "eat")
 	req.Size = core.ProviderSize{VCPUCount: 1, MemoryMiB: 64}
 	res := r.RunTurn(context.Background(), req)
-	if res.Outcome != core.OutcomeError || res.FailureCode != core.FailureAgentError {
-		t.Fatalf("expected the turn to end error (agent_error), got %+v", res)
+	if res.completed() {
+		t.Fatalf("expected the turn to run into its memory limit, got %+v", res)
 	}
-	if !strings.Contains(res.FailureMessage, "ran out of memory") || !strings.Contains(res.FailureMessage, "64 MiB") {
-		t.Errorf("expected the failure to name the memory limit of 64 MiB, got %q", res.FailureMessage)
+	if !strings.Contains(res.Limit, "ran out of memory") || !strings.Contains(res.Limit, "64 MiB") {
+		t.Errorf("expected the exit to name the memory limit of 64 MiB, got %q", res.Limit)
 	}
-	checkGone(t, r, req.WorkspaceID)
+	checkGone(t, r.Host, req.WorkspaceID)
 }
 
-// A fork loop stops at pids.max: the turn ends error naming the process limit, every
+// A fork loop stops at pids.max: the turn's exit names the process limit, every
 // process of it is gone afterwards, and the hub can still start processes.
 func TestForkLoopStopsAtThePidsLimit(t *testing.T) {
 	needCgroups(t)
@@ -77,13 +70,13 @@ func TestForkLoopStopsAtThePidsLimit(t *testing.T) {
 	r := limited(t, l, bomb, LimitsConfig{PidsMax: 48})
 	req := l.turn(core.NetworkNone, "fork")
 	res := r.RunTurn(context.Background(), req)
-	if res.Outcome != core.OutcomeError || res.FailureCode != core.FailureAgentError {
-		t.Fatalf("expected the turn to end error (agent_error), got %+v", res)
+	if res.completed() {
+		t.Fatalf("expected the turn to run into its process limit, got %+v", res)
 	}
-	if !strings.Contains(res.FailureMessage, "limit of 48 processes") {
-		t.Errorf("expected the failure to name the limit of 48 processes, got %q", res.FailureMessage)
+	if !strings.Contains(res.Limit, "limit of 48 processes") {
+		t.Errorf("expected the exit to name the limit of 48 processes, got %q", res.Limit)
 	}
-	checkGone(t, r, req.WorkspaceID)
+	checkGone(t, r.Host, req.WorkspaceID)
 	if out, err := exec.Command("sh", "-c", "echo alive").Output(); err != nil || strings.TrimSpace(string(out)) != "alive" {
 		t.Fatalf("expected the hub to start processes after the turn, got %q, %v", out, err)
 	}
@@ -165,9 +158,9 @@ func TestLeftoverCgroupIsEndedByTheNextTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv := invocation{path: "/bin/sleep", args: []string{"600"}}.join(old)
-	sleeper := exec.Command(inv.path, inv.args...)
-	sleeper.Args[0] = inv.argv0
+	inv := Process{Path: "/bin/sleep", Args: []string{"600"}}.join(old)
+	sleeper := exec.Command(inv.Path, inv.Args...)
+	sleeper.Args[0] = inv.Argv0
 	if err := sleeper.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,14 +199,14 @@ func waitInGroup(t *testing.T, g turnCgroup, pid int) {
 
 // Limits off: no cgroup at all; an unknown mode is refused.
 func TestLimitsModes(t *testing.T) {
-	r, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: SandboxConfig{Mode: SandboxNone}, Limits: LimitsConfig{Mode: LimitsOff}})
+	h, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: Config{Mode: ModeNone}, Limits: LimitsConfig{Mode: LimitsOff}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.cgroups != nil || r.Limits() != LimitsOff {
-		t.Errorf("expected no cgroups with limits off, got %q", r.Limits())
+	if h.cgroups != nil || h.Limits() != LimitsOff {
+		t.Errorf("expected no cgroups with limits off, got %q", h.Limits())
 	}
-	if _, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: SandboxConfig{Mode: SandboxNone}, Limits: LimitsConfig{Mode: "ulimit"}}); err == nil || !strings.Contains(err.Error(), "WSHUB_AGENT_LIMITS") {
+	if _, err := New(context.Background(), Options{StateDir: t.TempDir(), Sandbox: Config{Mode: ModeNone}, Limits: LimitsConfig{Mode: "ulimit"}}); err == nil || !strings.Contains(err.Error(), "WSHUB_AGENT_LIMITS") {
 		t.Errorf("expected an unknown WSHUB_AGENT_LIMITS refused, got %v", err)
 	}
 }

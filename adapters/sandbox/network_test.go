@@ -1,4 +1,4 @@
-package agents
+package sandbox
 
 import (
 	"context"
@@ -121,14 +121,9 @@ exit(<$c> eq "hello\n" ? 0 : 1);`)
 	} {
 		t.Run(tt.network, func(t *testing.T) {
 			l := newHostLayout(t)
-			r, err := New(context.Background(), Options{
-				Commands: map[string]string{"agent_1": script(t, "cat >/dev/null\n"+probeLines(checks))},
-				StateDir: l.data + "/run",
-				Sandbox:  SandboxConfig{Mode: SandboxBwrap, Hidden: []string{l.data}, EgressAllow: []string{servers["allowed"]}},
-			})
-			if err != nil {
-				t.Fatalf("expected the sandbox with pasta to start in the test's network: %v", err)
-			}
+			r := newAgentHost(t, Options{StateDir: l.data + "/run",
+				Sandbox: Config{Mode: ModeBwrap, Hidden: []string{l.data}, EgressAllow: []string{servers["allowed"]}}},
+				script(t, "cat >/dev/null\n"+probeLines(checks)))
 			got := results(t, r.RunTurn(context.Background(), l.turn(tt.network, "probe")))
 			for _, name := range slices.Sorted(maps.Keys(checks)) {
 				if got[name] != tt.want[name] {

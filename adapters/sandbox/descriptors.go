@@ -1,6 +1,6 @@
 //go:build linux
 
-package agents
+package sandbox
 
 import (
 	"math"
