@@ -43,9 +43,10 @@ func TestInABrowserAMemberStartsAWorkspaceAndReadsTheReply(t *testing.T) {
 	var inert bool
 	b.Eval(t, `window.__x === undefined && window.__y === undefined &&
 		document.querySelectorAll(".reply img, .reply script, .text img, .text script, a[href^='javascript:']").length === 0 &&
-		document.querySelector(".reply strong").textContent === "done"`, &inert)
+		document.querySelector(".reply strong").textContent === "done" &&
+		document.querySelector(".text strong").textContent === "done"`, &inert)
 	if !inert {
-		t.Errorf("expected the reply rendered with nothing run or embedded: %q", b.Text(t, "main"))
+		t.Errorf("expected the prompt and the reply rendered from Markdown with nothing run or embedded: %q", b.Text(t, "main"))
 	}
 	if meta := b.Text(t, ".message.user .meta"); !strings.Contains(meta, "Ada Lovelace") {
 		t.Errorf("expected the prompt by Ada, got %q", meta)

@@ -101,20 +101,25 @@ func TestAMemberStartsAndDrivesAWorkspaceFromTheApp(t *testing.T) {
 	}
 }
 
-// An agent's reply is Markdown from untrusted code: it renders as formatting, and
-// nothing in it runs or links to a script.
+// An agent's reply is Markdown from untrusted code, and a person's message Markdown
+// from anyone: both render as formatting, and nothing in either runs or links to a script.
 func TestAnAgentsReplyRendersAsMarkdownWithNothingThatRuns(t *testing.T) {
 	s := workingSite(t)
 	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
 	s.signIn("ada-1")
 	id := s.start("say **bold** <img src=x onerror=alert(1)> [x](javascript:alert(1)) <script>alert(2)</script> [ok](https://example.com/)")
-	page := s.waitPage("/app/workspaces/"+id, "<strong>bold</strong>")
-	reply := page[strings.Index(page, `class="reply"`):]
+	page := s.waitPage("/app/workspaces/"+id, "echo: say <strong>bold</strong>")
+	conversation := page[strings.Index(page, `class="conversation"`):]
+	conversation = conversation[:strings.Index(conversation, "</ol>")]
+	if strings.Count(conversation, "<strong>bold</strong>") != 2 {
+		t.Errorf("expected the message and the reply both rendered from Markdown:\n%s", conversation)
+	}
 	for _, bad := range []string{"onerror", "javascript:", "<script", "<img"} {
-		if strings.Contains(reply, bad) {
-			t.Errorf("the reply kept %q:\n%s", bad, reply)
+		if strings.Contains(conversation, bad) {
+			t.Errorf("the conversation kept %q:\n%s", bad, conversation)
 		}
 	}
+	reply := conversation[strings.Index(conversation, `class="reply"`):]
 	if !strings.Contains(reply, `href="https://example.com/"`) || !strings.Contains(reply, `noreferrer`) {
 		t.Errorf("expected the https link kept, without a referrer:\n%s", reply)
 	}
@@ -555,5 +560,19 @@ func TestAFinishedTurnKeepsItsStepsInWords(t *testing.T) {
 		!strings.Contains(steps[2], "<li>Ran <code>step 2</code></li>") || !strings.Contains(steps[2], "<li>all 2 steps done</li>") ||
 		strings.Contains(steps[2], "tool_") || strings.Contains(steps[2], "running") {
 		t.Errorf("expected two finished commands and the text, in words, got %q: %s", steps[1], steps[2])
+	}
+}
+
+// The approval box says plainly what Allow and Deny do.
+func TestTheApprovalBoxSaysWhatAllowDoes(t *testing.T) {
+	s := workingSite(t)
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleMember)
+	s.signIn("ada-1")
+	id := s.start("ask first", "runtimeMode", "approval-required")
+	page := s.waitPage("/app/workspaces/"+id, "The agent asks to run bash:")
+	box := page[strings.Index(page, `<div class="ask"`):]
+	if !strings.Contains(box, "<strong>Allow</strong> lets the agent do this once, exactly as shown") ||
+		!strings.Contains(box, "<strong>Deny</strong> stops it, and the agent is told") {
+		t.Errorf("expected the box to say what Allow and Deny do:\n%s", box)
 	}
 }
