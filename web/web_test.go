@@ -573,6 +573,10 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 		t.Fatalf("expected Bob signed out everywhere, got %s", path)
 	}
 	bob.signIn("bob-1")
+	if code, _, confirm := s.get("/app/members/" + bobID + "/remove"); code != 200 || !strings.Contains(confirm, "from this account?") ||
+		!strings.Contains(confirm, `action="/app/members/`+bobID+`/remove"`) {
+		t.Fatalf("expected removing Bob to ask first, got %d:\n%s", code, confirm)
+	}
 	if code, _, _ := s.post("/app/members/"+bobID+"/remove", url.Values{"csrf": {csrf}}); code != 200 {
 		t.Fatalf("expected Bob removed, got %d", code)
 	}
@@ -743,9 +747,17 @@ func TestOwnersAddAWebhookSeeItsSecretOnceAndDeleteIt(t *testing.T) {
 	if code, _, body := s.post("/app/webhooks", url.Values{"csrf": {csrf}, "url": {"ftp://nowhere"}}); code != 400 || !strings.Contains(body, "notice") {
 		t.Errorf("expected a bad URL refused in words, got %d", code)
 	}
-	id := regexp.MustCompile(`action="/app/webhooks/(wh_[0-9A-Za-z]+)/delete"`).FindStringSubmatch(page)
-	if id == nil {
-		t.Fatalf("no delete form:\n%s", page)
+	id := regexp.MustCompile(`href="/app/webhooks/(wh_[0-9A-Za-z]+)/delete"`).FindStringSubmatch(page)
+	if id == nil || !strings.Contains(page, `href="/app/webhooks/`+id[1]+`/deliveries"`) {
+		t.Fatalf("no Delete… or Deliveries link:\n%s", page)
+	}
+	// Delete asks first, on a page of its own that works without JavaScript.
+	if code, _, confirm := s.get("/app/webhooks/" + id[1] + "/delete"); code != 200 || !strings.Contains(confirm, "Delete the endpoint "+rc.URL+"?") ||
+		!strings.Contains(confirm, `action="/app/webhooks/`+id[1]+`/delete"`) || !strings.Contains(confirm, `<a href="/app/webhooks">Keep it</a>`) {
+		t.Fatalf("expected a confirm page naming the endpoint, got %d:\n%s", code, confirm)
+	}
+	if code, _, _ := s.get("/app/webhooks/wh_0000000000000000/delete"); code != 404 {
+		t.Errorf("expected an unknown endpoint's confirm page to be 404, got %d", code)
 	}
 	if code, _, page := s.post("/app/webhooks/"+id[1]+"/delete", url.Values{"csrf": {csrf}}); code != 200 || !strings.Contains(page, "No endpoints yet.") {
 		t.Fatalf("expected the endpoint deleted, got %d:\n%s", code, page)
