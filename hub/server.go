@@ -21,8 +21,8 @@ import (
 // their handlers (a body too large, an unknown path) is answered by the API, which
 // owns every path no one else does, as it always was.
 //
-// The API and the app share their bounds: one set of stream-page paces, one count of
-// each account's open streams.
+// The API and the app share their bounds: one set of request buckets (a key's, a
+// member's), one of stream-page paces, one count of each account's open streams.
 func (h *Hub) serve(clock core.Clock) error {
 	cfg, svc, log := h.Config, h.Service, h.Log
 	srv := httpfront.New(httpfront.Options{Log: log, TrustedProxies: cfg.TrustedProxies,
@@ -39,9 +39,9 @@ func (h *Hub) serve(clock core.Clock) error {
 	if h.Web, err = web.New(svc.App, svc.AppWorkspaces, svc.AppProjects, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		OIDC: web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName,
 			SlackIssuer: cfg.OIDCSlackIssuer},
-		Discord:    discordSignIn(cfg),
-		Insecure:   cfg.AppInsecure,
-		MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPages: pages,
+		Discord:  discordSignIn(cfg),
+		Insecure: cfg.AppInsecure,
+		Requests: requests, MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPages: pages,
 		StreamFor: srv.StreamFor()}); err != nil {
 		return err
 	}

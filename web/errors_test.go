@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/web"
 )
@@ -134,4 +135,24 @@ func TestAPageThatFailsToRenderIsAWhole500Page(t *testing.T) {
 		!strings.Contains(noticeOf(a.body), "Something went wrong on the hub") {
 		t.Fatalf("expected a whole 500 page and nothing of the broken one, got %s", a)
 	}
+}
+
+// A signed-in person's requests are bounded by the buckets that bound the API's
+// keys (WSHUB_API_RATE, WSHUB_API_BURST): past the burst, a 429 page with
+// Retry-After. The person's bucket is their own: the account's key still works.
+func TestAPersonsRequestsAreBoundedAsAKeysAre(t *testing.T) {
+	t.Parallel()
+	s := newSite(t, hubtest.WithConfig(func(c *hub.Config) { c.APIRate, c.APIBurst = 0.01, 4 }))
+	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
+	s.signIn("ada-1") // lands on /app/ and then /app/workspaces: two of the four
+	var last answer
+	for range 3 {
+		if last = s.fetch("/app/keys"); last.status == http.StatusTooManyRequests {
+			break
+		}
+	}
+	if last.status != http.StatusTooManyRequests || !last.isPage() || last.header.Get("Retry-After") == "" {
+		t.Fatalf("expected the third page past the burst of 4 refused with a 429 page and Retry-After, got %s", last)
+	}
+	s.hub.Call("GET", "/v1/api/workspaces", s.hub.Key, nil).Expect(t, 200, "")
 }

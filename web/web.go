@@ -68,6 +68,10 @@ type Options struct {
 	// themselves, a bucket per member id (nil: no pace); the hub gives the API the
 	// same buckets for its keys.
 	StreamPages *keyrate.Buckets
+	// Requests bound a signed-in member's requests, a bucket per member id (nil: no
+	// bound): the buckets that bound the API's keys, so a person in the app is held
+	// to what a key is held to.
+	Requests *keyrate.Buckets
 	// StreamsClosing ends every live page's stream when it is done: the hub shutting
 	// down (nil: at their lifetime only).
 	StreamsClosing context.Context
@@ -88,6 +92,8 @@ type app struct {
 	pages      *template.Template
 	oidc       *oidcClient
 	limit      *keyrate.Buckets
+	// requests are Options.Requests.
+	requests *keyrate.Buckets
 	// streams are the members' open live pages, and paces the pace of their own reads.
 	streams *sse.Places
 	paces   *keyrate.Buckets
@@ -126,7 +132,7 @@ func New(svc *core.App, workspaces *core.AppWorkspaces, projects *core.AppProjec
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &app{core: svc, workspaces: workspaces, projects: projects, opts: opts, log: opts.Log, pages: pages, limit: signInLimits(opts.SignInRate, opts.SignInBurst),
+	a := &app{core: svc, workspaces: workspaces, projects: projects, opts: opts, log: opts.Log, pages: pages, limit: signInLimits(opts.SignInRate, opts.SignInBurst), requests: opts.Requests,
 		streams: sse.NewPlaces(opts.MaxStreams), paces: opts.StreamPages}
 	if opts.PublicURL != "" {
 		u := strings.TrimSuffix(opts.PublicURL, "/")
@@ -157,7 +163,7 @@ func (a *app) mount(r fiber.Router) {
 	g.Get("/signin/link", a.limited, a.useLink)
 	g.Get("/signin/discord", a.limited, a.startDiscord)
 	g.Get("/signin/discord/callback", a.limited, a.finishDiscord)
-	signedIn := g.Group("", a.session)
+	signedIn := g.Group("", a.session, a.bounded)
 	signedIn.Get("/", a.home)
 	signedIn.Get("/keys", a.keysPage)
 	signedIn.Post("/keys", a.checkForm, a.createKey)
