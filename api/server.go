@@ -134,7 +134,7 @@ func New(svc UseCases, opt Options) *API {
 // endpoints, unknown paths). Uploads are its largest bodies; it refuses encoded
 // bodies itself under /v1/api, after the key.
 func (a *API) Front() httpfront.Front {
-	return httpfront.Front{Name: "api", Prefixes: []string{"/"}, BodyLimits: map[string]int{"/": core.MaxAssetBytes},
+	return httpfront.Front{Prefixes: []string{"/"}, BodyLimits: map[string]int{"/": core.MaxAssetBytes},
 		HandleError: a.s.handleError, ChecksEncoding: []string{prefix + "/"}, Mount: a.s.mount}
 }
 

@@ -149,7 +149,7 @@ func New(svc *core.App, workspaces *core.AppWorkspaces, projects *core.AppProjec
 // they are read: forms to MaxFormBytes, the project pages' to MaxSecretFormBytes,
 // uploads to MaxUploadBytes.
 func (w *App) Front() httpfront.Front {
-	return httpfront.Front{Name: "app", Prefixes: []string{"/app/"}, HandleError: w.a.handleError, Mount: w.a.mount,
+	return httpfront.Front{Prefixes: []string{"/app/"}, HandleError: w.a.handleError, Mount: w.a.mount,
 		BodyLimits: bodyLimits}
 }
 

@@ -48,8 +48,6 @@ type Options struct {
 
 // Front is what a front-end declares to the server.
 type Front struct {
-	// Name says who it is in logs ("api", "app").
-	Name string
 	// Prefixes are the paths whose errors it answers: "/app/" owns /app and all under
 	// it, "/" whatever no other front-end owns. The longest prefix wins.
 	Prefixes []string

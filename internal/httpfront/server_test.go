@@ -28,7 +28,7 @@ func serve(t *testing.T, srv *httpfront.Server) string {
 
 // front is a front-end that answers every error "<name> <status>".
 func front(name string, prefixes []string, limits map[string]int) httpfront.Front {
-	return httpfront.Front{Name: name, Prefixes: prefixes, BodyLimits: limits,
+	return httpfront.Front{Prefixes: prefixes, BodyLimits: limits,
 		HandleError: func(c *fiber.Ctx, err error) error {
 			code := fiber.StatusInternalServerError
 			if fe := (*fiber.Error)(nil); errors.As(err, &fe) {
