@@ -232,7 +232,7 @@ func TestUploadAttachmentSize(t *testing.T) {
 		}
 		body.WriteString("0\r\n\r\n")
 		// fasthttp resets the request when the chunked body passes the limit; the head
-		// kept before the body was read (api/framing.go) still says it was an upload.
+		// kept before the body was read (internal/httpfront/head.go) still says it was an upload.
 		r := attRaw(t, h, head, &body)
 		if r.Status != 400 || r.Code() != "invalid_asset_size" {
 			t.Fatalf("expected 400 invalid_asset_size, got %d %s", r.Status, r.Raw)

@@ -4,8 +4,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/wshub/wshub/core"
 )
 
 // Encoded reports whether a request's body is content-encoded. Fiber's Ctx.Body
@@ -15,15 +13,4 @@ import (
 func Encoded(c *fiber.Ctx) bool {
 	enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding))
 	return enc != "" && !strings.EqualFold(enc, "identity")
-}
-
-// refuseEncoded runs first on every request outside /v1/api (Slack's and Discord's
-// endpoints, health, unknown paths) and answers 415 to an encoded body before any
-// handler, signature check included, can touch it. /v1/api refuses encoded bodies
-// itself, after authentication, with the codes api.md documents (requestBody).
-func (s *server) refuseEncoded(c *fiber.Ctx) error {
-	if Encoded(c) && !strings.HasPrefix(c.Path(), prefix) {
-		return writeError(c, s.log, core.Errorf(core.CodeUnsupportedContentEncoding, "Content-Encoding is not supported; send the body unencoded"))
-	}
-	return c.Next()
 }

@@ -11,25 +11,12 @@ import (
 	"github.com/wshub/wshub/internal/keyrate"
 )
 
-// RateLimit is a token bucket per API key: PerSecond requests a second on average,
-// Burst at once. PerSecond 0 turns the limit off.
-//
-// The buckets are this replica's own, in memory: a shared count in PostgreSQL would
-// cost a round trip per request, as much as most requests themselves, to stop a burst
-// the database would then have to take anyway. With N replicas behind a balancer a
-// key gets up to N times the rate, which the setting allows for.
-type RateLimit struct {
-	PerSecond float64
-	Burst     int
-}
-
 // keyLimits are the keys' buckets, by key id: the scheme's case and the spaces around
 // the key may be spelt many ways, and each spelling would otherwise get a bucket of its
-// own.
+// own. The buckets may be shared with the app, whose members take theirs by member id.
 type keyLimits struct{ *keyrate.Buckets }
 
-func newKeyLimits(r RateLimit) *keyLimits {
-	b := keyrate.New(r.PerSecond, r.Burst)
+func newKeyLimits(b *keyrate.Buckets) *keyLimits {
 	if b == nil {
 		return nil
 	}

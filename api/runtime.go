@@ -19,7 +19,7 @@ import (
 // is not part of the public contract (api.md); docs/runtime.md describes it.
 
 // mountRuntime adds the runtime API's routes.
-func mountRuntime(app *fiber.App, s *server) {
+func mountRuntime(app fiber.Router, s *server) {
 	g := app.Group(runtimewire.Prefix, s.runtimeAuth)
 	g.Post("/hello", s.runtimeHello)
 	g.Post("/heartbeat", s.runtimeHeartbeat)

@@ -3,7 +3,6 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -15,6 +14,8 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/httpfront"
+	"github.com/wshub/wshub/internal/keyrate"
 	"github.com/wshub/wshub/internal/sse"
 )
 
@@ -30,10 +31,12 @@ type Options struct {
 	// ReadyDetail is added to /readyz's answer: how the hub runs turns ("agentLimits"),
 	// so a probe or an operator sees a hub running without limits.
 	ReadyDetail map[string]string
-	// Timeouts bound every connection; zero fields take the defaults (DefaultTimeouts).
-	Timeouts Timeouts
-	// RateLimit bounds each API key's requests (zero: no limit).
-	RateLimit RateLimit
+	// StreamFor bounds an event stream: less than the server's write timeout, which
+	// fasthttp applies to a whole response.
+	StreamFor time.Duration
+	// Requests bound each API key's requests, a token bucket per key id (nil: no
+	// limit). The hub gives the app the same buckets for its members.
+	Requests *keyrate.Buckets
 	// MaxStreamsPerKey bounds each key's open event streams on this replica (0: none).
 	MaxStreamsPerKey int
 	// StreamsClosing ends every open event stream when it is done: the hub shutting
@@ -45,40 +48,9 @@ type Options struct {
 	AccountStreams *sse.Places
 	// StreamPages paces the pages a key's event streams read from the store themselves
 	// (a resume from far behind), a token bucket per key shared by its streams; events
-	// its streams take from the workspace's feed are not counted (PerSecond 0: no pace).
-	StreamPages RateLimit
-	// BodyLimits bound the bodies of the routes other front-ends mount on this app, by
-	// path prefix, the longest matching one winning (the app's forms, its uploads): a
-	// larger body is refused before it is read.
-	BodyLimits map[string]int
-	// TrustedProxies are the addresses or CIDR ranges of the proxies in front of the
-	// hub: a request from one of them is taken to come from the address its
-	// X-Forwarded-For names (the app's sign-in limits and audit log use it). None: the
-	// peer's address.
-	TrustedProxies []string
+	// its streams take from the workspace's feed are not counted (nil: no pace).
+	StreamPages *keyrate.Buckets
 }
-
-// Timeouts bound how long a connection may take, so that slow or stalled clients
-// (slowloris, a body that never arrives) cannot hold connections and memory forever.
-type Timeouts struct {
-	// Read bounds reading one request, headers and body: a 20 MiB upload must arrive
-	// within it (60 s: about 350 KB/s).
-	Read time.Duration
-	// Write bounds writing one response.
-	Write time.Duration
-	// Idle bounds the wait for the next request on a keep-alive connection.
-	Idle time.Duration
-}
-
-func proxyHeader(trusted []string) string {
-	if len(trusted) == 0 {
-		return ""
-	}
-	return fiber.HeaderXForwardedFor
-}
-
-// DefaultTimeouts are the listeners' timeouts unless configured.
-var DefaultTimeouts = Timeouts{Read: 60 * time.Second, Write: 60 * time.Second, Idle: 60 * time.Second}
 
 // UseCases are the core groups the API calls (a *core.Service gives both).
 type UseCases struct {
@@ -89,11 +61,9 @@ type UseCases struct {
 }
 
 type server struct {
-	svc   UseCases
-	log   *slog.Logger
-	heads heads
-	// streamFor bounds an event stream: less than the write timeout, which fasthttp
-	// applies to a whole response.
+	svc UseCases
+	log *slog.Logger
+	// streamFor is Options.StreamFor.
 	streamFor time.Duration
 	// streamsClosing is Options.StreamsClosing.
 	streamsClosing context.Context
@@ -103,8 +73,8 @@ type server struct {
 	streams        *sse.Places
 	accountStreams *sse.Places
 	pages          *keyLimits
-	// bodyLimits are Options.BodyLimits.
-	bodyLimits map[string]int
+	ready          Pinger
+	readyDetail    map[string]string
 }
 
 const prefix = "/v1/api"
@@ -145,61 +115,48 @@ func init() {
 	}
 }
 
-// New builds the Fiber app: /v1/api, /healthz and /readyz. Not /metrics: it is not
-// authenticated, so it has a listener of its own (hub.MetricsServer), off by default.
-func New(svc UseCases, opt Options) *fiber.App {
+// API is the REST front-end, to be mounted on the hub's server.
+type API struct{ s *server }
+
+// New builds the API.
+func New(svc UseCases, opt Options) *API {
 	log := opt.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &server{svc: svc, log: log, limits: newKeyLimits(opt.RateLimit), streams: sse.NewPlaces(opt.MaxStreamsPerKey),
-		accountStreams: opt.AccountStreams, streamsClosing: opt.StreamsClosing, pages: newKeyLimits(opt.StreamPages), bodyLimits: opt.BodyLimits}
-	to := opt.Timeouts
-	to.Read, to.Write, to.Idle = cmp.Or(to.Read, DefaultTimeouts.Read), cmp.Or(to.Write, DefaultTimeouts.Write), cmp.Or(to.Idle, DefaultTimeouts.Idle)
-	s.streamFor = to.Write - 5*time.Second
-	app := fiber.New(fiber.Config{
-		ReadTimeout:  to.Read,
-		WriteTimeout: to.Write,
-		IdleTimeout:  to.Idle,
-		// Uploads are the largest bodies; a Content-Length over this is refused before
-		// the body is read and reaches errorHandler as 413.
-		BodyLimit:             core.MaxAssetBytes,
-		DisableStartupMessage: true,
-		// fasthttp's default 4 KiB for the request line and headers refuses long ids and
-		// keys before routing (and closes the connection mid-request); 16 KiB lets them
-		// reach the checks that answer with a documented code.
-		ReadBufferSize: 16 << 10,
-		ErrorHandler:   s.errorHandler,
-		// X-Forwarded-For is read only from a trusted proxy: anyone else could name any
-		// address in it.
-		ProxyHeader:             proxyHeader(opt.TrustedProxies),
-		EnableTrustedProxyCheck: len(opt.TrustedProxies) > 0,
-		TrustedProxies:          opt.TrustedProxies,
-		CaseSensitive:           true,
-		StrictRouting:           false,
+	return &API{&server{svc: svc, log: log, limits: newKeyLimits(opt.Requests), streams: sse.NewPlaces(opt.MaxStreamsPerKey),
+		accountStreams: opt.AccountStreams, streamsClosing: opt.StreamsClosing, pages: newKeyLimits(opt.StreamPages),
+		streamFor: opt.StreamFor, ready: opt.Ready, readyDetail: opt.ReadyDetail}}
+}
 
-		// fasthttp would otherwise parse a multipart/form-data body before routing and
-		// answer a malformed one itself, ahead of authentication; no endpoint takes forms.
-		DisablePreParseMultipartForm: true,
-	})
-	app.Server().HeaderReceived = s.headerReceived
-	// First of all handlers, so that they also guard routes added later (/slack/events).
-	app.Use(s.refuseMisframed, s.refuseEncoded)
+// Front declares the API to the hub's server. The API answers, in api.md's JSON, its
+// own paths and every path no other front-end owns (health, Slack's and Discord's
+// endpoints, unknown paths). Uploads are its largest bodies; it refuses encoded
+// bodies itself under /v1/api, after the key.
+func (a *API) Front() httpfront.Front {
+	return httpfront.Front{Prefixes: []string{"/"}, BodyLimits: map[string]int{"/": core.MaxAssetBytes},
+		HandleError: a.s.handleError, ChecksEncoding: []string{prefix + "/"}, Mount: a.s.mount}
+}
+
+// mount adds /v1/api, /healthz, /readyz, /openapi.json and the runtime API. Not
+// /metrics: it is not authenticated, so it has a listener of its own
+// (hub.MetricsServer), off by default.
+func (s *server) mount(app fiber.Router) {
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"ok": true}) })
 	app.Get("/openapi.json", serveOpenAPI)
 	app.Get("/readyz", func(c *fiber.Ctx) error {
-		if opt.Ready != nil {
-			if err := opt.Ready.Ping(c.UserContext()); err != nil {
+		if s.ready != nil {
+			if err := s.ready.Ping(c.UserContext()); err != nil {
 				return c.Status(503).JSON(errorBody{Error: core.CodeServiceUnavailable, Detail: "the database is unreachable"})
 			}
 		}
 		body := fiber.Map{"ok": true}
-		for k, v := range opt.ReadyDetail {
+		for k, v := range s.readyDetail {
 			body[k] = v
 		}
 		return c.JSON(body)
 	})
-	if svc.RuntimeAPI != nil {
+	if s.svc.RuntimeAPI != nil {
 		mountRuntime(app, s)
 	}
 	v1 := app.Group(prefix, s.authenticate)
@@ -208,7 +165,6 @@ func New(svc UseCases, opt Options) *fiber.App {
 		v1.Add(r.method, r.pattern, func(c *fiber.Ctx) error { return h(s, c) })
 	}
 	v1.Use(s.unmatched)
-	return app
 }
 
 // authenticate runs first on every /v1/api request: preflight refusal, then the key
@@ -230,24 +186,16 @@ func (s *server) authenticate(c *fiber.Ctx) error {
 
 // caller checks the key (401) and then entitlement (403), except for Delete webhook.
 func (s *server) caller(c *fiber.Ctx) (*core.Account, error) {
-	acct, err := s.callerOf(c.UserContext(), head{method: c.Method(), path: c.Path(), auth: c.Get(fiber.HeaderAuthorization)})
-	if acct != nil {
-		acct.Address = c.IP() // the client's, through trusted proxies only
-	}
-	return acct, err
-}
-
-// callerOf is caller for a request known by its head only (its body could not be read).
-func (s *server) callerOf(ctx context.Context, hd head) (*core.Account, error) {
-	acct, err := s.svc.Authenticate(ctx, hd.auth)
+	acct, err := s.svc.Authenticate(c.UserContext(), c.Get(fiber.HeaderAuthorization))
 	if err != nil {
 		return nil, err
 	}
-	if !isDeleteWebhook(hd.method, hd.path) {
+	if !isDeleteWebhook(c.Method(), c.Path()) {
 		if err := s.svc.RequireEntitlement(acct); err != nil {
 			return nil, err
 		}
 	}
+	acct.Address = c.IP() // the client's, through trusted proxies only
 	return acct, nil
 }
 
@@ -272,43 +220,21 @@ func (s *server) unmatched(c *fiber.Ctx) error {
 	return writeError(c, s.log, core.Errorf(core.CodeNotFound, "no such endpoint"))
 }
 
-// errorHandler catches what Fiber and fasthttp raise before or around handlers. An
-// oversized body is refused before it is read; the key and entitlement are still
-// checked first, so the order of checks holds for it too.
-func (s *server) errorHandler(c *fiber.Ctx, err error) error {
-	// When reading the body failed, fasthttp has reset the request: its head, kept
-	// before the body was read, says what it was.
-	hd, ok := s.heads.take(c)
-	if fe := (*fiber.Error)(nil); !ok && errors.As(err, &fe) && fe.Code == fiber.StatusRequestTimeout &&
-		len(c.Request().Header.RawHeaders()) == 0 {
-		// The wait for a request's head timed out before one was read: most often a
-		// connection a client opened and never used. It is closed without an answer,
-		// which the client would otherwise read as the answer to the next request it
-		// sends on it. (A head that arrived but is malformed still gets its 400.)
-		_ = c.Context().Conn().Close()
-		return nil
-	}
-	if !ok {
-		hd = head{method: c.Method(), path: c.Path(), auth: c.Get(fiber.HeaderAuthorization)}
-	}
-	if hd.refuse != nil {
-		return writeError(c, s.log, hd.refuse)
-	}
+// handleError answers what Fiber, fasthttp and the server raise before or around
+// handlers, in api.md's codes. An oversized body is refused before it is read; the key
+// and entitlement are still checked first, so the order of checks holds for it too
+// (the server has put the request's head back).
+func (s *server) handleError(c *fiber.Ctx, err error) error {
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
-			for p := range s.bodyLimits { // another front-end's route: its own words, not the API's
-				if strings.HasPrefix(hd.path, p) {
-					return c.Status(fiber.StatusRequestEntityTooLarge).SendString("The form is too large.")
-				}
-			}
-			if strings.HasPrefix(hd.path, prefix) {
-				if _, aerr := s.callerOf(c.UserContext(), hd); aerr != nil {
+			if strings.HasPrefix(c.Path(), prefix) {
+				if _, aerr := s.caller(c); aerr != nil {
 					return writeError(c, s.log, aerr)
 				}
 			}
-			if strings.HasSuffix(strings.TrimSuffix(hd.path, "/"), "/attachments") {
+			if strings.HasSuffix(strings.TrimSuffix(c.Path(), "/"), "/attachments") {
 				return writeError(c, s.log, core.Errorf(core.CodeInvalidAssetSize, "an attachment is 1 byte to 20 MiB"))
 			}
 			return writeError(c, s.log, core.Errorf(core.CodeInvalidRequest, "the request body is too large"))

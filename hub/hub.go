@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/sync/errgroup"
@@ -33,11 +32,9 @@ import (
 	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/adapters/seal"
 	"github.com/wshub/wshub/adapters/webhooks"
-	"github.com/wshub/wshub/api"
 	discordbot "github.com/wshub/wshub/bots/discord"
 	slackbot "github.com/wshub/wshub/bots/slack"
 	"github.com/wshub/wshub/core"
-	"github.com/wshub/wshub/internal/sse"
 	"github.com/wshub/wshub/jobs"
 	"github.com/wshub/wshub/web"
 )
@@ -272,42 +269,13 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Host: core.HostConfig{ID: cfg.HostID, Local: local, Pin: cfg.running().Has(RoleWorker)},
 	})
 	m.WatchWorkQueue(svc.Admin.CountWork)
-	accountStreams := sse.NewPlaces(cfg.MaxStreamsPerAccount)
-	streamsClosing, endStreams := context.WithCancel(context.Background())
-	app := api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, RuntimeAPI: svc.RuntimeAPI}, api.Options{Log: log, Ready: store,
-		ReadyDetail: map[string]string{"agentLimits": limits},
-		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
-		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
-		AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst},
-		BodyLimits: map[string]int{"/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes, web.ProjectsPrefix: web.MaxSecretFormBytes}, TrustedProxies: cfg.TrustedProxies})
-	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen, endStreams: endStreams,
+	h := &Hub{Config: cfg, Store: store, Service: svc, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen,
 		AgentLimits: limits, AgentLimitsMissing: limitsMissing}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
-	if h.Web, err = web.Mount(app, svc.App, svc.AppWorkspaces, svc.AppProjects, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
-		OIDC: web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName,
-			SlackIssuer: cfg.OIDCSlackIssuer},
-		Discord:    discordSignIn(cfg),
-		Insecure:   cfg.AppInsecure,
-		MaxStreams: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPageRate: cfg.StreamPageRate, StreamPageBurst: cfg.StreamPageBurst,
-		StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {
+	if err := h.serve(opt.Clock); err != nil {
 		return nil, err
-	}
-	if cfg.SlackBotToken != "" {
-		h.Slack = slackbot.New(svc.Chat, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,
-			AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL}, log)
-		app.Post("/slack/events", h.Slack.EventsHandler)
-		app.Post("/slack/interactivity", h.Slack.InteractivityHandler)
-	}
-	if cfg.DiscordBotToken != "" {
-		d, err := discordbot.New(svc.Chat, discordbot.Config{BotToken: cfg.DiscordBotToken, PublicKey: cfg.DiscordPublicKey,
-			AppID: cfg.DiscordAppID, HTTPClient: cfg.DiscordHTTPClient, Clock: opt.Clock}, log)
-		if err != nil {
-			return nil, err
-		}
-		h.Discord = d
-		app.Post("/discord/interactions", d.InteractionsHandler)
 	}
 	return h, nil
 }

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"path"
@@ -78,8 +80,14 @@ func (a *app) render(c *fiber.Ctx, status int, name string, p page) error {
 			p.Invited = len(list) // likewise, without the link
 		}
 	}
+	// Into a buffer first: a template that fails halfway leaves no half page behind,
+	// and the error becomes the app's error page (errors.go).
+	var b bytes.Buffer
+	if err := a.pages.ExecuteTemplate(&b, name, p); err != nil {
+		return fmt.Errorf("render %s: %w", name, err)
+	}
 	c.Status(status).Type("html", "utf-8")
-	return a.pages.ExecuteTemplate(c.Response().BodyWriter(), name, p)
+	return c.Send(b.Bytes())
 }
 
 // refuse shows a page that says what went wrong, in words, with the status.
@@ -88,18 +96,10 @@ func (a *app) refuse(c *fiber.Ctx, status int, why string) error {
 }
 
 // fail answers an error: a core refusal in its own words, anything else logged and
-// said plainly.
+// said plainly (explain).
 func (a *app) fail(c *fiber.Ctx, err error) error {
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		status, ok := core.HTTPStatus(ce.Code)
-		if !ok {
-			status = fiber.StatusBadRequest
-		}
-		return a.refuse(c, status, ce.Detail)
-	}
-	a.log.Error("app", "path", c.Path(), "err", err)
-	return a.refuse(c, fiber.StatusInternalServerError, "Something went wrong on the hub; try again in a moment.")
+	status, title, why := a.explain(c, err)
+	return a.render(c, status, "notice", page{Title: title, Notice: why})
 }
 
 func (a *app) static(c *fiber.Ctx) error {

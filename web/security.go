@@ -16,13 +16,17 @@ const contentPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; 
 
 // securityHeaders go on every response of the app.
 func securityHeaders(c *fiber.Ctx) error {
+	setSecurityHeaders(c)
+	return c.Next()
+}
+
+func setSecurityHeaders(c *fiber.Ctx) {
 	c.Set("Content-Security-Policy", contentPolicy)
 	c.Set("X-Frame-Options", "DENY")
 	c.Set("X-Content-Type-Options", "nosniff")
 	c.Set("Referrer-Policy", "same-origin")
 	c.Set("Cross-Origin-Opener-Policy", "same-origin")
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.Next()
 }
 
 // cookieName is the session cookie: __Host- pins it to this host, path / and Secure.

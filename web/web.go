@@ -19,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/httpfront"
 	"github.com/wshub/wshub/internal/keyrate"
 	"github.com/wshub/wshub/internal/sse"
 )
@@ -63,10 +64,14 @@ type Options struct {
 	// stream before the server's write timeout (the page's script resumes it).
 	MaxStreams int
 	StreamFor  time.Duration
-	// StreamPageRate and StreamPageBurst pace the pages a member's live pages read from
-	// the store themselves, as WSHUB_STREAM_PAGE_RATE paces a key's (0: no pace).
-	StreamPageRate  float64
-	StreamPageBurst int
+	// StreamPages paces the pages a member's live pages read from the store
+	// themselves, a bucket per member id (nil: no pace); the hub gives the API the
+	// same buckets for its keys.
+	StreamPages *keyrate.Buckets
+	// Requests bound a signed-in member's requests, a bucket per member id (nil: no
+	// bound): the buckets that bound the API's keys, so a person in the app is held
+	// to what a key is held to.
+	Requests *keyrate.Buckets
 	// StreamsClosing ends every live page's stream when it is done: the hub shutting
 	// down (nil: at their lifetime only).
 	StreamsClosing context.Context
@@ -87,6 +92,8 @@ type app struct {
 	pages      *template.Template
 	oidc       *oidcClient
 	limit      *keyrate.Buckets
+	// requests are Options.Requests.
+	requests *keyrate.Buckets
 	// streams are the members' open live pages, and paces the pace of their own reads.
 	streams *sse.Places
 	paces   *keyrate.Buckets
@@ -113,8 +120,8 @@ func (a *app) redirectBase() string {
 	return ""
 }
 
-// Mount serves the app under /app on r.
-func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, projects *core.AppProjects, opts Options) (*App, error) {
+// New builds the app, to be mounted on the hub's server under /app.
+func New(svc *core.App, workspaces *core.AppWorkspaces, projects *core.AppProjects, opts Options) (*App, error) {
 	pages, err := template.New("").Funcs(templateFuncs).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -125,8 +132,8 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, projec
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &app{core: svc, workspaces: workspaces, projects: projects, opts: opts, log: opts.Log, pages: pages, limit: signInLimits(opts.SignInRate, opts.SignInBurst),
-		streams: sse.NewPlaces(opts.MaxStreams), paces: keyrate.New(opts.StreamPageRate, opts.StreamPageBurst)}
+	a := &app{core: svc, workspaces: workspaces, projects: projects, opts: opts, log: opts.Log, pages: pages, limit: signInLimits(opts.SignInRate, opts.SignInBurst), requests: opts.Requests,
+		streams: sse.NewPlaces(opts.MaxStreams), paces: opts.StreamPages}
 	if opts.PublicURL != "" {
 		u := strings.TrimSuffix(opts.PublicURL, "/")
 		a.public.Store(&u)
@@ -134,6 +141,20 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, projec
 	if opts.OIDC.Issuer != "" {
 		a.oidc = newOIDCClient(opts.OIDC)
 	}
+	return &App{a: a}, nil
+}
+
+// Front declares the app to the hub's server: it owns /app and everything under it,
+// answers their errors with its own pages (errors.go), and bounds its bodies before
+// they are read: forms to MaxFormBytes, the project pages' to MaxSecretFormBytes,
+// uploads to MaxUploadBytes.
+func (w *App) Front() httpfront.Front {
+	return httpfront.Front{Prefixes: []string{"/app/"}, HandleError: w.a.handleError, Mount: w.a.mount,
+		BodyLimits: bodyLimits}
+}
+
+// mount adds the app's routes under /app.
+func (a *app) mount(r fiber.Router) {
 	g := r.Group("/app", securityHeaders, a.plainText)
 	g.Get("/static/*", a.static)
 	g.Get("/signin", a.signInPage)
@@ -142,7 +163,7 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, projec
 	g.Get("/signin/link", a.limited, a.useLink)
 	g.Get("/signin/discord", a.limited, a.startDiscord)
 	g.Get("/signin/discord/callback", a.limited, a.finishDiscord)
-	signedIn := g.Group("", a.session)
+	signedIn := g.Group("", a.session, a.bounded)
 	signedIn.Get("/", a.home)
 	signedIn.Get("/keys", a.keysPage)
 	signedIn.Post("/keys", a.checkForm, a.createKey)
@@ -186,5 +207,4 @@ func Mount(r fiber.Router, svc *core.App, workspaces *core.AppWorkspaces, projec
 	signedIn.Post("/workspaces/:id/pull-request", a.checkForm, a.openPullRequest)
 	signedIn.Get("/workspaces/:id/:action<regex(^(archive|unarchive|delete)$)>", a.confirmMove)
 	signedIn.Post("/workspaces/:id/:action<regex(^(archive|unarchive|delete)$)>", a.checkForm, a.move)
-	return &App{a: a}, nil
 }

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/adapters/postgres"
-	"github.com/wshub/wshub/api"
 	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/internal/httpfront"
 )
 
 func migrate(ctx context.Context) error {
@@ -91,7 +91,7 @@ func serveConfig(ctx context.Context, cfg hub.Config, log *slog.Logger) error {
 	ran := make(chan error, 1)
 	go func() { ran <- h.Run(runCtx) }()
 	errc := make(chan error, 1)
-	go func() { errc <- h.App.Listener(api.Listener(ln)) }()
+	go func() { errc <- h.App.Listener(httpfront.Listener(ln)) }()
 	log.Info("wshub serving", "addr", cfg.Addr, "dataDir", cfg.DataDir, "host", h.Config.HostID, "sandbox", cmp.Or(cfg.Sandbox, "bwrap"),
 		"agentLimits", h.AgentLimits, "contentKeyId", h.ContentKeyID)
 	var listenErr error

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wshub/wshub/api"
 	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/internal/httpfront"
 )
 
 // Beside starts another hub on h's database and data directory, its configuration
@@ -37,7 +37,7 @@ func serveAPI(t testing.TB, h *hub.Hub) string {
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
-	go func() { _ = h.App.Listener(api.Listener(ln)) }()
+	go func() { _ = h.App.Listener(httpfront.Listener(ln)) }()
 	// Streams end first, as serve ends them: the shutdown would wait out their lifetime.
 	t.Cleanup(func() { h.EndStreams(); _ = h.App.ShutdownWithTimeout(5 * time.Second) })
 	return "http://" + ln.Addr().String()

@@ -63,6 +63,11 @@ func TestImportRules(t *testing.T) {
 				if strings.HasPrefix(imp, module) && imp != module+"core" {
 					t.Errorf("internal/sse imports %s; what front-ends share calls core only", imp)
 				}
+			case rel == "internal/httpfront":
+				// The server front-ends mount on: it names errors in core's words only.
+				if strings.HasPrefix(imp, module) && imp != module+"core" {
+					t.Errorf("internal/httpfront imports %s; the hub's server knows core's error codes and no front-end", imp)
+				}
 			case rel == "internal/keyrate":
 				// Shared by front-ends, and below core: nothing of the module.
 				if strings.HasPrefix(imp, module) {
@@ -81,10 +86,11 @@ func TestImportRules(t *testing.T) {
 				// bots/chat is the words and helpers the bots share above core.
 				// api/runtimewire is the runtime API's wire, shared with `wshub runtime`.
 				// internal/sse writes event streams for the API and the app alike, and
-				// internal/keyrate holds their callers' token buckets.
+				// internal/keyrate holds their callers' token buckets, and
+				// internal/httpfront is the server they declare themselves to.
 				shared := strings.HasPrefix(rel, "bots/") && imp == module+"bots/chat" ||
 					rel == "api" && imp == module+"api/runtimewire" ||
-					(rel == "api" || rel == "web") && (imp == module+"internal/sse" || imp == module+"internal/keyrate")
+					(rel == "api" || rel == "web") && (imp == module+"internal/sse" || imp == module+"internal/keyrate" || imp == module+"internal/httpfront")
 				if strings.HasPrefix(imp, module) && imp != module+"core" && !shared {
 					t.Errorf("%s imports %s; front-ends call core only", rel, imp)
 				}

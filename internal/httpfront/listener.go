@@ -1,4 +1,4 @@
-package api
+package httpfront
 
 import (
 	"io"
