@@ -403,7 +403,7 @@ func TestInABrowserSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
 	b := browsertest.Start(t)
 
 	if code := s.signInInBrowser(b, "U0SLACK"); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" ||
-		b.Text(t, ".who") != "Sam · member of "+s.hub.Account.ID {
+		b.Text(t, ".who") != "Sam · member of "+s.hub.Account.Name {
 		t.Fatalf("expected Sam in the bound account as a member, got %d at %s: %q", code, b.URL(t), b.Text(t, "header"))
 	}
 	list, err := s.hub.Service.Admin.ListMembers(context.Background(), s.hub.Account.ID)
@@ -448,7 +448,7 @@ func TestInABrowserDiscordSignInLetsThroughOnlyThoseWithTheRole(t *testing.T) {
 	b.Axe(t) // the sign-in page offering Discord
 
 	d.signInAs("300000000000000001", "Dana", map[string][]string{server: {role}})
-	if code := signIn(); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" || b.Text(t, ".who") != "Dana · member of "+h.Account.ID {
+	if code := signIn(); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" || b.Text(t, ".who") != "Dana · member of "+h.Account.Name {
 		t.Fatalf("expected Dana in the gated account as a member, got %d at %s: %q", code, b.URL(t), b.Text(t, "body"))
 	}
 	if asked, exchanged := d.seen(); len(asked) != 1 || asked[0] != server || exchanged != 1 {

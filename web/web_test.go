@@ -351,7 +351,7 @@ func TestSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
 	s.idp.AddUser(oidctest.User{Subject: "U0OTHER", Name: "Oz", Extra: map[string]any{
 		"https://slack.com/team_id": "T0UNBOUND", "https://slack.com/user_id": "U0OTHER"}})
 	code, path, page := s.signIn("U0SLACK")
-	if code != 200 || path != "/app/workspaces" || !strings.Contains(page, "Sam · member of "+s.hub.Account.ID) {
+	if code != 200 || path != "/app/workspaces" || !strings.Contains(page, "Sam · member of "+s.hub.Account.Name) {
 		t.Fatalf("expected Sam in the bound account as a member, got %d at %s:\n%s", code, path, page)
 	}
 	list, err := s.hub.Service.Admin.ListMembers(context.Background(), s.hub.Account.ID)
@@ -685,14 +685,14 @@ func TestAnInvitationShowsTheAddressOnlyUntilItsPersonAccepts(t *testing.T) {
 
 	// Bea signs in to her own account and sees the invitation there.
 	bea := &site{t: t, hub: s.hub, idp: s.idp, web: browserClient(t)}
-	if code, path, page := bea.signIn("bea-1"); code != 200 || path != "/app/workspaces" || !strings.Contains(page, "owner of "+other.ID) ||
+	if code, path, page := bea.signIn("bea-1"); code != 200 || path != "/app/workspaces" || !strings.Contains(page, "owner of "+other.Name+"</span>") ||
 		!strings.Contains(page, "Invitations (1)") {
 		t.Fatalf("expected Bea in her account, told of one invitation, got %d at %s:\n%s", code, path, page)
 	}
 	seen("signed in, not answered", []string{"<td>bea@example.com</td>"}, private)
 	_, _, page = bea.get("/app/invitations")
 	if code, path, page := bea.post(acceptOf(t, page), url.Values{"csrf": {csrfOf(t, page)}}); code != 200 || path != "/app/workspaces" ||
-		!strings.Contains(page, "member of "+s.hub.Account.ID) {
+		!strings.Contains(page, "member of "+s.hub.Account.Name+"</span>") {
 		t.Fatalf("expected Bea in Ada's account once she accepted, got %d at %s (%s)", code, path, noticeOf(page))
 	}
 	seen("accepted", []string{"Bea Private"}, []string{"<td>bea@example.com</td>", "cy@example.com"})
@@ -715,7 +715,7 @@ func TestAPersonInTwoAccountsSwitchesBetweenThem(t *testing.T) {
 		t.Fatalf("expected the switcher to offer the second account:\n%s", page)
 	}
 	code, path, page := s.post("/app/switch", url.Values{"csrf": {csrfOf(t, page)}, "account": {other.ID}})
-	if code != 200 || path != "/app/workspaces" || !strings.Contains(page, "member of "+other.ID) {
+	if code != 200 || path != "/app/workspaces" || !strings.Contains(page, "member of "+other.Name+"</span>") {
 		t.Fatalf("expected Ada in the second account as a member, got %d at %s:\n%s", code, path, page)
 	}
 	if code, _, _ := s.post("/app/switch", url.Values{"csrf": {csrfOf(t, page)}, "account": {"acct_notmine"}}); code != 404 {

@@ -42,6 +42,8 @@ type Hub struct {
 	Account *core.Account
 	Key     string
 	Project *core.Project
+	// accounts counts the accounts NewAccount made, to name each apart.
+	accounts int
 }
 
 // Option changes the configuration (or the injected clock) before the hub is built.
@@ -146,7 +148,13 @@ func (h *Hub) NewAccount(entitled bool) (*core.Account, string) {
 	h.t.Helper()
 	ctx := context.Background()
 	// Not metered, so it needs no billing period; billing tests make it metered.
-	a := &core.Account{Name: "test", Entitled: entitled, Metered: false}
+	// Named apart, as people tell accounts apart: "test", "test 2", ...
+	h.accounts++
+	name := "test"
+	if h.accounts > 1 {
+		name = fmt.Sprintf("test %d", h.accounts)
+	}
+	a := &core.Account{Name: name, Entitled: entitled, Metered: false}
 	if err := h.Service.Admin.CreateAccount(ctx, a); err != nil {
 		h.t.Fatalf("create account: %v", err)
 	}
