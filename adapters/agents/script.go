@@ -64,14 +64,14 @@ func (r *Runner) RunScript(ctx context.Context, req core.ScriptRequest) core.Scr
 
 // scriptEnv is turnEnv without the agents' credentials and the turn's variables.
 func (r *Runner) scriptEnv(req core.ScriptRequest, home string) []string {
-	path := cmp.Or(os.Getenv("PATH"), defaultPath)
+	path := cmp.Or(r.getenv("PATH"), defaultPath)
 	if r.sandbox != nil {
 		path = r.sandbox.shownPath(path)
 	}
 	env := []string{
 		"PATH=" + path,
 		"HOME=" + home,
-		"LANG=" + cmp.Or(os.Getenv("LANG"), "C.UTF-8"),
+		"LANG=" + cmp.Or(r.getenv("LANG"), "C.UTF-8"),
 		"TERM=dumb",
 		"CI=true", // package managers then neither prompt nor draw progress bars
 	}
