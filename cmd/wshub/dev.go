@@ -33,8 +33,8 @@ type devState struct {
 
 // dev sets up a development hub (content key, account, key, sample project) once,
 // prints how to call it, then serves. Meant for `make run`, never for production.
-func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
-	cfg, err := hub.LoadConfig()
+func dev(ctx context.Context, env environ, log *slog.Logger, stdout io.Writer) error {
+	cfg, err := hub.LoadConfigFrom(env.list())
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	}
 	// The development hub holds a printed key and runs agents: reachable from this
 	// machine only, unless WSHUB_ADDR says otherwise.
-	if _, set := os.LookupEnv("WSHUB_ADDR"); !set {
+	if _, set := env.lookup("WSHUB_ADDR"); !set {
 		cfg.Addr = "127.0.0.1:8080"
 	}
 	// The app over plain http, on this machine only.
@@ -74,17 +74,17 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	}
 	// Any Linux desktop: without a cgroup for turns, run them unlimited and say so,
 	// unless limits were asked for by name.
-	if _, set := os.LookupEnv("WSHUB_AGENT_LIMITS"); !set {
+	if _, set := env.lookup("WSHUB_AGENT_LIMITS"); !set {
 		cfg.AgentLimitsOptional = true
 	}
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = devBase(cfg)
 	}
-	if !cfg.WebhookAllowInsecure && os.Getenv("WSHUB_WEBHOOK_ALLOW_INSECURE") == "" {
+	if !cfg.WebhookAllowInsecure && env.get("WSHUB_WEBHOOK_ALLOW_INSECURE") == "" {
 		cfg.WebhookAllowInsecure = true // development: let webhooks reach a local receiver
 	}
 
-	agentLines := devAgents(&cfg)
+	agentLines := devAgents(&cfg, env)
 
 	h, err := hub.Open(ctx, cfg, log, hub.Options{})
 	if err != nil {
