@@ -141,7 +141,7 @@ func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devSt
 	if err != nil {
 		return false, "", err
 	}
-	repo, err := sampleRepository(ctx, filepath.Join(cfg.DataDir, "sample-repo"))
+	repo, err := sampleRepository(ctx, filepath.Join(cfg.DataDir, "sample-repo"), cfg.Environ)
 	if err != nil {
 		return false, "", fmt.Errorf("sample repository: %w", err)
 	}
@@ -159,8 +159,9 @@ func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devSt
 	return true, "", nil
 }
 
-// sampleRepository makes a small git repository to connect as the first project.
-func sampleRepository(ctx context.Context, dir string) (string, error) {
+// sampleRepository makes a small git repository to connect as the first project,
+// running git with environ, the command's (nil: the process's).
+func sampleRepository(ctx context.Context, dir string, environ []string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
@@ -181,7 +182,7 @@ func sampleRepository(ctx context.Context, dir string) (string, error) {
 		{"-c", "user.name=wshub dev", "-c", "user.email=dev@wshub.invalid", "commit", "-q", "-m", "Initial commit"},
 	} {
 		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = abs
+		cmd.Dir, cmd.Env = abs, environ
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
 		}
