@@ -297,6 +297,10 @@ type Config struct {
 	CodexPath  string `env:"WSHUB_CODEX_PATH"`
 	// AgentCommands binds agent ids to commands (WSHUB_AGENT_<N>_COMMAND), read separately.
 	AgentCommands map[string]string `env:"-"`
+	// Environ is the environment the configuration was read from (os.Environ's form),
+	// whose variables the hub passes on to runtimes and agents (WSHUB_AGENT_ENV's,
+	// PATH, LANG); nil, in a Config built in code, is the process's.
+	Environ []string `env:"-"`
 	// Providers are the machine providers workspaces may run on: "local" (this host,
 	// in the hub's sandbox), "process" (a `wshub runtime` process of its own per
 	// workspace), "kubernetes" (a Pod per workspace). Without local, the hub runs no
@@ -417,10 +421,15 @@ func checkBlobs(name string) error {
 	return fmt.Errorf("WSHUB_BLOBS: unknown blob store %q (known: file, postgres, s3)", name)
 }
 
-// LoadConfig reads the configuration from the environment.
-func LoadConfig() (Config, error) {
-	var c Config
-	if err := env.Parse(&c); err != nil {
+// LoadConfig reads the configuration from the process's environment.
+func LoadConfig() (Config, error) { return LoadConfigFrom(os.Environ()) }
+
+// LoadConfigFrom reads the configuration from environ (os.Environ's form), which it
+// keeps (Config.Environ) for what the hub passes on to runtimes and agents: a command
+// run with an environment of its own (a test's) reads and passes on that one alone.
+func LoadConfigFrom(environ []string) (Config, error) {
+	c := Config{Environ: slices.Clone(environ)}
+	if err := env.ParseWithOptions(&c, env.Options{Environment: env.ToMap(environ)}); err != nil {
 		return c, fmt.Errorf("configuration: %w", namedSettings(err))
 	}
 	// Checked here as well as in New: unset gives 720h, so anything lower (0 included)
@@ -451,7 +460,7 @@ func LoadConfig() (Config, error) {
 	if c.OIDCIssuer != "" && (c.PublicURL == "" || c.OIDCClientID == "") {
 		return c, fmt.Errorf("configuration: WSHUB_OIDC_ISSUER needs WSHUB_OIDC_CLIENT_ID and WSHUB_PUBLIC_URL (the app's sign-in returns to WSHUB_PUBLIC_URL/app/signin/callback)")
 	}
-	c.AgentCommands = agents.CommandsFromEnv(os.Environ())
+	c.AgentCommands = agents.CommandsFromEnv(environ)
 	// Resolved once, here: everything under it (mirrors, checkouts, the sandbox's
 	// binds) then means the same directory whatever a later working directory is.
 	abs, err := filepath.Abs(c.DataDir)
@@ -460,6 +469,20 @@ func LoadConfig() (Config, error) {
 	}
 	c.DataDir = abs
 	return c, nil
+}
+
+// LookupEnv is a variable of the environment the configuration was read from.
+func (c Config) LookupEnv(name string) (string, bool) {
+	if c.Environ == nil {
+		return os.LookupEnv(name)
+	}
+	// The last of a repeated name, as a child process started with it would see.
+	for i := len(c.Environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(c.Environ[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // namedSettings names the variable, not the Go field, of each setting env could not

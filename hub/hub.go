@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -193,7 +192,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	var confine gitrepo.Confiner
 	if !opt.Admin && local {
 		r, err := agents.New(context.Background(), agents.Options{
-			Commands: cfg.AgentCommands, LookPath: lookPath, AgentEnv: cfg.AgentEnv, Self: cfg.Self,
+			Commands: cfg.AgentCommands, LookPath: lookPath, AgentEnv: cfg.AgentEnv, LookupEnv: cfg.LookupEnv, Self: cfg.Self,
 			ClaudeBaseURL: cfg.ClaudeBaseURL, CodexBaseURL: cfg.CodexBaseURL,
 			StateDir: filepath.Join(cfg.DataDir, "run"),
 			Sandbox: sandbox.Config{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly, EgressAllow: cfg.AgentEgressAllow,
@@ -469,8 +468,10 @@ func kubeProvider(cfg Config, log *slog.Logger) (*kube.Machines, error) {
 // database URL, the content keys or git credentials.
 func runtimeEnv(cfg Config) []string {
 	env := runtimeSettings(cfg)
-	for _, name := range cfg.AgentEnv {
-		if v, ok := os.LookupEnv(name); ok {
+	// The runtime's programs are found on the PATH the hub was given; the provider's
+	// own PATH comes first, and exec keeps the last.
+	for _, name := range append([]string{"PATH"}, cfg.AgentEnv...) {
+		if v, ok := cfg.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
 		}
 	}
@@ -501,7 +502,7 @@ func runtimeSettings(cfg Config) []string {
 		env = append(env, "WSHUB_RUNTIME_HUB_LOST_AFTER="+cfg.RuntimeHubLostAfter.String())
 	}
 	for _, name := range []string{"LANG", "LC_ALL", "TZ"} {
-		if v, ok := os.LookupEnv(name); ok {
+		if v, ok := cfg.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
 		}
 	}

@@ -57,16 +57,16 @@ func agentNumber(name string) (int, bool) {
 // agent, whatever it is called.
 func (r *Runner) turnEnv(req core.TurnRequest, home string, extra ...string) []string {
 	env := []string{
-		"PATH=" + r.box.ShownPath(cmp.Or(os.Getenv("PATH"), sandbox.DefaultPath)),
+		"PATH=" + r.box.ShownPath(cmp.Or(r.getenv("PATH"), sandbox.DefaultPath)),
 		"HOME=" + home,
-		"LANG=" + cmp.Or(os.Getenv("LANG"), "C.UTF-8"),
-		"TERM=" + cmp.Or(os.Getenv("TERM"), "dumb"),
+		"LANG=" + cmp.Or(r.getenv("LANG"), "C.UTF-8"),
+		"TERM=" + cmp.Or(r.getenv("TERM"), "dumb"),
 	}
 	// The workspace environment's variables and secrets first: what the operator gave
 	// agents, and the turn's own, win over a repository's.
 	env = append(env, req.Env...)
 	for _, name := range r.agentEnv {
-		if v, ok := os.LookupEnv(name); ok {
+		if v, ok := r.lookup(name); ok {
 			env = append(env, name+"="+v)
 		}
 	}
@@ -81,6 +81,19 @@ func (r *Runner) turnEnv(req core.TurnRequest, home string, extra ...string) []s
 	)
 	// exec keeps the last value of a repeated name, so extra wins.
 	return append(env, extra...)
+}
+
+// lookup reads the hub's environment (Options.LookupEnv).
+func (r *Runner) lookup(name string) (string, bool) {
+	if r.lookupEnv == nil {
+		return os.LookupEnv(name)
+	}
+	return r.lookupEnv(name)
+}
+
+func (r *Runner) getenv(name string) string {
+	v, _ := r.lookup(name)
+	return v
 }
 
 // checkBaseURL accepts an http or https URL with a host: a model API's base.

@@ -31,6 +31,8 @@ type Runner struct {
 	box *sandbox.Host
 	// agentEnv names the hub's environment variables agents get (credentials).
 	agentEnv []string
+	// lookupEnv reads the hub's environment (Options.LookupEnv); nil: the process's.
+	lookupEnv func(string) (string, bool)
 	// stateDir is hub-private: the turns' session files and approval sockets.
 	stateDir string
 	// self is the wshub executable (the permission prompt tool's MCP server); "" when
@@ -54,6 +56,10 @@ type Options struct {
 	// AgentEnv names environment variables of the hub passed on to agents
 	// (WSHUB_AGENT_ENV, e.g. ANTHROPIC_API_KEY). Nothing else of the hub's environment is.
 	AgentEnv []string
+	// LookupEnv reads the hub's environment, whose PATH, LANG, TERM and AgentEnv
+	// variables agents get; nil means os.LookupEnv. A hub configured from an
+	// environment of its own (a test's) passes that one on.
+	LookupEnv func(string) (string, bool)
 	// StateDir is a directory of the hub's that agents never see.
 	StateDir string
 	// Self is the wshub executable, which serves Claude Code's permission prompt tool
@@ -103,7 +109,7 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{commands: boundCommands(opt.Commands), lookPath: opt.LookPath, grace: sandbox.DefaultGrace,
-		agentEnv: agentEnv, stateDir: opt.StateDir, endpoints: map[string]string{}}
+		agentEnv: agentEnv, lookupEnv: opt.LookupEnv, stateDir: opt.StateDir, endpoints: map[string]string{}}
 	for id, u := range map[string]string{"agent_1": opt.ClaudeBaseURL, "agent_2": opt.CodexBaseURL} {
 		if u = strings.TrimSpace(u); u == "" {
 			continue

@@ -66,9 +66,9 @@ func (r *Runner) RunScript(ctx context.Context, req core.ScriptRequest) core.Scr
 // scriptEnv is turnEnv without the agents' credentials and the turn's variables.
 func (r *Runner) scriptEnv(req core.ScriptRequest, home string) []string {
 	env := []string{
-		"PATH=" + r.box.ShownPath(cmp.Or(os.Getenv("PATH"), sandbox.DefaultPath)),
+		"PATH=" + r.box.ShownPath(cmp.Or(r.getenv("PATH"), sandbox.DefaultPath)),
 		"HOME=" + home,
-		"LANG=" + cmp.Or(os.Getenv("LANG"), "C.UTF-8"),
+		"LANG=" + cmp.Or(r.getenv("LANG"), "C.UTF-8"),
 		"TERM=dumb",
 		"CI=true", // package managers then neither prompt nor draw progress bars
 	}

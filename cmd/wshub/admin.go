@@ -46,6 +46,7 @@ type adminHub struct {
 	// progress is where a long command reports as it goes (stderr): stdout is its
 	// JSON alone.
 	progress io.Writer
+	stdin    io.Reader // the command's standard input (--value-file -)
 	cfg      hub.Config
 }
 
@@ -161,7 +162,7 @@ func findAdminCommand(args []string) (cmd adminCommand, rest []string, ok bool) 
 // admin runs an operator command; args start after "wshub admin". The command line
 // is read, and usage questions answered, before anything is opened, so that they need
 // no DATABASE_URL.
-func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func admin(ctx context.Context, args []string, env environ, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, adminUsage())
 		return 2
@@ -207,7 +208,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "wshub admin %s: %v (wshub admin %s --help lists its flags)\n", cmd.name, err, cmd.name)
 		return 2
 	}
-	cfg, err := hub.LoadConfig()
+	cfg, err := hub.LoadConfigFrom(env.list())
 	if err != nil {
 		fmt.Fprintf(stderr, "wshub admin: %v\n", err)
 		return 1
@@ -225,7 +226,7 @@ func admin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer h.Close()
-	out, err := run(ctx, adminHub{svc: h.Service, keyID: h.ContentKeyID, progress: stderr, cfg: h.Config})
+	out, err := run(ctx, adminHub{svc: h.Service, keyID: h.ContentKeyID, progress: stderr, stdin: env.input(), cfg: h.Config})
 	// A command can fail with something to show (a project kept failed, with its
 	// reason): the JSON goes to stdout all the same, the error to stderr.
 	if out != nil {

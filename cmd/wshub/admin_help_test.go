@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,8 +14,9 @@ import (
 // need one.
 func runQuiet(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	env := testEnviron("DATABASE_URL")
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &out, &errb)
+	code = run(context.Background(), args, env, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -25,8 +25,7 @@ func runQuiet(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // ones bare and optional ones in brackets; and an unknown flag, an extra argument and
 // a missing required flag are usage errors (exit 2). None of it needs a database.
 func TestAdminHelpWalksTheTable(t *testing.T) {
-	t.Setenv("DATABASE_URL", "")
-	os.Unsetenv("DATABASE_URL")
+	t.Parallel()
 	for _, c := range adminCommands {
 		args := append([]string{"admin"}, strings.Fields(c.name)...)
 		for _, h := range []string{"--help", "-h"} {
@@ -80,8 +79,7 @@ func TestAdminHelpWalksTheTable(t *testing.T) {
 
 // The list and each group's list name every command; a group alone is a usage error.
 func TestAdminUsageListsEveryCommand(t *testing.T) {
-	t.Setenv("DATABASE_URL", "")
-	os.Unsetenv("DATABASE_URL")
+	t.Parallel()
 	for _, h := range []string{"--help", "-h", "help"} {
 		code, out, _ := runQuiet(t, "admin", h)
 		if code != 0 {
@@ -115,6 +113,7 @@ func TestAdminUsageListsEveryCommand(t *testing.T) {
 // The commands configured by the environment alone (runtime, serve, ...) take no
 // arguments: one given is a usage error, exit 2, not dropped.
 func TestServerCommandsRefuseArguments(t *testing.T) {
+	t.Parallel()
 	for name := range serverUsage {
 		for _, arg := range []string{"--no-such-flag", "extra"} {
 			code, out, errs := runQuiet(t, name, arg)

@@ -11,6 +11,7 @@ import (
 // names: the order the output had when it was made of maps, which scripts comparing
 // outputs may rely on. A field added out of place fails here.
 func TestAdminOutputFieldsInJSONOrder(t *testing.T) {
+	t.Parallel()
 	for _, v := range []any{accountCreated{}, accountOut{}, keyCreated{}, keyOut{}, keyRevoked{}, projectAdded{}, projectOut{},
 		projectRemoved{}, workspaceOut{}, deliveryOut{}, attemptOut{}, slackBound{}, discordBound{}, resealed{}, secretOut{}, secretRemoved{}} {
 		typ := reflect.TypeOf(v)

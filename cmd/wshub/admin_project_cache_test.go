@@ -16,21 +16,22 @@ import (
 )
 
 func TestAdminProjectCacheListAndDrop(t *testing.T) {
-	adminEnv(t)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team")
-	added, _ := wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
+	t.Parallel()
+	env := adminEnv(t)
+	acct, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Team")
+	added, _ := wshub(t, env, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
 	project := added["projectId"].(string)
 
 	// Two caches as setups save them: a row and an archive in the blob store (file).
 	ctx := context.Background()
-	store, err := postgres.Open(ctx, os.Getenv("DATABASE_URL"), postgres.Options{})
+	store, err := postgres.Open(ctx, env.get("DATABASE_URL"), postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
 	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	blob := func(key string) string {
-		return filepath.Join(os.Getenv("WSHUB_DATA_DIR"), "assets", filepath.FromSlash(key))
+		return filepath.Join(env.get("WSHUB_DATA_DIR"), "assets", filepath.FromSlash(key))
 	}
 	record := func(c core.ProjectCache, used time.Time) {
 		c.ProjectID, c.BlobKey = project, "cache_"+project+"/"+c.Key[:16]
@@ -48,7 +49,7 @@ func TestAdminProjectCacheListAndDrop(t *testing.T) {
 	record(core.ProjectCache{Scope: "main", Key: "aaaa" + strings.Repeat("0", 60), Bytes: 100, Files: 3}, at)
 	record(core.ProjectCache{Scope: "feature", Key: "bbbb" + strings.Repeat("0", 60), Bytes: 200, Files: 5}, at.Add(time.Minute))
 
-	_, out := wshub(t, 0, "admin", "project", "cache", "list", "--project", project)
+	_, out := wshub(t, env, 0, "admin", "project", "cache", "list", "--project", project)
 	var list []map[string]any
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatalf("expected a JSON list, got %q", out)
@@ -58,7 +59,7 @@ func TestAdminProjectCacheListAndDrop(t *testing.T) {
 		t.Fatalf("expected feature's cache (used last) then main's, with scope, key prefix, bytes, files, last used; got %s", out)
 	}
 
-	dropped, _ := wshub(t, 0, "admin", "project", "cache", "drop", "--project", project, "--key", "AAAA")
+	dropped, _ := wshub(t, env, 0, "admin", "project", "cache", "drop", "--project", project, "--key", "AAAA")
 	if d, _ := dropped["dropped"].([]any); len(d) != 1 || d[0].(map[string]any)["scope"] != "main" {
 		t.Fatalf("expected main's cache dropped by its key's start, got %v", dropped)
 	}
@@ -68,16 +69,16 @@ func TestAdminProjectCacheListAndDrop(t *testing.T) {
 	if _, err := os.Stat(blob("cache_" + project + "/bbbb000000000000")); err != nil {
 		t.Errorf("expected the other cache's archive kept, got %v", err)
 	}
-	dropped, _ = wshub(t, 0, "admin", "project", "cache", "drop", "--project", project, "--all")
+	dropped, _ = wshub(t, env, 0, "admin", "project", "cache", "drop", "--project", project, "--all")
 	if d, _ := dropped["dropped"].([]any); len(d) != 1 {
 		t.Fatalf("expected the last cache dropped, got %v", dropped)
 	}
-	if _, out := wshub(t, 0, "admin", "project", "cache", "list", "--project", project); strings.TrimSpace(out) != "[]" {
+	if _, out := wshub(t, env, 0, "admin", "project", "cache", "list", "--project", project); strings.TrimSpace(out) != "[]" {
 		t.Fatalf("expected no cache left, got %q", out)
 	}
 	// A removed project's caches go with it, archives and all.
 	record(core.ProjectCache{Scope: "main", Key: "cccc" + strings.Repeat("0", 60), Bytes: 1, Files: 1}, at)
-	wshub(t, 0, "admin", "project", "remove", "--project", project)
+	wshub(t, env, 0, "admin", "project", "remove", "--project", project)
 	if _, err := os.Stat(blob("cache_" + project + "/cccc000000000000")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("expected a removed project's cache archive deleted, got %v", err)
 	}
@@ -92,7 +93,7 @@ func TestAdminProjectCacheListAndDrop(t *testing.T) {
 		{2, []string{"--project", project, "--key", "xyz"}, "hexadecimal"},
 		{1, []string{"--project", "prj_0000000000000000", "--all"}, "no such project"},
 	} {
-		if _, msg := wshub(t, tt.code, append([]string{"admin", "project", "cache", "drop"}, tt.args...)...); !strings.Contains(msg, tt.want) {
+		if _, msg := wshub(t, env, tt.code, append([]string{"admin", "project", "cache", "drop"}, tt.args...)...); !strings.Contains(msg, tt.want) {
 			t.Errorf("cache drop %v: expected %q, got %q", tt.args, tt.want, msg)
 		}
 	}

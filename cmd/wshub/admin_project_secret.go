@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"flag"
-	"os"
 	"time"
 
 	"github.com/wshub/wshub/core"
@@ -20,7 +19,7 @@ func projectSecretSet(fs *flag.FlagSet) adminRun {
 		var value string
 		var err error
 		if *file == "-" {
-			value, err = readSecret("--value-file", os.Stdin)
+			value, err = readSecret("--value-file", h.stdin)
 		} else {
 			value, err = readSecretFile("--value-file", *file)
 		}

@@ -17,9 +17,10 @@ import (
 // refused in words, without echoing the value; the values are stored sealed and the
 // changes audited.
 func TestAdminProjectSecretsSetListRemove(t *testing.T) {
-	adminEnv(t)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
-	project, _ := wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
+	t.Parallel()
+	env := adminEnv(t)
+	acct, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	project, _ := wshub(t, env, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
 	pid := project["projectId"].(string)
 	dir := t.TempDir()
 	file := func(name, content string) string {
@@ -30,7 +31,7 @@ func TestAdminProjectSecretsSetListRemove(t *testing.T) {
 		return p
 	}
 	const npm, db = "npm_s3cr3t_from_a_file", "postgres://u:p4ss@db.internal/test"
-	set, out := wshub(t, 0, "admin", "project", "secret", "set", "--project", pid, "--name", "NPM_TOKEN", "--value-file", file("npm", npm+"\n"))
+	set, out := wshub(t, env, 0, "admin", "project", "secret", "set", "--project", pid, "--name", "NPM_TOKEN", "--value-file", file("npm", npm+"\n"))
 	if set["name"] != "NPM_TOKEN" || set["agent"] != false || set["projectId"] != pid || strings.Contains(out, npm) {
 		t.Fatalf("expected the secret set and shown without its value, got %v %q", set, out)
 	}
@@ -40,19 +41,18 @@ func TestAdminProjectSecretsSetListRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	saved := os.Stdin
-	os.Stdin = stdin
-	set, _ = wshub(t, 0, "admin", "project", "secret", "set", "--project", pid, "--name", "TEST_DATABASE_URL", "--value-file", "-", "--agent")
-	os.Stdin = saved
+	withStdin := env
+	withStdin.stdin = stdin
+	set, _ = wshub(t, withStdin, 0, "admin", "project", "secret", "set", "--project", pid, "--name", "TEST_DATABASE_URL", "--value-file", "-", "--agent")
 	if set["agent"] != true {
 		t.Fatalf("expected the stdin secret set for the agent, got %v", set)
 	}
 	// Set again: replaced, not added.
-	wshub(t, 0, "admin", "project", "secret", "set", "--project", pid, "--name", "NPM_TOKEN", "--value-file", file("npm2", npm+"-2"), "--agent")
+	wshub(t, env, 0, "admin", "project", "secret", "set", "--project", pid, "--name", "NPM_TOKEN", "--value-file", file("npm2", npm+"-2"), "--agent")
 
 	list := func() []secretOut {
 		t.Helper()
-		_, out := wshub(t, 0, "admin", "project", "secret", "list", "--project", pid)
+		_, out := wshub(t, env, 0, "admin", "project", "secret", "list", "--project", pid)
 		if strings.Contains(out, npm) || strings.Contains(out, db) || strings.Contains(out, "p4ss") {
 			t.Fatalf("expected the list never to show a value, got %s", out)
 		}
@@ -83,30 +83,30 @@ func TestAdminProjectSecretsSetListRemove(t *testing.T) {
 		{"BINARY", "\xff\xfebinary", 2, "not valid UTF-8"},
 		{"HUGE", strings.Repeat("x", 32<<10+1), 2, "at most 32 KiB"},
 	} {
-		_, out := wshub(t, c.code, "admin", "project", "secret", "set", "--project", pid, "--name", c.name, "--value-file", file("bad", c.value))
+		_, out := wshub(t, env, c.code, "admin", "project", "secret", "set", "--project", pid, "--name", c.name, "--value-file", file("bad", c.value))
 		if !strings.Contains(out, c.want) || (len(c.value) > 4 && strings.Contains(out, c.value)) {
 			t.Errorf("set %s: expected %q in words, without the value, got %q", c.name, c.want, out)
 		}
 	}
-	if _, out := wshub(t, 1, "admin", "project", "secret", "set", "--project", "prj_nope", "--name", "X", "--value-file", file("x", "value")); !strings.Contains(out, "no such project") {
+	if _, out := wshub(t, env, 1, "admin", "project", "secret", "set", "--project", "prj_nope", "--name", "X", "--value-file", file("x", "value")); !strings.Contains(out, "no such project") {
 		t.Errorf("expected an unknown project refused, got %q", out)
 	}
-	if _, out := wshub(t, 1, "admin", "project", "secret", "set", "--project", pid, "--name", "X", "--value-file", filepath.Join(dir, "missing")); !strings.Contains(out, "no such file") {
+	if _, out := wshub(t, env, 1, "admin", "project", "secret", "set", "--project", pid, "--name", "X", "--value-file", filepath.Join(dir, "missing")); !strings.Contains(out, "no such file") {
 		t.Errorf("expected a missing file refused, got %q", out)
 	}
 
-	removed, _ := wshub(t, 0, "admin", "project", "secret", "remove", "--project", pid, "--name", "NPM_TOKEN")
+	removed, _ := wshub(t, env, 0, "admin", "project", "secret", "remove", "--project", pid, "--name", "NPM_TOKEN")
 	if removed["removed"] != true {
 		t.Fatalf("expected removed, got %v", removed)
 	}
-	if _, out := wshub(t, 1, "admin", "project", "secret", "remove", "--project", pid, "--name", "NPM_TOKEN"); !strings.Contains(out, `has no secret "NPM_TOKEN"`) {
+	if _, out := wshub(t, env, 1, "admin", "project", "secret", "remove", "--project", pid, "--name", "NPM_TOKEN"); !strings.Contains(out, `has no secret "NPM_TOKEN"`) {
 		t.Errorf("expected a second remove refused, got %q", out)
 	}
 	if got := list(); len(got) != 1 || got[0].Name != "TEST_DATABASE_URL" {
 		t.Fatalf("expected only TEST_DATABASE_URL left, got %+v", got)
 	}
 
-	conn, err := sql.Open("postgres", os.Getenv("DATABASE_URL"))
+	conn, err := sql.Open("postgres", env.get("DATABASE_URL"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,15 +15,13 @@ import (
 // public address, refused the second time, recorded in the audit log, and given only
 // for a member of that account.
 func TestAdminSignInLinkLetsAMemberInOnce(t *testing.T) {
+	t.Parallel()
 	h := hubtest.Start(t)
-	t.Setenv("DATABASE_URL", h.DBURL)
-	t.Setenv("WSHUB_CONTENT_KEY", h.Config.ContentKey)
-	t.Setenv("WSHUB_DATA_DIR", h.Config.DataDir)
-	t.Setenv("WSHUB_PUBLIC_URL", h.URL+"/")
+	env := hubEnv(h, "WSHUB_PUBLIC_URL="+h.URL+"/")
 	acct := h.Account.ID
-	wshub(t, 0, "admin", "member", "add", "--account", acct, "--email", "ops@example.com", "--role", "owner", "--name", "Ops")
+	wshub(t, env, 0, "admin", "member", "add", "--account", acct, "--email", "ops@example.com", "--role", "owner", "--name", "Ops")
 
-	out, _ := wshub(t, 0, "admin", "member", "signin-link", "--account", acct, "--email", "OPS@example.com")
+	out, _ := wshub(t, env, 0, "admin", "member", "signin-link", "--account", acct, "--email", "OPS@example.com")
 	link, _ := out["link"].(string)
 	if !strings.HasPrefix(link, h.URL+"/app/signin/link?token=") || out["expiresAt"] == "" || !strings.HasPrefix(out["memberId"].(string), "mem_") {
 		t.Fatalf("expected a link at the public address with its end and member, got %v", out)
@@ -60,14 +58,14 @@ func TestAdminSignInLinkLetsAMemberInOnce(t *testing.T) {
 		t.Errorf("expected the link refused the second time, got %d:\n%s", res.StatusCode, body)
 	}
 
-	other, _ := wshub(t, 0, "admin", "account", "create", "--name", "Other")
-	if _, errs := wshub(t, 1, "admin", "member", "signin-link", "--account", other["accountId"].(string), "--email", "ops@example.com"); !strings.Contains(errs, "is not a member of account") {
+	other, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Other")
+	if _, errs := wshub(t, env, 1, "admin", "member", "signin-link", "--account", other["accountId"].(string), "--email", "ops@example.com"); !strings.Contains(errs, "is not a member of account") {
 		t.Errorf("expected no link for an account the person is not in, got %q", errs)
 	}
-	if _, errs := wshub(t, 1, "admin", "member", "signin-link", "--account", acct, "--email", "nobody@example.com"); !strings.Contains(errs, "no member with the identity") {
+	if _, errs := wshub(t, env, 1, "admin", "member", "signin-link", "--account", acct, "--email", "nobody@example.com"); !strings.Contains(errs, "no member with the identity") {
 		t.Errorf("expected no link for a person the hub does not know, got %q", errs)
 	}
-	if _, errs := wshub(t, 2, "admin", "member", "signin-link", "--account", acct); !strings.Contains(errs, "give exactly one of --email") {
+	if _, errs := wshub(t, env, 2, "admin", "member", "signin-link", "--account", acct); !strings.Contains(errs, "give exactly one of --email") {
 		t.Errorf("expected a usage error without an identity, got %q", errs)
 	}
 }

@@ -18,17 +18,20 @@ import (
 )
 
 // adminEnv points the command at a fresh database and data directory.
-func adminEnv(t *testing.T) {
-	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t))
-	t.Setenv("WSHUB_DATA_DIR", t.TempDir())
-	t.Setenv("WSHUB_CONTENT_KEY", hubtest.NewContentKey(t))
+func adminEnv(t *testing.T) environ {
+	return testEnviron("DATABASE_URL="+pgtest.NewDatabase(t), "WSHUB_DATA_DIR="+t.TempDir(), "WSHUB_CONTENT_KEY="+hubtest.NewContentKey(t))
 }
 
-// wshub runs the command in-process and decodes its JSON output.
-func wshub(t *testing.T, wantCode int, args ...string) (map[string]any, string) {
+// hubEnv points the command at a test hub's database, content key and data directory.
+func hubEnv(h *hubtest.Hub, changes ...string) environ {
+	return testEnviron("DATABASE_URL="+h.DBURL, "WSHUB_CONTENT_KEY="+h.Config.ContentKey, "WSHUB_DATA_DIR="+h.Config.DataDir).with(changes...)
+}
+
+// wshub runs the command in-process with env and decodes its JSON output.
+func wshub(t *testing.T, env environ, wantCode int, args ...string) (map[string]any, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, &out, &errb)
+	code := run(context.Background(), args, env, &out, &errb)
 	if code != wantCode {
 		t.Fatalf("wshub %s: expected exit %d, got %d; stderr: %s", strings.Join(args, " "), wantCode, code, errb.String())
 	}
@@ -42,70 +45,71 @@ func wshub(t *testing.T, wantCode int, args ...string) (map[string]any, string) 
 }
 
 func TestAdminAccountKeyProject(t *testing.T) {
-	adminEnv(t)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	t.Parallel()
+	env := adminEnv(t)
+	acct, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Team", "--entitled")
 	id, _ := acct["accountId"].(string)
 	if !strings.HasPrefix(id, "acct_") {
 		t.Fatalf("expected an acct_ id, got %v", acct)
 	}
 
-	upd, _ := wshub(t, 0, "admin", "account", "update", "--account", id, "--billing-hold", "--billing-period-end", "2030-01-02T03:04:05Z")
+	upd, _ := wshub(t, env, 0, "admin", "account", "update", "--account", id, "--billing-hold", "--billing-period-end", "2030-01-02T03:04:05Z")
 	if upd["billingHold"] != true || upd["billingPeriodEnd"] != "2030-01-02T03:04:05Z" || upd["entitled"] != true || upd["metered"] != true {
 		t.Fatalf("expected hold on, period set, still entitled, metered by default; got %v", upd)
 	}
-	upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--billing-hold=false", "--billing-period-end", "none", "--entitled=false", "--metered=false")
+	upd, _ = wshub(t, env, 0, "admin", "account", "update", "--account", id, "--billing-hold=false", "--billing-period-end", "none", "--entitled=false", "--metered=false")
 	if upd["billingHold"] != false || upd["billingPeriodEnd"] != nil || upd["entitled"] != false || upd["metered"] != false {
 		t.Fatalf("expected hold off, no period, not entitled, not metered; got %v", upd)
 	}
 
-	key, _ := wshub(t, 0, "admin", "key", "create", "--account", id, "--name", "ci")
+	key, _ := wshub(t, env, 0, "admin", "key", "create", "--account", id, "--name", "ci")
 	if k, _ := key["key"].(string); !strings.HasPrefix(k, "svc_") || len(k) != 4+43 {
 		t.Fatalf("expected svc_ + 43 characters, got %v", key)
 	}
-	wshub(t, 0, "admin", "key", "revoke", "--key-id", key["keyId"].(string))
-	_, msg := wshub(t, 1, "admin", "key", "revoke", "--key-id", key["keyId"].(string))
+	wshub(t, env, 0, "admin", "key", "revoke", "--key-id", key["keyId"].(string))
+	_, msg := wshub(t, env, 1, "admin", "key", "revoke", "--key-id", key["keyId"].(string))
 	if !strings.Contains(msg, "already revoked") {
 		t.Fatalf("expected a second revoke to say so, got %q", msg)
 	}
 
 	repo := hubtest.GitRepo(t)
 	hubtest.Git(t, repo, "branch", "-m", "main", "trunk")
-	ready, _ := wshub(t, 0, "admin", "project", "add", "--account", id, "--repository", repo)
+	ready, _ := wshub(t, env, 0, "admin", "project", "add", "--account", id, "--repository", repo)
 	if ready["state"] != "ready" {
 		t.Fatalf("expected the project ready, got %v", ready)
 	}
 	// A failed add exits non-zero; the project is kept failed, with its reason.
-	failed, msg := wshub(t, 1, "admin", "project", "add", "--account", id, "--repository", "/nonexistent/repo", "--name", "broken")
+	failed, msg := wshub(t, env, 1, "admin", "project", "add", "--account", id, "--repository", "/nonexistent/repo", "--name", "broken")
 	if failed["state"] != "failed" || failed["failureReason"] == "" || !strings.Contains(msg, "could not be mirrored") {
 		t.Fatalf("expected failed with a reason on stdout and an error on stderr, got %v, %q", failed, msg)
 	}
 	// update: each flag given changes its setting, the others stay.
-	upd, _ = wshub(t, 0, "admin", "project", "update", "--project", ready["projectId"].(string), "--name", "Renamed",
+	upd, _ = wshub(t, env, 0, "admin", "project", "update", "--project", ready["projectId"].(string), "--name", "Renamed",
 		"--push", "--network", "none")
 	if upd["displayName"] != "Renamed" || upd["push"] != true || upd["network"] != "none" || upd["defaultBranch"] != "trunk" {
 		t.Fatalf("expected name, push and network changed, the default branch kept, got %v", upd)
 	}
 	// host: the explicit opt-in for the hub host's network; anything else is refused
 	// naming the settings there are.
-	if upd, _ := wshub(t, 0, "admin", "project", "update", "--project", ready["projectId"].(string), "--network", "host"); upd["network"] != "host" {
+	if upd, _ := wshub(t, env, 0, "admin", "project", "update", "--project", ready["projectId"].(string), "--network", "host"); upd["network"] != "host" {
 		t.Fatalf("expected the network set to host, got %v", upd)
 	}
-	if _, msg := wshub(t, 2, "admin", "project", "update", "--project", ready["projectId"].(string), "--network", "internet"); !strings.Contains(msg, "full, none, host") {
+	if _, msg := wshub(t, env, 2, "admin", "project", "update", "--project", ready["projectId"].(string), "--network", "internet"); !strings.Contains(msg, "full, none, host") {
 		t.Fatalf("expected an unknown network refused naming full, none and host, got %q", msg)
 	}
-	if _, msg := wshub(t, 2, "admin", "project", "update", "--project", ready["projectId"].(string), "--default-branch", "a..b"); !strings.Contains(msg, "default branch") {
+	if _, msg := wshub(t, env, 2, "admin", "project", "update", "--project", ready["projectId"].(string), "--default-branch", "a..b"); !strings.Contains(msg, "default branch") {
 		t.Fatalf("expected a bad default branch refused, got %q", msg)
 	}
 	// refresh: a ready project is fetched in place; a failed one is tried again.
-	if out, _ := wshub(t, 0, "admin", "project", "refresh", "--project", ready["projectId"].(string)); out["state"] != "ready" {
+	if out, _ := wshub(t, env, 0, "admin", "project", "refresh", "--project", ready["projectId"].(string)); out["state"] != "ready" {
 		t.Fatalf("expected the ready project refreshed and still ready, got %v", out)
 	}
-	if out, _ := wshub(t, 1, "admin", "project", "refresh", "--project", failed["projectId"].(string)); out["state"] != "failed" {
+	if out, _ := wshub(t, env, 1, "admin", "project", "refresh", "--project", failed["projectId"].(string)); out["state"] != "failed" {
 		t.Fatalf("expected the failed project tried again and still failed, got %v", out)
 	}
 
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"admin", "project", "list", "--account", id}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"admin", "project", "list", "--account", id}, env, &out, &errb); code != 0 {
 		t.Fatalf("project list: exit %d: %s", code, errb.String())
 	}
 	var list []map[string]any
@@ -120,52 +124,54 @@ func TestAdminAccountKeyProject(t *testing.T) {
 	}
 
 	// remove: the project leaves the list; removing it again changes nothing.
-	removed, _ := wshub(t, 0, "admin", "project", "remove", "--project", failed["projectId"].(string))
+	removed, _ := wshub(t, env, 0, "admin", "project", "remove", "--project", failed["projectId"].(string))
 	if removed["removedAt"] == nil || removed["archivedWorkspaces"] == nil {
 		t.Fatalf("expected removedAt and the (empty) archived list, got %v", removed)
 	}
-	wshub(t, 0, "admin", "project", "remove", "--project", failed["projectId"].(string))
-	if _, msg := wshub(t, 1, "admin", "project", "refresh", "--project", failed["projectId"].(string)); !strings.Contains(msg, "removed") {
+	wshub(t, env, 0, "admin", "project", "remove", "--project", failed["projectId"].(string))
+	if _, msg := wshub(t, env, 1, "admin", "project", "refresh", "--project", failed["projectId"].(string)); !strings.Contains(msg, "removed") {
 		t.Fatalf("expected a removed project refused by refresh, got %q", msg)
 	}
 	out.Reset()
-	if code := run(context.Background(), []string{"admin", "project", "list", "--account", id}, &out, &errb); code != 0 ||
+	if code := run(context.Background(), []string{"admin", "project", "list", "--account", id}, env, &out, &errb); code != 0 ||
 		json.Unmarshal(out.Bytes(), &list) != nil || len(list) != 1 {
 		t.Fatalf("expected one project listed after the removal, got %d %s", code, out.String())
 	}
 }
 
 func TestAdminSetsAndClearsAccountQuotas(t *testing.T) {
-	adminEnv(t)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	t.Parallel()
+	env := adminEnv(t)
+	acct, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Team", "--entitled")
 	id := acct["accountId"].(string)
-	upd, _ := wshub(t, 0, "admin", "account", "update", "--account", id, "--max-workspaces", "5", "--max-open-messages", "0",
+	upd, _ := wshub(t, env, 0, "admin", "account", "update", "--account", id, "--max-workspaces", "5", "--max-open-messages", "0",
 		"--max-running-turns", "2")
 	if upd["maxWorkspaces"] != float64(5) || upd["maxOpenMessages"] != float64(0) || upd["maxRunningTurns"] != float64(2) {
 		t.Fatalf("expected the quotas 5, 0 and 2, got %v", upd)
 	}
-	upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--max-workspaces", "-1")
+	upd, _ = wshub(t, env, 0, "admin", "account", "update", "--account", id, "--max-workspaces", "-1")
 	if _, set := upd["maxWorkspaces"]; set || upd["maxOpenMessages"] != float64(0) {
 		t.Fatalf("expected the workspace quota back to the default and the other kept, got %v", upd)
 	}
-	upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--provider", "local")
+	upd, _ = wshub(t, env, 0, "admin", "account", "update", "--account", id, "--provider", "local")
 	if upd["providerId"] != "local" {
 		t.Fatalf("expected the account's provider set, got %v", upd)
 	}
-	if _, out := wshub(t, 2, "admin", "account", "update", "--account", id, "--provider", "process"); !strings.Contains(out, "not one of this hub's") {
+	if _, out := wshub(t, env, 2, "admin", "account", "update", "--account", id, "--provider", "process"); !strings.Contains(out, "not one of this hub's") {
 		t.Fatalf("expected a provider the hub lacks refused, got %q", out)
 	}
-	if upd, _ = wshub(t, 0, "admin", "account", "update", "--account", id, "--provider", "none"); upd["providerId"] != nil {
+	if upd, _ = wshub(t, env, 0, "admin", "account", "update", "--account", id, "--provider", "none"); upd["providerId"] != nil {
 		t.Fatalf("expected the account's provider cleared, got %v", upd)
 	}
-	_, out := wshub(t, 2, "admin", "account", "update", "--account", id, "--max-workspaces", "-2")
+	_, out := wshub(t, env, 2, "admin", "account", "update", "--account", id, "--max-workspaces", "-2")
 	if !strings.Contains(out, "-1 for the hub's default") {
 		t.Fatalf("expected a negative quota refused, got %q", out)
 	}
 }
 
 func TestAdminErrors(t *testing.T) {
-	adminEnv(t)
+	t.Parallel()
+	env := adminEnv(t)
 	cases := []struct {
 		args []string
 		code int // 2: a command line the command cannot read; 1: a refusal
@@ -182,37 +188,39 @@ func TestAdminErrors(t *testing.T) {
 		{[]string{"admin", "project", "add", "--account", "acct_nope", "--repository", "/tmp"}, 1, "no such account"},
 	}
 	for _, c := range cases {
-		_, msg := wshub(t, c.code, c.args...)
+		_, msg := wshub(t, env, c.code, c.args...)
 		if !strings.Contains(msg, c.want) {
 			t.Errorf("wshub %v: expected stderr to contain %q, got %q", c.args, c.want, msg)
 		}
 	}
-	if _, msg := wshub(t, 2, "admin"); !strings.Contains(msg, "usage") {
+	if _, msg := wshub(t, env, 2, "admin"); !strings.Contains(msg, "usage") {
 		t.Errorf("expected usage for bare admin, got %q", msg)
 	}
 }
 
 func TestAdminWorkspaceCommands(t *testing.T) {
-	adminEnv(t)
+	t.Parallel()
+	env := adminEnv(t)
 	for _, verb := range []string{"archive", "unarchive", "delete"} {
-		if _, msg := wshub(t, 1, "admin", "workspace", verb, "--workspace", "ws_0000000000000000"); !strings.Contains(msg, "no such workspace") {
+		if _, msg := wshub(t, env, 1, "admin", "workspace", verb, "--workspace", "ws_0000000000000000"); !strings.Contains(msg, "no such workspace") {
 			t.Errorf("workspace %s of an unknown id: expected 'no such workspace', got %q", verb, msg)
 		}
 	}
-	if _, msg := wshub(t, 2, "admin", "workspace", "archive"); !strings.Contains(msg, "--workspace is required") {
+	if _, msg := wshub(t, env, 2, "admin", "workspace", "archive"); !strings.Contains(msg, "--workspace is required") {
 		t.Errorf("expected --workspace to be required, got %q", msg)
 	}
 }
 
 func TestAdminListsAccountsAndKeys(t *testing.T) {
-	adminEnv(t)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Listed", "--entitled")
+	t.Parallel()
+	env := adminEnv(t)
+	acct, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Listed", "--entitled")
 	id := acct["accountId"].(string)
-	key, _ := wshub(t, 0, "admin", "key", "create", "--account", id, "--name", "ci")
-	wshub(t, 0, "admin", "key", "create", "--account", id, "--name", "laptop")
-	wshub(t, 0, "admin", "key", "revoke", "--key-id", key["keyId"].(string))
+	key, _ := wshub(t, env, 0, "admin", "key", "create", "--account", id, "--name", "ci")
+	wshub(t, env, 0, "admin", "key", "create", "--account", id, "--name", "laptop")
+	wshub(t, env, 0, "admin", "key", "revoke", "--key-id", key["keyId"].(string))
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"admin", "key", "list", "--account", id}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"admin", "key", "list", "--account", id}, env, &out, &errb); code != 0 {
 		t.Fatalf("key list: exit %d: %s", code, errb.String())
 	}
 	var keys []map[string]any
@@ -226,14 +234,14 @@ func TestAdminListsAccountsAndKeys(t *testing.T) {
 		t.Errorf("a key list must never show a key, got %s", out.String())
 	}
 	out.Reset()
-	if code := run(context.Background(), []string{"admin", "account", "list"}, &out, &errb); code != 0 || !strings.Contains(out.String(), id) {
+	if code := run(context.Background(), []string{"admin", "account", "list"}, env, &out, &errb); code != 0 || !strings.Contains(out.String(), id) {
 		t.Fatalf("expected account list to show %s, got exit %d: %s", id, code, out.String())
 	}
 }
 
 func TestAdminHelpAndVersionNeedNoDatabase(t *testing.T) {
-	t.Setenv("DATABASE_URL", "")
-	os.Unsetenv("DATABASE_URL")
+	t.Parallel()
+	env := testEnviron("DATABASE_URL")
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -245,7 +253,7 @@ func TestAdminHelpAndVersionNeedNoDatabase(t *testing.T) {
 		{[]string{"version"}, 0, "wshub "},
 	} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), tt.args, &out, &errb)
+		code := run(context.Background(), tt.args, env, &out, &errb)
 		if code != tt.code || !strings.Contains(out.String()+errb.String(), tt.want) {
 			t.Errorf("wshub %v: expected exit %d with %q, got %d: %s%s", tt.args, tt.code, tt.want, code, out.String(), errb.String())
 		}
@@ -253,10 +261,11 @@ func TestAdminHelpAndVersionNeedNoDatabase(t *testing.T) {
 }
 
 func TestAdminSlackBind(t *testing.T) {
-	adminEnv(t)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	t.Parallel()
+	env := adminEnv(t)
+	acct, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Team", "--entitled")
 	id := acct["accountId"].(string)
-	out, _ := wshub(t, 0, "admin", "slack", "bind", "--team", "T0123", "--account", id, "--agent", "agent_2", "--model", "gpt-5",
+	out, _ := wshub(t, env, 0, "admin", "slack", "bind", "--team", "T0123", "--account", id, "--agent", "agent_2", "--model", "gpt-5",
 		"--runtime-mode", "approval-required")
 	if out["team"] != "T0123" || out["accountId"] != id || out["agent"] != "agent_2" || out["model"] != "gpt-5" ||
 		out["runtimeMode"] != "approval-required" {
@@ -274,47 +283,49 @@ func TestAdminSlackBind(t *testing.T) {
 		"unknown project":     {1, []string{"--team", "T0123", "--account", id, "--project", "prj_nope"}},
 		"unknown mode":        {2, []string{"--team", "T0123", "--account", id, "--runtime-mode", "yolo"}},
 	} {
-		if _, msg := wshub(t, tt.code, append([]string{"admin", "slack", "bind"}, tt.args...)...); msg == "" {
+		if _, msg := wshub(t, env, tt.code, append([]string{"admin", "slack", "bind"}, tt.args...)...); msg == "" {
 			t.Fatalf("%s: expected an error message", name)
 		}
 	}
 	// A flag the command requires, missing: a usage error.
-	if _, msg := wshub(t, 2, "admin", "slack", "bind", "--account", id); !strings.Contains(msg, "--team is required") {
+	if _, msg := wshub(t, env, 2, "admin", "slack", "bind", "--account", id); !strings.Contains(msg, "--team is required") {
 		t.Fatalf("expected --team required, got %q", msg)
 	}
 }
 
 func TestAdminDiscordBind(t *testing.T) {
-	adminEnv(t)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	t.Parallel()
+	env := adminEnv(t)
+	acct, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Team", "--entitled")
 	id := acct["accountId"].(string)
-	out, _ := wshub(t, 0, "admin", "discord", "bind", "--guild", "910000000000000001", "--account", id,
+	out, _ := wshub(t, env, 0, "admin", "discord", "bind", "--guild", "910000000000000001", "--account", id,
 		"--agent", "agent_1", "--model", "m", "--roles", "940000000000000001, 940000000000000002", "--channels", "920000000000000001")
 	roles, _ := out["roles"].([]any)
 	channels, _ := out["channels"].([]any)
 	if out["guild"] != "910000000000000001" || len(roles) != 2 || roles[1] != "940000000000000002" || len(channels) != 1 {
 		t.Fatalf("expected the binding with two roles and one channel echoed, got %v", out)
 	}
-	out, _ = wshub(t, 0, "admin", "discord", "bind", "--guild", "910000000000000001", "--account", id)
+	out, _ = wshub(t, env, 0, "admin", "discord", "bind", "--guild", "910000000000000001", "--account", id)
 	if r, _ := out["roles"].([]any); len(r) != 0 {
 		t.Fatalf("expected binding again without --roles to lift the limit, got %v", out)
 	}
-	if _, msg := wshub(t, 2, "admin", "discord", "bind", "--account", id); !strings.Contains(msg, "--guild is required") {
+	if _, msg := wshub(t, env, 2, "admin", "discord", "bind", "--account", id); !strings.Contains(msg, "--guild is required") {
 		t.Fatalf("expected --guild required, got %q", msg)
 	}
 }
 
 func TestAdminReseal(t *testing.T) {
-	adminEnv(t)
-	k1, k2 := os.Getenv("WSHUB_CONTENT_KEY"), hubtest.NewContentKey(t)
-	t.Setenv("WSHUB_CONTENT_KEYS", k2+","+k1)
-	_, out := wshub(t, 1, "admin", "reseal")
+	t.Parallel()
+	env := adminEnv(t)
+	k1, k2 := env.get("WSHUB_CONTENT_KEY"), hubtest.NewContentKey(t)
+	env = env.with("WSHUB_CONTENT_KEYS=" + k2 + "," + k1)
+	_, out := wshub(t, env, 1, "admin", "reseal")
 	if !strings.Contains(out, "is not the first of WSHUB_CONTENT_KEYS") || strings.Contains(out, k1) || strings.Contains(out, k2) {
 		t.Fatalf("expected a mismatch between the two settings refused without echoing keys, got %q", out)
 	}
-	t.Setenv("WSHUB_CONTENT_KEY", "")
-	wshub(t, 2, "admin", "reseal", "--batch", "0")
-	res, out := wshub(t, 0, "admin", "reseal", "--batch", "1")
+	env = env.with("WSHUB_CONTENT_KEY=")
+	wshub(t, env, 2, "admin", "reseal", "--batch", "0")
+	res, out := wshub(t, env, 0, "admin", "reseal", "--batch", "1")
 	kinds, _ := res["kinds"].([]any)
 	if id, _ := res["keyId"].(string); len(id) != 8 || len(kinds) != len(core.SealedKinds) || !strings.Contains(out, "message_text") {
 		t.Fatalf("expected the current key id and one report per kind, got %v / %s", res, out)
@@ -325,29 +336,27 @@ func TestAdminReseal(t *testing.T) {
 // than the hub's, an attachment's missing bytes are a failure (exit 1, named), and a
 // data directory that does not exist is refused, not made.
 func TestAdminResealCountsMissingBytesAsFailures(t *testing.T) {
+	t.Parallel()
 	h := hubtest.Start(t)
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(t, 201, "")
 	ws := r.Body["workspace"].(map[string]any)["workspaceId"].(string)
 	h.Call("POST", "/v1/api/workspaces/"+ws+"/attachments", h.Key, []byte("notes"),
 		"Content-Type", "text/plain", "X-Service-File-Name", "notes.txt").Expect(t, 201, "")
-	t.Setenv("DATABASE_URL", h.DBURL)
-	t.Setenv("WSHUB_CONTENT_KEY", h.Config.ContentKey)
-
 	missing := filepath.Join(t.TempDir(), "nothing-here")
-	t.Setenv("WSHUB_DATA_DIR", missing)
-	if _, out := wshub(t, 1, "admin", "reseal"); !strings.Contains(out, "does not exist") {
+	env := hubEnv(h, "WSHUB_DATA_DIR="+missing)
+	if _, out := wshub(t, env, 1, "admin", "reseal"); !strings.Contains(out, "does not exist") {
 		t.Fatalf("expected a missing data directory refused, got %q", out)
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Fatal("expected reseal not to make the data directory")
 	}
-	t.Setenv("WSHUB_DATA_DIR", t.TempDir()) // exists, but is not the hub's
-	_, out := wshub(t, 1, "admin", "reseal")
+	env = env.with("WSHUB_DATA_DIR=" + t.TempDir()) // exists, but is not the hub's
+	_, out := wshub(t, env, 1, "admin", "reseal")
 	if !strings.Contains(out, "failed 1") || !strings.Contains(out, "not in the blob store") {
 		t.Fatalf("expected the attachment whose bytes are missing counted and named as a failure, got %q", out)
 	}
-	t.Setenv("WSHUB_DATA_DIR", h.Config.DataDir) // the hub's: every value is current
-	if _, out := wshub(t, 0, "admin", "reseal"); strings.Contains(out, "failed 1") {
+	env = env.with("WSHUB_DATA_DIR=" + h.Config.DataDir) // the hub's: every value is current
+	if _, out := wshub(t, env, 0, "admin", "reseal"); strings.Contains(out, "failed 1") {
 		t.Fatalf("expected no failure with the hub's data directory, got %q", out)
 	}
 }
@@ -355,28 +364,29 @@ func TestAdminResealCountsMissingBytesAsFailures(t *testing.T) {
 // The operator names an account's people: one identity each, a role, and a member
 // known to the hub keeps their id across accounts and role changes.
 func TestAdminMembersAreNamedByOneIdentityWithARole(t *testing.T) {
-	adminEnv(t)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "People")
+	t.Parallel()
+	env := adminEnv(t)
+	acct, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "People")
 	id := acct["accountId"].(string)
-	other, _ := wshub(t, 0, "admin", "account", "create", "--name", "Other")
+	other, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Other")
 
-	owner, _ := wshub(t, 0, "admin", "member", "add", "--account", id, "--email", " Ada@Example.COM ", "--role", "owner", "--name", "Ada")
+	owner, _ := wshub(t, env, 0, "admin", "member", "add", "--account", id, "--email", " Ada@Example.COM ", "--role", "owner", "--name", "Ada")
 	if owner["role"] != "owner" || owner["name"] != "Ada" || !strings.HasPrefix(owner["memberId"].(string), "mem_") {
 		t.Fatalf("expected Ada added as owner, got %v", owner)
 	}
 	if ids := owner["identities"].([]any); len(ids) != 1 || ids[0] != "email:ada@example.com" {
 		t.Errorf("expected the email lowercased and trimmed, got %v", ids)
 	}
-	wshub(t, 0, "admin", "member", "add", "--account", id, "--slack", "T01:U02", "--role", "member")
-	wshub(t, 0, "admin", "member", "add", "--account", id, "--oidc", "https://id.example.com/:sub-9", "--role", "member")
+	wshub(t, env, 0, "admin", "member", "add", "--account", id, "--slack", "T01:U02", "--role", "member")
+	wshub(t, env, 0, "admin", "member", "add", "--account", id, "--oidc", "https://id.example.com/:sub-9", "--role", "member")
 	// The same person again, in another account and with another role here: one member.
-	again, _ := wshub(t, 0, "admin", "member", "add", "--account", other["accountId"].(string), "--email", "ada@example.com", "--role", "member")
+	again, _ := wshub(t, env, 0, "admin", "member", "add", "--account", other["accountId"].(string), "--email", "ada@example.com", "--role", "member")
 	if again["memberId"] != owner["memberId"] {
 		t.Errorf("expected the same member in the second account, got %v and %v", owner["memberId"], again["memberId"])
 	}
 
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"admin", "member", "list", "--account", id}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"admin", "member", "list", "--account", id}, env, &out, &errb); code != 0 {
 		t.Fatalf("member list: exit %d: %s", code, errb.String())
 	}
 	var list []map[string]any
@@ -387,8 +397,8 @@ func TestAdminMembersAreNamedByOneIdentityWithARole(t *testing.T) {
 		t.Errorf("expected the owner first and the OpenID identity as issuer and subject, got %v", list)
 	}
 
-	wshub(t, 0, "admin", "member", "remove", "--account", id, "--slack", "T01:U02")
-	_, errs := wshub(t, 1, "admin", "member", "remove", "--account", id, "--slack", "T01:U02")
+	wshub(t, env, 0, "admin", "member", "remove", "--account", id, "--slack", "T01:U02")
+	_, errs := wshub(t, env, 1, "admin", "member", "remove", "--account", id, "--slack", "T01:U02")
 	if !strings.Contains(errs, "is not a member of account") {
 		t.Errorf("expected removing twice to say so, got %q", errs)
 	}
@@ -404,7 +414,7 @@ func TestAdminMembersAreNamedByOneIdentityWithARole(t *testing.T) {
 		{[]string{"--account", id, "--role", "owner", "--oidc", "not-a-url"}, 2, "ISSUER:SUBJECT"},
 		{[]string{"--account", "acct_missing", "--role", "owner", "--discord", "12"}, 1, "no account acct_missing"},
 	} {
-		_, errs := wshub(t, tt.code, append([]string{"admin", "member", "add"}, tt.args...)...)
+		_, errs := wshub(t, env, tt.code, append([]string{"admin", "member", "add"}, tt.args...)...)
 		if !strings.Contains(errs, tt.want) {
 			t.Errorf("member add %v: expected %q, got %q", tt.args, tt.want, errs)
 		}
@@ -415,12 +425,11 @@ func TestAdminMembersAreNamedByOneIdentityWithARole(t *testing.T) {
 // the delivery's attempts (attemptLog) beside its summary, a refused attempt with its
 // status code, error and the start of the answer.
 func TestAdminWebhookDeliveriesShowEachAttempt(t *testing.T) {
+	t.Parallel()
 	h, rc := refusingOnceHub(t)
 	h.Call("POST", "/v1/api/webhooks", h.Key, map[string]any{"url": rc.URL}).Expect(t, 201, "")
 	h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m", "prompt": "write ci"}).Expect(t, 201, "")
-	t.Setenv("DATABASE_URL", h.DBURL)
-	t.Setenv("WSHUB_CONTENT_KEY", h.Config.ContentKey)
-	t.Setenv("WSHUB_DATA_DIR", h.Config.DataDir)
+	env := hubEnv(h)
 
 	type attempt struct {
 		Attempt         int    `json:"attempt"`
@@ -440,7 +449,7 @@ func TestAdminWebhookDeliveriesShowEachAttempt(t *testing.T) {
 	made := func(n int) delivery {
 		t.Helper()
 		return eventually.Value(t, 30*time.Second, fmt.Sprintf("one delivery with %d attempts", n), func() (delivery, error) {
-			_, out := wshub(t, 0, "admin", "webhook", "deliveries", "--account", h.Account.ID)
+			_, out := wshub(t, env, 0, "admin", "webhook", "deliveries", "--account", h.Account.ID)
 			var ds []delivery
 			if err := json.Unmarshal([]byte(out), &ds); err != nil {
 				t.Fatalf("expected the deliveries as JSON, got %q: %v", out, err)
@@ -459,7 +468,7 @@ func TestAdminWebhookDeliveriesShowEachAttempt(t *testing.T) {
 	if _, err := time.Parse(time.RFC3339Nano, d.AttemptLog[0].StartedAt); err != nil {
 		t.Fatalf("expected the attempt's start as RFC 3339, got %q", d.AttemptLog[0].StartedAt)
 	}
-	again, _ := wshub(t, 0, "admin", "webhook", "redeliver", "--delivery", d.DeliveryID)
+	again, _ := wshub(t, env, 0, "admin", "webhook", "redeliver", "--delivery", d.DeliveryID)
 	if log, _ := again["attemptLog"].([]any); again["status"] != "pending" || len(log) != 1 {
 		t.Fatalf("expected redeliver to print the delivery pending with its attempt, got %v", again)
 	}

@@ -35,9 +35,6 @@ const (
 	exitUsage = 64
 )
 
-// stdin is where "-" reads a prompt from (tests replace it).
-var stdin io.Reader = os.Stdin
-
 // apiCommand is one client command.
 type apiCommand struct {
 	usage, example string
@@ -68,12 +65,13 @@ var apiCommands = map[string]apiCommand{
 // apiEnv is what a command works with.
 type apiEnv struct {
 	c              *client.Client
+	stdin          io.Reader // where "-" reads a prompt from
 	stdout, stderr io.Writer
 	json           bool
 }
 
 // runAPI runs a client command; args start after "wshub".
-func runAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runAPI(ctx context.Context, args []string, env environ, stdout, stderr io.Writer) int {
 	name, rest := args[0], args[1:]
 	if _, ok := apiCommands[name]; !ok && len(args) >= 2 {
 		name, rest = args[0]+" "+args[1], args[2:]
@@ -99,7 +97,7 @@ func runAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, "\nWSHUB_URL is the hub's address, WSHUB_API_KEY an API key (svc_...).\n")
 	}
-	e := &apiEnv{stdout: stdout, stderr: stderr}
+	e := &apiEnv{stdin: env.input(), stdout: stdout, stderr: stderr}
 	fs.BoolVar(&e.json, "json", false, "print the API's JSON instead of a table")
 	for _, a := range rest {
 		if a == "-h" || a == "--help" || a == "-help" {
@@ -111,9 +109,9 @@ func runAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	url, key := os.Getenv("WSHUB_URL"), os.Getenv("WSHUB_API_KEY")
+	url, key := env.get("WSHUB_URL"), env.get("WSHUB_API_KEY")
 	if url == "" {
-		if d, path, ok := localDevHub(); ok {
+		if d, path, ok := localDevHub(env); ok {
 			url = d.URL
 			if key == "" {
 				key = d.Key
@@ -133,14 +131,14 @@ func runAPI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // localDevHub is the development hub `make run` keeps in dev.json ($WSHUB_DATA_DIR, else
 // .data under the working directory, the clone make run ran in), when it recorded its
 // address: the client commands find it there when WSHUB_URL is not set.
-func localDevHub() (devState, string, bool) {
-	dir := os.Getenv("WSHUB_DATA_DIR")
+func localDevHub(env environ) (devState, string, bool) {
+	dir := env.get("WSHUB_DATA_DIR")
 	if dir == "" {
 		dir = ".data"
 	}
 	path := filepath.Join(dir, "dev.json")
 	var st devState
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(env.path(path))
 	if err != nil || json.Unmarshal(b, &st) != nil || st.URL == "" {
 		return devState{}, "", false
 	}
@@ -246,11 +244,11 @@ func (f *files) String() string     { return strings.Join(*f, ",") }
 func (f *files) Set(v string) error { *f = append(*f, v); return nil }
 
 // readText is the argument, or standard input for "-".
-func readText(s string) (string, error) {
+func (e *apiEnv) readText(s string) (string, error) {
 	if s != "-" {
 		return s, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(stdin, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(e.stdin, 1<<20))
 	return strings.TrimRight(string(b), "\n"), err
 }
 

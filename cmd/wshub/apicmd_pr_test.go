@@ -13,16 +13,16 @@ import (
 // it opens one and prints its URL alone; asked again, the same one; ws get shows it;
 // a branch not pushed yet exits 7, and the next push opens it.
 func TestWsPROpensThePullRequestAndPrintsItsURL(t *testing.T) {
+	t.Parallel()
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)))
 	gh := ghfake.Start(t)
 	repo := gh.NewRepo(t, "acme", "cli")
 	gh.Grant("ghp_cli", "acme", "cli", ghfake.Write)
 	p := h.NewForgeProject(repo, core.ForgeGitHub, core.PullRequestsOff, "ghp_cli")
-	t.Setenv("WSHUB_URL", h.URL)
-	t.Setenv("WSHUB_API_KEY", h.Key)
+	env := testEnviron("WSHUB_URL="+h.URL, "WSHUB_API_KEY="+h.Key)
 	run := func(want int, args ...string) (string, string) {
 		t.Helper()
-		code, out, errs := wshubAPI(t, "", args...)
+		code, out, errs := wshubAPI(t, env, "", args...)
 		expectExit(t, want, code, out, errs, args...)
 		return out, errs
 	}

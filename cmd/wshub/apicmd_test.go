@@ -22,15 +22,15 @@ import (
 	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
-// wshubAPI runs a client command in-process and returns its exit code and output.
-func wshubAPI(t *testing.T, in string, args ...string) (int, string, string) {
+// wshubAPI runs a client command in-process with env, in on its standard input, and
+// returns its exit code and output.
+func wshubAPI(t *testing.T, env environ, in string, args ...string) (int, string, string) {
 	t.Helper()
-	stdin = strings.NewReader(in)
-	defer func() { stdin = os.Stdin }()
+	env.stdin = strings.NewReader(in)
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	code := run(ctx, args, &out, &errb)
+	code := run(ctx, args, env, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -42,15 +42,15 @@ func expectExit(t *testing.T, want int, code int, out, errs string, args ...stri
 }
 
 func TestClientCommands(t *testing.T) {
+	t.Parallel()
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)),
 		// Long enough for any quick turn on a busy machine (at 2 s, one was cut short; at
 		// 10 s, one was too, with the whole suite and a soak running beside it).
 		hubtest.WithConfig(func(c *hub.Config) { c.TurnTimeout = 20 * time.Second }))
-	t.Setenv("WSHUB_URL", h.URL)
-	t.Setenv("WSHUB_API_KEY", h.Key)
+	env := testEnviron("WSHUB_URL="+h.URL, "WSHUB_API_KEY="+h.Key)
 	run := func(want int, in string, args ...string) (string, string) {
 		t.Helper()
-		code, out, errs := wshubAPI(t, in, args...)
+		code, out, errs := wshubAPI(t, env, in, args...)
 		expectExit(t, want, code, out, errs, args...)
 		return out, errs
 	}
@@ -145,22 +145,21 @@ func TestClientCommands(t *testing.T) {
 }
 
 func TestClientCommandUsage(t *testing.T) {
-	t.Setenv("WSHUB_URL", "")
-	t.Setenv("WSHUB_API_KEY", "")
-	code, out, _ := wshubAPI(t, "", "ws", "create", "--help")
+	t.Parallel()
+	env := testEnviron("WSHUB_URL=", "WSHUB_API_KEY=")
+	code, out, _ := wshubAPI(t, env, "", "ws", "create", "--help")
 	if code != 0 || !strings.Contains(out, "example:\n  wshub ws create --prompt") {
 		t.Fatalf("expected help with an example without any setting, got %d %q", code, out)
 	}
-	code, _, errs := wshubAPI(t, "", "ws", "list")
+	code, _, errs := wshubAPI(t, env, "", "ws", "list")
 	if code != exitUsage || !strings.Contains(errs, "WSHUB_URL") {
 		t.Fatalf("expected the settings asked for, got %d %q", code, errs)
 	}
-	t.Setenv("WSHUB_URL", "http://127.0.0.1:9")
-	t.Setenv("WSHUB_API_KEY", "svc_x")
-	if code, _, _ := wshubAPI(t, "", "ws", "send", "only-one-arg"); code != exitUsage {
+	env = env.with("WSHUB_URL=http://127.0.0.1:9", "WSHUB_API_KEY=svc_x")
+	if code, _, _ := wshubAPI(t, env, "", "ws", "send", "only-one-arg"); code != exitUsage {
 		t.Fatalf("expected a usage error for a missing argument, got %d", code)
 	}
-	if code, _, _ := wshubAPI(t, "", "ws", "frobnicate"); code != exitUsage {
+	if code, _, _ := wshubAPI(t, env, "", "ws", "frobnicate"); code != exitUsage {
 		t.Fatalf("expected an unknown command refused, got %d", code)
 	}
 }
@@ -169,9 +168,9 @@ func TestClientCommandUsage(t *testing.T) {
 // whose push the repository refused exits 6, says so on stderr, and the workspace
 // table shows the push result.
 func TestWaitExitsSixWhenThePushWasRefused(t *testing.T) {
+	t.Parallel()
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", hubtest.FakeAgent(t)))
-	t.Setenv("WSHUB_URL", h.URL)
-	t.Setenv("WSHUB_API_KEY", h.Key)
+	env := testEnviron("WSHUB_URL="+h.URL, "WSHUB_API_KEY="+h.Key)
 	ctx := context.Background()
 	for _, tt := range []struct {
 		refuse bool
@@ -186,13 +185,13 @@ func TestWaitExitsSixWhenThePushWasRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		args := []string{"ws", "create", "--project", p.ID, "--prompt", "write ci", "--agent", "agent_1", "--model", "m", "--wait"}
-		code, out, errs := wshubAPI(t, "", args...)
+		code, out, errs := wshubAPI(t, env, "", args...)
 		expectExit(t, tt.exit, code, out, errs, args...)
 		if refused := strings.Contains(errs, "refused the push"); refused != tt.refuse {
 			t.Fatalf("push refused %v: expected stderr to say so only then, got %q", tt.refuse, errs)
 		}
 		id := strings.Fields(errs)[1]
-		code, out, errs = wshubAPI(t, "", "ws", "get", id)
+		code, out, errs = wshubAPI(t, env, "", "ws", "get", id)
 		expectExit(t, 0, code, out, errs, "ws", "get", id)
 		if lines := strings.Split(out, "\n"); !strings.Contains(lines[0], "PUSH") || !strings.Contains(lines[1], " "+tt.push+" ") {
 			t.Fatalf("expected the table to show the push %s, got %q", tt.push, out)
@@ -203,9 +202,8 @@ func TestWaitExitsSixWhenThePushWasRefused(t *testing.T) {
 // Every command and subcommand answers --help with its usage on stdout and exit 0,
 // with no setting at all; a group named alone lists its commands as a usage error.
 func TestEveryCommandAnswersHelp(t *testing.T) {
-	t.Setenv("WSHUB_URL", "")
-	t.Setenv("WSHUB_API_KEY", "")
-	t.Setenv("DATABASE_URL", "")
+	t.Parallel()
+	env := testEnviron("WSHUB_URL=", "WSHUB_API_KEY=", "DATABASE_URL=")
 	cmds := [][]string{{"serve"}, {"migrate"}, {"dev"}, {"runtime"}, {"approval-mcp"}, {"version"}, {"admin"}, {"ws"}, {"webhooks"}}
 	for _, n := range apiCommandOrder {
 		cmds = append(cmds, strings.Fields(n))
@@ -217,14 +215,14 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 	for _, c := range cmds {
 		for _, flag := range []string{"--help", "-h"} {
 			args := append(append([]string{}, c...), flag)
-			code, out, errs := wshubAPI(t, "", args...)
+			code, out, errs := wshubAPI(t, env, "", args...)
 			if code != 0 || !strings.HasPrefix(out, "usage: wshub") {
 				t.Fatalf("wshub %s: expected usage on stdout and exit 0, got %d\nstdout: %q\nstderr: %q", strings.Join(args, " "), code, out, errs)
 			}
 		}
 	}
 	// Every client command is in the usage of its group and of wshub itself.
-	_, top, _ := wshubAPI(t, "", "--help")
+	_, top, _ := wshubAPI(t, env, "", "--help")
 	named := map[string]bool{}
 	_, clients, _ := strings.Cut(top, "client commands")
 	_, clients, _ = strings.Cut(clients, "\n")
@@ -246,13 +244,13 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 			t.Errorf("wshub --help: expected %q named, got:\n%s", name, top)
 		}
 		if group, sub, ok := strings.Cut(name, " "); ok {
-			if _, out, _ := wshubAPI(t, "", group, "--help"); !strings.Contains(out, "wshub "+group+" "+sub+" ") {
+			if _, out, _ := wshubAPI(t, env, "", group, "--help"); !strings.Contains(out, "wshub "+group+" "+sub+" ") {
 				t.Errorf("wshub %s --help: expected %q listed, got:\n%s", group, name, out)
 			}
 		}
 	}
 	for _, group := range []string{"ws", "webhooks"} {
-		if code, _, errs := wshubAPI(t, "", group); code != exitUsage || !strings.Contains(errs, "wshub "+group+" create") {
+		if code, _, errs := wshubAPI(t, env, "", group); code != exitUsage || !strings.Contains(errs, "wshub "+group+" create") {
 			t.Fatalf("wshub %s: expected its commands listed as a usage error, got %d %q", group, code, errs)
 		}
 	}
@@ -264,12 +262,12 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 // than the log shows lists its newest 20 and says how many came before. Refusals exit
 // 4 with their code; usage errors 64.
 func TestWebhookDeliveriesAndRedeliverCommands(t *testing.T) {
+	t.Parallel()
 	h, rc := refusingOnceHub(t)
-	t.Setenv("WSHUB_URL", h.URL)
-	t.Setenv("WSHUB_API_KEY", h.Key)
+	env := testEnviron("WSHUB_URL="+h.URL, "WSHUB_API_KEY="+h.Key)
 	run := func(want int, args ...string) (string, string) {
 		t.Helper()
-		code, out, errs := wshubAPI(t, "", args...)
+		code, out, errs := wshubAPI(t, env, "", args...)
 		expectExit(t, want, code, out, errs, args...)
 		return out, errs
 	}
@@ -394,6 +392,7 @@ func refusingOnceHub(t *testing.T) (*hubtest.Hub, *hubtest.Receiver) {
 // In the clone make run ran in, the client commands find its development hub (its
 // address and key in .data/dev.json) when WSHUB_URL is not set, and say so.
 func TestClientCommandsFindTheDevelopmentHubOfTheClone(t *testing.T) {
+	t.Parallel()
 	h := hubtest.Start(t)
 	clone := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(clone, ".data"), 0o700); err != nil {
@@ -406,11 +405,9 @@ func TestClientCommandsFindTheDevelopmentHubOfTheClone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(clone, ".data", "dev.json"), st, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir(clone)
-	t.Setenv("WSHUB_URL", "")
-	t.Setenv("WSHUB_API_KEY", "")
-	t.Setenv("WSHUB_DATA_DIR", "")
-	code, out, errs := wshubAPI(t, "", "projects")
+	env := testEnviron("WSHUB_URL=", "WSHUB_API_KEY=", "WSHUB_DATA_DIR=")
+	env.dir = clone // the clone's working directory, as t.Chdir would make it
+	code, out, errs := wshubAPI(t, env, "", "projects")
 	expectExit(t, 0, code, out, errs, "projects")
 	if !strings.Contains(errs, "using the development hub of .data/dev.json ("+h.URL+")") || !strings.Contains(out, h.Project.ID) {
 		t.Fatalf("expected the project listed from the clone's development hub, and a note saying so; got %q / %q", out, errs)

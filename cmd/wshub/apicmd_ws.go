@@ -29,7 +29,7 @@ func wsCreate(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string) i
 	if _, ok := parseArgs(fs, args, 0); !ok {
 		return exitUsage
 	}
-	text, err := readText(*prompt)
+	text, err := e.readText(*prompt)
 	if err != nil {
 		return e.fail(err)
 	}
@@ -86,7 +86,7 @@ func wsSend(ctx context.Context, e *apiEnv, fs *flag.FlagSet, args []string) int
 	if !ok {
 		return exitUsage
 	}
-	text, err := readText(pos[1])
+	text, err := e.readText(pos[1])
 	if err != nil {
 		return e.fail(err)
 	}

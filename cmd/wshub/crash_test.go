@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,43 +24,81 @@ import (
 
 // hubProcess is a real `wshub serve` process.
 type hubProcess struct {
-	cmd  *exec.Cmd
-	base string
-	logs *bytes.Buffer
+	cmd    *exec.Cmd
+	base   string
+	logs   *syncBuffer   // written by the process's copier while the test reads it
+	exited chan struct{} // closed once the process has exited and been waited for
 }
 
-func buildBinary(t *testing.T) string {
+// kill ends the hub with SIGKILL, as a crash does, and waits for it to be gone.
+func (p *hubProcess) kill(t *testing.T) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wshub")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v: %s", err, out)
-	}
-	return bin
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	<-p.exited
 }
 
+// buildBinary is the wshub binary, built once per test binary: the tests that run it
+// share it, each with a data directory and database of its own.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	return hubtest.WshubBinary(t)
+}
+
+// freePort is a loopback address on a port nothing listens on, below the range the
+// kernel gives ports from to listeners on :0 (ip_local_port_range). Its user listens
+// on it later (a hub, once open), and meanwhile a test running beside this one that
+// listens on :0 cannot be given it: one was, when freePort's port came from there.
+// Within this test binary each port is handed out once.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ports.Lock()
+	defer ports.Unlock()
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			low, _ = strconv.Atoi(f[0])
+		}
+	}
+	for range 100 {
+		port := 10000 + rand.IntN(max(low-10000, 1))
+		if ports.given[port] {
+			continue
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		ports.given[port] = true
+		return addr
+	}
+	t.Fatalf("no free loopback port below %d", low)
+	return ""
+}
+
+// ports are those freePort has handed out.
+var ports = struct {
+	sync.Mutex
+	given map[int]bool
+}{given: map[int]bool{}}
+
+// startHub starts `wshub serve` on a free loopback port and waits until it is ready.
 func startHub(t *testing.T, bin string, env []string) *hubProcess {
 	t.Helper()
-	addr := freePort(t)
 	cmd := exec.Command(bin, "serve")
-	logs := &bytes.Buffer{}
+	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
+	addr := freePort(t)
 	cmd.Env = append(append(os.Environ(), env...), "WSHUB_ADDR="+addr)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start hub: %v", err)
 	}
-	p := &hubProcess{cmd: cmd, base: "http://" + addr, logs: logs}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := &hubProcess{cmd: cmd, base: "http://" + addr, logs: logs, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited })
 	if !eventually.Within(20*time.Second, func() bool { return ready(p.base) }) {
 		t.Fatalf("hub did not become ready: %s", logs.String())
 	}
@@ -102,6 +143,7 @@ func call(t *testing.T, method, url, key string, body any) map[string]any {
 // runs, restarts it, and expects the documented recovery: once the dead worker's
 // lease runs out, the turn is ended interrupted, and the queue goes on.
 func TestHubKilledDuringATurnRecovers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -116,10 +158,7 @@ func TestHubKilledDuringATurnRecovers(t *testing.T) {
 		return len(msgs) == 1 && msgs[0].(map[string]any)["status"] == "delivered"
 	})
 	eventually.Eventually(t, time.Minute, "the agent running", func() bool { return hubtest.AgentSleeping("64") })
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = p.cmd.Wait()
+	p.kill(t)
 
 	p = startHub(t, bin, env)
 	call(t, "POST", p.base+"/v1/api/workspaces/"+id+"/messages", k, map[string]any{"text": "after the crash"})
@@ -153,7 +192,8 @@ func TestHubKilledDuringATurnRecovers(t *testing.T) {
 // agent script, and an account with a key and a ready project made through `wshub admin`.
 type crashFixture struct {
 	bin, dataDir, key, account string
-	env                        []string
+	env                        []string // the hub processes' settings
+	admin                      environ  // in-process `wshub admin` on the same database
 }
 
 func newCrashFixture(t *testing.T, script string) crashFixture {
@@ -169,12 +209,10 @@ func newCrashFixture(t *testing.T, script string) crashFixture {
 		"DATABASE_URL=" + db, "WSHUB_DATA_DIR=" + f.dataDir, "WSHUB_CONTENT_KEY=" + contentKey,
 		"WSHUB_AGENT_1_COMMAND=" + agent, "WSHUB_LEASE_FOR=1s", "WSHUB_WORKER_POLL=200ms",
 	}
-	t.Setenv("DATABASE_URL", db)
-	t.Setenv("WSHUB_DATA_DIR", f.dataDir)
-	t.Setenv("WSHUB_CONTENT_KEY", contentKey)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "crash", "--entitled", "--metered=false")
-	key, _ := wshub(t, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
-	wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
+	f.admin = testEnviron(f.env...)
+	acct, _ := wshub(t, f.admin, 0, "admin", "account", "create", "--name", "crash", "--entitled", "--metered=false")
+	key, _ := wshub(t, f.admin, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
+	wshub(t, f.admin, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
 	f.key, f.account = key["key"].(string), acct["accountId"].(string)
 	return f
 }

@@ -33,8 +33,8 @@ type devState struct {
 
 // dev sets up a development hub (content key, account, key, sample project) once,
 // prints how to call it, then serves. Meant for `make run`, never for production.
-func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
-	cfg, err := hub.LoadConfig()
+func dev(ctx context.Context, env environ, log *slog.Logger, stdout io.Writer) error {
+	cfg, err := hub.LoadConfigFrom(env.list())
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	}
 	// The development hub holds a printed key and runs agents: reachable from this
 	// machine only, unless WSHUB_ADDR says otherwise.
-	if _, set := os.LookupEnv("WSHUB_ADDR"); !set {
+	if _, set := env.lookup("WSHUB_ADDR"); !set {
 		cfg.Addr = "127.0.0.1:8080"
 	}
 	// The app over plain http, on this machine only.
@@ -74,17 +74,17 @@ func dev(ctx context.Context, log *slog.Logger, stdout io.Writer) error {
 	}
 	// Any Linux desktop: without a cgroup for turns, run them unlimited and say so,
 	// unless limits were asked for by name.
-	if _, set := os.LookupEnv("WSHUB_AGENT_LIMITS"); !set {
+	if _, set := env.lookup("WSHUB_AGENT_LIMITS"); !set {
 		cfg.AgentLimitsOptional = true
 	}
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = devBase(cfg)
 	}
-	if !cfg.WebhookAllowInsecure && os.Getenv("WSHUB_WEBHOOK_ALLOW_INSECURE") == "" {
+	if !cfg.WebhookAllowInsecure && env.get("WSHUB_WEBHOOK_ALLOW_INSECURE") == "" {
 		cfg.WebhookAllowInsecure = true // development: let webhooks reach a local receiver
 	}
 
-	agentLines := devAgents(&cfg)
+	agentLines := devAgents(&cfg, env)
 
 	h, err := hub.Open(ctx, cfg, log, hub.Options{})
 	if err != nil {
@@ -141,7 +141,7 @@ func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devSt
 	if err != nil {
 		return false, "", err
 	}
-	repo, err := sampleRepository(ctx, filepath.Join(cfg.DataDir, "sample-repo"))
+	repo, err := sampleRepository(ctx, filepath.Join(cfg.DataDir, "sample-repo"), cfg.Environ)
 	if err != nil {
 		return false, "", fmt.Errorf("sample repository: %w", err)
 	}
@@ -159,8 +159,9 @@ func ensureDevAccount(ctx context.Context, h *hub.Hub, cfg hub.Config, st *devSt
 	return true, "", nil
 }
 
-// sampleRepository makes a small git repository to connect as the first project.
-func sampleRepository(ctx context.Context, dir string) (string, error) {
+// sampleRepository makes a small git repository to connect as the first project,
+// running git with environ, the command's (nil: the process's).
+func sampleRepository(ctx context.Context, dir string, environ []string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
@@ -181,7 +182,7 @@ func sampleRepository(ctx context.Context, dir string) (string, error) {
 		{"-c", "user.name=wshub dev", "-c", "user.email=dev@wshub.invalid", "commit", "-q", "-m", "Initial commit"},
 	} {
 		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = abs
+		cmd.Dir, cmd.Env = abs, environ
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
 		}

@@ -41,7 +41,7 @@ var realAgents = []realAgent{
 // environment (the key passed on to its turns), an agent bound by
 // WSHUB_AGENT_<N>_COMMAND as it is, and otherwise the demo agent as agent_1. It
 // returns the banner's lines about them.
-func devAgents(cfg *hub.Config) []string {
+func devAgents(cfg *hub.Config, env environ) []string {
 	if cfg.AgentCommands == nil {
 		cfg.AgentCommands = map[string]string{}
 	}
@@ -53,7 +53,7 @@ func devAgents(cfg *hub.Config) []string {
 			continue
 		}
 		path, err := look(agents.Programs[a.id])
-		if err != nil || os.Getenv(a.keyVar) == "" {
+		if err != nil || env.get(a.keyVar) == "" {
 			// Not run: the path make run found is not the hub's to check.
 			*a.path(cfg) = ""
 			continue
@@ -75,9 +75,9 @@ func devAgents(cfg *hub.Config) []string {
 	if len(lines) > 0 {
 		return lines
 	}
-	demo := os.Getenv(demoAgentEnv)
+	demo := env.get(demoAgentEnv)
 	if demo == "" {
-		if abs, err := filepath.Abs(filepath.Join("examples", "demo-agent.sh")); err == nil {
+		if abs, err := filepath.Abs(env.path(filepath.Join("examples", "demo-agent.sh"))); err == nil {
 			if _, err := os.Stat(abs); err == nil {
 				demo = abs
 			}

@@ -10,6 +10,7 @@ import (
 // A development key revoked in the app is replaced, at the next make run, by a new key
 // of the same account, said in words; the account, its project and workspaces stay.
 func TestARevokedDevelopmentKeyIsReplacedInTheSameAccount(t *testing.T) {
+	t.Parallel()
 	h := hubtest.Start(t)
 	ctx := t.Context()
 	keys, err := h.Service.Admin.ListAPIKeys(ctx, h.Account.ID)

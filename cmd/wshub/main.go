@@ -43,12 +43,13 @@ client commands (the REST API from a shell or CI; WSHUB_URL, WSHUB_API_KEY; --he
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], processEnviron(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// run runs the command args name, with what it reads of its process in env.
+func run(ctx context.Context, args []string, env environ, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -80,18 +81,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "serve":
-		err = serve(ctx, log)
+		err = serve(ctx, env, log)
 	case "migrate":
-		err = migrate(ctx)
+		err = migrate(ctx, env)
 	case "admin":
-		return admin(ctx, args[1:], stdout, stderr)
+		return admin(ctx, args[1:], env, stdout, stderr)
 	case "dev":
-		err = dev(ctx, log, stdout)
+		err = dev(ctx, env, log, stdout)
 	case "runtime":
-		return runtimeCmd(ctx, log)
+		return runtimeCmd(ctx, env, log)
 	case "approval-mcp":
-		// Started by Claude Code inside a turn's sandbox: its permission prompt tool.
-		err = agents.ServeApprovalMCP(ctx, os.Getenv(agents.ApprovalSocketEnv), os.Stdin, os.Stdout)
+		// Started by Claude Code inside a turn's sandbox: its permission prompt tool, on
+		// the process's own standard streams, which it closes when done.
+		err = agents.ServeApprovalMCP(ctx, env.get(agents.ApprovalSocketEnv), os.Stdin, os.Stdout)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version())
 		return 0
@@ -99,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "ws", "projects", "agents", "providers", "webhooks":
-		return runAPI(ctx, args, stdout, stderr)
+		return runAPI(ctx, args, env, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "wshub: unknown command %q\n\n%s", args[0], usage)
 		return 2

@@ -6,6 +6,7 @@ import (
 )
 
 func TestServeRefusesProvidersThatNeedLinuxElsewhereSayingWhatToDoInstead(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		goos      string
 		providers []string

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -74,6 +73,7 @@ func replaceLine(t *testing.T, block, prefix, with string) string {
 // key taken from its banner, then each block's commands in bash, unchanged but for
 // the key and address the user would fill in.
 func TestREADMESessions(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the README's sessions need %s: %v", tool, err)
@@ -88,28 +88,17 @@ func TestREADMESessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freePort(t)
 	home := t.TempDir() // the user's checkout: .data lives here
-	t.Setenv("DATABASE_URL", pgtest.NewDatabase(t))
-	t.Setenv("WSHUB_DATA_DIR", filepath.Join(home, ".data"))
-	t.Setenv("WSHUB_ADDR", addr)
-	// What make run passes; no agent is bound and no agent's key is set, so the hub
-	// binds the demo agent itself.
-	t.Setenv("WSHUB_DEMO_AGENT", demo)
-	t.Setenv("WSHUB_AGENT_1_COMMAND", "")
-	t.Setenv("ANTHROPIC_API_KEY", "")
-	t.Setenv("OPENAI_API_KEY", "")
-	t.Setenv("WSHUB_CONTENT_KEY", "")
+	env := testEnviron("DATABASE_URL="+pgtest.NewDatabase(t), "WSHUB_DATA_DIR="+filepath.Join(home, ".data"), "WSHUB_ADDR="+addr,
+		// What make run passes; no agent is bound and no agent's key is set, so the hub
+		// binds the demo agent itself.
+		"WSHUB_DEMO_AGENT="+demo, "WSHUB_AGENT_1_COMMAND=", "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=", "WSHUB_CONTENT_KEY=")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var banner, logs syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"dev"}, &banner, &logs) }()
+	go func() { done <- run(ctx, []string{"dev"}, env, &banner, &logs) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -207,6 +196,7 @@ func docBlock(t *testing.T, path, heading string) string {
 // an operator would paste it, on a fresh database, with the built wshub on PATH: only
 // the repository is one the test serves.
 func TestOperationsWalkthrough(t *testing.T) {
+	t.Parallel()
 	block := docBlock(t, "../../docs/operations.md", "## The first account, key and project")
 	repo := hubtest.GitRepo(t)
 	block = replaceLine(t, block, "wshub admin project add --account \"$ACCOUNT\" --repository https://git.example.com/platform/app.git --push",
@@ -234,6 +224,7 @@ func TestOperationsWalkthrough(t *testing.T) {
 // usage made from the command table: each usage line is there (a note may follow,
 // after two spaces), and every `wshub admin` line there is a usage line.
 func TestREADMEListsTheAdminCommands(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

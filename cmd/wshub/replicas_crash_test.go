@@ -17,6 +17,12 @@ import (
 // killed (SIGKILL) while a turn runs and messages wait behind it: the other finishes
 // the work. Every message is answered once, in order, and every commit reaches the
 // project's repository.
+//
+// Not parallel: beside this package's other tests, in four runs of four, the last
+// turn's upload of its commit was still retrying two minutes after the kill, and the
+// live hub had logged no failure, so the failures were the balancer's; it passes
+// over the killed hub for 5 s, as long as the runtime's longest backoff, so each
+// retry may meet the killed hub again. Alone it passed.
 func TestOneOfTwoHubsKilledMidTurnTheOtherFinishes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -28,7 +34,7 @@ func TestOneOfTwoHubsKilledMidTurnTheOtherFinishes(t *testing.T) {
 	f := newCrashFixture(t, string(script))
 	// Prepared by the operator's command: neither hub has its mirror yet.
 	upstream := hubtest.GitRepo(t)
-	p, _ := wshub(t, 0, "admin", "project", "add", "--account", f.account, "--repository", upstream, "--push")
+	p, _ := wshub(t, f.admin, 0, "admin", "project", "add", "--account", f.account, "--repository", upstream, "--push")
 	balancer := hubtest.NewRoundRobin(t)
 	shared := append(f.env[:len(f.env):len(f.env)], "WSHUB_BLOBS=postgres", "WSHUB_PROVIDERS=local,process",
 		"WSHUB_RUNTIME_PROGRAM="+f.bin, "WSHUB_RUNTIME_HUB_URL="+balancer.URL)
@@ -52,7 +58,7 @@ func TestOneOfTwoHubsKilledMidTurnTheOtherFinishes(t *testing.T) {
 		if !t.Failed() {
 			return
 		}
-		t.Logf("hub a:\n%s\nhub b:\n%s", a.logs, b.logs)
+		t.Logf("hub a:\n%s\nhub b:\n%s", a.logs.String(), b.logs.String())
 		for _, dir := range dirs {
 			logs, _ := filepath.Glob(filepath.Join(dir, "machines", "*", "runtime.log"))
 			for _, l := range logs {
@@ -77,10 +83,7 @@ func TestOneOfTwoHubsKilledMidTurnTheOtherFinishes(t *testing.T) {
 	waitMessages(t, b.base, f.key, id, "the sleep delivered", func(msgs []any) bool {
 		return len(msgs) > 2 && msgs[2].(map[string]any)["status"] == "delivered"
 	})
-	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = a.cmd.Wait()
+	a.kill(t)
 
 	msgs := waitMessages(t, b.base, f.key, id, "every message answered", func(msgs []any) bool {
 		for _, m := range msgs {

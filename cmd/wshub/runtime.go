@@ -28,38 +28,38 @@ import (
 // instructions.
 // A runtime the hub stopped exits ExitStopped, so a supervisor knows not to restart it;
 // one that reached no hub for WSHUB_RUNTIME_HUB_LOST_AFTER exits ExitHubLost.
-func runtimeCmd(ctx context.Context, log *slog.Logger) int {
-	token, err := runtimeToken()
+func runtimeCmd(ctx context.Context, env environ, log *slog.Logger) int {
+	token, err := runtimeToken(env)
 	if err != nil {
 		log.Error("runtime", "err", err)
 		return 1
 	}
-	lostAfter, err := hubLostAfter(os.Getenv(wsruntime.HubLostAfterVar))
+	lostAfter, err := hubLostAfter(env.get(wsruntime.HubLostAfterVar))
 	if err != nil {
 		log.Error("runtime", "err", err)
 		return 1
 	}
-	author, err := gitrepo.ParseAuthor(os.Getenv("WSHUB_COMMIT_AUTHOR"))
+	author, err := gitrepo.ParseAuthor(env.get("WSHUB_COMMIT_AUTHOR"))
 	if err != nil {
 		log.Error("runtime: WSHUB_COMMIT_AUTHOR", "err", err)
 		return 1
 	}
 	cfg := wsruntime.Config{
 		Author: author,
-		HubURL: os.Getenv("WSHUB_RUNTIME_URL"), Token: token, Dir: os.Getenv("WSHUB_RUNTIME_DIR"),
-		DiskBytes:    envBytes("WSHUB_WORKSPACE_DISK_BYTES"),
+		HubURL: env.get("WSHUB_RUNTIME_URL"), Token: token, Dir: env.get("WSHUB_RUNTIME_DIR"),
+		DiskBytes:    envBytes(env, "WSHUB_WORKSPACE_DISK_BYTES"),
 		HubLostAfter: lostAfter,
 		Log:          log,
 		Agents: agents.Options{
-			Commands: agents.CommandsFromEnv(os.Environ()), Self: self(),
-			LookPath:      agents.ProgramLookPath(os.Getenv("WSHUB_CLAUDE_PATH"), os.Getenv("WSHUB_CODEX_PATH"), exec.LookPath),
-			ClaudeBaseURL: os.Getenv("WSHUB_CLAUDE_BASE_URL"), CodexBaseURL: os.Getenv("WSHUB_CODEX_BASE_URL"),
-			AgentEnv: splitList(os.Getenv("WSHUB_AGENT_ENV"), ","),
-			Sandbox: sandbox.Config{Mode: os.Getenv("WSHUB_SANDBOX"), ReadOnly: splitList(os.Getenv("WSHUB_SANDBOX_READONLY"), ":"),
-				EgressAllow: splitList(os.Getenv("WSHUB_AGENT_EGRESS_ALLOW"), ","),
-				TmpBytes:    envBytes("WSHUB_SANDBOX_TMP_BYTES"), ShmBytes: envBytes("WSHUB_SANDBOX_SHM_BYTES")},
-			Limits: sandbox.LimitsConfig{Mode: os.Getenv("WSHUB_AGENT_LIMITS"), PidsMax: envBytes("WSHUB_AGENT_PIDS_MAX"),
-				Optional: os.Getenv("WSHUB_AGENT_LIMITS_OPTIONAL") == "1"},
+			Commands: agents.CommandsFromEnv(env.list()), Self: self(),
+			LookPath:      agents.ProgramLookPath(env.get("WSHUB_CLAUDE_PATH"), env.get("WSHUB_CODEX_PATH"), exec.LookPath),
+			ClaudeBaseURL: env.get("WSHUB_CLAUDE_BASE_URL"), CodexBaseURL: env.get("WSHUB_CODEX_BASE_URL"),
+			AgentEnv: splitList(env.get("WSHUB_AGENT_ENV"), ","), LookupEnv: env.lookup,
+			Sandbox: sandbox.Config{Mode: env.get("WSHUB_SANDBOX"), ReadOnly: splitList(env.get("WSHUB_SANDBOX_READONLY"), ":"),
+				EgressAllow: splitList(env.get("WSHUB_AGENT_EGRESS_ALLOW"), ","),
+				TmpBytes:    envBytes(env, "WSHUB_SANDBOX_TMP_BYTES"), ShmBytes: envBytes(env, "WSHUB_SANDBOX_SHM_BYTES")},
+			Limits: sandbox.LimitsConfig{Mode: env.get("WSHUB_AGENT_LIMITS"), PidsMax: envBytes(env, "WSHUB_AGENT_PIDS_MAX"),
+				Optional: env.get("WSHUB_AGENT_LIMITS_OPTIONAL") == "1"},
 		},
 	}
 	rt, err := wsruntime.New(ctx, cfg)
@@ -108,7 +108,7 @@ const maxTokenBytes = 512
 // supervisor that can do neither, WSHUB_RUNTIME_TOKEN, taken out of the environment
 // (which /proc/<pid>/environ still shows to the runtime's user: a descriptor or a
 // file is better).
-func runtimeToken() (string, error) {
+func runtimeToken(env environ) (string, error) {
 	read := func(f *os.File) (string, error) {
 		defer f.Close()
 		b, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+1))
@@ -117,15 +117,14 @@ func runtimeToken() (string, error) {
 		}
 		return strings.TrimSpace(string(b)), err
 	}
-	if fd := os.Getenv("WSHUB_RUNTIME_TOKEN_FD"); fd != "" {
+	if fd := env.take("WSHUB_RUNTIME_TOKEN_FD"); fd != "" {
 		n, err := strconv.Atoi(fd)
 		if err != nil || n < 3 {
 			return "", fmt.Errorf("WSHUB_RUNTIME_TOKEN_FD=%q is not a descriptor number of 3 or more", fd)
 		}
-		_ = os.Unsetenv("WSHUB_RUNTIME_TOKEN_FD")
 		return read(os.NewFile(uintptr(n), "runtime-token"))
 	}
-	if path := os.Getenv("WSHUB_RUNTIME_TOKEN_FILE"); path != "" {
+	if path := env.get("WSHUB_RUNTIME_TOKEN_FILE"); path != "" {
 		f, err := os.Open(path)
 		if err != nil {
 			return "", fmt.Errorf("WSHUB_RUNTIME_TOKEN_FILE: %w", err)
@@ -133,15 +132,13 @@ func runtimeToken() (string, error) {
 		_ = os.Remove(path) // a read-only Secret volume keeps it; the sandbox does not show it
 		return read(f)
 	}
-	token := os.Getenv("WSHUB_RUNTIME_TOKEN")
-	_ = os.Unsetenv("WSHUB_RUNTIME_TOKEN")
-	return token, nil
+	return env.take("WSHUB_RUNTIME_TOKEN"), nil
 }
 
 // envBytes is a byte count from the environment (0 when unset or not a number: the
 // default).
-func envBytes(name string) int64 {
-	n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+func envBytes(env environ, name string) int64 {
+	n, _ := strconv.ParseInt(env.get(name), 10, 64)
 	return max(n, 0)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 )
 
 func TestHubLostAfterIsADurationAboveZero(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		value string
 		want  time.Duration
@@ -57,16 +57,9 @@ func logLines(t *testing.T, logs string) []map[string]any {
 // setting, saying so in one line, and exits ExitHubLost; a bad setting stops it at
 // once.
 func TestRuntimeThatReachesNoHubExitsSayingWhy(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hubURL := "http://" + ln.Addr().String()
-	ln.Close()
-	t.Setenv("WSHUB_RUNTIME_URL", hubURL)
-	t.Setenv("WSHUB_RUNTIME_TOKEN_FD", "")
-	t.Setenv("WSHUB_RUNTIME_TOKEN_FILE", "")
-	t.Setenv("WSHUB_RUNTIME_DIR", t.TempDir())
+	t.Parallel()
+	hubURL := "http://" + freePort(t) // nothing listens there
+	env := testEnviron("WSHUB_RUNTIME_URL="+hubURL, "WSHUB_RUNTIME_TOKEN_FD", "WSHUB_RUNTIME_TOKEN_FILE", "WSHUB_RUNTIME_DIR="+t.TempDir())
 
 	for _, tt := range []struct {
 		setting string
@@ -77,11 +70,11 @@ func TestRuntimeThatReachesNoHubExitsSayingWhy(t *testing.T) {
 			"longer than WSHUB_RUNTIME_HUB_LOST_AFTER (1s): stopping any running turn and exiting"}},
 		{"0", 1, []string{`WSHUB_RUNTIME_HUB_LOST_AFTER="0" must be more than 0`}},
 	} {
-		t.Setenv("WSHUB_RUNTIME_TOKEN", "wsrt_test") // the runtime takes it out of its environment
-		t.Setenv(wsruntime.HubLostAfterVar, tt.setting)
+		// A fresh copy each time: the runtime takes the token out of its environment.
+		env := env.with("WSHUB_RUNTIME_TOKEN=wsrt_test", wsruntime.HubLostAfterVar+"="+tt.setting)
 		var logs syncBuffer
 		started := time.Now()
-		code := run(context.Background(), []string{"runtime"}, &logs, &logs)
+		code := run(context.Background(), []string{"runtime"}, env, &logs, &logs)
 		if code != tt.code {
 			t.Fatalf("%s: expected exit %d, got %d:\n%s", tt.setting, tt.code, code, logs.String())
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 // kept writing into the checkout while the next turn ran; in the sandbox they die with
 // the hub (bubblewrap's --die-with-parent and the turn's PID namespace).
 func TestAgentProcessesDieWithAKilledHub(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -40,10 +40,7 @@ func TestAgentProcessesDieWithAKilledHub(t *testing.T) {
 	if !eventually.Within(30*time.Second, func() bool { return size() > 0 && hubtest.Running("sh", "-c", writer) }) {
 		t.Fatalf("the agent's writer never started: %s", p.logs.String())
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = p.cmd.Wait()
+	p.kill(t)
 	// The kernel ends the sandbox's processes as it ends the hub: the writer is gone,
 	// and the heartbeat stops with it.
 	if !eventually.Within(10*time.Second, func() bool { return !hubtest.Running("sh", "-c", writer) }) {

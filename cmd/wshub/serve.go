@@ -17,8 +17,8 @@ import (
 	"github.com/wshub/wshub/internal/httpfront"
 )
 
-func migrate(ctx context.Context) error {
-	cfg, err := hub.LoadConfig()
+func migrate(ctx context.Context, env environ) error {
+	cfg, err := hub.LoadConfigFrom(env.list())
 	if err != nil {
 		return err
 	}
@@ -30,8 +30,8 @@ func migrate(ctx context.Context) error {
 	return postgres.Migrate(ctx, store.DB().DB)
 }
 
-func serve(ctx context.Context, log *slog.Logger) error {
-	cfg, err := hub.LoadConfig()
+func serve(ctx context.Context, env environ, log *slog.Logger) error {
+	cfg, err := hub.LoadConfigFrom(env.list())
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 // Metrics are off unless WSHUB_METRICS_ADDR names a listener; then they are served there.
 func TestServeMetricsOnlyWhenItsAddressIsSet(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.DiscardHandler)
 	off := &hub.Hub{Metrics: metrics.New()}
 	if addr, stop, err := serveMetrics(off, log); err != nil || addr != "" {

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +20,8 @@ import (
 // deliveryFixture is a database with an account, key, project and endpoints, ready
 // for real `wshub serve` processes.
 type deliveryFixture struct {
-	env       []string
+	env       []string // the hub processes' settings
+	admin     environ  // in-process `wshub admin` on the same database
 	account   string
 	key       string
 	receivers []*hubtest.Receiver
@@ -43,13 +43,10 @@ func newDeliveryFixture(t *testing.T, endpoints int) *deliveryFixture {
 		"WSHUB_MAX_ACTIVE_WORKSPACES=8",
 		"WSHUB_API_RATE=0", // a thousand messages in a burst: the deliveries are measured, not the limit
 	}}
-	t.Setenv("DATABASE_URL", db)
-	t.Setenv("WSHUB_DATA_DIR", dataDir)
-	t.Setenv("WSHUB_CONTENT_KEY", contentKey)
-	t.Setenv("WSHUB_WEBHOOK_ALLOW_INSECURE", "true")
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "hooks", "--entitled", "--metered=false")
-	key, _ := wshub(t, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
-	wshub(t, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
+	f.admin = testEnviron(f.env...)
+	acct, _ := wshub(t, f.admin, 0, "admin", "account", "create", "--name", "hooks", "--entitled", "--metered=false")
+	key, _ := wshub(t, f.admin, 0, "admin", "key", "create", "--account", acct["accountId"].(string), "--name", "k")
+	wshub(t, f.admin, 0, "admin", "project", "add", "--account", acct["accountId"].(string), "--repository", hubtest.GitRepo(t))
 	f.key, f.account = key["key"].(string), acct["accountId"].(string)
 	return f
 }
@@ -125,6 +122,7 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 // SIGKILL mid-way and restarted. Every (endpoint, event) pair must arrive; duplicates
 // can only be attempts that were in flight at the kill.
 func TestWebhooksSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -143,10 +141,7 @@ func TestWebhooksSurviveSIGKILL(t *testing.T) {
 	eventually.Eventually(t, 2*time.Minute, "a third of the deliveries", func() bool {
 		return len(f.receivers[0].Received())+len(f.receivers[1].Received())+len(f.receivers[2].Received()) >= total/3
 	})
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = p.cmd.Wait()
+	p.kill(t)
 	before := 0
 	for _, rc := range f.receivers {
 		before += len(rc.Received())
@@ -160,13 +155,13 @@ func TestWebhooksSurviveSIGKILL(t *testing.T) {
 	}
 	// The restarted hub settles what it delivered; give the last settlements a moment.
 	eventually.NoError(t, 30*time.Second, "no pending deliveries left", func() error {
-		_, out := wshub(t, 0, "admin", "webhook", "deliveries", "--account", f.account, "--status", "pending", "--limit", "10")
+		_, out := wshub(t, f.admin, 0, "admin", "webhook", "deliveries", "--account", f.account, "--status", "pending", "--limit", "10")
 		if strings.Contains(out, "deliveryId") {
 			return fmt.Errorf("got %s", out)
 		}
 		return nil
 	})
-	_, out := wshub(t, 0, "admin", "webhook", "deliveries", "--account", f.account, "--status", "delivered", "--limit", "10000")
+	_, out := wshub(t, f.admin, 0, "admin", "webhook", "deliveries", "--account", f.account, "--status", "delivered", "--limit", "10000")
 	if n := strings.Count(out, `"deliveryId"`); n != total {
 		t.Fatalf("expected %d delivered deliveries in the operator view, got %d", total, n)
 	}
@@ -175,6 +170,7 @@ func TestWebhooksSurviveSIGKILL(t *testing.T) {
 // TestTwoHubsDeliverEachEventOnce runs two `wshub serve` processes on one database:
 // in steady state (no crash) each (endpoint, event) pair is delivered exactly once.
 func TestTwoHubsDeliverEachEventOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -3,7 +3,6 @@ package layers
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"path/filepath"
 	"strings"
@@ -27,14 +26,9 @@ func TestTestsWaitForEventsNotTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, name := range names {
-			fset := token.NewFileSet()
-			f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
-			if err != nil {
-				t.Fatal(err)
-			}
 			files++
 			rel := strings.TrimPrefix(p.ImportPath, module) + "/" + filepath.Base(name)
-			for _, problem := range waitProblems(fset, f, rel) {
+			for _, problem := range problemsIn(t, name, nil, rel, waitProblems) {
 				t.Error(problem)
 			}
 		}
@@ -69,12 +63,7 @@ func e() {
 }
 func f() { eventually.Eventually(t, time.Minute, "done", done) }
 `
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "planted_test.go", src, parser.ParseComments)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Join(waitProblems(fset, f, "planted_test.go"), "\n")
+	got := strings.Join(problemsIn(t, "planted_test.go", src, "planted_test.go", waitProblems), "\n")
 	for _, want := range []string{"planted_test.go:2: time.Sleep", "planted_test.go:6: a deadline loop",
 		"planted_test.go:6: time.Sleep", "planted_test.go:10: a deadline loop", "planted_test.go:15: a deadline loop"} {
 		if !strings.Contains(got, want) {
