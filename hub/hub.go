@@ -34,6 +34,7 @@ import (
 	"github.com/wshub/wshub/adapters/webhooks"
 	"github.com/wshub/wshub/api"
 	discordbot "github.com/wshub/wshub/bots/discord"
+	forgebot "github.com/wshub/wshub/bots/forge"
 	slackbot "github.com/wshub/wshub/bots/slack"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/sse"
@@ -278,7 +279,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		Timeouts:    api.Timeouts{Read: cfg.HTTPReadTimeout, Write: cfg.HTTPWriteTimeout, Idle: cfg.HTTPIdleTimeout},
 		RateLimit:   api.RateLimit{PerSecond: cfg.APIRate, Burst: cfg.APIBurst}, MaxStreamsPerKey: cfg.MaxStreamsPerKey,
 		AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPages: api.RateLimit{PerSecond: cfg.StreamPageRate, Burst: cfg.StreamPageBurst},
-		BodyLimits: map[string]int{"/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes, web.ProjectsPrefix: web.MaxSecretFormBytes}, TrustedProxies: cfg.TrustedProxies})
+		BodyLimits: map[string]int{"/forge/": forgebot.MaxBodyBytes, "/app/": web.MaxFormBytes, web.UploadPrefix: web.MaxUploadBytes, web.ProjectsPrefix: web.MaxSecretFormBytes}, TrustedProxies: cfg.TrustedProxies})
 	h := &Hub{Config: cfg, Store: store, Service: svc, App: app, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen, endStreams: endStreams,
 		AgentLimits: limits, AgentLimitsMissing: limitsMissing}
 	if keys != nil {
@@ -293,6 +294,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		StreamFor: cmp.Or(cfg.HTTPWriteTimeout, api.DefaultTimeouts.Write) - 5*time.Second}); err != nil {
 		return nil, err
 	}
+	h.mountForges()
 	if cfg.SlackBotToken != "" {
 		h.Slack = slackbot.New(svc.Chat, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,
 			AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL}, log)
@@ -396,6 +398,7 @@ func (h *Hub) runChat(ctx context.Context, part func(func())) {
 			}
 		})
 	}
+	h.addForges(chat)
 	if len(chat.Handlers) > 0 {
 		part(func() { chat.Run(ctx) })
 	}
