@@ -29,10 +29,16 @@ func forgeProject(t *testing.T, h *hubtest.Hub, kind, secret string) *core.Proje
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Service.ForgeAdmin.SetForgeEvents(ctx, p.ID, core.ForgeEventsInput{Secret: &secret}); err != nil {
+	setSecret(t, h, p, secret)
+	return p
+}
+
+// setSecret has p take forge events signed with secret.
+func setSecret(t *testing.T, h *hubtest.Hub, p *core.Project, secret string) {
+	t.Helper()
+	if _, err := h.Service.ForgeAdmin.SetForgeEvents(context.Background(), p.ID, core.ForgeEventsInput{Secret: &secret}); err != nil {
 		t.Fatal(err)
 	}
-	return p
 }
 
 // deliver posts body to the hub's path with headers (name, value, ...) and returns the

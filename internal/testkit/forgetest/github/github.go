@@ -86,6 +86,7 @@ type repository struct {
 	owner, name string
 	archived    bool
 	pulls       []*Pull
+	comments    []*Comment
 }
 
 func (r *repository) path() string { return r.owner + "/" + r.name }
@@ -142,6 +143,8 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/pulls", s.createPull)
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/pulls/{number}", s.getPull)
 	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/pulls/{number}", s.updatePull)
+	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
+	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
 	mux.HandleFunc("POST /api/v3/app/installations/{id}/access_tokens", s.accessToken)
 	mux.HandleFunc("/", s.gitOrUnknown)
 	// The URL is known before the first request is served: handlers render it.

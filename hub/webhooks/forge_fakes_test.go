@@ -1,0 +1,156 @@
+package webhooks_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	gh "github.com/google/go-github/v89/github"
+	gl "gitlab.com/gitlab-org/api/client-go/v2"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
+	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
+	glfake "github.com/wshub/wshub/internal/testkit/forgetest/gitlab"
+)
+
+// forgeFake is one forge's side of TestIssueCommentsOnTheGitHubAndGitLabFakes: its
+// fake with a repository the project is on, a delivery of an issue comment shaped as
+// the forge's client library types it, its headers signed, and the comments on an issue.
+type forgeFake struct {
+	kind string
+	// start starts the fake and returns the project's repository URL, the web URL
+	// deliveries name it by, and its token.
+	start func(t *testing.T) (repo, web, token string)
+	// comment is issue 7's comment id saying text, on the repository at web.
+	comment func(web string, id int64, text string) []byte
+	// headers sign body with secret (sign false: a wrong signature) as delivery id.
+	headers func(id, secret string, body []byte, sign bool) []string
+	// comments are the bodies of issue 7's comments.
+	comments func() []string
+}
+
+func githubFake() forgeFake {
+	var fake *ghfake.Server
+	return forgeFake{kind: core.ForgeGitHub,
+		start: func(t *testing.T) (string, string, string) {
+			fake = ghfake.Start(t)
+			const token = "ghp_forgeEvents"
+			repo := fake.NewRepo(t, "acme", "app")
+			fake.Grant(token, "acme", "app", ghfake.Write)
+			return repo, fake.URL + "/acme/app", token
+		},
+		comment: func(web string, id int64, text string) []byte {
+			body, _ := json.Marshal(gh.IssueCommentEvent{Action: gh.Ptr("created"),
+				Issue:   &gh.Issue{Number: gh.Ptr(7), Title: gh.Ptr("Needs a file"), Body: gh.Ptr("The file is missing.")},
+				Comment: &gh.IssueComment{ID: gh.Ptr(id), Body: gh.Ptr(text), User: &gh.User{Login: gh.Ptr("octocat")}},
+				Repo:    &gh.Repository{HTMLURL: gh.Ptr(web), CloneURL: gh.Ptr(web + ".git")}})
+			return body
+		},
+		headers: func(id, secret string, body []byte, sign bool) []string {
+			sig := "sha256=" + hexMAC(secret, body)
+			if !sign {
+				sig = "sha256=" + hexMAC("not-"+secret, body)
+			}
+			return []string{"X-GitHub-Delivery", id, "X-GitHub-Event", "issue_comment", "X-Hub-Signature-256", sig}
+		},
+		comments: func() []string {
+			var out []string
+			for _, c := range fake.Comments("acme", "app", 7) {
+				out = append(out, c.Body)
+			}
+			return out
+		},
+	}
+}
+
+func gitlabFake() forgeFake {
+	var fake *glfake.Server
+	return forgeFake{kind: core.ForgeGitLab,
+		start: func(t *testing.T) (string, string, string) {
+			fake = glfake.Start(t)
+			const token = "glpat-forgeEvents"
+			repo := fake.NewRepo(t, "acme/app")
+			fake.Grant(token, "acme/app", glfake.Write)
+			return repo, fake.URL + "/acme/app", token
+		},
+		comment: func(web string, id int64, text string) []byte {
+			body, _ := json.Marshal(gl.IssueCommentEvent{ObjectKind: "note", EventType: "note", User: &gl.User{Username: "tanuki"},
+				Project: gl.IssueCommentEventProject{WebURL: web, GitHTTPURL: web + ".git"},
+				ObjectAttributes: gl.IssueCommentEventObjectAttributes{ID: id, Note: text, NoteableType: "Issue",
+					Action: gl.CommentEventActionCreate},
+				Issue: gl.IssueCommentEventIssue{IID: 7, Title: "Needs a file", Description: "The file is missing."}})
+			return body
+		},
+		headers: func(id, secret string, _ []byte, sign bool) []string {
+			if !sign {
+				secret = "not-" + secret
+			}
+			return []string{"Idempotency-Key", id, "X-Gitlab-Event", "Note Hook", "X-Gitlab-Token", secret}
+		},
+		comments: func() []string {
+			var out []string
+			for _, n := range fake.Notes("acme/app", 7) {
+				out = append(out, n.Body)
+			}
+			return out
+		},
+	}
+}
+
+// On GitHub and GitLab (their fakes, the hub answering through go-github and GitLab's
+// client), with deliveries shaped by the same libraries' webhook types: a wrong
+// signature or token is 401 and stores nothing; an issue comment naming the handle is
+// taken, its redelivery is not taken twice, an unknown repository is ignored and
+// counted; and the hub answers with one comment that ends, done, with the link of the
+// pull request its workspace opened.
+func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
+	t.Parallel()
+	for _, f := range []forgeFake{githubFake(), gitlabFake()} {
+		t.Run(f.kind, func(t *testing.T) {
+			t.Parallel()
+			h := hubtest.StartDelivering(t, withForgeEvents())
+			repo, web, token := f.start(t)
+			p := h.NewForgeProject(repo, f.kind, core.PullRequestsReady, token)
+			const secret = "forge-secret"
+			setSecret(t, h, p, secret)
+			h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
+			path := "/forge/" + f.kind + "/events"
+			body := f.comment(web, 41, "@wshub write "+f.kind)
+			for _, tt := range []struct {
+				what   string
+				body   []byte
+				hdrs   []string
+				status int
+				stored int
+			}{
+				{"a wrong signature", body, f.headers("d-1", secret, body, false), 401, 0},
+				{"a signed delivery", body, f.headers("d-1", secret, body, true), 202, 1},
+				{"its redelivery", body, f.headers("d-1", secret, body, true), 200, 1},
+				{"an unknown repository", f.comment("https://forge.example.org/x/y", 42, "@wshub hi"), f.headers("d-2", secret, body, true), 200, 1},
+			} {
+				if got := deliver(t, h, path, tt.body, tt.hdrs...); got != tt.status {
+					t.Errorf("%s: expected %d, got %d", tt.what, tt.status, got)
+				}
+				if got := inboxRows(t, h, f.kind); got != tt.stored {
+					t.Errorf("%s: expected %d deliveries stored, got %d", tt.what, tt.stored, got)
+				}
+			}
+			if !unknownCounted(t, h, f.kind) {
+				t.Error("expected the unknown repository's delivery counted once")
+			}
+			eventually.Eventually(t, 2*time.Minute, "the hub's one comment done, ending with the pull request's link", func() bool {
+				cs := f.comments()
+				if len(cs) != 1 {
+					return false
+				}
+				done := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cs[0]), core.ForgeCommentMark))
+				return strings.Contains(done, "Done.") && strings.Contains(done, "wrote "+f.kind+".txt") &&
+					strings.HasSuffix(done, fmt.Sprintf("/acme/app/%s/1", map[string]string{core.ForgeGitHub: "pull", core.ForgeGitLab: "-/merge_requests"}[f.kind]))
+			})
+		})
+	}
+}
