@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -100,6 +101,7 @@ type ForgeEvents struct {
 	logger
 	store  forgeEventsStore
 	forges Forges
+	access *forgeAccessCache
 }
 
 // forgeEventsStore is what ForgeEvents reads and writes.
@@ -200,7 +202,8 @@ func (s *ForgeEvents) ShowForgeComment(ctx context.Context, place ChatPlace, tex
 		return "", fmt.Errorf("forge thread %q is not an issue number", place.ThreadID)
 	}
 	if t, err := s.store.GetChatThread(ctx, place); err == nil {
-		if ws, err := s.store.GetWorkspaceByID(ctx, t.WorkspaceID); err == nil && ws.Pull.URL != "" {
+		ws, err := s.store.GetWorkspaceByID(ctx, t.WorkspaceID)
+		if err == nil && ws.Pull.URL != "" && !strings.HasSuffix(strings.TrimSpace(text), ws.Pull.URL) {
 			text += "\n\nPull request: " + ws.Pull.URL
 		}
 	}

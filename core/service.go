@@ -149,7 +149,7 @@ func NewService(d Deps) *Service {
 
 		ProjectSecrets: secrets,
 		AppProjects:    &AppProjects{store: d.Store, secrets: secrets},
-		Forge:          &ForgeEvents{kernel: k, logger: lg, store: d.Store, forges: d.Forges},
+		Forge:          &ForgeEvents{kernel: k, logger: lg, store: d.Store, forges: d.Forges, access: &forgeAccessCache{}},
 		ForgeAdmin:     &ForgeAdmin{kernel: k, store: d.Store},
 	}
 }

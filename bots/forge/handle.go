@@ -16,6 +16,10 @@ import (
 // as the work goes. It never names the handle, so it cannot ask for work itself.
 const Starting = "⏳ Starting a workspace for this issue. This comment follows the work."
 
+// NotAllowed is said in an issue when someone who may not write to the repository
+// asks for work.
+const NotAllowed = "Only people who can write to this repository can ask me for work, so nothing was started."
+
 // Handler is kind's handler of the inbox's events (core.ChatEventHandler).
 func (b *Bot) Handler(kind string) core.ChatEventHandler {
 	return func(ctx context.Context, payload []byte) ([]core.ChatNotice, error) {
@@ -33,8 +37,8 @@ func (b *Bot) handle(ctx context.Context, kind string, payload []byte) ([]core.C
 		return nil, fmt.Errorf("forge event envelope: %w", err)
 	}
 	ev, err := parse(kind, env.Event, env.Body)
-	if err != nil || !ev.NewIssueComment || strings.Contains(ev.Comment, core.ForgeCommentMark) {
-		return nil, nil // not a request: nothing to do, and nothing to retry
+	if err != nil || !ev.NewIssueComment || ev.Bot || strings.Contains(ev.Comment, core.ForgeCommentMark) {
+		return nil, nil // not a person's request: nothing to do, and nothing to retry
 	}
 	place := core.ChatPlace{Platform: kind, TeamID: env.ProjectID, ChannelID: core.RepositoryKey(ev.Repositories[0]),
 		ThreadID: strconv.FormatInt(ev.Issue, 10)}
@@ -53,6 +57,18 @@ func (b *Bot) handle(ctx context.Context, kind string, payload []byte) ([]core.C
 	}
 	if err != nil { // the account may not start work: said in the issue
 		return h.Said, h.Refuse(place, err)
+	}
+	may, err := b.forge.MayTrigger(ctx, place, core.ForgeUser{Login: ev.Login, ID: ev.UserID})
+	if err != nil {
+		return nil, err // the forge could not say: asked again when the event is retried
+	}
+	if !may {
+		// Said once per issue at most: in the hub's one comment, and not over a
+		// workspace's status.
+		if sess.Thread == nil {
+			h.Say(place, NotAllowed)
+		}
+		return h.Said, nil
 	}
 	text := prompt
 	if sess.Thread == nil {

@@ -19,8 +19,12 @@ type event struct {
 	Title, Body     string
 	CommentID       int64
 	Comment         string
-	// Login and Profile are the comment's author on the forge.
-	Login, Profile string
+	// Login, UserID and Profile are the comment's author on the forge; Bot says the
+	// forge marks them a bot (GitHub's apps).
+	Login   string
+	UserID  int64
+	Profile string
+	Bot     bool
 }
 
 func (e *event) threadKey() string {
@@ -48,8 +52,10 @@ type hubPayload struct {
 		ID   int64  `json:"id"`
 		Body string `json:"body"`
 		User struct {
+			ID      int64  `json:"id"`
 			Login   string `json:"login"`
 			HTMLURL string `json:"html_url"`
+			Type    string `json:"type"`
 		} `json:"user"`
 	} `json:"comment"`
 	Repository struct {
@@ -64,6 +70,7 @@ type hubPayload struct {
 type labPayload struct {
 	ObjectKind string `json:"object_kind"`
 	User       struct {
+		ID       int64  `json:"id"`
 		Username string `json:"username"`
 	} `json:"user"`
 	Project struct {
@@ -91,7 +98,7 @@ func parse(kind, name string, body []byte) (*event, error) {
 		if err := json.Unmarshal(body, &p); err != nil {
 			return nil, err
 		}
-		e := &event{Repositories: nonEmpty(p.Project.WebURL, p.Project.GitHTTPURL, p.Project.GitSSHURL), Login: p.User.Username}
+		e := &event{Repositories: nonEmpty(p.Project.WebURL, p.Project.GitHTTPURL, p.Project.GitSSHURL), Login: p.User.Username, UserID: p.User.ID}
 		if p.Issue != nil {
 			e.Issue, e.Title, e.Body = p.Issue.IID, p.Issue.Title, p.Issue.Description
 		}
@@ -114,7 +121,8 @@ func parse(kind, name string, body []byte) (*event, error) {
 		e.Issue, e.Title, e.Body = p.Issue.Number, p.Issue.Title, p.Issue.Body
 	}
 	if p.Comment != nil {
-		e.CommentID, e.Comment, e.Login, e.Profile = p.Comment.ID, p.Comment.Body, p.Comment.User.Login, p.Comment.User.HTMLURL
+		u := p.Comment.User
+		e.CommentID, e.Comment, e.Login, e.UserID, e.Profile, e.Bot = p.Comment.ID, p.Comment.Body, u.Login, u.ID, u.HTMLURL, u.Type == "Bot"
 	}
 	isPull := p.IsPull || (p.Issue != nil && len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null")
 	e.NewIssueComment = name == "issue_comment" && p.Action == "created" && p.Issue != nil && p.Comment != nil && !isPull

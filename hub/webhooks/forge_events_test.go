@@ -9,6 +9,7 @@ import (
 
 	sdk "code.gitea.io/sdk/gitea"
 
+	forgebot "github.com/wshub/wshub/bots/forge"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
@@ -24,7 +25,8 @@ func withForgeEvents() hubtest.Option {
 // An issue comment naming the handle, on a real Gitea that delivers its webhook to the
 // hub on loopback, starts a workspace on the project with the issue as context; the
 // hub answers with one comment, edited as the work goes, that ends with the link of
-// the pull request the workspace opened.
+// the pull request the workspace opened. The same asked first by someone who cannot
+// write to the repository starts nothing, and the comment says why.
 func TestAnIssueCommentStartsAWorkspaceOnARealGitea(t *testing.T) {
 	t.Parallel()
 	gt := giteatest.Start(t)
@@ -48,11 +50,6 @@ func TestAnIssueCommentStartsAWorkspaceOnARealGitea(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	asked := time.Now()
-	if _, _, err := gt.Client.CreateIssueComment(gt.AdminUser, "app", issue.Index, sdk.CreateIssueCommentOption{
-		Body: "@wshub write forge"}); err != nil {
-		t.Fatal(err)
-	}
 	// The hub's comment, whatever it says yet.
 	hubComment := func() (*sdk.Comment, error) {
 		cs, _, err := gt.Client.ListIssueComments(gt.AdminUser, "app", issue.Index, sdk.ListIssueCommentOptions{})
@@ -70,8 +67,33 @@ func TestAnIssueCommentStartsAWorkspaceOnARealGitea(t *testing.T) {
 		}
 		return mine[0], nil
 	}
-	eventually.Value(t, time.Minute, "the hub's first comment", hubComment)
+	// Someone who cannot write to the repository (it is public: anyone may comment)
+	// asks first: nothing starts, and the hub says why.
+	name, token := gt.NewUser(t)
+	stranger, err := sdk.NewClient(gt.URL, sdk.SetToken(token), sdk.SetGiteaVersion(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := time.Now()
+	if _, _, err := stranger.CreateIssueComment(gt.AdminUser, "app", issue.Index, sdk.CreateIssueCommentOption{
+		Body: "@wshub write evil"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually.Value(t, time.Minute, "the hub's comment saying why nothing started", func() (*sdk.Comment, error) {
+		c, err := hubComment()
+		if err == nil && !strings.Contains(c.Body, forgebot.NotAllowed) {
+			err = fmt.Errorf("the comment says %q", c.Body)
+		}
+		return c, err
+	})
 	t.Logf("a forge event to the hub's first comment back: %v", time.Since(asked).Round(time.Millisecond))
+	if n := projectWorkspaces(t, h, p.ID); n != 0 {
+		t.Fatalf("expected nothing started for %s, got %d workspaces", name, n)
+	}
+	if _, _, err := gt.Client.CreateIssueComment(gt.AdminUser, "app", issue.Index, sdk.CreateIssueCommentOption{
+		Body: "@wshub write forge"}); err != nil {
+		t.Fatal(err)
+	}
 	pr := eventually.Value(t, 2*time.Minute, "the pull request", func() (*sdk.PullRequest, error) {
 		prs, _, err := gt.Client.ListRepoPullRequests(gt.AdminUser, "app", sdk.ListPullRequestsOptions{State: sdk.StateAll})
 		if err != nil || len(prs) != 1 {
@@ -102,6 +124,9 @@ func TestAnIssueCommentStartsAWorkspaceOnARealGitea(t *testing.T) {
 	}
 	if author != gt.AdminUser || text != core.ForgeGitea {
 		t.Errorf("expected the message by %s from gitea, got by %q from %q", gt.AdminUser, author, text)
+	}
+	if n := projectWorkspaces(t, h, p.ID); n != 1 {
+		t.Errorf("expected one workspace on the project, got %d", n)
 	}
 	if pr.Head == nil || !strings.HasPrefix(pr.Title, "write forge") {
 		t.Errorf("expected the pull request titled by the request, got %q", pr.Title)

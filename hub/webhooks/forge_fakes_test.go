@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	gh "github.com/google/go-github/v89/github"
 	gl "gitlab.com/gitlab-org/api/client-go/v2"
 
+	forgebot "github.com/wshub/wshub/bots/forge"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/testkit/eventually"
@@ -25,8 +27,9 @@ type forgeFake struct {
 	// start starts the fake and returns the project's repository URL, the web URL
 	// deliveries name it by, and its token.
 	start func(t *testing.T) (repo, web, token string)
-	// comment is issue 7's comment id saying text, on the repository at web.
-	comment func(web string, id int64, text string) []byte
+	// comment is issue 7's comment id saying text, on the repository at web, by a
+	// person who may write to it (or, stranger, one who may not).
+	comment func(web string, id int64, text string, stranger bool) []byte
 	// headers sign body with secret (sign false: a wrong signature) as delivery id.
 	headers func(id, secret string, body []byte, sign bool) []string
 	// comments are the bodies of issue 7's comments.
@@ -41,12 +44,15 @@ func githubFake() forgeFake {
 			const token = "ghp_forgeEvents"
 			repo := fake.NewRepo(t, "acme", "app")
 			fake.Grant(token, "acme", "app", ghfake.Write)
+			fake.SetPermission("acme", "app", "octocat", "write")
+			fake.SetPermission("acme", "app", "mallory", "read")
 			return repo, fake.URL + "/acme/app", token
 		},
-		comment: func(web string, id int64, text string) []byte {
+		comment: func(web string, id int64, text string, stranger bool) []byte {
+			login := map[bool]string{false: "octocat", true: "mallory"}[stranger]
 			body, _ := json.Marshal(gh.IssueCommentEvent{Action: gh.Ptr("created"),
 				Issue:   &gh.Issue{Number: gh.Ptr(7), Title: gh.Ptr("Needs a file"), Body: gh.Ptr("The file is missing.")},
-				Comment: &gh.IssueComment{ID: gh.Ptr(id), Body: gh.Ptr(text), User: &gh.User{Login: gh.Ptr("octocat")}},
+				Comment: &gh.IssueComment{ID: gh.Ptr(id), Body: gh.Ptr(text), User: &gh.User{Login: gh.Ptr(login), Type: gh.Ptr("User")}},
 				Repo:    &gh.Repository{HTMLURL: gh.Ptr(web), CloneURL: gh.Ptr(web + ".git")}})
 			return body
 		},
@@ -75,10 +81,16 @@ func gitlabFake() forgeFake {
 			const token = "glpat-forgeEvents"
 			repo := fake.NewRepo(t, "acme/app")
 			fake.Grant(token, "acme/app", glfake.Write)
+			fake.AddMember("acme/app", 5, "tanuki", 30)
+			fake.AddMember("acme/app", 6, "reporter", 20)
 			return repo, fake.URL + "/acme/app", token
 		},
-		comment: func(web string, id int64, text string) []byte {
-			body, _ := json.Marshal(gl.IssueCommentEvent{ObjectKind: "note", EventType: "note", User: &gl.User{Username: "tanuki"},
+		comment: func(web string, id int64, text string, stranger bool) []byte {
+			user := &gl.User{ID: 5, Username: "tanuki"}
+			if stranger {
+				user = &gl.User{ID: 6, Username: "reporter"}
+			}
+			body, _ := json.Marshal(gl.IssueCommentEvent{ObjectKind: "note", EventType: "note", User: user,
 				Project: gl.IssueCommentEventProject{WebURL: web, GitHTTPURL: web + ".git"},
 				ObjectAttributes: gl.IssueCommentEventObjectAttributes{ID: id, Note: text, NoteableType: "Issue",
 					Action: gl.CommentEventActionCreate},
@@ -119,7 +131,17 @@ func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 			setSecret(t, h, p, secret)
 			h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
 			path := "/forge/" + f.kind + "/events"
-			body := f.comment(web, 41, "@wshub write "+f.kind)
+			// Someone who may not write to the repository asks first: nothing starts,
+			// and the hub says why, once.
+			early := f.comment(web, 40, "@wshub write "+f.kind, true)
+			if got := deliver(t, h, path, early, f.headers("d-0", secret, early, true)...); got != 202 {
+				t.Fatalf("a stranger's delivery: expected 202, got %d", got)
+			}
+			eventually.Eventually(t, time.Minute, "the hub's comment saying why nothing started", func() bool {
+				cs := f.comments()
+				return len(cs) == 1 && strings.Contains(cs[0], forgebot.NotAllowed)
+			})
+			body := f.comment(web, 41, "@wshub write "+f.kind, false)
 			for _, tt := range []struct {
 				what   string
 				body   []byte
@@ -127,10 +149,10 @@ func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 				status int
 				stored int
 			}{
-				{"a wrong signature", body, f.headers("d-1", secret, body, false), 401, 0},
-				{"a signed delivery", body, f.headers("d-1", secret, body, true), 202, 1},
-				{"its redelivery", body, f.headers("d-1", secret, body, true), 200, 1},
-				{"an unknown repository", f.comment("https://forge.example.org/x/y", 42, "@wshub hi"), f.headers("d-2", secret, body, true), 200, 1},
+				{"a wrong signature", body, f.headers("d-1", secret, body, false), 401, 1},
+				{"a signed delivery", body, f.headers("d-1", secret, body, true), 202, 2},
+				{"its redelivery", body, f.headers("d-1", secret, body, true), 200, 2},
+				{"an unknown repository", f.comment("https://forge.example.org/x/y", 42, "@wshub hi", false), f.headers("d-2", secret, body, true), 200, 2},
 			} {
 				if got := deliver(t, h, path, tt.body, tt.hdrs...); got != tt.status {
 					t.Errorf("%s: expected %d, got %d", tt.what, tt.status, got)
@@ -151,6 +173,19 @@ func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 				return strings.Contains(done, "Done.") && strings.Contains(done, "wrote "+f.kind+".txt") &&
 					strings.HasSuffix(done, fmt.Sprintf("/acme/app/%s/1", map[string]string{core.ForgeGitHub: "pull", core.ForgeGitLab: "-/merge_requests"}[f.kind]))
 			})
+			if n := projectWorkspaces(t, h, p.ID); n != 1 {
+				t.Errorf("expected one workspace on the project (none for the stranger), got %d", n)
+			}
 		})
 	}
+}
+
+// projectWorkspaces counts the workspaces of a project.
+func projectWorkspaces(t *testing.T, h *hubtest.Hub, projectID string) int {
+	t.Helper()
+	var n int
+	if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM workspaces WHERE project_id = $1`, projectID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -116,3 +116,36 @@ func (s *Server) commentJSON(repo *repository, c *Comment) map[string]any {
 		"user":      map[string]any{"login": c.Author},
 	}
 }
+
+// SetPermission makes login a collaborator of owner/name with permission ("read",
+// "write", "admin"), as GitHub's collaborator permission route reports it; a login
+// never set is not found there.
+func (s *Server) SetPermission(owner, name, login, permission string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	repo := s.repositories[owner+"/"+name]
+	if repo.permissions == nil {
+		repo.permissions = map[string]string{}
+	}
+	repo.permissions[login] = permission
+}
+
+func (s *Server) permission(w http.ResponseWriter, r *http.Request) {
+	if !apiVersion(w, r) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	const doc = "https://docs.github.com/rest/collaborators/collaborators#get-repository-permissions-for-a-user"
+	repo, _, ok := s.authorize(w, r, Read, doc)
+	if !ok {
+		return
+	}
+	login := r.PathValue("username")
+	perm, known := repo.permissions[login]
+	if !known {
+		refuse(w, http.StatusNotFound, "Not Found", doc)
+		return
+	}
+	reply(w, http.StatusOK, map[string]any{"permission": perm, "role_name": perm, "user": map[string]any{"login": login}})
+}

@@ -70,6 +70,7 @@ type project struct {
 	archived bool
 	mrs      []*MergeRequest
 	notes    []*Note
+	members  map[int64]member // by user id (AddMember)
 }
 
 // MergeRequest is a merge request as the fake holds it.
@@ -109,6 +110,7 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("PUT /api/v4/projects/{id}/merge_requests/{iid}", s.updateMR)
 	mux.HandleFunc("POST /api/v4/projects/{id}/issues/{iid}/notes", s.createNote)
 	mux.HandleFunc("PUT /api/v4/projects/{id}/issues/{iid}/notes/{note}", s.updateNote)
+	mux.HandleFunc("GET /api/v4/projects/{id}/members/all/{user}", s.getMember)
 	mux.HandleFunc("/", s.gitOrUnknown)
 	// The URL is known before the first request is served: handlers render it.
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

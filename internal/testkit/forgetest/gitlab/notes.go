@@ -96,3 +96,37 @@ func noteJSON(p *project, n *Note) map[string]any {
 	return map[string]any{"id": n.ID, "body": n.Body, "noteable_type": "Issue", "noteable_iid": n.Issue,
 		"project_id": p.id, "created_at": now, "updated_at": now, "system": false}
 }
+
+// AddMember makes the user of id a member of the project at path with access level
+// (10 Guest, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner); someone never added
+// is not found among its members.
+func (s *Server) AddMember(path string, id int64, username string, level int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[path]
+	if p.members == nil {
+		p.members = map[int64]member{}
+	}
+	p.members[id] = member{username: username, level: level}
+}
+
+type member struct {
+	username string
+	level    int
+}
+
+func (s *Server) getMember(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.authorize(w, r, Read)
+	if !ok {
+		return
+	}
+	id, _ := strconv.ParseInt(r.PathValue("user"), 10, 64)
+	m, known := p.members[id]
+	if !known {
+		refuse(w, http.StatusNotFound, "404 Not found")
+		return
+	}
+	reply(w, http.StatusOK, map[string]any{"id": id, "username": m.username, "access_level": m.level, "state": "active"})
+}
