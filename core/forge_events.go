@@ -224,6 +224,26 @@ func (s *ForgeEvents) ShowForgeComment(ctx context.Context, place ChatPlace, tex
 	return ref, s.store.SetForgeComment(context.WithoutCancel(ctx), place, ref)
 }
 
+// ShowForgeStatus is ShowForgeComment for a running turn's status: once the turn has
+// finished, its reply is what the comment shows, and a status edit that comes late
+// (claimed before the turn ended) leaves it be. Between this check and the edit a
+// reply can still land first; the window is one forge call.
+func (s *ForgeEvents) ShowForgeStatus(ctx context.Context, place ChatPlace, turnID, text string) (string, error) {
+	t, err := s.store.GetChatThread(ctx, place)
+	if err != nil {
+		return "", notFound(err, CodeChatNoWorkspace, "this issue has no workspace")
+	}
+	ws, err := s.store.GetWorkspaceByID(ctx, t.WorkspaceID)
+	if err != nil {
+		return "", err
+	}
+	if ws.LastTurnID == turnID {
+		ref, err := s.store.ForgeComment(ctx, place)
+		return ref, err
+	}
+	return s.ShowForgeComment(ctx, place, text)
+}
+
 // ForgeCommentMark ends every comment of the hub's, so that the events of its own
 // comments (and another hub's) are known and ignored: two hubs never loop.
 const ForgeCommentMark = "<!-- wshub -->"

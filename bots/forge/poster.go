@@ -29,6 +29,16 @@ func (p poster) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostRe
 	return p.Poster.PostReply(ctx, r)
 }
 
+// PostStatus shows a running turn's status; a finished turn's is left to its reply,
+// which says more (the status and the reply go out through different queues, so the
+// reply may be first).
+func (p poster) PostStatus(ctx context.Context, v core.ChatStatusView) (string, core.ChatPostResult) {
+	if v.Finished && v.Script == "" {
+		return v.MessageRef, core.ChatPostResult{Done: true}
+	}
+	return p.Poster.PostStatus(ctx, v)
+}
+
 // wire is the hub's comment as chat.Poster uses it: every post and edit makes it say
 // the text given.
 type wire struct{ forge *core.ForgeEvents }
@@ -38,7 +48,12 @@ func (w wire) Post(ctx context.Context, place core.ChatPlace, text string) error
 	return err
 }
 
-func (w wire) Show(ctx context.Context, place core.ChatPlace, _, text, _ string) (string, error) {
+// Show edits the comment; stop names the turn of a running turn's status, which must
+// not overwrite the turn's reply once it has finished.
+func (w wire) Show(ctx context.Context, place core.ChatPlace, _, text, stop string) (string, error) {
+	if stop != "" {
+		return w.forge.ShowForgeStatus(ctx, place, stop, text)
+	}
 	return w.forge.ShowForgeComment(ctx, place, text)
 }
 

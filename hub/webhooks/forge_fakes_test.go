@@ -13,6 +13,7 @@ import (
 
 	forgebot "github.com/wshub/wshub/bots/forge"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/testkit/eventually"
 	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
@@ -188,4 +189,35 @@ func projectWorkspaces(t *testing.T, h *hubtest.Hub, projectID string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A turn longer than the status's pace: the hub's one comment shows it working, then
+// done with the reply (a finished turn's status never replaces the reply).
+func TestTheHubsCommentFollowsTheWork(t *testing.T) {
+	t.Parallel()
+	h := hubtest.StartDelivering(t, withForgeEvents(), hubtest.WithConfig(func(c *hub.Config) { c.ChatStatusEvery = 100 * time.Millisecond }))
+	f := githubFake()
+	repo, web, token := f.start(t)
+	p := h.NewForgeProject(repo, f.kind, core.PullRequestsOff, token)
+	setSecret(t, h, p, "s")
+	h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
+	body := f.comment(web, 51, "@wshub sleep 2", false)
+	if got := deliver(t, h, "/forge/github/events", body, f.headers("d-1", "s", body, true)...); got != 202 {
+		t.Fatalf("expected 202, got %d", got)
+	}
+	for _, want := range []string{"⏳ Working", "✅ Done.\n\nslept 2"} {
+		eventually.Eventually(t, time.Minute, "the hub's one comment saying "+want, func() bool {
+			cs := f.comments()
+			return len(cs) == 1 && strings.HasPrefix(cs[0], want)
+		})
+	}
+	// Once the turn's status is settled too, the comment still shows the reply.
+	eventually.Eventually(t, time.Minute, "the turn's status settled", func() bool {
+		var open int
+		err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM chat_statuses WHERE status = 'open'`).Scan(&open)
+		return err == nil && open == 0
+	})
+	if cs := f.comments(); len(cs) != 1 || !strings.HasPrefix(cs[0], "✅ Done.") {
+		t.Errorf("expected the comment to end showing the reply, got %q", cs)
+	}
 }
