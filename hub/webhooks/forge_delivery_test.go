@@ -69,6 +69,29 @@ func hexMAC(secret string, body []byte) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// delivery is one delivery to a forge's endpoint: what is sent, and what comes of it.
+type delivery struct {
+	what    string
+	body    []byte
+	headers []string
+	// status is the answer's; stored the deliveries of the forge kept after it.
+	status, stored int
+}
+
+// checkDeliveries makes each delivery to kind's endpoint in turn, checking its answer
+// and how many deliveries are stored after it.
+func checkDeliveries(t *testing.T, h *hubtest.Hub, kind string, ds []delivery) {
+	t.Helper()
+	for _, d := range ds {
+		if got := deliver(t, h, "/forge/"+kind+"/events", d.body, d.headers...); got != d.status {
+			t.Errorf("%s: expected %d, got %d", d.what, d.status, got)
+		}
+		if got := inboxRows(t, h, kind); got != d.stored {
+			t.Errorf("%s: expected %d deliveries stored, got %d", d.what, d.stored, got)
+		}
+	}
+}
+
 // inboxRows counts the stored deliveries of a forge kind.
 func inboxRows(t *testing.T, h *hubtest.Hub, kind string) int {
 	t.Helper()
@@ -106,17 +129,10 @@ func TestGiteaDeliveriesAreVerifiedDeduplicatedAndBounded(t *testing.T) {
 			`"user":{"login":"ann"}},"repository":{"ssh_url":"` + repo + `"},"is_pull":false}`)
 	}
 	body := comment("git@forge.example.org:team/app.git") // the ssh form of forgeRepo
-	path := "/forge/gitea/events"
 	headers := func(id, sig string) []string {
 		return []string{"X-Gitea-Delivery", id, "X-Gitea-Event", "issue_comment", "X-Gitea-Signature", sig}
 	}
-	for _, tt := range []struct {
-		what    string
-		body    []byte
-		headers []string
-		status  int
-		stored  int
-	}{
+	checkDeliveries(t, h, core.ForgeGitea, []delivery{
 		{"a bad signature", body, headers("d-1", hexMAC("other", body)), 401, 0},
 		{"no signature", body, headers("d-1", ""), 401, 0},
 		{"a signature of another body", body, headers("d-1", hexMAC(secret, comment("x"))), 401, 0},
@@ -126,14 +142,7 @@ func TestGiteaDeliveriesAreVerifiedDeduplicatedAndBounded(t *testing.T) {
 		{"no delivery id", body, headers("", hexMAC(secret, body)), 400, 2},
 		{"an unknown repository", comment("https://forge.example.org/team/other"), headers("d-3", "x"), 200, 2},
 		{"a body over the bound", bytes.Repeat([]byte(" "), 1<<20+1), headers("d-4", "x"), 413, 2},
-	} {
-		if got := deliver(t, h, path, tt.body, tt.headers...); got != tt.status {
-			t.Errorf("%s: expected %d, got %d", tt.what, tt.status, got)
-		}
-		if got := inboxRows(t, h, core.ForgeGitea); got != tt.stored {
-			t.Errorf("%s: expected %d deliveries stored, got %d", tt.what, tt.stored, got)
-		}
-	}
+	})
 	if !unknownCounted(t, h, core.ForgeGitea) {
 		t.Error("expected the unknown repository's delivery counted once")
 	}

@@ -143,25 +143,12 @@ func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 				return len(cs) == 1 && strings.Contains(cs[0], forgebot.NotAllowed)
 			})
 			body := f.comment(web, 41, "@wshub write "+f.kind, false)
-			for _, tt := range []struct {
-				what   string
-				body   []byte
-				hdrs   []string
-				status int
-				stored int
-			}{
+			checkDeliveries(t, h, f.kind, []delivery{
 				{"a wrong signature", body, f.headers("d-1", secret, body, false), 401, 1},
 				{"a signed delivery", body, f.headers("d-1", secret, body, true), 202, 2},
 				{"its redelivery", body, f.headers("d-1", secret, body, true), 200, 2},
 				{"an unknown repository", f.comment("https://forge.example.org/x/y", 42, "@wshub hi", false), f.headers("d-2", secret, body, true), 200, 2},
-			} {
-				if got := deliver(t, h, path, tt.body, tt.hdrs...); got != tt.status {
-					t.Errorf("%s: expected %d, got %d", tt.what, tt.status, got)
-				}
-				if got := inboxRows(t, h, f.kind); got != tt.stored {
-					t.Errorf("%s: expected %d deliveries stored, got %d", tt.what, tt.stored, got)
-				}
-			}
+			})
 			if !unknownCounted(t, h, f.kind) {
 				t.Error("expected the unknown repository's delivery counted once")
 			}
