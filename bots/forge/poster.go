@@ -63,8 +63,11 @@ func (w wire) Ask(ctx context.Context, place core.ChatPlace, _ string, q chat.Qu
 	return w.forge.ShowForgeComment(ctx, place, q.Text+"\n\nDecide it in the wshub app.")
 }
 
-func (w wire) Offer(ctx context.Context, place core.ChatPlace, text, _ string) (string, error) {
-	return w.forge.ShowForgeComment(ctx, place, text)
+// Offer says nothing: the offer of a pull request is a button, which a comment cannot
+// carry, and shown in the hub's one comment it would replace the reply. The project's
+// --pull-requests setting opens one.
+func (w wire) Offer(context.Context, core.ChatPlace, string, string) (string, error) {
+	return "", nil
 }
 
 // Failed: a forge's refusal (no permission, the issue gone) is permanent, but a rate

@@ -179,7 +179,8 @@ func projectWorkspaces(t *testing.T, h *hubtest.Hub, projectID string) int {
 }
 
 // A turn longer than the status's pace: the hub's one comment shows it working, then
-// done with the reply (a finished turn's status never replaces the reply).
+// done with the reply (a finished turn's status never replaces the reply); a later
+// request in the issue goes to the same workspace and shows in the same comment.
 func TestTheHubsCommentFollowsTheWork(t *testing.T) {
 	t.Parallel()
 	h := hubtest.StartDelivering(t, withForgeEvents(), hubtest.WithConfig(func(c *hub.Config) { c.ChatStatusEvery = 100 * time.Millisecond }))
@@ -206,5 +207,20 @@ func TestTheHubsCommentFollowsTheWork(t *testing.T) {
 	})
 	if cs := f.comments(); len(cs) != 1 || !strings.HasPrefix(cs[0], "✅ Done.") {
 		t.Errorf("expected the comment to end showing the reply, got %q", cs)
+	}
+	// A later request in the issue is the workspace's next message, shown in the same
+	// comment.
+	body = f.comment(web, 52, "@wshub write more", false)
+	if got := deliver(t, h, "/forge/github/events", body, f.headers("d-2", "s", body, true)...); got != 202 {
+		t.Fatalf("expected 202, got %d", got)
+	}
+	eventually.NoError(t, time.Minute, "the hub's one comment showing the second reply", func() error {
+		if cs := f.comments(); len(cs) != 1 || !strings.HasPrefix(cs[0], "✅ Done.\n\nwrote more.txt") {
+			return fmt.Errorf("the comments say %q", cs)
+		}
+		return nil
+	})
+	if n := projectWorkspaces(t, h, p.ID); n != 1 {
+		t.Errorf("expected the one workspace to take the follow-up, got %d workspaces", n)
 	}
 }
