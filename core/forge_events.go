@@ -94,6 +94,13 @@ type ForgeSession struct {
 	Handle string
 }
 
+// StartedBy reports whether the thread's workspace was started by the message of key:
+// a forge may send the same comment again under a new delivery id (a replay), which
+// must not become a second message of the workspace it started.
+func (s *ForgeSession) StartedBy(key string) bool {
+	return s.Thread != nil && s.Thread.WorkspaceID == DerivedID(PrefixWorkspace, s.Account.ID, scopeCreate(), strings.TrimSpace(key))
+}
+
 // ForgeEvents are the forge front-end's use cases: deliveries in, sessions of issues,
 // and the hub's one comment in each.
 type ForgeEvents struct {

@@ -70,6 +70,10 @@ func (b *Bot) handle(ctx context.Context, kind string, payload []byte) ([]core.C
 		}
 		return h.Said, nil
 	}
+	key := kind + ":" + place.ChannelID + ":comment:" + strconv.FormatInt(ev.CommentID, 10)
+	if sess.StartedBy(key) {
+		return nil, nil // a replay of the comment that started the workspace
+	}
 	text := prompt
 	if sess.Thread == nil {
 		// The comment is there before the workspace: every later post edits it.
@@ -78,7 +82,7 @@ func (b *Bot) handle(ctx context.Context, kind string, payload []byte) ([]core.C
 		}
 		text = issuePrompt(prompt, ev)
 	}
-	in := core.ChatInput{Key: kind + ":" + place.ChannelID + ":comment:" + strconv.FormatInt(ev.CommentID, 10), Text: text,
+	in := core.ChatInput{Key: key, Text: text,
 		UserID: ev.Login, UserName: ev.Login}
 	_, err = h.Take(ctx, b.chat, sess.ChatSession, in, 0, noFiles)
 	return h.Said, err

@@ -161,8 +161,21 @@ func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 				return strings.Contains(done, "Done.") && strings.Contains(done, "wrote "+f.kind+".txt") &&
 					strings.HasSuffix(done, fmt.Sprintf("/acme/app/%s/1", map[string]string{core.ForgeGitHub: "pull", core.ForgeGitLab: "-/merge_requests"}[f.kind]))
 			})
+			// The same comment again under another delivery id (a forge's replay makes a
+			// new one): handled, and nothing is started or sent twice.
+			checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", secret, body, true), 202, 3}})
+			eventually.Eventually(t, time.Minute, "the replay handled", func() bool {
+				var status string
+				err := h.PG().DB().QueryRowContext(context.Background(), `SELECT status FROM chat_inbox WHERE platform = $1 AND event_id = 'd-9'`, f.kind).Scan(&status)
+				return err == nil && status == "done"
+			})
 			if n := projectWorkspaces(t, h, p.ID); n != 1 {
 				t.Errorf("expected one workspace on the project (none for the stranger), got %d", n)
+			}
+			var sent int
+			if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM messages m JOIN workspaces w ON w.id = m.workspace_id
+				WHERE w.project_id = $1 AND m.role = 'user'`, p.ID).Scan(&sent); err != nil || sent != 1 {
+				t.Errorf("expected one message sent, got %d (%v)", sent, err)
 			}
 		})
 	}
