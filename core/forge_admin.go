@@ -16,6 +16,9 @@ type ForgeEventsInput struct {
 	Handle *string
 	// Secret is the webhook's secret, as set in the forge's webhook.
 	Secret *string
+	// Off turns the project's events off: its secret and handle are dropped, and its
+	// repository's deliveries are answered as an unknown repository's.
+	Off bool
 }
 
 // ForgeAdmin is the operator's commands on projects' forge events.
@@ -24,8 +27,8 @@ type ForgeAdmin struct {
 	store forgeEventsStore
 }
 
-// SetForgeEvents sets a project's forge events (operator). The first setting needs the
-// secret: without one no event could be verified.
+// SetForgeEvents sets a project's forge events, or turns them off (operator; nil
+// then). The first setting needs the secret: without one no event could be verified.
 func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in ForgeEventsInput) (*ForgeHook, error) {
 	p, err := s.store.GetProjectByID(ctx, projectID)
 	if err == nil && p.RemovedAt != nil {
@@ -36,6 +39,12 @@ func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in Fo
 	}
 	if p.Forge == "" {
 		return nil, Errorf(CodeInvalidRequest, "forge events need the project's forge: name it with --forge (%s)", strings.Join(ForgeKinds, ", "))
+	}
+	if in.Off {
+		if in.Handle != nil || in.Secret != nil {
+			return nil, Errorf(CodeInvalidRequest, "turn forge events off, or set them, not both")
+		}
+		return nil, s.store.DeleteForgeHook(ctx, p.ID)
 	}
 	key := RepositoryKey(p.Repository)
 	if key == "" {

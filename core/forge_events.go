@@ -37,6 +37,7 @@ type ForgeHook struct {
 type ForgeEventQueries interface {
 	PutForgeHook(ctx context.Context, h *ForgeHook) error
 	GetForgeHook(ctx context.Context, projectID string) (*ForgeHook, error)
+	DeleteForgeHook(ctx context.Context, projectID string) error
 	// ForgeHooksOf lists the hooks of the projects (not removed) on forge whose
 	// repository is key.
 	ForgeHooksOf(ctx context.Context, forge, key string) ([]*ForgeHook, error)

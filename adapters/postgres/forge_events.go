@@ -45,6 +45,13 @@ func (q queries) GetForgeHook(ctx context.Context, projectID string) (_ *core.Fo
 	return r.hook(), nil
 }
 
+// DeleteForgeHook deletes by the primary key (none: nothing to do).
+func (q queries) DeleteForgeHook(ctx context.Context, projectID string) (err error) {
+	defer wrapErr(&err, "delete forge hook")
+	_, err = q.exec(ctx, `DELETE FROM project_forge_events WHERE project_id = $1`, projectID)
+	return err
+}
+
 // ForgeHooksOf reads the hooks of live projects on a repository (index
 // project_forge_events_repository), oldest setting first so the order is stable.
 func (q queries) ForgeHooksOf(ctx context.Context, forge, key string) (_ []*core.ForgeHook, err error) {

@@ -112,7 +112,9 @@ func projectUpdate(fs *flag.FlagSet) adminRun {
 			if err != nil {
 				return nil, err
 			}
-			out.ForgeHandle = hook.Handle
+			if hook != nil {
+				out.ForgeHandle = hook.Handle
+			}
 		}
 		return out, nil
 	}

@@ -11,7 +11,7 @@ import (
 
 // A project's forge events from the operator's command line: the first setting needs
 // the webhook's secret, read from a file and never shown; the handle is the project's
-// own or @wshub; a project on no forge is refused in words.
+// own or @wshub; a project on no forge is refused in words; off drops them.
 func TestAdminProjectForgeEvents(t *testing.T) {
 	adminEnv(t)
 	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
@@ -44,5 +44,12 @@ func TestAdminProjectForgeEvents(t *testing.T) {
 	}
 	if _, out = wshub(t, 2, "admin", "project", "update", "--project", pid, "--forge-handle", "@two words"); !strings.Contains(out, "one word") {
 		t.Fatalf("expected a handle of two words refused, got %q", out)
+	}
+	// Off drops the secret: the handle alone cannot turn them on again.
+	if upd, _ = wshub(t, 0, "admin", "project", "update", "--project", pid, "--forge-events", "off"); upd["forgeHandle"] != nil {
+		t.Fatalf("expected no handle once off, got %v", upd)
+	}
+	if _, out = wshub(t, 2, "admin", "project", "update", "--project", pid, "--forge-handle", "@bot"); !strings.Contains(out, "need the webhook's secret") {
+		t.Fatalf("expected events off to need the secret again, got %q", out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,8 +103,9 @@ func inboxRows(t *testing.T, h *hubtest.Hub, kind string) int {
 	return n
 }
 
-// unknownCounted reads the hub's count of deliveries for unknown repositories of kind.
-func unknownCounted(t *testing.T, h *hubtest.Hub, kind string) bool {
+// unknownCounted reports whether the hub counted n deliveries for unknown repositories
+// of kind.
+func unknownCounted(t *testing.T, h *hubtest.Hub, kind string, n int) bool {
 	t.Helper()
 	resp, err := http.Get(h.MetricsURL + "/metrics")
 	if err != nil {
@@ -111,19 +113,19 @@ func unknownCounted(t *testing.T, h *hubtest.Hub, kind string) bool {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return strings.Contains(string(raw), `wshub_forge_events_unknown_repository_total{forge="`+kind+`"} 1`+"\n")
+	return strings.Contains(string(raw), `wshub_forge_events_unknown_repository_total{forge="`+kind+`"} `+strconv.Itoa(n)+"\n")
 }
 
 // A Gitea delivery is verified by its project's secret before it is stored: a bad or
 // missing signature is 401 and stores nothing; a redelivery (the same X-Gitea-Delivery)
 // is 200 and stores nothing more; a repository no project has is 200, ignored and
 // counted; the repository is matched whatever URL form the payload gives; a body over
-// the bound is refused.
+// the bound is refused; once the project's events are off, its repository is unknown.
 func TestGiteaDeliveriesAreVerifiedDeduplicatedAndBounded(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t, withForgeEvents())
 	const secret = "s3cret"
-	forgeProject(t, h, core.ForgeGitea, secret)
+	p := forgeProject(t, h, core.ForgeGitea, secret)
 	comment := func(repo string) []byte {
 		return []byte(`{"action":"created","issue":{"number":7,"title":"t","body":"b"},"comment":{"id":1,"body":"@wshub hi",` +
 			`"user":{"login":"ann"}},"repository":{"ssh_url":"` + repo + `"},"is_pull":false}`)
@@ -143,7 +145,15 @@ func TestGiteaDeliveriesAreVerifiedDeduplicatedAndBounded(t *testing.T) {
 		{"an unknown repository", comment("https://forge.example.org/team/other"), headers("d-3", "x"), 200, 2},
 		{"a body over the bound", bytes.Repeat([]byte(" "), 1<<20+1), headers("d-4", "x"), 413, 2},
 	})
-	if !unknownCounted(t, h, core.ForgeGitea) {
+	if !unknownCounted(t, h, core.ForgeGitea, 1) {
 		t.Error("expected the unknown repository's delivery counted once")
+	}
+	// Events turned off: the repository is no project's any more.
+	if _, err := h.Service.ForgeAdmin.SetForgeEvents(context.Background(), p.ID, core.ForgeEventsInput{Off: true}); err != nil {
+		t.Fatal(err)
+	}
+	checkDeliveries(t, h, core.ForgeGitea, []delivery{{"a delivery once off", body, headers("d-5", hexMAC(secret, body)), 200, 2}})
+	if !unknownCounted(t, h, core.ForgeGitea, 2) {
+		t.Error("expected the delivery once off counted as an unknown repository's")
 	}
 }
