@@ -28,18 +28,24 @@ type ChatArrival struct {
 // what a platform webhook does before acknowledging, so it must be quick; false means
 // the event was seen before (a retry) and nothing more is to be done.
 func (s *Chat) AcceptChatEvent(ctx context.Context, in ChatArrival) (bool, error) {
+	return s.acceptChatEvent(ctx, s.store, in)
+}
+
+// acceptChatEvent is AcceptChatEvent for every surface that uses the inbox (chat
+// bots, forges).
+func (k kernel) acceptChatEvent(ctx context.Context, store TxStore, in ChatArrival) (bool, error) {
 	platform, eventID, threadKey, payload := in.Platform, in.EventID, in.ThreadKey, in.Payload
 	if eventID == "" {
 		return false, Errorf(CodeInvalidRequest, "the event has no id")
 	}
-	sealed, err := s.seal(payload, SealedChatEvent.binding(platform, eventID))
+	sealed, err := k.seal(payload, SealedChatEvent.binding(platform, eventID))
 	if err != nil {
 		return false, err
 	}
-	now := s.clock.Now()
+	now := k.clock.Now()
 	e := &ChatEvent{Platform: platform, EventID: eventID, ThreadKey: threadKey, Payload: sealed, Status: "pending", NextAt: now, At: now}
 	var fresh bool
-	err = s.store.InTx(ctx, func(q Queries) error {
+	err = store.InTx(ctx, func(q Queries) error {
 		var err error
 		if fresh, err = q.InsertChatEvent(ctx, e); err != nil || !fresh {
 			return err

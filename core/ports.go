@@ -38,6 +38,7 @@ type Queries interface {
 	HostQueries
 	PullQueries
 	CacheQueries
+	ForgeEventQueries
 
 	AccountQueries
 	ProjectQueries

@@ -28,6 +28,8 @@ const (
 	// SealedProjectSecret is a project's secret, bound to the project and its name so
 	// that a value copied under another name does not open.
 	SealedProjectSecret SealedKind = "project_secret"
+	// SealedForgeSecret is the secret a project's forge signs webhook deliveries with.
+	SealedForgeSecret SealedKind = "forge_secret"
 	// SealedAsset values live in the BlobStore; the store lists their keys.
 	SealedAsset SealedKind = "asset"
 	// SealedWorkspaceTitle is a workspace's title, the first line of its first prompt.
@@ -37,7 +39,7 @@ const (
 // SealedKinds lists every kind, in the order Reseal visits them.
 var SealedKinds = []SealedKind{
 	SealedMessageText, SealedMessageFailure, SealedWebhookSecret, SealedEventBody,
-	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedProjectCredential, SealedProjectSecret, SealedAsset,
+	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedProjectCredential, SealedProjectSecret, SealedForgeSecret, SealedAsset,
 	SealedWorkspaceTitle,
 }
 
@@ -48,7 +50,7 @@ var sealPrefixes = map[SealedKind]string{
 	SealedMessageText: "message", SealedMessageFailure: "failure", SealedWebhookSecret: "webhook",
 	SealedEventBody: "event", SealedChatEvent: "chatevent", SealedChatNotice: "chatnotice",
 	SealedTurnEvent: "turn-event", SealedProjectCredential: "credential", SealedProjectSecret: "project-secret",
-	SealedAsset: "asset", SealedWorkspaceTitle: "workspace-title",
+	SealedForgeSecret: "forge-secret", SealedAsset: "asset", SealedWorkspaceTitle: "workspace-title",
 }
 
 // binding is the sealing binding of a value of this kind owned by owner and id.

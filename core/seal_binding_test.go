@@ -15,6 +15,7 @@ func TestSealBindingsAreStableAndDistinctPerKind(t *testing.T) {
 		SealedTurnEvent:         "turn-event:ws_1:msg_2",
 		SealedProjectCredential: "credential:ws_1:msg_2",
 		SealedProjectSecret:     "project-secret:ws_1:msg_2",
+		SealedForgeSecret:       "forge-secret:ws_1:msg_2",
 		SealedAsset:             "asset:ws_1:msg_2",
 		SealedWorkspaceTitle:    "workspace-title:ws_1:msg_2",
 	}

@@ -85,6 +85,10 @@ type Service struct {
 	ProjectSecrets *ProjectSecrets
 	// AppProjects are the app's project pages (their secrets), on the session's account.
 	AppProjects *AppProjects
+	// Forge is the forge front-end's: deliveries in, issues' sessions, the hub's comments.
+	Forge *ForgeEvents
+	// ForgeAdmin is the operator's commands on projects' forge events.
+	ForgeAdmin *ForgeAdmin
 }
 
 // kernel is what every group shares: time, randomness and content sealing.
@@ -145,6 +149,8 @@ func NewService(d Deps) *Service {
 
 		ProjectSecrets: secrets,
 		AppProjects:    &AppProjects{store: d.Store, secrets: secrets},
+		Forge:          &ForgeEvents{kernel: k, logger: lg, store: d.Store, forges: d.Forges, access: &forgeAccessCache{}},
+		ForgeAdmin:     &ForgeAdmin{kernel: k, store: d.Store},
 	}
 }
 

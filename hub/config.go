@@ -228,6 +228,10 @@ type Config struct {
 	Retention time.Duration `env:"WSHUB_RETENTION" envDefault:"720h"`
 	// MigrateOnStart applies pending migrations when serving (under goose's lock).
 	MigrateOnStart bool `env:"WSHUB_MIGRATE_ON_START" envDefault:"true"`
+	// ForgeEvents takes the forges' webhooks on /forge/{github,gitlab,gitea}/events and
+	// works through them; off, those routes are not mounted and the chat queues are not
+	// polled for them. Each project still needs its webhook secret.
+	ForgeEvents bool `env:"WSHUB_FORGE_EVENTS"`
 	// SlackBotToken (xoxb-...) turns the Slack bot on: Web API calls and file downloads.
 	SlackBotToken string `env:"WSHUB_SLACK_BOT_TOKEN"`
 	// SlackSigningSecret verifies Events API requests on POST /slack/events.

@@ -364,6 +364,7 @@ func (h *Hub) runChat(ctx context.Context, part func(func())) {
 			}
 		})
 	}
+	h.addForges(chat)
 	if len(chat.Handlers) > 0 {
 		part(func() { chat.Run(ctx) })
 	}

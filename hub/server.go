@@ -46,6 +46,9 @@ func (h *Hub) serve(clock core.Clock) error {
 		return err
 	}
 	srv.Add(h.Web.Front())
+	if cfg.ForgeEvents {
+		srv.Add(h.forgeFront())
+	}
 	if cfg.SlackBotToken != "" {
 		h.Slack = slackbot.New(svc.Chat, slackbot.Config{BotToken: cfg.SlackBotToken, SigningSecret: cfg.SlackSigningSecret,
 			AppToken: cfg.SlackAppToken, APIURL: cfg.SlackAPIURL}, log)

@@ -13,6 +13,8 @@ type chatMetrics struct {
 	events  *prometheus.CounterVec
 	posts   *prometheus.CounterVec
 	latency *prometheus.HistogramVec
+	// unknown counts forge deliveries for repositories no project takes events from.
+	unknown *prometheus.CounterVec
 }
 
 func newChatMetrics() *chatMetrics {
@@ -30,11 +32,15 @@ func newChatMetrics() *chatMetrics {
 			Help:    "Time from a turn finishing to its reply being posted in the thread (last part).",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 3600}},
 			[]string{"platform"}),
+		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wshub_forge_events_unknown_repository_total",
+			Help: "Forge deliveries answered and ignored: no project takes events from their repository, by forge."},
+			[]string{"forge"}),
 	}
 }
 
 func (c *chatMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{c.events, c.posts, c.latency}
+	return []prometheus.Collector{c.events, c.posts, c.latency, c.unknown}
 }
 
 // results names core's row statuses for people reading dashboards.
@@ -54,4 +60,10 @@ func (m *Metrics) ObserveChatPost(r core.ChatPostReport) {
 	if r.Kind == "reply" && r.Status == core.DeliveryDelivered {
 		m.chat.latency.WithLabelValues(r.Platform).Observe(r.Since.Seconds())
 	}
+}
+
+// ObserveForgeUnknownRepository records a forge delivery for a repository no project
+// takes events from.
+func (m *Metrics) ObserveForgeUnknownRepository(kind string) {
+	m.chat.unknown.WithLabelValues(kind).Inc()
 }

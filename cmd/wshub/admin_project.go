@@ -73,10 +73,15 @@ func projectUpdate(fs *flag.FlagSet) adminRun {
 	fs.Var(&push, "push", "push workspace branches after each turn (true|false)")
 	network := fs.String("network", "", networkUsage)
 	forge := addForgeFlags(fs, true)
+	events := addForgeEventsFlags(fs)
 	envFile := fs.String("environment-file", "", "a JSON file of the form of .wshub/environment.json: the project's environment, which wins over the repository's files")
 	noEnv := fs.Bool("no-environment", false, "remove the project's environment settings: the repository's files apply again")
 	return func(ctx context.Context, h adminHub) (any, error) {
 		fin, err := forge.input()
+		if err != nil {
+			return nil, err
+		}
+		ein, err := events.input()
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +106,17 @@ func projectUpdate(fs *flag.FlagSet) adminRun {
 		if err != nil {
 			return nil, err
 		}
-		return projectOf(p), nil
+		out := projectOf(p)
+		if ein != nil { // after the update, which may have named the forge
+			hook, err := h.svc.ForgeAdmin.SetForgeEvents(ctx, p.ID, *ein)
+			if err != nil {
+				return nil, err
+			}
+			if hook != nil {
+				out.ForgeHandle = hook.Handle
+			}
+		}
+		return out, nil
 	}
 }
 
@@ -166,13 +181,16 @@ type projectOut struct {
 	Environment   *core.Environment `json:"environment,omitempty"`
 	FailureReason string            `json:"failureReason,omitempty"`
 	Forge         string            `json:"forge"`
-	Network       string            `json:"network"`
-	ProjectID     string            `json:"projectId"`
-	PullRequests  string            `json:"pullRequests"`
-	Push          bool              `json:"push"`
-	RemovedAt     string            `json:"removedAt,omitempty"`
-	Repository    string            `json:"repository"` // without credentials
-	State         string            `json:"state"`
+	// ForgeHandle is the handle of the project's forge events, shown by the update that
+	// sets them.
+	ForgeHandle  string `json:"forgeHandle,omitempty"`
+	Network      string `json:"network"`
+	ProjectID    string `json:"projectId"`
+	PullRequests string `json:"pullRequests"`
+	Push         bool   `json:"push"`
+	RemovedAt    string `json:"removedAt,omitempty"`
+	Repository   string `json:"repository"` // without credentials
+	State        string `json:"state"`
 }
 
 func projectOf(p *core.Project) projectOut {

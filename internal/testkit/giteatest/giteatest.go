@@ -174,6 +174,10 @@ ENABLED = false
 [packages]
 ENABLED = false
 
+; Webhooks go to the test's hub, on loopback, which Gitea refuses by default.
+[webhook]
+ALLOWED_HOST_LIST = loopback
+
 [log]
 MODE = console
 LEVEL = Info

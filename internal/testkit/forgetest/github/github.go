@@ -86,6 +86,8 @@ type repository struct {
 	owner, name string
 	archived    bool
 	pulls       []*Pull
+	comments    []*Comment
+	permissions map[string]string // by login (SetPermission)
 }
 
 func (r *repository) path() string { return r.owner + "/" + r.name }
@@ -142,6 +144,9 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/pulls", s.createPull)
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/pulls/{number}", s.getPull)
 	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/pulls/{number}", s.updatePull)
+	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
+	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
+	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/collaborators/{username}/permission", s.permission)
 	mux.HandleFunc("POST /api/v3/app/installations/{id}/access_tokens", s.accessToken)
 	mux.HandleFunc("/", s.gitOrUnknown)
 	// The URL is known before the first request is served: handlers render it.

@@ -69,6 +69,8 @@ type project struct {
 	path     string
 	archived bool
 	mrs      []*MergeRequest
+	notes    []*Note
+	members  map[int64]member // by user id (AddMember)
 }
 
 // MergeRequest is a merge request as the fake holds it.
@@ -106,6 +108,9 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("POST /api/v4/projects/{id}/merge_requests", s.createMR)
 	mux.HandleFunc("GET /api/v4/projects/{id}/merge_requests/{iid}", s.getMR)
 	mux.HandleFunc("PUT /api/v4/projects/{id}/merge_requests/{iid}", s.updateMR)
+	mux.HandleFunc("POST /api/v4/projects/{id}/issues/{iid}/notes", s.createNote)
+	mux.HandleFunc("PUT /api/v4/projects/{id}/issues/{iid}/notes/{note}", s.updateNote)
+	mux.HandleFunc("GET /api/v4/projects/{id}/members/all/{user}", s.getMember)
 	mux.HandleFunc("/", s.gitOrUnknown)
 	// The URL is known before the first request is served: handlers render it.
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,43 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	gh "github.com/google/go-github/v89/github"
+
+	"github.com/wshub/wshub/core"
+)
+
+var _ core.ForgeCommenter = (*Forge)(nil)
+
+// PostIssueComment comments on an issue (or pull request: GitHub numbers both alike)
+// and returns the comment's id.
+func (f *Forge) PostIssueComment(ctx context.Context, p *core.Project, issue int64, body string) (string, error) {
+	c, r, err := f.client(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	cm, _, err := c.Issues.CreateComment(ctx, r.owner, r.name, int(issue), &gh.IssueComment{Body: &body})
+	if err != nil {
+		return "", refusal(err, r)
+	}
+	return strconv.FormatInt(cm.GetID(), 10), nil
+}
+
+// EditIssueComment makes comment ref say body (GitHub knows a comment by its id alone).
+func (f *Forge) EditIssueComment(ctx context.Context, p *core.Project, _ int64, ref, body string) error {
+	id, err := strconv.ParseInt(ref, 10, 64)
+	if err != nil {
+		return fmt.Errorf("github: comment ref %q: %w", ref, err)
+	}
+	c, r, err := f.client(ctx, p)
+	if err != nil {
+		return err
+	}
+	if _, _, err := c.Issues.EditComment(ctx, r.owner, r.name, id, &gh.IssueComment{Body: &body}); err != nil {
+		return refusal(err, r)
+	}
+	return nil
+}

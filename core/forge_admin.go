@@ -1,0 +1,87 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// maxForgeSecret bounds a webhook secret; forges generate 20 to 64 characters.
+const maxForgeSecret = 1024
+
+// ForgeEventsInput is what `wshub admin project update` changes of a project's forge
+// events; nil fields are left as they are.
+type ForgeEventsInput struct {
+	// Handle asks for work in a comment ("" = DefaultForgeHandle).
+	Handle *string
+	// Secret is the webhook's secret, as set in the forge's webhook.
+	Secret *string
+	// Off turns the project's events off: its secret and handle are dropped, and its
+	// repository's deliveries are answered as an unknown repository's.
+	Off bool
+}
+
+// ForgeAdmin is the operator's commands on projects' forge events.
+type ForgeAdmin struct {
+	kernel
+	store forgeEventsStore
+}
+
+// SetForgeEvents sets a project's forge events, or turns them off (operator; nil
+// then). The first setting needs the secret: without one no event could be verified.
+func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in ForgeEventsInput) (*ForgeHook, error) {
+	p, err := s.store.GetProjectByID(ctx, projectID)
+	if err == nil && p.RemovedAt != nil {
+		err = ErrNoRows
+	}
+	if err != nil {
+		return nil, notFound(err, CodeProjectNotFound, "no such project")
+	}
+	if p.Forge == "" {
+		return nil, Errorf(CodeInvalidRequest, "forge events need the project's forge: name it with --forge (%s)", strings.Join(ForgeKinds, ", "))
+	}
+	if in.Off {
+		if in.Handle != nil || in.Secret != nil {
+			return nil, Errorf(CodeInvalidRequest, "turn forge events off, or set them, not both")
+		}
+		return nil, s.store.DeleteForgeHook(ctx, p.ID)
+	}
+	key := RepositoryKey(p.Repository)
+	if key == "" {
+		return nil, Errorf(CodeInvalidRequest, "the project's repository is not a forge's URL, so no event can name it")
+	}
+	h, err := s.store.GetForgeHook(ctx, p.ID)
+	switch {
+	case errors.Is(err, ErrNoRows):
+		if in.Secret == nil {
+			return nil, Errorf(CodeInvalidRequest, "forge events need the webhook's secret (--forge-webhook-secret-file)")
+		}
+		h = &ForgeHook{ProjectID: p.ID, AccountID: p.AccountID, Handle: DefaultForgeHandle}
+	case err != nil:
+		return nil, err
+	}
+	h.Forge, h.RepositoryKey = p.Forge, key
+	if in.Handle != nil {
+		handle := strings.TrimSpace(*in.Handle)
+		if handle == "" {
+			handle = DefaultForgeHandle
+		}
+		if len(handle) > 100 || strings.ContainsFunc(handle, isSpace) {
+			return nil, Errorf(CodeInvalidRequest, "the handle is one word of at most 100 characters, such as @wshub")
+		}
+		h.Handle = handle
+	}
+	if in.Secret != nil {
+		secret := strings.TrimSpace(*in.Secret)
+		if secret == "" || len(secret) > maxForgeSecret {
+			return nil, Errorf(CodeInvalidRequest, "the webhook secret is 1 to %d characters", maxForgeSecret)
+		}
+		if h.SealedSecret, err = s.seal([]byte(secret), SealedForgeSecret.binding(h.AccountID, h.ProjectID)); err != nil {
+			return nil, err
+		}
+	}
+	h.UpdatedAt = s.clock.Now()
+	return h, s.store.PutForgeHook(ctx, h)
+}
+
+func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }

@@ -1,0 +1,257 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Forge events: a forge's webhooks are a third chat surface. An event is a chat event
+// of the platform named by the forge's kind, through the same inbox (dedupe by the
+// forge's delivery id, a leased queue); an issue is a thread, its place
+// ChatPlace{Platform: kind, TeamID: project id, ChannelID: repository key, ThreadID:
+// issue number}; what the hub says there goes out through the chat outboxes, as one
+// comment it edits in place.
+
+// DefaultForgeHandle is the handle that asks for work in a comment when the project
+// names none.
+const DefaultForgeHandle = "@wshub"
+
+// ForgeHook is a project's forge events setting: who may send it events (those who
+// sign with its secret), and the handle that asks for work.
+type ForgeHook struct {
+	ProjectID, AccountID string
+	Forge                string
+	// RepositoryKey is the project's repository as events name it (RepositoryKey).
+	RepositoryKey string
+	Handle        string
+	SealedSecret  []byte
+	UpdatedAt     time.Time
+}
+
+// ForgeEventQueries are the store statements of forge events.
+type ForgeEventQueries interface {
+	PutForgeHook(ctx context.Context, h *ForgeHook) error
+	GetForgeHook(ctx context.Context, projectID string) (*ForgeHook, error)
+	DeleteForgeHook(ctx context.Context, projectID string) error
+	// ForgeHooksOf lists the hooks of the projects (not removed) on forge whose
+	// repository is key.
+	ForgeHooksOf(ctx context.Context, forge, key string) ([]*ForgeHook, error)
+	// ForgeComment is the ref of the hub's comment in a forge thread (ErrNoRows: none).
+	ForgeComment(ctx context.Context, place ChatPlace) (string, error)
+	SetForgeComment(ctx context.Context, place ChatPlace, ref string) error
+}
+
+// ForgeCommenter comments on a project's issues; a forge adapter that is not one
+// cannot answer events.
+type ForgeCommenter interface {
+	// PostIssueComment comments on issue number of p's repository and returns the
+	// comment's ref.
+	PostIssueComment(ctx context.Context, p *Project, issue int64, body string) (string, error)
+	// EditIssueComment makes comment ref of the issue say body.
+	EditIssueComment(ctx context.Context, p *Project, issue int64, ref, body string) error
+}
+
+// ForgeSignature is what a forge front-end read of a delivery before trusting it: the
+// event's name, the repository the payload names (its URLs), and a check of the
+// delivery's signature against a secret.
+type ForgeSignature struct {
+	Event        string
+	Repositories []string
+	Verify       func(secret []byte) bool
+}
+
+// ForgeAcceptance is what became of a delivery.
+type ForgeAcceptance int
+
+const (
+	// ForgeAccepted: stored for the inbox worker.
+	ForgeAccepted ForgeAcceptance = iota
+	// ForgeRedelivered: the delivery id was seen before; nothing more to do.
+	ForgeRedelivered
+	// ForgeUnknownRepository: no project takes events from the repository.
+	ForgeUnknownRepository
+	// ForgeUnverified: a project has the repository, but the signature matches none of
+	// their secrets. Nothing is stored.
+	ForgeUnverified
+)
+
+// ForgeEnvelope is a verified delivery as the inbox keeps it: which project's secret
+// verified it, the forge's event name, and the body as received.
+type ForgeEnvelope struct {
+	ProjectID string          `json:"projectId"`
+	Event     string          `json:"event"`
+	Body      json.RawMessage `json:"body"`
+}
+
+// ForgeSession is a forge thread's session: the project's account acting through a
+// binding made from the project, and the project's handle.
+type ForgeSession struct {
+	*ChatSession
+	Handle string
+}
+
+// StartedBy reports whether the thread's workspace was started by the message of key:
+// a forge may send the same comment again under a new delivery id (a replay), which
+// must not become a second message of the workspace it started.
+func (s *ForgeSession) StartedBy(key string) bool {
+	return s.Thread != nil && s.Thread.WorkspaceID == DerivedID(PrefixWorkspace, s.Account.ID, scopeCreate(), strings.TrimSpace(key))
+}
+
+// ForgeEvents are the forge front-end's use cases: deliveries in, sessions of issues,
+// and the hub's one comment in each.
+type ForgeEvents struct {
+	kernel
+	logger
+	store  forgeEventsStore
+	forges Forges
+	access *forgeAccessCache
+}
+
+// forgeEventsStore is what ForgeEvents reads and writes.
+type forgeEventsStore interface {
+	TxStore
+	AccountQueries
+	ProjectQueries
+	RuntimeQueries
+	ChatQueries
+	ForgeEventQueries
+}
+
+// AcceptForgeEvent finds the projects of the repository a delivery names, checks its
+// signature against each one's secret, and stores it for the inbox worker under the
+// first that verifies it (in.Payload is the body; in.EventID the forge's delivery id).
+// Nothing is stored for an unknown repository or a signature that matches no secret.
+func (s *ForgeEvents) AcceptForgeEvent(ctx context.Context, in ChatArrival, sig ForgeSignature) (ForgeAcceptance, error) {
+	if in.EventID == "" {
+		return ForgeUnverified, Errorf(CodeInvalidRequest, "the delivery has no id")
+	}
+	var hooks []*ForgeHook
+	for _, repo := range sig.Repositories {
+		key := RepositoryKey(repo)
+		if key == "" {
+			continue
+		}
+		found, err := s.store.ForgeHooksOf(ctx, in.Platform, key)
+		if err != nil {
+			return ForgeUnverified, err
+		}
+		if len(found) > 0 {
+			hooks = found
+			break
+		}
+	}
+	if len(hooks) == 0 {
+		return ForgeUnknownRepository, nil
+	}
+	for _, h := range hooks {
+		secret, err := s.open(h.SealedSecret, SealedForgeSecret.binding(h.AccountID, h.ProjectID))
+		if err != nil {
+			return ForgeUnverified, err
+		}
+		if !sig.Verify([]byte(secret)) {
+			continue
+		}
+		env, err := json.Marshal(ForgeEnvelope{ProjectID: h.ProjectID, Event: sig.Event, Body: in.Payload})
+		if err != nil {
+			return ForgeUnverified, Errorf(CodeInvalidRequest, "the body is not JSON")
+		}
+		in.Payload = env
+		fresh, err := s.acceptChatEvent(ctx, s.store, in)
+		if err != nil || !fresh {
+			return ForgeRedelivered, err
+		}
+		return ForgeAccepted, nil
+	}
+	return ForgeUnverified, nil
+}
+
+// ForgeSessionFor resolves who acts in a forge thread: the project's account (which
+// must be entitled), through a binding made from the project, and the thread's
+// workspace when it has one.
+func (s *ForgeEvents) ForgeSessionFor(ctx context.Context, place ChatPlace) (*ForgeSession, error) {
+	h, err := s.store.GetForgeHook(ctx, place.TeamID)
+	if err != nil {
+		return nil, notFound(err, CodeProjectNotFound, "the project no longer takes forge events")
+	}
+	acct, err := s.store.GetAccount(ctx, h.AccountID)
+	if err != nil {
+		return nil, notFound(err, CodeProjectNotFound, "the project's account no longer exists")
+	}
+	b := &ChatBinding{Platform: place.Platform, TeamID: place.TeamID, AccountID: acct.ID, ProjectID: h.ProjectID}
+	sess := &ForgeSession{ChatSession: &ChatSession{Place: place, Binding: b, Account: acct}, Handle: h.Handle}
+	if err := acct.checkEntitled(); err != nil {
+		return sess, err
+	}
+	if sess.Thread, err = s.store.GetChatThread(ctx, place); err != nil && !errors.Is(err, ErrNoRows) {
+		return nil, err
+	}
+	return sess, nil
+}
+
+// ShowForgeComment makes the hub's one comment in a forge thread say text, posting it
+// the first time, and returns its ref. When the thread's workspace has a pull request,
+// the comment ends with its link.
+func (s *ForgeEvents) ShowForgeComment(ctx context.Context, place ChatPlace, text string) (string, error) {
+	p, err := s.store.GetProjectByID(ctx, place.TeamID)
+	if err != nil {
+		return "", notFound(err, CodeProjectNotFound, "no such project")
+	}
+	commenter, ok := s.forges[place.Platform].(ForgeCommenter)
+	if !ok {
+		return "", fmt.Errorf("forge %q cannot comment", place.Platform)
+	}
+	issue, err := strconv.ParseInt(place.ThreadID, 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("forge thread %q is not an issue number", place.ThreadID)
+	}
+	if t, err := s.store.GetChatThread(ctx, place); err == nil {
+		ws, err := s.store.GetWorkspaceByID(ctx, t.WorkspaceID)
+		if err == nil && ws.Pull.URL != "" && !strings.HasSuffix(strings.TrimSpace(text), ws.Pull.URL) {
+			text += "\n\nPull request: " + ws.Pull.URL
+		}
+	}
+	text += "\n\n" + ForgeCommentMark
+	if err := s.openCredential(p); err != nil {
+		return "", err
+	}
+	ref, err := s.store.ForgeComment(ctx, place)
+	switch {
+	case err == nil:
+		return ref, commenter.EditIssueComment(ctx, p, issue, ref, text)
+	case !errors.Is(err, ErrNoRows):
+		return "", err
+	}
+	if ref, err = commenter.PostIssueComment(ctx, p, issue, text); err != nil {
+		return "", err
+	}
+	return ref, s.store.SetForgeComment(context.WithoutCancel(ctx), place, ref)
+}
+
+// ShowForgeStatus is ShowForgeComment for a running turn's status: once the turn has
+// finished, its reply is what the comment shows, and a status edit that comes late
+// (claimed before the turn ended) leaves it be. Between this check and the edit a
+// reply can still land first; the window is one forge call.
+func (s *ForgeEvents) ShowForgeStatus(ctx context.Context, place ChatPlace, turnID, text string) (string, error) {
+	t, err := s.store.GetChatThread(ctx, place)
+	if err != nil {
+		return "", notFound(err, CodeChatNoWorkspace, "this issue has no workspace")
+	}
+	ws, err := s.store.GetWorkspaceByID(ctx, t.WorkspaceID)
+	if err != nil {
+		return "", err
+	}
+	if ws.LastTurnID == turnID {
+		ref, err := s.store.ForgeComment(ctx, place)
+		return ref, err
+	}
+	return s.ShowForgeComment(ctx, place, text)
+}
+
+// ForgeCommentMark ends every comment of the hub's, so that the events of its own
+// comments (and another hub's) are known and ignored: two hubs never loop.
+const ForgeCommentMark = "<!-- wshub -->"

@@ -1,0 +1,239 @@
+package webhooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	gh "github.com/google/go-github/v89/github"
+	gl "gitlab.com/gitlab-org/api/client-go/v2"
+
+	forgebot "github.com/wshub/wshub/bots/forge"
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub"
+	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
+	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
+	glfake "github.com/wshub/wshub/internal/testkit/forgetest/gitlab"
+)
+
+// forgeFake is one forge's side of TestIssueCommentsOnTheGitHubAndGitLabFakes: its
+// fake with a repository the project is on, a delivery of an issue comment shaped as
+// the forge's client library types it, its headers signed, and the comments on an issue.
+type forgeFake struct {
+	kind string
+	// start starts the fake and returns the project's repository URL, the web URL
+	// deliveries name it by, and its token.
+	start func(t *testing.T) (repo, web, token string)
+	// comment is issue 7's comment id saying text, on the repository at web, by a
+	// person who may write to it (or, stranger, one who may not).
+	comment func(web string, id int64, text string, stranger bool) []byte
+	// headers sign body with secret (sign false: a wrong signature) as delivery id.
+	headers func(id, secret string, body []byte, sign bool) []string
+	// comments are the bodies of issue 7's comments.
+	comments func() []string
+}
+
+func githubFake() forgeFake {
+	var fake *ghfake.Server
+	return forgeFake{kind: core.ForgeGitHub,
+		start: func(t *testing.T) (string, string, string) {
+			fake = ghfake.Start(t)
+			const token = "ghp_forgeEvents"
+			repo := fake.NewRepo(t, "acme", "app")
+			fake.Grant(token, "acme", "app", ghfake.Write)
+			fake.SetPermission("acme", "app", "octocat", "write")
+			fake.SetPermission("acme", "app", "mallory", "read")
+			return repo, fake.URL + "/acme/app", token
+		},
+		comment: func(web string, id int64, text string, stranger bool) []byte {
+			login := map[bool]string{false: "octocat", true: "mallory"}[stranger]
+			body, _ := json.Marshal(gh.IssueCommentEvent{Action: gh.Ptr("created"),
+				Issue:   &gh.Issue{Number: gh.Ptr(7), Title: gh.Ptr("Needs a file"), Body: gh.Ptr("The file is missing.")},
+				Comment: &gh.IssueComment{ID: gh.Ptr(id), Body: gh.Ptr(text), User: &gh.User{Login: gh.Ptr(login), Type: gh.Ptr("User")}},
+				Repo:    &gh.Repository{HTMLURL: gh.Ptr(web), CloneURL: gh.Ptr(web + ".git")}})
+			return body
+		},
+		headers: func(id, secret string, body []byte, sign bool) []string {
+			sig := "sha256=" + hexMAC(secret, body)
+			if !sign {
+				sig = "sha256=" + hexMAC("not-"+secret, body)
+			}
+			return []string{"X-GitHub-Delivery", id, "X-GitHub-Event", "issue_comment", "X-Hub-Signature-256", sig}
+		},
+		comments: func() []string {
+			var out []string
+			for _, c := range fake.Comments("acme", "app", 7) {
+				out = append(out, c.Body)
+			}
+			return out
+		},
+	}
+}
+
+func gitlabFake() forgeFake {
+	var fake *glfake.Server
+	return forgeFake{kind: core.ForgeGitLab,
+		start: func(t *testing.T) (string, string, string) {
+			fake = glfake.Start(t)
+			const token = "glpat-forgeEvents"
+			repo := fake.NewRepo(t, "acme/app")
+			fake.Grant(token, "acme/app", glfake.Write)
+			fake.AddMember("acme/app", 5, "tanuki", 30)
+			fake.AddMember("acme/app", 6, "reporter", 20)
+			return repo, fake.URL + "/acme/app", token
+		},
+		comment: func(web string, id int64, text string, stranger bool) []byte {
+			user := &gl.User{ID: 5, Username: "tanuki"}
+			if stranger {
+				user = &gl.User{ID: 6, Username: "reporter"}
+			}
+			body, _ := json.Marshal(gl.IssueCommentEvent{ObjectKind: "note", EventType: "note", User: user,
+				Project: gl.IssueCommentEventProject{WebURL: web, GitHTTPURL: web + ".git"},
+				ObjectAttributes: gl.IssueCommentEventObjectAttributes{ID: id, Note: text, NoteableType: "Issue",
+					Action: gl.CommentEventActionCreate},
+				Issue: gl.IssueCommentEventIssue{IID: 7, Title: "Needs a file", Description: "The file is missing."}})
+			return body
+		},
+		headers: func(id, secret string, _ []byte, sign bool) []string {
+			if !sign {
+				secret = "not-" + secret
+			}
+			return []string{"Idempotency-Key", id, "X-Gitlab-Event", "Note Hook", "X-Gitlab-Token", secret}
+		},
+		comments: func() []string {
+			var out []string
+			for _, n := range fake.Notes("acme/app", 7) {
+				out = append(out, n.Body)
+			}
+			return out
+		},
+	}
+}
+
+// On GitHub and GitLab (their fakes, the hub answering through go-github and GitLab's
+// client), with deliveries shaped by the same libraries' webhook types: a wrong
+// signature or token is 401 and stores nothing; an issue comment naming the handle is
+// taken, its redelivery is not taken twice, an unknown repository is ignored and
+// counted; and the hub answers with one comment that ends, done, with the link of the
+// pull request its workspace opened.
+func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
+	t.Parallel()
+	for _, f := range []forgeFake{githubFake(), gitlabFake()} {
+		t.Run(f.kind, func(t *testing.T) {
+			t.Parallel()
+			h := hubtest.StartDelivering(t, withForgeEvents())
+			repo, web, token := f.start(t)
+			p := h.NewForgeProject(repo, f.kind, core.PullRequestsReady, token)
+			const secret = "forge-secret"
+			setSecret(t, h, p, secret)
+			h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
+			path := "/forge/" + f.kind + "/events"
+			// Someone who may not write to the repository asks first: nothing starts,
+			// and the hub says why, once.
+			early := f.comment(web, 40, "@wshub write "+f.kind, true)
+			if got := deliver(t, h, path, early, f.headers("d-0", secret, early, true)...); got != 202 {
+				t.Fatalf("a stranger's delivery: expected 202, got %d", got)
+			}
+			eventually.Eventually(t, time.Minute, "the hub's comment saying why nothing started", func() bool {
+				cs := f.comments()
+				return len(cs) == 1 && strings.Contains(cs[0], forgebot.NotAllowed)
+			})
+			body := f.comment(web, 41, "@wshub write "+f.kind, false)
+			checkDeliveries(t, h, f.kind, []delivery{
+				{"a wrong signature", body, f.headers("d-1", secret, body, false), 401, 1},
+				{"a signed delivery", body, f.headers("d-1", secret, body, true), 202, 2},
+				{"its redelivery", body, f.headers("d-1", secret, body, true), 200, 2},
+				{"an unknown repository", f.comment("https://forge.example.org/x/y", 42, "@wshub hi", false), f.headers("d-2", secret, body, true), 200, 2},
+			})
+			if !unknownCounted(t, h, f.kind, 1) {
+				t.Error("expected the unknown repository's delivery counted once")
+			}
+			eventually.Eventually(t, 2*time.Minute, "the hub's one comment done, ending with the pull request's link", func() bool {
+				cs := f.comments()
+				if len(cs) != 1 {
+					return false
+				}
+				done := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cs[0]), core.ForgeCommentMark))
+				return strings.Contains(done, "Done.") && strings.Contains(done, "wrote "+f.kind+".txt") &&
+					strings.HasSuffix(done, fmt.Sprintf("/acme/app/%s/1", map[string]string{core.ForgeGitHub: "pull", core.ForgeGitLab: "-/merge_requests"}[f.kind]))
+			})
+			// The same comment again under another delivery id (a forge's replay makes a
+			// new one): handled, and nothing is started or sent twice.
+			checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", secret, body, true), 202, 3}})
+			eventually.Eventually(t, time.Minute, "the replay handled", func() bool {
+				var status string
+				err := h.PG().DB().QueryRowContext(context.Background(), `SELECT status FROM chat_inbox WHERE platform = $1 AND event_id = 'd-9'`, f.kind).Scan(&status)
+				return err == nil && status == "done"
+			})
+			if n := projectWorkspaces(t, h, p.ID); n != 1 {
+				t.Errorf("expected one workspace on the project (none for the stranger), got %d", n)
+			}
+			var sent int
+			if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM messages m JOIN workspaces w ON w.id = m.workspace_id
+				WHERE w.project_id = $1 AND m.role = 'user'`, p.ID).Scan(&sent); err != nil || sent != 1 {
+				t.Errorf("expected one message sent, got %d (%v)", sent, err)
+			}
+		})
+	}
+}
+
+// projectWorkspaces counts the workspaces of a project.
+func projectWorkspaces(t *testing.T, h *hubtest.Hub, projectID string) int {
+	t.Helper()
+	var n int
+	if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM workspaces WHERE project_id = $1`, projectID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A turn longer than the status's pace: the hub's one comment shows it working, then
+// done with the reply (a finished turn's status never replaces the reply); a later
+// request in the issue goes to the same workspace and shows in the same comment.
+func TestTheHubsCommentFollowsTheWork(t *testing.T) {
+	t.Parallel()
+	h := hubtest.StartDelivering(t, withForgeEvents(), hubtest.WithConfig(func(c *hub.Config) { c.ChatStatusEvery = 100 * time.Millisecond }))
+	f := githubFake()
+	repo, web, token := f.start(t)
+	p := h.NewForgeProject(repo, f.kind, core.PullRequestsOff, token)
+	setSecret(t, h, p, "s")
+	h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
+	body := f.comment(web, 51, "@wshub sleep 2", false)
+	if got := deliver(t, h, "/forge/github/events", body, f.headers("d-1", "s", body, true)...); got != 202 {
+		t.Fatalf("expected 202, got %d", got)
+	}
+	for _, want := range []string{"⏳ Working", "✅ Done.\n\nslept 2"} {
+		eventually.Eventually(t, time.Minute, "the hub's one comment saying "+want, func() bool {
+			cs := f.comments()
+			return len(cs) == 1 && strings.HasPrefix(cs[0], want)
+		})
+	}
+	// Once the turn's status is settled too, the comment still shows the reply.
+	eventually.Eventually(t, time.Minute, "the turn's status settled", func() bool {
+		var open int
+		err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM chat_statuses WHERE status = 'open'`).Scan(&open)
+		return err == nil && open == 0
+	})
+	if cs := f.comments(); len(cs) != 1 || !strings.HasPrefix(cs[0], "✅ Done.") {
+		t.Errorf("expected the comment to end showing the reply, got %q", cs)
+	}
+	// A later request in the issue is the workspace's next message, shown in the same
+	// comment.
+	body = f.comment(web, 52, "@wshub write more", false)
+	if got := deliver(t, h, "/forge/github/events", body, f.headers("d-2", "s", body, true)...); got != 202 {
+		t.Fatalf("expected 202, got %d", got)
+	}
+	eventually.NoError(t, time.Minute, "the hub's one comment showing the second reply", func() error {
+		if cs := f.comments(); len(cs) != 1 || !strings.HasPrefix(cs[0], "✅ Done.\n\nwrote more.txt") {
+			return fmt.Errorf("the comments say %q", cs)
+		}
+		return nil
+	})
+	if n := projectWorkspaces(t, h, p.ID); n != 1 {
+		t.Errorf("expected the one workspace to take the follow-up, got %d workspaces", n)
+	}
+}

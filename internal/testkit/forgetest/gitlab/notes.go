@@ -1,0 +1,132 @@
+package gitlab
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Note is an issue's note (comment) as the fake holds it. The fake keeps no issues: a
+// note may be made on any iid.
+type Note struct {
+	ID    int64
+	Issue int64 // the issue's iid
+	Body  string
+	// Edits counts the times it was changed after it was made.
+	Edits int
+}
+
+// Notes lists the notes on issue iid of the project at path, oldest first.
+func (s *Server) Notes(path string, iid int64) []Note {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Note
+	if p := s.projects[path]; p != nil {
+		for _, n := range p.notes {
+			if n.Issue == iid {
+				out = append(out, *n)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Server) createNote(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.authorize(w, r, Write)
+	if !ok {
+		return
+	}
+	iid, err := strconv.ParseInt(r.PathValue("iid"), 10, 64)
+	if err != nil || iid < 1 {
+		refuse(w, http.StatusNotFound, "404 Issue Not Found")
+		return
+	}
+	body, ok := noteBody(w, r)
+	if !ok {
+		return
+	}
+	s.nextID++
+	n := &Note{ID: s.nextID, Issue: iid, Body: body}
+	p.notes = append(p.notes, n)
+	reply(w, http.StatusCreated, noteJSON(p, n))
+}
+
+func (s *Server) updateNote(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.authorize(w, r, Write)
+	if !ok {
+		return
+	}
+	iid, _ := strconv.ParseInt(r.PathValue("iid"), 10, 64)
+	id, _ := strconv.ParseInt(r.PathValue("note"), 10, 64)
+	for _, n := range p.notes {
+		if n.ID == id && n.Issue == iid {
+			body, ok := noteBody(w, r)
+			if !ok {
+				return
+			}
+			n.Body = body
+			n.Edits++
+			reply(w, http.StatusOK, noteJSON(p, n))
+			return
+		}
+	}
+	refuse(w, http.StatusNotFound, "404 Not found")
+}
+
+// noteBody reads a note's body, which GitLab requires.
+func noteBody(w http.ResponseWriter, r *http.Request) (string, bool) {
+	var in struct {
+		Body string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == "" {
+		refuse(w, http.StatusBadRequest, "400 Bad request - body is missing")
+		return "", false
+	}
+	return in.Body, true
+}
+
+// noteJSON is a note as GitLab renders it.
+func noteJSON(p *project, n *Note) map[string]any {
+	now := time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
+	return map[string]any{"id": n.ID, "body": n.Body, "noteable_type": "Issue", "noteable_iid": n.Issue,
+		"project_id": p.id, "created_at": now, "updated_at": now, "system": false}
+}
+
+// AddMember makes the user of id a member of the project at path with access level
+// (10 Guest, 20 Reporter, 30 Developer, 40 Maintainer, 50 Owner); someone never added
+// is not found among its members.
+func (s *Server) AddMember(path string, id int64, username string, level int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[path]
+	if p.members == nil {
+		p.members = map[int64]member{}
+	}
+	p.members[id] = member{username: username, level: level}
+}
+
+type member struct {
+	username string
+	level    int
+}
+
+func (s *Server) getMember(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.authorize(w, r, Read)
+	if !ok {
+		return
+	}
+	id, _ := strconv.ParseInt(r.PathValue("user"), 10, 64)
+	m, known := p.members[id]
+	if !known {
+		refuse(w, http.StatusNotFound, "404 Not found")
+		return
+	}
+	reply(w, http.StatusOK, map[string]any{"id": id, "username": m.username, "access_level": m.level, "state": "active"})
+}
