@@ -1,7 +1,10 @@
 package hub
 
 import (
+	"errors"
+
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	forgebot "github.com/wshub/wshub/bots/forge"
 	"github.com/wshub/wshub/core"
@@ -19,15 +22,35 @@ func (h *Hub) forgeBot() *forgebot.Bot {
 }
 
 // forgeFront is POST /forge/<kind>/events for every forge kind, bodies bounded before
-// they are read. Like the chat platforms' endpoints it answers the forges itself; what
-// fails before its handlers is answered by the API, which owns every other path.
+// they are read. Its errors are a status and its words: a forge shows them in its
+// delivery log, and reads nothing else.
 func (h *Hub) forgeFront() httpfront.Front {
 	bot := h.forgeBot()
-	return httpfront.Front{BodyLimits: map[string]int{"/forge/": forgebot.MaxBodyBytes}, Mount: func(r fiber.Router) {
-		for _, kind := range core.ForgeKinds {
-			r.Post("/forge/"+kind+"/events", bot.EventsHandler(kind))
+	return httpfront.Front{Prefixes: []string{"/forge/"}, BodyLimits: map[string]int{"/forge/": forgebot.MaxBodyBytes},
+		HandleError: h.forgeError, Mount: func(r fiber.Router) {
+			for _, kind := range core.ForgeKinds {
+				r.Post("/forge/"+kind+"/events", bot.EventsHandler(kind))
+			}
+		}}
+}
+
+// forgeError answers an error on the forges' paths with its status in words.
+func (h *Hub) forgeError(c *fiber.Ctx, err error) error {
+	status := fiber.StatusInternalServerError
+	var fe *fiber.Error
+	var ce *core.Error
+	switch {
+	case errors.As(err, &fe):
+		status = fe.Code
+	case errors.As(err, &ce):
+		if s, ok := core.HTTPStatus(ce.Code); ok {
+			status = s
 		}
-	}}
+	}
+	if status >= 500 {
+		h.Log.Error("forge events", "path", c.Path(), "err", err)
+	}
+	return c.Status(status).SendString(utils.StatusMessage(status))
 }
 
 // addForges has the chat queues handle and answer the forges' events.

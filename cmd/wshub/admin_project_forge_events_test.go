@@ -13,8 +13,9 @@ import (
 // the webhook's secret, read from a file and never shown; the handle is the project's
 // own or @wshub; a project on no forge is refused in words; off drops them.
 func TestAdminProjectForgeEvents(t *testing.T) {
-	adminEnv(t)
-	acct, _ := wshub(t, 0, "admin", "account", "create", "--name", "Team", "--entitled")
+	t.Parallel()
+	env := adminEnv(t)
+	acct, _ := wshub(t, env, 0, "admin", "account", "create", "--name", "Team", "--entitled")
 	id := acct["accountId"].(string)
 	const token, secret = "tok_forgeEvents_1", "whsec_fromAFile_77"
 	gh := ghfake.Start(t)
@@ -27,29 +28,29 @@ func TestAdminProjectForgeEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	added, _ := wshub(t, 0, "admin", "project", "add", "--account", id, "--repository", url, "--token-file", tokenFile)
+	added, _ := wshub(t, env, 0, "admin", "project", "add", "--account", id, "--repository", url, "--token-file", tokenFile)
 	pid := added["projectId"].(string)
-	if _, out := wshub(t, 2, "admin", "project", "update", "--project", pid, "--forge-webhook-secret-file", secretFile); !strings.Contains(out, "forge events need the project's forge") {
+	if _, out := wshub(t, env, 2, "admin", "project", "update", "--project", pid, "--forge-webhook-secret-file", secretFile); !strings.Contains(out, "forge events need the project's forge") {
 		t.Fatalf("expected a project on no forge refused, got %q", out)
 	}
-	if _, out := wshub(t, 2, "admin", "project", "update", "--project", pid, "--forge", "github", "--forge-handle", "@bot"); !strings.Contains(out, "need the webhook's secret") {
+	if _, out := wshub(t, env, 2, "admin", "project", "update", "--project", pid, "--forge", "github", "--forge-handle", "@bot"); !strings.Contains(out, "need the webhook's secret") {
 		t.Fatalf("expected the first setting to need the secret, got %q", out)
 	}
-	upd, out := wshub(t, 0, "admin", "project", "update", "--project", pid, "--forge-webhook-secret-file", secretFile)
+	upd, out := wshub(t, env, 0, "admin", "project", "update", "--project", pid, "--forge-webhook-secret-file", secretFile)
 	if upd["forgeHandle"] != "@wshub" || upd["forge"] != "github" || strings.Contains(out, secret) {
 		t.Fatalf("expected the default handle and no secret shown, got %q", out)
 	}
-	if upd, _ = wshub(t, 0, "admin", "project", "update", "--project", pid, "--forge-handle", "@bot"); upd["forgeHandle"] != "@bot" {
+	if upd, _ = wshub(t, env, 0, "admin", "project", "update", "--project", pid, "--forge-handle", "@bot"); upd["forgeHandle"] != "@bot" {
 		t.Fatalf("expected the handle set alone, the secret kept, got %v", upd)
 	}
-	if _, out = wshub(t, 2, "admin", "project", "update", "--project", pid, "--forge-handle", "@two words"); !strings.Contains(out, "one word") {
+	if _, out = wshub(t, env, 2, "admin", "project", "update", "--project", pid, "--forge-handle", "@two words"); !strings.Contains(out, "one word") {
 		t.Fatalf("expected a handle of two words refused, got %q", out)
 	}
 	// Off drops the secret: the handle alone cannot turn them on again.
-	if upd, _ = wshub(t, 0, "admin", "project", "update", "--project", pid, "--forge-events", "off"); upd["forgeHandle"] != nil {
+	if upd, _ = wshub(t, env, 0, "admin", "project", "update", "--project", pid, "--forge-events", "off"); upd["forgeHandle"] != nil {
 		t.Fatalf("expected no handle once off, got %v", upd)
 	}
-	if _, out = wshub(t, 2, "admin", "project", "update", "--project", pid, "--forge-handle", "@bot"); !strings.Contains(out, "need the webhook's secret") {
+	if _, out = wshub(t, env, 2, "admin", "project", "update", "--project", pid, "--forge-handle", "@bot"); !strings.Contains(out, "need the webhook's secret") {
 		t.Fatalf("expected events off to need the secret again, got %q", out)
 	}
 }
