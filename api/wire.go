@@ -133,3 +133,97 @@ func pushed(lastPush string) *bool {
 	ok := lastPush == core.PushPushed
 	return &ok
 }
+
+// The answers read most (a workspace, a message, a page of them) are written by hand
+// (jsonwrite.go), faster than encoding/json; the types below are their shapes, and
+// TestHandWrittenAnswersAreMarshal holds the hand-written bytes to json.Marshal of them.
+
+type workspaceJSON struct {
+	WorkspaceID string `json:"workspaceId"`
+	ProviderID  string `json:"providerId"`
+	ProjectID   string `json:"projectId"`
+	Branch      string `json:"branch"`
+	BaseRef     string `json:"baseRef"`
+	State       string `json:"state"`
+	StatusCode  string `json:"statusCode"`
+	// StatusDetail is an extension of api.md's object: why, in words, when the workspace
+	// failed (git's reason for a failed checkout). Absent otherwise.
+	StatusDetail string `json:"statusDetail,omitempty"`
+	// HeadCommit and Pushed are extensions too: the last commit a turn left on the
+	// branch, and whether the last push reached the project's repository (absent when
+	// the project does not push, or before the first commit).
+	HeadCommit string `json:"headCommit,omitempty"`
+	Pushed     *bool  `json:"pushed,omitempty"`
+	// Origin and StartedBy (extensions) say where it was started from, and by whom.
+	Origin string `json:"origin,omitempty"`
+	// Title (an extension) is the first line of the first prompt; absent before one.
+	Title     string      `json:"title,omitempty"`
+	StartedBy *authorJSON `json:"startedBy,omitempty"`
+	// Host (an extension) is the host whose hub runs a local workspace, its checkout
+	// on that host's disk; absent for remote providers and before a hub took it on.
+	Host string `json:"host,omitempty"`
+	// PullRequest (an extension) is the pull request of the branch on the project's
+	// forge; absent before one is opened or found.
+	PullRequest  *core.PullRequestRef `json:"pullRequest,omitempty"`
+	StartupPhase string               `json:"startupPhase"`
+	RuntimeState string               `json:"runtimeState"`
+	AgentStatus  string               `json:"agentStatus"`
+	LatestSeq    int64                `json:"latestSeq"`
+	LastTurn     *lastTurnJSON        `json:"lastTurn,omitempty"`
+	CreatedAt    int64                `json:"createdAt"`
+	UpdatedAt    int64                `json:"updatedAt"`
+}
+
+type lastTurnJSON struct {
+	TurnID      string `json:"turnId"`
+	Outcome     string `json:"outcome"`
+	CompletedAt int64  `json:"completedAt"`
+}
+
+func toWorkspace(w *core.Workspace) workspaceJSON {
+	out := workspaceJSON{
+		WorkspaceID: w.ID, ProviderID: w.ProviderID, ProjectID: w.ProjectID, Branch: w.Branch, BaseRef: w.BaseRef,
+		State: string(w.State), StatusCode: w.StatusCode, StatusDetail: w.StatusDetail, HeadCommit: w.HeadCommit, Pushed: pushed(w.LastPush), StartupPhase: w.StartupPhase, RuntimeState: w.RuntimeState,
+		AgentStatus: w.AgentStatus(), LatestSeq: w.LatestSeq, CreatedAt: ms(w.CreatedAt), UpdatedAt: ms(w.UpdatedAt),
+		Origin: w.Origin, Title: w.Title, StartedBy: toAuthor(w.StartedBy), Host: w.Host, PullRequest: w.Pull.Ref(),
+	}
+	if lt := w.LastTurnInfo(); lt != nil {
+		out.LastTurn = &lastTurnJSON{TurnID: lt.TurnID, Outcome: string(lt.Outcome), CompletedAt: ms(lt.CompletedAt)}
+	}
+	return out
+}
+
+type messageJSON struct {
+	MessageID   string      `json:"messageId"`
+	Seq         int64       `json:"seq"`
+	Role        string      `json:"role"`
+	Text        string      `json:"text"`
+	Status      string      `json:"status"`
+	TurnID      string      `json:"turnId,omitempty"`
+	Outcome     string      `json:"outcome,omitempty"`
+	CreatedAt   int64       `json:"createdAt"`
+	DeliveredAt *int64      `json:"deliveredAt,omitempty"`
+	Attachments []assetJSON `json:"attachments,omitempty"`
+	// Author (an extension) is who wrote a user message.
+	Author *authorJSON `json:"author,omitempty"`
+}
+
+func toMessage(m *core.Message) messageJSON {
+	out := messageJSON{MessageID: m.ID, Seq: m.Seq, Role: m.Role, Text: m.Text, Status: string(m.Status), TurnID: m.TurnID,
+		Outcome: string(m.Outcome), CreatedAt: ms(m.CreatedAt), Author: toAuthor(m.Author)}
+	if m.DeliveredAt != nil {
+		d := ms(*m.DeliveredAt)
+		out.DeliveredAt = &d
+	}
+	for _, a := range m.Assets {
+		out.Attachments = append(out.Attachments, toAsset(a))
+	}
+	return out
+}
+
+type turnFailureJSON struct {
+	TurnID  string `json:"turnId"`
+	Agent   string `json:"agent"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
