@@ -128,9 +128,9 @@ func TestContentKeyRotation(t *testing.T) {
 		}
 	}
 	// 6 key-1 texts, 1 failure, 1 webhook secret, 3 event bodies, 1 chat event, 3 turn
-	// events (each turn's turn_finished), 1 project secret, 1 asset.
-	if total != 17 {
-		t.Fatalf("expected 17 values resealed, got %d: %+v", total, counts)
+	// events (each turn's turn_finished), 1 project secret, 1 asset, 1 workspace title.
+	if total != 18 {
+		t.Fatalf("expected 18 values resealed, got %d: %+v", total, counts)
 	}
 	counts = nil
 	if err := rotating.Service.Admin.Reseal(context.Background(), 500, func(p core.ResealProgress) { counts = append(counts, p) }); err != nil {

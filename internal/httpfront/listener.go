@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,23 +45,51 @@ func (l lingerListener) Accept() (net.Conn, error) {
 
 type lingerConn struct {
 	*net.TCPConn
-	once sync.Once
-	err  error
+	once   sync.Once
+	err    error
+	closed atomic.Bool
 }
 
 // Close half-closes at once and lingers in the background: the server's goroutine (and
 // a shutdown closing idle connections one by one) does not wait for the client.
 func (c *lingerConn) Close() error {
 	c.once.Do(func() {
+		c.closed.Store(true)
 		if err := c.CloseWrite(); err != nil {
 			c.err = c.TCPConn.Close()
 			return
 		}
 		go func() {
-			_ = c.SetReadDeadline(time.Now().Add(lingerFor))
+			_ = c.TCPConn.SetReadDeadline(time.Now().Add(lingerFor))
 			_, _ = io.CopyN(io.Discard, c.TCPConn, lingerBytes)
 			_ = c.TCPConn.Close()
 		}()
 	})
 	return c.err
+}
+
+// The deadlines of a connection the hub closed are moot: fasthttp sets them after a
+// handler returns, and panics on an error, which the socket gives once the lingering
+// above has ended (the client hung up at once). A handler closes a connection when the
+// wait for a request's head timed out (httpfront's error handler).
+
+func (c *lingerConn) SetDeadline(t time.Time) error {
+	if c.closed.Load() {
+		return nil
+	}
+	return c.TCPConn.SetDeadline(t)
+}
+
+func (c *lingerConn) SetReadDeadline(t time.Time) error {
+	if c.closed.Load() {
+		return nil
+	}
+	return c.TCPConn.SetReadDeadline(t)
+}
+
+func (c *lingerConn) SetWriteDeadline(t time.Time) error {
+	if c.closed.Load() {
+		return nil
+	}
+	return c.TCPConn.SetWriteDeadline(t)
 }
