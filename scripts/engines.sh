@@ -60,14 +60,19 @@ for e in ${WSHUB_ENGINES:-kube s3 gitea agents browser}; do
 done
 echo "engines.sh: preparing the engines in the background (logs in ${LOGS#"$REPO"/}/), linting meanwhile" >&2
 
+# The lint and the cross-compile side by side too: the cross-compile's output waits in
+# a log, printed when it failed.
+step cross-compile "$LOGS/cross.log" "GO=$GO bash scripts/cross.sh" &
+cross_pid=$!
 failed=0
 start=$(date +%s)
 GO=$GO bash scripts/lint.sh || failed=1
 $PHASE step lint $(($(date +%s) - start)) $failed
-start=$(date +%s)
 cross=0
-GO=$GO bash scripts/cross.sh || cross=1
-$PHASE step cross-compile $(($(date +%s) - start)) $cross
+if ! wait "$cross_pid"; then
+	cross=1
+	cat "$LOGS/cross.log" >&2
+fi
 
 for e in "${!pids[@]}"; do
 	if ! wait "${pids[$e]}"; then
