@@ -28,12 +28,13 @@ type forgeFake struct {
 	// start starts the fake and returns the project's repository URL, the web URL
 	// deliveries name it by, and its token.
 	start func(t *testing.T) (repo, web, token string)
-	// comment is issue 7's comment id saying text, on the repository at web, by a
+	// comment is the event of comment id saying text on the test's issue (number 7 on
+	// the fake forge), on the repository at web, by a
 	// person who may write to it (or, stranger, one who may not).
 	comment func(web string, id int64, text string, stranger bool) []byte
 	// headers sign body with secret (sign false: a wrong signature) as delivery id.
 	headers func(id, secret string, body []byte, sign bool) []string
-	// comments are the bodies of issue 7's comments.
+	// comments are the bodies of the comments on the test's issue.
 	comments func() []string
 }
 
