@@ -72,6 +72,7 @@ type appStore interface {
 	AppSessionQueries
 	ChatQueries
 	AuditQueries
+	UsageQueries
 }
 
 // AppSessionQueries are the store statements of the app's sessions.
