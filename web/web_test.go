@@ -824,7 +824,7 @@ func TestOwnersReadAnEndpointsDeliveriesAndRedeliver(t *testing.T) {
 		t.Fatalf("expected the attempt with its status and the answer as text:\n%s", page)
 	}
 	// The log names its endpoint, and each event's workspace by its title, linked.
-	if !strings.Contains(page, "<h1>Deliveries to "+rc.URL+"</h1>") || !strings.Contains(page, `Workspace: <a href="/app/workspaces/`+ws+`">hi</a>`) {
+	if !strings.Contains(page, "<h1>Deliveries to "+rc.URL+"</h1>") || !strings.Contains(page, `<p class="workspace">Workspace: <a href="/app/workspaces/`+ws+`">hi</a>`) {
 		t.Fatalf("expected the endpoint named and the workspace linked by its title:\n%s", page)
 	}
 	redeliver := regexp.MustCompile(`action="(/app/webhooks/wh_[0-9A-Za-z]+/deliveries/[^/"]+/redeliver)"`).FindStringSubmatch(page)
