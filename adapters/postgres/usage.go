@@ -67,7 +67,7 @@ func (t usageTable) query() string {
 }
 
 // read runs the table's statement.
-func (t *usageTable) read(ctx context.Context, q queries, accountID string, since time.Time) ([]*core.UsageRow, error) {
+func (t usageTable) read(ctx context.Context, q queries, accountID string, since time.Time) ([]*core.UsageRow, error) {
 	var rows []struct {
 		Key          string  `db:"key"`
 		Name         string  `db:"name"`
