@@ -72,6 +72,9 @@ type appStore interface {
 	AppSessionQueries
 	ChatQueries
 	AuditQueries
+	UsageQueries
+	// WorkspacesByID names the workspaces of the delivery log's events.
+	WorkspacesByID(ctx context.Context, accountID string, ids []string) ([]*Workspace, error)
 }
 
 // AppSessionQueries are the store statements of the app's sessions.

@@ -53,6 +53,7 @@ type Queries interface {
 	InvitationQueries
 	AppSessionQueries
 	AuditQueries
+	UsageQueries
 }
 
 // StoredMessage is a message row as the store keeps it: the text sealed.

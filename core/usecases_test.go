@@ -25,6 +25,7 @@ func TestCoreUseCases(t *testing.T) {
 		{"approvals", approvals},
 		{"quotas and fair claims", quotasAndFairClaims},
 		{"pull-request state", pullRequestState},
+		{"the usage page", usagePage},
 	} {
 		t.Run(area.name, func(t *testing.T) { c.With(t).Cases(t, area.cases...) })
 	}

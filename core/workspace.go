@@ -201,6 +201,9 @@ type WorkspaceQueries interface {
 	ListWorkspacePage(ctx context.Context, q WorkspacePageQuery) ([]*Workspace, error)
 	// AwaitingApproval names those of the workspaces ids with an approval pending.
 	AwaitingApproval(ctx context.Context, ids []string) ([]string, error)
+	// WorkspacesByID reads the account's workspaces among ids, deleted ones too (a
+	// page naming what its rows came from).
+	WorkspacesByID(ctx context.Context, accountID string, ids []string) ([]*Workspace, error)
 	// SetWorkspaceTitle stores a workspace's sealed title.
 	SetWorkspaceTitle(ctx context.Context, id string, sealed []byte) error
 	// WorkspaceUsingBranch names the live workspace of a project that holds a branch.

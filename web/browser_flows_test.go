@@ -242,6 +242,12 @@ func TestInABrowserAnEndpointsDeliveryLogShowsEveryAttemptAndRedelivers(t *testi
 			t.Errorf("attempt %d: expected status %s and %q, got %q", i+1, w.status, w.answer, row)
 		}
 	}
+	// The event's workspace, by its title, links to its page.
+	var link struct{ Text, Href string }
+	b.Eval(t, `(a => ({text: a.innerText, href: a.getAttribute("href")}))(document.querySelector("section.delivery p.workspace a"))`, &link)
+	if link.Text != "hi" || link.Href != "/app/workspaces/"+event.WorkspaceID {
+		t.Errorf("expected the workspace linked by its title, got %+v", link)
+	}
 	b.Axe(t)
 
 	if code := b.Follow(t, fmt.Sprintf(`button[aria-label="Redeliver %s"]`, event.EventID)); code != http.StatusOK || b.URL(t) != logURL {

@@ -26,7 +26,7 @@ func screenshotDir() string { return os.Getenv("WSHUB_APP_SCREENSHOTS") }
 
 // In a real browser: an owner signs in on the provider's login page, creates a key
 // (shown once, with a Copy button), sees it listed, invites a person and reads the
-// members and the audit log; a member is kept from the keys; the invited person signs
+// members, the audit log and the usage page; a member is kept from the keys; the invited person signs
 // in to their invitation and accepts it. Every page passes axe-core and is pictured at desktop and phone widths.
 func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	s := newSite(t)
@@ -94,6 +94,11 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 		t.Errorf("expected the new key in the audit log, got %q", b.Text(t, "main"))
 	}
 	picture("audit")
+	b.Open(t, s.hub.URL+"/app/usage")
+	if !strings.Contains(b.Text(t, "main"), "No workspace was started and no turn ran") {
+		t.Errorf("expected the usage page's empty state in words, got %q", b.Text(t, "main"))
+	}
+	picture("usage")
 
 	// The projects, and one project's secrets: one set, listed by name without its
 	// value, and the page that asks before a remove.

@@ -56,6 +56,7 @@ var templateFuncs = template.FuncMap{
 	"ask":        askOf,
 	"isImage":    isImage,
 	"since":      since,
+	"duration":   duration,
 	// secret is a value shown once, with its field's id and label (the "shown-once"
 	// template: the keys' and the webhooks' pages).
 	"secret": func(id, label, value string) shownOnce { return shownOnce{ID: id, Label: label, Value: value} },

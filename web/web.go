@@ -181,6 +181,8 @@ func (a *app) mount(r fiber.Router) {
 	signedIn.Post("/invitations/:id/:answer<regex(^(accept|decline)$)>", a.checkForm, a.answerInvitation)
 	signedIn.Post("/invitations/:id/withdraw", a.checkForm, a.withdrawInvitation)
 	signedIn.Get("/audit", a.auditPage)
+	signedIn.Get("/usage", a.usagePage)
+	signedIn.Get("/usage.csv", a.usageCSV)
 	signedIn.Get("/webhooks", a.webhooksPage)
 	signedIn.Post("/webhooks", a.checkForm, a.createWebhook)
 	signedIn.Get("/webhooks/:id/delete", a.confirmDeleteWebhook)

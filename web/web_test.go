@@ -815,12 +815,17 @@ func TestOwnersReadAnEndpointsDeliveriesAndRedeliver(t *testing.T) {
 	if _, _, page := s.get(logPath); !strings.Contains(page, "No deliveries yet.") {
 		t.Fatalf("expected an empty log:\n%s", page)
 	}
-	s.hub.Call("POST", "/v1/api/workspaces", s.hub.Key, map[string]any{"agent": "agent_1", "model": "test-model", "prompt": "hi"}).Expect(t, 201, "")
+	ws := s.hub.Call("POST", "/v1/api/workspaces", s.hub.Key, map[string]any{"agent": "agent_1", "model": "test-model", "prompt": "hi"}).
+		Expect(t, 201, "").Body["workspace"].(map[string]any)["workspaceId"].(string)
 	rc.Wait(t, 1)
 	page = s.pageUntil(logPath, "delivered after 1 of")
 	if !strings.Contains(page, "workspace.turn.completed") || !strings.Contains(page, "<td>200</td>") ||
 		!strings.Contains(page, `{&#34;seen&#34;:&#34;&lt;b&gt;yes&lt;/b&gt;&#34;}`) {
 		t.Fatalf("expected the attempt with its status and the answer as text:\n%s", page)
+	}
+	// The log names its endpoint, and each event's workspace by its title, linked.
+	if !strings.Contains(page, "<h1>Deliveries to "+rc.URL+"</h1>") || !strings.Contains(page, `<p class="workspace">Workspace: <a href="/app/workspaces/`+ws+`">hi</a>`) {
+		t.Fatalf("expected the endpoint named and the workspace linked by its title:\n%s", page)
 	}
 	redeliver := regexp.MustCompile(`action="(/app/webhooks/wh_[0-9A-Za-z]+/deliveries/[^/"]+/redeliver)"`).FindStringSubmatch(page)
 	if redeliver == nil {

@@ -52,7 +52,7 @@ func (a *app) deleteWebhook(c *fiber.Ctx) error {
 
 type webhookLogData struct {
 	WebhookID string
-	Log       *core.DeliveryLog
+	Log       *core.WebhookLogView
 }
 
 // webhookLog is an endpoint's deliveries, newest first, each with its attempts.
@@ -65,7 +65,8 @@ func (a *app) webhookLog(c *fiber.Ctx) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
-	return a.render(c, fiber.StatusOK, "webhook-log", page{Title: "Deliveries", Data: webhookLogData{WebhookID: c.Params("id"), Log: log}})
+	return a.render(c, fiber.StatusOK, "webhook-log", page{Title: "Deliveries to " + log.Webhook.URL,
+		Data: webhookLogData{WebhookID: c.Params("id"), Log: log}})
 }
 
 func (a *app) redeliver(c *fiber.Ctx) error {

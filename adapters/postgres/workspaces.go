@@ -190,6 +190,12 @@ func (q queries) AwaitingApproval(ctx context.Context, ids []string) (_ []string
 	return out, err
 }
 
+// WorkspacesByID uses the primary key; the account is checked on each row.
+func (q queries) WorkspacesByID(ctx context.Context, accountID string, ids []string) (_ []*core.Workspace, err error) {
+	defer wrapErr(&err, "workspaces by id")
+	return q.queryWorkspaces(ctx, `WHERE w.id = ANY($1) AND w.account_id = $2`, pq.Array(ids), accountID)
+}
+
 // SetWorkspaceTitle is a workspace's first title only: one already set is kept.
 func (q queries) SetWorkspaceTitle(ctx context.Context, id string, sealed []byte) (err error) {
 	defer wrapErr(&err, "set workspace title")
