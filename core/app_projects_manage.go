@@ -49,6 +49,8 @@ type AppProjectChange struct {
 	DefaultBranch string
 	Push          bool
 	PullRequests  string
+	// Forge is the repository's forge ("": detected from its URL, as on add).
+	Forge string
 	// Credential replaces the project's credential; "" keeps it.
 	Credential string
 }
@@ -157,7 +159,7 @@ func (s *AppProjects) Change(ctx context.Context, a *AppSession, in AppProjectCh
 		return nil, Errorf(CodeInvalidRequest, "a project's name is at most %d characters", maxProjectName)
 	}
 	before := *p
-	upd := UpdateProjectInput{ProjectID: p.ID, Name: &in.Name, Push: &in.Push, Forge: ProjectForgeInput{PullRequests: &in.PullRequests}}
+	upd := UpdateProjectInput{ProjectID: p.ID, Name: &in.Name, Push: &in.Push, Forge: ProjectForgeInput{Forge: &in.Forge, PullRequests: &in.PullRequests}}
 	if b := strings.TrimSpace(in.DefaultBranch); b != "" {
 		upd.DefaultBranch = &b
 	}
@@ -266,6 +268,9 @@ func projectChanges(before, after *Project, credential bool) string {
 	}
 	if before.Push != after.Push {
 		out = append(out, fmt.Sprintf("push %t", after.Push))
+	}
+	if before.Forge != after.Forge {
+		out = append(out, "forge "+after.Forge)
 	}
 	if before.PullRequests != after.PullRequests {
 		out = append(out, "pull requests "+after.PullRequests)

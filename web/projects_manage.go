@@ -82,8 +82,8 @@ func refusedInWords(err error) (why string, status int, ok bool) {
 // projectFix is the fix form: the project as it is, or as the refused form had it.
 type projectFix struct {
 	Project *core.Project
-	// Modes are the pull request settings offered.
-	Modes []string
+	// Modes are the pull request settings offered, Forges the forges.
+	Modes, Forges []string
 }
 
 func (a *app) fixPage(c *fiber.Ctx) error {
@@ -91,21 +91,22 @@ func (a *app) fixPage(c *fiber.Ctx) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
-	return a.render(c, fiber.StatusOK, "project-fix", page{Title: "Fix " + projectName(p), Data: projectFix{p, core.PullRequestModes}})
+	return a.render(c, fiber.StatusOK, "project-fix", page{Title: "Fix " + projectName(p), Data: projectFix{p, core.PullRequestModes, core.ForgeKinds}})
 }
 
 func (a *app) fixProject(c *fiber.Ctx) error {
 	in := core.AppProjectChange{ProjectID: c.Params("id"), Name: c.FormValue("name"), DefaultBranch: c.FormValue("default_branch"),
-		Push: c.FormValue("push") != "", PullRequests: c.FormValue("pull_requests"), Credential: c.FormValue("credential")}
+		Push: c.FormValue("push") != "", PullRequests: c.FormValue("pull_requests"), Forge: c.FormValue("forge"),
+		Credential: c.FormValue("credential")}
 	p, err := a.projects.Change(c.UserContext(), sessionOf(c), in)
 	if why, status, ok := refusedInWords(err); ok {
 		p, err := a.projects.Project(c.UserContext(), sessionOf(c), in.ProjectID)
 		if err != nil {
 			return a.fail(c, err)
 		}
-		p.DisplayName, p.DefaultBranch, p.Push, p.PullRequests = in.Name, in.DefaultBranch, in.Push, in.PullRequests
+		p.DisplayName, p.DefaultBranch, p.Push, p.PullRequests, p.Forge = in.Name, in.DefaultBranch, in.Push, in.PullRequests, in.Forge
 		return a.render(c, status, "project-fix", page{Title: "Fix " + projectName(p), Notice: why + ". Nothing was saved.",
-			Data: projectFix{p, core.PullRequestModes}})
+			Data: projectFix{p, core.PullRequestModes, core.ForgeKinds}})
 	}
 	if err != nil {
 		return a.fail(c, err)

@@ -120,6 +120,18 @@ func TestAnOwnerAddsAProjectSeesItMirrorAndFixesIt(t *testing.T) {
 	if code, _, page = s.post(fix, form); code != 200 || !strings.Contains(projectRow(page, "app"), "pushes each turn's commits") {
 		t.Fatalf("expected the project renamed and pushing, got %d (%s):\n%s", code, noticeOf(page), page)
 	}
+	// Pull requests need the forge, which a loopback URL does not tell: named, they are on.
+	form.Set("pull_requests", core.PullRequestsDraft)
+	if code, _, page = s.post(fix, form); code != 400 || !strings.Contains(noticeOf(page), "need the repository's forge") {
+		t.Fatalf("expected pull requests refused without a forge, got %d (%s)", code, noticeOf(page))
+	}
+	form.Set("forge", core.ForgeGitea)
+	if code, _, page = s.post(fix, form); code != 200 || !strings.Contains(projectRow(page, "app"), "pull requests draft") {
+		t.Fatalf("expected draft pull requests on gitea, got %d (%s)", code, noticeOf(page))
+	}
+	if p := s.projectNamed("app"); p.Forge != core.ForgeGitea || p.PullRequests != core.PullRequestsDraft || !p.Push || p.State != core.ProjectReady {
+		t.Fatalf("expected the project on gitea, pushing, draft pull requests, ready; got %+v", p)
+	}
 
 	for _, path := range []string{"/app/projects", fix, secretsPath(p.ID), "/app/audit"} {
 		if _, _, page := s.get(path); strings.Contains(page, token) || strings.Contains(page, wrong) {
@@ -127,7 +139,7 @@ func TestAnOwnerAddsAProjectSeesItMirrorAndFixesIt(t *testing.T) {
 		}
 	}
 	_, _, page = s.get("/app/audit")
-	for _, want := range []string{"<td>project.added</td>", "credential replaced", "name &#34;app&#34;, push true"} {
+	for _, want := range []string{"<td>project.added</td>", "credential replaced", "name &#34;app&#34;, push true", "forge gitea, pull requests draft"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("expected the audit log to hold %q:\n%s", want, page)
 		}
