@@ -170,6 +170,10 @@ func TestTheAppRefusesARepositoryOnTheHubsDisk(t *testing.T) {
 			t.Errorf("%q: the refusal shows the credential back", tc.repo)
 		}
 	}
+	// Without its token, a form is refused before anything is read.
+	if code, _, _ := s.post("/app/projects", url.Values{"repository": {"https://example.com/team/app.git"}, "credential": {credential}}); code != 403 {
+		t.Errorf("expected a form without its token refused with 403, got %d", code)
+	}
 	if list, err := s.hub.PG().ListProjects(context.Background(), s.hub.Account.ID); err != nil || len(list) != 1 {
 		t.Fatalf("expected only the test's project, got %d (%v)", len(list), err)
 	}
@@ -297,5 +301,30 @@ func TestAProjectLeftMirroringByAStoppedHubIsMirroredAgainWhenFixed(t *testing.T
 	}
 	if row := s.waitRow("left", "badge-idle"); !strings.Contains(row, "<code>main</code>") {
 		t.Fatalf("expected the project mirrored again, ready on main:\n%s", row)
+	}
+}
+
+// An ssh remote takes a deploy key (as a textarea sends it, with CRLF): stored sealed
+// as one, never shown. A host that does not answer leaves the project failed, in
+// ssh's words.
+func TestAnOwnerAddsAnSSHProjectWithADeployKey(t *testing.T) {
+	s, csrf := projectsSite(t)
+	const body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUtZGVwbG95LWtleS1ib2R5"
+	key := "-----BEGIN OPENSSH PRIVATE KEY-----\r\n" + body + "\r\n-----END OPENSSH PRIVATE KEY-----\r\n"
+	// Port 1 of loopback: nothing listens, so ssh is refused at once.
+	repo := "ssh://git@127.0.0.1:1/team/app.git"
+	if code, _, page := s.post("/app/projects", url.Values{"csrf": {csrf}, "repository": {repo}, "name": {"by ssh"}, "credential": {key}}); code != 200 || strings.Contains(page, body) {
+		t.Fatalf("expected the project added without its key on the page, got %d (%s)", code, noticeOf(page))
+	}
+	row := s.waitRow("by ssh", "badge-failed")
+	if !strings.Contains(row, "Connection refused") || strings.Contains(row, body) {
+		t.Fatalf("expected the project failed in ssh's words, got:\n%s", row)
+	}
+	p := s.projectNamed("by ssh")
+	if p.CredentialKind != core.CredentialSSHKey || len(p.SealedCredential) == 0 || bytes.Contains(p.SealedCredential, []byte(body)) {
+		t.Fatalf("expected a deploy key stored sealed, got kind %q, %d bytes", p.CredentialKind, len(p.SealedCredential))
+	}
+	if _, _, page := s.get("/app/projects/" + p.ID + "/fix"); !strings.Contains(page, "credential: a deploy key") || strings.Contains(page, body) {
+		t.Errorf("expected the fix form to name a deploy key without showing it")
 	}
 }
