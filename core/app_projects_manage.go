@@ -148,7 +148,8 @@ func (s *AppProjects) Add(ctx context.Context, a *AppSession, in AppProjectInput
 
 // Change fixes one of the account's projects (owners): its name, default branch (which
 // the repository must have, once mirrored), push and pull request settings, and its
-// credential. A project that is not ready is mirrored again with the fix. A project
+// credential (a ready project's repository is fetched with it first). A project that
+// is not ready is mirrored again with the fix. A project
 // being mirrored is refused: the mirroring's outcome would overwrite the fix.
 func (s *AppProjects) Change(ctx context.Context, a *AppSession, in AppProjectChange) (*Project, error) {
 	p, err := s.notMirroring(ctx, a, in.ProjectID, "fix")
@@ -172,6 +173,16 @@ func (s *AppProjects) Change(ctx context.Context, a *AppSession, in AppProjectCh
 	}
 	if err := changeProject(ctx, s.admin, p, upd); err != nil {
 		return nil, err
+	}
+	if upd.Forge.Credential != nil && p.State == ProjectReady {
+		// Tried before it is kept: a ready project with a credential that no longer
+		// reaches its repository would fail every workspace's start.
+		if err := s.admin.forHub(p, s.admin.mirror); err != nil {
+			return nil, err
+		}
+		if err := s.admin.mirror.Refresh(ctx, p, 0); err != nil {
+			return nil, Errorf(CodeInvalidRequest, "the repository could not be fetched with the new credential (%v); the one it had is kept", err)
+		}
 	}
 	err = s.admin.store.InTx(ctx, func(q Queries) error {
 		if err := q.UpdateProject(ctx, p); err != nil {

@@ -111,6 +111,21 @@ func TestAnOwnerAddsAProjectSeesItMirrorAndFixesIt(t *testing.T) {
 		t.Fatalf("expected the repository reached with the wrong token, then the right one, got %q", got)
 	}
 
+	// A new credential is tried on the repository before it is kept.
+	const other = "tok-other-0e5c44"
+	kept := s.projectNamed("private app").SealedCredential
+	form = url.Values{"csrf": {csrf}, "name": {"private app"}, "default_branch": {"main"}, "pull_requests": {"off"}, "credential": {other}}
+	if code, _, page = s.post(fix, form); code != 400 || !strings.Contains(noticeOf(page), "could not be fetched with the new credential") ||
+		!strings.Contains(noticeOf(page), "Authentication failed") || strings.Contains(page, other) {
+		t.Fatalf("expected a credential that does not reach the repository refused, got %d (%s)", code, noticeOf(page))
+	}
+	if got := seen(); !slices.Contains(got, other) {
+		t.Fatalf("expected the new credential tried, got %q", got)
+	}
+	if q := s.projectNamed("private app"); !bytes.Equal(q.SealedCredential, kept) || q.State != core.ProjectReady {
+		t.Fatalf("expected the project ready with its credential, got %+v", q)
+	}
+
 	// A branch the repository lacks is refused in words, the form kept; the settings change.
 	form = url.Values{"csrf": {csrf}, "name": {"app"}, "default_branch": {"nope"}, "push": {"on"}, "pull_requests": {"off"}}
 	if code, _, page = s.post(fix, form); code != 400 || !strings.Contains(noticeOf(page), `no branch "nope"`) || !strings.Contains(page, `value="nope"`) {
