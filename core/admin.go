@@ -192,6 +192,20 @@ type AddProjectInput struct {
 
 // AddProject records a project as connected and returns it; PrepareProject mirrors it.
 func (s *Admin) AddProject(ctx context.Context, in AddProjectInput) (*Project, error) {
+	p, err := newProject(ctx, s, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateProject(ctx, p); err != nil {
+		return nil, err
+	}
+	s.warnHostNetwork(p)
+	return p, nil
+}
+
+// newProject checks in and makes the project it describes, connected, its credential
+// sealed, for the caller to create (the operator's add, or an owner's in the app).
+func newProject(ctx context.Context, s *Admin, in AddProjectInput) (*Project, error) {
 	repo := strings.TrimSpace(in.Repository)
 	if repo == "" {
 		return nil, Errorf(CodeInvalidRequest, "a project needs a repository")
@@ -223,10 +237,6 @@ func (s *Admin) AddProject(ctx context.Context, in AddProjectInput) (*Project, e
 	if err := s.applyForge(p, in.Forge); err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateProject(ctx, p); err != nil {
-		return nil, err
-	}
-	s.warnHostNetwork(p)
 	return p, nil
 }
 
@@ -313,38 +323,54 @@ func (s *Admin) requireBranch(ctx context.Context, p *Project, branch string) er
 // UpdateProject changes a project's settings. Network and push apply from the next
 // turn of each of its workspaces; the default branch to workspaces created after.
 func (s *Admin) UpdateProject(ctx context.Context, in UpdateProjectInput) (*Project, error) {
+	p, err := s.liveProject(ctx, in.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	if err := changeProject(ctx, s, p, in); err != nil {
+		return nil, err
+	}
+	if err := s.store.UpdateProject(ctx, p); err != nil {
+		return nil, err
+	}
+	if in.Network != nil {
+		s.warnHostNetwork(p)
+	}
+	return p, nil
+}
+
+// changeProject checks in and applies it to p, for the caller to store (the operator's
+// update, or an owner's fix in the app); a new default branch is looked for in the
+// repository, fetched with p's new credential.
+func changeProject(ctx context.Context, s *Admin, p *Project, in UpdateProjectInput) error {
 	if in.Network != nil && !ValidNetwork(*in.Network) {
-		return nil, errNetwork(*in.Network)
+		return errNetwork(*in.Network)
 	}
 	if in.Name != nil && strings.TrimSpace(*in.Name) == "" {
-		return nil, Errorf(CodeInvalidRequest, "a project's name must not be empty")
+		return Errorf(CodeInvalidRequest, "a project's name must not be empty")
 	}
 	if in.DefaultBranch != nil {
 		if err := validateRef("default branch", *in.DefaultBranch, false); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	env, err := projectEnvironment(in)
 	if err != nil {
-		return nil, err
-	}
-	p, err := s.liveProject(ctx, in.ProjectID)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	if in.Network != nil {
 		p.Network = *in.Network
 	}
 	// Before the branch check: a new credential is the one that fetches.
 	if err := s.applyForge(p, in.Forge); err != nil {
-		return nil, err
+		return err
 	}
 	if in.Name != nil {
 		p.DisplayName = strings.TrimSpace(*in.Name)
 	}
-	if in.DefaultBranch != nil {
+	if in.DefaultBranch != nil && *in.DefaultBranch != p.DefaultBranch {
 		if err := s.requireBranch(ctx, p, *in.DefaultBranch); err != nil {
-			return nil, err
+			return err
 		}
 		p.DefaultBranch = *in.DefaultBranch
 	}
@@ -355,13 +381,7 @@ func (s *Admin) UpdateProject(ctx context.Context, in UpdateProjectInput) (*Proj
 		p.Environment = env
 	}
 	p.UpdatedAt = s.clock.Now()
-	if err := s.store.UpdateProject(ctx, p); err != nil {
-		return nil, err
-	}
-	if in.Network != nil {
-		s.warnHostNetwork(p)
-	}
-	return p, nil
+	return nil
 }
 
 // RefreshProject fetches a project's repository now: a ready project's mirror is

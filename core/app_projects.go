@@ -2,14 +2,19 @@ package core
 
 import "context"
 
-// AppProjects are the app's project pages: the account's owners see its projects and
-// manage their secrets. They are the operator's secret commands (ProjectSecrets), one
-// rule set, on the session's account only, with the member as the audit log's actor.
+// AppProjects are the app's project pages: the account's owners see its projects,
+// add, fix and remove them (app_projects_manage.go), and manage their secrets. The
+// secrets are the operator's secret commands (ProjectSecrets), one rule set, on the session's account only, with the member as the audit log's actor.
 // Members are refused as they are from the keys: a secret set here reaches every
 // setup of the project, which is an owner's trust to give.
 type AppProjects struct {
 	store   ProjectQueries
 	secrets *ProjectSecrets
+	// admin holds the operator's project use cases the owners' run on; policy the
+	// hosts a repository may be on (a webhook's); mirrors the mirrorings running.
+	admin   *Admin
+	policy  WebhookURLPolicy
+	mirrors chan struct{}
 }
 
 // List lists the account's projects (owners), their credentials left out.

@@ -59,7 +59,7 @@ func (k kernel) applyForge(p *Project, in ProjectForgeInput) error {
 	}
 	if p.PullRequests != PullRequestsOff {
 		if p.Forge == "" {
-			return Errorf(CodeInvalidRequest, "pull requests need the forge: name it with --forge (%s)", strings.Join(ForgeKinds, ", "))
+			return Errorf(CodeInvalidRequest, "pull requests need the repository's forge: name it (%s)", strings.Join(ForgeKinds, ", "))
 		}
 		if kind == CredentialSSHKey {
 			return Errorf(CodeInvalidRequest, "pull requests need a token or a GitHub App: an SSH deploy key cannot call the forge's API")

@@ -30,6 +30,13 @@ const (
 // had it keep their history. It is refused while live workspaces use the project,
 // unless force, which archives them first. Removing a removed project changes nothing.
 func (s *Admin) RemoveProject(ctx context.Context, projectID string, force bool) (*RemovedProject, error) {
+	return removeProject(ctx, s, projectID, force, nil)
+}
+
+// removeProject is RemoveProject by the operator (by nil), or by an owner in the app:
+// then the project must be of their account, and the removal is audited as theirs in
+// its transaction.
+func removeProject(ctx context.Context, s *Admin, projectID string, force bool, by *AppSession) (*RemovedProject, error) {
 	out := &RemovedProject{}
 	archived := map[string]bool{}
 	var waiting []string
@@ -38,13 +45,17 @@ func (s *Admin) RemoveProject(ctx context.Context, projectID string, force bool)
 	wt := watchKey(nil, "", "", removePoll)
 	defer wt.Close()
 	removed, err := wt.until(ctx, deadlineIn(removeWait), func() (bool, time.Duration, error) {
-		live, err := removeUnused(ctx, s.store, s.clock, projectID, out)
+		live, err := removeUnused(ctx, s.store, s.clock, projectID, out, by)
 		if err != nil || len(live) == 0 {
 			return err == nil, 0, err
 		}
 		if !force {
-			return false, 0, Errorf(CodeProjectInUse, "%d live workspace(s) use the project (%s); archive them or remove with --force",
-				len(live), strings.Join(live, ", "))
+			how := "archive them or remove with --force"
+			if by != nil {
+				how = "archive them first"
+			}
+			return false, 0, Errorf(CodeProjectInUse, "%d live workspace(s) use the project (%s); %s",
+				len(live), strings.Join(live, ", "), how)
 		}
 		waiting = waiting[:0]
 		for _, id := range live {
@@ -80,9 +91,12 @@ func (s *Admin) RemoveProject(ctx context.Context, projectID string, force bool)
 
 // removeUnused removes the project, with it locked, when no live workspace uses it,
 // and lists the live ones otherwise. A removed project is left as it is.
-func removeUnused(ctx context.Context, store TxStore, clock Clock, projectID string, out *RemovedProject) (live []string, err error) {
+func removeUnused(ctx context.Context, store TxStore, clock Clock, projectID string, out *RemovedProject, by *AppSession) (live []string, err error) {
 	err = store.InTx(ctx, func(q Queries) error {
 		p, err := q.LockProject(ctx, projectID)
+		if err == nil && by != nil && (p.AccountID != by.AccountID || p.RemovedAt != nil) {
+			err = ErrNoRows // another account's project does not exist for this one
+		}
 		if err != nil {
 			return notFound(err, CodeNotFound, "no such project")
 		}
@@ -97,7 +111,10 @@ func removeUnused(ctx context.Context, store TxStore, clock Clock, projectID str
 		}
 		now := clock.Now()
 		p.RemovedAt, p.UpdatedAt = &now, now
-		return q.RemoveProject(ctx, p.ID, now)
+		if err := q.RemoveProject(ctx, p.ID, now); err != nil || by == nil {
+			return err
+		}
+		return by.audit(ctx, q, now, AuditProjectRemoved, p.ID, DisplayRepository(p.Repository))
 	})
 	return live, err
 }

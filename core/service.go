@@ -83,7 +83,8 @@ type Service struct {
 	AppWorkspaces *AppWorkspaces
 	// ProjectSecrets are the operator's commands on projects' secrets.
 	ProjectSecrets *ProjectSecrets
-	// AppProjects are the app's project pages (their secrets), on the session's account.
+	// AppProjects are the app's project pages (projects added, fixed, removed; their
+	// secrets), on the session's account.
 	AppProjects *AppProjects
 	// Forge is the forge front-end's: deliveries in, issues' sessions, the hub's comments.
 	Forge *ForgeEvents
@@ -131,6 +132,7 @@ func NewService(d Deps) *Service {
 	hooks := &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks}
 	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, quotas: d.Quotas, webhooks: hooks}
 	secrets := &ProjectSecrets{kernel: k, store: d.Store}
+	admin := &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws, caches: caches}
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   hooks,
@@ -145,10 +147,10 @@ func NewService(d Deps) *Service {
 			diffLimits: d.DiffLimits, diffCache: newDiffCache(d.Blobs, d.Sealer, d.DiffLimits.cacheBytes(), lg.log().Warn),
 			diffRuns: newAccountRuns(d.DiffLimits.perAccount()), branches: d.Branches, mirror: d.Mirror},
 		Caches: &Caches{c: caches},
-		Admin:  &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws, caches: caches},
+		Admin:  admin,
 
 		ProjectSecrets: secrets,
-		AppProjects:    &AppProjects{store: d.Store, secrets: secrets},
+		AppProjects:    &AppProjects{store: d.Store, secrets: secrets, admin: admin, policy: d.Webhooks, mirrors: make(chan struct{}, maxMirrors)},
 		Forge:          &ForgeEvents{kernel: k, logger: lg, store: d.Store, forges: d.Forges, access: &forgeAccessCache{}},
 		ForgeAdmin:     &ForgeAdmin{kernel: k, store: d.Store},
 	}

@@ -102,38 +102,62 @@ func (p WebhookURLPolicy) CheckWebhookURL(raw string) (string, error) {
 	if host == "" {
 		return "", bad("must name a host")
 	}
-	if port := u.Port(); port != "" {
-		// url.Parse takes any digits as a port; a dial would fail on 0 or > 65535.
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return "", bad("must have a port from 1 to 65535")
-		}
+	if why := portProblem(u.Port()); why != "" {
+		return "", bad(why)
 	}
 	if p.AllowInsecure && isLoopbackHost(host) {
 		return normalized(u)
 	}
+	if why := p.hostProblem(host); why != "" {
+		return "", bad(why)
+	}
+	return normalized(u)
+}
+
+// portProblem says why a URL's port cannot be dialled ("" when it can, or there is
+// none): url.Parse takes any digits as a port; a dial would fail on 0 or > 65535.
+func portProblem(port string) string {
+	if port == "" {
+		return ""
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "must have a port from 1 to 65535"
+	}
+	return ""
+}
+
+// hostProblem says why host (lower case, without its final dot) is not a public host
+// name other than the hub's ("" when it is), in words that follow "url" or "the
+// repository URL". It goes by the name only: whoever dials checks the addresses.
+func (p WebhookURLPolicy) hostProblem(host string) string {
 	switch {
+	case host == "":
+		return "must name a host"
 	case isIPLiteral(host):
-		return "", bad("must use a host name, not an IP address")
+		return "must use a host name, not an IP address"
 	case host == "localhost" || strings.HasSuffix(host, ".localhost"),
 		strings.HasSuffix(host, ".local"), strings.HasSuffix(host, ".internal"):
-		return "", bad("must be a public host")
+		return "must be a public host"
 	case !strings.Contains(host, "."):
-		return "", bad("must be a fully qualified host name")
+		return "must be a fully qualified host name"
 	case p.PublicHost != "" && host == strings.TrimRight(strings.ToLower(p.PublicHost), "."):
-		return "", bad("must not point at this hub")
+		return "must not point at this hub"
+	case strings.HasPrefix(host, "-"):
+		// ssh would take it for an option.
+		return "has an invalid host name"
 	}
 	for _, c := range host {
 		if c >= utf8.RuneSelf {
 			// HTTP clients map such hosts through IDNA (a fullwidth "127.0.0.１" or
 			// "foo.ｌｏｃａｌｈｏｓｔ" reaches loopback), so the checks above would be
 			// checking another host: international names are taken in their xn-- form.
-			return "", bad("must give an international host name in its ASCII (xn--) form")
+			return "must give an international host name in its ASCII (xn--) form"
 		}
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
-			return "", bad("has an invalid host name")
+			return "has an invalid host name"
 		}
 	}
-	return normalized(u)
+	return ""
 }
 
 // normalized is the URL as stored and returned. Escaping can make it longer than what

@@ -122,6 +122,12 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 		t.Fatalf("expected the page that asks before a remove, got %d", code)
 	}
 	picture("secret-remove")
+	// The project's fix form, and the page that asks before a project's remove.
+	b.Open(t, s.hub.URL+"/app/projects/"+s.hub.Project.ID+"/fix")
+	b.WaitFor(t, "#fix-credential")
+	picture("project-fix")
+	b.Open(t, s.hub.URL+"/app/projects/"+s.hub.Project.ID+"/remove")
+	picture("project-remove")
 
 	// The session cookie is one a script cannot read.
 	for _, c := range b.Cookies(t) {

@@ -13,8 +13,9 @@ import (
 	"github.com/wshub/wshub/core"
 )
 
-// The projects pages, for owners: the account's projects, and each one's secrets (set,
-// replaced, removed; listed by name, never shown) beside its environment settings.
+// The projects pages, for owners: the account's projects (added, fixed and removed in
+// projects_manage.go), and each one's secrets (set, replaced, removed; listed by name,
+// never shown) beside its environment settings.
 
 // ProjectsPrefix is the project pages' path prefix, which the hub bounds to
 // MaxSecretFormBytes.
@@ -25,14 +26,6 @@ const ProjectsPrefix = "/app/projects/"
 // textarea sends as CRLF, percent-encoded), so that any value past the bound is
 // refused in words by core rather than cut off as a form too large.
 const MaxSecretFormBytes = 6*core.MaxSecretValue + MaxFormBytes
-
-func (a *app) projectsPage(c *fiber.Ctx) error {
-	list, err := a.projects.List(c.UserContext(), sessionOf(c))
-	if err != nil {
-		return a.fail(c, err)
-	}
-	return a.render(c, fiber.StatusOK, "projects", page{Title: "Projects", Data: list})
-}
 
 type secretsData struct {
 	Project     *core.Project

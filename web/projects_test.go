@@ -200,13 +200,7 @@ func TestAnotherAccountsProjectIsNotFoundOnTheProjectPages(t *testing.T) {
 			{"POST", secretsPath(id), url.Values{"csrf": {csrf}, "name": {"THEIRS"}, "value": {"mine-now"}}},
 			{"POST", secretsPath(id) + "/THEIRS/remove", url.Values{"csrf": {csrf}}},
 		} {
-			var code int
-			var body string
-			if r.form == nil {
-				code, _, body = s.get(r.path)
-			} else {
-				code, _, body = s.post(r.path, r.form)
-			}
+			code, _, body := s.send(r.path, r.form)
 			if code != 404 || !strings.Contains(noticeOf(body), "no such project") || strings.Contains(body, "THEIRS</code>") {
 				t.Errorf("%s %s: expected 404, got %d (%s)", r.method, r.path, code, noticeOf(body))
 			}
