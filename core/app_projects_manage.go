@@ -74,18 +74,18 @@ func (s *AppProjects) Overview(ctx context.Context, a *AppSession) ([]*ProjectOv
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, len(list))
+	for i, p := range list {
+		ids[i] = p.ID
+	}
+	names, err := s.secrets.store.ProjectSecretNames(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]*ProjectOverview, 0, len(list))
 	for _, p := range list {
-		// One read a project: an account has a handful, and the page is an owner's.
-		secrets, err := s.secrets.store.ListProjectSecrets(ctx, p.ID)
-		if err != nil {
-			return nil, err
-		}
-		o := &ProjectOverview{Project: p, Mirroring: s.mirroring(p), Environment: ProjectEnvironmentSettings(p)}
-		for _, sec := range secrets {
-			o.Secrets = append(o.Secrets, sec.Name)
-		}
-		out = append(out, o)
+		out = append(out, &ProjectOverview{Project: p, Mirroring: s.mirroring(p),
+			Environment: ProjectEnvironmentSettings(p), Secrets: names[p.ID]})
 	}
 	return out, nil
 }

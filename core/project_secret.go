@@ -39,6 +39,9 @@ const (
 type ProjectSecretQueries interface {
 	// ListProjectSecrets lists a project's secrets in name order, values sealed.
 	ListProjectSecrets(ctx context.Context, projectID string) ([]*ProjectSecret, error)
+	// ProjectSecretNames names the secrets of each of the projects, in name order, in
+	// one read (values are not read): a list page's.
+	ProjectSecretNames(ctx context.Context, projectIDs []string) (map[string][]string, error)
 	// PutProjectSecret inserts the secret, or replaces the value and agent flag of the
 	// project's secret of that name (its CreatedAt kept, and set on s); created says
 	// which.

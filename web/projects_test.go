@@ -104,6 +104,11 @@ func TestAnOwnerSetsReplacesAndRemovesAProjectsSecret(t *testing.T) {
 		t.Fatalf("expected the value stored sealed, got %+v (%v)", stored, err)
 	}
 	sealedFirst := stored[0].SealedValue
+	// The list names each project's secrets (read for all projects at once), never a value.
+	if code, _, page := s.get("/app/projects"); code != 200 || !strings.Contains(page, "secrets <code>DATABASE_URL</code>") ||
+		strings.Contains(page, "first-Pa55") {
+		t.Fatalf("expected the projects list to name the secret without its value, got %d:\n%s", code, page)
+	}
 
 	// Set again under its name: replaced, now for the agent too.
 	code, _, page = s.setSecret(csrf, s.hub.Project.ID, "DATABASE_URL", second, true)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/wshub/wshub/core"
 )
 
@@ -28,6 +30,25 @@ func (q queries) ListProjectSecrets(ctx context.Context, projectID string) (_ []
 	for i, r := range rows {
 		out[i] = &core.ProjectSecret{ProjectID: r.ProjectID, Name: r.Name, Agent: r.Agent, SealedValue: r.Sealed,
 			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	}
+	return out, nil
+}
+
+// ProjectSecretNames reads the secrets' names of many projects in one statement, on the
+// primary key's ranges.
+func (q queries) ProjectSecretNames(ctx context.Context, projectIDs []string) (_ map[string][]string, err error) {
+	defer wrapErr(&err, "list project secret names")
+	var rows []struct {
+		ProjectID string `db:"project_id"`
+		Name      string `db:"name"`
+	}
+	if err := q.selectAll(ctx, &rows, `SELECT project_id, name FROM project_secrets
+		WHERE project_id = ANY($1) ORDER BY project_id, name`, pq.Array(projectIDs)); err != nil {
+		return nil, err
+	}
+	out := make(map[string][]string)
+	for _, r := range rows {
+		out[r.ProjectID] = append(out[r.ProjectID], r.Name)
 	}
 	return out, nil
 }
