@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -44,6 +43,9 @@ type ForgeEventQueries interface {
 	// ForgeComment is the ref of the hub's comment in a forge thread (ErrNoRows: none).
 	ForgeComment(ctx context.Context, place ChatPlace) (string, error)
 	SetForgeComment(ctx context.Context, place ChatPlace, ref string) error
+	// WorkspaceOfPull is the newest workspace (not deleted) of the project whose pull
+	// request is number (ErrNoRows: none).
+	WorkspaceOfPull(ctx context.Context, projectID string, number int64) (string, error)
 }
 
 // ForgeCommenter comments on a project's issues; a forge adapter that is not one
@@ -201,15 +203,12 @@ func (s *ForgeEvents) ShowForgeComment(ctx context.Context, place ChatPlace, tex
 	if err != nil {
 		return "", notFound(err, CodeProjectNotFound, "no such project")
 	}
-	commenter, ok := s.forges[place.Platform].(ForgeCommenter)
-	if !ok {
+	forge := s.forges[place.Platform]
+	if forge == nil {
 		return "", fmt.Errorf("forge %q cannot comment", place.Platform)
 	}
-	issue, err := strconv.ParseInt(place.ThreadID, 10, 64)
-	if err != nil {
-		return "", fmt.Errorf("forge thread %q is not an issue number", place.ThreadID)
-	}
-	if t, err := s.store.GetChatThread(ctx, place); err == nil {
+	// A pull request's own thread needs no link to itself.
+	if t, err := s.store.GetChatThread(ctx, place); err == nil && !strings.HasPrefix(place.ThreadID, pullThreadPrefix) {
 		ws, err := s.store.GetWorkspaceByID(ctx, t.WorkspaceID)
 		if err == nil && ws.Pull.URL != "" && !strings.HasSuffix(strings.TrimSpace(text), ws.Pull.URL) {
 			text += "\n\nPull request: " + ws.Pull.URL
@@ -222,11 +221,11 @@ func (s *ForgeEvents) ShowForgeComment(ctx context.Context, place ChatPlace, tex
 	ref, err := s.store.ForgeComment(ctx, place)
 	switch {
 	case err == nil:
-		return ref, commenter.EditIssueComment(ctx, p, issue, ref, text)
+		return postForgeComment(ctx, forge, p, place.ThreadID, ref, text)
 	case !errors.Is(err, ErrNoRows):
 		return "", err
 	}
-	if ref, err = commenter.PostIssueComment(ctx, p, issue, text); err != nil {
+	if ref, err = postForgeComment(ctx, forge, p, place.ThreadID, "", text); err != nil {
 		return "", err
 	}
 	return ref, s.store.SetForgeComment(context.WithoutCancel(ctx), place, ref)

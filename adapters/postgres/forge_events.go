@@ -87,3 +87,15 @@ func (q queries) SetForgeComment(ctx context.Context, place core.ChatPlace, ref 
 		place.Platform, place.TeamID, place.ChannelID, place.ThreadID, ref)
 	return err
 }
+
+// WorkspaceOfPull finds the workspace of a project's pull request through
+// workspaces_project_branch_live (project_id leads it; a project's live workspaces are
+// few next to the table).
+func (q queries) WorkspaceOfPull(ctx context.Context, projectID string, number int64) (_ string, err error) {
+	defer wrapErr(&err, "workspace of pull request")
+	var id string
+	err = q.get(ctx, &id, `SELECT id FROM workspaces
+		WHERE project_id = $1 AND pull_number = $2 AND state <> 'deleted'
+		ORDER BY created_at DESC, id DESC LIMIT 1`, projectID, number)
+	return id, err
+}

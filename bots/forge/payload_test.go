@@ -1,6 +1,7 @@
 package forge
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -71,5 +72,87 @@ func TestTheHandleIsAWordOfItsOwn(t *testing.T) {
 		if prompt != tt.prompt || asked != tt.asked {
 			t.Errorf("%q: expected %q %v, got %q %v", tt.comment, tt.prompt, tt.asked, prompt, asked)
 		}
+	}
+}
+
+// On a pull request, as the forges' client libraries type their deliveries (Gitea's
+// as its webhook structs render them): a review's line comment (with its place) and
+// a submitted review's summary are reviews, a comment in the conversation is not;
+// edits and other actions are nothing.
+func TestPullRequestCommentsAndReviewsAreRead(t *testing.T) {
+	repo := &gh.Repository{HTMLURL: gh.Ptr("https://github.com/o/r")}
+	user := &gh.User{Login: gh.Ptr("u"), Type: gh.Ptr("User")}
+	pull := &gh.PullRequest{Number: gh.Ptr(5)}
+	ghReviewComment := func(action string) []byte {
+		b, _ := json.Marshal(gh.PullRequestReviewCommentEvent{Action: gh.Ptr(action), PullRequest: pull, Repo: repo,
+			Comment: &gh.PullRequestComment{ID: gh.Ptr(int64(9)), Body: gh.Ptr("rename it"), Path: gh.Ptr("src/app.go"),
+				Line: gh.Ptr(12), OriginalLine: gh.Ptr(10), User: user}})
+		return b
+	}
+	ghReview := func(action string) []byte {
+		b, _ := json.Marshal(gh.PullRequestReviewEvent{Action: gh.Ptr(action), PullRequest: pull, Repo: repo,
+			Review: &gh.PullRequestReview{ID: gh.Ptr(int64(9)), Body: gh.Ptr("rename it"), State: gh.Ptr("commented"), User: user}})
+		return b
+	}
+	ghComment, _ := json.Marshal(gh.IssueCommentEvent{Action: gh.Ptr("created"), Repo: repo,
+		Issue:   &gh.Issue{Number: gh.Ptr(5), PullRequestLinks: &gh.PullRequestLinks{URL: gh.Ptr("https://api.github.com/repos/o/r/pulls/5")}},
+		Comment: &gh.IssueComment{ID: gh.Ptr(int64(9)), Body: gh.Ptr("rename it"), User: user}})
+	// Gitea's PullRequestPayload of a review (action "reviewed", the sender its author,
+	// the review without an id) and its IssueCommentPayload of a pull request's comment.
+	giteaReview := []byte(`{"action":"reviewed","number":5,"pull_request":{"number":5},
+		"review":{"type":"pull_request_review_approved","content":"rename it"},
+		"sender":{"id":4,"login":"u"},"repository":{"html_url":"https://gitea.example/o/r"}}`)
+	giteaComment := []byte(`{"action":"created","is_pull":true,"issue":{"number":5,"pull_request":{"merged":false}},
+		"comment":{"id":9,"body":"rename it","user":{"id":4,"login":"u"}},"repository":{"html_url":"https://gitea.example/o/r"}}`)
+	lab := func(action gl.CommentEventAction, noteType string, pos *gl.NotePosition) []byte {
+		b, _ := json.Marshal(gl.MergeCommentEvent{ObjectKind: "note", User: &gl.EventUser{ID: 4, Username: "u"},
+			Project: gl.MergeCommentEventProject{WebURL: "https://gitlab.com/o/r"},
+			ObjectAttributes: gl.MergeCommentEventObjectAttributes{ID: 9, Note: "rename it", NoteableType: "MergeRequest",
+				Action: action, Type: noteType, Position: pos},
+			MergeRequest: gl.MergeCommentEventMergeRequest{IID: 5}})
+		return b
+	}
+	onLine := &gl.NotePosition{PositionType: "text", NewPath: "src/app.go", NewLine: 12}
+	onRemoved := &gl.NotePosition{PositionType: "text", OldPath: "src/old.go", OldLine: 3}
+	for _, tt := range []struct {
+		what, kind, event string
+		body              []byte
+		pull              int64
+		review            bool
+		path              string
+		line              int64
+	}{
+		{"GitHub's line comment", "github", "pull_request_review_comment", ghReviewComment("created"), 5, true, "src/app.go", 12},
+		{"an edited line comment", "github", "pull_request_review_comment", ghReviewComment("edited"), 0, false, "", 0},
+		{"GitHub's submitted review", "github", "pull_request_review", ghReview("submitted"), 5, true, "", 0},
+		{"a dismissed review", "github", "pull_request_review", ghReview("dismissed"), 0, false, "", 0},
+		{"GitHub's comment on a pull request", "github", "issue_comment", ghComment, 5, false, "", 0},
+		{"Gitea's review", "gitea", "pull_request_review_approved", giteaReview, 5, true, "", 0},
+		{"Gitea's comment on a pull request", "gitea", "pull_request_comment", giteaComment, 5, false, "", 0},
+		{"Gitea's, as an issue comment", "gitea", "issue_comment", giteaComment, 5, false, "", 0},
+		{"GitLab's note on a line", "gitlab", "Note Hook", lab(gl.CommentEventActionCreate, "DiffNote", onLine), 5, true, "src/app.go", 12},
+		{"on a removed line", "gitlab", "Note Hook", lab(gl.CommentEventActionCreate, "DiffNote", onRemoved), 5, true, "src/old.go", 3},
+		{"GitLab's note in a merge request", "gitlab", "Note Hook", lab(gl.CommentEventActionCreate, "DiscussionNote", nil), 5, false, "", 0},
+		{"an updated note", "gitlab", "Note Hook", lab("update", "DiffNote", onLine), 0, false, "", 0},
+	} {
+		ev, err := parse(tt.kind, tt.event, tt.body)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.what, err)
+		}
+		if ev.Pull != tt.pull || ev.Review != tt.review || ev.Path != tt.path || ev.Line != tt.line || ev.NewIssueComment {
+			t.Errorf("%s: expected pull %d review %v at %q line %d, got %+v", tt.what, tt.pull, tt.review, tt.path, tt.line, ev)
+		}
+		if tt.pull != 0 && (ev.Comment != "rename it" || ev.Login != "u" || ev.Kind == "") {
+			t.Errorf("%s: expected u's words \"rename it\" under a key, got %+v", tt.what, ev)
+		}
+	}
+	// Two of Gitea's reviews, which come without an id, are told apart by their
+	// deliveries; the same delivery again is the same review.
+	other := bytes.Replace(giteaReview, []byte("rename it"), []byte("and test it"), 1)
+	a, _ := parse("gitea", "pull_request_review_approved", giteaReview)
+	again, _ := parse("gitea", "pull_request_review_approved", giteaReview)
+	b, _ := parse("gitea", "pull_request_review_approved", other)
+	if a.Kind != again.Kind || a.Kind == b.Kind {
+		t.Errorf("expected one key per review, got %q, %q again, and %q for another", a.Kind, again.Kind, b.Kind)
 	}
 }

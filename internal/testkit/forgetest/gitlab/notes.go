@@ -7,24 +7,40 @@ import (
 	"time"
 )
 
-// Note is an issue's note (comment) as the fake holds it. The fake keeps no issues: a
-// note may be made on any iid.
+// Note is an issue's or a merge request's note (comment) as the fake holds it. The
+// fake keeps no issues: a note may be made on any iid.
 type Note struct {
 	ID    int64
-	Issue int64 // the issue's iid
-	Body  string
+	Issue int64 // the issue's (or the merge request's) iid
+	// Noteable is "Issue" or "MergeRequest", as GitLab names what a note is on.
+	Noteable string
+	Body     string
 	// Edits counts the times it was changed after it was made.
 	Edits int
 }
 
+// The kinds of notes, as GitLab names what a note is on.
+const (
+	issueNotes        = "Issue"
+	mergeRequestNotes = "MergeRequest"
+)
+
 // Notes lists the notes on issue iid of the project at path, oldest first.
-func (s *Server) Notes(path string, iid int64) []Note {
+func (s *Server) Notes(path string, iid int64) []Note { return s.notesOn(path, issueNotes, iid) }
+
+// MergeRequestNotes lists the notes on merge request iid of the project at path,
+// oldest first.
+func (s *Server) MergeRequestNotes(path string, iid int64) []Note {
+	return s.notesOn(path, mergeRequestNotes, iid)
+}
+
+func (s *Server) notesOn(path, noteable string, iid int64) []Note {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Note
 	if p := s.projects[path]; p != nil {
 		for _, n := range p.notes {
-			if n.Issue == iid {
+			if n.Issue == iid && n.Noteable == noteable {
 				out = append(out, *n)
 			}
 		}
@@ -32,7 +48,11 @@ func (s *Server) Notes(path string, iid int64) []Note {
 	return out
 }
 
-func (s *Server) createNote(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createNote(noteable string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.addNote(w, r, noteable) }
+}
+
+func (s *Server) addNote(w http.ResponseWriter, r *http.Request, noteable string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.authorize(w, r, Write)
@@ -41,7 +61,7 @@ func (s *Server) createNote(w http.ResponseWriter, r *http.Request) {
 	}
 	iid, err := strconv.ParseInt(r.PathValue("iid"), 10, 64)
 	if err != nil || iid < 1 {
-		refuse(w, http.StatusNotFound, "404 Issue Not Found")
+		refuse(w, http.StatusNotFound, "404 "+noteable+" Not Found")
 		return
 	}
 	body, ok := noteBody(w, r)
@@ -49,12 +69,16 @@ func (s *Server) createNote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.nextID++
-	n := &Note{ID: s.nextID, Issue: iid, Body: body}
+	n := &Note{ID: s.nextID, Issue: iid, Noteable: noteable, Body: body}
 	p.notes = append(p.notes, n)
 	reply(w, http.StatusCreated, noteJSON(p, n))
 }
 
-func (s *Server) updateNote(w http.ResponseWriter, r *http.Request) {
+func (s *Server) updateNote(noteable string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.editNote(w, r, noteable) }
+}
+
+func (s *Server) editNote(w http.ResponseWriter, r *http.Request, noteable string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.authorize(w, r, Write)
@@ -64,7 +88,7 @@ func (s *Server) updateNote(w http.ResponseWriter, r *http.Request) {
 	iid, _ := strconv.ParseInt(r.PathValue("iid"), 10, 64)
 	id, _ := strconv.ParseInt(r.PathValue("note"), 10, 64)
 	for _, n := range p.notes {
-		if n.ID == id && n.Issue == iid {
+		if n.ID == id && n.Issue == iid && n.Noteable == noteable {
 			body, ok := noteBody(w, r)
 			if !ok {
 				return
@@ -93,7 +117,7 @@ func noteBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 // noteJSON is a note as GitLab renders it.
 func noteJSON(p *project, n *Note) map[string]any {
 	now := time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
-	return map[string]any{"id": n.ID, "body": n.Body, "noteable_type": "Issue", "noteable_iid": n.Issue,
+	return map[string]any{"id": n.ID, "body": n.Body, "noteable_type": n.Noteable, "noteable_iid": n.Issue,
 		"project_id": p.id, "created_at": now, "updated_at": now, "system": false}
 }
 
