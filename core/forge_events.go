@@ -28,8 +28,11 @@ type ForgeHook struct {
 	// RepositoryKey is the project's repository as events name it (RepositoryKey).
 	RepositoryKey string
 	Handle        string
-	SealedSecret  []byte
-	UpdatedAt     time.Time
+	// TriggerLabel, given to an issue, starts a workspace with the issue as the prompt
+	// ("": none).
+	TriggerLabel string
+	SealedSecret []byte
+	UpdatedAt    time.Time
 }
 
 // ForgeEventQueries are the store statements of forge events.
@@ -94,7 +97,7 @@ type ForgeEnvelope struct {
 // binding made from the project, and the project's handle.
 type ForgeSession struct {
 	*ChatSession
-	Handle string
+	Handle, TriggerLabel string
 }
 
 // StartedBy reports whether the thread's workspace was started by the message of key:
@@ -185,7 +188,7 @@ func (s *ForgeEvents) ForgeSessionFor(ctx context.Context, place ChatPlace) (*Fo
 		return nil, notFound(err, CodeProjectNotFound, "the project's account no longer exists")
 	}
 	b := &ChatBinding{Platform: place.Platform, TeamID: place.TeamID, AccountID: acct.ID, ProjectID: h.ProjectID}
-	sess := &ForgeSession{ChatSession: &ChatSession{Place: place, Binding: b, Account: acct}, Handle: h.Handle}
+	sess := &ForgeSession{ChatSession: &ChatSession{Place: place, Binding: b, Account: acct}, Handle: h.Handle, TriggerLabel: h.TriggerLabel}
 	if err := acct.checkEntitled(); err != nil {
 		return sess, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -44,7 +45,7 @@ func (b *Bot) handle(ctx context.Context, kind string, payload []byte) ([]core.C
 	}
 	place := core.ChatPlace{Platform: kind, TeamID: env.ProjectID, ChannelID: core.RepositoryKey(ev.Repositories[0])}
 	switch {
-	case ev.NewIssueComment:
+	case ev.NewIssueComment, len(ev.Labeled) > 0 && ev.Issue != 0:
 		place.ThreadID = strconv.FormatInt(ev.Issue, 10)
 	case ev.Pull != 0:
 		place.ThreadID = core.PullThreadID(ev.Pull)
@@ -55,8 +56,11 @@ func (b *Bot) handle(ctx context.Context, kind string, payload []byte) ([]core.C
 	if a == nil {
 		return nil, err
 	}
-	if ev.Pull != 0 {
+	switch {
+	case ev.Pull != 0:
 		return b.pullComment(ctx, a, ev)
+	case len(ev.Labeled) > 0:
+		return b.labeled(ctx, a, ev)
 	}
 	return b.issueComment(ctx, a, ev)
 }
@@ -92,10 +96,29 @@ func (b *Bot) ask(ctx context.Context, place core.ChatPlace, ev *event) (*asking
 
 // issueComment takes an issue comment that names the handle.
 func (b *Bot) issueComment(ctx context.Context, a *asking, ev *event) ([]core.ChatNotice, error) {
-	h, place, sess := a.h, a.place, a.sess
 	if !a.asked {
 		return nil, nil
 	}
+	return b.takeInIssue(ctx, a, ev, ev.key(a.place), a.prompt)
+}
+
+// labeled starts a workspace on an issue given the project's trigger label, with
+// the issue as the prompt: once per issue, so a replay or the label given again
+// starts nothing more, nor does it once the issue has a workspace.
+func (b *Bot) labeled(ctx context.Context, a *asking, ev *event) ([]core.ChatNotice, error) {
+	label := a.sess.TriggerLabel
+	if label == "" || a.sess.Thread != nil || !slices.ContainsFunc(ev.Labeled, func(l string) bool { return strings.EqualFold(l, label) }) {
+		return nil, nil
+	}
+	key := a.place.Platform + ":" + a.place.ChannelID + ":label:" + a.place.ThreadID
+	return b.takeInIssue(ctx, a, ev, key, "")
+}
+
+// takeInIssue makes a request in an issue, asked by the event's author, its
+// workspace's message under key: the first one starts the workspace with the issue
+// as context (prompt "": the issue is the prompt).
+func (b *Bot) takeInIssue(ctx context.Context, a *asking, ev *event, key, prompt string) ([]core.ChatNotice, error) {
+	h, place, sess := a.h, a.place, a.sess
 	if a.refusal != nil { // the account may not start work: said in the issue
 		return h.Said, h.Refuse(place, a.refusal)
 	}
@@ -104,17 +127,16 @@ func (b *Bot) issueComment(ctx context.Context, a *asking, ev *event) ([]core.Ch
 	if may, err := b.mayTrigger(ctx, h, place, ev, sess.Thread == nil); !may {
 		return h.Said, err
 	}
-	key := ev.key(place)
 	if sess.StartedBy(key) {
-		return nil, nil // a replay of the comment that started the workspace
+		return nil, nil // a replay of the request that started the workspace
 	}
-	text := a.prompt
+	text := prompt
 	if sess.Thread == nil {
 		// The comment is there before the workspace: every later post edits it.
 		if _, err := b.forge.ShowForgeComment(ctx, place, Starting); err != nil {
 			return nil, err
 		}
-		text = issuePrompt(a.prompt, ev)
+		text = issuePrompt(prompt, ev)
 	}
 	_, err := h.Take(ctx, b.chat, sess.ChatSession, ev.input(key, text), 0, noFiles)
 	return h.Said, err
@@ -211,9 +233,18 @@ func boundary(s string, i int) bool {
 // issue as its context.
 func issuePrompt(prompt string, ev *event) string {
 	var b strings.Builder
+	body := strings.TrimSpace(ev.Body)
+	if prompt == "" { // the issue is the prompt
+		b.WriteString(ev.Title)
+		if body != "" {
+			b.WriteString("\n\n" + body)
+		}
+		fmt.Fprintf(&b, "\n\nThis is issue #%d.", ev.Issue)
+		return b.String()
+	}
 	b.WriteString(prompt)
 	fmt.Fprintf(&b, "\n\nThis was asked in issue #%d: %s", ev.Issue, ev.Title)
-	if body := strings.TrimSpace(ev.Body); body != "" {
+	if body != "" {
 		b.WriteString("\n\n" + body)
 	}
 	return b.String()

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,6 +34,9 @@ type event struct {
 	Path   string
 	Line   int64
 	Kind   string
+	// Labeled are the labels just given to an issue (all its labels where the forge
+	// does not say which one was added); the event's author gave them.
+	Labeled []string
 	// Login, UserID and Profile are the comment's author on the forge; Bot says the
 	// forge marks them a bot (GitHub's apps).
 	Login   string
@@ -64,6 +68,7 @@ type hubPayload struct {
 		Title       string          `json:"title"`
 		Body        string          `json:"body"`
 		PullRequest json.RawMessage `json:"pull_request"`
+		Labels      []hubLabel      `json:"labels"`
 	} `json:"issue"`
 	Comment *struct {
 		ID   int64   `json:"id"`
@@ -91,6 +96,12 @@ type hubPayload struct {
 		SSHURL   string `json:"ssh_url"`
 	} `json:"repository"`
 	IsPull bool `json:"is_pull"` // Gitea
+	// Label is the label GitHub's "labeled" action gave.
+	Label *hubLabel `json:"label"`
+}
+
+type hubLabel struct {
+	Name string `json:"name"`
 }
 
 // hubUser is a person (or a bot) in GitHub's and Gitea's deliveries.
@@ -114,7 +125,12 @@ type labPayload struct {
 		GitSSHURL  string `json:"git_ssh_url"`
 	} `json:"project"`
 	ObjectAttributes struct {
-		ID           int64  `json:"id"`
+		ID int64 `json:"id"`
+		// An Issue Hook's issue.
+		IID         int64  `json:"iid"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+
 		Note         string `json:"note"`
 		NoteableType string `json:"noteable_type"`
 		Action       string `json:"action"`
@@ -131,11 +147,22 @@ type labPayload struct {
 	MergeRequest *struct {
 		IID int64 `json:"iid"`
 	} `json:"merge_request"`
+	// Changes says what an Issue Hook's update changed: the labels before and after.
+	Changes struct {
+		Labels *struct {
+			Previous []labLabel `json:"previous"`
+			Current  []labLabel `json:"current"`
+		} `json:"labels"`
+	} `json:"changes"`
 	Issue *struct {
 		IID         int64  `json:"iid"`
 		Title       string `json:"title"`
 		Description string `json:"description"`
 	} `json:"issue"`
+}
+
+type labLabel struct {
+	Title string `json:"title"`
 }
 
 // parse reads a delivery of the forge kind (its event name as the forge's header said).
@@ -155,6 +182,14 @@ func parse(kind, name string, body []byte) (*event, error) {
 		created := p.ObjectKind == "note" && (a.Action == "" || a.Action == "create")
 		e.NewIssueComment = created && a.NoteableType == "Issue" && p.Issue != nil
 		e.CommentID, e.Comment, e.Kind = a.ID, a.Note, "comment"
+		if l := p.Changes.Labels; p.ObjectKind == "issue" && l != nil {
+			e.Issue, e.Title, e.Body = a.IID, a.Title, a.Description
+			for _, c := range l.Current {
+				if !slices.Contains(l.Previous, c) {
+					e.Labeled = append(e.Labeled, c.Title)
+				}
+			}
+		}
 		if created && a.NoteableType == "MergeRequest" && p.MergeRequest != nil {
 			e.Pull = p.MergeRequest.IID
 			if a.Type == "DiffNote" && a.Position != nil {
@@ -181,6 +216,15 @@ func parse(kind, name string, body []byte) (*event, error) {
 	isPull := p.IsPull || (p.Issue != nil && len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null")
 	e.NewIssueComment = name == "issue_comment" && p.Action == "created" && p.Issue != nil && p.Comment != nil && !isPull
 	switch {
+	case name == "issues" && p.Action == "labeled" && p.Label != nil && p.Issue != nil && !isPull:
+		e.Labeled = []string{p.Label.Name}
+		e.author(p.Sender)
+	case (name == "issues" || name == "issue_label") && p.Action == "label_updated" && p.Issue != nil && !isPull:
+		// Gitea's: the issue's labels after the change, not which one it was.
+		for _, l := range p.Issue.Labels {
+			e.Labeled = append(e.Labeled, l.Name)
+		}
+		e.author(p.Sender)
 	case (name == "issue_comment" || name == "pull_request_comment") && p.Action == "created" && p.Issue != nil && p.Comment != nil && isPull:
 		e.Pull = p.Issue.Number
 	case name == "pull_request_review_comment" && p.Action == "created" && p.Comment != nil && p.PullRequest != nil:

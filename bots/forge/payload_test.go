@@ -3,6 +3,7 @@ package forge
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	gh "github.com/google/go-github/v89/github"
@@ -154,5 +155,63 @@ func TestPullRequestCommentsAndReviewsAreRead(t *testing.T) {
 	b, _ := parse("gitea", "pull_request_review_approved", other)
 	if a.Kind != again.Kind || a.Kind == b.Kind {
 		t.Errorf("expected one key per review, got %q, %q again, and %q for another", a.Kind, again.Kind, b.Kind)
+	}
+}
+
+// The labels just given to an issue, and who gave them: GitHub's "labeled" names the
+// label, GitLab's Issue Hook the labels before and after, Gitea's "label_updated" the
+// issue's labels after. Labels taken away and pull requests' labels give none.
+func TestTheLabelsGivenToAnIssueAreRead(t *testing.T) {
+	sender := &gh.User{Login: gh.Ptr("u"), ID: gh.Ptr(int64(4))}
+	hub := func(action string, pull bool) []byte {
+		issue := &gh.Issue{Number: gh.Ptr(3), Title: gh.Ptr("t"), Body: gh.Ptr("b")}
+		if pull {
+			issue.PullRequestLinks = &gh.PullRequestLinks{URL: gh.Ptr("https://api.github.com/repos/o/r/pulls/3")}
+		}
+		b, _ := json.Marshal(gh.IssuesEvent{Action: gh.Ptr(action), Issue: issue, Label: &gh.Label{Name: gh.Ptr("wshub")},
+			Sender: sender, Repo: &gh.Repository{HTMLURL: gh.Ptr("https://github.com/o/r")}})
+		return b
+	}
+	lab := func(previous, current []string) []byte {
+		labels := func(names []string) []*gl.EventLabel {
+			var out []*gl.EventLabel
+			for i, n := range names {
+				out = append(out, &gl.EventLabel{ID: int64(i + 1), Title: n})
+			}
+			return out
+		}
+		ev := gl.IssueEvent{ObjectKind: "issue", User: &gl.EventUser{ID: 4, Username: "u"},
+			Project:          gl.IssueEventProject{WebURL: "https://gitlab.com/o/r"},
+			ObjectAttributes: gl.IssueEventObjectAttributes{IID: 3, Title: "t", Description: "b", Action: "update"}}
+		ev.Changes.Labels.Previous, ev.Changes.Labels.Current = labels(previous), labels(current)
+		b, _ := json.Marshal(ev)
+		return b
+	}
+	gitea := []byte(`{"action":"label_updated","number":3,"issue":{"number":3,"title":"t","body":"b",
+		"labels":[{"id":1,"name":"bug"},{"id":2,"name":"wshub"}]},"sender":{"id":4,"login":"u"},
+		"repository":{"html_url":"https://gitea.example/o/r"}}`)
+	for _, tt := range []struct {
+		what, kind, event string
+		body              []byte
+		labeled           []string
+	}{
+		{"GitHub's labeled", "github", "issues", hub("labeled", false), []string{"wshub"}},
+		{"GitHub's unlabeled", "github", "issues", hub("unlabeled", false), nil},
+		{"a pull request labeled", "github", "issues", hub("labeled", true), nil},
+		{"GitLab's label added", "gitlab", "Issue Hook", lab([]string{"bug"}, []string{"bug", "wshub"}), []string{"wshub"}},
+		{"GitLab's label taken away", "gitlab", "Issue Hook", lab([]string{"bug", "wshub"}, []string{"wshub"}), nil},
+		{"GitLab's issue changed otherwise", "gitlab", "Issue Hook", lab(nil, nil), nil},
+		{"Gitea's labels updated", "gitea", "issue_label", gitea, []string{"bug", "wshub"}},
+	} {
+		ev, err := parse(tt.kind, tt.event, tt.body)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.what, err)
+		}
+		if !slices.Equal(ev.Labeled, tt.labeled) {
+			t.Errorf("%s: expected the labels %q given, got %q", tt.what, tt.labeled, ev.Labeled)
+		}
+		if tt.labeled != nil && (ev.Issue != 3 || ev.Title != "t" || ev.Body != "b" || ev.Login != "u" || ev.UserID != 4) {
+			t.Errorf("%s: expected issue 3 labelled by u, got %+v", tt.what, ev)
+		}
 	}
 }

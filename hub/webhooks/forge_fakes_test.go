@@ -43,6 +43,10 @@ type forgeFake struct {
 	signAs   func(event, id, secret string, body []byte) []string
 	// pullComments are the bodies of the comments on pull request 1.
 	pullComments func() []string
+	// labeled is the event (its name and body) of the test's issue, titled title,
+	// given label by a person who may write to the repository (or, stranger, one who
+	// may not).
+	labeled func(web, title, label string, stranger bool) (event string, body []byte)
 }
 
 // pullNote is a note on a pull request: a review's line comment (path set), a
@@ -109,6 +113,14 @@ func githubFake() forgeFake {
 			return []string{"X-GitHub-Delivery", id, "X-GitHub-Event", event, "X-Hub-Signature-256", "sha256=" + hexMAC(secret, body)}
 		},
 		pullComments: func() []string { return githubComments(fake, 1) },
+		labeled: func(web, title, label string, stranger bool) (string, []byte) {
+			login := map[bool]string{false: "octocat", true: "mallory"}[stranger]
+			body, _ := json.Marshal(gh.IssuesEvent{Action: gh.Ptr("labeled"), Label: &gh.Label{Name: gh.Ptr(label)},
+				Issue:  &gh.Issue{Number: gh.Ptr(7), Title: gh.Ptr(title), Body: gh.Ptr("The file is missing.")},
+				Sender: &gh.User{Login: gh.Ptr(login), Type: gh.Ptr("User")},
+				Repo:   &gh.Repository{HTMLURL: gh.Ptr(web), CloneURL: gh.Ptr(web + ".git")}})
+			return "issues", body
+		},
 	}
 }
 
@@ -172,6 +184,18 @@ func gitlabFake() forgeFake {
 			return []string{"Idempotency-Key", id, "X-Gitlab-Event", event, "X-Gitlab-Token", secret}
 		},
 		pullComments: func() []string { return noteBodies(fake.MergeRequestNotes("acme/app", 1)) },
+		labeled: func(web, title, label string, stranger bool) (string, []byte) {
+			user := &gl.EventUser{ID: 5, Username: "tanuki"}
+			if stranger {
+				user = &gl.EventUser{ID: 6, Username: "reporter"}
+			}
+			ev := gl.IssueEvent{ObjectKind: "issue", EventType: "issue", User: user,
+				Project:          gl.IssueEventProject{WebURL: web, GitHTTPURL: web + ".git"},
+				ObjectAttributes: gl.IssueEventObjectAttributes{IID: 7, Title: title, Description: "The file is missing.", Action: "update"}}
+			ev.Changes.Labels.Current = []*gl.EventLabel{{ID: 1, Title: label}}
+			body, _ := json.Marshal(ev)
+			return "Issue Hook", body
+		},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/testkit/eventually"
 )
 
@@ -63,14 +64,7 @@ func TestReviewsOnAWorkspacesPullRequestAreItsFollowUps(t *testing.T) {
 			if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT id FROM workspaces WHERE project_id = $1`, p.ID).Scan(&wsID); err != nil {
 				t.Fatal(err)
 			}
-			r := h.Call("GET", "/v1/api/workspaces/"+wsID+"/messages", h.Key, nil).Expect(t, 200, "")
-			var sent []string
-			for _, m := range r.Body["messages"].([]any) {
-				if m := m.(map[string]any); m["role"] == "user" {
-					sent = append(sent, m["text"].(string))
-				}
-			}
-			if len(sent) < 1 || !slices.Equal(sent[1:], want) {
+			if sent := userMessages(t, h, wsID); len(sent) < 1 || !slices.Equal(sent[1:], want) {
 				t.Errorf("expected the request, then %q, got %q", want, sent)
 			}
 		})
@@ -94,4 +88,17 @@ func waitForThePullRequest(t *testing.T, f forgeFake, name string) {
 		}
 		return nil
 	})
+}
+
+// userMessages are the texts of a workspace's user messages, in order.
+func userMessages(t *testing.T, h *hubtest.Hub, wsID string) []string {
+	t.Helper()
+	r := h.Call("GET", "/v1/api/workspaces/"+wsID+"/messages", h.Key, nil).Expect(t, 200, "")
+	var sent []string
+	for _, m := range r.Body["messages"].([]any) {
+		if m := m.(map[string]any); m["role"] == "user" {
+			sent = append(sent, m["text"].(string))
+		}
+	}
+	return sent
 }
