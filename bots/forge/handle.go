@@ -136,7 +136,12 @@ func (b *Bot) takeInIssue(ctx context.Context, a *asking, ev *event, key, prompt
 		if _, err := b.forge.ShowForgeComment(ctx, place, Starting); err != nil {
 			return nil, err
 		}
-		text = issuePrompt(prompt, ev)
+		// Fail open: the issue and the request are the work; its conversation helps.
+		recent, err := b.forge.RecentForgeComments(ctx, place, ev.CommentID)
+		if err != nil {
+			b.log.Warn("forge issue's comments not read", "forge", place.Platform, "issue", place.ThreadID, "err", err)
+		}
+		text = issuePrompt(prompt, ev, recent)
 	}
 	_, err := h.Take(ctx, b.chat, sess.ChatSession, ev.input(key, text), 0, noFiles)
 	return h.Said, err
@@ -230,22 +235,28 @@ func boundary(s string, i int) bool {
 }
 
 // issuePrompt is the first message of an issue's workspace: what was asked, and the
-// issue as its context.
-func issuePrompt(prompt string, ev *event) string {
+// issue and its recent comments as its context (prompt "": the issue is the prompt).
+func issuePrompt(prompt string, ev *event, recent []core.ForgeComment) string {
 	var b strings.Builder
 	body := strings.TrimSpace(ev.Body)
-	if prompt == "" { // the issue is the prompt
+	if prompt == "" {
 		b.WriteString(ev.Title)
 		if body != "" {
 			b.WriteString("\n\n" + body)
 		}
 		fmt.Fprintf(&b, "\n\nThis is issue #%d.", ev.Issue)
-		return b.String()
+	} else {
+		b.WriteString(prompt)
+		fmt.Fprintf(&b, "\n\nThis was asked in issue #%d: %s", ev.Issue, ev.Title)
+		if body != "" {
+			b.WriteString("\n\n" + body)
+		}
 	}
-	b.WriteString(prompt)
-	fmt.Fprintf(&b, "\n\nThis was asked in issue #%d: %s", ev.Issue, ev.Title)
-	if body != "" {
-		b.WriteString("\n\n" + body)
+	if len(recent) > 0 {
+		b.WriteString("\n\nThe issue's recent comments:")
+		for _, c := range recent {
+			fmt.Fprintf(&b, "\n\n%s wrote: %s", c.Login, c.Body)
+		}
 	}
 	return b.String()
 }

@@ -47,6 +47,9 @@ type forgeFake struct {
 	// given label by a person who may write to the repository (or, stranger, one who
 	// may not).
 	labeled func(web, title, label string, stranger bool) (event string, body []byte)
+	// addComment writes a comment by login on the test's issue, on the forge only, and
+	// returns its id.
+	addComment func(login, body string) int64
 }
 
 // pullNote is a note on a pull request: a review's line comment (path set), a
@@ -113,6 +116,7 @@ func githubFake() forgeFake {
 			return []string{"X-GitHub-Delivery", id, "X-GitHub-Event", event, "X-Hub-Signature-256", "sha256=" + hexMAC(secret, body)}
 		},
 		pullComments: func() []string { return githubComments(fake, 1) },
+		addComment:   func(login, body string) int64 { return fake.AddComment("acme", "app", 7, login, body) },
 		labeled: func(web, title, label string, stranger bool) (string, []byte) {
 			login := map[bool]string{false: "octocat", true: "mallory"}[stranger]
 			body, _ := json.Marshal(gh.IssuesEvent{Action: gh.Ptr("labeled"), Label: &gh.Label{Name: gh.Ptr(label)},
@@ -184,6 +188,7 @@ func gitlabFake() forgeFake {
 			return []string{"Idempotency-Key", id, "X-Gitlab-Event", event, "X-Gitlab-Token", secret}
 		},
 		pullComments: func() []string { return noteBodies(fake.MergeRequestNotes("acme/app", 1)) },
+		addComment:   func(login, body string) int64 { return fake.AddNote("acme/app", 7, login, body) },
 		labeled: func(web, title, label string, stranger bool) (string, []byte) {
 			user := &gl.EventUser{ID: 5, Username: "tanuki"}
 			if stranger {

@@ -77,3 +77,25 @@ func (f *Forge) editNote(ctx context.Context, p *core.Project, ref string, edit 
 	}
 	return nil
 }
+
+var _ core.ForgeCommentLister = (*Forge)(nil)
+
+// RecentIssueComments reads the newest n notes of an issue (GitLab lists them newest
+// first when asked), oldest first; system notes ("added label …") are a bot's.
+func (f *Forge) RecentIssueComments(ctx context.Context, p *core.Project, issue int64, n int) ([]core.ForgeComment, error) {
+	c, pr, err := f.client(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	notes, _, err := c.Notes.ListIssueNotes(pr.path, issue, &gl.ListIssueNotesOptions{ListOptions: gl.ListOptions{PerPage: int64(n)},
+		OrderBy: gl.Ptr("created_at"), Sort: gl.Ptr("desc")}, gl.WithContext(ctx))
+	if err != nil {
+		return nil, refusal(err, pr)
+	}
+	out := make([]core.ForgeComment, 0, len(notes))
+	for i := len(notes) - 1; i >= 0; i-- {
+		n := notes[i]
+		out = append(out, core.ForgeComment{ID: n.ID, Login: n.Author.Username, Body: n.Body, Bot: n.System})
+	}
+	return out, nil
+}

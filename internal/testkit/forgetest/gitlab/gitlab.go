@@ -109,6 +109,7 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("GET /api/v4/projects/{id}/merge_requests/{iid}", s.getMR)
 	mux.HandleFunc("PUT /api/v4/projects/{id}/merge_requests/{iid}", s.updateMR)
 	mux.HandleFunc("POST /api/v4/projects/{id}/issues/{iid}/notes", s.createNote(issueNotes))
+	mux.HandleFunc("GET /api/v4/projects/{id}/issues/{iid}/notes", s.listIssueNotes)
 	mux.HandleFunc("PUT /api/v4/projects/{id}/issues/{iid}/notes/{note}", s.updateNote(issueNotes))
 	mux.HandleFunc("POST /api/v4/projects/{id}/merge_requests/{iid}/notes", s.createNote(mergeRequestNotes))
 	mux.HandleFunc("PUT /api/v4/projects/{id}/merge_requests/{iid}/notes/{note}", s.updateNote(mergeRequestNotes))

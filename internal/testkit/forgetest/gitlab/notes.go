@@ -1,8 +1,10 @@
 package gitlab
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -15,6 +17,8 @@ type Note struct {
 	// Noteable is "Issue" or "MergeRequest", as GitLab names what a note is on.
 	Noteable string
 	Body     string
+	// Author is who wrote it ("": the token's holder, the hub, as "wshub").
+	Author string
 	// Edits counts the times it was changed after it was made.
 	Edits int
 }
@@ -46,6 +50,47 @@ func (s *Server) notesOn(path, noteable string, iid int64) []Note {
 		}
 	}
 	return out
+}
+
+// AddNote writes a note by username on issue iid of the project at path, as that
+// person would on GitLab, and returns its id.
+func (s *Server) AddNote(path string, iid int64, username, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[path]
+	s.nextID++
+	p.notes = append(p.notes, &Note{ID: s.nextID, Issue: iid, Noteable: issueNotes, Body: body, Author: username})
+	return s.nextID
+}
+
+// listIssueNotes lists an issue's notes, newest first when asked (sort=desc), at most
+// per_page (20 unless asked, 100 at most) of the first page: the hub reads no other.
+func (s *Server) listIssueNotes(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.authorize(w, r, Read)
+	if !ok {
+		return
+	}
+	iid, _ := strconv.ParseInt(r.PathValue("iid"), 10, 64)
+	var notes []*Note
+	for _, n := range p.notes {
+		if n.Issue == iid && n.Noteable == issueNotes {
+			notes = append(notes, n)
+		}
+	}
+	if r.URL.Query().Get("sort") == "desc" {
+		slices.Reverse(notes)
+	}
+	size, err := strconv.Atoi(r.URL.Query().Get("per_page"))
+	if err != nil || size < 1 {
+		size = 20
+	}
+	out := []map[string]any{}
+	for _, n := range notes[:min(len(notes), size, 100)] {
+		out = append(out, noteJSON(p, n))
+	}
+	reply(w, http.StatusOK, out)
 }
 
 func (s *Server) createNote(noteable string) http.HandlerFunc {
@@ -118,7 +163,8 @@ func noteBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 func noteJSON(p *project, n *Note) map[string]any {
 	now := time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
 	return map[string]any{"id": n.ID, "body": n.Body, "noteable_type": n.Noteable, "noteable_iid": n.Issue,
-		"project_id": p.id, "created_at": now, "updated_at": now, "system": false}
+		"project_id": p.id, "created_at": now, "updated_at": now, "system": false,
+		"author": map[string]any{"username": cmp.Or(n.Author, "wshub")}}
 }
 
 // AddMember makes the user of id a member of the project at path with access level
