@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/wshub/wshub/core"
 )
@@ -233,10 +232,10 @@ func parse(kind, name string, body []byte) (*event, error) {
 		if l := cmp.Or(p.Comment.Line, p.Comment.OriginalLine); l != nil {
 			e.Line = *l
 		}
-	case p.Review != nil && p.PullRequest != nil && (name == "pull_request_review" && p.Action == "submitted" ||
-		strings.HasPrefix(name, "pull_request_review_") && p.Action == "reviewed"):
-		// GitHub's submitted review, or Gitea's (approved, rejected, comment): its
-		// author is GitHub's review's user, Gitea's sender.
+	case p.Review != nil && p.PullRequest != nil && (name == "pull_request_review" && p.Action == "submitted" || p.Action == "reviewed"):
+		// GitHub's submitted review, or Gitea's (pull_request_review_approved,
+		// _rejected, _comment; older Gitea sends a comment review as
+		// pull_request_comment): its author is GitHub's review's user, Gitea's sender.
 		e.Pull, e.Review, e.Kind, e.CommentID = p.PullRequest.Number, true, "review", p.Review.ID
 		e.Comment = cmp.Or(p.Review.Body, p.Review.Content)
 		e.author(cmp.Or(p.Review.User, p.Sender))

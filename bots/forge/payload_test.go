@@ -129,6 +129,7 @@ func TestPullRequestCommentsAndReviewsAreRead(t *testing.T) {
 		{"a dismissed review", "github", "pull_request_review", ghReview("dismissed"), 0, false, "", 0},
 		{"GitHub's comment on a pull request", "github", "issue_comment", ghComment, 5, false, "", 0},
 		{"Gitea's review", "gitea", "pull_request_review_approved", giteaReview, 5, true, "", 0},
+		{"an older Gitea's comment review", "gitea", "pull_request_comment", giteaReview, 5, true, "", 0},
 		{"Gitea's comment on a pull request", "gitea", "pull_request_comment", giteaComment, 5, false, "", 0},
 		{"Gitea's, as an issue comment", "gitea", "issue_comment", giteaComment, 5, false, "", 0},
 		{"GitLab's note on a line", "gitlab", "Note Hook", lab(gl.CommentEventActionCreate, "DiffNote", onLine), 5, true, "src/app.go", 12},
