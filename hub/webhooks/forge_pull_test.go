@@ -32,6 +32,7 @@ func TestReviewsOnAWorkspacesPullRequestAreItsFollowUps(t *testing.T) {
 			}
 			waitForThePullRequest(t, f, "first")
 			var want []string
+			asked := time.Now()
 			for _, n := range []struct {
 				note pullNote
 				sent string // the message it becomes ("": none)
@@ -54,6 +55,8 @@ func TestReviewsOnAWorkspacesPullRequestAreItsFollowUps(t *testing.T) {
 					want = append(want, n.sent)
 				}
 			}
+			eventually.Eventually(t, time.Minute, "the hub's first comment in the pull request", func() bool { return len(f.pullComments()) > 0 })
+			t.Logf("a review's comment to the hub's first comment back in the pull request: %v", time.Since(asked).Round(time.Millisecond))
 			eventually.NoError(t, 2*time.Minute, "the hub's one comment in the pull request showing the last reply", func() error {
 				if cs := f.pullComments(); len(cs) != 1 || !strings.HasPrefix(cs[0], "✅ Done.\n\nwrote more.txt") {
 					return fmt.Errorf("the pull request's comments say %q", cs)
