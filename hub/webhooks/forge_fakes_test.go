@@ -219,52 +219,46 @@ func noteBodies(notes []glfake.Note) []string {
 // counted; and the hub answers with one comment that ends, done, with the link of the
 // pull request its workspace opened.
 func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
-	t.Parallel()
-	for _, f := range []forgeFake{githubFake(), gitlabFake()} {
-		t.Run(f.kind, func(t *testing.T) {
-			t.Parallel()
-			h, p, web := startForgeProject(t, f)
-			const secret = forgeSecret
-			path := "/forge/" + f.kind + "/events"
-			// Someone who may not write to the repository asks first: nothing starts,
-			// and the hub says why, once.
-			early := f.comment(web, 40, "@wshub write "+f.kind, true)
-			if got := deliver(t, h, path, early, f.headers("d-0", secret, early, true)...); got != 202 {
-				t.Fatalf("a stranger's delivery: expected 202, got %d", got)
-			}
-			eventually.Eventually(t, time.Minute, "the hub's comment saying why nothing started", func() bool {
-				cs := f.comments()
-				return len(cs) == 1 && strings.Contains(cs[0], forgebot.NotAllowed)
-			})
-			body := f.comment(web, 41, "@wshub write "+f.kind, false)
-			checkDeliveries(t, h, f.kind, []delivery{
-				{"a wrong signature", body, f.headers("d-1", secret, body, false), 401, 1},
-				{"a signed delivery", body, f.headers("d-1", secret, body, true), 202, 2},
-				{"its redelivery", body, f.headers("d-1", secret, body, true), 200, 2},
-				{"an unknown repository", f.comment("https://forge.example.org/x/y", 42, "@wshub hi", false), f.headers("d-2", secret, body, true), 200, 2},
-			})
-			if !unknownCounted(t, h, f.kind, 1) {
-				t.Error("expected the unknown repository's delivery counted once")
-			}
-			waitForThePullRequest(t, f, f.kind)
-			// The same comment again under another delivery id (a forge's replay makes a
-			// new one): handled, and nothing is started or sent twice.
-			checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", secret, body, true), 202, 3}})
-			eventually.Eventually(t, time.Minute, "the replay handled", func() bool {
-				var status string
-				err := h.PG().DB().QueryRowContext(context.Background(), `SELECT status FROM chat_inbox WHERE platform = $1 AND event_id = 'd-9'`, f.kind).Scan(&status)
-				return err == nil && status == "done"
-			})
-			if n := projectWorkspaces(t, h, p.ID); n != 1 {
-				t.Errorf("expected one workspace on the project (none for the stranger), got %d", n)
-			}
-			var sent int
-			if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM messages m JOIN workspaces w ON w.id = m.workspace_id
-				WHERE w.project_id = $1 AND m.role = 'user'`, p.ID).Scan(&sent); err != nil || sent != 1 {
-				t.Errorf("expected one message sent, got %d (%v)", sent, err)
-			}
+	onEachForge(t, func(t *testing.T, f forgeFake, h *hubtest.Hub, p *core.Project, web string) {
+		path := "/forge/" + f.kind + "/events"
+		// Someone who may not write to the repository asks first: nothing starts,
+		// and the hub says why, once.
+		early := f.comment(web, 40, "@wshub write "+f.kind, true)
+		if got := deliver(t, h, path, early, f.headers("d-0", forgeSecret, early, true)...); got != 202 {
+			t.Fatalf("a stranger's delivery: expected 202, got %d", got)
+		}
+		eventually.Eventually(t, time.Minute, "the hub's comment saying why nothing started", func() bool {
+			cs := f.comments()
+			return len(cs) == 1 && strings.Contains(cs[0], forgebot.NotAllowed)
 		})
-	}
+		body := f.comment(web, 41, "@wshub write "+f.kind, false)
+		checkDeliveries(t, h, f.kind, []delivery{
+			{"a wrong signature", body, f.headers("d-1", forgeSecret, body, false), 401, 1},
+			{"a signed delivery", body, f.headers("d-1", forgeSecret, body, true), 202, 2},
+			{"its redelivery", body, f.headers("d-1", forgeSecret, body, true), 200, 2},
+			{"an unknown repository", f.comment("https://forge.example.org/x/y", 42, "@wshub hi", false), f.headers("d-2", forgeSecret, body, true), 200, 2},
+		})
+		if !unknownCounted(t, h, f.kind, 1) {
+			t.Error("expected the unknown repository's delivery counted once")
+		}
+		waitForThePullRequest(t, f, f.kind)
+		// The same comment again under another delivery id (a forge's replay makes a
+		// new one): handled, and nothing is started or sent twice.
+		checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", forgeSecret, body, true), 202, 3}})
+		eventually.Eventually(t, time.Minute, "the replay handled", func() bool {
+			var status string
+			err := h.PG().DB().QueryRowContext(context.Background(), `SELECT status FROM chat_inbox WHERE platform = $1 AND event_id = 'd-9'`, f.kind).Scan(&status)
+			return err == nil && status == "done"
+		})
+		if n := projectWorkspaces(t, h, p.ID); n != 1 {
+			t.Errorf("expected one workspace on the project (none for the stranger), got %d", n)
+		}
+		var sent int
+		if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM messages m JOIN workspaces w ON w.id = m.workspace_id
+		WHERE w.project_id = $1 AND m.role = 'user'`, p.ID).Scan(&sent); err != nil || sent != 1 {
+			t.Errorf("expected one message sent, got %d (%v)", sent, err)
+		}
+	})
 }
 
 // forgeSecret is the webhook secret of startForgeProject's project.
@@ -282,6 +276,19 @@ func startForgeProject(t *testing.T, f forgeFake) (h *hubtest.Hub, p *core.Proje
 	setSecret(t, h, p, forgeSecret)
 	h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
 	return h, p, web
+}
+
+// onEachForge runs test on GitHub's fake and on GitLab's, in parallel, each with a
+// hub and a project on the fake (startForgeProject).
+func onEachForge(t *testing.T, test func(t *testing.T, f forgeFake, h *hubtest.Hub, p *core.Project, web string)) {
+	t.Parallel()
+	for _, f := range []forgeFake{githubFake(), gitlabFake()} {
+		t.Run(f.kind, func(t *testing.T) {
+			t.Parallel()
+			h, p, web := startForgeProject(t, f)
+			test(t, f, h, p, web)
+		})
+	}
 }
 
 // projectWorkspaces counts the workspaces of a project.

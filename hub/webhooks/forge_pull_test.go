@@ -20,58 +20,52 @@ import (
 // not name the handle and the hub's own comment do not. The hub answers in the pull
 // request with one comment, edited as the work goes.
 func TestReviewsOnAWorkspacesPullRequestAreItsFollowUps(t *testing.T) {
-	t.Parallel()
-	for _, f := range []forgeFake{githubFake(), gitlabFake()} {
-		t.Run(f.kind, func(t *testing.T) {
-			t.Parallel()
-			h, p, web := startForgeProject(t, f)
-			const secret = forgeSecret
-			first := f.comment(web, 41, "@wshub write first", false)
-			if got := deliver(t, h, "/forge/"+f.kind+"/events", first, f.headers("d-1", secret, first, true)...); got != 202 {
-				t.Fatalf("the issue's request: expected 202, got %d", got)
+	onEachForge(t, func(t *testing.T, f forgeFake, h *hubtest.Hub, p *core.Project, web string) {
+		first := f.comment(web, 41, "@wshub write first", false)
+		if got := deliver(t, h, "/forge/"+f.kind+"/events", first, f.headers("d-1", forgeSecret, first, true)...); got != 202 {
+			t.Fatalf("the issue's request: expected 202, got %d", got)
+		}
+		waitForThePullRequest(t, f, "first")
+		var want []string
+		asked := time.Now()
+		for _, n := range []struct {
+			note pullNote
+			sent string // the message it becomes ("": none)
+		}{
+			{pullNote{id: 61, text: "look here", path: "changes/x.txt", line: 3}, "On changes/x.txt line 3: look here"},
+			{pullNote{id: 62, text: "write evil", path: "changes/x.txt", line: 4, stranger: true}, ""},
+			{pullNote{id: 63, text: "nice work"}, ""},
+			{pullNote{id: 64, text: "@wshub write loop\n\n" + core.ForgeCommentMark}, ""},
+			{pullNote{id: 65, text: "write review", summary: true}, "write review"},
+			{pullNote{id: 66, text: "@wshub write more"}, "write more"},
+		} {
+			if n.note.summary && f.kind == core.ForgeGitLab {
+				continue // GitLab's reviews send their notes, and no summary
 			}
-			waitForThePullRequest(t, f, "first")
-			var want []string
-			asked := time.Now()
-			for _, n := range []struct {
-				note pullNote
-				sent string // the message it becomes ("": none)
-			}{
-				{pullNote{id: 61, text: "look here", path: "changes/x.txt", line: 3}, "On changes/x.txt line 3: look here"},
-				{pullNote{id: 62, text: "write evil", path: "changes/x.txt", line: 4, stranger: true}, ""},
-				{pullNote{id: 63, text: "nice work"}, ""},
-				{pullNote{id: 64, text: "@wshub write loop\n\n" + core.ForgeCommentMark}, ""},
-				{pullNote{id: 65, text: "write review", summary: true}, "write review"},
-				{pullNote{id: 66, text: "@wshub write more"}, "write more"},
-			} {
-				if n.note.summary && f.kind == core.ForgeGitLab {
-					continue // GitLab's reviews send their notes, and no summary
-				}
-				event, body := f.pullNote(web, n.note)
-				if got := deliver(t, h, "/forge/"+f.kind+"/events", body, f.signAs(event, fmt.Sprintf("p-%d", n.note.id), secret, body)...); got != 202 {
-					t.Fatalf("%q: expected 202, got %d", n.note.text, got)
-				}
-				if n.sent != "" {
-					want = append(want, n.sent)
-				}
+			event, body := f.pullNote(web, n.note)
+			if got := deliver(t, h, "/forge/"+f.kind+"/events", body, f.signAs(event, fmt.Sprintf("p-%d", n.note.id), forgeSecret, body)...); got != 202 {
+				t.Fatalf("%q: expected 202, got %d", n.note.text, got)
 			}
-			eventually.Eventually(t, time.Minute, "the hub's first comment in the pull request", func() bool { return len(f.pullComments()) > 0 })
-			t.Logf("a review's comment to the hub's first comment back in the pull request: %v", time.Since(asked).Round(time.Millisecond))
-			eventually.NoError(t, 2*time.Minute, "the hub's one comment in the pull request showing the last reply", func() error {
-				if cs := f.pullComments(); len(cs) != 1 || !strings.HasPrefix(cs[0], "✅ Done.\n\nwrote more.txt") {
-					return fmt.Errorf("the pull request's comments say %q", cs)
-				}
-				return nil
-			})
-			var wsID string
-			if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT id FROM workspaces WHERE project_id = $1`, p.ID).Scan(&wsID); err != nil {
-				t.Fatal(err)
+			if n.sent != "" {
+				want = append(want, n.sent)
 			}
-			if sent := userMessages(t, h, wsID); len(sent) < 1 || !slices.Equal(sent[1:], want) {
-				t.Errorf("expected the request, then %q, got %q", want, sent)
+		}
+		eventually.Eventually(t, time.Minute, "the hub's first comment in the pull request", func() bool { return len(f.pullComments()) > 0 })
+		t.Logf("a review's comment to the hub's first comment back in the pull request: %v", time.Since(asked).Round(time.Millisecond))
+		eventually.NoError(t, 2*time.Minute, "the hub's one comment in the pull request showing the last reply", func() error {
+			if cs := f.pullComments(); len(cs) != 1 || !strings.HasPrefix(cs[0], "✅ Done.\n\nwrote more.txt") {
+				return fmt.Errorf("the pull request's comments say %q", cs)
 			}
+			return nil
 		})
-	}
+		var wsID string
+		if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT id FROM workspaces WHERE project_id = $1`, p.ID).Scan(&wsID); err != nil {
+			t.Fatal(err)
+		}
+		if sent := userMessages(t, h, wsID); len(sent) < 1 || !slices.Equal(sent[1:], want) {
+			t.Errorf("expected the request, then %q, got %q", want, sent)
+		}
+	})
 }
 
 // waitForThePullRequest waits for the hub's one comment in the test's issue to say the
