@@ -6,6 +6,9 @@ import (
 	"strings"
 )
 
+// maxTriggerLabel bounds a trigger label, as GitLab bounds a label's title.
+const maxTriggerLabel = 255
+
 // maxForgeSecret bounds a webhook secret; forges generate 20 to 64 characters.
 const maxForgeSecret = 1024
 
@@ -16,6 +19,8 @@ type ForgeEventsInput struct {
 	Handle *string
 	// Secret is the webhook's secret, as set in the forge's webhook.
 	Secret *string
+	// TriggerLabel, given to an issue, starts a workspace on it ("": none).
+	TriggerLabel *string
 	// Off turns the project's events off: its secret and handle are dropped, and its
 	// repository's deliveries are answered as an unknown repository's.
 	Off bool
@@ -41,7 +46,7 @@ func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in Fo
 		return nil, Errorf(CodeInvalidRequest, "forge events need the project's forge: name it with --forge (%s)", strings.Join(ForgeKinds, ", "))
 	}
 	if in.Off {
-		if in.Handle != nil || in.Secret != nil {
+		if in.Handle != nil || in.Secret != nil || in.TriggerLabel != nil {
 			return nil, Errorf(CodeInvalidRequest, "turn forge events off, or set them, not both")
 		}
 		return nil, s.store.DeleteForgeHook(ctx, p.ID)
@@ -70,6 +75,15 @@ func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in Fo
 			return nil, Errorf(CodeInvalidRequest, "the handle is one word of at most 100 characters, such as @wshub")
 		}
 		h.Handle = handle
+	}
+	if in.TriggerLabel != nil {
+		label := strings.TrimSpace(*in.TriggerLabel)
+		// GitHub's labels are at most 50 characters, GitLab's and Gitea's longer; a
+		// label may hold spaces.
+		if chars(label) > maxTriggerLabel || strings.ContainsAny(label, "\n\r") {
+			return nil, Errorf(CodeInvalidRequest, "the trigger label is one line of at most %d characters", maxTriggerLabel)
+		}
+		h.TriggerLabel = label
 	}
 	if in.Secret != nil {
 		secret := strings.TrimSpace(*in.Secret)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -29,8 +28,11 @@ type ForgeHook struct {
 	// RepositoryKey is the project's repository as events name it (RepositoryKey).
 	RepositoryKey string
 	Handle        string
-	SealedSecret  []byte
-	UpdatedAt     time.Time
+	// TriggerLabel, given to an issue, starts a workspace with the issue as the prompt
+	// ("": none).
+	TriggerLabel string
+	SealedSecret []byte
+	UpdatedAt    time.Time
 }
 
 // ForgeEventQueries are the store statements of forge events.
@@ -44,6 +46,9 @@ type ForgeEventQueries interface {
 	// ForgeComment is the ref of the hub's comment in a forge thread (ErrNoRows: none).
 	ForgeComment(ctx context.Context, place ChatPlace) (string, error)
 	SetForgeComment(ctx context.Context, place ChatPlace, ref string) error
+	// WorkspaceOfPull is the newest workspace (not deleted) of the project whose pull
+	// request is number (ErrNoRows: none).
+	WorkspaceOfPull(ctx context.Context, projectID string, number int64) (string, error)
 }
 
 // ForgeCommenter comments on a project's issues; a forge adapter that is not one
@@ -92,7 +97,7 @@ type ForgeEnvelope struct {
 // binding made from the project, and the project's handle.
 type ForgeSession struct {
 	*ChatSession
-	Handle string
+	Handle, TriggerLabel string
 }
 
 // StartedBy reports whether the thread's workspace was started by the message of key:
@@ -183,7 +188,7 @@ func (s *ForgeEvents) ForgeSessionFor(ctx context.Context, place ChatPlace) (*Fo
 		return nil, notFound(err, CodeProjectNotFound, "the project's account no longer exists")
 	}
 	b := &ChatBinding{Platform: place.Platform, TeamID: place.TeamID, AccountID: acct.ID, ProjectID: h.ProjectID}
-	sess := &ForgeSession{ChatSession: &ChatSession{Place: place, Binding: b, Account: acct}, Handle: h.Handle}
+	sess := &ForgeSession{ChatSession: &ChatSession{Place: place, Binding: b, Account: acct}, Handle: h.Handle, TriggerLabel: h.TriggerLabel}
 	if err := acct.checkEntitled(); err != nil {
 		return sess, err
 	}
@@ -201,15 +206,12 @@ func (s *ForgeEvents) ShowForgeComment(ctx context.Context, place ChatPlace, tex
 	if err != nil {
 		return "", notFound(err, CodeProjectNotFound, "no such project")
 	}
-	commenter, ok := s.forges[place.Platform].(ForgeCommenter)
-	if !ok {
+	forge := s.forges[place.Platform]
+	if forge == nil {
 		return "", fmt.Errorf("forge %q cannot comment", place.Platform)
 	}
-	issue, err := strconv.ParseInt(place.ThreadID, 10, 64)
-	if err != nil {
-		return "", fmt.Errorf("forge thread %q is not an issue number", place.ThreadID)
-	}
-	if t, err := s.store.GetChatThread(ctx, place); err == nil {
+	// A pull request's own thread needs no link to itself.
+	if t, err := s.store.GetChatThread(ctx, place); err == nil && !strings.HasPrefix(place.ThreadID, pullThreadPrefix) {
 		ws, err := s.store.GetWorkspaceByID(ctx, t.WorkspaceID)
 		if err == nil && ws.Pull.URL != "" && !strings.HasSuffix(strings.TrimSpace(text), ws.Pull.URL) {
 			text += "\n\nPull request: " + ws.Pull.URL
@@ -222,11 +224,11 @@ func (s *ForgeEvents) ShowForgeComment(ctx context.Context, place ChatPlace, tex
 	ref, err := s.store.ForgeComment(ctx, place)
 	switch {
 	case err == nil:
-		return ref, commenter.EditIssueComment(ctx, p, issue, ref, text)
+		return postForgeComment(ctx, forge, p, place.ThreadID, ref, text)
 	case !errors.Is(err, ErrNoRows):
 		return "", err
 	}
-	if ref, err = commenter.PostIssueComment(ctx, p, issue, text); err != nil {
+	if ref, err = postForgeComment(ctx, forge, p, place.ThreadID, "", text); err != nil {
 		return "", err
 	}
 	return ref, s.store.SetForgeComment(context.WithoutCancel(ctx), place, ref)

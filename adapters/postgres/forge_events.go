@@ -13,25 +13,28 @@ type forgeHookRow struct {
 	Forge         string    `db:"forge"`
 	RepositoryKey string    `db:"repository_key"`
 	Handle        string    `db:"handle"`
+	TriggerLabel  string    `db:"trigger_label"`
 	Sealed        []byte    `db:"secret_sealed"`
 	UpdatedAt     time.Time `db:"updated_at"`
 }
 
 func (r forgeHookRow) hook() *core.ForgeHook {
 	return &core.ForgeHook{ProjectID: r.ProjectID, AccountID: r.AccountID, Forge: r.Forge, RepositoryKey: r.RepositoryKey,
-		Handle: r.Handle, SealedSecret: r.Sealed, UpdatedAt: r.UpdatedAt}
+		Handle: r.Handle, TriggerLabel: r.TriggerLabel, SealedSecret: r.Sealed, UpdatedAt: r.UpdatedAt}
 }
 
-const forgeHookColumns = `h.project_id, h.account_id, h.forge, h.repository_key, h.handle, h.secret_sealed, h.updated_at`
+const forgeHookColumns = `h.project_id, h.account_id, h.forge, h.repository_key, h.handle, h.trigger_label, h.secret_sealed, h.updated_at`
 
 // PutForgeHook inserts or replaces a project's forge events by the primary key.
 func (q queries) PutForgeHook(ctx context.Context, h *core.ForgeHook) (err error) {
 	defer wrapErr(&err, "put forge hook")
-	_, err = q.exec(ctx, `INSERT INTO project_forge_events (project_id, account_id, forge, repository_key, handle, secret_sealed, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+	_, err = q.exec(ctx, `INSERT INTO project_forge_events (project_id, account_id, forge, repository_key, handle, trigger_label,
+			secret_sealed, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (project_id) DO UPDATE SET forge = EXCLUDED.forge, repository_key = EXCLUDED.repository_key,
-			handle = EXCLUDED.handle, secret_sealed = EXCLUDED.secret_sealed, updated_at = EXCLUDED.updated_at`,
-		h.ProjectID, h.AccountID, h.Forge, h.RepositoryKey, h.Handle, h.SealedSecret, h.UpdatedAt)
+			handle = EXCLUDED.handle, trigger_label = EXCLUDED.trigger_label, secret_sealed = EXCLUDED.secret_sealed,
+			updated_at = EXCLUDED.updated_at`,
+		h.ProjectID, h.AccountID, h.Forge, h.RepositoryKey, h.Handle, h.TriggerLabel, h.SealedSecret, h.UpdatedAt)
 	return err
 }
 
@@ -86,4 +89,16 @@ func (q queries) SetForgeComment(ctx context.Context, place core.ChatPlace, ref 
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
 		place.Platform, place.TeamID, place.ChannelID, place.ThreadID, ref)
 	return err
+}
+
+// WorkspaceOfPull finds the workspace of a project's pull request through
+// workspaces_project_branch_live (project_id leads it; a project's live workspaces are
+// few next to the table).
+func (q queries) WorkspaceOfPull(ctx context.Context, projectID string, number int64) (_ string, err error) {
+	defer wrapErr(&err, "workspace of pull request")
+	var id string
+	err = q.get(ctx, &id, `SELECT id FROM workspaces
+		WHERE project_id = $1 AND pull_number = $2 AND state <> 'deleted'
+		ORDER BY created_at DESC, id DESC LIMIT 1`, projectID, number)
+	return id, err
 }

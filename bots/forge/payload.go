@@ -1,8 +1,12 @@
 package forge
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/wshub/wshub/core"
@@ -19,6 +23,19 @@ type event struct {
 	Title, Body     string
 	CommentID       int64
 	Comment         string
+	// Pull is the pull request a comment or review was just written on (0: none).
+	// Review says it is a review's, a line comment or a summary, which is a follow-up
+	// without the handle; Path and Line place a line comment (Line 0: the file's).
+	// Kind names the comment's kind in its idempotency key: the forges number
+	// comments, review comments and reviews apart.
+	Pull   int64
+	Review bool
+	Path   string
+	Line   int64
+	Kind   string
+	// Labeled are the labels just given to an issue (all its labels where the forge
+	// does not say which one was added); the event's author gave them.
+	Labeled []string
 	// Login, UserID and Profile are the comment's author on the forge; Bot says the
 	// forge marks them a bot (GitHub's apps).
 	Login   string
@@ -32,7 +49,10 @@ func (e *event) threadKey() string {
 	if len(e.Repositories) > 0 {
 		key = core.RepositoryKey(e.Repositories[0])
 	}
-	if e.Issue != 0 {
+	switch {
+	case e.Pull != 0:
+		key += "#" + core.PullThreadID(e.Pull)
+	case e.Issue != 0:
 		key += "#" + strconv.FormatInt(e.Issue, 10)
 	}
 	return key
@@ -47,23 +67,48 @@ type hubPayload struct {
 		Title       string          `json:"title"`
 		Body        string          `json:"body"`
 		PullRequest json.RawMessage `json:"pull_request"`
+		Labels      []hubLabel      `json:"labels"`
 	} `json:"issue"`
 	Comment *struct {
-		ID   int64  `json:"id"`
-		Body string `json:"body"`
-		User struct {
-			ID      int64  `json:"id"`
-			Login   string `json:"login"`
-			HTMLURL string `json:"html_url"`
-			Type    string `json:"type"`
-		} `json:"user"`
+		ID   int64   `json:"id"`
+		Body string  `json:"body"`
+		User hubUser `json:"user"`
+		// A review comment's place (GitHub): line is null on an outdated diff.
+		Path         string `json:"path"`
+		Line         *int64 `json:"line"`
+		OriginalLine *int64 `json:"original_line"`
 	} `json:"comment"`
+	// Review is GitHub's submitted review, or Gitea's (content, the sender its author).
+	Review *struct {
+		ID      int64   `json:"id"`
+		Body    string  `json:"body"`
+		Content string  `json:"content"`
+		User    hubUser `json:"user"`
+	} `json:"review"`
+	PullRequest *struct {
+		Number int64 `json:"number"`
+	} `json:"pull_request"`
+	Sender     hubUser `json:"sender"`
 	Repository struct {
 		HTMLURL  string `json:"html_url"`
 		CloneURL string `json:"clone_url"`
 		SSHURL   string `json:"ssh_url"`
 	} `json:"repository"`
 	IsPull bool `json:"is_pull"` // Gitea
+	// Label is the label GitHub's "labeled" action gave.
+	Label *hubLabel `json:"label"`
+}
+
+type hubLabel struct {
+	Name string `json:"name"`
+}
+
+// hubUser is a person (or a bot) in GitHub's and Gitea's deliveries.
+type hubUser struct {
+	ID      int64  `json:"id"`
+	Login   string `json:"login"`
+	HTMLURL string `json:"html_url"`
+	Type    string `json:"type"`
 }
 
 // labPayload is the part of GitLab's deliveries the hub reads.
@@ -79,16 +124,44 @@ type labPayload struct {
 		GitSSHURL  string `json:"git_ssh_url"`
 	} `json:"project"`
 	ObjectAttributes struct {
-		ID           int64  `json:"id"`
+		ID int64 `json:"id"`
+		// An Issue Hook's issue.
+		IID         int64  `json:"iid"`
+		Title       string `json:"title"`
+		Description string `json:"description"`
+
 		Note         string `json:"note"`
 		NoteableType string `json:"noteable_type"`
 		Action       string `json:"action"`
+		// Type is "DiffNote" for a note on a line of a merge request's diff, placed
+		// by Position (the new side's, or the old's for a removed line).
+		Type     string `json:"type"`
+		Position *struct {
+			NewPath string `json:"new_path"`
+			OldPath string `json:"old_path"`
+			NewLine int64  `json:"new_line"`
+			OldLine int64  `json:"old_line"`
+		} `json:"position"`
 	} `json:"object_attributes"`
+	MergeRequest *struct {
+		IID int64 `json:"iid"`
+	} `json:"merge_request"`
+	// Changes says what an Issue Hook's update changed: the labels before and after.
+	Changes struct {
+		Labels *struct {
+			Previous []labLabel `json:"previous"`
+			Current  []labLabel `json:"current"`
+		} `json:"labels"`
+	} `json:"changes"`
 	Issue *struct {
 		IID         int64  `json:"iid"`
 		Title       string `json:"title"`
 		Description string `json:"description"`
 	} `json:"issue"`
+}
+
+type labLabel struct {
+	Title string `json:"title"`
 }
 
 // parse reads a delivery of the forge kind (its event name as the forge's header said).
@@ -105,8 +178,23 @@ func parse(kind, name string, body []byte) (*event, error) {
 		a := p.ObjectAttributes
 		// A note's action is "create" or "update" (GitLab 16.x on); older ones send
 		// no action, and only for new notes.
-		e.NewIssueComment = p.ObjectKind == "note" && a.NoteableType == "Issue" && p.Issue != nil && (a.Action == "" || a.Action == "create")
-		e.CommentID, e.Comment = a.ID, a.Note
+		created := p.ObjectKind == "note" && (a.Action == "" || a.Action == "create")
+		e.NewIssueComment = created && a.NoteableType == "Issue" && p.Issue != nil
+		e.CommentID, e.Comment, e.Kind = a.ID, a.Note, "comment"
+		if l := p.Changes.Labels; p.ObjectKind == "issue" && l != nil {
+			e.Issue, e.Title, e.Body = a.IID, a.Title, a.Description
+			for _, c := range l.Current {
+				if !slices.Contains(l.Previous, c) {
+					e.Labeled = append(e.Labeled, c.Title)
+				}
+			}
+		}
+		if created && a.NoteableType == "MergeRequest" && p.MergeRequest != nil {
+			e.Pull = p.MergeRequest.IID
+			if a.Type == "DiffNote" && a.Position != nil {
+				e.Review, e.Path, e.Line = true, cmp.Or(a.Position.NewPath, a.Position.OldPath), cmp.Or(a.Position.NewLine, a.Position.OldLine)
+			}
+		}
 		if e.Login != "" {
 			e.Profile = profile(p.Project.WebURL, e.Login)
 		}
@@ -121,12 +209,49 @@ func parse(kind, name string, body []byte) (*event, error) {
 		e.Issue, e.Title, e.Body = p.Issue.Number, p.Issue.Title, p.Issue.Body
 	}
 	if p.Comment != nil {
-		u := p.Comment.User
-		e.CommentID, e.Comment, e.Login, e.UserID, e.Profile, e.Bot = p.Comment.ID, p.Comment.Body, u.Login, u.ID, u.HTMLURL, u.Type == "Bot"
+		e.CommentID, e.Comment, e.Kind = p.Comment.ID, p.Comment.Body, "comment"
+		e.author(p.Comment.User)
 	}
 	isPull := p.IsPull || (p.Issue != nil && len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null")
 	e.NewIssueComment = name == "issue_comment" && p.Action == "created" && p.Issue != nil && p.Comment != nil && !isPull
+	switch {
+	case name == "issues" && p.Action == "labeled" && p.Label != nil && p.Issue != nil && !isPull:
+		e.Labeled = []string{p.Label.Name}
+		e.author(p.Sender)
+	case (name == "issues" || name == "issue_label") && p.Action == "label_updated" && p.Issue != nil && !isPull:
+		// Gitea's: the issue's labels after the change, not which one it was.
+		for _, l := range p.Issue.Labels {
+			e.Labeled = append(e.Labeled, l.Name)
+		}
+		e.author(p.Sender)
+	case (name == "issue_comment" || name == "pull_request_comment") && p.Action == "created" && p.Issue != nil && p.Comment != nil && isPull:
+		e.Pull = p.Issue.Number
+	case name == "pull_request_review_comment" && p.Action == "created" && p.Comment != nil && p.PullRequest != nil:
+		// GitHub's line comment; Gitea's event of this name is a review, below.
+		e.Pull, e.Review, e.Kind, e.Path = p.PullRequest.Number, true, "review-comment", p.Comment.Path
+		if l := cmp.Or(p.Comment.Line, p.Comment.OriginalLine); l != nil {
+			e.Line = *l
+		}
+	case p.Review != nil && p.PullRequest != nil && (name == "pull_request_review" && p.Action == "submitted" || p.Action == "reviewed"):
+		// GitHub's submitted review, or Gitea's (pull_request_review_approved,
+		// _rejected, _comment; older Gitea sends a comment review as
+		// pull_request_comment): its author is GitHub's review's user, Gitea's sender.
+		e.Pull, e.Review, e.Kind, e.CommentID = p.PullRequest.Number, true, "review", p.Review.ID
+		e.Comment = cmp.Or(p.Review.Body, p.Review.Content)
+		e.author(cmp.Or(p.Review.User, p.Sender))
+		if e.CommentID == 0 {
+			// Gitea's reviews come without their id: the delivery's body names the
+			// review (a replay sends it again, the same).
+			sum := sha256.Sum256(body)
+			e.Kind += "-" + hex.EncodeToString(sum[:12])
+		}
+	}
 	return e, nil
+}
+
+// author makes u the event's author.
+func (e *event) author(u hubUser) {
+	e.Login, e.UserID, e.Profile, e.Bot = u.Login, u.ID, u.HTMLURL, u.Type == "Bot"
 }
 
 // profile is a GitLab user's page on the GitLab of a project's web URL.

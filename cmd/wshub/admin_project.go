@@ -113,7 +113,7 @@ func projectUpdate(fs *flag.FlagSet) adminRun {
 				return nil, err
 			}
 			if hook != nil {
-				out.ForgeHandle = hook.Handle
+				out.ForgeHandle, out.TriggerLabel = hook.Handle, hook.TriggerLabel
 			}
 		}
 		return out, nil
@@ -183,7 +183,9 @@ type projectOut struct {
 	Forge         string            `json:"forge"`
 	// ForgeHandle is the handle of the project's forge events, shown by the update that
 	// sets them.
-	ForgeHandle  string `json:"forgeHandle,omitempty"`
+	ForgeHandle string `json:"forgeHandle,omitempty"`
+	// TriggerLabel is the label that starts work on an issue, shown as ForgeHandle is.
+	TriggerLabel string `json:"triggerLabel,omitempty"`
 	Network      string `json:"network"`
 	ProjectID    string `json:"projectId"`
 	PullRequests string `json:"pullRequests"`

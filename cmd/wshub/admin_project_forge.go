@@ -125,16 +125,17 @@ func readSecret(flagName string, r io.Reader) (string, error) {
 	return string(b), nil
 }
 
-// forgeEventsFlags are update's flags of the project's forge events: the handle and
-// the webhook's secret, from a file.
+// forgeEventsFlags are update's flags of the project's forge events: the handle, the
+// trigger label and the webhook's secret, from a file.
 type forgeEventsFlags struct {
-	fs                         *flag.FlagSet
-	handle, secretFile, events *string
+	fs                                *flag.FlagSet
+	handle, label, secretFile, events *string
 }
 
 func addForgeEventsFlags(fs *flag.FlagSet) *forgeEventsFlags {
 	return &forgeEventsFlags{fs: fs,
 		handle:     fs.String("forge-handle", "", "the handle that asks for work in an issue comment (default "+core.DefaultForgeHandle+")"),
+		label:      fs.String("trigger-label", "", "an issue given this label starts a workspace with the issue as the prompt (empty: none)"),
 		secretFile: fs.String("forge-webhook-secret-file", "", "file holding the secret the forge's webhook signs deliveries with: events are taken from then on"),
 		events:     fs.String("forge-events", "", "off: take no more forge events for the project (its secret and handle are dropped); on: the default once a secret is set"),
 	}
@@ -145,6 +146,9 @@ func (f *forgeEventsFlags) input() (*core.ForgeEventsInput, error) {
 	var in core.ForgeEventsInput
 	if flagGiven(f.fs, "forge-handle") {
 		in.Handle = f.handle
+	}
+	if flagGiven(f.fs, "trigger-label") {
+		in.TriggerLabel = f.label
 	}
 	if flagGiven(f.fs, "forge-webhook-secret-file") {
 		secret, err := readSecretFile("--forge-webhook-secret-file", *f.secretFile)
@@ -160,7 +164,7 @@ func (f *forgeEventsFlags) input() (*core.ForgeEventsInput, error) {
 	default:
 		return nil, fmt.Errorf("--forge-events is on or off, not %q", *f.events)
 	}
-	if in.Handle == nil && in.Secret == nil && !in.Off {
+	if in.Handle == nil && in.Secret == nil && in.TriggerLabel == nil && !in.Off {
 		return nil, nil
 	}
 	return &in, nil

@@ -11,7 +11,8 @@ import (
 
 // A project's forge events from the operator's command line: the first setting needs
 // the webhook's secret, read from a file and never shown; the handle is the project's
-// own or @wshub; a project on no forge is refused in words; off drops them.
+// own or @wshub; the trigger label is the project's own or none; a project on no
+// forge is refused in words; off drops them.
 func TestAdminProjectForgeEvents(t *testing.T) {
 	t.Parallel()
 	env := adminEnv(t)
@@ -45,6 +46,16 @@ func TestAdminProjectForgeEvents(t *testing.T) {
 	}
 	if _, out = wshub(t, env, 2, "admin", "project", "update", "--project", pid, "--forge-handle", "@two words"); !strings.Contains(out, "one word") {
 		t.Fatalf("expected a handle of two words refused, got %q", out)
+	}
+	// The trigger label is set alone, the handle kept; "" sets none.
+	if upd, _ = wshub(t, env, 0, "admin", "project", "update", "--project", pid, "--trigger-label", "good first fix"); upd["triggerLabel"] != "good first fix" || upd["forgeHandle"] != "@bot" {
+		t.Fatalf("expected the trigger label set and the handle kept, got %v", upd)
+	}
+	if _, out = wshub(t, env, 2, "admin", "project", "update", "--project", pid, "--trigger-label", "two\nlines"); !strings.Contains(out, "one line") {
+		t.Fatalf("expected a label of two lines refused, got %q", out)
+	}
+	if upd, _ = wshub(t, env, 0, "admin", "project", "update", "--project", pid, "--trigger-label", ""); upd["triggerLabel"] != nil {
+		t.Fatalf("expected no trigger label, got %v", upd)
 	}
 	// Off drops the secret: the handle alone cannot turn them on again.
 	if upd, _ = wshub(t, env, 0, "admin", "project", "update", "--project", pid, "--forge-events", "off"); upd["forgeHandle"] != nil {

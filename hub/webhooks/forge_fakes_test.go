@@ -36,6 +36,31 @@ type forgeFake struct {
 	headers func(id, secret string, body []byte, sign bool) []string
 	// comments are the bodies of the comments on the test's issue.
 	comments func() []string
+	// pullNote is the event (its name and body) of a note of id saying text on pull
+	// request 1, by a person who may write to the repository (or, stranger, one who
+	// may not); signAs signs it as delivery id of the event.
+	pullNote func(web string, n pullNote) (event string, body []byte)
+	signAs   func(event, id, secret string, body []byte) []string
+	// pullComments are the bodies of the comments on pull request 1.
+	pullComments func() []string
+	// labeled is the event (its name and body) of the test's issue, titled title,
+	// given label by a person who may write to the repository (or, stranger, one who
+	// may not).
+	labeled func(web, title, label string, stranger bool) (event string, body []byte)
+	// addComment writes a comment by login on the test's issue, on the forge only, and
+	// returns its id.
+	addComment func(login, body string) int64
+}
+
+// pullNote is a note on a pull request: a review's line comment (path set), a
+// review's summary, or a comment in its conversation.
+type pullNote struct {
+	id       int64
+	text     string
+	path     string
+	line     int64
+	summary  bool
+	stranger bool
 }
 
 func githubFake() forgeFake {
@@ -65,14 +90,52 @@ func githubFake() forgeFake {
 			}
 			return []string{"X-GitHub-Delivery", id, "X-GitHub-Event", "issue_comment", "X-Hub-Signature-256", sig}
 		},
-		comments: func() []string {
-			var out []string
-			for _, c := range fake.Comments("acme", "app", 7) {
-				out = append(out, c.Body)
+		comments: func() []string { return githubComments(fake, 7) },
+		pullNote: func(web string, n pullNote) (string, []byte) {
+			login := map[bool]string{false: "octocat", true: "mallory"}[n.stranger]
+			user := &gh.User{Login: gh.Ptr(login), Type: gh.Ptr("User")}
+			repo, pull := &gh.Repository{HTMLURL: gh.Ptr(web), CloneURL: gh.Ptr(web + ".git")}, &gh.PullRequest{Number: gh.Ptr(1)}
+			var ev any
+			name := "issue_comment"
+			switch {
+			case n.path != "":
+				name, ev = "pull_request_review_comment", gh.PullRequestReviewCommentEvent{Action: gh.Ptr("created"), PullRequest: pull, Repo: repo,
+					Comment: &gh.PullRequestComment{ID: gh.Ptr(n.id), Body: gh.Ptr(n.text), Path: gh.Ptr(n.path), Line: gh.Ptr(int(n.line)), User: user}}
+			case n.summary:
+				name, ev = "pull_request_review", gh.PullRequestReviewEvent{Action: gh.Ptr("submitted"), PullRequest: pull, Repo: repo,
+					Review: &gh.PullRequestReview{ID: gh.Ptr(n.id), Body: gh.Ptr(n.text), State: gh.Ptr("commented"), User: user}}
+			default:
+				ev = gh.IssueCommentEvent{Action: gh.Ptr("created"), Repo: repo,
+					Issue:   &gh.Issue{Number: gh.Ptr(1), Title: gh.Ptr("Work"), PullRequestLinks: &gh.PullRequestLinks{URL: gh.Ptr(web + "/pulls/1")}},
+					Comment: &gh.IssueComment{ID: gh.Ptr(n.id), Body: gh.Ptr(n.text), User: user}}
 			}
-			return out
+			body, _ := json.Marshal(ev)
+			return name, body
+		},
+		signAs: func(event, id, secret string, body []byte) []string {
+			return []string{"X-GitHub-Delivery", id, "X-GitHub-Event", event, "X-Hub-Signature-256", "sha256=" + hexMAC(secret, body)}
+		},
+		pullComments: func() []string { return githubComments(fake, 1) },
+		addComment:   func(login, body string) int64 { return fake.AddComment("acme", "app", 7, login, body) },
+		labeled: func(web, title, label string, stranger bool) (string, []byte) {
+			login := map[bool]string{false: "octocat", true: "mallory"}[stranger]
+			body, _ := json.Marshal(gh.IssuesEvent{Action: gh.Ptr("labeled"), Label: &gh.Label{Name: gh.Ptr(label)},
+				Issue:  &gh.Issue{Number: gh.Ptr(7), Title: gh.Ptr(title), Body: gh.Ptr("The file is missing.")},
+				Sender: &gh.User{Login: gh.Ptr(login), Type: gh.Ptr("User")},
+				Repo:   &gh.Repository{HTMLURL: gh.Ptr(web), CloneURL: gh.Ptr(web + ".git")}})
+			return "issues", body
 		},
 	}
+}
+
+// githubComments are the bodies of the comments on issue (or pull request) number of
+// acme/app.
+func githubComments(fake *ghfake.Server, number int) []string {
+	var out []string
+	for _, c := range fake.Comments("acme", "app", number) {
+		out = append(out, c.Body)
+	}
+	return out
 }
 
 func gitlabFake() forgeFake {
@@ -105,14 +168,48 @@ func gitlabFake() forgeFake {
 			}
 			return []string{"Idempotency-Key", id, "X-Gitlab-Event", "Note Hook", "X-Gitlab-Token", secret}
 		},
-		comments: func() []string {
-			var out []string
-			for _, n := range fake.Notes("acme/app", 7) {
-				out = append(out, n.Body)
+		comments: func() []string { return noteBodies(fake.Notes("acme/app", 7)) },
+		pullNote: func(web string, n pullNote) (string, []byte) {
+			user := &gl.EventUser{ID: 5, Username: "tanuki"}
+			if n.stranger {
+				user = &gl.EventUser{ID: 6, Username: "reporter"}
 			}
-			return out
+			a := gl.MergeCommentEventObjectAttributes{ID: n.id, Note: n.text, NoteableType: "MergeRequest",
+				Action: gl.CommentEventActionCreate, Type: "DiscussionNote"}
+			if n.path != "" {
+				a.Type, a.Position = "DiffNote", &gl.NotePosition{PositionType: "text", NewPath: n.path, NewLine: n.line}
+			}
+			body, _ := json.Marshal(gl.MergeCommentEvent{ObjectKind: "note", EventType: "note", User: user,
+				Project: gl.MergeCommentEventProject{WebURL: web, GitHTTPURL: web + ".git"}, ObjectAttributes: a,
+				MergeRequest: gl.MergeCommentEventMergeRequest{IID: 1}})
+			return "Note Hook", body
+		},
+		signAs: func(event, id, secret string, _ []byte) []string {
+			return []string{"Idempotency-Key", id, "X-Gitlab-Event", event, "X-Gitlab-Token", secret}
+		},
+		pullComments: func() []string { return noteBodies(fake.MergeRequestNotes("acme/app", 1)) },
+		addComment:   func(login, body string) int64 { return fake.AddNote("acme/app", 7, login, body) },
+		labeled: func(web, title, label string, stranger bool) (string, []byte) {
+			user := &gl.EventUser{ID: 5, Username: "tanuki"}
+			if stranger {
+				user = &gl.EventUser{ID: 6, Username: "reporter"}
+			}
+			ev := gl.IssueEvent{ObjectKind: "issue", EventType: "issue", User: user,
+				Project:          gl.IssueEventProject{WebURL: web, GitHTTPURL: web + ".git"},
+				ObjectAttributes: gl.IssueEventObjectAttributes{IID: 7, Title: title, Description: "The file is missing.", Action: "update"}}
+			ev.Changes.Labels.Current = []*gl.EventLabel{{ID: 1, Title: label}}
+			body, _ := json.Marshal(ev)
+			return "Issue Hook", body
 		},
 	}
+}
+
+func noteBodies(notes []glfake.Note) []string {
+	var out []string
+	for _, n := range notes {
+		out = append(out, n.Body)
+	}
+	return out
 }
 
 // On GitHub and GitLab (their fakes, the hub answering through go-github and GitLab's
@@ -122,62 +219,74 @@ func gitlabFake() forgeFake {
 // counted; and the hub answers with one comment that ends, done, with the link of the
 // pull request its workspace opened.
 func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
+	onEachForge(t, func(t *testing.T, f forgeFake, h *hubtest.Hub, p *core.Project, web string) {
+		path := "/forge/" + f.kind + "/events"
+		// Someone who may not write to the repository asks first: nothing starts,
+		// and the hub says why, once.
+		early := f.comment(web, 40, "@wshub write "+f.kind, true)
+		if got := deliver(t, h, path, early, f.headers("d-0", forgeSecret, early, true)...); got != 202 {
+			t.Fatalf("a stranger's delivery: expected 202, got %d", got)
+		}
+		eventually.Eventually(t, time.Minute, "the hub's comment saying why nothing started", func() bool {
+			cs := f.comments()
+			return len(cs) == 1 && strings.Contains(cs[0], forgebot.NotAllowed)
+		})
+		body := f.comment(web, 41, "@wshub write "+f.kind, false)
+		checkDeliveries(t, h, f.kind, []delivery{
+			{"a wrong signature", body, f.headers("d-1", forgeSecret, body, false), 401, 1},
+			{"a signed delivery", body, f.headers("d-1", forgeSecret, body, true), 202, 2},
+			{"its redelivery", body, f.headers("d-1", forgeSecret, body, true), 200, 2},
+			{"an unknown repository", f.comment("https://forge.example.org/x/y", 42, "@wshub hi", false), f.headers("d-2", forgeSecret, body, true), 200, 2},
+		})
+		if !unknownCounted(t, h, f.kind, 1) {
+			t.Error("expected the unknown repository's delivery counted once")
+		}
+		waitForThePullRequest(t, f, f.kind)
+		// The same comment again under another delivery id (a forge's replay makes a
+		// new one): handled, and nothing is started or sent twice.
+		checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", forgeSecret, body, true), 202, 3}})
+		eventually.Eventually(t, time.Minute, "the replay handled", func() bool {
+			var status string
+			err := h.PG().DB().QueryRowContext(context.Background(), `SELECT status FROM chat_inbox WHERE platform = $1 AND event_id = 'd-9'`, f.kind).Scan(&status)
+			return err == nil && status == "done"
+		})
+		if n := projectWorkspaces(t, h, p.ID); n != 1 {
+			t.Errorf("expected one workspace on the project (none for the stranger), got %d", n)
+		}
+		var sent int
+		if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM messages m JOIN workspaces w ON w.id = m.workspace_id
+		WHERE w.project_id = $1 AND m.role = 'user'`, p.ID).Scan(&sent); err != nil || sent != 1 {
+			t.Errorf("expected one message sent, got %d (%v)", sent, err)
+		}
+	})
+}
+
+// forgeSecret is the webhook secret of startForgeProject's project.
+const forgeSecret = "forge-secret"
+
+// startForgeProject starts a hub taking forge events, and f's fake with a project on
+// it (pull requests opened when ready, events signed with forgeSecret); the account's
+// agent and model come from a workspace made first, as for chat. web is the URL
+// deliveries name the repository by.
+func startForgeProject(t *testing.T, f forgeFake) (h *hubtest.Hub, p *core.Project, web string) {
+	t.Helper()
+	h = hubtest.StartDelivering(t, withForgeEvents())
+	repo, web, token := f.start(t)
+	p = h.NewForgeProject(repo, f.kind, core.PullRequestsReady, token)
+	setSecret(t, h, p, forgeSecret)
+	h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
+	return h, p, web
+}
+
+// onEachForge runs test on GitHub's fake and on GitLab's, in parallel, each with a
+// hub and a project on the fake (startForgeProject).
+func onEachForge(t *testing.T, test func(t *testing.T, f forgeFake, h *hubtest.Hub, p *core.Project, web string)) {
 	t.Parallel()
 	for _, f := range []forgeFake{githubFake(), gitlabFake()} {
 		t.Run(f.kind, func(t *testing.T) {
 			t.Parallel()
-			h := hubtest.StartDelivering(t, withForgeEvents())
-			repo, web, token := f.start(t)
-			p := h.NewForgeProject(repo, f.kind, core.PullRequestsReady, token)
-			const secret = "forge-secret"
-			setSecret(t, h, p, secret)
-			h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
-			path := "/forge/" + f.kind + "/events"
-			// Someone who may not write to the repository asks first: nothing starts,
-			// and the hub says why, once.
-			early := f.comment(web, 40, "@wshub write "+f.kind, true)
-			if got := deliver(t, h, path, early, f.headers("d-0", secret, early, true)...); got != 202 {
-				t.Fatalf("a stranger's delivery: expected 202, got %d", got)
-			}
-			eventually.Eventually(t, time.Minute, "the hub's comment saying why nothing started", func() bool {
-				cs := f.comments()
-				return len(cs) == 1 && strings.Contains(cs[0], forgebot.NotAllowed)
-			})
-			body := f.comment(web, 41, "@wshub write "+f.kind, false)
-			checkDeliveries(t, h, f.kind, []delivery{
-				{"a wrong signature", body, f.headers("d-1", secret, body, false), 401, 1},
-				{"a signed delivery", body, f.headers("d-1", secret, body, true), 202, 2},
-				{"its redelivery", body, f.headers("d-1", secret, body, true), 200, 2},
-				{"an unknown repository", f.comment("https://forge.example.org/x/y", 42, "@wshub hi", false), f.headers("d-2", secret, body, true), 200, 2},
-			})
-			if !unknownCounted(t, h, f.kind, 1) {
-				t.Error("expected the unknown repository's delivery counted once")
-			}
-			eventually.Eventually(t, 2*time.Minute, "the hub's one comment done, ending with the pull request's link", func() bool {
-				cs := f.comments()
-				if len(cs) != 1 {
-					return false
-				}
-				done := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(cs[0]), core.ForgeCommentMark))
-				return strings.Contains(done, "Done.") && strings.Contains(done, "wrote "+f.kind+".txt") &&
-					strings.HasSuffix(done, fmt.Sprintf("/acme/app/%s/1", map[string]string{core.ForgeGitHub: "pull", core.ForgeGitLab: "-/merge_requests"}[f.kind]))
-			})
-			// The same comment again under another delivery id (a forge's replay makes a
-			// new one): handled, and nothing is started or sent twice.
-			checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", secret, body, true), 202, 3}})
-			eventually.Eventually(t, time.Minute, "the replay handled", func() bool {
-				var status string
-				err := h.PG().DB().QueryRowContext(context.Background(), `SELECT status FROM chat_inbox WHERE platform = $1 AND event_id = 'd-9'`, f.kind).Scan(&status)
-				return err == nil && status == "done"
-			})
-			if n := projectWorkspaces(t, h, p.ID); n != 1 {
-				t.Errorf("expected one workspace on the project (none for the stranger), got %d", n)
-			}
-			var sent int
-			if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT count(*) FROM messages m JOIN workspaces w ON w.id = m.workspace_id
-				WHERE w.project_id = $1 AND m.role = 'user'`, p.ID).Scan(&sent); err != nil || sent != 1 {
-				t.Errorf("expected one message sent, got %d (%v)", sent, err)
-			}
+			h, p, web := startForgeProject(t, f)
+			test(t, f, h, p, web)
 		})
 	}
 }

@@ -3,7 +3,9 @@ package gitea_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,6 +120,34 @@ func TestForgeOnARealGitea(t *testing.T) {
 		}
 		if found, err := admin.FindPullRequest(ctx, p, "wshub/ws-1"); err != nil || found.State != core.PullRequestMerged {
 			t.Fatalf("find after the merge: want it, merged, got %+v (%v)", found, err)
+		}
+	})
+
+	t.Run("AnIssuesNewestCommentsAreReadFromItsLastPages", func(t *testing.T) {
+		clone := s.NewRepo(t, "talk")
+		p := project(clone)
+		issue, _, err := s.Client.CreateIssue(s.AdminUser, "talk", sdk.CreateIssueOption{Title: "Talk"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Gitea lists comments oldest first, fifty a page: of 51, the last page holds
+		// one, and the page before it is read too.
+		for i := 1; i <= 51; i++ {
+			if _, _, err := s.Client.CreateIssueComment(s.AdminUser, "talk", issue.Index, sdk.CreateIssueCommentOption{Body: fmt.Sprint("comment ", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := admin.RecentIssueComments(ctx, p, issue.Index, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bodies []string
+		for _, c := range got {
+			bodies = append(bodies, c.Login+": "+c.Body)
+		}
+		want := []string{s.AdminUser + ": comment 49", s.AdminUser + ": comment 50", s.AdminUser + ": comment 51"}
+		if !slices.Equal(bodies, want) {
+			t.Errorf("expected %q, got %q", want, bodies)
 		}
 	})
 

@@ -7,6 +7,7 @@ import (
 
 	gh "github.com/google/go-github/v89/github"
 
+	"github.com/wshub/wshub/adapters/forge/page"
 	"github.com/wshub/wshub/core"
 )
 
@@ -40,4 +41,34 @@ func (f *Forge) EditIssueComment(ctx context.Context, p *core.Project, _ int64, 
 		return refusal(err, r)
 	}
 	return nil
+}
+
+var _ core.ForgeCommentLister = (*Forge)(nil)
+
+// commentsPerPage is GitHub's largest page of comments.
+const commentsPerPage = 100
+
+// RecentIssueComments reads the newest n comments of an issue, oldest first (GitHub
+// lists them oldest first, and in no other order).
+func (f *Forge) RecentIssueComments(ctx context.Context, p *core.Project, issue int64, n int) ([]core.ForgeComment, error) {
+	c, r, err := f.client(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := page.Newest(n, func(number int) ([]*gh.IssueComment, int, error) {
+		cs, resp, err := c.Issues.ListComments(ctx, r.owner, r.name, int(issue),
+			&gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{Page: number, PerPage: commentsPerPage}})
+		if err != nil {
+			return nil, 0, refusal(err, r)
+		}
+		return cs, resp.LastPage, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.ForgeComment, len(cs))
+	for i, cm := range cs {
+		out[i] = core.ForgeComment{ID: cm.GetID(), Login: cm.GetUser().GetLogin(), Body: cm.GetBody(), Bot: cm.GetUser().GetType() == "Bot"}
+	}
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 )
 
 const (
+	docListComments  = "https://docs.github.com/rest/issues/comments#list-issue-comments"
 	docCreateComment = "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
 	docUpdateComment = "https://docs.github.com/rest/issues/comments#update-an-issue-comment"
 )
@@ -36,6 +37,61 @@ func (s *Server) Comments(owner, name string, number int) []Comment {
 		}
 	}
 	return out
+}
+
+// AddComment writes a comment by login on issue number of owner/name, as that person
+// would on GitHub, and returns its id.
+func (s *Server) AddComment(owner, name string, number int, login, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	repo := s.repositories[owner+"/"+name]
+	s.nextID++
+	repo.comments = append(repo.comments, &Comment{ID: s.nextID, Issue: number, Body: body, Author: login})
+	return s.nextID
+}
+
+// listComments lists an issue's comments oldest first, a page at a time (per_page at
+// most 100, 30 unless asked), with the Link header GitHub gives a list of more pages.
+func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
+	if !apiVersion(w, r) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	repo, _, ok := s.authorize(w, r, Read, docListComments)
+	if !ok {
+		return
+	}
+	number, _ := strconv.Atoi(r.PathValue("number"))
+	var all []*Comment
+	for _, c := range repo.comments {
+		if c.Issue == number {
+			all = append(all, c)
+		}
+	}
+	size, page := queryInt(r, "per_page", 30), queryInt(r, "page", 1)
+	size = min(max(size, 1), 100)
+	last := max(1, (len(all)+size-1)/size)
+	if last > 1 {
+		u := *r.URL
+		q := u.Query()
+		q.Set("page", strconv.Itoa(last))
+		u.RawQuery = q.Encode()
+		w.Header().Set("Link", "<"+s.URL+u.String()+`>; rel="last"`)
+	}
+	out := []map[string]any{}
+	for i := (page - 1) * size; i >= 0 && i < min(page*size, len(all)); i++ {
+		out = append(out, s.commentJSON(repo, all[i]))
+	}
+	reply(w, http.StatusOK, out)
+}
+
+// queryInt is the query's number name, or def.
+func queryInt(r *http.Request, name string, def int) int {
+	if n, err := strconv.Atoi(r.URL.Query().Get(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
 
 func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {

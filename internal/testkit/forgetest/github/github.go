@@ -145,6 +145,7 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/pulls/{number}", s.getPull)
 	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/pulls/{number}", s.updatePull)
 	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
+	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/issues/{number}/comments", s.listComments)
 	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/collaborators/{username}/permission", s.permission)
 	mux.HandleFunc("POST /api/v3/app/installations/{id}/access_tokens", s.accessToken)

@@ -108,8 +108,11 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("POST /api/v4/projects/{id}/merge_requests", s.createMR)
 	mux.HandleFunc("GET /api/v4/projects/{id}/merge_requests/{iid}", s.getMR)
 	mux.HandleFunc("PUT /api/v4/projects/{id}/merge_requests/{iid}", s.updateMR)
-	mux.HandleFunc("POST /api/v4/projects/{id}/issues/{iid}/notes", s.createNote)
-	mux.HandleFunc("PUT /api/v4/projects/{id}/issues/{iid}/notes/{note}", s.updateNote)
+	mux.HandleFunc("POST /api/v4/projects/{id}/issues/{iid}/notes", s.createNote(issueNotes))
+	mux.HandleFunc("GET /api/v4/projects/{id}/issues/{iid}/notes", s.listIssueNotes)
+	mux.HandleFunc("PUT /api/v4/projects/{id}/issues/{iid}/notes/{note}", s.updateNote(issueNotes))
+	mux.HandleFunc("POST /api/v4/projects/{id}/merge_requests/{iid}/notes", s.createNote(mergeRequestNotes))
+	mux.HandleFunc("PUT /api/v4/projects/{id}/merge_requests/{iid}/notes/{note}", s.updateNote(mergeRequestNotes))
 	mux.HandleFunc("GET /api/v4/projects/{id}/members/all/{user}", s.getMember)
 	mux.HandleFunc("/", s.gitOrUnknown)
 	// The URL is known before the first request is served: handlers render it.

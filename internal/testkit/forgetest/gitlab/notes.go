@@ -1,30 +1,50 @@
 package gitlab
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
 
-// Note is an issue's note (comment) as the fake holds it. The fake keeps no issues: a
-// note may be made on any iid.
+// Note is an issue's or a merge request's note (comment) as the fake holds it. The
+// fake keeps no issues: a note may be made on any iid.
 type Note struct {
 	ID    int64
-	Issue int64 // the issue's iid
-	Body  string
+	Issue int64 // the issue's (or the merge request's) iid
+	// Noteable is "Issue" or "MergeRequest", as GitLab names what a note is on.
+	Noteable string
+	Body     string
+	// Author is who wrote it ("": the token's holder, the hub, as "wshub").
+	Author string
 	// Edits counts the times it was changed after it was made.
 	Edits int
 }
 
+// The kinds of notes, as GitLab names what a note is on.
+const (
+	issueNotes        = "Issue"
+	mergeRequestNotes = "MergeRequest"
+)
+
 // Notes lists the notes on issue iid of the project at path, oldest first.
-func (s *Server) Notes(path string, iid int64) []Note {
+func (s *Server) Notes(path string, iid int64) []Note { return s.notesOn(path, issueNotes, iid) }
+
+// MergeRequestNotes lists the notes on merge request iid of the project at path,
+// oldest first.
+func (s *Server) MergeRequestNotes(path string, iid int64) []Note {
+	return s.notesOn(path, mergeRequestNotes, iid)
+}
+
+func (s *Server) notesOn(path, noteable string, iid int64) []Note {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Note
 	if p := s.projects[path]; p != nil {
 		for _, n := range p.notes {
-			if n.Issue == iid {
+			if n.Issue == iid && n.Noteable == noteable {
 				out = append(out, *n)
 			}
 		}
@@ -32,7 +52,52 @@ func (s *Server) Notes(path string, iid int64) []Note {
 	return out
 }
 
-func (s *Server) createNote(w http.ResponseWriter, r *http.Request) {
+// AddNote writes a note by username on issue iid of the project at path, as that
+// person would on GitLab, and returns its id.
+func (s *Server) AddNote(path string, iid int64, username, body string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.projects[path]
+	s.nextID++
+	p.notes = append(p.notes, &Note{ID: s.nextID, Issue: iid, Noteable: issueNotes, Body: body, Author: username})
+	return s.nextID
+}
+
+// listIssueNotes lists an issue's notes, newest first when asked (sort=desc), at most
+// per_page (20 unless asked, 100 at most) of the first page: the hub reads no other.
+func (s *Server) listIssueNotes(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.authorize(w, r, Read)
+	if !ok {
+		return
+	}
+	iid, _ := strconv.ParseInt(r.PathValue("iid"), 10, 64)
+	var notes []*Note
+	for _, n := range p.notes {
+		if n.Issue == iid && n.Noteable == issueNotes {
+			notes = append(notes, n)
+		}
+	}
+	if r.URL.Query().Get("sort") == "desc" {
+		slices.Reverse(notes)
+	}
+	size, err := strconv.Atoi(r.URL.Query().Get("per_page"))
+	if err != nil || size < 1 {
+		size = 20
+	}
+	out := []map[string]any{}
+	for _, n := range notes[:min(len(notes), size, 100)] {
+		out = append(out, noteJSON(p, n))
+	}
+	reply(w, http.StatusOK, out)
+}
+
+func (s *Server) createNote(noteable string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.addNote(w, r, noteable) }
+}
+
+func (s *Server) addNote(w http.ResponseWriter, r *http.Request, noteable string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.authorize(w, r, Write)
@@ -41,7 +106,7 @@ func (s *Server) createNote(w http.ResponseWriter, r *http.Request) {
 	}
 	iid, err := strconv.ParseInt(r.PathValue("iid"), 10, 64)
 	if err != nil || iid < 1 {
-		refuse(w, http.StatusNotFound, "404 Issue Not Found")
+		refuse(w, http.StatusNotFound, "404 "+noteable+" Not Found")
 		return
 	}
 	body, ok := noteBody(w, r)
@@ -49,12 +114,16 @@ func (s *Server) createNote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.nextID++
-	n := &Note{ID: s.nextID, Issue: iid, Body: body}
+	n := &Note{ID: s.nextID, Issue: iid, Noteable: noteable, Body: body}
 	p.notes = append(p.notes, n)
 	reply(w, http.StatusCreated, noteJSON(p, n))
 }
 
-func (s *Server) updateNote(w http.ResponseWriter, r *http.Request) {
+func (s *Server) updateNote(noteable string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.editNote(w, r, noteable) }
+}
+
+func (s *Server) editNote(w http.ResponseWriter, r *http.Request, noteable string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.authorize(w, r, Write)
@@ -64,7 +133,7 @@ func (s *Server) updateNote(w http.ResponseWriter, r *http.Request) {
 	iid, _ := strconv.ParseInt(r.PathValue("iid"), 10, 64)
 	id, _ := strconv.ParseInt(r.PathValue("note"), 10, 64)
 	for _, n := range p.notes {
-		if n.ID == id && n.Issue == iid {
+		if n.ID == id && n.Issue == iid && n.Noteable == noteable {
 			body, ok := noteBody(w, r)
 			if !ok {
 				return
@@ -93,8 +162,9 @@ func noteBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 // noteJSON is a note as GitLab renders it.
 func noteJSON(p *project, n *Note) map[string]any {
 	now := time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
-	return map[string]any{"id": n.ID, "body": n.Body, "noteable_type": "Issue", "noteable_iid": n.Issue,
-		"project_id": p.id, "created_at": now, "updated_at": now, "system": false}
+	return map[string]any{"id": n.ID, "body": n.Body, "noteable_type": n.Noteable, "noteable_iid": n.Issue,
+		"project_id": p.id, "created_at": now, "updated_at": now, "system": false,
+		"author": map[string]any{"username": cmp.Or(n.Author, "wshub")}}
 }
 
 // AddMember makes the user of id a member of the project at path with access level
