@@ -84,8 +84,8 @@ func measure(b *testing.B, h *hubtest.Hub, gets []timed) {
 
 // BenchmarkWorkspaceList10000 draws the workspaces list of an account holding 10,000
 // of them: the newest page, a page far back by its cursor, and a filter that matches
-// few, and beside them the API's list, which holds every workspace. Keyset paging keeps them what a
-// 10-workspace account costs.
+// few, and beside them the API's list, which holds every workspace. Keyset paging
+// keeps the pages what a 10-workspace account costs.
 func BenchmarkWorkspaceList10000(b *testing.B) {
 	h := hubtest.Start(b)
 	r := h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"agent": "agent_1", "model": "m"}).Expect(b, 201, "")
