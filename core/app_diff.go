@@ -188,7 +188,7 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 		s.syncBranch(sync, ws)
 		cancel()
 	}
-	d, err := s.diffOf(ctx, ws, remote, page)
+	d, _, err := s.diffOf(ctx, ws, remote, page)
 	if err != nil {
 		return nil, err
 	}
@@ -199,40 +199,40 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 	return d, nil
 }
 
-// diffOf is the page of the branch's diff, from the cache or computed. The answer is
-// the caller's own copy (the cache keeps another).
-func (s *AppWorkspaces) diffOf(ctx context.Context, ws *Workspace, remote bool, page int) (*BranchDiff, error) {
+// diffOf is the page of the branch's diff, from the cache or computed, and the tips
+// it is of. The answer is the caller's own copy (the cache keeps another).
+func (s *AppWorkspaces) diffOf(ctx context.Context, ws *Workspace, remote bool, page int) (*BranchDiff, DiffTips, error) {
 	lim := s.diffLimits
 	run, cancel := context.WithTimeout(ctx, lim.timeout())
 	defer cancel()
 	tips, err := s.diffs.Tips(run, ws, remote)
 	if err != nil {
-		return nil, err
+		return nil, tips, err
 	}
 	if tips.NoCopy || tips.BaseMissing {
-		return &BranchDiff{NoCopy: tips.NoCopy, BaseMissing: tips.BaseMissing}, nil
+		return &BranchDiff{NoCopy: tips.NoCopy, BaseMissing: tips.BaseMissing}, tips, nil
 	}
 	key := diffKey{workspace: ws.ID, remote: remote, tips: tips, page: page}
 	if d := s.diffCache.get(ctx, key); d != nil {
-		return d, nil
+		return d, tips, nil
 	}
 	release, ok := s.diffRuns.acquire(ws.AccountID)
 	if !ok {
-		return nil, Errorf(CodeRateLimited, "The hub is already computing as many diffs for this account as it computes at once (%d). Try again in a moment.", lim.perAccount())
+		return nil, tips, Errorf(CodeRateLimited, "The hub is already computing as many diffs for this account as it computes at once (%d). Try again in a moment.", lim.perAccount())
 	}
 	defer release()
 	d, err := s.diffs.Diff(run, ws, DiffQuery{Remote: remote, Page: page, Tips: tips})
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err() // the person went away: nothing to keep
+		return nil, tips, ctx.Err() // the person went away: nothing to keep
 	case err != nil && run.Err() != nil:
 		// Kept like a diff: the same tips would take as long again.
 		d = &BranchDiff{Head: tips.Head, Page: page, TimedOut: true}
 	case err != nil:
-		return nil, err
+		return nil, tips, err
 	}
 	s.diffCache.put(ctx, key, d)
-	return d, nil
+	return d, tips, nil
 }
 
 // syncBranch brings this hub's cache of a remote workspace's branch up to the shared

@@ -1,0 +1,167 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+)
+
+// The work section of a workspace's page: what its branch holds (its commits and a
+// diffstat: the diff's summary, kept like its pages), how its last push went, and the
+// end of its environment's setup output. Reading it must stay cheap, as the page is
+// read often: a summary kept for the head the store last recorded is shown without
+// running git.
+
+// WorkSummary is the branch as the work section tells it.
+type WorkSummary struct {
+	// Diff is the branch's summary: its files counted, its commits named, no patch
+	// (a BranchDiff of page 0). Nil when it could not be read now; Unread says why.
+	Diff   *BranchDiff
+	Unread string
+}
+
+// MoreCommits is how many of the branch's commits are not named.
+func (d *BranchDiff) MoreCommits() int { return max(0, d.CommitCount-len(d.Commits)) }
+
+// ScriptLog is the newest run of the environment's setup or update script as the
+// work section shows it: the end of its output, and how it ended.
+type ScriptLog struct {
+	// Name is ScriptSetup or ScriptUpdate.
+	Name string
+	// Tail is the end of its output (at most setupLogLines lines); Cut says earlier
+	// lines are not shown.
+	Tail string
+	Cut  bool
+	// Outcome is how it ended ("": it has not).
+	Outcome Outcome
+}
+
+// setupLogLines bounds the setup output the work section shows.
+const setupLogLines = 40
+
+// maxWorkTips bounds the workspaces whose summary tips one replica remembers; past it
+// they are forgotten together, and the next views read git once more.
+const maxWorkTips = 10000
+
+// workTips remembers, for each workspace, the DiffTips of the head the store had
+// recorded when its summary was made, so that a view of the same head finds the
+// kept summary without asking git what the tips are.
+type workTips struct {
+	mu   sync.Mutex
+	tips map[string]headTips // by workspace id
+}
+
+type headTips struct {
+	head string
+	tips DiffTips
+}
+
+func (w *workTips) get(workspace, head string) (DiffTips, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.tips[workspace]
+	return t.tips, ok && t.head == head
+}
+
+func (w *workTips) put(workspace, head string, tips DiffTips) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.tips == nil || len(w.tips) >= maxWorkTips {
+		w.tips = map[string]headTips{}
+	}
+	w.tips[workspace] = headTips{head: head, tips: tips}
+}
+
+// work reads the summary of the workspace's branch. Fail open: a summary that cannot
+// be read is said in words, and the page shows the rest.
+func (s *AppWorkspaces) work(ctx context.Context, ws *Workspace) WorkSummary {
+	if s.diffs == nil {
+		return WorkSummary{Unread: "This hub does not read branches."}
+	}
+	remote := ws.ProviderID != LocalProviderID
+	if tips, ok := s.workTips.get(ws.ID, ws.HeadCommit); ok && ws.HeadCommit != "" {
+		if d := s.diffCache.get(ctx, diffKey{workspace: ws.ID, remote: remote, tips: tips}); d != nil {
+			return WorkSummary{Diff: d}
+		}
+	}
+	if remote && s.branches != nil {
+		sync, cancel := context.WithTimeout(ctx, s.diffLimits.timeout())
+		s.syncBranch(sync, ws)
+		cancel()
+	}
+	d, tips, err := s.diffOf(ctx, ws, remote, 0)
+	switch {
+	case ErrorCode(err) == CodeRateLimited:
+		return WorkSummary{Unread: "The hub is busy computing other changes of this account; the summary shows when the page is read again."}
+	case err != nil:
+		if ctx.Err() == nil {
+			s.log().Warn("read the summary of a branch", "workspace", ws.ID, "err", err)
+		}
+		return WorkSummary{Unread: "The branch could not be read just now."}
+	}
+	// The store's head is what the next view compares: only a summary of that head
+	// is found by it (the agent may have committed since, which the next turn records).
+	if ws.HeadCommit != "" && tips.Head == ws.HeadCommit {
+		s.workTips.put(ws.ID, ws.HeadCommit, tips)
+	}
+	return WorkSummary{Diff: d}
+}
+
+// pushRefusal is the reason of the workspace's refused push, as the newest reply that
+// tells one says it (pushOutcome), "" when none of msgs does.
+func pushRefusal(msgs []*Message, branch string) string {
+	lead := "\n\n---\nPush to `" + branch + "` refused: "
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != RoleAssistant {
+			continue
+		}
+		if at := strings.LastIndex(msgs[i].Text, lead); at >= 0 {
+			return strings.TrimSpace(msgs[i].Text[at+len(lead):])
+		}
+	}
+	return ""
+}
+
+// setupLog is the newest run of the environment's scripts among events, or, when the
+// workspace was set up with a script whose output is older than them, its setup's
+// (the first events of the workspace). Nil: there is none to show.
+func (s *AppWorkspaces) setupLog(ctx context.Context, acct *Account, ws *Workspace, events []*TurnEvent) (*ScriptLog, error) {
+	run := newestScriptRun(events)
+	if len(run) == 0 && ws.EventSeq > stepsShown {
+		b, err := s.store.WorkspaceEnvironment(ctx, ws.ID)
+		if err != nil {
+			return nil, err
+		}
+		var kept keptEnvironment
+		if len(b) == 0 || json.Unmarshal(b, &kept) != nil || kept.Setup == "" {
+			return nil, nil
+		}
+		first, err := s.workspaces.ListTurnEvents(ctx, acct, ws.ID, 0, stepsShown)
+		if err != nil {
+			return nil, err
+		}
+		run = newestScriptRun(first)
+	}
+	if len(run) == 0 {
+		return nil, nil
+	}
+	log := &ScriptLog{Name: ScriptSetup}
+	var lines []string
+	for _, e := range run {
+		switch e.Type {
+		case EventSetupOutput:
+			if e.Tool != "" {
+				log.Name = e.Tool
+			}
+			lines = append(lines, strings.TrimSuffix(e.Delta, "\n"))
+		case EventSetupFinished:
+			log.Outcome = e.Outcome
+		}
+	}
+	if len(lines) > setupLogLines {
+		lines, log.Cut = lines[len(lines)-setupLogLines:], true
+	}
+	log.Tail = strings.Join(lines, "\n")
+	return log, nil
+}
