@@ -10,8 +10,8 @@ import (
 // The work section of a workspace's page: what its branch holds (its commits and a
 // diffstat: the diff's summary, kept like its pages), how its last push went, and the
 // end of its environment's setup output. Reading it must stay cheap, as the page is
-// read often: a summary kept for the head the store last recorded is shown without
-// running git.
+// read often (on each of a running turn's events): a summary kept for what the store
+// last recorded is shown without running git.
 
 // WorkSummary is the branch as the work section tells it.
 type WorkSummary struct {
@@ -44,33 +44,33 @@ const setupLogLines = 40
 // they are forgotten together, and the next views read git once more.
 const maxWorkTips = 10000
 
-// workTips remembers, for each workspace, the DiffTips of the head the store had
-// recorded when its summary was made, so that a view of the same head finds the
-// kept summary without asking git what the tips are.
+// workTips remembers, for each workspace, the DiffTips of its summary with what the
+// store had recorded when it was made (its head commit and last turn), so that a view
+// of the same record finds the kept summary without asking git what the tips are.
 type workTips struct {
 	mu   sync.Mutex
 	tips map[string]headTips // by workspace id
 }
 
 type headTips struct {
-	head string
+	seen string
 	tips DiffTips
 }
 
-func (w *workTips) get(workspace, head string) (DiffTips, bool) {
+func (w *workTips) get(workspace, seen string) (DiffTips, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t, ok := w.tips[workspace]
-	return t.tips, ok && t.head == head
+	return t.tips, ok && t.seen == seen
 }
 
-func (w *workTips) put(workspace, head string, tips DiffTips) {
+func (w *workTips) put(workspace, seen string, tips DiffTips) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.tips == nil || len(w.tips) >= maxWorkTips {
 		w.tips = map[string]headTips{}
 	}
-	w.tips[workspace] = headTips{head: head, tips: tips}
+	w.tips[workspace] = headTips{seen: seen, tips: tips}
 }
 
 // work reads the summary of the workspace's branch. Fail open: a summary that cannot
@@ -80,7 +80,8 @@ func (s *AppWorkspaces) work(ctx context.Context, ws *Workspace) WorkSummary {
 		return WorkSummary{Unread: "This hub does not read branches."}
 	}
 	remote := ws.ProviderID != LocalProviderID
-	if tips, ok := s.workTips.get(ws.ID, ws.HeadCommit); ok && ws.HeadCommit != "" {
+	seen := ws.HeadCommit + " " + ws.LastTurnID
+	if tips, ok := s.workTips.get(ws.ID, seen); ok {
 		if d := s.diffCache.get(ctx, diffKey{workspace: ws.ID, remote: remote, tips: tips}); d != nil {
 			return WorkSummary{Diff: d}
 		}
@@ -100,10 +101,11 @@ func (s *AppWorkspaces) work(ctx context.Context, ws *Workspace) WorkSummary {
 		}
 		return WorkSummary{Unread: "The branch could not be read just now."}
 	}
-	// The store's head is what the next view compares: only a summary of that head
-	// is found by it (the agent may have committed since, which the next turn records).
-	if ws.HeadCommit != "" && tips.Head == ws.HeadCommit {
-		s.workTips.put(ws.ID, ws.HeadCommit, tips)
+	// What the store last recorded (the head a turn left, and the turn) is what the
+	// next view compares: a summary is found again until a turn ends. A branch ahead of
+	// its recorded head (the agent committed, in a turn still running) is read again.
+	if !tips.NoCopy && (ws.HeadCommit == "" || tips.Head == ws.HeadCommit) {
+		s.workTips.put(ws.ID, seen, tips)
 	}
 	return WorkSummary{Diff: d}
 }
