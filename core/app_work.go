@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The work section of a workspace's page: what its branch holds (its commits and a
@@ -50,6 +51,28 @@ const maxWorkTips = 10000
 type workTips struct {
 	mu   sync.Mutex
 	tips map[string]headTips // by workspace id
+	// counting holds the workspaces being counted: one count at a time each.
+	counting map[string]bool
+}
+
+// startCount takes the workspace's count; false when one is running already.
+func (w *workTips) startCount(workspace string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.counting[workspace] {
+		return false
+	}
+	if w.counting == nil {
+		w.counting = map[string]bool{}
+	}
+	w.counting[workspace] = true
+	return true
+}
+
+func (w *workTips) endCount(workspace string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.counting, workspace)
 }
 
 type headTips struct {
@@ -86,6 +109,35 @@ func (s *AppWorkspaces) work(ctx context.Context, ws *Workspace) WorkSummary {
 			return WorkSummary{Diff: d}
 		}
 	}
+	if !s.workTips.startCount(ws.ID) {
+		return WorkSummary{Unread: countingNote}
+	}
+	done := make(chan WorkSummary, 1)
+	// The count is the diff's (its deadline, its places per account) and is kept when
+	// it ends: it goes on after the page has stopped waiting for it.
+	go func() {
+		defer s.workTips.endCount(ws.ID)
+		done <- s.count(context.WithoutCancel(ctx), ws, remote, seen)
+	}()
+	wait, cancel := context.WithTimeout(ctx, workWait)
+	defer cancel()
+	select {
+	case w := <-done:
+		return w
+	case <-wait.Done():
+		return WorkSummary{Unread: countingNote}
+	}
+}
+
+// workWait bounds how long a page waits for its branch to be counted: a page the live
+// updates draw again and again is not held by a large branch.
+const workWait = 2 * time.Second
+
+const countingNote = "The branch is being counted: the next view of the page shows it."
+
+// count computes the summary of the workspace's branch and remembers its tips under
+// seen.
+func (s *AppWorkspaces) count(ctx context.Context, ws *Workspace, remote bool, seen string) WorkSummary {
 	if remote && s.branches != nil {
 		sync, cancel := context.WithTimeout(ctx, s.diffLimits.timeout())
 		s.syncBranch(sync, ws)
@@ -96,9 +148,7 @@ func (s *AppWorkspaces) work(ctx context.Context, ws *Workspace) WorkSummary {
 	case ErrorCode(err) == CodeRateLimited:
 		return WorkSummary{Unread: "The hub is busy computing other changes of this account; the summary shows when the page is read again."}
 	case err != nil:
-		if ctx.Err() == nil {
-			s.log().Warn("read the summary of a branch", "workspace", ws.ID, "err", err)
-		}
+		s.log().Warn("read the summary of a branch", "workspace", ws.ID, "err", err)
 		return WorkSummary{Unread: "The branch could not be read just now."}
 	}
 	// What the store last recorded (the head a turn left, and the turn) is what the

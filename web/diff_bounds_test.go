@@ -265,3 +265,28 @@ func TestADiffPastItsDeadlineIsGivenUpAndSaidOnce(t *testing.T) {
 		t.Errorf("expected the same answer without another git diff, got %d git diffs:\n%s", len(b.diffs())-before, page)
 	}
 }
+
+// A branch slow to count does not hold its workspace's page: the page says it is
+// being counted, and the count, given up at the diff's deadline, is said once it is.
+func TestAWorkspacesPageDoesNotWaitForASlowCount(t *testing.T) {
+	b := newBoundedDiffs(t, 3*time.Second)
+	b.slow()
+	id := b.start("make files")
+	path := "/app/workspaces/" + id
+	counting := false
+	eventually.Value(t, time.Minute, "the count given up", func() (string, error) {
+		began := time.Now()
+		page := b.page(path)
+		if took := time.Since(began); took > 2500*time.Millisecond {
+			t.Fatalf("expected the page within its wait for the count, it took %v", took)
+		}
+		counting = counting || strings.Contains(page, "The branch is being counted")
+		if !strings.Contains(page, "made files") || !strings.Contains(page, "Too many to count in the time the hub gives them.") {
+			return "", errors.New("not yet")
+		}
+		return page, nil
+	})
+	if !counting {
+		t.Errorf("expected the page to say the branch was being counted while it was")
+	}
+}
