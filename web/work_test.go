@@ -17,7 +17,7 @@ import (
 
 var (
 	workSection = regexp.MustCompile(`(?s)<section id="work".*?</section>`)
-	setupTail   = regexp.MustCompile(`(?s)<pre class="setup-log">(.*?)</pre>`)
+	setupTail   = regexp.MustCompile(`(?s)<pre class="setup-log"[^>]*>(.*?)</pre>`)
 	commitLine  = regexp.MustCompile(`<li><code>([0-9a-f]{12})</code> write hello</li>`)
 )
 
