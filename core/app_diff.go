@@ -20,7 +20,8 @@ type BranchDiffs interface {
 	// branch's head and its base's commit, or that there is no copy or no base.
 	Tips(ctx context.Context, ws *Workspace, remote bool) (DiffTips, error)
 	// Diff compares ws's branch with its base: every changed file (at most
-	// MaxDiffFiles), and the patches of q.Page's files, bounded by the limits below.
+	// MaxDiffFiles), the branch's commits, and the patches of q.Page's files (none
+	// for page 0: the summary), bounded by the limits below.
 	// A missing copy or base is said in the answer (NoCopy, BaseMissing), not an error.
 	// It ends when ctx does, its git processes killed.
 	Diff(ctx context.Context, ws *Workspace, q DiffQuery) (*BranchDiff, error)
@@ -31,7 +32,8 @@ type DiffQuery struct {
 	// Remote: the copy is the remote branches' (Branches), not the local checkout.
 	Remote bool
 	// Page is the page of files whose patches to read, from 1; each page holds
-	// DiffFilesPerPage files in the order of the list.
+	// DiffFilesPerPage files in the order of the list. Page 0 reads no patch: the
+	// summary of the work section.
 	Page int
 	// Tips are the commits to compare, as Tips read them (zero: read them now).
 	Tips DiffTips
@@ -61,7 +63,16 @@ const (
 	// MaxPageBytes bounds the patches of one page together: past it the page's
 	// remaining files are listed without their patches.
 	MaxPageBytes = 2 << 20
+	// MaxListedCommits bounds the branch's commits a diff names (the newest); past it
+	// CommitCount says how many more there are.
+	MaxListedCommits = 20
 )
+
+// BranchCommit is one commit on the branch since its merge-base with the base.
+type BranchCommit struct {
+	Hash    string
+	Subject string
+}
 
 // FileStatus is how a file changed on the branch.
 type FileStatus string
@@ -136,6 +147,10 @@ type BranchDiff struct {
 	Files                []DiffFile
 	MoreFiles            bool
 	Additions, Deletions int
+	// Commits are the branch's newest commits since Base, newest first, at most
+	// MaxListedCommits; CommitCount counts them all.
+	Commits     []BranchCommit
+	CommitCount int
 	// Page is the page shown, of Pages; Patches are its files with their patches.
 	Page, Pages int
 	Patches     []FilePatch
@@ -173,7 +188,7 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 		s.syncBranch(sync, ws)
 		cancel()
 	}
-	d, err := s.diffOf(ctx, ws, remote, page)
+	d, _, err := s.diffOf(ctx, ws, remote, page)
 	if err != nil {
 		return nil, err
 	}
@@ -184,40 +199,40 @@ func (s *AppWorkspaces) Diff(ctx context.Context, a *AppSession, id string, page
 	return d, nil
 }
 
-// diffOf is the page of the branch's diff, from the cache or computed. The answer is
-// the caller's own copy (the cache keeps another).
-func (s *AppWorkspaces) diffOf(ctx context.Context, ws *Workspace, remote bool, page int) (*BranchDiff, error) {
+// diffOf is the page of the branch's diff, from the cache or computed, and the tips
+// it is of. The answer is the caller's own copy (the cache keeps another).
+func (s *AppWorkspaces) diffOf(ctx context.Context, ws *Workspace, remote bool, page int) (*BranchDiff, DiffTips, error) {
 	lim := s.diffLimits
 	run, cancel := context.WithTimeout(ctx, lim.timeout())
 	defer cancel()
 	tips, err := s.diffs.Tips(run, ws, remote)
 	if err != nil {
-		return nil, err
+		return nil, tips, err
 	}
 	if tips.NoCopy || tips.BaseMissing {
-		return &BranchDiff{NoCopy: tips.NoCopy, BaseMissing: tips.BaseMissing}, nil
+		return &BranchDiff{NoCopy: tips.NoCopy, BaseMissing: tips.BaseMissing}, tips, nil
 	}
 	key := diffKey{workspace: ws.ID, remote: remote, tips: tips, page: page}
 	if d := s.diffCache.get(ctx, key); d != nil {
-		return d, nil
+		return d, tips, nil
 	}
 	release, ok := s.diffRuns.acquire(ws.AccountID)
 	if !ok {
-		return nil, Errorf(CodeRateLimited, "The hub is already computing as many diffs for this account as it computes at once (%d). Try again in a moment.", lim.perAccount())
+		return nil, tips, Errorf(CodeRateLimited, "The hub is already computing as many diffs for this account as it computes at once (%d). Try again in a moment.", lim.perAccount())
 	}
 	defer release()
 	d, err := s.diffs.Diff(run, ws, DiffQuery{Remote: remote, Page: page, Tips: tips})
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err() // the person went away: nothing to keep
+		return nil, tips, ctx.Err() // the person went away: nothing to keep
 	case err != nil && run.Err() != nil:
 		// Kept like a diff: the same tips would take as long again.
 		d = &BranchDiff{Head: tips.Head, Page: page, TimedOut: true}
 	case err != nil:
-		return nil, err
+		return nil, tips, err
 	}
 	s.diffCache.put(ctx, key, d)
-	return d, nil
+	return d, tips, nil
 }
 
 // syncBranch brings this hub's cache of a remote workspace's branch up to the shared

@@ -21,6 +21,7 @@ type AppWorkspaces struct {
 	diffLimits DiffLimits
 	diffCache  *diffCache
 	diffRuns   *accountRuns
+	workTips   workTips // the work section's (app_work.go)
 	logger
 	// branches and mirror bring this hub's cache of a remote branch up to date first.
 	branches Branches
@@ -34,6 +35,7 @@ type appWorkspacesStore interface {
 	ChatQueries
 	ProjectQueries
 	AssetQueries
+	WorkspaceEnvironment(ctx context.Context, id string) ([]byte, error)
 }
 
 // The app's list pages hold this many workspaces, and at most maxWorkspacePage.
@@ -195,6 +197,13 @@ type WorkspaceView struct {
 	// workspace is being set up or resumed, or when it failed: its output lines and,
 	// when it ended, its setup_finished.
 	Setup []*TurnEvent
+	// Work is the branch's summary (app_work.go); PushRefusal the reason of a refused
+	// last push, as its reply told it.
+	Work        WorkSummary
+	PushRefusal string
+	// SetupLog is the end of the environment's newest setup or update run, when Setup
+	// does not show it whole (nil: none).
+	SetupLog *ScriptLog
 	// Threads are the chat threads that drive it.
 	Threads []*ChatThread
 	// CanManage: the person may archive, unarchive and delete it (its starter, or an
@@ -235,6 +244,10 @@ func (s *AppWorkspaces) Workspace(ctx context.Context, a *AppSession, id string)
 	if v.Threads, err = s.store.ChatThreadsOf(ctx, ws.ID); err != nil {
 		return nil, err
 	}
+	if ws.LastPush == PushRefused {
+		v.PushRefusal = pushRefusal(v.Messages.Messages, ws.Branch)
+	}
+	v.Work = s.work(ctx, ws)
 	if ws.EventSeq == 0 {
 		return v, nil
 	}
@@ -248,6 +261,11 @@ func (s *AppWorkspaces) Workspace(ctx context.Context, a *AppSession, id string)
 	}
 	if ws.State == StateSetup || ws.State == StateResuming || ws.State == StateFailed {
 		v.Setup = newestScriptRun(events)
+	}
+	if len(v.Setup) == 0 {
+		if v.SetupLog, err = s.setupLog(ctx, acct, ws, events); err != nil {
+			return nil, err
+		}
 	}
 	v.Done = finishedSteps(events)
 	return v, nil

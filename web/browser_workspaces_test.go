@@ -65,16 +65,52 @@ func TestInABrowserAMemberStartsAWorkspaceAndReadsTheReply(t *testing.T) {
 	}
 	picture("workspace-list")
 
-	// The work: a turn that writes a file, and its diff.
+	// The work: a turn that writes a file of one long line under a long name, the
+	// work section that tells it, and its diff.
+	long := strings.Repeat("long", 50)
 	b.Open(t, s.hub.URL+"/app/workspaces/new")
-	b.FillByLabel(t, "What should the agent do?", "write hello")
+	b.FillByLabel(t, "What should the agent do?", "write "+long)
 	b.FillByLabel(t, "Model", "test-model")
 	b.Submit(t, `form[action="/app/workspaces"]`)
-	b.WaitUntil(t, `document.querySelector(".conversation").textContent.includes("wrote hello.txt")`)
-	if code := b.Follow(t, `a[href$="/diff"]`); code != http.StatusOK || !strings.Contains(b.Text(t, "main"), "hello.txt") {
-		t.Fatalf("expected the diff with hello.txt, got %d: %q", code, b.Text(t, "main"))
+	b.WaitUntil(t, `document.querySelector(".conversation").textContent.includes("wrote `+long+`.txt")`)
+	reloadUntil(t, b, b.URL(t), "1 commit on the branch")
+	if work := b.Text(t, "#work"); !strings.Contains(work, "1 file changed, 1 insertion, 0 deletions") || !strings.Contains(work, "write longlonglong") {
+		t.Errorf("expected the work section to count the change and name the commit, got %q", work[strings.Index(work, "Commits"):])
+	}
+	fitsAtBothWidths(t, b, "#work")
+	if code := b.Follow(t, `a[href$="/diff"]`); code != http.StatusOK || !strings.Contains(b.Text(t, "main"), long+".txt") {
+		t.Fatalf("expected the diff with %s.txt, got %d: %q", long, code, b.Text(t, "main"))
+	}
+	fitsAtBothWidths(t, b, ".patch-scroll")
+	var scrolls bool
+	b.AtWidth(t, browsertest.Phone, func() {
+		b.Eval(t, `(() => { const e = document.querySelector(".patch-scroll"); return e.scrollWidth > e.clientWidth })()`, &scrolls)
+	})
+	if !scrolls {
+		t.Errorf("expected the long line to scroll inside its block at %dpx", browsertest.Phone)
 	}
 	picture("workspace-diff")
+}
+
+// fitsAtBothWidths checks the page at a desktop's and a phone's width: axe-core finds
+// nothing serious, what selector names is shown, and nothing scrolls the page sideways.
+func fitsAtBothWidths(t *testing.T, b *browsertest.Browser, selector string) {
+	t.Helper()
+	for _, width := range []int{browsertest.Desktop, browsertest.Phone} {
+		b.AtWidth(t, width, func() {
+			b.Axe(t)
+			var fits bool
+			b.Eval(t, `(() => { const e = document.querySelector(`+"`"+selector+"`"+`), r = e && e.getBoundingClientRect();
+				return !!r && r.width > 0 && r.right <= window.innerWidth + 1 && document.documentElement.scrollWidth <= window.innerWidth })()`, &fits)
+			if !fits {
+				// What is wider than its box and does not scroll is what widens the page.
+				var wide string
+				b.Eval(t, `JSON.stringify([...document.querySelectorAll("main *")].filter(e => e.scrollWidth > e.clientWidth + 1 &&
+					getComputedStyle(e).overflowX == "visible").map(e => e.tagName + "." + e.className).slice(0, 8))`, &wide)
+				t.Errorf("expected %s shown and the page not wider than the window at %dpx; too wide: %s", selector, width, wide)
+			}
+		})
+	}
 }
 
 // In a real browser, the page follows the turn without being loaded again: the ask

@@ -136,7 +136,7 @@ func TestTheDiffPageIsBoundedWork(t *testing.T) {
 
 	t.Run("a file over the size bound is summarised by its size, without its patch", func(t *testing.T) {
 		page := b.page(diff)
-		for _, want := range []string{"2 changed files", "too large to show (29 KiB)", "The file is too large to show (29 KiB)", addedLine("small")} {
+		for _, want := range []string{"2 files changed", "too large to show (29 KiB)", "The file is too large to show (29 KiB)", addedLine("small")} {
 			if !strings.Contains(page, want) {
 				t.Errorf("expected %q on the diff page:\n%s", want, page)
 			}
@@ -250,16 +250,43 @@ func TestTheDiffPageIsBoundedWork(t *testing.T) {
 func TestADiffPastItsDeadlineIsGivenUpAndSaidOnce(t *testing.T) {
 	b := newBoundedDiffs(t, time.Second)
 	id := b.workspace()
+	// The workspace's page has counted its changes (its work section) by now.
+	before := len(b.diffs())
 	b.slow()
 	const said = "These changes took longer to compute than the hub gives them"
 	if page := b.page("/app/workspaces/" + id + "/diff"); !strings.Contains(page, said) {
 		t.Fatalf("expected the page to say the diff took too long:\n%s", page)
 	}
-	ran := b.diffs()
+	ran := b.diffs()[before:]
 	if len(ran) != 1 || running(ran[0]) {
 		t.Fatalf("expected one git diff, killed, got %v", ran)
 	}
-	if page := b.page("/app/workspaces/" + id + "/diff"); !strings.Contains(page, said) || len(b.diffs()) != 1 {
-		t.Errorf("expected the same answer without another git diff, got %d git diffs:\n%s", len(b.diffs()), page)
+	if page := b.page("/app/workspaces/" + id + "/diff"); !strings.Contains(page, said) || len(b.diffs()) != before+1 {
+		t.Errorf("expected the same answer without another git diff, got %d git diffs:\n%s", len(b.diffs())-before, page)
+	}
+}
+
+// A branch slow to count does not hold its workspace's page: the page says it is
+// being counted, and the count, given up at the diff's deadline, is said once it is.
+func TestAWorkspacesPageDoesNotWaitForASlowCount(t *testing.T) {
+	b := newBoundedDiffs(t, 3*time.Second)
+	b.slow()
+	id := b.start("make files")
+	path := "/app/workspaces/" + id
+	counting := false
+	eventually.Value(t, time.Minute, "the count given up", func() (string, error) {
+		began := time.Now()
+		page := b.page(path)
+		if took := time.Since(began); took > 2500*time.Millisecond {
+			t.Fatalf("expected the page within its wait for the count, it took %v", took)
+		}
+		counting = counting || strings.Contains(page, "The branch is being counted")
+		if !strings.Contains(page, "made files") || !strings.Contains(page, "Too many to count in the time the hub gives them.") {
+			return "", errors.New("not yet")
+		}
+		return page, nil
+	})
+	if !counting {
+		t.Errorf("expected the page to say the branch was being counted while it was")
 	}
 }

@@ -33,7 +33,7 @@ func seeTheWork(t *testing.T, s *site) {
 		t.Fatalf("expected the workspace's page to link to its changes (%s):\n%s", link, page)
 	}
 	diff := s.page("/app/workspaces/" + id + "/diff")
-	for _, want := range []string{"1 changed files", `<a href="#file-1"><code>hello.txt</code></a>`, `<td>added</td>`,
+	for _, want := range []string{"1 file changed", `<a href="#file-1"><code>hello.txt</code></a>`, `<td>added</td>`,
 		`<td class="add">+1</td>`, `<td class="del">−0</td>`, `id="file-1"`, "@@ -0,0 &#43;1 @@", addedLine("hello")} {
 		if !strings.Contains(diff, want) {
 			t.Errorf("expected %q on the diff page:\n%s", want, diff)
@@ -74,7 +74,7 @@ func TestTheDiffPagePagesManyFiles(t *testing.T) {
 	if len(rows) != n {
 		t.Errorf("expected the list to name all %d files, got %d", n, len(rows))
 	}
-	for _, want := range []string{fmt.Sprintf("%d changed files", n), `href="` + base + `?page=2" rel="next"`, "Page 1 of 2",
+	for _, want := range []string{fmt.Sprintf("%d files changed", n), `href="` + base + `?page=2" rel="next"`, "Page 1 of 2",
 		`href="` + base + `?page=2#file-51"><code>f 051.txt</code>`, addedLine("line 50")} {
 		if !strings.Contains(first, want) {
 			t.Errorf("expected %q on the first page:\n%s", want, first)
@@ -96,5 +96,31 @@ func TestTheDiffPagePagesManyFiles(t *testing.T) {
 		if code, _, body := s.get(base + bad); code != 400 {
 			t.Errorf("expected %s refused with 400, got %d:\n%s", bad, code, body)
 		}
+	}
+}
+
+// More than a few changed files are listed by directory, a directory of one directory
+// named as one, each file linked to its patch; the counts say their nouns in the
+// number they need.
+func TestTheDiffPageListsManyFilesAsATree(t *testing.T) {
+	agent := `mkdir -p src/app/web docs && echo a > src/app/web/page.go && printf 'b\nc\n' > src/app/web/style.css && ` +
+		`echo d > src/main.go && echo e > docs/guide.md && echo f > one.txt && echo g > two.txt && echo made files`
+	s := newSite(t, hubtest.WithJobs(), hubtest.WithAgentCommand("agent_1", agent))
+	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleMember)
+	s.signIn("ada-1")
+	id := s.start("make files")
+	s.waitPage("/app/workspaces/"+id, "made files")
+	diff := s.page("/app/workspaces/" + id + "/diff")
+	tree := regexp.MustCompile(`(?s)<nav class="diff-tree".*?</nav>`).FindString(diff)
+	for _, want := range []string{`6 files changed, <span class="add">7 insertions</span>, <span class="del">0 deletions</span>`,
+		`<summary><code>src/</code></summary>`, `<summary><code>app/web/</code></summary>`, `<summary><code>docs/</code></summary>`,
+		`<a href="#file-3"><code>page.go</code></a>`, `<a href="#file-4"><code>style.css</code></a>`, `<a href="#file-1"><code>guide.md</code></a>`,
+		`<a href="#file-2"><code>one.txt</code></a>`, `<span class="visually-hidden">2 insertions, 0 deletions</span>`} {
+		if !strings.Contains(tree, want) {
+			t.Errorf("expected %q in the file tree:\n%s", want, tree)
+		}
+	}
+	if strings.Contains(diff, `<table class="diff-files">`) {
+		t.Errorf("expected the tree instead of the table of files")
 	}
 }

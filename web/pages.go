@@ -65,6 +65,10 @@ var templateFuncs = template.FuncMap{
 	"action": func(path, text, name, csrf string) postAction {
 		return postAction{Path: path, Text: text, Name: name, CSRF: csrf}
 	},
+
+	// count says a number with its noun: "1 file changed", "2 files changed".
+	"count": count,
+	"lines": func(s string) int { return strings.Count(s, "\n") + 1 },
 }
 
 type shownOnce struct{ ID, Label, Value string }

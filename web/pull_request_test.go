@@ -20,7 +20,7 @@ func TestAMemberOpensThePullRequestFromTheWorkspacesPage(t *testing.T) {
 	s.person("ada-1", "ada@example.com", "Ada Lovelace", core.RoleMember)
 	s.signIn("ada-1")
 	id := s.start("write hello", "project", p.ID)
-	s.waitPage("/app/workspaces/"+id, ", pushed")
+	s.waitPage("/app/workspaces/"+id, "Pushed at")
 	page := s.waitPage("/app/workspaces/"+id, "Open pull request")
 	if strings.Contains(page, "<<<<<<<") || strings.Count(page, "See the changes") != 1 {
 		t.Fatalf("the page's facts are garbled:\n%s", page)

@@ -333,6 +333,9 @@ func (d *BranchDiffs) Diff(ctx context.Context, ws *core.Workspace, q core.DiffQ
 		out.Additions += f.Additions
 		out.Deletions += f.Deletions
 	}
+	if out.Commits, out.CommitCount, err = r.commits(ctx, out.Base, out.Head); err != nil {
+		return nil, err
+	}
 	out.Pages = max(1, (len(out.Files)+core.DiffFilesPerPage-1)/core.DiffFilesPerPage)
 	out.Page = q.Page
 	if q.Page < 1 || q.Page > out.Pages {
@@ -342,6 +345,34 @@ func (d *BranchDiffs) Diff(ctx context.Context, ws *core.Workspace, q core.DiffQ
 	page := out.Files[first:min(len(out.Files), first+core.DiffFilesPerPage)]
 	out.Patches, err = r.patches(ctx, out.Base, out.Head, page)
 	return out, err
+}
+
+// commits reads the branch's newest commits since base (at most
+// core.MaxListedCommits, newest first) and how many there are. No signature is
+// checked: that would run the program the repository's config names.
+func (r *repo) commits(ctx context.Context, base, head string) ([]core.BranchCommit, int, error) {
+	span := base + ".." + head
+	n, err := r.run(ctx, "rev-list", "--count", span, "--")
+	if err != nil {
+		return nil, 0, err
+	}
+	count, err := strconv.Atoi(strings.TrimSpace(n))
+	if err != nil {
+		return nil, 0, fmt.Errorf("rev-list counted %q", n)
+	}
+	said, err := r.run(ctx, "-c", "log.showSignature=false", "log", "--no-show-signature", "--no-mailmap", "--no-decorate",
+		"--no-color", "--format=%H %s", "--max-count="+strconv.Itoa(core.MaxListedCommits), span, "--")
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []core.BranchCommit
+	for line := range strings.Lines(said) {
+		hash, subject, _ := strings.Cut(strings.TrimSuffix(line, "\n"), " ")
+		if isObjectID(hash) {
+			out = append(out, core.BranchCommit{Hash: hash, Subject: valid(subject)})
+		}
+	}
+	return out, count, nil
 }
 
 // files lists the changed files: their statuses and blob ids (--raw) beside their

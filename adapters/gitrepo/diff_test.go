@@ -326,3 +326,39 @@ func TestBranchDiffReadsARemoteWorkspacesCopy(t *testing.T) {
 		t.Errorf("expected hello.txt's one added line, got %+v", l)
 	}
 }
+
+// The branch's commits since its base: the newest named, newest first, all counted;
+// the summary (page 0) reads no patch; and a repository configured to check
+// signatures runs no program of its config.
+func TestBranchDiffNamesTheBranchsCommitsAndRunsNoSignatureProgram(t *testing.T) {
+	f := newDiffFixture(t, map[string]string{"README.md": "# test\n"})
+	marker := filepath.Join(f.base, "gpg-ran")
+	gpg := filepath.Join(f.base, "gpg.sh")
+	// It signs (what a signing key would), and marks that it was asked to verify.
+	write(t, gpg, "#!/bin/sh\ncase \"$*\" in *--verify*) touch "+marker+"; exit 0;; esac\n"+
+		"cat >/dev/null; echo '[GNUPG:] SIG_CREATED ' >&2\nprintf -- '-----BEGIN PGP SIGNATURE-----\\nx\\n-----END PGP SIGNATURE-----\\n'\n")
+	if err := os.Chmod(gpg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, f.co.Dir, "config", "log.showSignature", "true")
+	gitT(t, f.co.Dir, "config", "gpg.program", gpg)
+	n := core.MaxListedCommits + 2
+	for i := 1; i <= n; i++ {
+		write(t, filepath.Join(f.co.Dir, "n.txt"), fmt.Sprintf("%d\n", i))
+		gitT(t, f.co.Dir, "add", "-A")
+		gitT(t, f.co.Dir, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "user.signingKey=k", "-c", "commit.gpgSign=true", "commit", "-q", "-m", fmt.Sprintf("step <%d>", i))
+	}
+	d := f.diff(t, false, 0)
+	if d.CommitCount != n || len(d.Commits) != core.MaxListedCommits {
+		t.Fatalf("expected %d commits counted and %d named, got %d and %d", n, core.MaxListedCommits, d.CommitCount, len(d.Commits))
+	}
+	if c := d.Commits[0]; c.Subject != fmt.Sprintf("step <%d>", n) || c.Hash != gitT(t, f.co.Dir, "rev-parse", f.ws.Branch) {
+		t.Errorf("expected the newest commit first, got %+v", c)
+	}
+	if len(d.Files) != 1 || d.Additions != 1 || len(d.Patches) != 0 {
+		t.Errorf("expected one file, one addition and no patch in the summary, got %d files, +%d, %d patches", len(d.Files), d.Additions, len(d.Patches))
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("expected the repository's gpg.program not run")
+	}
+}
