@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // accountWorkspace reads a workspace the caller may see: the account's, of a project
 // its key reaches. Every use case a key can call reads its workspace through this or
@@ -20,16 +23,7 @@ func lockAccountWorkspace(ctx context.Context, q WorkspaceQueries, acct *Account
 // accountWorkspaces lists the account's workspaces of the projects the key reaches.
 func accountWorkspaces(ctx context.Context, q WorkspaceQueries, acct *Account) ([]*Workspace, error) {
 	list, err := q.ListWorkspaces(ctx, acct.ID)
-	if err != nil || acct.KeyLimits.Projects == nil {
-		return list, err
-	}
-	out := list[:0]
-	for _, ws := range list {
-		if acct.KeyLimits.reaches(ws.ProjectID) {
-			out = append(out, ws)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(list, func(ws *Workspace) bool { return !acct.KeyLimits.reaches(ws.ProjectID) }), err
 }
 
 // reachable turns a workspace of a project the key does not reach into no rows.
@@ -43,14 +37,5 @@ func reachable(acct *Account, ws *Workspace, err error) (*Workspace, error) {
 // accountProjects lists the account's projects the key reaches.
 func accountProjects(ctx context.Context, q ProjectQueries, acct *Account) ([]*Project, error) {
 	list, err := q.ListProjects(ctx, acct.ID)
-	if err != nil || acct.KeyLimits.Projects == nil {
-		return list, err
-	}
-	out := list[:0]
-	for _, p := range list {
-		if acct.KeyLimits.reaches(p.ID) {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(list, func(p *Project) bool { return !acct.KeyLimits.reaches(p.ID) }), err
 }

@@ -90,4 +90,3 @@ type keyRevoked struct {
 	KeyID   string `json:"keyId"`
 	Revoked bool   `json:"revoked"`
 }
-
