@@ -92,6 +92,15 @@ func TestEveryRouteNeedsItsScope(t *testing.T) {
 			}
 		})
 	}
+	// An upload too large to read is refused before its handler runs: the scope is
+	// still checked first, as the key is.
+	t.Run("an oversized upload", func(t *testing.T) {
+		size := fmt.Sprintf("Content-Length: %d", core.MaxAssetBytes+1)
+		attRaw(t, h, attHead(h, "ws_0000000000000000", allBut[core.ScopeAttachmentsWrite], "Content-Type: text/plain", size), nil).
+			Expect(t, 403, core.CodeKeyScopeRequired)
+		attRaw(t, h, attHead(h, "ws_0000000000000000", only[core.ScopeAttachmentsWrite], "Content-Type: text/plain", size), nil).
+			Expect(t, 400, core.CodeInvalidAssetSize)
+	})
 }
 
 // A key made without limits has every scope: the same calls pass as with the

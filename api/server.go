@@ -246,9 +246,20 @@ func (s *server) unmatched(c *fiber.Ctx) error {
 	return writeError(c, s.log, core.Errorf(core.CodeNotFound, "no such endpoint"))
 }
 
+// authorize checks the key's scope for the route of a request refused before its
+// handler ran (no route: nothing to check; the answer is the refusal's).
+func (s *server) authorize(c *fiber.Ctx, acct *core.Account) error {
+	for _, r := range routes {
+		if r.method == c.Method() && r.match.MatchString(c.Path()) {
+			return s.svc.Authorize(acct, r.scope)
+		}
+	}
+	return nil
+}
+
 // handleError answers what Fiber, fasthttp and the server raise before or around
-// handlers, in api.md's codes. An oversized body is refused before it is read; the key
-// and entitlement are still checked first, so the order of checks holds for it too
+// handlers, in api.md's codes. An oversized body is refused before it is read; the key,
+// entitlement and scope are still checked first, so the order of checks holds for it too
 // (the server has put the request's head back).
 func (s *server) handleError(c *fiber.Ctx, err error) error {
 	var fe *fiber.Error
@@ -256,7 +267,11 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
 			if strings.HasPrefix(c.Path(), prefix) {
-				if _, aerr := s.caller(c); aerr != nil {
+				acct, aerr := s.caller(c)
+				if aerr == nil {
+					aerr = s.authorize(c, acct)
+				}
+				if aerr != nil {
 					return writeError(c, s.log, aerr)
 				}
 			}
