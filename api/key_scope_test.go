@@ -179,14 +179,20 @@ func TestAnExpiredKeyIsRefusedAsAnUnknownOne(t *testing.T) {
 	expires := time.Now().Add(time.Hour)
 	k, key := scopedKey(t, h, core.NewKeyInput{ExpiresAt: &expires})
 	h.Call("GET", "/v1/api/projects", key, nil).Expect(t, 200, "")
-	// Its hour passed.
-	if _, err := h.PG().DB().Exec(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, k.ID); err != nil {
+	// Its hour passed, and its last use with it (so a stamp would be due).
+	if _, err := h.PG().DB().Exec(`UPDATE api_keys SET expires_at = now() - interval '1 second',
+		last_used_at = now() - interval '2 hours' WHERE id = $1`, k.ID); err != nil {
 		t.Fatal(err)
 	}
 	expired := h.Call("GET", "/v1/api/projects", key, nil).Expect(t, 401, core.CodeInvalidAPIKey)
 	unknown := h.Call("GET", "/v1/api/projects", "svc_"+strings.Repeat("0", 43), nil).Expect(t, 401, core.CodeInvalidAPIKey)
 	if string(expired.Raw) != string(unknown.Raw) {
 		t.Errorf("expected an expired key answered as an unknown one %s, got %s", unknown.Raw, expired.Raw)
+	}
+	// Its refused tries are no use of it: the last use stays the one before.
+	var stale bool
+	if err := h.PG().DB().Get(&stale, `SELECT last_used_at < expires_at FROM api_keys WHERE id = $1`, k.ID); err != nil || !stale {
+		t.Errorf("expected the key's last use left before its expiry, got %v (%v)", stale, err)
 	}
 }
 

@@ -220,9 +220,11 @@ func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (_ *core.Acc
 	}
 	if stale {
 		// Only a stale row is matched, so concurrent requests write it once; a failed
-		// stamp does not fail the request.
+		// stamp does not fail the request. An expired key is refused (core decides), so
+		// its tries are no use.
 		_, _ = q.exec(ctx, `UPDATE api_keys SET last_used_at = date_trunc('second', now())
-			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, keyID)
+			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+			AND (expires_at IS NULL OR expires_at > now())`, keyID)
 	}
 	a := r.core()
 	a.KeyID, a.KeyName, a.KeyLimits = keyID, keyName, limits.core()
