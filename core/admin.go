@@ -279,7 +279,7 @@ func (s *Admin) PrepareProject(ctx context.Context, p *Project) error {
 		p.State, p.FailureReason = ProjectFailed, err.Error()
 	case p.DefaultBranch == "" && branch == "":
 		p.State, p.FailureReason = ProjectFailed, "the repository has no default branch (is it empty?)"
-	case p.DefaultBranch != "" && !s.mirrorHas(ctx, mirror, p.DefaultBranch):
+	case p.DefaultBranch != "" && !mirrorHas(ctx, s.mirror, mirror, p.DefaultBranch):
 		p.State, p.FailureReason = ProjectFailed, fmt.Sprintf("the repository has no branch %q (the default branch given)", p.DefaultBranch)
 	default:
 		p.State, p.FailureReason, p.MirrorPath = ProjectReady, "", mirror
@@ -311,8 +311,8 @@ type UpdateProjectInput struct {
 
 // mirrorHas reports whether the mirror at path has the branch; a mirror that cannot be
 // read says no.
-func (s *Admin) mirrorHas(ctx context.Context, path, branch string) bool {
-	ok, err := s.mirror.HasBranch(ctx, path, branch)
+func mirrorHas(ctx context.Context, m RepoMirror, path, branch string) bool {
+	ok, err := m.HasBranch(ctx, path, branch)
 	return err == nil && ok
 }
 
@@ -328,7 +328,7 @@ func (s *Admin) requireBranch(ctx context.Context, p *Project, branch string) er
 	if err := s.mirror.Refresh(ctx, p, 0); err != nil {
 		return fmt.Errorf("fetch the repository to check the branch: %w", err)
 	}
-	if !s.mirrorHas(ctx, s.mirror.Path(p.ID), branch) {
+	if !mirrorHas(ctx, s.mirror, s.mirror.Path(p.ID), branch) {
 		return Errorf(CodeInvalidRequest, "the repository has no branch %q", branch)
 	}
 	return nil
