@@ -210,6 +210,7 @@ func TestKeyLimitsAreValidated(t *testing.T) {
 		{core.NewKeyInput{Scopes: "workspaces:read,workspaces:delete"}, core.CodeInvalidRequest, `unknown scope "workspaces:delete"`},
 		{core.NewKeyInput{Scopes: " , "}, core.CodeInvalidRequest, "at least one scope"},
 		{core.NewKeyInput{Projects: "prj_0000000000000000"}, core.CodeProjectNotFound, "prj_0000000000000000"},
+		{core.NewKeyInput{Projects: ","}, core.CodeInvalidRequest, "at least one project"},
 		{core.NewKeyInput{ExpiresAt: &past}, core.CodeInvalidRequest, "not in the future"},
 	} {
 		c.in.AccountID, c.in.Name = h.Account.ID, "bad"

@@ -65,9 +65,9 @@ func (l KeyLimits) reaches(projectID string) bool {
 // route needs; a key without scopes has them all.
 func (s *Workspaces) Authorize(a *Account, scope KeyScope) error { return a.KeyLimits.allows(scope) }
 
-// ParseKeyScopes reads a comma-separated list of scopes (the CLI's and the app's
+// parseKeyScopes reads a comma-separated list of scopes (the CLI's and the app's
 // form). Empty: nil, every scope.
-func ParseKeyScopes(list string) ([]KeyScope, error) {
+func parseKeyScopes(list string) ([]KeyScope, error) {
 	var out []KeyScope
 	for _, s := range splitList(list) {
 		sc := KeyScope(s)
@@ -114,7 +114,7 @@ type NewKeyInput struct {
 // account, an expiry in the future.
 func keyLimits(in NewKeyInput, now time.Time, projects []*Project) (KeyLimits, error) {
 	var l KeyLimits
-	scopes, err := ParseKeyScopes(in.Scopes)
+	scopes, err := parseKeyScopes(in.Scopes)
 	if err != nil {
 		return l, err
 	}
@@ -129,6 +129,9 @@ func keyLimits(in NewKeyInput, now time.Time, projects []*Project) (KeyLimits, e
 		if !slices.Contains(l.Projects, id) {
 			l.Projects = append(l.Projects, id)
 		}
+	}
+	if strings.TrimSpace(in.Projects) != "" && len(l.Projects) == 0 {
+		return l, Errorf(CodeInvalidRequest, "name at least one project, or none for every project")
 	}
 	if in.ExpiresAt != nil {
 		if !in.ExpiresAt.After(now) {
