@@ -124,14 +124,17 @@ type RouteScope struct {
 func RouteScopes() []RouteScope {
 	out := make([]RouteScope, len(routes))
 	for i, r := range routes {
-		out[i] = RouteScope{r.method, prefix + regexp.MustCompile(`:([A-Za-z]+)`).ReplaceAllString(r.pattern, `{$1}`), r.scope}
+		out[i] = RouteScope{r.method, prefix + pathParam.ReplaceAllString(r.pattern, `{$1}`), r.scope}
 	}
 	return out
 }
 
+// pathParam is a route pattern's parameter (:workspaceId).
+var pathParam = regexp.MustCompile(`:([A-Za-z]+)`)
+
 func init() {
 	for i := range routes {
-		re := regexp.MustCompile(`:[A-Za-z]+`).ReplaceAllString(routes[i].pattern, `[^/]+`)
+		re := pathParam.ReplaceAllString(routes[i].pattern, `[^/]+`)
 		routes[i].match = regexp.MustCompile(`^` + prefix + re + `/?$`)
 	}
 }
