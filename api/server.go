@@ -79,38 +79,62 @@ type server struct {
 
 const prefix = "/v1/api"
 
-// route is one endpoint; the table also answers 405 for known paths.
+// route is one endpoint; the table also answers 405 for known paths. scope is what
+// a key limited to scopes needs to call it: every route names one (core refuses a
+// route without), and the OpenAPI document lists it as x-wshub-scope.
 type route struct {
 	method  string
 	pattern string // Fiber path under /v1/api
+	scope   core.KeyScope
 	match   *regexp.Regexp
 	handler func(s *server, c *fiber.Ctx) error
 }
 
 var routes = []route{
-	{"POST", "/workspaces", nil, (*server).createWorkspace},
-	{"GET", "/workspaces", nil, (*server).listWorkspaces},
-	{"GET", "/workspaces/:workspaceId", nil, (*server).getWorkspace},
-	{"POST", "/workspaces/:workspaceId/messages", nil, (*server).sendMessage},
-	{"GET", "/workspaces/:workspaceId/messages", nil, (*server).listMessages},
-	{"GET", "/workspaces/:workspaceId/events", nil, (*server).listEvents},
-	{"POST", "/workspaces/:workspaceId/turns/:turnId/stop", nil, (*server).stopTurn},
-	{"POST", "/workspaces/:workspaceId/pull-request", nil, (*server).openPullRequest},
-	{"POST", "/workspaces/:workspaceId/approvals/:approvalId", nil, (*server).decideApproval},
-	{"POST", "/workspaces/:workspaceId/attachments", nil, (*server).uploadAttachment},
-	{"GET", "/projects", nil, (*server).listProjects},
-	{"GET", "/agents", nil, (*server).listAgents},
-	{"GET", "/providers", nil, (*server).listProviders},
-	{"POST", "/webhooks", nil, (*server).createWebhook},
-	{"GET", "/webhooks", nil, (*server).listWebhooks},
-	{"DELETE", "/webhooks/:webhookId", nil, (*server).deleteWebhook},
-	{"GET", "/webhooks/:webhookId/deliveries", nil, (*server).listDeliveries},
-	{"POST", "/webhooks/:webhookId/deliveries/:deliveryId/redeliver", nil, (*server).redeliver},
+	{"POST", "/workspaces", core.ScopeWorkspacesWrite, nil, (*server).createWorkspace},
+	{"GET", "/workspaces", core.ScopeWorkspacesRead, nil, (*server).listWorkspaces},
+	{"GET", "/workspaces/:workspaceId", core.ScopeWorkspacesRead, nil, (*server).getWorkspace},
+	{"POST", "/workspaces/:workspaceId/messages", core.ScopeMessagesWrite, nil, (*server).sendMessage},
+	{"GET", "/workspaces/:workspaceId/messages", core.ScopeWorkspacesRead, nil, (*server).listMessages},
+	{"GET", "/workspaces/:workspaceId/events", core.ScopeWorkspacesRead, nil, (*server).listEvents},
+	{"POST", "/workspaces/:workspaceId/turns/:turnId/stop", core.ScopeWorkspacesWrite, nil, (*server).stopTurn},
+	{"POST", "/workspaces/:workspaceId/pull-request", core.ScopeWorkspacesWrite, nil, (*server).openPullRequest},
+	{"POST", "/workspaces/:workspaceId/approvals/:approvalId", core.ScopeApprovalsWrite, nil, (*server).decideApproval},
+	{"POST", "/workspaces/:workspaceId/attachments", core.ScopeAttachmentsWrite, nil, (*server).uploadAttachment},
+	// Agents and providers are the catalog a workspace is made from, read with the
+	// projects.
+	{"GET", "/projects", core.ScopeProjectsRead, nil, (*server).listProjects},
+	{"GET", "/agents", core.ScopeProjectsRead, nil, (*server).listAgents},
+	{"GET", "/providers", core.ScopeProjectsRead, nil, (*server).listProviders},
+	{"POST", "/webhooks", core.ScopeWebhooksWrite, nil, (*server).createWebhook},
+	{"GET", "/webhooks", core.ScopeWebhooksRead, nil, (*server).listWebhooks},
+	{"DELETE", "/webhooks/:webhookId", core.ScopeWebhooksWrite, nil, (*server).deleteWebhook},
+	{"GET", "/webhooks/:webhookId/deliveries", core.ScopeWebhooksRead, nil, (*server).listDeliveries},
+	{"POST", "/webhooks/:webhookId/deliveries/:deliveryId/redeliver", core.ScopeWebhooksWrite, nil, (*server).redeliver},
 }
+
+// RouteScope is one route of the API and the scope a key needs to call it.
+type RouteScope struct {
+	Method, Path string // Path as OpenAPI writes it: /v1/api/workspaces/{workspaceId}
+	Scope        core.KeyScope
+}
+
+// RouteScopes lists every route with its scope (tests call each; the OpenAPI
+// document must agree).
+func RouteScopes() []RouteScope {
+	out := make([]RouteScope, len(routes))
+	for i, r := range routes {
+		out[i] = RouteScope{r.method, prefix + pathParam.ReplaceAllString(r.pattern, `{$1}`), r.scope}
+	}
+	return out
+}
+
+// pathParam is a route pattern's parameter (:workspaceId).
+var pathParam = regexp.MustCompile(`:([A-Za-z]+)`)
 
 func init() {
 	for i := range routes {
-		re := regexp.MustCompile(`:[A-Za-z]+`).ReplaceAllString(routes[i].pattern, `[^/]+`)
+		re := pathParam.ReplaceAllString(routes[i].pattern, `[^/]+`)
 		routes[i].match = regexp.MustCompile(`^` + prefix + re + `/?$`)
 	}
 }
@@ -161,8 +185,13 @@ func (s *server) mount(app fiber.Router) {
 	}
 	v1 := app.Group(prefix, s.authenticate)
 	for _, r := range routes {
-		h := r.handler
-		v1.Add(r.method, r.pattern, func(c *fiber.Ctx) error { return h(s, c) })
+		h, scope := r.handler, r.scope
+		v1.Add(r.method, r.pattern, func(c *fiber.Ctx) error {
+			if err := s.svc.Authorize(account(c), scope); err != nil {
+				return writeError(c, s.log, err)
+			}
+			return h(s, c)
+		})
 	}
 	v1.Use(s.unmatched)
 }
@@ -220,9 +249,20 @@ func (s *server) unmatched(c *fiber.Ctx) error {
 	return writeError(c, s.log, core.Errorf(core.CodeNotFound, "no such endpoint"))
 }
 
+// authorize checks the key's scope for the route of a request refused before its
+// handler ran (no route: nothing to check; the answer is the refusal's).
+func (s *server) authorize(c *fiber.Ctx, acct *core.Account) error {
+	for _, r := range routes {
+		if r.method == c.Method() && r.match.MatchString(c.Path()) {
+			return s.svc.Authorize(acct, r.scope)
+		}
+	}
+	return nil
+}
+
 // handleError answers what Fiber, fasthttp and the server raise before or around
-// handlers, in api.md's codes. An oversized body is refused before it is read; the key
-// and entitlement are still checked first, so the order of checks holds for it too
+// handlers, in api.md's codes. An oversized body is refused before it is read; the key,
+// entitlement and scope are still checked first, so the order of checks holds for it too
 // (the server has put the request's head back).
 func (s *server) handleError(c *fiber.Ctx, err error) error {
 	var fe *fiber.Error
@@ -230,7 +270,11 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		switch fe.Code {
 		case fiber.StatusRequestEntityTooLarge:
 			if strings.HasPrefix(c.Path(), prefix) {
-				if _, aerr := s.caller(c); aerr != nil {
+				acct, aerr := s.caller(c)
+				if aerr == nil {
+					aerr = s.authorize(c, acct)
+				}
+				if aerr != nil {
 					return writeError(c, s.log, aerr)
 				}
 			}

@@ -36,6 +36,9 @@ type Account struct {
 	// sets them; "" otherwise): the author of what the request writes. Address is where
 	// the request came from, as the front-end saw it: the audit log's "from where".
 	KeyID, KeyName, Address string
+	// KeyLimits are the request's key's scopes, projects and expiry (zero: full
+	// access, and always for the app's and chat's callers).
+	KeyLimits KeyLimits
 }
 
 // checkEntitled answers 403 cloud_entitlement_required for accounts without cloud.
@@ -70,6 +73,8 @@ type APIKey struct {
 	// CreatedBy is the member who made the key in the app ("": the operator), and
 	// CreatedByName their name as the hub knows it.
 	CreatedBy, CreatedByName string
+	// Limits are the key's scopes, projects and expiry (zero: full access).
+	Limits KeyLimits
 }
 
 // AccountQueries are the store statements of accounts and their API keys.

@@ -91,19 +91,26 @@ func (s *Admin) UpdateAccount(ctx context.Context, id string, u AccountUpdate) (
 	return acct, err
 }
 
-// CreateAPIKey makes a key for an account and returns its secret, shown only once.
+// CreateAPIKey makes a key with full access for an account and returns its secret,
+// shown only once.
 func (s *Admin) CreateAPIKey(ctx context.Context, accountID, name string) (*APIKey, string, error) {
+	return s.CreateLimitedAPIKey(ctx, NewKeyInput{AccountID: accountID, Name: name})
+}
+
+// CreateLimitedAPIKey makes a key limited to scopes, projects and an expiry (each
+// optional) and returns its secret, shown only once.
+func (s *Admin) CreateLimitedAPIKey(ctx context.Context, in NewKeyInput) (*APIKey, string, error) {
 	var key *APIKey
 	var secret string
 	err := s.store.InTx(ctx, func(q Queries) error {
-		acct, err := q.GetAccount(ctx, accountID)
+		acct, err := q.GetAccount(ctx, in.AccountID)
 		if err != nil {
 			return notFound(err, CodeNotFound, "no such account")
 		}
-		if key, secret, err = createAPIKey(ctx, q, s.kernel, s.workspaces.quotas, acct, name, ""); err != nil {
+		if key, secret, err = createAPIKey(ctx, q, s.kernel, s.workspaces.quotas, acct, in, ""); err != nil {
 			return err
 		}
-		return operatorAudit(ctx, q, accountID, key.CreatedAt, AuditKeyCreated, key.ID, key.Name)
+		return operatorAudit(ctx, q, acct.ID, key.CreatedAt, AuditKeyCreated, key.ID, key.Name)
 	})
 	return key, secret, err
 }
@@ -111,20 +118,37 @@ func (s *Admin) CreateAPIKey(ctx context.Context, accountID, name string) (*APIK
 // maxKeyName bounds a key's name, as the app's form does.
 const maxKeyName = 100
 
+// keyStore is what making a key reads and writes.
+type keyStore interface {
+	AccountQueries
+	ListProjects(ctx context.Context, accountID string) ([]*Project, error)
+}
+
 // createAPIKey makes a key for the account (the operator's, or an owner's in the app),
 // within its key quota: only its hash is kept, and the secret is returned to be shown
 // once.
-func createAPIKey(ctx context.Context, store AccountQueries, k kernel, quotas Quotas, acct *Account, name, by string) (*APIKey, string, error) {
-	name = strings.TrimSpace(name)
+func createAPIKey(ctx context.Context, store keyStore, k kernel, quotas Quotas, acct *Account, in NewKeyInput, by string) (*APIKey, string, error) {
+	name := strings.TrimSpace(in.Name)
 	if name == "" || chars(name) > maxKeyName {
 		return nil, "", Errorf(CodeInvalidRequest, "a key needs a name of 1 to %d characters", maxKeyName)
+	}
+	var projects []*Project
+	if strings.TrimSpace(in.Projects) != "" {
+		var err error
+		if projects, err = store.ListProjects(ctx, acct.ID); err != nil {
+			return nil, "", err
+		}
+	}
+	limits, err := keyLimits(in, k.clock.Now(), projects)
+	if err != nil {
+		return nil, "", err
 	}
 	if err := quotas.checkKeyQuota(ctx, store, acct); err != nil {
 		return nil, "", err
 	}
 	secret := NewAPIKey(k.rand)
 	key := &APIKey{ID: NewID(k.rand, PrefixKey), AccountID: acct.ID, Name: name, Hash: HashAPIKey(secret),
-		CreatedAt: k.clock.Now(), CreatedBy: by}
+		CreatedAt: k.clock.Now(), CreatedBy: by, Limits: limits}
 	if err := store.CreateAPIKey(ctx, key); err != nil {
 		return nil, "", err
 	}
@@ -265,7 +289,7 @@ func (s *Admin) PrepareProject(ctx context.Context, p *Project) error {
 		p.State, p.FailureReason = ProjectFailed, err.Error()
 	case p.DefaultBranch == "" && branch == "":
 		p.State, p.FailureReason = ProjectFailed, "the repository has no default branch (is it empty?)"
-	case p.DefaultBranch != "" && !s.mirrorHas(ctx, mirror, p.DefaultBranch):
+	case p.DefaultBranch != "" && !mirrorHas(ctx, s.mirror, mirror, p.DefaultBranch):
 		p.State, p.FailureReason = ProjectFailed, fmt.Sprintf("the repository has no branch %q (the default branch given)", p.DefaultBranch)
 	default:
 		p.State, p.FailureReason, p.MirrorPath = ProjectReady, "", mirror
@@ -297,8 +321,8 @@ type UpdateProjectInput struct {
 
 // mirrorHas reports whether the mirror at path has the branch; a mirror that cannot be
 // read says no.
-func (s *Admin) mirrorHas(ctx context.Context, path, branch string) bool {
-	ok, err := s.mirror.HasBranch(ctx, path, branch)
+func mirrorHas(ctx context.Context, m RepoMirror, path, branch string) bool {
+	ok, err := m.HasBranch(ctx, path, branch)
 	return err == nil && ok
 }
 
@@ -314,7 +338,7 @@ func (s *Admin) requireBranch(ctx context.Context, p *Project, branch string) er
 	if err := s.mirror.Refresh(ctx, p, 0); err != nil {
 		return fmt.Errorf("fetch the repository to check the branch: %w", err)
 	}
-	if !s.mirrorHas(ctx, s.mirror.Path(p.ID), branch) {
+	if !mirrorHas(ctx, s.mirror, s.mirror.Path(p.ID), branch) {
 		return Errorf(CodeInvalidRequest, "the repository has no branch %q", branch)
 	}
 	return nil

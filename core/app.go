@@ -396,9 +396,9 @@ func (s *App) ListKeys(ctx context.Context, a *AppSession) ([]*APIKey, error) {
 	return s.store.ListAPIKeys(ctx, a.AccountID)
 }
 
-// CreateKey makes an API key for the account (owners); the key is returned to be
-// shown once.
-func (s *App) CreateKey(ctx context.Context, a *AppSession, name string) (*APIKey, string, error) {
+// CreateKey makes an API key for the account (owners), limited as in says (its
+// AccountID is the session's); the key is returned to be shown once.
+func (s *App) CreateKey(ctx context.Context, a *AppSession, in NewKeyInput) (*APIKey, string, error) {
 	if err := a.requireOwner(); err != nil {
 		return nil, "", err
 	}
@@ -409,7 +409,7 @@ func (s *App) CreateKey(ctx context.Context, a *AppSession, name string) (*APIKe
 		if err != nil {
 			return err
 		}
-		if key, secret, err = createAPIKey(ctx, q, s.kernel, s.quotas, acct, name, a.Member.ID); err != nil {
+		if key, secret, err = createAPIKey(ctx, q, s.kernel, s.quotas, acct, in, a.Member.ID); err != nil {
 			return err
 		}
 		return a.audit(ctx, q, key.CreatedAt, AuditKeyCreated, key.ID, key.Name)

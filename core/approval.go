@@ -311,7 +311,7 @@ func (s *Workspaces) decideAs(ctx context.Context, acct *Account, workspaceID, a
 	if err != nil {
 		return nil, err
 	}
-	ws, err := s.store.GetWorkspace(ctx, acct.ID, workspaceID)
+	ws, err := accountWorkspace(ctx, s.store, acct, workspaceID)
 	if err != nil {
 		return nil, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 	}

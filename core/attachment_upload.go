@@ -90,7 +90,7 @@ func (s *Workspaces) UploadAttachment(ctx context.Context, acct *Account, worksp
 	if err != nil {
 		return nil, err
 	}
-	ws, err := s.store.GetWorkspace(ctx, acct.ID, workspaceID)
+	ws, err := accountWorkspace(ctx, s.store, acct, workspaceID)
 	if err != nil {
 		return nil, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 	}
@@ -132,7 +132,7 @@ func (s *Workspaces) UploadAttachment(ctx context.Context, acct *Account, worksp
 				return err
 			}
 		}
-		locked, err := q.LockWorkspace(ctx, acct.ID, ws.ID)
+		locked, err := lockAccountWorkspace(ctx, q, acct, ws.ID)
 		if err != nil {
 			return contended(notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account"))
 		}

@@ -2,9 +2,9 @@ package core
 
 import "context"
 
-// ListProjects returns the account's projects.
+// ListProjects returns the account's projects that the caller's key reaches.
 func (s *Workspaces) ListProjects(ctx context.Context, acct *Account) ([]*Project, error) {
-	return s.store.ListProjects(ctx, acct.ID)
+	return accountProjects(ctx, s.store, acct)
 }
 
 // ListAgents returns the agent ids whose program is configured for the machines.

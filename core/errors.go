@@ -88,6 +88,9 @@ const (
 	CodeNotAMember = "not_a_member"
 	// CodeOwnerRequired: an app action only the account's owners may take.
 	CodeOwnerRequired = "owner_required"
+	// CodeKeyScopeRequired: the API key is limited to scopes that leave out the one
+	// the route needs (an extension: api.md's keys have full access).
+	CodeKeyScopeRequired = "key_scope_required"
 	// CodeSessionInvalid: the app's session ended, expired or never was.
 	CodeSessionInvalid = "session_invalid"
 	// 404

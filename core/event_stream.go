@@ -109,7 +109,7 @@ type EventStream struct {
 // reads from the store itself (nil: no pacing); the events it takes from the
 // workspace's feed cost no read. The caller must Close it.
 func (s *Workspaces) StreamEvents(ctx context.Context, acct *Account, workspaceID string, afterSeq int64, pace Pacer) (*EventStream, error) {
-	ws, err := s.store.GetWorkspace(ctx, acct.ID, workspaceID)
+	ws, err := accountWorkspace(ctx, s.store, acct, workspaceID)
 	if err != nil {
 		return nil, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 	}

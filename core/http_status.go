@@ -13,7 +13,7 @@ var httpStatus = map[string]int{
 	CodeMissingAPIKey: 401, CodeInvalidAPIKey: 401, CodeRuntimeTokenInvalid: 401,
 
 	CodeEntitlementRequired: 403, CodeBillingHold: 403, CodeBillingPeriodMissing: 403,
-	CodeCrossOriginNotAllowed: 403, CodeNotAMember: 403, CodeOwnerRequired: 403,
+	CodeCrossOriginNotAllowed: 403, CodeNotAMember: 403, CodeOwnerRequired: 403, CodeKeyScopeRequired: 403,
 	CodeSessionInvalid: 401,
 
 	CodeNotFound: 404, CodeProjectNotFound: 404, CodeWorkspaceNotFound: 404,

@@ -39,7 +39,7 @@ func isOverflow(err error) bool {
 // ListMessages returns one page of the conversation, oldest first, with the assets of
 // its user messages (one query for the page) and the turn failure of its newest turn.
 func (s *Workspaces) ListMessages(ctx context.Context, acct *Account, workspaceID string, afterSeq int64, limit int) (*MessagePage, error) {
-	ws, err := s.store.GetWorkspace(ctx, acct.ID, workspaceID)
+	ws, err := accountWorkspace(ctx, s.store, acct, workspaceID)
 	if err != nil {
 		return nil, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 	}

@@ -67,7 +67,7 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 	}
 	var receipt *SendReceipt
 	err = inTx(ctx, s.store, func(q Queries) error {
-		ws, err := q.LockWorkspace(ctx, acct.ID, workspaceID)
+		ws, err := lockAccountWorkspace(ctx, q, acct, workspaceID)
 		if err != nil {
 			return contended(notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account"))
 		}

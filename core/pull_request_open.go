@@ -7,7 +7,7 @@ import "context"
 // repository it is opened now (or found, when one is open already); otherwise the
 // workspace's next push opens it. The workspace is returned with its pull request.
 func (s *Workspaces) OpenPullRequest(ctx context.Context, acct *Account, id string) (*Workspace, error) {
-	ws, err := s.store.GetWorkspace(ctx, acct.ID, id)
+	ws, err := accountWorkspace(ctx, s.store, acct, id)
 	if err != nil {
 		return nil, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 	}

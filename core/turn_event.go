@@ -304,7 +304,7 @@ const MaxEventPage = 500
 // ListTurnEvents returns a workspace's turn events after afterSeq, oldest first (at
 // most limit, capped at MaxEventPage).
 func (s *Workspaces) ListTurnEvents(ctx context.Context, acct *Account, workspaceID string, afterSeq int64, limit int) ([]*TurnEvent, error) {
-	ws, err := s.store.GetWorkspace(ctx, acct.ID, workspaceID)
+	ws, err := accountWorkspace(ctx, s.store, acct, workspaceID)
 	if err != nil {
 		return nil, notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account")
 	}

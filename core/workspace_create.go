@@ -127,7 +127,7 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 				return err
 			}
 			if replay {
-				ws, err = q.GetWorkspace(ctx, acct.ID, stored.ResourceID)
+				ws, err = accountWorkspace(ctx, q, acct, stored.ResourceID)
 				return notFound(err, CodeWorkspaceNotFound, "the workspace created with this key was deleted")
 			}
 		}
@@ -251,16 +251,17 @@ func (s *Workspaces) newWorkspace(ctx context.Context, q Queries, acct *Account,
 
 // resolveProject applies api.md 4.1 and behaviour.md: the named project, or else the
 // only ready project when it is the account's one project; with none, several, or one
-// that is not ready, the caller must name one.
+// that is not ready, the caller must name one. A key limited to projects sees only
+// those: another is not found, and the default is taken among its own.
 func (s *Workspaces) resolveProject(ctx context.Context, q Queries, acct *Account, id *string) (*Project, error) {
 	if id != nil {
-		if !ValidID(*id, PrefixProject) { // no such project; and a NUL would fail in the store
+		if !ValidID(*id, PrefixProject) || !acct.KeyLimits.reaches(*id) { // no such project; and a NUL would fail in the store
 			return nil, Errorf(CodeProjectNotFound, "no project with this id on this account")
 		}
 		p, err := q.ShareProject(ctx, acct.ID, *id)
 		return p, notFound(err, CodeProjectNotFound, "no project with this id on this account")
 	}
-	projects, err := q.ListProjects(ctx, acct.ID)
+	projects, err := accountProjects(ctx, q, acct)
 	if err != nil {
 		return nil, err
 	}
@@ -321,14 +322,14 @@ func (s *Workspaces) freeBranch(ctx context.Context, q Queries, projectID string
 
 // ListWorkspaces returns the account's workspaces that are not deleted, oldest first.
 func (s *Workspaces) ListWorkspaces(ctx context.Context, acct *Account) ([]*Workspace, error) {
-	list, err := s.store.ListWorkspaces(ctx, acct.ID)
+	list, err := accountWorkspaces(ctx, s.store, acct)
 	s.withTitles(list...)
 	return list, err
 }
 
 // GetWorkspace returns one workspace of the account.
 func (s *Workspaces) GetWorkspace(ctx context.Context, acct *Account, id string) (*Workspace, error) {
-	ws, err := s.store.GetWorkspace(ctx, acct.ID, id)
+	ws, err := accountWorkspace(ctx, s.store, acct, id)
 	if err == nil {
 		s.pulls.refreshSoon(ws)
 		s.withTitles(ws)

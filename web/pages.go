@@ -137,6 +137,9 @@ func (a *app) home(c *fiber.Ctx) error {
 
 type keysData struct {
 	Keys []*core.APIKey
+	// Projects and Scopes are what the form offers to limit a new key to.
+	Projects []*core.Project
+	Scopes   []core.KeyScope
 	// Created is the key just made, shown once.
 	Created     string
 	CreatedName string
@@ -151,13 +154,21 @@ func (a *app) showKeys(c *fiber.Ctx, status int, d keysData, notice string) erro
 	if err != nil {
 		return a.fail(c, err)
 	}
-	d.Keys = keys
+	if d.Projects, err = a.projects.List(c.UserContext(), sessionOf(c)); err != nil {
+		return a.fail(c, err)
+	}
+	d.Keys, d.Scopes = keys, core.KeyScopes
 	return a.render(c, status, "keys", page{Title: "API keys", Notice: notice, Data: d})
 }
 
 func (a *app) createKey(c *fiber.Ctx) error {
-	k, secret, err := a.core.CreateKey(c.UserContext(), sessionOf(c), c.FormValue("name"))
-	if core.ErrorCode(err) == core.CodeInvalidRequest {
+	in, err := keyForm(c)
+	var k *core.APIKey
+	var secret string
+	if err == nil {
+		k, secret, err = a.core.CreateKey(c.UserContext(), sessionOf(c), in)
+	}
+	if code := core.ErrorCode(err); code == core.CodeInvalidRequest || code == core.CodeProjectNotFound {
 		var ce *core.Error
 		errors.As(err, &ce)
 		return a.showKeys(c, fiber.StatusBadRequest, keysData{}, ce.Detail)

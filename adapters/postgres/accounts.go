@@ -125,6 +125,7 @@ type apiKeyRow struct {
 	LastUsed  sql.NullTime `db:"last_used_at"`
 	CreatedBy string       `db:"created_by"`
 	ByName    string       `db:"created_by_name"`
+	keyLimitsRow
 }
 
 // ListAPIKeys reads through api_keys_account; the hash is never read back.
@@ -132,7 +133,7 @@ func (q queries) ListAPIKeys(ctx context.Context, accountID string) (_ []*core.A
 	defer wrapErr(&err, "list API keys")
 	var rows []apiKeyRow
 	if err := q.selectAll(ctx, &rows, `SELECT k.id, k.account_id, k.name, k.created_at, k.revoked_at, k.last_used_at, k.created_by,
-		coalesce(m.name, '') AS created_by_name
+		coalesce(m.name, '') AS created_by_name, `+keyLimitsColumns+`
 		FROM api_keys k LEFT JOIN members m ON m.id = k.created_by
 		WHERE k.account_id = $1 ORDER BY k.created_at, k.id`, accountID); err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func (q queries) ListAPIKeys(ctx context.Context, accountID string) (_ []*core.A
 	out := make([]*core.APIKey, len(rows))
 	for i, r := range rows {
 		out[i] = &core.APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, CreatedAt: r.CreatedAt, RevokedAt: timePtr(r.RevokedAt),
-			LastUsedAt: timePtr(r.LastUsed), CreatedBy: r.CreatedBy, CreatedByName: r.ByName}
+			LastUsedAt: timePtr(r.LastUsed), CreatedBy: r.CreatedBy, CreatedByName: r.ByName, Limits: r.keyLimitsRow.core()}
 	}
 	return out, nil
 }
@@ -148,12 +149,12 @@ func (q queries) ListAPIKeys(ctx context.Context, accountID string) (_ []*core.A
 func (q queries) GetAPIKey(ctx context.Context, id string) (_ *core.APIKey, err error) {
 	defer wrapErr(&err, "get API key")
 	var r apiKeyRow
-	if err := q.get(ctx, &r, `SELECT id, account_id, name, created_at, revoked_at, last_used_at, created_by, '' AS created_by_name
-		FROM api_keys WHERE id = $1`, id); err != nil {
+	if err := q.get(ctx, &r, `SELECT k.id, k.account_id, k.name, k.created_at, k.revoked_at, k.last_used_at, k.created_by,
+		'' AS created_by_name, `+keyLimitsColumns+` FROM api_keys k WHERE k.id = $1`, id); err != nil {
 		return nil, err
 	}
 	return &core.APIKey{ID: r.ID, AccountID: r.AccountID, Name: r.Name, CreatedAt: r.CreatedAt, RevokedAt: timePtr(r.RevokedAt),
-		LastUsedAt: timePtr(r.LastUsed), CreatedBy: r.CreatedBy}, nil
+		LastUsedAt: timePtr(r.LastUsed), CreatedBy: r.CreatedBy, Limits: r.keyLimitsRow.core()}, nil
 }
 
 func (q queries) GetAccount(ctx context.Context, id string) (_ *core.Account, err error) {
@@ -178,8 +179,9 @@ func (q queries) LockAccount(ctx context.Context, id string) (err error) {
 
 func (q queries) CreateAPIKey(ctx context.Context, k *core.APIKey) (err error) {
 	defer wrapErr(&err, "create API key")
-	_, err = q.exec(ctx, `INSERT INTO api_keys (id, account_id, name, hash, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6)`,
-		k.ID, k.AccountID, k.Name, k.Hash, k.CreatedAt, k.CreatedBy)
+	_, err = q.exec(ctx, `INSERT INTO api_keys (id, account_id, name, hash, created_at, created_by, scopes, project_ids, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		append([]any{k.ID, k.AccountID, k.Name, k.Hash, k.CreatedAt, k.CreatedBy}, keyLimitsArgs(k.Limits)...)...)
 	return err
 }
 
@@ -205,23 +207,26 @@ func (q queries) AccountByKeyHash(ctx context.Context, hash []byte) (_ *core.Acc
 	// Scanned by hand, not by sqlx: this is every request's first statement.
 	var (
 		r              accountRow
+		limits         keyLimitsRow
 		keyID, keyName string
 		stale          bool
 	)
 	err = q.queryRow(ctx, `SELECT `+accountColumns+`, k.id, k.name,
-			(k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute')
+			(k.last_used_at IS NULL OR k.last_used_at < now() - interval '1 minute'), `+keyLimitsColumns+`
 		FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.hash = $1 AND k.revoked_at IS NULL`, hash).
-		Scan(append(r.dest(), &keyID, &keyName, &stale)...)
+		Scan(append(append(r.dest(), &keyID, &keyName, &stale), limits.dest()...)...)
 	if err != nil {
 		return nil, mapErr(err)
 	}
 	if stale {
 		// Only a stale row is matched, so concurrent requests write it once; a failed
-		// stamp does not fail the request.
+		// stamp does not fail the request. An expired key is refused (core decides), so
+		// its tries are no use.
 		_, _ = q.exec(ctx, `UPDATE api_keys SET last_used_at = date_trunc('second', now())
-			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, keyID)
+			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+			AND (expires_at IS NULL OR expires_at > now())`, keyID)
 	}
 	a := r.core()
-	a.KeyID, a.KeyName = keyID, keyName
+	a.KeyID, a.KeyName, a.KeyLimits = keyID, keyName, limits.core()
 	return a, nil
 }

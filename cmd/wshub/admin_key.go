@@ -6,13 +6,20 @@ import (
 	"context"
 	"flag"
 	"time"
+
+	"github.com/wshub/wshub/core"
 )
 
 func keyCreate(fs *flag.FlagSet) adminRun {
 	id := fs.String("account", "", "account id")
 	name := fs.String("name", "", "key name")
+	scopes := fs.String("scopes", "", "comma-separated scopes the key is limited to (none: every call)")
+	projects := fs.String("projects", "", "comma-separated project ids the key is limited to (none: every project)")
+	var expires timeFlag
+	fs.Var(&expires, "expires", "when the key stops working (RFC3339; none: never)")
 	return func(ctx context.Context, h adminHub) (any, error) {
-		k, secret, err := h.svc.Admin.CreateAPIKey(ctx, *id, *name)
+		k, secret, err := h.svc.Admin.CreateLimitedAPIKey(ctx, core.NewKeyInput{AccountID: *id, Name: *name,
+			Scopes: *scopes, Projects: *projects, ExpiresAt: expires.t})
 		if err != nil {
 			return nil, err
 		}
@@ -29,7 +36,15 @@ func keyList(fs *flag.FlagSet) adminRun {
 		}
 		out := make([]keyOut, len(list))
 		for i, k := range list {
-			out[i] = keyOut{KeyID: k.ID, Name: k.Name, CreatedAt: k.CreatedAt.Format(time.RFC3339), Revoked: k.RevokedAt != nil}
+			out[i] = keyOut{KeyID: k.ID, Name: k.Name, CreatedAt: k.CreatedAt.Format(time.RFC3339), Revoked: k.RevokedAt != nil,
+				Projects: k.Limits.Projects}
+			for _, sc := range k.Limits.Scopes {
+				out[i].Scopes = append(out[i].Scopes, string(sc))
+			}
+			if k.Limits.ExpiresAt != nil {
+				exp := k.Limits.ExpiresAt.UTC().Format(time.RFC3339)
+				out[i].ExpiresAt = &exp
+			}
 			if k.RevokedAt != nil {
 				out[i].RevokedAt = k.RevokedAt.Format(time.RFC3339)
 			}
@@ -60,12 +75,15 @@ type keyCreated struct {
 
 // keyOut is a key in key list: never the key itself.
 type keyOut struct {
-	CreatedAt  string  `json:"createdAt"`
-	KeyID      string  `json:"keyId"`
-	LastUsedAt *string `json:"lastUsedAt"` // null: never used
-	Name       string  `json:"name"`
-	Revoked    bool    `json:"revoked"`
-	RevokedAt  string  `json:"revokedAt,omitempty"`
+	CreatedAt  string   `json:"createdAt"`
+	ExpiresAt  *string  `json:"expiresAt"` // null: never
+	KeyID      string   `json:"keyId"`
+	LastUsedAt *string  `json:"lastUsedAt"` // null: never used
+	Name       string   `json:"name"`
+	Projects   []string `json:"projects"` // null: every project
+	Revoked    bool     `json:"revoked"`
+	RevokedAt  string   `json:"revokedAt,omitempty"`
+	Scopes     []string `json:"scopes"` // null: every scope
 }
 
 type keyRevoked struct {
