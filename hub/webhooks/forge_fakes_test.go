@@ -264,11 +264,7 @@ func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 		// The same comment again under another delivery id (a forge's replay makes a
 		// new one): handled, and nothing is started or sent twice.
 		checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", forgeSecret, body, true), 202, 3}})
-		eventually.Eventually(t, time.Minute, "the replay handled", func() bool {
-			var status string
-			err := h.PG().DB().QueryRowContext(context.Background(), `SELECT status FROM chat_inbox WHERE platform = $1 AND event_id = 'd-9'`, f.kind).Scan(&status)
-			return err == nil && status == "done"
-		})
+		waitHandled(t, h, f.kind, "d-9")
 		if n := projectWorkspaces(t, h, p.ID); n != 1 {
 			t.Errorf("expected one workspace on the project (none for the stranger), got %d", n)
 		}
