@@ -21,6 +21,8 @@ type ForgeEventsInput struct {
 	Secret *string
 	// TriggerLabel, given to an issue, starts a workspace on it ("": none).
 	TriggerLabel *string
+	// FixChecks is how many failed checks per pull request become follow-ups (0: none).
+	FixChecks *int
 	// Off turns the project's events off: its secret and handle are dropped, and its
 	// repository's deliveries are answered as an unknown repository's.
 	Off bool
@@ -46,7 +48,7 @@ func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in Fo
 		return nil, Errorf(CodeInvalidRequest, "forge events need the project's forge: name it with --forge (%s)", strings.Join(ForgeKinds, ", "))
 	}
 	if in.Off {
-		if in.Handle != nil || in.Secret != nil || in.TriggerLabel != nil {
+		if in.Handle != nil || in.Secret != nil || in.TriggerLabel != nil || in.FixChecks != nil {
 			return nil, Errorf(CodeInvalidRequest, "turn forge events off, or set them, not both")
 		}
 		return nil, s.store.DeleteForgeHook(ctx, p.ID)
@@ -84,6 +86,12 @@ func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in Fo
 			return nil, Errorf(CodeInvalidRequest, "the trigger label is one line of at most %d characters", maxTriggerLabel)
 		}
 		h.TriggerLabel = label
+	}
+	if in.FixChecks != nil {
+		if *in.FixChecks < 0 || *in.FixChecks > MaxFixChecks {
+			return nil, Errorf(CodeInvalidRequest, "--fix-checks is 0 (off) to %d", MaxFixChecks)
+		}
+		h.FixChecks = *in.FixChecks
 	}
 	if in.Secret != nil {
 		secret := strings.TrimSpace(*in.Secret)

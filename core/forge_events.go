@@ -31,6 +31,9 @@ type ForgeHook struct {
 	// TriggerLabel, given to an issue, starts a workspace with the issue as the prompt
 	// ("": none).
 	TriggerLabel string
+	// FixChecks is how many failed checks of a workspace's pull request become its
+	// follow-ups (0: none).
+	FixChecks    int
 	SealedSecret []byte
 	UpdatedAt    time.Time
 }
@@ -49,6 +52,14 @@ type ForgeEventQueries interface {
 	// WorkspaceOfPull is the newest workspace (not deleted) of the project whose pull
 	// request is number (ErrNoRows: none).
 	WorkspaceOfPull(ctx context.Context, projectID string, number int64) (string, error)
+	// PullOfCommit is the pull request number of the newest workspace (not deleted) of
+	// the project whose head commit is sha and which has one (ErrNoRows: none).
+	PullOfCommit(ctx context.Context, projectID, sha string) (int64, error)
+	// ForgeCheckFixes are the failed checks taken on a project's pull request, by key:
+	// true for a fix sent, false for the limit said.
+	ForgeCheckFixes(ctx context.Context, projectID string, pull int64) (map[string]bool, error)
+	// AddForgeCheckFix records one (a key recorded before stays as it is).
+	AddForgeCheckFix(ctx context.Context, projectID string, pull int64, key string, fix bool, at time.Time) error
 }
 
 // ForgeCommenter comments on a project's issues; a forge adapter that is not one
@@ -98,6 +109,7 @@ type ForgeEnvelope struct {
 type ForgeSession struct {
 	*ChatSession
 	Handle, TriggerLabel string
+	FixChecks            int
 }
 
 // StartedBy reports whether the thread's workspace was started by the message of key:
@@ -188,7 +200,8 @@ func (s *ForgeEvents) ForgeSessionFor(ctx context.Context, place ChatPlace) (*Fo
 		return nil, notFound(err, CodeProjectNotFound, "the project's account no longer exists")
 	}
 	b := &ChatBinding{Platform: place.Platform, TeamID: place.TeamID, AccountID: acct.ID, ProjectID: h.ProjectID}
-	sess := &ForgeSession{ChatSession: &ChatSession{Place: place, Binding: b, Account: acct}, Handle: h.Handle, TriggerLabel: h.TriggerLabel}
+	sess := &ForgeSession{ChatSession: &ChatSession{Place: place, Binding: b, Account: acct}, Handle: h.Handle, TriggerLabel: h.TriggerLabel,
+		FixChecks: h.FixChecks}
 	if err := acct.checkEntitled(); err != nil {
 		return sess, err
 	}

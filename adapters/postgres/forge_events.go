@@ -14,27 +14,28 @@ type forgeHookRow struct {
 	RepositoryKey string    `db:"repository_key"`
 	Handle        string    `db:"handle"`
 	TriggerLabel  string    `db:"trigger_label"`
+	FixChecks     int       `db:"fix_checks"`
 	Sealed        []byte    `db:"secret_sealed"`
 	UpdatedAt     time.Time `db:"updated_at"`
 }
 
 func (r forgeHookRow) hook() *core.ForgeHook {
 	return &core.ForgeHook{ProjectID: r.ProjectID, AccountID: r.AccountID, Forge: r.Forge, RepositoryKey: r.RepositoryKey,
-		Handle: r.Handle, TriggerLabel: r.TriggerLabel, SealedSecret: r.Sealed, UpdatedAt: r.UpdatedAt}
+		Handle: r.Handle, TriggerLabel: r.TriggerLabel, FixChecks: r.FixChecks, SealedSecret: r.Sealed, UpdatedAt: r.UpdatedAt}
 }
 
-const forgeHookColumns = `h.project_id, h.account_id, h.forge, h.repository_key, h.handle, h.trigger_label, h.secret_sealed, h.updated_at`
+const forgeHookColumns = `h.project_id, h.account_id, h.forge, h.repository_key, h.handle, h.trigger_label, h.fix_checks, h.secret_sealed, h.updated_at`
 
 // PutForgeHook inserts or replaces a project's forge events by the primary key.
 func (q queries) PutForgeHook(ctx context.Context, h *core.ForgeHook) (err error) {
 	defer wrapErr(&err, "put forge hook")
 	_, err = q.exec(ctx, `INSERT INTO project_forge_events (project_id, account_id, forge, repository_key, handle, trigger_label,
-			secret_sealed, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			fix_checks, secret_sealed, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		ON CONFLICT (project_id) DO UPDATE SET forge = EXCLUDED.forge, repository_key = EXCLUDED.repository_key,
-			handle = EXCLUDED.handle, trigger_label = EXCLUDED.trigger_label, secret_sealed = EXCLUDED.secret_sealed,
+			handle = EXCLUDED.handle, trigger_label = EXCLUDED.trigger_label, fix_checks = EXCLUDED.fix_checks, secret_sealed = EXCLUDED.secret_sealed,
 			updated_at = EXCLUDED.updated_at`,
-		h.ProjectID, h.AccountID, h.Forge, h.RepositoryKey, h.Handle, h.TriggerLabel, h.SealedSecret, h.UpdatedAt)
+		h.ProjectID, h.AccountID, h.Forge, h.RepositoryKey, h.Handle, h.TriggerLabel, h.FixChecks, h.SealedSecret, h.UpdatedAt)
 	return err
 }
 

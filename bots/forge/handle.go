@@ -40,6 +40,9 @@ func (b *Bot) handle(ctx context.Context, kind string, payload []byte) ([]core.C
 		return nil, fmt.Errorf("forge event envelope: %w", err)
 	}
 	ev, err := parse(kind, env.Event, env.Body)
+	if err == nil && ev.Check != nil && len(ev.Repositories) > 0 {
+		return b.failedCheck(ctx, kind, env.ProjectID, ev)
+	}
 	if err != nil || ev.Bot || strings.Contains(ev.Comment, core.ForgeCommentMark) || len(ev.Repositories) == 0 {
 		return nil, nil // not a person's request: nothing to do, and nothing to retry
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/wshub/wshub/core"
 )
@@ -42,6 +43,15 @@ type event struct {
 	UserID  int64
 	Profile string
 	Bot     bool
+	// Check is a check that failed on a commit (nil: none, or it did not fail).
+	Check *failedCheck
+}
+
+// failedCheck is a check run, a commit status or a pipeline that failed on commit SHA:
+// Key names it apart from the forge's other checks (its kind and id), Output is what
+// the forge says of it (GitHub's output, a status's description, GitLab's failed jobs).
+type failedCheck struct {
+	Name, Key, SHA, Output string
 }
 
 func (e *event) threadKey() string {
@@ -50,6 +60,9 @@ func (e *event) threadKey() string {
 		key = core.RepositoryKey(e.Repositories[0])
 	}
 	switch {
+	case e.Check != nil:
+		// A commit's checks one after another: the limit counts them in order.
+		key += "#commit/" + e.Check.SHA
 	case e.Pull != 0:
 		key += "#" + core.PullThreadID(e.Pull)
 	case e.Issue != 0:
@@ -97,6 +110,25 @@ type hubPayload struct {
 	IsPull bool `json:"is_pull"` // Gitea
 	// Label is the label GitHub's "labeled" action gave.
 	Label *hubLabel `json:"label"`
+	// CheckRun is GitHub's check_run event's run.
+	CheckRun *struct {
+		ID         int64  `json:"id"`
+		Name       string `json:"name"`
+		HeadSHA    string `json:"head_sha"`
+		Conclusion string `json:"conclusion"`
+		Output     struct {
+			Title   string `json:"title"`
+			Summary string `json:"summary"`
+			Text    string `json:"text"`
+		} `json:"output"`
+	} `json:"check_run"`
+	// A status event's (GitHub's and Gitea's): a commit's status by a context.
+	ID          int64  `json:"id"`
+	SHA         string `json:"sha"`
+	State       string `json:"state"`
+	Context     string `json:"context"`
+	Description string `json:"description"`
+	TargetURL   string `json:"target_url"`
 }
 
 type hubLabel struct {
@@ -125,6 +157,9 @@ type labPayload struct {
 	} `json:"project"`
 	ObjectAttributes struct {
 		ID int64 `json:"id"`
+		// A Pipeline Hook's pipeline: its commit and how it ended.
+		SHA    string `json:"sha"`
+		Status string `json:"status"`
 		// An Issue Hook's issue.
 		IID         int64  `json:"iid"`
 		Title       string `json:"title"`
@@ -158,6 +193,12 @@ type labPayload struct {
 		Title       string `json:"title"`
 		Description string `json:"description"`
 	} `json:"issue"`
+	// Builds are a Pipeline Hook's jobs.
+	Builds []struct {
+		Name   string `json:"name"`
+		Stage  string `json:"stage"`
+		Status string `json:"status"`
+	} `json:"builds"`
 }
 
 type labLabel struct {
@@ -197,6 +238,9 @@ func parse(kind, name string, body []byte) (*event, error) {
 		}
 		if e.Login != "" {
 			e.Profile = profile(p.Project.WebURL, e.Login)
+		}
+		if p.ObjectKind == "pipeline" && a.Status == "failed" {
+			e.Check = labPipeline(&p)
 		}
 		return e, nil
 	}
@@ -246,7 +290,44 @@ func parse(kind, name string, body []byte) (*event, error) {
 			e.Kind += "-" + hex.EncodeToString(sum[:12])
 		}
 	}
+	e.Check = hubCheck(name, &p)
 	return e, nil
+}
+
+// hubCheck is GitHub's check run that completed failed or timed out, or GitHub's or
+// Gitea's commit status of failure or error (nil: none).
+func hubCheck(name string, p *hubPayload) *failedCheck {
+	switch r := p.CheckRun; {
+	case name == "check_run" && r != nil && p.Action == "completed" && (r.Conclusion == "failure" || r.Conclusion == "timed_out"):
+		out := strings.TrimSpace(r.Output.Summary + "\n\n" + r.Output.Text)
+		if out == "" {
+			out = r.Output.Title
+		}
+		return &failedCheck{Name: r.Name, Key: "run:" + strconv.FormatInt(r.ID, 10), SHA: r.HeadSHA, Output: out}
+	case name == "status" && (p.State == "failure" || p.State == "error") && p.SHA != "":
+		out := p.Description
+		if p.TargetURL != "" {
+			out = strings.TrimSpace(out + "\n\nDetails: " + p.TargetURL)
+		}
+		return &failedCheck{Name: p.Context, Key: "status:" + strconv.FormatInt(p.ID, 10), SHA: p.SHA, Output: out}
+	}
+	return nil
+}
+
+// labPipeline is a GitLab pipeline that failed: its failed jobs are what it says.
+func labPipeline(p *labPayload) *failedCheck {
+	var failed []string
+	for _, b := range p.Builds {
+		if b.Status == "failed" {
+			failed = append(failed, b.Name+" (stage "+b.Stage+")")
+		}
+	}
+	out := ""
+	if len(failed) > 0 {
+		out = "the failed jobs: " + strings.Join(failed, ", ")
+	}
+	id := strconv.FormatInt(p.ObjectAttributes.ID, 10)
+	return &failedCheck{Name: "pipeline #" + id, Key: "pipeline:" + id, SHA: p.ObjectAttributes.SHA, Output: out}
 }
 
 // author makes u the event's author.

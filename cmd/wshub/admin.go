@@ -91,7 +91,7 @@ var adminCommands = []adminCommand{
 	{name: "project update", synopsis: "--project ID [--name N] [--default-branch B] [--push=BOOL] [--network full|none|host] " +
 		"[--forge K] [--pull-requests off|draft|ready] [--token-file F [--token-user U] | --ssh-key-file F | " +
 		"--github-app-id N --github-installation-id N --github-app-key-file F | --no-credential] " +
-		"[--environment-file F | --no-environment] [--forge-webhook-secret-file F] [--forge-handle H] [--trigger-label L] [--forge-events on|off]",
+		"[--environment-file F | --no-environment] [--forge-webhook-secret-file F] [--forge-handle H] [--trigger-label L] [--fix-checks N] [--forge-events on|off]",
 		about: "Changes only the settings given: network, push, pull requests and the credential apply from each " +
 			"workspace's next turn, the default branch and the environment (docs/environments.md) to workspaces created after. " +
 			"A forge webhook secret (read from a file) turns the project's forge events on (docs/operations.md, \"Forge events\").",

@@ -113,7 +113,7 @@ func projectUpdate(fs *flag.FlagSet) adminRun {
 				return nil, err
 			}
 			if hook != nil {
-				out.ForgeHandle, out.TriggerLabel = hook.Handle, hook.TriggerLabel
+				out.ForgeHandle, out.TriggerLabel, out.FixChecks = hook.Handle, hook.TriggerLabel, hook.FixChecks
 			}
 		}
 		return out, nil
@@ -186,6 +186,9 @@ type projectOut struct {
 	ForgeHandle string `json:"forgeHandle,omitempty"`
 	// TriggerLabel is the label that starts work on an issue, shown as ForgeHandle is.
 	TriggerLabel string `json:"triggerLabel,omitempty"`
+	// FixChecks is how many failed checks per pull request become follow-ups, shown as
+	// ForgeHandle is (omitted: 0, off).
+	FixChecks    int    `json:"fixChecks,omitempty"`
 	Network      string `json:"network"`
 	ProjectID    string `json:"projectId"`
 	PullRequests string `json:"pullRequests"`

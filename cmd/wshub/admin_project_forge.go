@@ -130,6 +130,7 @@ func readSecret(flagName string, r io.Reader) (string, error) {
 type forgeEventsFlags struct {
 	fs                                *flag.FlagSet
 	handle, label, secretFile, events *string
+	fixChecks                         *int
 }
 
 func addForgeEventsFlags(fs *flag.FlagSet) *forgeEventsFlags {
@@ -137,6 +138,7 @@ func addForgeEventsFlags(fs *flag.FlagSet) *forgeEventsFlags {
 		handle:     fs.String("forge-handle", "", "the handle that asks for work in an issue comment (default "+core.DefaultForgeHandle+")"),
 		label:      fs.String("trigger-label", "", "an issue given this label starts a workspace with the issue as the prompt (empty: none)"),
 		secretFile: fs.String("forge-webhook-secret-file", "", "file holding the secret the forge's webhook signs deliveries with: events are taken from then on"),
+		fixChecks:  fs.Int("fix-checks", 0, "at most this many failed checks of a workspace's pull request become its follow-ups (0: none, the default)"),
 		events:     fs.String("forge-events", "", "off: take no more forge events for the project (its secret and handle are dropped); on: the default once a secret is set"),
 	}
 }
@@ -149,6 +151,9 @@ func (f *forgeEventsFlags) input() (*core.ForgeEventsInput, error) {
 	}
 	if flagGiven(f.fs, "trigger-label") {
 		in.TriggerLabel = f.label
+	}
+	if flagGiven(f.fs, "fix-checks") {
+		in.FixChecks = f.fixChecks
 	}
 	if flagGiven(f.fs, "forge-webhook-secret-file") {
 		secret, err := readSecretFile("--forge-webhook-secret-file", *f.secretFile)
@@ -164,7 +169,7 @@ func (f *forgeEventsFlags) input() (*core.ForgeEventsInput, error) {
 	default:
 		return nil, fmt.Errorf("--forge-events is on or off, not %q", *f.events)
 	}
-	if in.Handle == nil && in.Secret == nil && in.TriggerLabel == nil && !in.Off {
+	if in.Handle == nil && in.Secret == nil && in.TriggerLabel == nil && in.FixChecks == nil && !in.Off {
 		return nil, nil
 	}
 	return &in, nil

@@ -57,6 +57,16 @@ func TestAdminProjectForgeEvents(t *testing.T) {
 	if upd, _ = wshub(t, env, 0, "admin", "project", "update", "--project", pid, "--trigger-label", ""); upd["triggerLabel"] != nil {
 		t.Fatalf("expected no trigger label, got %v", upd)
 	}
+	// Fixing failed checks is off until set; set alone, the handle kept; bounded.
+	if upd["fixChecks"] != nil {
+		t.Fatalf("expected failed checks off by default, got %v", upd)
+	}
+	if upd, _ = wshub(t, env, 0, "admin", "project", "update", "--project", pid, "--fix-checks", "2"); upd["fixChecks"] != float64(2) || upd["forgeHandle"] != "@bot" {
+		t.Fatalf("expected two fixes of failed checks and the handle kept, got %v", upd)
+	}
+	if _, out = wshub(t, env, 2, "admin", "project", "update", "--project", pid, "--fix-checks", "-1"); !strings.Contains(out, "0 (off)") {
+		t.Fatalf("expected a negative --fix-checks refused, got %q", out)
+	}
 	// Off drops the secret: the handle alone cannot turn them on again.
 	if upd, _ = wshub(t, env, 0, "admin", "project", "update", "--project", pid, "--forge-events", "off"); upd["forgeHandle"] != nil {
 		t.Fatalf("expected no handle once off, got %v", upd)

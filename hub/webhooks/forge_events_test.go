@@ -22,12 +22,16 @@ func withForgeEvents() hubtest.Option {
 	return hubtest.WithConfig(func(c *hub.Config) { c.ForgeEvents = true })
 }
 
-// An issue comment naming the handle, on a real Gitea that delivers its webhook to the
-// hub on loopback, starts a workspace on the project with the issue as context; the
-// hub answers with one comment, edited as the work goes, that ends with the link of
-// the pull request the workspace opened. The same asked first by someone who cannot
-// write to the repository starts nothing, and the comment says why.
-func TestAnIssueCommentStartsAWorkspaceOnARealGitea(t *testing.T) {
+// The loop on a real Gitea that delivers its webhooks to the hub on loopback (one
+// Gitea for all of it): an issue comment naming the handle starts a workspace on the
+// project with the issue as context; the hub answers with one comment, edited as the
+// work goes, that ends with the link of the pull request the workspace opened. The
+// same asked first by someone who cannot write to the repository starts nothing, and
+// the comment says why. A review on that pull request is the workspace's next turn,
+// whose push updates the pull request and whose reply is the hub's comment there; a
+// failed commit status on its new head is the turn after (--fix-checks 1). The hub's
+// own comments, delivered back to it, start nothing.
+func TestForgeLoopOnARealGitea(t *testing.T) {
 	t.Parallel()
 	gt := giteatest.Start(t)
 	h := hubtest.StartDelivering(t, withForgeEvents())
@@ -41,7 +45,7 @@ func TestAnIssueCommentStartsAWorkspaceOnARealGitea(t *testing.T) {
 	// The account's agent and model come from its newest workspace, as for chat.
 	h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
 	if _, _, err := gt.Client.CreateRepoHook(gt.AdminUser, "app", sdk.CreateHookOption{Type: sdk.HookTypeGitea, Active: true,
-		Events: []string{"issue_comment"},
+		Events: []string{"issue_comment", "pull_request_comment", "pull_request_review", "status"},
 		Config: map[string]string{"url": h.URL + "/forge/gitea/events", "content_type": "json", "secret": secret}}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,9 +54,9 @@ func TestAnIssueCommentStartsAWorkspaceOnARealGitea(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The hub's comment, whatever it says yet.
-	hubComment := func() (*sdk.Comment, error) {
-		cs, _, err := gt.Client.ListIssueComments(gt.AdminUser, "app", issue.Index, sdk.ListIssueCommentOptions{})
+	// The hub's comment in an issue or pull request, whatever it says yet.
+	hubCommentIn := func(number int64) (*sdk.Comment, error) {
+		cs, _, err := gt.Client.ListIssueComments(gt.AdminUser, "app", number, sdk.ListIssueCommentOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -67,6 +71,7 @@ func TestAnIssueCommentStartsAWorkspaceOnARealGitea(t *testing.T) {
 		}
 		return mine[0], nil
 	}
+	hubComment := func() (*sdk.Comment, error) { return hubCommentIn(issue.Index) }
 	// Someone who cannot write to the repository (it is public: anyone may comment)
 	// asks first: nothing starts, and the hub says why.
 	name, token := gt.NewUser(t)
@@ -129,6 +134,51 @@ func TestAnIssueCommentStartsAWorkspaceOnARealGitea(t *testing.T) {
 		t.Errorf("expected one workspace on the project, got %d", n)
 	}
 	if pr.Head == nil || !strings.HasPrefix(pr.Title, "write forge") {
-		t.Errorf("expected the pull request titled by the request, got %q", pr.Title)
+		t.Fatalf("expected the pull request titled by the request, got %q", pr.Title)
+	}
+
+	// A review on the pull request: the workspace's next turn, whose push updates the
+	// pull request and whose reply is the hub's comment there.
+	fix := 1
+	if _, err := h.Service.ForgeAdmin.SetForgeEvents(ctx, p.ID, core.ForgeEventsInput{FixChecks: &fix}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := gt.Client.CreatePullReview(gt.AdminUser, "app", pr.Index, sdk.CreatePullReviewOptions{State: sdk.ReviewStateComment,
+		Body: "write review"}); err != nil {
+		t.Fatal(err)
+	}
+	replied := func(what, reply string) {
+		t.Helper()
+		eventually.Value(t, 2*time.Minute, "the hub's comment in the pull request saying "+reply, func() (*sdk.Comment, error) {
+			c, err := hubCommentIn(pr.Index)
+			if err == nil && !strings.Contains(c.Body, reply) {
+				err = fmt.Errorf("%s: the comment says %q", what, c.Body)
+			}
+			return c, err
+		})
+	}
+	replied("the review", "wrote review.txt")
+	head := eventually.Value(t, time.Minute, "the pull request updated by the review's push", func() (string, error) {
+		got, _, err := gt.Client.GetPullRequest(gt.AdminUser, "app", pr.Index)
+		if err == nil && got.Head.Sha == pr.Head.Sha {
+			err = fmt.Errorf("the pull request's head is still %s", got.Head.Sha)
+		}
+		if err != nil {
+			return "", err
+		}
+		return got.Head.Sha, nil
+	})
+	// A failed commit status on the new head: the turn after, quoting its description.
+	if _, _, err := gt.Client.CreateStatus(gt.AdminUser, "app", head, sdk.CreateStatusOption{State: sdk.StatusFailure,
+		Context: "ci/unit", Description: "TestX failed"}); err != nil {
+		t.Fatal(err)
+	}
+	replied("the failed check", "The check ci/unit failed: TestX failed")
+	var wsID string
+	if err := h.PG().DB().QueryRowContext(ctx, `SELECT id FROM workspaces WHERE project_id = $1`, p.ID).Scan(&wsID); err != nil {
+		t.Fatal(err)
+	}
+	if sent := userMessages(t, h, wsID); len(sent) != 3 || sent[1] != "write review" || !strings.HasPrefix(sent[2], "The check ci/unit failed: TestX failed") {
+		t.Errorf("expected the request, the review and the failed check, and none of the hub's comments, got %q", sent)
 	}
 }

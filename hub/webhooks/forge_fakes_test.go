@@ -47,6 +47,9 @@ type forgeFake struct {
 	// given label by a person who may write to the repository (or, stranger, one who
 	// may not).
 	labeled func(web, title, label string, stranger bool) (event string, body []byte)
+	// failedCheck is the event (its name and body) of check id failing on commit sha
+	// (GitHub's check run, GitLab's pipeline), sent by the forge's CI.
+	failedCheck func(web string, id int64, sha string) (event string, body []byte)
 	// addComment writes a comment by login on the test's issue, on the forge only, and
 	// returns its id.
 	addComment func(login, body string) int64
@@ -117,6 +120,14 @@ func githubFake() forgeFake {
 		},
 		pullComments: func() []string { return githubComments(fake, 1) },
 		addComment:   func(login, body string) int64 { return fake.AddComment("acme", "app", 7, login, body) },
+		failedCheck: func(web string, id int64, sha string) (string, []byte) {
+			body, _ := json.Marshal(gh.CheckRunEvent{Action: gh.Ptr("completed"),
+				Repo:   &gh.Repository{HTMLURL: gh.Ptr(web), CloneURL: gh.Ptr(web + ".git")},
+				Sender: &gh.User{Login: gh.Ptr("github-actions[bot]"), Type: gh.Ptr("Bot")},
+				CheckRun: &gh.CheckRun{ID: gh.Ptr(id), Name: gh.Ptr("unit tests"), HeadSHA: gh.Ptr(sha), Status: gh.Ptr("completed"),
+					Conclusion: gh.Ptr("failure"), Output: &gh.CheckRunOutput{Summary: gh.Ptr(fmt.Sprintf("run %d: x_test.go:3: want 1, got 2", id))}}})
+			return "check_run", body
+		},
 		labeled: func(web, title, label string, stranger bool) (string, []byte) {
 			login := map[bool]string{false: "octocat", true: "mallory"}[stranger]
 			body, _ := json.Marshal(gh.IssuesEvent{Action: gh.Ptr("labeled"), Label: &gh.Label{Name: gh.Ptr(label)},
@@ -189,6 +200,14 @@ func gitlabFake() forgeFake {
 		},
 		pullComments: func() []string { return noteBodies(fake.MergeRequestNotes("acme/app", 1)) },
 		addComment:   func(login, body string) int64 { return fake.AddNote("acme/app", 7, login, body) },
+		failedCheck: func(web string, id int64, sha string) (string, []byte) {
+			ev := gl.PipelineEvent{ObjectKind: "pipeline", User: &gl.EventUser{ID: 5, Username: "tanuki"},
+				Project: gl.PipelineEventProject{WebURL: web, GitHTTPURL: web + ".git"},
+				Builds:  []gl.PipelineEventBuild{{Name: fmt.Sprintf("unit %d", id), Stage: "test", Status: "failed"}}}
+			ev.ObjectAttributes.ID, ev.ObjectAttributes.SHA, ev.ObjectAttributes.Status = id, sha, "failed"
+			body, _ := json.Marshal(ev)
+			return "Pipeline Hook", body
+		},
 		labeled: func(web, title, label string, stranger bool) (string, []byte) {
 			user := &gl.EventUser{ID: 5, Username: "tanuki"}
 			if stranger {
@@ -245,11 +264,7 @@ func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 		// The same comment again under another delivery id (a forge's replay makes a
 		// new one): handled, and nothing is started or sent twice.
 		checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", forgeSecret, body, true), 202, 3}})
-		eventually.Eventually(t, time.Minute, "the replay handled", func() bool {
-			var status string
-			err := h.PG().DB().QueryRowContext(context.Background(), `SELECT status FROM chat_inbox WHERE platform = $1 AND event_id = 'd-9'`, f.kind).Scan(&status)
-			return err == nil && status == "done"
-		})
+		waitHandled(t, h, f.kind, "d-9")
 		if n := projectWorkspaces(t, h, p.ID); n != 1 {
 			t.Errorf("expected one workspace on the project (none for the stranger), got %d", n)
 		}
