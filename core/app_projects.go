@@ -13,6 +13,7 @@ type AppProjects struct {
 	// admin holds the operator's project use cases the owners' run on; policy the
 	// hosts a repository may be on (a webhook's); mirrors the mirrorings running.
 	admin   *Admin
+	forge   *ForgeAdmin
 	policy  WebhookURLPolicy
 	mirrors chan struct{}
 }

@@ -37,35 +37,53 @@ type ForgeAdmin struct {
 // SetForgeEvents sets a project's forge events, or turns them off (operator; nil
 // then). The first setting needs the secret: without one no event could be verified.
 func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in ForgeEventsInput) (*ForgeHook, error) {
+	h, p, err := s.change(ctx, projectID, in)
+	if err != nil {
+		return nil, err
+	}
+	return h, writeForgeHook(ctx, s.store, p, h)
+}
+
+// writeForgeHook stores a project's forge events as change made them: h, or none.
+func writeForgeHook(ctx context.Context, q ForgeEventQueries, p *Project, h *ForgeHook) error {
+	if h == nil {
+		return q.DeleteForgeHook(ctx, p.ID)
+	}
+	return q.PutForgeHook(ctx, h)
+}
+
+// change is the forge events a project will have once in is applied (nil: none), read
+// and checked but not stored.
+func (s *ForgeAdmin) change(ctx context.Context, projectID string, in ForgeEventsInput) (*ForgeHook, *Project, error) {
 	p, err := s.store.GetProjectByID(ctx, projectID)
 	if err == nil && p.RemovedAt != nil {
 		err = ErrNoRows
 	}
 	if err != nil {
-		return nil, notFound(err, CodeProjectNotFound, "no such project")
+		return nil, nil, notFound(err, CodeProjectNotFound, "no such project")
 	}
 	if p.Forge == "" {
-		return nil, Errorf(CodeInvalidRequest, "forge events need the project's forge: name it with --forge (%s)", strings.Join(ForgeKinds, ", "))
+		return nil, nil, Errorf(CodeInvalidRequest, "forge events need the project's forge: name it (%s)", strings.Join(ForgeKinds, ", "))
 	}
 	if in.Off {
 		if in.Handle != nil || in.Secret != nil || in.TriggerLabel != nil || in.FixChecks != nil {
-			return nil, Errorf(CodeInvalidRequest, "turn forge events off, or set them, not both")
+			return nil, nil, Errorf(CodeInvalidRequest, "turn forge events off, or set them, not both")
 		}
-		return nil, s.store.DeleteForgeHook(ctx, p.ID)
+		return nil, p, nil
 	}
 	key := RepositoryKey(p.Repository)
 	if key == "" {
-		return nil, Errorf(CodeInvalidRequest, "the project's repository is not a forge's URL, so no event can name it")
+		return nil, nil, Errorf(CodeInvalidRequest, "the project's repository is not a forge's URL, so no event can name it")
 	}
 	h, err := s.store.GetForgeHook(ctx, p.ID)
 	switch {
 	case errors.Is(err, ErrNoRows):
 		if in.Secret == nil {
-			return nil, Errorf(CodeInvalidRequest, "forge events need the webhook's secret (--forge-webhook-secret-file)")
+			return nil, nil, Errorf(CodeInvalidRequest, "forge events need the webhook's secret")
 		}
 		h = &ForgeHook{ProjectID: p.ID, AccountID: p.AccountID, Handle: DefaultForgeHandle}
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
 	h.Forge, h.RepositoryKey = p.Forge, key
 	if in.Handle != nil {
@@ -74,7 +92,7 @@ func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in Fo
 			handle = DefaultForgeHandle
 		}
 		if len(handle) > 100 || strings.ContainsFunc(handle, isSpace) {
-			return nil, Errorf(CodeInvalidRequest, "the handle is one word of at most 100 characters, such as @wshub")
+			return nil, nil, Errorf(CodeInvalidRequest, "the handle is one word of at most 100 characters, such as @wshub")
 		}
 		h.Handle = handle
 	}
@@ -83,27 +101,27 @@ func (s *ForgeAdmin) SetForgeEvents(ctx context.Context, projectID string, in Fo
 		// GitHub's labels are at most 50 characters, GitLab's and Gitea's longer; a
 		// label may hold spaces.
 		if chars(label) > maxTriggerLabel || strings.ContainsAny(label, "\n\r") {
-			return nil, Errorf(CodeInvalidRequest, "the trigger label is one line of at most %d characters", maxTriggerLabel)
+			return nil, nil, Errorf(CodeInvalidRequest, "the trigger label is one line of at most %d characters", maxTriggerLabel)
 		}
 		h.TriggerLabel = label
 	}
 	if in.FixChecks != nil {
 		if *in.FixChecks < 0 || *in.FixChecks > MaxFixChecks {
-			return nil, Errorf(CodeInvalidRequest, "--fix-checks is 0 (off) to %d", MaxFixChecks)
+			return nil, nil, Errorf(CodeInvalidRequest, "the failed checks to fix are 0 (off) to %d a pull request", MaxFixChecks)
 		}
 		h.FixChecks = *in.FixChecks
 	}
 	if in.Secret != nil {
 		secret := strings.TrimSpace(*in.Secret)
 		if secret == "" || len(secret) > maxForgeSecret {
-			return nil, Errorf(CodeInvalidRequest, "the webhook secret is 1 to %d characters", maxForgeSecret)
+			return nil, nil, Errorf(CodeInvalidRequest, "the webhook secret is 1 to %d characters", maxForgeSecret)
 		}
 		if h.SealedSecret, err = s.seal([]byte(secret), SealedForgeSecret.binding(h.AccountID, h.ProjectID)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	h.UpdatedAt = s.clock.Now()
-	return h, s.store.PutForgeHook(ctx, h)
+	return h, p, nil
 }
 
 func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }

@@ -132,6 +132,7 @@ func NewService(d Deps) *Service {
 	hooks := &Webhooks{kernel: k, store: d.Store, policy: d.Webhooks}
 	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, quotas: d.Quotas, webhooks: hooks}
 	secrets := &ProjectSecrets{kernel: k, store: d.Store}
+	forgeAdmin := &ForgeAdmin{kernel: k, store: d.Store}
 	admin := &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws, caches: caches}
 	return &Service{
 		Workspaces: ws,
@@ -150,9 +151,10 @@ func NewService(d Deps) *Service {
 		Admin:  admin,
 
 		ProjectSecrets: secrets,
-		AppProjects:    &AppProjects{store: d.Store, secrets: secrets, admin: admin, policy: d.Webhooks, mirrors: make(chan struct{}, maxMirrors)},
-		Forge:          &ForgeEvents{kernel: k, logger: lg, store: d.Store, forges: d.Forges, access: &forgeAccessCache{}},
-		ForgeAdmin:     &ForgeAdmin{kernel: k, store: d.Store},
+		AppProjects: &AppProjects{store: d.Store, secrets: secrets, admin: admin, forge: forgeAdmin, policy: d.Webhooks,
+			mirrors: make(chan struct{}, maxMirrors)},
+		Forge:      &ForgeEvents{kernel: k, logger: lg, store: d.Store, forges: d.Forges, access: &forgeAccessCache{}},
+		ForgeAdmin: forgeAdmin,
 	}
 }
 

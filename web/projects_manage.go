@@ -84,6 +84,14 @@ type projectFix struct {
 	Project *core.Project
 	// Modes are the pull request settings offered, Forges the forges.
 	Modes, Forges []string
+	// Events is the forge events form (project_forge.go).
+	Events forgeSettings
+}
+
+// fixData is the fix page's contents for p as it is stored.
+func (a *app) fixData(c *fiber.Ctx, p *core.Project) (projectFix, error) {
+	events, err := a.forgeSettingsOf(c, p)
+	return projectFix{p, core.PullRequestModes, core.ForgeKinds, events}, err
 }
 
 func (a *app) fixPage(c *fiber.Ctx) error {
@@ -91,7 +99,18 @@ func (a *app) fixPage(c *fiber.Ctx) error {
 	if err != nil {
 		return a.fail(c, err)
 	}
-	return a.render(c, fiber.StatusOK, "project-fix", page{Title: "Fix " + projectName(p), Data: projectFix{p, core.PullRequestModes, core.ForgeKinds}})
+	d, err := a.fixData(c, p)
+	if err != nil {
+		return a.fail(c, err)
+	}
+	notice := ""
+	if c.Query("forge") == "saved" {
+		notice = "Saved the forge events."
+		if d.Events.Hook == nil {
+			notice = "Forge events are off: the forge's deliveries for this repository are ignored."
+		}
+	}
+	return a.render(c, fiber.StatusOK, "project-fix", page{Title: "Fix " + projectName(p), Notice: notice, Data: d})
 }
 
 func (a *app) fixProject(c *fiber.Ctx) error {
@@ -104,9 +123,12 @@ func (a *app) fixProject(c *fiber.Ctx) error {
 		if err != nil {
 			return a.fail(c, err)
 		}
+		d, err := a.fixData(c, p)
+		if err != nil {
+			return a.fail(c, err)
+		}
 		p.DisplayName, p.DefaultBranch, p.Push, p.PullRequests, p.Forge = in.Name, in.DefaultBranch, in.Push, in.PullRequests, in.Forge
-		return a.render(c, status, "project-fix", page{Title: "Fix " + projectName(p), Notice: why + ". Nothing was saved.",
-			Data: projectFix{p, core.PullRequestModes, core.ForgeKinds}})
+		return a.render(c, status, "project-fix", page{Title: "Fix " + projectName(p), Notice: why + ". Nothing was saved.", Data: d})
 	}
 	if err != nil {
 		return a.fail(c, err)

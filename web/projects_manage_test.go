@@ -211,6 +211,7 @@ func TestAMemberCannotAddFixOrRemoveProjects(t *testing.T) {
 		{"/app/projects", url.Values{"csrf": {csrf}, "repository": {"https://example.com/team/app.git"}, "credential": {"tok-member-1"}}},
 		{"/app/projects/" + id + "/fix", url.Values{"csrf": {csrf}, "name": {"mine"}, "pull_requests": {"off"}}},
 		{"/app/projects/" + id + "/remove", url.Values{"csrf": {csrf}}},
+		{"/app/projects/" + id + "/forge", url.Values{"csrf": {csrf}, "events": {"on"}, "secret": {"member-secret-1"}}},
 	} {
 		code, _, body := s.send(r.path, r.form)
 		if code != 403 || !strings.Contains(body, "only the account") {
@@ -229,6 +230,10 @@ func TestAMemberCannotAddFixOrRemoveProjects(t *testing.T) {
 	}
 	s.person("ada-1", "ada@example.com", "Ada", core.RoleOwner)
 	_, _, page = s.signIn("ada-1")
+	forge := url.Values{"csrf": {csrfOf(t, page)}, "events": {"on"}, "secret": {"owner-secret-2"}}
+	if code, _, body := s.post("/app/projects/"+theirs.ID+"/forge", forge); code != 404 {
+		t.Errorf("expected another account's project's forge events not found, got %d (%s)", code, noticeOf(body))
+	}
 	for _, path := range []string{"/app/projects/" + theirs.ID + "/fix", "/app/projects/" + theirs.ID + "/remove"} {
 		if code, _, body := s.get(path); code != 404 || !strings.Contains(noticeOf(body), "no such project") {
 			t.Errorf("GET %s: expected another account's project not found, got %d (%s)", path, code, noticeOf(body))

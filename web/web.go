@@ -193,6 +193,7 @@ func (a *app) mount(r fiber.Router) {
 	signedIn.Post("/projects", a.checkForm, a.addProject)
 	signedIn.Get("/projects/:id/fix", a.fixPage)
 	signedIn.Post("/projects/:id/fix", a.checkForm, a.fixProject)
+	signedIn.Post("/projects/:id/forge", a.checkForm, a.setForgeEvents)
 	signedIn.Get("/projects/:id/remove", a.confirmRemoveProject)
 	signedIn.Post("/projects/:id/remove", a.checkForm, a.removeProject)
 	signedIn.Get("/projects/:id/secrets", a.secretsPage)
