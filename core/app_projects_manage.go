@@ -112,6 +112,10 @@ func (s *AppProjects) owned(ctx context.Context, a *AppSession, projectID string
 	return p, notFound(err, CodeNotFound, "no such project")
 }
 
+// MaxAppProjects bounds the live projects an account's owners may have when they add
+// one in the app (the operator's command is not bounded).
+const MaxAppProjects = 50
+
 // Add connects a repository to the account (owners) and mirrors it in the background:
 // the project is returned connected, and its state shows the mirroring's outcome.
 func (s *AppProjects) Add(ctx context.Context, a *AppSession, in AppProjectInput) (*Project, error) {
@@ -134,6 +138,14 @@ func (s *AppProjects) Add(ctx context.Context, a *AppSession, in AppProjectInput
 		return nil, err
 	}
 	err = s.admin.store.InTx(ctx, func(q Queries) error {
+		// Each project is a mirror on the hub's disk: owners add a bounded number.
+		live, err := q.ListProjects(ctx, a.AccountID)
+		if err != nil {
+			return err
+		}
+		if len(live) >= MaxAppProjects {
+			return Errorf(CodeQuotaExceeded, "the account has %d projects, the most the app adds: remove one first, or ask the hub's operator", len(live))
+		}
 		if err := q.CreateProject(ctx, p); err != nil {
 			return err
 		}

@@ -348,3 +348,25 @@ func TestAnOwnerAddsAnSSHProjectWithADeployKey(t *testing.T) {
 		t.Errorf("expected the fix form to name a deploy key without showing it")
 	}
 }
+
+// Owners add a bounded number of projects (each is a mirror on the hub's disk): past
+// core.MaxAppProjects the form is refused in words and nothing is added.
+func TestTheAppAddsABoundedNumberOfProjects(t *testing.T) {
+	t.Parallel()
+	s, csrf := projectsSite(t)
+	ctx := context.Background()
+	for i := 1; i < core.MaxAppProjects; i++ { // the site's own project is the first
+		if _, err := s.hub.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: s.hub.Account.ID,
+			Repository: fmt.Sprintf("https://example.com/team/p%d.git", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, page := s.post("/app/projects", url.Values{"csrf": {csrf}, "repository": {"https://example.com/team/one-more.git"},
+		"credential": {"tok-one-more"}})
+	if code != 429 || !strings.Contains(noticeOf(page), "remove one first") || strings.Contains(page, "tok-one-more") {
+		t.Fatalf("expected the 51st project refused in words, got %d (%s)", code, noticeOf(page))
+	}
+	if list, err := s.hub.PG().ListProjects(ctx, s.hub.Account.ID); err != nil || len(list) != core.MaxAppProjects {
+		t.Fatalf("expected %d projects, got %d (%v)", core.MaxAppProjects, len(list), err)
+	}
+}
