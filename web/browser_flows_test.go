@@ -248,7 +248,8 @@ func TestInABrowserAnEndpointsDeliveryLogShowsEveryAttemptAndRedelivers(t *testi
 	if link.Text != "hi" || link.Href != "/app/workspaces/"+event.WorkspaceID {
 		t.Errorf("expected the workspace linked by its title, got %+v", link)
 	}
-	b.Axe(t)
+	b.ScreenshotDir = screenshotDir()
+	picture(t, b, "webhook-deliveries")
 
 	if code := b.Follow(t, fmt.Sprintf(`button[aria-label="Redeliver %s"]`, event.EventID)); code != http.StatusOK || b.URL(t) != logURL {
 		t.Fatalf("expected Redeliver to come back to the log, got %d at %s", code, b.URL(t))

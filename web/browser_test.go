@@ -12,12 +12,27 @@ import (
 	"github.com/wshub/wshub/internal/testkit/browsertest"
 )
 
-// picture checks the page with axe-core and pictures it at desktop and phone widths.
+// picture checks the page with axe-core in the light and the dark scheme, at desktop
+// and phone widths, checks that it does not scroll sideways at either, and pictures
+// it in each: name-1280.png, name-dark-390.png. The tab is left light, at the desktop
+// width.
 func picture(t *testing.T, b *browsertest.Browser, name string) {
 	t.Helper()
-	b.Axe(t)
-	b.Screenshot(t, name, browsertest.Desktop)
-	b.Screenshot(t, name, browsertest.Phone)
+	for _, scheme := range []string{browsertest.Dark, browsertest.Light} {
+		b.ColorScheme(t, scheme)
+		shot := name
+		if scheme == browsertest.Dark {
+			shot += "-dark"
+		}
+		for _, width := range []int{browsertest.Phone, browsertest.Desktop} {
+			b.Width(t, width)
+			b.Axe(t)
+			if wide := b.WiderThanTheWindow(t); len(wide) > 0 {
+				t.Errorf("expected %s to fit %dpx (%s), but it scrolls sideways: %s", b.URL(t), width, scheme, strings.Join(wide, "; "))
+			}
+			b.Screenshot(t, shot, width)
+		}
+	}
 }
 
 // screenshotDir is where the browser tests save their pictures: the test's own
@@ -53,6 +68,19 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 		t.Errorf("expected the header to name the owner, got %q", who)
 	}
 	picture("keys")
+	// On a phone each key is a card whose cells say what they hold; on a desktop
+	// the column's heading does.
+	cellLabel := `(c => c ? getComputedStyle(c, "::before").content : "no labelled cell")(document.querySelector('td[data-label="Created by"]'))`
+	b.Width(t, browsertest.Phone)
+	var card struct{ Row, Label string }
+	b.Eval(t, `({row: getComputedStyle(document.querySelector("tbody tr")).display, label: `+cellLabel+`})`, &card)
+	if card.Row != "block" || card.Label != `"Created by"` {
+		t.Errorf("expected each key a card with its cells labelled at 390px, got %+v", card)
+	}
+	b.Width(t, browsertest.Desktop)
+	if b.Eval(t, cellLabel, &card.Label); card.Label != "none" {
+		t.Errorf("expected the cells unlabelled at 1280px, under their headings, got %s", card.Label)
+	}
 
 	b.FillByLabel(t, "Name", "laptop")
 	if code := b.Submit(t, "form.create"); code != http.StatusCreated {

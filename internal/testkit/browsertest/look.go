@@ -64,10 +64,17 @@ func (b *Browser) WiderThanTheWindow(t testing.TB) []string {
 	// to show a page that overflows, which widens innerWidth to the page.
 	const w = document.documentElement.clientWidth;
 	if (document.documentElement.scrollWidth <= w) return [];
-	const past = [...document.body.querySelectorAll("*")].filter(e => e.getBoundingClientRect().right > w + 0.5);
+	// An element reaches as far as its box, or its content where that spills out
+	// of a box that does not scroll it (a word too long for its line).
+	const reach = e => {
+		const r = e.getBoundingClientRect();
+		const spills = getComputedStyle(e).overflowX === "visible" && e.scrollWidth > e.clientWidth;
+		return spills ? Math.max(r.right, r.left + e.scrollWidth) : r.right;
+	};
+	const past = [...document.body.querySelectorAll("*")].filter(e => reach(e) > w + 0.5);
 	const inner = past.filter(e => !past.some(o => o !== e && e.contains(o)));
 	const found = inner.slice(0, 5).map(e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
-		[...e.classList].map(c => "." + c).join("") + " reaches " + Math.round(e.getBoundingClientRect().right) + "px");
+		[...e.classList].map(c => "." + c).join("") + " reaches " + Math.round(reach(e)) + "px");
 	return found.length ? found : ["the document is " + document.documentElement.scrollWidth + "px wide in a " + w + "px window"];
 })()`))
 }
