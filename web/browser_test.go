@@ -14,8 +14,8 @@ import (
 
 // picture checks the page with axe-core in the light and the dark scheme, at desktop
 // and phone widths, checks that it does not scroll sideways at either, and pictures
-// it in each: name-1280.png, name-dark-390.png. The tab is left light, at the desktop
-// width.
+// it at both widths (name-1280.png), in the dark scheme too for the main pages
+// (name-dark-390.png). The tab is left light, at the desktop width.
 func picture(t *testing.T, b *browsertest.Browser, name string) {
 	t.Helper()
 	for _, scheme := range []string{browsertest.Dark, browsertest.Light} {
@@ -30,10 +30,16 @@ func picture(t *testing.T, b *browsertest.Browser, name string) {
 			if wide := b.WiderThanTheWindow(t); len(wide) > 0 {
 				t.Errorf("expected %s to fit %dpx (%s), but it scrolls sideways: %s", b.URL(t), width, scheme, strings.Join(wide, "; "))
 			}
-			b.Screenshot(t, shot, width)
+			if scheme == browsertest.Light || mainPages[name] {
+				b.Screenshot(t, shot, width)
+			}
 		}
 	}
 }
+
+// mainPages are those pictured in the dark scheme too: every page is checked in it,
+// but a picture of each would only weigh down the repository.
+var mainPages = map[string]bool{"workspace-list": true, "workspace": true, "projects": true, "usage": true, "keys": true}
 
 // screenshotDir is where the browser tests save their pictures: the test's own
 // directory, or WSHUB_APP_SCREENSHOTS (docs/app, to refresh the README's).
