@@ -35,11 +35,13 @@ func (b *Browser) ColorScheme(t testing.TB, scheme string) {
 func (b *Browser) Width(t testing.TB, width int) {
 	t.Helper()
 	what := fmt.Sprintf("show the page at %dpx", width)
+	resize := viewportAt(width)
 	if width == Desktop {
-		b.do(t, what, desktopWindow)
-		return
+		resize = desktopWindow
 	}
-	b.do(t, what, viewportAt(width))
+	// The new size reaches the page's styles a frame later: the wait is for the
+	// media queries to see it.
+	b.do(t, what, resize, until(fmt.Sprintf(`matchMedia("(width: %dpx)").matches`, width)))
 }
 
 // viewportAt is the viewport of width CSS pixels: a phone's below 600, a desktop

@@ -35,5 +35,7 @@ func TestWiderThanTheWindowNamesWhatScrollsSideways(t *testing.T) {
 		t.Errorf("expected the 500px table's cells named at 390px, got %q", wide)
 	}
 	b.Width(t, browsertest.Desktop)
-	b.WaitUntil(t, `window.innerWidth === 1280`)
+	if wide := b.WiderThanTheWindow(t); len(wide) != 0 {
+		t.Errorf("expected the page to fit at 1280px again, got %q", wide)
+	}
 }
