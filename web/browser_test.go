@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -69,6 +70,29 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	b.Click(t, `button[value="ada-1"]`)
 	b.WaitUntil(t, `location.pathname === "/app/workspaces"`)
 	picture("workspaces")
+	// Every status badge, in both themes: its words on its colour pass axe-core's
+	// contrast check, though a new account's list shows none of them.
+	badges, _ := json.Marshal([]core.Badge{core.BadgeQueued, core.BadgeSettingUp, core.BadgeWorking, core.BadgeApproval,
+		core.BadgeIdle, core.BadgeFailed, core.BadgePaused, core.BadgeArchived, core.BadgeDeleting})
+	var shown int
+	b.Eval(t, `(names => {
+		const p = document.createElement("p");
+		for (const n of names) {
+			const s = document.createElement("span");
+			s.className = "badge badge-" + n.replaceAll(" ", "-");
+			s.textContent = n;
+			p.append(s, " ");
+		}
+		document.querySelector("main").append(p);
+		return p.children.length;
+	})(`+string(badges)+`)`, &shown)
+	if shown != 9 {
+		t.Fatalf("expected the 9 badges added to the page, got %d", shown)
+	}
+	for _, scheme := range []string{browsertest.Dark, browsertest.Light} {
+		b.ColorScheme(t, scheme)
+		b.Axe(t)
+	}
 	b.Open(t, s.hub.URL+"/app/keys")
 	if who := b.Text(t, ".who"); !strings.Contains(who, "Ada Lovelace") || !strings.Contains(who, "owner") {
 		t.Errorf("expected the header to name the owner, got %q", who)
