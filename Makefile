@@ -15,7 +15,7 @@ WITH_DB = DATABASE_URL="$${DATABASE_URL:-$$(bash scripts/pg.sh)}"; export DATABA
 # Every Fuzz* target of every package for $(FUZZTIME) each (scripts/fuzz.sh says how).
 FUZZ_ALL = GO=$(GO) FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-.PHONY: build run test lint fuzz bench soak pg-stop fmt vet dist
+.PHONY: build run test lint fuzz bench soak pg-stop fmt vet dist screenshots
 
 # The version and commit, stamped into the binary (wshub version), for builds where Go
 # cannot read them from .git itself (-buildvcs=false; the Docker build passes them as
@@ -113,6 +113,17 @@ soak:
 	restart=""; [ -n "$${DATABASE_URL:-}" ] || restart=scripts/pg.sh; \
 	$(WITH_DB) \
 	$(GO) run ./cmd/wshub-bench -soak -hubs $(HUBS) -hub bin/wshub -out docs/soak.md -pg-restart "$$restart"
+
+# screenshots: the app's pictures in docs/app, made afresh by the browser tests (each
+# page light and dark, at 1280 and 390 px: name-1280.png, name-dark-390.png), so the
+# README shows the app as it is. Needs Chromium and axe-core (scripts/chromium.sh,
+# scripts/axe.sh): a test that skips would leave the pictures missing, which fails here.
+screenshots:
+	rm -f docs/app/*.png
+	$(WITH_DB) \
+	WSHUB_APP_SCREENSHOTS="$(CURDIR)/docs/app" $(GO) test -count=1 -run 'TestInABrowser' ./web
+	@ls docs/app/*.png >/dev/null 2>&1 || { echo "screenshots: no picture was made (is Chromium installed?)" >&2; exit 1; }
+	@echo "screenshots: $$(ls docs/app/*.png | wc -l) pictures in docs/app"
 
 pg-stop:
 	bash scripts/pg.sh stop

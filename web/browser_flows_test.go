@@ -129,7 +129,7 @@ func TestInABrowserAWebhooksSecretShowsOnceOnly(t *testing.T) {
 		t.Fatalf("expected the secret shown once, got %q in %q", secret, b.Text(t, ".created"))
 	}
 	b.WaitFor(t, "button.copy")
-	b.Axe(t) // the page with its secret panel
+	picture(t, b, "webhook-secret") // the page with its secret panel
 
 	// Left and come back to: listed, and the secret nowhere in the page.
 	b.Open(t, s.hub.URL+"/app/keys")
@@ -250,7 +250,8 @@ func TestInABrowserAnEndpointsDeliveryLogShowsEveryAttemptAndRedelivers(t *testi
 	if link.Text != "hi" || link.Href != "/app/workspaces/"+event.WorkspaceID {
 		t.Errorf("expected the workspace linked by its title, got %+v", link)
 	}
-	b.Axe(t)
+	b.ScreenshotDir = screenshotDir()
+	picture(t, b, "webhook-deliveries")
 
 	if code := b.Follow(t, fmt.Sprintf(`button[aria-label="Redeliver %s"]`, event.EventID)); code != http.StatusOK || b.URL(t) != logURL {
 		t.Fatalf("expected Redeliver to come back to the log, got %d at %s", code, b.URL(t))
@@ -290,7 +291,7 @@ func TestInABrowserAFormWithoutItsCSRFTokenIsRefusedAndChangesNothing(t *testing
 		!strings.Contains(b.Text(t, "main"), "did not come from this page") {
 		t.Fatalf("expected the form refused in words, got %d: %q", code, b.Text(t, "main"))
 	}
-	b.Axe(t) // the refusal's page
+	picture(t, b, "csrf-refused") // the refusal's page
 	keys, err := s.hub.Service.Admin.ListAPIKeys(context.Background(), s.hub.Account.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -423,7 +424,7 @@ func TestInABrowserSlacksClaimsLandThePersonInTheBoundAccount(t *testing.T) {
 	if code := s.signInInBrowser(b, "U0OTHER"); code != http.StatusForbidden || !strings.Contains(b.Text(t, "main"), "not a member of any account") {
 		t.Fatalf("expected a person of an unbound team refused in words, got %d: %q", code, b.Text(t, "main"))
 	}
-	b.Axe(t) // the refused sign-in's page
+	picture(t, b, "signin-refused") // the refused sign-in's page
 }
 
 // Discord signs a person in through its consent page (the fake Discord's, at
@@ -453,7 +454,7 @@ func TestInABrowserDiscordSignInLetsThroughOnlyThoseWithTheRole(t *testing.T) {
 	if code := b.Open(t, h.URL+"/app/signin"); code != http.StatusOK {
 		t.Fatalf("expected the sign-in page, got %d", code)
 	}
-	b.Axe(t) // the sign-in page offering Discord
+	picture(t, b, "signin-discord") // the sign-in page offering Discord
 
 	d.signInAs("300000000000000001", "Dana", map[string][]string{server: {role}})
 	if code := signIn(); code != http.StatusOK || pathOf(t, b) != "/app/workspaces" || b.Text(t, ".who") != "Dana · member of "+h.Account.Name {

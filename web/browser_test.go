@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,13 +13,34 @@ import (
 	"github.com/wshub/wshub/internal/testkit/browsertest"
 )
 
-// picture checks the page with axe-core and pictures it at desktop and phone widths.
+// picture checks the page with axe-core in the light and the dark scheme, at desktop
+// and phone widths, checks that it does not scroll sideways at either, and pictures
+// it at both widths (name-1280.png), in the dark scheme too for the main pages
+// (name-dark-390.png). The tab is left light, at the desktop width.
 func picture(t *testing.T, b *browsertest.Browser, name string) {
 	t.Helper()
-	b.Axe(t)
-	b.Screenshot(t, name, browsertest.Desktop)
-	b.Screenshot(t, name, browsertest.Phone)
+	for _, scheme := range []string{browsertest.Dark, browsertest.Light} {
+		b.ColorScheme(t, scheme)
+		shot := name
+		if scheme == browsertest.Dark {
+			shot += "-dark"
+		}
+		for _, width := range []int{browsertest.Phone, browsertest.Desktop} {
+			b.Width(t, width)
+			b.Axe(t)
+			if wide := b.WiderThanTheWindow(t); len(wide) > 0 {
+				t.Errorf("expected %s to fit %dpx (%s), but it scrolls sideways: %s", b.URL(t), width, scheme, strings.Join(wide, "; "))
+			}
+			if scheme == browsertest.Light || mainPages[name] {
+				b.Screenshot(t, shot, width)
+			}
+		}
+	}
 }
+
+// mainPages are those pictured in the dark scheme too: every page is checked in it,
+// but a picture of each would only weigh down the repository.
+var mainPages = map[string]bool{"workspace-list": true, "workspace": true, "projects": true, "usage": true, "keys": true}
 
 // screenshotDir is where the browser tests save their pictures: the test's own
 // directory, or WSHUB_APP_SCREENSHOTS (docs/app, to refresh the README's).
@@ -48,11 +70,47 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	b.Click(t, `button[value="ada-1"]`)
 	b.WaitUntil(t, `location.pathname === "/app/workspaces"`)
 	picture("workspaces")
+	// Every status badge, in both themes: its words on its colour pass axe-core's
+	// contrast check, though a new account's list shows none of them.
+	badges, _ := json.Marshal([]core.Badge{core.BadgeQueued, core.BadgeSettingUp, core.BadgeWorking, core.BadgeApproval,
+		core.BadgeIdle, core.BadgeFailed, core.BadgePaused, core.BadgeArchived, core.BadgeDeleting})
+	var shown int
+	b.Eval(t, `(names => {
+		const p = document.createElement("p");
+		for (const n of names) {
+			const s = document.createElement("span");
+			s.className = "badge badge-" + n.replaceAll(" ", "-");
+			s.textContent = n;
+			p.append(s, " ");
+		}
+		document.querySelector("main").append(p);
+		return p.children.length;
+	})(`+string(badges)+`)`, &shown)
+	if shown != 9 {
+		t.Fatalf("expected the 9 badges added to the page, got %d", shown)
+	}
+	for _, scheme := range []string{browsertest.Dark, browsertest.Light} {
+		b.ColorScheme(t, scheme)
+		b.Axe(t)
+	}
 	b.Open(t, s.hub.URL+"/app/keys")
 	if who := b.Text(t, ".who"); !strings.Contains(who, "Ada Lovelace") || !strings.Contains(who, "owner") {
 		t.Errorf("expected the header to name the owner, got %q", who)
 	}
 	picture("keys")
+	// On a phone each key is a card whose cells say what they hold; on a desktop
+	// the column's heading does.
+	cellLabel := `(c => c ? getComputedStyle(c, "::before").content : "no labelled cell")(document.querySelector('td[data-label="Created by"]'))`
+	b.Width(t, browsertest.Phone)
+	var card struct{ Row, Label string }
+	b.Eval(t, `({row: getComputedStyle(document.querySelector("tbody tr")).display, label: `+cellLabel+`})`, &card)
+	if card.Row != "block" || card.Label != `"Created by"` {
+		t.Errorf("expected each key a card with its cells labelled at 390px, got %+v", card)
+	}
+	b.Width(t, browsertest.Desktop)
+	if b.Eval(t, cellLabel, &card.Label); card.Label != "none" {
+		t.Errorf("expected the cells unlabelled at 1280px, under their headings, got %s", card.Label)
+	}
 
 	b.FillByLabel(t, "Name", "laptop")
 	if code := b.Submit(t, "form.create"); code != http.StatusCreated {

@@ -154,7 +154,7 @@ func TestAnOwnerAddsAProjectSeesItMirrorAndFixesIt(t *testing.T) {
 		}
 	}
 	_, _, page = s.get("/app/audit")
-	for _, want := range []string{"<td>project.added</td>", "credential replaced", "name &#34;app&#34;, push true", "forge gitea, pull requests draft"} {
+	for _, want := range []string{`<td data-label="What">project.added</td>`, "credential replaced", "name &#34;app&#34;, push true", "forge gitea, pull requests draft"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("expected the audit log to hold %q:\n%s", want, page)
 		}
@@ -285,7 +285,7 @@ func TestAnOwnerRemovesAProjectThroughTheConfirmPage(t *testing.T) {
 	if _, _, page := s.get("/app/workspaces/new"); strings.Contains(page, p.ID) {
 		t.Error("the start form still offers the removed project")
 	}
-	if _, _, page := s.get("/app/audit"); !strings.Contains(page, "<td>project.removed</td>") {
+	if _, _, page := s.get("/app/audit"); !strings.Contains(page, `<td data-label="What">project.removed</td>`) {
 		t.Errorf("expected the removal in the audit log:\n%s", page)
 	}
 }

@@ -138,13 +138,13 @@ func TestAnOwnerSetsReplacesAndRemovesAProjectsSecret(t *testing.T) {
 	}
 
 	_, _, page = s.get("/app/audit")
-	for _, want := range []string{`<td>Ada</td>
-    <td>project.secret_removed</td>
-    <td>` + s.hub.Project.ID + `</td>
-    <td>DATABASE_URL</td>`, `<td>Ada</td>
-    <td>project.secret_set</td>
-    <td>` + s.hub.Project.ID + `</td>
-    <td>DATABASE_URL (given to the agent)</td>`} {
+	for _, want := range []string{`<td data-label="Who">Ada</td>
+    <td data-label="What">project.secret_removed</td>
+    <td data-label="Which">` + s.hub.Project.ID + `</td>
+    <td data-label="Details">DATABASE_URL</td>`, `<td data-label="Who">Ada</td>
+    <td data-label="What">project.secret_set</td>
+    <td data-label="Which">` + s.hub.Project.ID + `</td>
+    <td data-label="Details">DATABASE_URL (given to the agent)</td>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("expected the audit log to name Ada for %q:\n%s", want, page)
 		}

@@ -19,7 +19,7 @@ func usageRow(t *testing.T, page, caption, name string) string {
 	table := regexp.MustCompile(`(?s)<caption>` + caption + `</caption>.*?</table>`).FindString(page)
 	for _, tr := range regexp.MustCompile(`(?s)<tr>(.*?)</tr>`).FindAllStringSubmatch(table, -1) {
 		var cells []string
-		for _, td := range regexp.MustCompile(`(?s)<td>(.*?)</td>`).FindAllStringSubmatch(tr[1], -1) {
+		for _, td := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(tr[1], -1) {
 			cells = append(cells, td[1])
 		}
 		if len(cells) > 0 && cells[0] == name {

@@ -197,7 +197,7 @@ func TestAnOwnerSignsInCreatesAKeyThatWorksAndRevokesIt(t *testing.T) {
 	}
 	// The list shows it with its creator, never the key.
 	_, _, page = s.get("/app/keys")
-	if strings.Contains(page, key) || !strings.Contains(page, "<td>ci</td>") || !strings.Contains(page, "<td>Ada</td>") {
+	if strings.Contains(page, key) || !strings.Contains(page, "<td>ci</td>") || !strings.Contains(page, `<td data-label="Created by">Ada</td>`) {
 		t.Fatalf("expected the key listed by name and creator, without the key:\n%s", page)
 	}
 	ids := regexp.MustCompile(`<td>ci</td>(?s:.*?)href="/app/keys/(key_[0-9A-Za-z]+)/revoke"`).FindStringSubmatch(page)
@@ -588,7 +588,7 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("audit page: %d", code)
 	}
-	for _, want := range []string{"member.invited", "member.added", "member.role_changed", "member.sessions_ended", "member.removed", "<td>Ada</td>", "127.0.0.1"} {
+	for _, want := range []string{"member.invited", "member.added", "member.role_changed", "member.sessions_ended", "member.removed", `<td data-label="Who">Ada</td>`, "127.0.0.1"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("expected %q in the audit log:\n%s", want, page)
 		}
@@ -597,7 +597,7 @@ func TestOwnersManageMembersAndTheLogSaysWhoDidWhat(t *testing.T) {
 	if _, _, err := s.hub.Service.Admin.CreateAPIKey(context.Background(), s.hub.Account.ID, "from-the-shell"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, page := s.get("/app/audit"); !strings.Contains(page, "<td>operator</td>") || !strings.Contains(page, "from-the-shell") {
+	if _, _, page := s.get("/app/audit"); !strings.Contains(page, `<td data-label="Who">operator</td>`) || !strings.Contains(page, "from-the-shell") {
 		t.Errorf("expected the operator's key in the log:\n%s", page)
 	}
 	// A member reads neither page.
@@ -819,7 +819,7 @@ func TestOwnersReadAnEndpointsDeliveriesAndRedeliver(t *testing.T) {
 		Expect(t, 201, "").Body["workspace"].(map[string]any)["workspaceId"].(string)
 	rc.Wait(t, 1)
 	page = s.pageUntil(logPath, "delivered after 1 of")
-	if !strings.Contains(page, "workspace.turn.completed") || !strings.Contains(page, "<td>200</td>") ||
+	if !strings.Contains(page, "workspace.turn.completed") || !strings.Contains(page, `<td data-label="Status">200</td>`) ||
 		!strings.Contains(page, `{&#34;seen&#34;:&#34;&lt;b&gt;yes&lt;/b&gt;&#34;}`) {
 		t.Fatalf("expected the attempt with its status and the answer as text:\n%s", page)
 	}
@@ -844,7 +844,7 @@ func TestOwnersReadAnEndpointsDeliveriesAndRedeliver(t *testing.T) {
 		s.post(redeliver[1], url.Values{"csrf": {csrfOf(t, page)}})
 		page = s.pageUntil(logPath, fmt.Sprintf("delivered after %d of", n))
 	}
-	rows := regexp.MustCompile(`<tr>\s*<td>(\d+)</td>`).FindAllStringSubmatch(page, -1)
+	rows := regexp.MustCompile(`<tr>\s*<td data-label="Attempt">(\d+)</td>`).FindAllStringSubmatch(page, -1)
 	if !strings.Contains(page, "2 earlier attempts not shown.") || len(rows) != 20 || rows[0][1] != "3" || rows[19][1] != "22" {
 		t.Fatalf("expected attempts 3 to 22 after a line saying 2 earlier are not shown, got %d rows:\n%s", len(rows), page)
 	}
@@ -874,7 +874,7 @@ func TestTheAuditLogNamesTheClientBehindATrustedProxyOnly(t *testing.T) {
 		if code, _, _ := read(t, res); code != 201 {
 			t.Fatalf("expected the key created, got %d", code)
 		}
-		if _, _, page := s.get("/app/audit"); !regexp.MustCompile(`proxied</td>\s*<td>` + regexp.QuoteMeta(tt.want) + `</td>`).MatchString(page) {
+		if _, _, page := s.get("/app/audit"); !regexp.MustCompile(`proxied</td>\s*<td data-label="From">` + regexp.QuoteMeta(tt.want) + `</td>`).MatchString(page) {
 			t.Errorf("trusting %v: expected the entry from %s:\n%s", tt.trusted, tt.want, page)
 		}
 	}

@@ -44,8 +44,12 @@ func (b *Browser) Axe(t testing.TB) {
 		failing = append(failing, fmt.Sprintf("  %s (%s): %s <%s>%s", v.ID, v.Impact, v.Help, v.HelpURL, nodes.String()))
 	}
 	if len(failing) > 0 {
-		t.Errorf("browsertest: axe-core finds %d serious or critical accessibility violation(s) on %s:\n%s",
-			len(failing), b.URL(t), strings.Join(failing, "\n"))
+		// The same page can pass in one look and fail in another (a colour only the
+		// dark scheme has, a layout only a phone's width has): the message says which.
+		look := run(t, b, "read the page's look", chromedp.Evaluate[string](
+			`innerWidth + "px, " + (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light")`))
+		t.Errorf("browsertest: axe-core finds %d serious or critical accessibility violation(s) on %s (%s):\n%s",
+			len(failing), b.URL(t), look, strings.Join(failing, "\n"))
 	}
 }
 

@@ -41,10 +41,9 @@ func (b *Browser) Screenshot(t testing.TB, name string, width int) string {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatalf("browsertest: %v", err)
 	}
-	viewport := viewportOf(width)
 	what := fmt.Sprintf("screenshot %s at %dpx", name, width)
 	// The page as it will be seen, not half loaded.
-	b.do(t, what, pageLoaded, viewport)
+	b.do(t, what, pageLoaded, viewportAt(width))
 	// 100: PNG, which keeps text sharp and diffs exact.
 	png := run(t, b, what, chromedp.FullScreenshot(100))
 	b.do(t, what, desktopWindow)

@@ -71,6 +71,23 @@ const movingPage = `<!doctype html>
 </main></body>
 </html>`
 
+// In the dark scheme the note is grey on near-black, 2.2:1, which fails axe-core's
+// contrast check; the light scheme's is black on white. The table is 500px wide
+// whatever the window.
+const themedPage = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Themed</title>
+<style>
+body { color: #000; background: #fff; }
+@media (prefers-color-scheme: dark) { body { color: #555; background: #111; } }
+table { width: 500px; }
+</style></head>
+<body><main><h1>Themed</h1><p>A note.</p>
+<table id="wide"><caption>Wide</caption><tr><th scope="col">A</th></tr><tr><td>1</td></tr></table>
+</main></body>
+</html>`
+
 var welcomePage = template.Must(template.New("welcome").Parse(`<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Welcome</title></head>
@@ -92,6 +109,7 @@ func site(t *testing.T) *httptest.Server {
 	mux.Handle("GET /inaccessible", page(inaccessiblePage))
 	mux.Handle("GET /scripted", page(scriptedPage))
 	mux.Handle("GET /moving", page(movingPage))
+	mux.Handle("GET /themed", page(themedPage))
 	mux.HandleFunc("GET /api/greeting", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "Hello from the server")
 	})

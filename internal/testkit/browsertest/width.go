@@ -3,8 +3,6 @@ package browsertest
 import (
 	"fmt"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 )
 
 // AtWidth runs check with the tab's page laid out at width CSS pixels, as Screenshot
@@ -13,16 +11,7 @@ import (
 func (b *Browser) AtWidth(t testing.TB, width int, check func()) {
 	t.Helper()
 	what := fmt.Sprintf("lay the page out at %dpx", width)
-	b.do(t, what, pageLoaded, viewportOf(width))
+	b.do(t, what, pageLoaded, viewportAt(width))
 	defer b.do(t, "go back to the desktop window", desktopWindow)
 	check()
-}
-
-// viewportOf is the emulation of a window width CSS pixels wide: a phone's (mobile
-// viewport, touch) below 600, else a desktop window's.
-func viewportOf(width int) chromedp.Action[chromedp.Void] {
-	if width < 600 {
-		return chromedp.EmulateViewport(int64(width), phoneHeight, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
-	}
-	return chromedp.EmulateViewport(int64(width), desktopHeight)
 }
