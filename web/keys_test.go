@@ -28,7 +28,8 @@ func TestAnOwnerMakesAKeyLimitedToAScopeAndAProject(t *testing.T) {
 		t.Fatalf("expected the new key shown once, got %d:\n%s", code, page)
 	}
 	row := regexp.MustCompile(`<td>reader</td>(?s:.*?)</tr>`).FindString(page)
-	if !strings.Contains(row, "<td>projects:read, workspaces:read</td>") || !strings.Contains(row, "<td>"+s.hub.Project.DisplayName+"</td>") ||
+	if !strings.Contains(row, `<td data-label="Scopes">projects:read, workspaces:read</td>`) ||
+		!strings.Contains(row, `<td data-label="Projects">`+s.hub.Project.DisplayName+"</td>") ||
 		!strings.Contains(row, expires[:10]) {
 		t.Errorf("expected the key's row to show its scopes, project and expiry %s, got %s", expires, row)
 	}
