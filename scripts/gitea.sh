@@ -60,7 +60,7 @@ build() {
 	# PostgreSQL at hand (giteatest gives each Gitea a database of its own). A binary
 	# an earlier build left with SQLite serves PostgreSQL as well.
 	local tags="bindata"
-	CGO_ENABLED=0 go build -trimpath -tags "$tags" \
+	CGO_ENABLED=0 go build -trimpath -gcflags="$ENGINE_GCFLAGS" -tags "$tags" \
 		-ldflags "-s -w -X 'main.Version=${VERSION#v}' -X 'main.Tags=$tags'" \
 		-o "$tmp/gitea" . ||
 		die "go build of gitea $VERSION failed"

@@ -79,7 +79,7 @@ build_apiserver() {
 		ld+=" -X $p.gitVersion=$VERSION -X $p.gitMajor=1 -X $p.gitMinor=$MINOR"
 		ld+=" -X $p.gitTreeState=clean -X $p.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	done
-	CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver ||
+	CGO_ENABLED=0 go build -trimpath -gcflags="$ENGINE_GCFLAGS" -ldflags "$ld" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver ||
 		die "go build of kube-apiserver $VERSION failed"
 	"$tmp/kube-apiserver" --version >&2 || die "built kube-apiserver does not run"
 	# Rename into place so an interrupted build never leaves a partial binary.

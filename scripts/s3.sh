@@ -43,7 +43,7 @@ build() {
 	# same version stamps as its Makefile, so --version reports the release.
 	cd "$tmp"
 	GOWORK=off GO111MODULE=on GOFLAGS=-mod=mod GOBIN="$tmp/bin" CGO_ENABLED=0 \
-		go install -trimpath \
+		go install -trimpath -gcflags="$ENGINE_GCFLAGS" \
 		-ldflags "-s -w -X=main.Version=$VERSION -X=main.Build=module-proxy -X=main.BuildTime=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
 		"github.com/versity/versitygw/cmd/versitygw@$VERSION" ||
 		die "go install of versitygw $VERSION failed"
