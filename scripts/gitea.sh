@@ -59,6 +59,9 @@ build() {
 	# compile was a fifth of the build's CPU on a cold cache, and the tests have
 	# PostgreSQL at hand (giteatest gives each Gitea a database of its own). A binary
 	# an earlier build left with SQLite serves PostgreSQL as well.
+	for pkg in options public templates migration; do
+		go generate -tags bindata "./modules/$pkg" >&2 || die "go generate of modules/$pkg failed"
+	done
 	local tags="bindata"
 	CGO_ENABLED=0 go build -trimpath -gcflags="$ENGINE_GCFLAGS" -tags "$tags" \
 		-ldflags "-s -w -X 'main.Version=${VERSION#v}' -X 'main.Tags=$tags'" \
