@@ -32,13 +32,14 @@ const (
 )
 
 // PullOfCheck is the pull request whose head commit sha is, of a workspace of the
-// project (0: none, or sha is not its head any more).
-func (s *ForgeEvents) PullOfCheck(ctx context.Context, projectID, sha string) (int64, error) {
+// project whose events arrive at place (its TeamID; 0: none, or sha is not its head
+// any more).
+func (s *ForgeEvents) PullOfCheck(ctx context.Context, place ChatPlace, sha string) (int64, error) {
 	sha = strings.ToLower(strings.TrimSpace(sha))
 	if sha == "" {
 		return 0, nil
 	}
-	n, err := s.store.PullOfCommit(ctx, projectID, sha)
+	n, err := s.store.PullOfCommit(ctx, place.TeamID, sha)
 	if errors.Is(err, ErrNoRows) {
 		return 0, nil
 	}
@@ -74,12 +75,12 @@ func (s *ForgeEvents) CheckFixOf(ctx context.Context, sess *ForgeSession, pull i
 	return CheckFixLimit, nil
 }
 
-// RecordCheckFix records the fix of key sent on a project's pull request.
-func (s *ForgeEvents) RecordCheckFix(ctx context.Context, projectID string, pull int64, key string) error {
-	return s.store.AddForgeCheckFix(ctx, projectID, pull, key, true, s.clock.Now())
+// RecordCheckFix records the fix of key sent on the session's pull request.
+func (s *ForgeEvents) RecordCheckFix(ctx context.Context, sess *ForgeSession, pull int64, key string) error {
+	return s.store.AddForgeCheckFix(ctx, sess.Binding.ProjectID, pull, key, true, s.clock.Now())
 }
 
-// RecordCheckLimit records that the limit of a project's pull request was said.
-func (s *ForgeEvents) RecordCheckLimit(ctx context.Context, projectID string, pull int64) error {
-	return s.store.AddForgeCheckFix(ctx, projectID, pull, forgeCheckLimitKey, false, s.clock.Now())
+// RecordCheckLimit records that the limit of the session's pull request was said.
+func (s *ForgeEvents) RecordCheckLimit(ctx context.Context, sess *ForgeSession, pull int64) error {
+	return s.store.AddForgeCheckFix(ctx, sess.Binding.ProjectID, pull, forgeCheckLimitKey, false, s.clock.Now())
 }

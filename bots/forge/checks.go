@@ -22,12 +22,12 @@ const maxCheckOutput = 4 << 10
 // asked for it, so its sender (a CI bot, most often) is neither filtered as a bot nor
 // asked for write access: the delivery's signature is the trust.
 func (b *Bot) failedCheck(ctx context.Context, kind, projectID string, ev *event) ([]core.ChatNotice, error) {
-	pull, err := b.forge.PullOfCheck(ctx, projectID, ev.Check.SHA)
+	place := core.ChatPlace{Platform: kind, TeamID: projectID, ChannelID: core.RepositoryKey(ev.Repositories[0])}
+	pull, err := b.forge.PullOfCheck(ctx, place, ev.Check.SHA)
 	if pull == 0 {
 		return nil, err // no workspace's pull request has the commit as its head: stale, or not ours
 	}
-	place := core.ChatPlace{Platform: kind, TeamID: projectID, ChannelID: core.RepositoryKey(ev.Repositories[0]),
-		ThreadID: core.PullThreadID(pull)}
+	place.ThreadID = core.PullThreadID(pull)
 	a, err := b.ask(ctx, place, ev)
 	if a == nil || a.sess.FixChecks <= 0 {
 		return nil, err
@@ -47,11 +47,11 @@ func (b *Bot) failedCheck(ctx context.Context, kind, projectID string, ev *event
 		if err != nil || !taken {
 			return a.h.Said, err
 		}
-		return a.h.Said, b.forge.RecordCheckFix(ctx, projectID, pull, ev.Check.Key)
+		return a.h.Said, b.forge.RecordCheckFix(ctx, a.sess, pull, ev.Check.Key)
 	case core.CheckFixLimit:
 		// Said before it is recorded: a retry edits the same comment to the same words.
 		a.h.Say(place, fmt.Sprintf(ChecksLimit, a.sess.FixChecks))
-		return a.h.Said, b.forge.RecordCheckLimit(ctx, projectID, pull)
+		return a.h.Said, b.forge.RecordCheckLimit(ctx, a.sess, pull)
 	}
 	return nil, err
 }

@@ -180,15 +180,13 @@ type projectOut struct {
 	// Environment is the project's own environment settings (omitted: none).
 	Environment   *core.Environment `json:"environment,omitempty"`
 	FailureReason string            `json:"failureReason,omitempty"`
-	Forge         string            `json:"forge"`
-	// ForgeHandle is the handle of the project's forge events, shown by the update that
-	// sets them.
-	ForgeHandle string `json:"forgeHandle,omitempty"`
-	// TriggerLabel is the label that starts work on an issue, shown as ForgeHandle is.
-	TriggerLabel string `json:"triggerLabel,omitempty"`
 	// FixChecks is how many failed checks per pull request become follow-ups, shown as
 	// ForgeHandle is (omitted: 0, off).
-	FixChecks    int    `json:"fixChecks,omitempty"`
+	FixChecks int    `json:"fixChecks,omitempty"`
+	Forge     string `json:"forge"`
+	// ForgeHandle is the handle of the project's forge events, shown by the update that
+	// sets them.
+	ForgeHandle  string `json:"forgeHandle,omitempty"`
 	Network      string `json:"network"`
 	ProjectID    string `json:"projectId"`
 	PullRequests string `json:"pullRequests"`
@@ -196,6 +194,8 @@ type projectOut struct {
 	RemovedAt    string `json:"removedAt,omitempty"`
 	Repository   string `json:"repository"` // without credentials
 	State        string `json:"state"`
+	// TriggerLabel is the label that starts work on an issue, shown as ForgeHandle is.
+	TriggerLabel string `json:"triggerLabel,omitempty"`
 }
 
 func projectOf(p *core.Project) projectOut {

@@ -15,7 +15,7 @@ import (
 // the bot with its platform), or a runtime's credentials. A method of a group that a
 // front-end holds takes one of them, so a handler cannot act across tenants.
 var scopes = map[string]bool{
-	"*Account": true, "*ChatSession": true, "ChatPlace": true, "ChatAction": true,
+	"*Account": true, "*ChatSession": true, "*ForgeSession": true, "ChatPlace": true, "ChatAction": true,
 	"ChatArrival": true, "RuntimeCaller": true, "*AppSession": true,
 }
 
