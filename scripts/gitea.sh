@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real Gitea for tests: its REST API and git over smart HTTP, on PostgreSQL, used by
+# A real Gitea for tests: its REST API and git over smart HTTP, on SQLite, used by
 # internal/testkit/giteatest (the Gitea forge adapter's tests). Idempotent: a second run only
 # prints the path.
 #
@@ -33,6 +33,7 @@ OUT=$CACHE/$VERSION/gitea
 
 build() {
 	command -v go >/dev/null || die "go not found on PATH (needed to build gitea)"
+	command -v gcc >/dev/null || die "gcc not found on PATH (needed for gitea's SQLite driver, through cgo)"
 	mkdir -p "$(dirname "$OUT")"
 	local tmp start dir pkg
 	tmp=$(mktemp -d)
@@ -55,15 +56,14 @@ build() {
 	# templates, which repository creation reads) and public assets into the binary, so
 	# it runs from any directory. Their archives are generated first, as Gitea's
 	# Makefile does; public/ holds no compiled frontend (that takes node), which only
-	# the web pages would use. No SQLite: its driver is cgo (mattn/go-sqlite3), whose C
-	# compile was a fifth of the build's CPU on a cold cache, and the tests have
-	# PostgreSQL at hand (giteatest gives each Gitea a database of its own). A binary
-	# an earlier build left with SQLite serves PostgreSQL as well.
+	# the web pages would use. SQLite is mattn/go-sqlite3 behind the sqlite tags, so
+	# cgo (gcc); sqlite_unlock_notify as Gitea's releases have it, for concurrent
+	# writers.
 	for pkg in options public templates migration; do
 		go generate -tags bindata "./modules/$pkg" >&2 || die "go generate of modules/$pkg failed"
 	done
-	local tags="bindata"
-	CGO_ENABLED=0 go build -trimpath -gcflags="$ENGINE_GCFLAGS" -tags "$tags" \
+	local tags="bindata sqlite sqlite_unlock_notify"
+	CGO_ENABLED=1 go build -trimpath -gcflags="$ENGINE_GCFLAGS" -tags "$tags" \
 		-ldflags "-s -w -X 'main.Version=${VERSION#v}' -X 'main.Tags=$tags'" \
 		-o "$tmp/gitea" . ||
 		die "go build of gitea $VERSION failed"

@@ -21,7 +21,9 @@ import (
 // and goes on with the queue.
 func TestWorkerWhoseRenewalsFailLosesTheClaimAndDoesNotRecord(t *testing.T) {
 	t.Parallel()
-	const leaseFor = 2 * time.Second
+	// Each renewal may take a third of the lease: at 2 s, two of these tests lost
+	// their leases together when a loaded machine's database stalled for a second.
+	const leaseFor = 3 * time.Second
 	h, px := hubtest.StartBehindProxy(t, leaseFor)
 	id, checkout := startWaitingTurn(t, h)
 	px.Cut()
@@ -50,13 +52,14 @@ func TestLeaseFollowsTheDatabaseClock(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t, hubtest.WithJobs(), hubtest.WithClock(hubtest.NewClock()),
 		hubtest.WithAgentCommand("agent_1", hubtest.WaitingAgent),
-		// Each renewal may take a third of the lease: at 600 ms, a busy machine's
-		// database was slower than that, and the lease was lost for want of it.
-		hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 2 * time.Second }))
+		// Each renewal may take a third of the lease: at 600 ms, and once at 2 s, a
+		// busy machine's database was slower than that, and the lease was lost for
+		// want of it.
+		hubtest.WithConfig(func(c *hub.Config) { c.LeaseFor = 3 * time.Second }))
 	id := hubtest.CreateWorkspace(t, h, "wait for it")
 	checkout := filepath.Join(h.Config.DataDir, "workspaces", id, "checkout")
 	hubtest.WaitForFile(t, filepath.Join(checkout, ".started"))
-	time.Sleep(5 * time.Second) // sleep: a turn that lasts several leases by the database's clock is the case under test
+	time.Sleep(7 * time.Second) // sleep: a turn that lasts several leases by the database's clock is the case under test
 	hubtest.Touch(t, filepath.Join(checkout, ".go"))
 	hubtest.WaitFor(t, h, id, "one turn answered", hubtest.IdleAfterTurns(1))
 	// A second record of the first turn would come before a second turn's answer.

@@ -1,6 +1,6 @@
 // Package giteatest runs a real Gitea for tests: its REST API and git over smart HTTP,
-// on a loopback port, on a PostgreSQL database of its own (the tests' server,
-// DATABASE_URL), with an administrator and an access token made for the test.
+// on a loopback port, on SQLite in a temporary directory, with an administrator and
+// an access token made for the test.
 //
 // The binary comes from `bash scripts/gitea.sh`, which builds it from the Go module
 // proxy into a per-user cache. Tests skip, saying so, when it is missing.
@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	"time"
 
 	"code.gitea.io/sdk/gitea"
-	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/internal/testkit/enginetest"
 )
 
@@ -117,8 +115,8 @@ LFS_START_SERVER = false
 APP_DATA_PATH = %[1]s/data
 
 [database]
-DB_TYPE = postgres
-%[5]s
+DB_TYPE = sqlite3
+PATH = %[1]s/data/gitea.db
 
 [repository]
 ROOT = %[1]s/repositories
@@ -183,23 +181,10 @@ ALLOWED_HOST_LIST = loopback
 [log]
 MODE = console
 LEVEL = Info
-`, s.dir, port, root, enginetest.RandomHex(t, 16), database(t))
+`, s.dir, port, root, enginetest.RandomHex(t, 16))
 	if err := os.WriteFile(s.config, []byte(ini), 0o600); err != nil {
 		t.Fatalf("giteatest: %v", err)
 	}
-}
-
-// database is app.ini's [database] settings of a new, empty PostgreSQL database on the
-// tests' server, dropped when the test ends: Gitea makes its tables in it.
-func database(t testing.TB) string {
-	t.Helper()
-	u, err := url.Parse(pgtest.NewEmptyDatabase(t))
-	if err != nil {
-		t.Fatalf("giteatest: the test database's URL: %v", err)
-	}
-	password, _ := u.User.Password()
-	return fmt.Sprintf("HOST = %s\nNAME = %s\nUSER = %s\nPASSWD = `%s`\nSSL_MODE = disable\n",
-		u.Host, strings.TrimPrefix(u.Path, "/"), u.User.Username(), password)
 }
 
 // setPort changes the port in app.ini for another attempt. Gitea itself adds the
