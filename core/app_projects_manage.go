@@ -137,6 +137,7 @@ func (s *AppProjects) Add(ctx context.Context, a *AppSession, in AppProjectInput
 	if err != nil {
 		return nil, err
 	}
+	p.RemoteGuarded = true // an owner's repository: the hub's git reaches it at public addresses only
 	err = s.admin.store.InTx(ctx, func(q Queries) error {
 		// Each project is a mirror on the hub's disk: owners add a bounded number.
 		live, err := q.ListProjects(ctx, a.AccountID)

@@ -79,6 +79,11 @@ type Project struct {
 	// Environment is the project's own environment settings (JSON of an Environment),
 	// which win over the repository's files; nil when it has none.
 	Environment []byte
+	// RemoteGuarded keeps the hub's git to public addresses for this repository: set
+	// when an account's owner gave it in the app (the operator's repositories may be
+	// on the hub's own network). Its name was checked then; what it resolves to is
+	// checked, and pinned, at every git command.
+	RemoteGuarded bool
 }
 
 // ProjectQueries are the store statements of connected repositories (projects).

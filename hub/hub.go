@@ -172,7 +172,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		return nil, fmt.Errorf("WSHUB_COMMIT_AUTHOR: %w", err)
 	}
 	// Each project's git uses its own credential; the hub-wide one is the fallback.
-	creds := &gitrepo.ProjectCredentials{KeyDir: filepath.Join(cfg.DataDir, "keys"), Apps: &github.Apps{}}
+	creds := &gitrepo.ProjectCredentials{KeyDir: filepath.Join(cfg.DataDir, "keys"), Apps: &github.Apps{},
+		Guard: &gitrepo.RemoteGuard{Resolver: cfg.WebhookResolver, AllowLoopback: cfg.WebhookAllowInsecure}}
 	if token := cmp.Or(cfg.GitHTTPSToken, strings.TrimSpace(cfg.GitHTTPSTokenFile)); token != "" || cfg.GitSSHKeyFile != "" {
 		creds.Fallback = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
 	}

@@ -122,8 +122,8 @@ func TestAnOwnerAddsAProjectSeesItMirrorAndFixesIt(t *testing.T) {
 	if got := seen(); !slices.Contains(got, other) {
 		t.Fatalf("expected the new credential tried, got %q", got)
 	}
-	if q := s.projectNamed("private app"); !bytes.Equal(q.SealedCredential, kept) || q.State != core.ProjectReady {
-		t.Fatalf("expected the project ready with its credential, got %+v", q)
+	if q := s.projectNamed("private app"); !bytes.Equal(q.SealedCredential, kept) || q.State != core.ProjectReady || !q.RemoteGuarded {
+		t.Fatalf("expected the project ready with its credential, its remote guarded as an owner's, got %+v", q)
 	}
 
 	// A branch the repository lacks is refused in words, the form kept; the settings change.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"strings"
 
 	"github.com/wshub/wshub/core"
 )
@@ -34,6 +33,8 @@ type Credentials struct {
 	// Own marks a project's own credentials: its git gets nothing of the hub user's
 	// (ssh agent, ssh command, askpass), so one project cannot borrow another's access.
 	Own bool
+	// pin is the checked address a guarded remote's git connects to (nil: unguarded).
+	pin *remotePin
 }
 
 // Apps mints GitHub App installation tokens (adapters/forge/github.Apps), cached until
@@ -51,10 +52,35 @@ type ProjectCredentials struct {
 	Apps Apps
 	// KeyDir is where SSH deploy keys are written for a command (Credentials.KeyDir).
 	KeyDir string
+	// Guard checks and pins the remotes of projects marked RemoteGuarded (nil: the
+	// system's resolver, no loopback).
+	Guard *RemoteGuard
 }
 
-// For returns the credentials of p's git. A nil receiver has none.
+// For returns the credentials of p's git, pinned to the address checked when p's
+// remote is guarded. A nil receiver has none (and refuses a guarded remote).
 func (pc *ProjectCredentials) For(ctx context.Context, p *core.Project) (*Credentials, error) {
+	c, err := pc.credentials(ctx, p)
+	if err != nil || p == nil || !p.RemoteGuarded {
+		return c, err
+	}
+	if pc == nil {
+		return nil, errors.New("this hub cannot check a repository given in the app")
+	}
+	pin, err := cmp.Or(pc.Guard, &RemoteGuard{}).pin(ctx, p.Repository)
+	if err != nil {
+		return nil, err
+	}
+	pinned := Credentials{}
+	if c != nil {
+		pinned = *c // a copy: Fallback is shared by every project
+	}
+	pinned.pin = pin
+	return &pinned, nil
+}
+
+// credentials are p's own, or the hub-wide Fallback.
+func (pc *ProjectCredentials) credentials(ctx context.Context, p *core.Project) (*Credentials, error) {
 	if pc == nil {
 		return nil, nil
 	}
@@ -130,10 +156,14 @@ const tokenHelper = `!f() { test "$1" = get && printf 'username=%s\npassword=%s\
 // args are the configuration the credentials add to a git command line: no credential
 // helper from anywhere else, then the token's.
 func (c *Credentials) args() []string {
-	if c == nil || c.HTTPSToken == "" {
+	if c == nil {
 		return nil
 	}
-	return []string{"-c", "credential.helper=", "-c", "credential.helper=" + tokenHelper}
+	args := c.pin.args()
+	if c.HTTPSToken == "" {
+		return args
+	}
+	return append(args, "-c", "credential.helper=", "-c", "credential.helper="+tokenHelper)
 }
 
 // env is what the credentials add to git's environment (later entries win); keyFile is
@@ -151,7 +181,9 @@ func (c *Credentials) env(keyFile string) []string {
 		env = append(env, "WSHUB_GIT_HTTPS_USER="+user, "WSHUB_GIT_HTTPS_TOKEN="+c.HTTPSToken)
 	}
 	if key := cmp.Or(keyFile, c.SSHKeyFile); key != "" {
-		env = append(env, "GIT_SSH_COMMAND=ssh -i '"+strings.ReplaceAll(key, "'", `'\''`)+"' -o IdentitiesOnly=yes -o BatchMode=yes")
+		env = append(env, "GIT_SSH_COMMAND=ssh -i "+shellQuote(key)+" -o IdentitiesOnly=yes -o BatchMode=yes"+c.pin.sshOptions())
+	} else if c.pin != nil && c.pin.ssh {
+		env = append(env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes"+c.pin.sshOptions())
 	}
 	return env
 }

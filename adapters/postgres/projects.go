@@ -29,6 +29,7 @@ type projectRow struct {
 	UpdatedAt     time.Time  `db:"updated_at"`
 	RemovedAt     *time.Time `db:"removed_at"`
 	Environment   []byte     `db:"environment"`
+	RemoteGuarded bool       `db:"remote_guarded"`
 }
 
 func (r *projectRow) core() *core.Project {
@@ -36,20 +37,22 @@ func (r *projectRow) core() *core.Project {
 		DefaultBranch: r.DefaultBranch, State: r.State, FailureReason: r.FailureReason, Push: r.Push, Network: r.Network,
 		Forge: r.Forge, PullRequests: r.PullRequests, CredentialKind: r.CredKind, SealedCredential: r.CredSealed,
 		MirrorPath: r.MirrorPath, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, RemovedAt: r.RemovedAt,
-		Environment: r.Environment}
+		Environment: r.Environment, RemoteGuarded: r.RemoteGuarded}
 }
 
 const projectColumns = `id, account_id, repository, display_name, default_branch, state, failure_reason, push,
-	network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at, removed_at, environment`
+	network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at, removed_at, environment,
+	remote_guarded`
 
 func (q queries) CreateProject(ctx context.Context, p *core.Project) (err error) {
 	defer wrapErr(&err, "create project")
 	_, err = q.exec(ctx, `INSERT INTO projects (id, account_id, repository, display_name, default_branch, state,
-		failure_reason, push, network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at, environment)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		failure_reason, push, network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at, environment,
+		remote_guarded)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		p.ID, p.AccountID, p.Repository, p.DisplayName, p.DefaultBranch, p.State, p.FailureReason, p.Push,
 		p.Network, p.Forge, cmp.Or(p.PullRequests, core.PullRequestsOff), p.CredentialKind, nilIfEmpty(p.SealedCredential),
-		p.MirrorPath, p.CreatedAt, p.UpdatedAt, jsonOrNull(p.Environment))
+		p.MirrorPath, p.CreatedAt, p.UpdatedAt, jsonOrNull(p.Environment), p.RemoteGuarded)
 	return err
 }
 

@@ -8,18 +8,8 @@ import (
 	"slices"
 	"syscall"
 
-	"code.dny.dev/ssrf"
+	"github.com/wshub/wshub/adapters/netguard"
 )
-
-// guardian refuses the IANA special-purpose ranges (loopback, RFC 1918, link-local,
-// CGNAT 100.64/10, 0/8, multicast, reserved; for IPv6 everything outside 2000::/3,
-// which covers ::1, ::, fc00::/7, fe80::/10, ff00::/8 and IPv4-mapped addresses) and
-// every network but tcp4/tcp6. Webhook receivers may listen on any port, so ports are
-// not restricted.
-var guardian = ssrf.New(ssrf.WithAnyPort())
-
-// cgnat is not in netip's predicates, so the standard-library check names it.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 
 // refusedError is what checkDial returns; Send reports its text as the attempt error.
 type refusedError struct {
@@ -35,33 +25,18 @@ func (e *refusedError) Error() string {
 }
 func (e *refusedError) Unwrap() error { return e.reason }
 
-// checkDial is the secure dialer's Control function. It runs after the name has been
-// resolved and the socket created, but before connect, with the very address the socket
-// is about to reach: a name that resolves (or re-resolves, DNS rebinding) to an inside
-// address is refused here whatever it resolved to at registration.
+// checkDial is the secure dialer's Control function (netguard.Safe): a name that
+// resolves (or re-resolves, DNS rebinding) to an inside address is refused at connect
+// whatever it resolved to at registration.
 func checkDial(network, address string, c syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return &refusedError{addr: address, reason: err}
 	}
-	if err := guardian.Safe(network, address, c); err != nil {
+	if err := netguard.Safe(network, address, c); err != nil {
 		return &refusedError{addr: ap.Addr().String(), reason: err}
 	}
-	// A second, independent opinion from the standard library: the guardian's tables
-	// are generated data, and one dropped prefix in an upgrade must not open the inside.
-	if stdlibDenied(ap.Addr()) {
-		return &refusedError{addr: ap.Addr().String(), reason: ssrf.ErrProhibitedIP}
-	}
 	return nil
-}
-
-// stdlibDenied reports the ranges behaviour.md names (loopback, private, link-local,
-// CGNAT, unique-local, multicast, unspecified), looking through IPv4-mapped IPv6.
-func stdlibDenied(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	return !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified() ||
-		ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || cgnat.Contains(ip)
 }
 
 // errHubAddress is a refusal of an address the hub's public host resolves to.

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"code.dny.dev/ssrf"
+
+	"github.com/wshub/wshub/adapters/netguard"
 )
 
 func TestCheckDial(t *testing.T) {
@@ -57,10 +59,10 @@ func TestCheckDial(t *testing.T) {
 			}
 			// Each layer holds on its own: the library, and the standard-library check.
 			ip := netip.MustParseAddr(tc.ip)
-			if got := guardian.SafeAddr(ip) == nil; got != tc.allowed {
-				t.Errorf("ssrf guardian alone: expected allowed=%v, got %v", tc.allowed, got)
+			if got := netguard.SafeAddr(ip) == nil; got != tc.allowed {
+				t.Errorf("netguard.SafeAddr: expected allowed=%v, got %v", tc.allowed, got)
 			}
-			if got := !stdlibDenied(ip); got != tc.allowed {
+			if got := !netguard.StdlibDenied(ip); got != tc.allowed {
 				t.Errorf("stdlib check alone: expected allowed=%v, got %v", tc.allowed, got)
 			}
 		})
