@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/sync/errgroup"
@@ -27,6 +28,7 @@ import (
 	"github.com/wshub/wshub/adapters/kube"
 	"github.com/wshub/wshub/adapters/machines"
 	"github.com/wshub/wshub/adapters/metrics"
+	"github.com/wshub/wshub/adapters/netguard"
 	"github.com/wshub/wshub/adapters/postgres"
 	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/adapters/seal"
@@ -177,6 +179,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	if token := cmp.Or(cfg.GitHTTPSToken, strings.TrimSpace(cfg.GitHTTPSTokenFile)); token != "" || cfg.GitSSHKeyFile != "" {
 		creds.Fallback = &gitrepo.Credentials{HTTPSUser: cfg.GitHTTPSUser, HTTPSToken: token, SSHKeyFile: cfg.GitSSHKeyFile}
 	}
+	guardedForge := netguard.Client(30*time.Second, cfg.WebhookAllowInsecure)
 	// A cache of each project's repository on this hub's disk: one that lacks it clones
 	// it when it first needs it (Refresh).
 	mirror := &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Auth: creds}
@@ -254,11 +257,12 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 			Git: cfg.DiffGit, LargeFile: cfg.DiffLargeFile, Confine: confine},
 		DiffLimits: core.DiffLimits{PerAccount: cfg.MaxDiffsPerAccount, Timeout: cfg.DiffTimeout},
 		AppLimits:  core.AppLimits{Idle: cfg.AppSessionIdle, Max: cfg.AppSessionMax},
-		// Pull requests go through each forge's own client, with the project's token.
+		// Pull requests go through each forge's own client, with the project's token;
+		// a repository an owner gave is called at public addresses only, as its git is.
 		Forges: core.Forges{
-			core.ForgeGitHub: &github.Forge{Token: creds.Token},
-			core.ForgeGitLab: &gitlab.Forge{Token: creds.Token},
-			core.ForgeGitea:  &gitea.Forge{Token: creds.Token},
+			core.ForgeGitHub: &github.Forge{Token: creds.Token, GuardedHTTPClient: guardedForge},
+			core.ForgeGitLab: &gitlab.Forge{Token: creds.Token, GuardedHTTPClient: guardedForge},
+			core.ForgeGitea:  &gitea.Forge{Token: creds.Token, GuardedHTTPClient: guardedForge},
 		},
 		PublicURL: cfg.PublicURL,
 		// Caches are packed and unpacked in the local workspaces' directories.

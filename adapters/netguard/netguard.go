@@ -5,8 +5,11 @@
 package netguard
 
 import (
+	"net"
+	"net/http"
 	"net/netip"
 	"syscall"
+	"time"
 
 	"code.dny.dev/ssrf"
 )
@@ -58,4 +61,20 @@ func StdlibDenied(ip netip.Addr) bool {
 	return !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified() ||
 		ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || cgnat.Contains(ip)
+}
+
+// Client is an HTTP client that dials public addresses only (loopback too when
+// allowLoopback: tests and development), checked at connect, so a redirect or a
+// name rebound inside reaches nothing there. It uses no proxy from the environment:
+// a proxy would dial on the client's behalf, unchecked. Calls are bounded by timeout.
+func Client(timeout time.Duration, allowLoopback bool) *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second, Control: func(network, address string, c syscall.RawConn) error {
+		if ap, err := netip.ParseAddrPort(address); err == nil && allowLoopback && ap.Addr().Unmap().IsLoopback() {
+			return nil
+		}
+		return Safe(network, address, c)
+	}}
+	t := &http.Transport{DialContext: d.DialContext, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second,
+		ResponseHeaderTimeout: timeout, IdleConnTimeout: 90 * time.Second, MaxIdleConns: 32}
+	return &http.Client{Timeout: timeout, Transport: t}
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	sdk "code.gitea.io/sdk/gitea"
+
+	"github.com/wshub/wshub/adapters/forge/remote"
 	"github.com/wshub/wshub/core"
 )
 
@@ -25,6 +27,9 @@ type Forge struct {
 	// accepts a connection and never answers does not hold the caller past it even when
 	// the context has no deadline.
 	HTTPClient *http.Client
+	// GuardedHTTPClient makes the calls of a project whose repository an account's
+	// owner gave (nil: one that dials public addresses only), as the hub's git does.
+	GuardedHTTPClient *http.Client
 }
 
 var _ core.Forge = (*Forge)(nil)
@@ -161,10 +166,7 @@ func (f *Forge) client(ctx context.Context, p *core.Project) (*sdk.Client, repos
 		return nil, r, "", &core.ForgeRefusal{Reason: fmt.Sprintf(
 			"there is no token for %s on %s: give the project a credential, or the hub a token", r, r.api)}
 	}
-	hc := f.HTTPClient
-	if hc == nil {
-		hc = defaultClient
-	}
+	hc := remote.Client(p, f.HTTPClient, f.GuardedHTTPClient, defaultClient)
 	// SetGiteaVersion("") skips the SDK's version probe (a request of its own before
 	// each call); every call made here is in Gitea since 1.11.
 	c, err := sdk.NewClient(r.api, sdk.SetHTTPClient(hc), sdk.SetContext(ctx), sdk.SetGiteaVersion(""),

@@ -28,6 +28,9 @@ type Forge struct {
 	// HTTPClient makes the calls (nil: one with a 30 s timeout). Nothing is retried:
 	// a refusal is shown to a person, and a retry is theirs or the next push's.
 	HTTPClient *http.Client
+	// GuardedHTTPClient makes the calls of a project whose repository an account's
+	// owner gave (nil: one that dials public addresses only), as the hub's git does.
+	GuardedHTTPClient *http.Client
 }
 
 var _ core.Forge = (*Forge)(nil)
@@ -84,10 +87,7 @@ func (f *Forge) client(ctx context.Context, p *core.Project) (*gh.Client, repo, 
 		return nil, repo{}, &core.ForgeRefusal{Reason: fmt.Sprintf("there is no token for %s/%s on %s: give the project a credential, or the hub a token",
 			owner, name, strings.TrimSuffix(base, "/"))}
 	}
-	hc := f.HTTPClient
-	if hc == nil {
-		hc = defaultClient
-	}
+	hc := remote.Client(p, f.HTTPClient, f.GuardedHTTPClient, defaultClient)
 	c, err := gh.NewClient(gh.WithHTTPClient(hc), gh.WithURLs(&base, nil), gh.WithAuthToken(token), gh.WithUserAgent("wshub"))
 	if err != nil {
 		return nil, repo{}, fmt.Errorf("github: client for %s: %w", base, err)

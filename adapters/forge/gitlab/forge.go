@@ -31,6 +31,9 @@ type Forge struct {
 	// HTTPClient makes the calls (nil: one with a 30 s timeout). Nothing is retried:
 	// client-go's retries are turned off, as a refusal is shown to a person.
 	HTTPClient *http.Client
+	// GuardedHTTPClient makes the calls of a project whose repository an account's
+	// owner gave (nil: one that dials public addresses only), as the hub's git does.
+	GuardedHTTPClient *http.Client
 }
 
 var _ core.Forge = (*Forge)(nil)
@@ -71,10 +74,7 @@ func (f *Forge) client(ctx context.Context, p *core.Project) (*gl.Client, projec
 		return nil, project{}, &core.ForgeRefusal{Reason: fmt.Sprintf("there is no token for %s on %s: give the project a credential, or the hub a token",
 			path, strings.TrimSuffix(base, "/api/v4"))}
 	}
-	hc := f.HTTPClient
-	if hc == nil {
-		hc = defaultClient
-	}
+	hc := remote.Client(p, f.HTTPClient, f.GuardedHTTPClient, defaultClient)
 	// A copy: client-go sets options on the client it is given (a cookie jar, a
 	// transport's interceptors), and this one is shared.
 	own := *hc

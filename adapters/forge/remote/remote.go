@@ -6,9 +6,12 @@ package remote
 
 import (
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/wshub/wshub/adapters/netguard"
 	"github.com/wshub/wshub/core"
 )
 
@@ -92,4 +95,24 @@ func loopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// guardedDefault is the client of a guarded project's calls when the forge was given
+// none: public addresses only.
+var guardedDefault = netguard.Client(30*time.Second, false)
+
+// Client is the HTTP client of p's forge calls: guarded (nil: public addresses only)
+// when p's repository was given by an account's owner, whose name may lead inside the
+// hub's network; otherwise open (nil: fallback), as the operator's forges may be there.
+func Client(p *core.Project, open, guarded, fallback *http.Client) *http.Client {
+	if p != nil && p.RemoteGuarded {
+		if guarded == nil {
+			return guardedDefault
+		}
+		return guarded
+	}
+	if open == nil {
+		return fallback
+	}
+	return open
 }

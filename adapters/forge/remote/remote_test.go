@@ -2,9 +2,13 @@ package remote
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/wshub/wshub/adapters/netguard"
 	"github.com/wshub/wshub/core"
 )
 
@@ -53,5 +57,24 @@ func TestARefusalDoesNotRepeatCredentialsInTheURL(t *testing.T) {
 	_, err := Parse("http://user:s3cret@example.com/acme/widgets.git")
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("expected a refusal without the password, got %v", err)
+	}
+}
+
+// A project whose repository an owner gave is called at public addresses only; the
+// operator's projects through the client the forge was given, which may reach inside.
+func TestAGuardedProjectsForgeCallsStayOutside(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(srv.Close)
+	open := &http.Client{Timeout: 5 * time.Second}
+	operators := &core.Project{Repository: srv.URL + "/org/repo.git"}
+	owners := &core.Project{Repository: srv.URL + "/org/repo.git", RemoteGuarded: true}
+	resp, err := Client(operators, nil, nil, open).Get(srv.URL)
+	if err != nil {
+		t.Fatalf("expected an operator's project to reach its forge on loopback, got %v", err)
+	}
+	_ = resp.Body.Close()
+	if _, err := Client(owners, open, nil, open).Get(srv.URL); !errors.Is(err, netguard.ErrProhibited) {
+		t.Fatalf("expected an owner's project refused a forge on loopback, got %v", err)
 	}
 }
