@@ -110,7 +110,7 @@ func (s *Admin) CreateLimitedAPIKey(ctx context.Context, in NewKeyInput) (*APIKe
 		if key, secret, err = createAPIKey(ctx, q, s.kernel, s.workspaces.quotas, acct, in, ""); err != nil {
 			return err
 		}
-		return operatorAudit(ctx, q, acct.ID, key.CreatedAt, AuditKeyCreated, key.ID, key.Name)
+		return operatorAudit(ctx, q, acct.ID, key.CreatedAt, AuditKeyCreated, key.ID, key.Limits.auditDetail(key.Name))
 	})
 	return key, secret, err
 }

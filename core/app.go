@@ -412,7 +412,7 @@ func (s *App) CreateKey(ctx context.Context, a *AppSession, in NewKeyInput) (*AP
 		if key, secret, err = createAPIKey(ctx, q, s.kernel, s.quotas, acct, in, a.Member.ID); err != nil {
 			return err
 		}
-		return a.audit(ctx, q, key.CreatedAt, AuditKeyCreated, key.ID, key.Name)
+		return a.audit(ctx, q, key.CreatedAt, AuditKeyCreated, key.ID, key.Limits.auditDetail(key.Name))
 	})
 	return key, secret, err
 }

@@ -36,6 +36,25 @@ type KeyLimits struct {
 	ExpiresAt *time.Time
 }
 
+// auditDetail is the key's name and, for a limited key, its limits, as the audit log
+// records its creation: who made a key that reaches what, kept after the key is gone.
+func (l KeyLimits) auditDetail(name string) string {
+	if !l.Limited() {
+		return name + " (full access)"
+	}
+	var parts []string
+	if l.Scopes != nil {
+		parts = append(parts, "scopes "+JoinKeyScopes(l.Scopes))
+	}
+	if l.Projects != nil {
+		parts = append(parts, "projects "+strings.Join(l.Projects, ", "))
+	}
+	if l.ExpiresAt != nil {
+		parts = append(parts, "expires "+l.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return name + " (" + strings.Join(parts, "; ") + ")"
+}
+
 // Limited reports whether the key is limited in any way.
 func (l KeyLimits) Limited() bool { return l.Scopes != nil || l.Projects != nil || l.ExpiresAt != nil }
 

@@ -3,6 +3,7 @@ package web_test
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,16 @@ func TestAnOwnerMakesAKeyLimitedToAScopeAndAProject(t *testing.T) {
 	}
 	s.hub.Call("GET", "/v1/api/projects", m[1], nil).Expect(t, 200, "")
 	s.hub.Call("GET", "/v1/api/webhooks", m[1], nil).Expect(t, 403, core.CodeKeyScopeRequired)
+	// The audit log keeps what the key reaches, beside who made it.
+	entries, err := s.hub.PG().ListAudit(t.Context(), s.hub.Account.ID, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "reader (scopes projects:read, workspaces:read; projects " + s.hub.Project.ID + "; expires " + expires[:10]
+	if i := slices.IndexFunc(entries, func(e *core.AuditEntry) bool { return e.Action == core.AuditKeyCreated }); i < 0 ||
+		!strings.HasPrefix(entries[i].Detail, want) {
+		t.Errorf("expected the key's creation audited with its limits %q, got %+v", want, entries)
+	}
 
 	// A scope the hub does not know is refused in words, and no key is made.
 	code, _, page = s.post("/app/keys", url.Values{"csrf": {csrfOf(t, page)}, "name": {"bad"}, "scopes": {"everything"}})
