@@ -874,7 +874,7 @@ func TestTheAuditLogNamesTheClientBehindATrustedProxyOnly(t *testing.T) {
 		if code, _, _ := read(t, res); code != 201 {
 			t.Fatalf("expected the key created, got %d", code)
 		}
-		if _, _, page := s.get("/app/audit"); !regexp.MustCompile(`proxied</td>\s*<td data-label="From">` + regexp.QuoteMeta(tt.want) + `</td>`).MatchString(page) {
+		if _, _, page := s.get("/app/audit"); !regexp.MustCompile(`proxied \(full access\)</td>\s*<td data-label="From">` + regexp.QuoteMeta(tt.want) + `</td>`).MatchString(page) {
 			t.Errorf("trusting %v: expected the entry from %s:\n%s", tt.trusted, tt.want, page)
 		}
 	}
