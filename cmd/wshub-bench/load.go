@@ -50,12 +50,17 @@ type baseline struct {
 
 // load runs clients keep-alive clients for r.dur, each sending next(i) in a loop.
 func (r *run) load(ctx context.Context, base, name string, clients int, next func(client int) request) result {
-	tr := &http.Transport{MaxIdleConns: clients, MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	// Warm up: connections open, caches filled.
-	for i := range clients {
-		_, _, _ = do(ctx, hc, base, r.key, next(i))
+	// One connection per client, as keep-alive clients hold them.
+	conns := make([]*rawConn, clients)
+	for i := range conns {
+		c, err := newRawConn(base)
+		if err != nil {
+			panic(err) // the bench's own URL
+		}
+		defer c.close()
+		conns[i] = c
+		// Warm up: connections open, caches filled.
+		_, _, _ = c.do(ctx, r.key, next(i))
 	}
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -72,7 +77,7 @@ func (r *run) load(ctx context.Context, base, name string, clients int, next fun
 			errs, size := 0, 0
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				start := time.Now()
-				n, ok, _ := do(ctx, hc, base, r.key, next(i))
+				n, ok, _ := conns[i].do(ctx, r.key, next(i))
 				mine = append(mine, time.Since(start))
 				if !ok {
 					errs++
