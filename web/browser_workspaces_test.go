@@ -29,29 +29,43 @@ func TestInABrowserAMemberStartsAWorkspaceAndReadsTheReply(t *testing.T) {
 	}
 	b.Follow(t, `a[href="/app/workspaces/new"]`)
 	picture("workspace-new")
-	// Anything here that ran would set a flag or open a dialog (which would hold the
-	// page, and the test's next step, until it timed out).
-	b.FillByLabel(t, "What should the agent do?", "say **done** <img src=x onerror=window.__y=1> <script>window.__x=1</script> "+
-		"<img src=x onerror=alert(1)> [x](javascript:alert(1)) <script>alert(1)</script>")
+	b.FillByLabel(t, "What should the agent do?", "Add a README\n\nIt should say **done**.")
 	b.FillByLabel(t, "Model", "test-model")
 	if code := b.Submit(t, `form[action="/app/workspaces"]`); code != http.StatusOK || !strings.HasPrefix(pathOf(t, b), "/app/workspaces/ws_") {
 		t.Fatalf("expected the new workspace's page, got %d at %s", code, b.URL(t))
 	}
 	page := b.URL(t)
 	// The page is drawn on the server: read it again until the reply is there.
+	reloadUntil(t, b, page, "echo: Add a README")
+	if meta := b.Text(t, ".message.user .meta"); !strings.Contains(meta, "Ada Lovelace") {
+		t.Errorf("expected the prompt by Ada, got %q", meta)
+	}
+	// The prompt's paragraphs are spaced as the reply's, its newlines between them not
+	// read as blank lines.
+	var gaps []float64
+	b.Eval(t, `[".text", ".reply"].map(c => { const p = document.querySelectorAll(c + " p");
+		return p[1].getBoundingClientRect().top - p[0].getBoundingClientRect().bottom })`, &gaps)
+	if len(gaps) != 2 || gaps[0] != gaps[1] {
+		t.Errorf("expected the prompt's paragraphs spaced as the reply's, got gaps %v px", gaps)
+	}
+	picture("workspace")
+	// Anything here that ran would set a flag or open a dialog (which would hold the
+	// page, and the test's next step, until it timed out).
+	b.FillByLabel(t, "Message", "say **done** <img src=x onerror=window.__y=1> <script>window.__x=1</script> "+
+		"<img src=x onerror=alert(1)> [x](javascript:alert(1)) <script>alert(1)</script>")
+	if code := b.Follow(t, `#send button[type="submit"]`); code != http.StatusOK {
+		t.Fatalf("expected the message sent, got %d", code)
+	}
 	reloadUntil(t, b, page, "echo: say")
 	var inert bool
 	b.Eval(t, `window.__x === undefined && window.__y === undefined &&
 		document.querySelectorAll(".reply img, .reply script, .text img, .text script, a[href^='javascript:']").length === 0 &&
-		document.querySelector(".reply strong").textContent === "done" &&
-		document.querySelector(".text strong").textContent === "done"`, &inert)
+		[...document.querySelectorAll(".reply strong")].every(e => e.textContent === "done") &&
+		[...document.querySelectorAll(".text strong")].every(e => e.textContent === "done") &&
+		document.querySelectorAll(".reply strong").length === 2`, &inert)
 	if !inert {
-		t.Errorf("expected the prompt and the reply rendered from Markdown with nothing run or embedded: %q", b.Text(t, "main"))
+		t.Errorf("expected the prompts and the replies rendered from Markdown with nothing run or embedded: %q", b.Text(t, "main"))
 	}
-	if meta := b.Text(t, ".message.user .meta"); !strings.Contains(meta, "Ada Lovelace") {
-		t.Errorf("expected the prompt by Ada, got %q", meta)
-	}
-	picture("workspace")
 	b.Open(t, s.hub.URL+"/app/workspaces?mine=1")
 	if list := b.Text(t, "table"); !strings.Contains(list, strings.TrimPrefix(page, s.hub.URL+"/app/workspaces/")) || !strings.Contains(list, "Ada Lovelace") {
 		t.Errorf("expected the workspace among Ada's, got %q", list)
