@@ -31,6 +31,7 @@ import (
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/adapters/seal"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/jobs"
 )
 
 // HostID is the host the harness's worker serves: its local workspaces are claimed
@@ -83,6 +84,7 @@ func New(t testing.TB, edit ...func(*core.Deps)) *Core {
 		// account's own, which come first.
 		Quotas: core.Quotas{Workspaces: 1000, OpenMessages: 1000, RunningTurns: 1000},
 		Host:   core.HostConfig{ID: HostID, Local: true, Pin: true},
+		Cron:   jobs.CronParser{},
 	}
 	for _, e := range edit {
 		e(&deps)
