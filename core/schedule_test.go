@@ -141,6 +141,12 @@ func scheduleTickStarts(t *testing.T, c *coretest.Core) {
 	if again := runsOf(t, c, c.Account, sc); len(again) != 1 {
 		t.Errorf("expected the tick run once, got %s", outcomes(again, sc.NextTickAt))
 	}
+	c.Settle() // the run's turn
+	events := deliveredFor(t, c, ws.ID)
+	if len(events) != 1 || events[0].Origin != core.OriginSchedule || events[0].StartedBy == nil ||
+		events[0].StartedBy.Kind != core.AuthorSchedule || events[0].StartedBy.ID != sc.ID || events[0].StartedBy.Name != sc.Name {
+		t.Errorf("expected workspace.turn.completed to name the schedule, got %+v", events)
+	}
 }
 
 func scheduleMissedTicks(t *testing.T, c *coretest.Core) {

@@ -54,6 +54,7 @@ type Core struct {
 
 	t     testing.TB
 	store *store
+	deps  core.Deps
 }
 
 // New builds core for t. edit, when given, changes the Deps before the Service is
@@ -89,11 +90,15 @@ func New(t testing.TB, edit ...func(*core.Deps)) *Core {
 	for _, e := range edit {
 		e(&deps)
 	}
-	c.Service = core.NewService(deps)
+	c.Service, c.deps = core.NewService(deps), deps
 	c.Account = c.NewAccount()
 	c.Project = c.NewProject(c.Account.ID, core.AddProjectInput{})
 	return c
 }
+
+// Replica is another hub's use cases on the same database and fakes: what a second
+// replica would run.
+func (c *Core) Replica() *core.Service { return core.NewService(c.deps) }
 
 // With is c for a subtest: the same core and database, failing t. Subtests that
 // share a Core run one after another (not in parallel): Settle and the sweeps take
