@@ -70,11 +70,7 @@ func (s *server) scheduleBody(c *fiber.Ctx, status int, sc *core.Schedule, err e
 }
 
 func (s *server) createSchedule(c *fiber.Ctx) error {
-	body, err := requestBody(c, core.CodeInvalidJSON)
-	if err != nil {
-		return writeError(c, s.log, err)
-	}
-	in, err := decodeSchedule(body)
+	in, err := scheduleRequest(c)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
@@ -83,16 +79,21 @@ func (s *server) createSchedule(c *fiber.Ctx) error {
 }
 
 func (s *server) updateSchedule(c *fiber.Ctx) error {
-	body, err := requestBody(c, core.CodeInvalidJSON)
-	if err != nil {
-		return writeError(c, s.log, err)
-	}
-	in, err := decodeSchedule(body)
+	in, err := scheduleRequest(c)
 	if err != nil {
 		return writeError(c, s.log, err)
 	}
 	sc, err := s.svc.UpdateSchedule(c.UserContext(), account(c), param(c, "scheduleId"), in)
 	return s.scheduleBody(c, fiber.StatusOK, sc, err)
+}
+
+// scheduleRequest reads and decodes a create or update body.
+func scheduleRequest(c *fiber.Ctx) (core.ScheduleInput, error) {
+	body, err := requestBody(c, core.CodeInvalidJSON)
+	if err != nil {
+		return core.ScheduleInput{}, err
+	}
+	return decodeSchedule(body)
 }
 
 func (s *server) listSchedules(c *fiber.Ctx) error {
