@@ -120,7 +120,7 @@ func (s *Schedules) opened(st *StoredSchedule) (*Schedule, error) {
 // UpdateSchedule changes what in names. A changed expression or zone counts its next
 // tick afresh from now.
 func (s *Schedules) UpdateSchedule(ctx context.Context, acct *Account, id string, in ScheduleInput) (*Schedule, error) {
-	return s.change(ctx, acct, id, func(q Queries, sc *StoredSchedule, now time.Time) error {
+	return s.change(ctx, acct, id, nil, "", func(q Queries, sc *StoredSchedule, now time.Time) error {
 		before := sc.Schedule
 		open, err := s.opened(sc)
 		if err != nil {
@@ -151,7 +151,13 @@ func (s *Schedules) UpdateSchedule(ctx context.Context, acct *Account, id string
 
 // PauseSchedule stops its ticks until resumed; a paused schedule can still be run now.
 func (s *Schedules) PauseSchedule(ctx context.Context, acct *Account, id string) (*Schedule, error) {
-	return s.change(ctx, acct, id, func(_ Queries, sc *StoredSchedule, _ time.Time) error {
+	who := keyActor(acct)
+	return s.pause(ctx, acct, id, &who)
+}
+
+// pause is PauseSchedule, audited as who did it (an API key, or the app's person).
+func (s *Schedules) pause(ctx context.Context, acct *Account, id string, who *actor) (*Schedule, error) {
+	return s.change(ctx, acct, id, who, AuditSchedulePaused, func(_ Queries, sc *StoredSchedule, _ time.Time) error {
 		sc.Paused = true
 		return nil
 	})
@@ -160,7 +166,13 @@ func (s *Schedules) PauseSchedule(ctx context.Context, acct *Account, id string)
 // ResumeSchedule runs its ticks again from the next one after now: the ticks that
 // came while it was paused are not run.
 func (s *Schedules) ResumeSchedule(ctx context.Context, acct *Account, id string) (*Schedule, error) {
-	return s.change(ctx, acct, id, func(_ Queries, sc *StoredSchedule, now time.Time) error {
+	who := keyActor(acct)
+	return s.resume(ctx, acct, id, &who)
+}
+
+// resume is ResumeSchedule, audited as who did it.
+func (s *Schedules) resume(ctx context.Context, acct *Account, id string, who *actor) (*Schedule, error) {
+	return s.change(ctx, acct, id, who, AuditScheduleResumed, func(_ Queries, sc *StoredSchedule, now time.Time) error {
 		if !sc.Paused {
 			return nil
 		}
@@ -173,8 +185,10 @@ func (s *Schedules) ResumeSchedule(ctx context.Context, acct *Account, id string
 	})
 }
 
-// change applies edit to the locked schedule and stores it, in one transaction.
-func (s *Schedules) change(ctx context.Context, acct *Account, id string, edit func(Queries, *StoredSchedule, time.Time) error) (*Schedule, error) {
+// change applies edit to the locked schedule and stores it, in one transaction; who,
+// when given, is recorded in the audit log as doing action.
+func (s *Schedules) change(ctx context.Context, acct *Account, id string, who *actor, action string,
+	edit func(Queries, *StoredSchedule, time.Time) error) (*Schedule, error) {
 	var out *StoredSchedule
 	err := s.store.InTx(ctx, func(q Queries) error {
 		sc, err := accountSchedule(ctx, q.LockSchedule, acct, id)
@@ -188,6 +202,11 @@ func (s *Schedules) change(ctx context.Context, acct *Account, id string, edit f
 		sc.UpdatedAt, out = now, sc
 		if err := q.UpdateSchedule(ctx, sc); err != nil {
 			return err
+		}
+		if who != nil {
+			if err := who.audit(ctx, q, acct.ID, now, action, sc.ID, sc.Name); err != nil {
+				return err
+			}
 		}
 		return wake(ctx, q, ScheduleChannel, "")
 	})
@@ -220,10 +239,22 @@ func (s *Schedules) ListScheduleRuns(ctx context.Context, acct *Account, id stri
 // case as its ticks (quotas apply); the run is recorded in its log and returned. Its
 // next tick is unchanged.
 func (s *Schedules) RunScheduleNow(ctx context.Context, acct *Account, id string) (*ScheduleRun, error) {
+	who := keyActor(acct)
+	return s.runNow(ctx, acct, id, &who)
+}
+
+// runNow is RunScheduleNow, audited as who asked.
+func (s *Schedules) runNow(ctx context.Context, acct *Account, id string, who *actor) (*ScheduleRun, error) {
 	if _, err := accountSchedule(ctx, s.store.GetSchedule, acct, id); err != nil {
 		return nil, err
 	}
-	lock := func(q Queries) (*StoredSchedule, error) { return accountSchedule(ctx, q.LockSchedule, acct, id) }
+	lock := func(q Queries) (*StoredSchedule, error) {
+		sc, err := accountSchedule(ctx, q.LockSchedule, acct, id)
+		if err == nil { // in the run's transaction (a refused run's is the second)
+			err = who.audit(ctx, q, acct.ID, s.clock.Now(), AuditScheduleRun, sc.ID, sc.Name)
+		}
+		return sc, err
+	}
 	runs, err := s.runTicks(ctx, lock, func(_ *StoredSchedule, now time.Time) (tickPlan, error) {
 		return tickPlan{run: now}, nil
 	})

@@ -97,6 +97,8 @@ type Service struct {
 	Schedules *Schedules
 	// ScheduleRuns are the schedule runner's: every account's due ticks.
 	ScheduleRuns *ScheduleRuns
+	// AppSchedules are the app's schedules page, on the session's account.
+	AppSchedules *AppSchedules
 }
 
 // kernel is what every group shares: time, randomness and content sealing.
@@ -166,6 +168,7 @@ func NewService(d Deps) *Service {
 
 		Schedules:    schedules,
 		ScheduleRuns: &ScheduleRuns{s: schedules},
+		AppSchedules: &AppSchedules{app: app, schedules: schedules},
 	}
 }
 
