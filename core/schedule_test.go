@@ -20,6 +20,7 @@ var schedules = []coretest.Case{
 	{Name: "a standing schedule's runs queue in order in one workspace", Test: scheduleStanding},
 	{Name: "pause stops the ticks, resume skips those that came meanwhile, run now runs paused", Test: schedulePauseResume},
 	{Name: "the run log keeps the last 50 runs", Test: scheduleRunLogBounded},
+	{Name: "a channel makes a schedule on its project with its binding's agent, lists and runs it", Test: scheduleFromChat},
 }
 
 func str(s string) *string { return &s }
@@ -253,5 +254,35 @@ func scheduleRunLogBounded(t *testing.T, c *coretest.Core) {
 	runs := runsOf(t, c, acct, sc)
 	if len(runs) != core.MaxScheduleRuns || !runs[0].Tick.Equal(sc.NextTickAt.Add(52*time.Minute)) {
 		t.Errorf("expected the newest %d runs, newest first, got %d from %s", core.MaxScheduleRuns, len(runs), runs[0].Tick)
+	}
+}
+
+func scheduleFromChat(t *testing.T, c *coretest.Core) {
+	ctx := context.Background()
+	sess := &core.ChatSession{Place: core.ChatPlace{Platform: core.PlatformSlack, TeamID: "T1", ChannelID: "C1"},
+		Binding: &core.ChatBinding{Agent: "agent_2", Model: "gpt-x"}, Account: c.Account, ChannelProject: c.Project.ID}
+	if _, err := c.Chat.ScheduleFromChat(ctx, sess, "61 * * * *", "", "x"); core.ErrorCode(err) != core.CodeInvalidRequest {
+		t.Errorf("expected a bad expression refused, got %v", err)
+	}
+	sc, err := c.Chat.ScheduleFromChat(ctx, sess, "0 7 * * *", "Asia/Tokyo", "Triage the new issues\nLabel them.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Schedules.DeleteSchedule(ctx, c.Account, sc.ID) })
+	if sc.Name != "Triage the new issues" || sc.Agent != "agent_2" || sc.Model != "gpt-x" || sc.ProjectID != c.Project.ID ||
+		sc.TimeZone != "Asia/Tokyo" || sc.Prompt != "Triage the new issues\nLabel them." {
+		t.Errorf("expected the schedule named by the prompt's first line with the binding's agent and model, got %+v", sc)
+	}
+	list, err := c.Chat.ChatSchedules(ctx, sess)
+	if err != nil || len(list) != 1 || list[0].ID != sc.ID {
+		t.Fatalf("expected the channel's project's one schedule, got %v (%v)", list, err)
+	}
+	_, run, err := c.Chat.ChatScheduleAction(ctx, sess, sc.ID, core.ScheduleActionRun)
+	if err != nil || run.Outcome != core.RunStarted || c.Workspace(c.Account, run.WorkspaceID).Agent != "agent_2" {
+		t.Fatalf("expected the run to start an agent_2 workspace, got %+v %v", run, err)
+	}
+	paused, _, err := c.Chat.ChatScheduleAction(ctx, sess, sc.ID, core.ScheduleActionPause)
+	if err != nil || !paused.Paused {
+		t.Errorf("expected it paused, got %+v %v", paused, err)
 	}
 }

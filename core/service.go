@@ -147,7 +147,7 @@ func NewService(d Deps) *Service {
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   hooks,
-		Chat:       &Chat{outbox: o, store: d.Store, workspaces: ws},
+		Chat:       &Chat{outbox: o, store: d.Store, workspaces: ws, schedules: schedules},
 		RuntimeAPI: newRuntimeAPI(rt),
 		Worker:     rt,
 		Sweeps:     &Sweeps{w: rt},

@@ -292,7 +292,7 @@ func (s *Workspaces) hasProvider(ctx context.Context, id string) bool {
 }
 
 // resolveAgentModel fills agent and model from the account's newest workspace.
-func (s *Workspaces) resolveAgentModel(ctx context.Context, q Queries, acct *Account, agent, model *string) (string, string, error) {
+func (s *Workspaces) resolveAgentModel(ctx context.Context, q WorkspaceQueries, acct *Account, agent, model *string) (string, string, error) {
 	if agent != nil && model != nil {
 		return *agent, *model, nil
 	}
