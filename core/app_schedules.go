@@ -67,32 +67,36 @@ func (s *AppSchedules) ListSchedules(ctx context.Context, a *AppSession, project
 	return v, nil
 }
 
+// caller is the session's account, and its person as the audit log names them.
+func (s *AppSchedules) caller(ctx context.Context, a *AppSession) (*Account, *actor, error) {
+	acct, err := s.app.account(ctx, a)
+	who := a.actor()
+	return acct, &who, err
+}
+
 // PauseSchedule stops the schedule's ticks until resumed.
 func (s *AppSchedules) PauseSchedule(ctx context.Context, a *AppSession, id string) (*Schedule, error) {
-	acct, err := s.app.account(ctx, a)
+	acct, who, err := s.caller(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	who := a.actor()
-	return s.schedules.pause(ctx, acct, id, &who)
+	return s.schedules.pause(ctx, acct, id, who)
 }
 
 // ResumeSchedule runs its ticks again from the next one after now.
 func (s *AppSchedules) ResumeSchedule(ctx context.Context, a *AppSession, id string) (*Schedule, error) {
-	acct, err := s.app.account(ctx, a)
+	acct, who, err := s.caller(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	who := a.actor()
-	return s.schedules.resume(ctx, acct, id, &who)
+	return s.schedules.resume(ctx, acct, id, who)
 }
 
 // RunScheduleNow runs the schedule once, now, and returns the run (a refused one too).
 func (s *AppSchedules) RunScheduleNow(ctx context.Context, a *AppSession, id string) (*ScheduleRun, error) {
-	acct, err := s.app.account(ctx, a)
+	acct, who, err := s.caller(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	who := a.actor()
-	return s.schedules.runNow(ctx, acct, id, &who)
+	return s.schedules.runNow(ctx, acct, id, who)
 }
