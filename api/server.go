@@ -56,6 +56,7 @@ type Options struct {
 type UseCases struct {
 	*core.Workspaces
 	*core.Webhooks
+	*core.Schedules
 	// RuntimeAPI serves the runtime API of remote workspaces' machines (nil: not mounted).
 	RuntimeAPI *core.RuntimeAPI
 }
@@ -111,6 +112,16 @@ var routes = []route{
 	{"DELETE", "/webhooks/:webhookId", core.ScopeWebhooksWrite, nil, (*server).deleteWebhook},
 	{"GET", "/webhooks/:webhookId/deliveries", core.ScopeWebhooksRead, nil, (*server).listDeliveries},
 	{"POST", "/webhooks/:webhookId/deliveries/:deliveryId/redeliver", core.ScopeWebhooksWrite, nil, (*server).redeliver},
+	// Schedules start workspaces: read and changed with the workspaces' scopes.
+	{"POST", "/schedules", core.ScopeWorkspacesWrite, nil, (*server).createSchedule},
+	{"GET", "/schedules", core.ScopeWorkspacesRead, nil, (*server).listSchedules},
+	{"GET", "/schedules/:scheduleId", core.ScopeWorkspacesRead, nil, (*server).getSchedule},
+	{"PATCH", "/schedules/:scheduleId", core.ScopeWorkspacesWrite, nil, (*server).updateSchedule},
+	{"DELETE", "/schedules/:scheduleId", core.ScopeWorkspacesWrite, nil, (*server).deleteSchedule},
+	{"POST", "/schedules/:scheduleId/pause", core.ScopeWorkspacesWrite, nil, (*server).pauseSchedule},
+	{"POST", "/schedules/:scheduleId/resume", core.ScopeWorkspacesWrite, nil, (*server).resumeSchedule},
+	{"POST", "/schedules/:scheduleId/run", core.ScopeWorkspacesWrite, nil, (*server).runSchedule},
+	{"GET", "/schedules/:scheduleId/runs", core.ScopeWorkspacesRead, nil, (*server).listScheduleRuns},
 }
 
 // RouteScope is one route of the API and the scope a key needs to call it.

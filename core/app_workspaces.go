@@ -119,7 +119,7 @@ func (s *AppWorkspaces) List(ctx context.Context, a *AppSession, f WorkspaceFilt
 			return nil, Errorf(CodeInvalidRequest, "there is no state %q", f.State)
 		}
 	}
-	if f.Origin != "" && !slices.Contains([]string{OriginAPI, OriginSlack, OriginDiscord, OriginApp}, f.Origin) {
+	if f.Origin != "" && !slices.Contains([]string{OriginAPI, OriginSlack, OriginDiscord, OriginApp, OriginSchedule}, f.Origin) {
 		return nil, Errorf(CodeInvalidRequest, "there is no origin %q", f.Origin)
 	}
 	if f.Before != "" {

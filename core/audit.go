@@ -46,6 +46,14 @@ const (
 	AuditInvitationDeclined  = "member.invitation_declined"
 )
 
+// The audited actions of schedules: pausing, resuming and running one now, from the
+// app or with a key.
+const (
+	AuditSchedulePaused  = "schedule.paused"
+	AuditScheduleResumed = "schedule.resumed"
+	AuditScheduleRun     = "schedule.run_now"
+)
+
 // AuditQueries are the store statements of the audit log.
 type AuditQueries interface {
 	InsertAudit(ctx context.Context, e *AuditEntry) error

@@ -14,6 +14,9 @@ const (
 	AuthorSlack   = "slack"   // ID is the Slack user id, Name their display name
 	AuthorDiscord = "discord" // ID is the Discord user id, Name their display name
 	AuthorApp     = "app"     // a member in the app: ID is the member's id
+	// AuthorSchedule is a schedule's run: ID is the schedule's id, Name its name. Not
+	// a person: it decides no approval.
+	AuthorSchedule = "schedule"
 )
 
 // maxAuthorName bounds a name as it was shown when the person acted (a chat display

@@ -110,6 +110,7 @@ type Chat struct {
 	outbox
 	store      chatStore
 	workspaces *Workspaces
+	schedules  *Schedules
 }
 
 // ChatQueues are the chat inbox and outboxes the background jobs work through: events

@@ -97,8 +97,10 @@ const (
 	CodeNotFound          = "not_found"
 	CodeProjectNotFound   = "cloud_project_not_found"
 	CodeWorkspaceNotFound = "cloud_workspace_not_found"
-	CodeAssetNotFound     = "api_asset_not_found"
-	CodeWebhookNotFound   = "webhook_not_found"
+	// CodeScheduleNotFound: no schedule with this id on this account (an extension).
+	CodeScheduleNotFound = "schedule_not_found"
+	CodeAssetNotFound    = "api_asset_not_found"
+	CodeWebhookNotFound  = "webhook_not_found"
 	// CodeTurnNotFound: no turn with this id in the workspace (stop).
 	CodeTurnNotFound = "turn_not_found"
 	// CodeApprovalNotFound: no approval with this id in the workspace.

@@ -36,6 +36,10 @@ type eventBody struct {
 	Pushed     *bool  `json:"pushed,omitempty"`
 	// PullRequest is the branch's pull request after this turn's push (absent: none).
 	PullRequest *PullRequestRef `json:"pullRequest,omitempty"`
+	// Origin and StartedBy say where the workspace was started from and by whom (a
+	// schedule's runs name the schedule), as the workspace's status does.
+	Origin    string      `json:"origin,omitempty"`
+	StartedBy *authorBody `json:"startedBy,omitempty"`
 }
 
 // eventHead are the fields every webhook event body starts with.

@@ -16,7 +16,7 @@ var httpStatus = map[string]int{
 	CodeCrossOriginNotAllowed: 403, CodeNotAMember: 403, CodeOwnerRequired: 403, CodeKeyScopeRequired: 403,
 	CodeSessionInvalid: 401,
 
-	CodeNotFound: 404, CodeProjectNotFound: 404, CodeWorkspaceNotFound: 404,
+	CodeNotFound: 404, CodeProjectNotFound: 404, CodeWorkspaceNotFound: 404, CodeScheduleNotFound: 404,
 	CodeAssetNotFound: 404, CodeWebhookNotFound: 404, CodeTurnNotFound: 404, CodeApprovalNotFound: 404,
 
 	CodeMethodNotAllowed: 405,

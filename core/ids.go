@@ -23,6 +23,7 @@ const (
 	PrefixApproval   = "apr_"
 	PrefixMember     = "mem_"
 	PrefixInvitation = "inv_"
+	PrefixSchedule   = "sch_"
 	PrefixAppSession = "as_"
 	PrefixSession    = "wss_"
 	PrefixAPIKey     = "svc_"

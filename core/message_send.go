@@ -66,7 +66,19 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 		return nil, err
 	}
 	var receipt *SendReceipt
-	err = inTx(ctx, s.store, func(q Queries) error {
+	err = inTx(ctx, s.store, func(q Queries) (err error) {
+		receipt, err = s.sendIn(ctx, q, acct, workspaceID, req, key, authorOf(acct, in.author))
+		return err
+	})
+	return receipt, err
+}
+
+// sendIn is SendMessage's transaction: also run inside a schedule's, which records the
+// run in the same commit.
+func (s *Workspaces) sendIn(ctx context.Context, q Queries, acct *Account, workspaceID string, req sendRequest, key string,
+	author *Author) (*SendReceipt, error) {
+	var receipt *SendReceipt
+	err := func() error {
 		ws, err := lockAccountWorkspace(ctx, q, acct, workspaceID)
 		if err != nil {
 			return contended(notFound(err, CodeWorkspaceNotFound, "no workspace with this id on this account"))
@@ -114,7 +126,7 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 		}
 		// The open-message quota is held by the insert itself (one statement fewer per
 		// send); a refusal rolls back what came before it, the resume included.
-		m, err := s.appendUserMessage(ctx, q, ws, preset, req.Text, req.Attachments, authorOf(acct, in.author),
+		m, err := s.appendUserMessage(ctx, q, ws, preset, req.Text, req.Attachments, author,
 			s.quotas.openMessages(acct))
 		if errors.Is(err, errOpenMessagesFull) {
 			return s.quotas.messageQuotaRefusal(ctx, q, acct, ws.ID)
@@ -130,7 +142,7 @@ func (s *Workspaces) SendMessage(ctx context.Context, acct *Account, workspaceID
 		}
 		receipt = &SendReceipt{MessageID: m.ID, Seq: m.Seq, Status: "queued", ResumeTriggered: resumed}
 		return wake(ctx, q, WorkChannel, ws.ID) // wake the worker for the turn (or the resume)
-	})
+	}()
 	return receipt, err
 }
 

@@ -121,7 +121,7 @@ func (fx effects) turnCompleted(ws *Workspace, reply *Message, truncated bool, c
 		eventHead: eventHead{EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UnixMilli(), WorkspaceID: ws.ID,
 			Branch: ws.Branch, TurnID: reply.TurnID},
 		Outcome: reply.Outcome, Reply: eventReply{Text: reply.Text, Truncated: truncated},
-		MessageID: reply.ID,
+		MessageID: reply.ID, Origin: ws.Origin, StartedBy: bodyOfAuthor(ws.StartedBy),
 	}
 	if commit.Committed {
 		eb.HeadCommit = commit.SHA

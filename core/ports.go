@@ -54,6 +54,7 @@ type Queries interface {
 	AppSessionQueries
 	AuditQueries
 	UsageQueries
+	ScheduleQueries
 }
 
 // StoredMessage is a message row as the store keeps it: the text sealed.

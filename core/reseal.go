@@ -34,13 +34,15 @@ const (
 	SealedAsset SealedKind = "asset"
 	// SealedWorkspaceTitle is a workspace's title, the first line of its first prompt.
 	SealedWorkspaceTitle SealedKind = "workspace_title"
+	// SealedSchedulePrompt is a schedule's prompt, bound to its account and id.
+	SealedSchedulePrompt SealedKind = "schedule_prompt"
 )
 
 // SealedKinds lists every kind, in the order Reseal visits them.
 var SealedKinds = []SealedKind{
 	SealedMessageText, SealedMessageFailure, SealedWebhookSecret, SealedEventBody,
 	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedProjectCredential, SealedProjectSecret, SealedForgeSecret, SealedAsset,
-	SealedWorkspaceTitle,
+	SealedWorkspaceTitle, SealedSchedulePrompt,
 }
 
 // sealPrefixes are the binding prefixes by kind. A value is sealed bound to
@@ -51,6 +53,7 @@ var sealPrefixes = map[SealedKind]string{
 	SealedEventBody: "event", SealedChatEvent: "chatevent", SealedChatNotice: "chatnotice",
 	SealedTurnEvent: "turn-event", SealedProjectCredential: "credential", SealedProjectSecret: "project-secret",
 	SealedForgeSecret: "forge-secret", SealedAsset: "asset", SealedWorkspaceTitle: "workspace-title",
+	SealedSchedulePrompt: "schedule-prompt",
 }
 
 // binding is the sealing binding of a value of this kind owned by owner and id.

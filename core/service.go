@@ -56,6 +56,9 @@ type Deps struct {
 	// writes elsewhere (pull requests); "" leaves them out.
 	PublicURL string
 
+	// Cron parses schedules' cron expressions (nil: schedules are refused).
+	Cron CronParser
+
 	// Caches pack and unpack environments' cached paths on Machines (nil: no caches).
 	Caches CacheFiles
 }
@@ -90,6 +93,12 @@ type Service struct {
 	Forge *ForgeEvents
 	// ForgeAdmin is the operator's commands on projects' forge events.
 	ForgeAdmin *ForgeAdmin
+	// Schedules are the REST API's schedules, on the caller's account.
+	Schedules *Schedules
+	// ScheduleRuns are the schedule runner's: every account's due ticks.
+	ScheduleRuns *ScheduleRuns
+	// AppSchedules are the app's schedules page, on the session's account.
+	AppSchedules *AppSchedules
 }
 
 // kernel is what every group shares: time, randomness and content sealing.
@@ -133,11 +142,12 @@ func NewService(d Deps) *Service {
 	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, quotas: d.Quotas, webhooks: hooks}
 	secrets := &ProjectSecrets{kernel: k, store: d.Store}
 	forgeAdmin := &ForgeAdmin{kernel: k, store: d.Store}
+	schedules := &Schedules{kernel: k, logger: lg, store: d.Store, workspaces: ws, cron: d.Cron}
 	admin := &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws, caches: caches}
 	return &Service{
 		Workspaces: ws,
 		Webhooks:   hooks,
-		Chat:       &Chat{outbox: o, store: d.Store, workspaces: ws},
+		Chat:       &Chat{outbox: o, store: d.Store, workspaces: ws, schedules: schedules},
 		RuntimeAPI: newRuntimeAPI(rt),
 		Worker:     rt,
 		Sweeps:     &Sweeps{w: rt},
@@ -155,6 +165,10 @@ func NewService(d Deps) *Service {
 			mirrors: make(chan struct{}, maxMirrors)},
 		Forge:      &ForgeEvents{kernel: k, logger: lg, store: d.Store, forges: d.Forges, access: &forgeAccessCache{}},
 		ForgeAdmin: forgeAdmin,
+
+		Schedules:    schedules,
+		ScheduleRuns: &ScheduleRuns{s: schedules},
+		AppSchedules: &AppSchedules{app: app, schedules: schedules},
 	}
 }
 

@@ -39,6 +39,10 @@ type webhookEvent struct {
 		Text string `json:"text"`
 	} `json:"reply"`
 	PullRequest *core.PullRequestRef `json:"pullRequest"`
+	Origin      string               `json:"origin"`
+	StartedBy   *struct {
+		Kind, ID, Name string
+	} `json:"startedBy"`
 }
 
 // deliveredFor delivers every webhook event due and returns those of one workspace.

@@ -26,6 +26,7 @@ func TestCoreUseCases(t *testing.T) {
 		{"quotas and fair claims", quotasAndFairClaims},
 		{"pull-request state", pullRequestState},
 		{"the usage page", usagePage},
+		{"schedules", schedules},
 	} {
 		t.Run(area.name, func(t *testing.T) { c.With(t).Cases(t, area.cases...) })
 	}

@@ -79,6 +79,8 @@ const (
 	OriginSlack   = "slack"
 	OriginDiscord = "discord"
 	OriginApp     = "app"
+	// OriginSchedule: a schedule's run started it (its StartedBy names the schedule).
+	OriginSchedule = "schedule"
 )
 
 // Push results kept as a workspace's LastPush.

@@ -114,62 +114,68 @@ func (s *Workspaces) CreateWorkspace(ctx context.Context, acct *Account, in Crea
 	}
 	author := authorOf(acct, in.author)
 	err = inTx(ctx, s.store, func(q Queries) error {
-		ws, created = nil, false
-		var receipt *Receipt
-		if key != "" {
-			receipt = &Receipt{
-				AccountID: acct.ID, Scope: scopeCreate(), Key: key, Fingerprint: fingerprint(req),
-				ResourceID: DerivedID(PrefixWorkspace, acct.ID, scopeCreate(), key), CreatedAt: s.clock.Now(),
-			}
-			stored, replay, err := claimKey(ctx, q, receipt, CodeIdempotencyKeyReused, "request",
-				func(id string) error { return errOf(q.GetWorkspaceByID(ctx, id)) })
-			if err != nil {
-				return err
-			}
-			if replay {
-				ws, err = accountWorkspace(ctx, q, acct, stored.ResourceID)
-				return notFound(err, CodeWorkspaceNotFound, "the workspace created with this key was deleted")
-			}
-		}
-		ws, err = s.newWorkspace(ctx, q, acct, req, origin)
-		if err != nil {
-			return err
-		}
-		ws.StartedBy = author
-		if err := s.quotas.checkWorkspaceQuota(ctx, q, acct); err != nil {
-			return err
-		}
-		if receipt != nil {
-			ws.ID = receipt.ResourceID
-		}
-		if req.Prompt != nil {
-			if err := s.sealTitle(ws, *req.Prompt); err != nil {
-				return err
-			}
-		}
-		if err := q.InsertWorkspace(ctx, ws); err != nil {
-			return err
-		}
-		if in.thread != nil {
-			in.thread.WorkspaceID = ws.ID
-			if ok, err := q.InsertChatThread(ctx, in.thread); err != nil || !ok {
-				return cmp.Or(err, errThreadTaken)
-			}
-		}
-		if req.Prompt != nil {
-			m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil, author, 0) // the first: no quota to hold
-			if err != nil {
-				return err
-			}
-			ws.OpenMessages, ws.UpdatedAt = true, m.CreatedAt // the insert touched the row
-		}
-		created = true
-		return wake(ctx, q, WorkChannel, ws.ID) // wake the worker: the machine starts now
+		ws, created, err = s.createIn(ctx, q, acct, req, key, origin, author, in.thread)
+		return err
 	})
 	if err == nil {
 		s.withTitles(ws) // a replay's, read back
 	}
 	return ws, created, err
+}
+
+// createIn is CreateWorkspace's transaction: also run inside a schedule's, which
+// records the run in the same commit.
+func (s *Workspaces) createIn(ctx context.Context, q Queries, acct *Account, req createRequest, key, origin string, author *Author,
+	thread *ChatThread) (*Workspace, bool, error) {
+	var receipt *Receipt
+	if key != "" {
+		receipt = &Receipt{
+			AccountID: acct.ID, Scope: scopeCreate(), Key: key, Fingerprint: fingerprint(req),
+			ResourceID: DerivedID(PrefixWorkspace, acct.ID, scopeCreate(), key), CreatedAt: s.clock.Now(),
+		}
+		stored, replay, err := claimKey(ctx, q, receipt, CodeIdempotencyKeyReused, "request",
+			func(id string) error { return errOf(q.GetWorkspaceByID(ctx, id)) })
+		if err != nil {
+			return nil, false, err
+		}
+		if replay {
+			ws, err := accountWorkspace(ctx, q, acct, stored.ResourceID)
+			return ws, false, notFound(err, CodeWorkspaceNotFound, "the workspace created with this key was deleted")
+		}
+	}
+	ws, err := s.newWorkspace(ctx, q, acct, req, origin)
+	if err != nil {
+		return nil, false, err
+	}
+	ws.StartedBy = author
+	if err := s.quotas.checkWorkspaceQuota(ctx, q, acct); err != nil {
+		return nil, false, err
+	}
+	if receipt != nil {
+		ws.ID = receipt.ResourceID
+	}
+	if req.Prompt != nil {
+		if err := s.sealTitle(ws, *req.Prompt); err != nil {
+			return nil, false, err
+		}
+	}
+	if err := q.InsertWorkspace(ctx, ws); err != nil {
+		return nil, false, err
+	}
+	if thread != nil {
+		thread.WorkspaceID = ws.ID
+		if ok, err := q.InsertChatThread(ctx, thread); err != nil || !ok {
+			return nil, false, cmp.Or(err, errThreadTaken)
+		}
+	}
+	if req.Prompt != nil {
+		m, err := s.appendUserMessage(ctx, q, ws, "", *req.Prompt, nil, author, 0) // the first: no quota to hold
+		if err != nil {
+			return nil, false, err
+		}
+		ws.OpenMessages, ws.UpdatedAt = true, m.CreatedAt // the insert touched the row
+	}
+	return ws, true, wake(ctx, q, WorkChannel, ws.ID) // wake the worker: the machine starts now
 }
 
 // newWorkspace resolves defaults and runs the lookup (404), state (409) and billing
@@ -286,7 +292,7 @@ func (s *Workspaces) hasProvider(ctx context.Context, id string) bool {
 }
 
 // resolveAgentModel fills agent and model from the account's newest workspace.
-func (s *Workspaces) resolveAgentModel(ctx context.Context, q Queries, acct *Account, agent, model *string) (string, string, error) {
+func (s *Workspaces) resolveAgentModel(ctx context.Context, q WorkspaceQueries, acct *Account, agent, model *string) (string, string, error) {
 	if agent != nil && model != nil {
 		return *agent, *model, nil
 	}

@@ -265,6 +265,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 			core.ForgeGitea:  &gitea.Forge{Token: creds.Token, GuardedHTTPClient: guardedForge},
 		},
 		PublicURL: cfg.PublicURL,
+		Cron:      jobs.CronParser{},
 		// Caches are packed and unpacked in the local workspaces' directories.
 		Caches: localMachines,
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
@@ -307,7 +308,8 @@ func (h *Hub) Run(ctx context.Context) error {
 	if h.noListen {
 		h.Log.Warn("LISTEN off; the workers poll only")
 	} else if l, err := postgres.Listen(h.Config.DatabaseURL, h.Log, h.fanout, core.WorkChannel, core.DeliveryChannel,
-		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel, core.ApprovalChannel, core.ChatStatusChannel); err != nil {
+		core.ChatEventChannel, core.ChatReplyChannel, core.EventsChannel, core.StopChannel, core.ApprovalChannel, core.ChatStatusChannel,
+		core.ScheduleChannel); err != nil {
 		h.Log.Warn("LISTEN failed; the workers poll only", "err", err)
 	} else {
 		part(func() { l.Run(ctx) })
@@ -337,6 +339,9 @@ func (h *Hub) Run(ctx context.Context) error {
 				IdleTimeout: h.Config.IdleTimeout, ArchiveAfter: h.Config.ArchiveAfter, DeleteAfter: h.Config.DeleteAfter,
 			}}
 		g.Go(func() error { return sweeps.Run(ctx) })
+		// Schedules ride with the sweeps: each tick runs once across the replicas that run them.
+		schedules := &jobs.Schedules{Core: h.Service.ScheduleRuns, Log: h.Log, Wake: h.fanout}
+		part(func() { _ = schedules.Run(ctx) })
 		if h.Kube != nil {
 			part(func() { h.Kube.Watch(ctx, h.Config.KubeUnschedulableAfter, h.Service.Sweeps.MachineFailed) })
 		}

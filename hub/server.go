@@ -32,11 +32,11 @@ func (h *Hub) serve(clock core.Clock) error {
 	accountStreams := sse.NewPlaces(cfg.MaxStreamsPerAccount)
 	streamsClosing, endStreams := context.WithCancel(context.Background())
 	h.endStreams = endStreams
-	srv.Add(api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, RuntimeAPI: svc.RuntimeAPI}, api.Options{Log: log, Ready: h.Store,
+	srv.Add(api.New(api.UseCases{Workspaces: svc.Workspaces, Webhooks: svc.Webhooks, Schedules: svc.Schedules, RuntimeAPI: svc.RuntimeAPI}, api.Options{Log: log, Ready: h.Store,
 		ReadyDetail: map[string]string{"agentLimits": h.AgentLimits}, StreamFor: srv.StreamFor(),
 		Requests: requests, MaxStreamsPerKey: cfg.MaxStreamsPerKey, AccountStreams: accountStreams, StreamsClosing: streamsClosing, StreamPages: pages}).Front())
 	var err error
-	if h.Web, err = web.New(svc.App, svc.AppWorkspaces, svc.AppProjects, web.Options{Log: log, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
+	if h.Web, err = web.New(svc.App, svc.AppWorkspaces, svc.AppProjects, web.Options{Log: log, Schedules: svc.AppSchedules, PublicURL: strings.TrimSuffix(cfg.PublicURL, "/"),
 		OIDC: web.OIDC{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, Name: cfg.OIDCName,
 			SlackIssuer: cfg.OIDCSlackIssuer},
 		Discord:  discordSignIn(cfg),

@@ -56,6 +56,12 @@ type SweepsCore interface {
 	SweepLostHosts(ctx context.Context, lostAfter time.Duration) (failed, released int, err error)
 }
 
+// SchedulesCore is what the schedule runner calls (*core.ScheduleRuns).
+type SchedulesCore interface {
+	RunDueSchedules(ctx context.Context) (recorded int, err error)
+	NextScheduleTick(ctx context.Context) (time.Time, error)
+}
+
 // HostCore is what the host's heartbeat calls (*core.Sweeps).
 type HostCore interface {
 	Heartbeat(ctx context.Context, first bool) error
@@ -68,4 +74,5 @@ var (
 	_ ChatCore       = (*core.ChatQueues)(nil)
 	_ SweepsCore     = (*core.Sweeps)(nil)
 	_ HostCore       = (*core.Sweeps)(nil)
+	_ SchedulesCore  = (*core.ScheduleRuns)(nil)
 )

@@ -3,8 +3,9 @@
 // and owners manage its keys, webhooks, members and projects' secrets. Pages are
 // rendered on the server from embedded templates; a little script from /app/static/
 // copies to the clipboard.
-// It is a front-end like api/ and bots/: it calls core.App, core.AppWorkspaces and
-// core.AppProjects only, and every page acts through the signed-in person's session.
+// It is a front-end like api/ and bots/: it calls core.App, core.AppWorkspaces,
+// core.AppProjects and core.AppSchedules only, and every page acts through the
+// signed-in person's session.
 package web
 
 import (
@@ -45,6 +46,8 @@ type OIDC struct {
 // Options configure the app.
 type Options struct {
 	Log *slog.Logger
+	// Schedules are the schedules page's use cases.
+	Schedules *core.AppSchedules
 	// PublicURL is the hub's address as browsers reach it: the sign-in callback is
 	// PublicURL + "/app/signin/callback".
 	PublicURL string
@@ -87,6 +90,7 @@ type app struct {
 	// workspaces are the workspace pages' use cases; projects the project pages'.
 	workspaces *core.AppWorkspaces
 	projects   *core.AppProjects
+	schedules  *core.AppSchedules
 	opts       Options
 	log        *slog.Logger
 	pages      *template.Template
@@ -132,7 +136,7 @@ func New(svc *core.App, workspaces *core.AppWorkspaces, projects *core.AppProjec
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &app{core: svc, workspaces: workspaces, projects: projects, opts: opts, log: opts.Log, pages: pages, limit: signInLimits(opts.SignInRate, opts.SignInBurst), requests: opts.Requests,
+	a := &app{core: svc, workspaces: workspaces, projects: projects, schedules: opts.Schedules, opts: opts, log: opts.Log, pages: pages, limit: signInLimits(opts.SignInRate, opts.SignInBurst), requests: opts.Requests,
 		streams: sse.NewPlaces(opts.MaxStreams), paces: opts.StreamPages}
 	if opts.PublicURL != "" {
 		u := strings.TrimSuffix(opts.PublicURL, "/")
@@ -189,6 +193,8 @@ func (a *app) mount(r fiber.Router) {
 	signedIn.Post("/webhooks/:id/delete", a.checkForm, a.deleteWebhook)
 	signedIn.Get("/webhooks/:id/deliveries", a.webhookLog)
 	signedIn.Post("/webhooks/:id/deliveries/:delivery/redeliver", a.checkForm, a.redeliver)
+	signedIn.Get("/schedules", a.schedulesPage)
+	signedIn.Post("/schedules/:id/:action<regex(^(pause|resume|run)$)>", a.checkForm, a.scheduleAction)
 	signedIn.Get("/projects", a.projectsPage)
 	signedIn.Post("/projects", a.checkForm, a.addProject)
 	signedIn.Get("/projects/:id/fix", a.fixPage)

@@ -9,7 +9,8 @@ import (
 )
 
 // The bot commands, the same on every platform: a mention of the bot followed by
-// `help`, `use <project>`, `follow all|mentions`, `status`, `pr` or `archive`. Each platform
+// `help`, `use <project>`, `follow all|mentions`, `status`, `pr`, `archive`, `schedules`
+// or `schedule ...` (schedules.go). Each platform
 // shows the answers in its own markup (Platform.Markup).
 
 // Threads is what the commands ask of core's chat use cases.
@@ -19,6 +20,7 @@ type Threads interface {
 	ThreadStatus(ctx context.Context, sess *core.ChatSession) (*core.ChatStatus, error)
 	ArchiveThread(ctx context.Context, sess *core.ChatSession) (*core.Workspace, error)
 	ThreadPullRequest(ctx context.Context, sess *core.ChatSession) (*core.Workspace, error)
+	Schedules
 }
 
 // Command runs text as a bot command and says its answer, or its refusal, in the
@@ -48,8 +50,10 @@ func parseCommand(text string) (word, arg string, ok bool) {
 	word = strings.ToLower(fields[0])
 	rest := strings.TrimSpace(strings.TrimPrefix(text, fields[0]))
 	switch word {
-	case "help", "status", "archive", "pr":
+	case "help", "status", "archive", "pr", "schedules":
 		return word, "", rest == ""
+	case "schedule":
+		return word, rest, scheduleCommand(rest)
 	case "use":
 		return word, rest, len(fields) == 2
 	case "follow":
@@ -91,6 +95,8 @@ func (h *Handling) run(ctx context.Context, svc Threads, sess *core.ChatSession,
 			return "", err
 		}
 		return p.PullRequestAnswer(ws), nil
+	case "schedules", "schedule":
+		return h.schedule(ctx, svc, sess, word, arg)
 	case "archive":
 		ws, err := svc.ArchiveThread(ctx, sess)
 		if err != nil {
@@ -113,6 +119,8 @@ func (p Platform) Help(self string) string {
 		m + "`pr` opens a pull request from the workspace's branch (or links the one open).",
 		m + "`archive` archives the thread's workspace.",
 		m + "`use` " + p.Italic("project") + " sets this channel's project for new workspaces.",
+		m + "`schedule 0 9 * * 1 in Europe/Paris:` " + p.Italic("what to do") + " does it every Monday at 9, Paris time, in a new " +
+			"workspace of this channel's project; `schedules` lists them; `schedule run|pause|resume` " + p.Italic("id") + " acts on one.",
 		m + "`help` shows this.",
 	}, "\n")
 }

@@ -150,8 +150,8 @@ func TestCommandHelpIsInThePlatformsMarkup(t *testing.T) {
 			"`/workspace` does the same.", "• <@U0BOT> `follow all` takes every message in the thread", "• <@U0BOT> `use` *project* sets"}},
 	} {
 		_, said, _ := say(t, c.p, &threads{}, "help")
-		if said != c.p.Help("U0BOT") || strings.Count(said, "\n") != 8 {
-			t.Errorf("%s: expected the nine lines of help, got %q", c.p.Team, said)
+		if said != c.p.Help("U0BOT") || strings.Count(said, "\n") != 9 {
+			t.Errorf("%s: expected the ten lines of help, got %q", c.p.Team, said)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(said, w) {

@@ -38,7 +38,8 @@ commands:
 
 client commands (the REST API from a shell or CI; WSHUB_URL, WSHUB_API_KEY; --help on each):
   ws create|send|get|list|messages|pr, projects, agents, providers,
-  webhooks create|list|delete|deliveries|redeliver
+  webhooks create|list|delete|deliveries|redeliver,
+  schedules create|list|get|pause|resume|run|runs|delete
 `
 
 func main() {
@@ -100,7 +101,7 @@ func run(ctx context.Context, args []string, env environ, stdout, stderr io.Writ
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
-	case "ws", "projects", "agents", "providers", "webhooks":
+	case "ws", "projects", "agents", "providers", "webhooks", "schedules":
 		return runAPI(ctx, args, env, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "wshub: unknown command %q\n\n%s", args[0], usage)

@@ -31,6 +31,7 @@ import (
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/adapters/seal"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/jobs"
 )
 
 // HostID is the host the harness's worker serves: its local workspaces are claimed
@@ -53,6 +54,7 @@ type Core struct {
 
 	t     testing.TB
 	store *store
+	deps  core.Deps
 }
 
 // New builds core for t. edit, when given, changes the Deps before the Service is
@@ -83,15 +85,20 @@ func New(t testing.TB, edit ...func(*core.Deps)) *Core {
 		// account's own, which come first.
 		Quotas: core.Quotas{Workspaces: 1000, OpenMessages: 1000, RunningTurns: 1000},
 		Host:   core.HostConfig{ID: HostID, Local: true, Pin: true},
+		Cron:   jobs.CronParser{},
 	}
 	for _, e := range edit {
 		e(&deps)
 	}
-	c.Service = core.NewService(deps)
+	c.Service, c.deps = core.NewService(deps), deps
 	c.Account = c.NewAccount()
 	c.Project = c.NewProject(c.Account.ID, core.AddProjectInput{})
 	return c
 }
+
+// Replica is another hub's use cases on the same database and fakes: what a second
+// replica would run.
+func (c *Core) Replica() *core.Service { return core.NewService(c.deps) }
 
 // With is c for a subtest: the same core and database, failing t. Subtests that
 // share a Core run one after another (not in parallel): Settle and the sweeps take
