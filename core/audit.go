@@ -29,6 +29,7 @@ const (
 	AuditMemberAdded     = "member.added"
 	AuditMemberRole      = "member.role_changed"
 	AuditMemberRemoved   = "member.removed"
+	AuditMemberLinked    = "member.identity_linked"
 	AuditSessionsEnded   = "member.sessions_ended"
 	AuditSignInLink      = "member.signin_link"
 	AuditWebhookCreated  = "webhook.created"

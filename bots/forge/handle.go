@@ -203,9 +203,9 @@ func (e *event) key(place core.ChatPlace) string {
 	return place.Platform + ":" + place.ChannelID + ":" + e.Kind + ":" + strconv.FormatInt(e.CommentID, 10)
 }
 
-// input is the event's message, by its author.
+// input is the event's message, by its author (their login, and their profile page).
 func (e *event) input(key, text string) core.ChatInput {
-	return core.ChatInput{Key: key, Text: text, UserID: e.Login, UserName: e.Login}
+	return core.ChatInput{Key: key, Text: text, UserID: e.Login, UserName: e.Login, UserURL: e.Profile}
 }
 
 func noFiles(context.Context) ([]core.ChatFile, error) { return nil, nil }

@@ -290,6 +290,11 @@ func parse(kind, name string, body []byte) (*event, error) {
 			e.Kind += "-" + hex.EncodeToString(sum[:12])
 		}
 	}
+	if e.Profile == "" && e.Login != "" {
+		// GitHub's and Gitea's users carry html_url; where one is left out, a login's
+		// page is at the root of the repository's forge (GitHub Enterprise's too).
+		e.Profile = profile(p.Repository.HTMLURL, e.Login)
+	}
 	e.Check = hubCheck(name, &p)
 	return e, nil
 }

@@ -76,6 +76,11 @@ var adminCommands = []adminCommand{
 		about: "Takes a person out of the account.", required: []string{"account"}, oneOf: identityFlagNames, flags: memberRemove},
 	{name: "member list", synopsis: "--account ID", about: "Lists the account's members, owners first, with their identities.",
 		required: []string{"account"}, flags: memberList},
+	{name: "member link", synopsis: "--account ID --email E|--slack T:U|--discord U|--oidc ISSUER:SUB --forge github|gitlab|gitea --login L [--forge-url URL]",
+		about: "Links a forge login to a member of the account: what the login asks on the forge is the member's, and the " +
+			"turn's commit names them as co-author. --forge-url is the forge's address (default https://github.com, " +
+			"https://gitlab.com; required for gitea): the identity is the person's profile page there.",
+		required: []string{"account", "forge", "login"}, oneOf: identityFlagNames, flags: memberLink},
 	{name: "member signin-link", synopsis: "--account ID --email E|--slack T:U|--discord U|--oidc ISSUER:SUB",
 		about: "Prints a one-time link that signs a member of the account in to the app: it works once, within 15 minutes, " +
 			"from any browser, so keep it to yourself. The audit log records that it was made. For the first owner of a hub " +

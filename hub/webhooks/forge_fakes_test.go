@@ -240,6 +240,7 @@ func noteBodies(notes []glfake.Note) []string {
 func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 	onEachForge(t, func(t *testing.T, f forgeFake, h *hubtest.Hub, p *core.Project, web string) {
 		path := "/forge/" + f.kind + "/events"
+		profile := linkForgeWriter(t, h, f.kind, web)
 		// Someone who may not write to the repository asks first: nothing starts,
 		// and the hub says why, once.
 		early := f.comment(web, 40, "@wshub write "+f.kind, true)
@@ -261,6 +262,7 @@ func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 			t.Error("expected the unknown repository's delivery counted once")
 		}
 		waitForThePullRequest(t, f, f.kind)
+		checkForgeAuthor(t, h, p, f.kind, profile)
 		// The same comment again under another delivery id (a forge's replay makes a
 		// new one): handled, and nothing is started or sent twice.
 		checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", forgeSecret, body, true), 202, 3}})
