@@ -137,6 +137,7 @@ type forgeEventsStore interface {
 	RuntimeQueries
 	ChatQueries
 	ForgeEventQueries
+	ForgeReviewQueries
 }
 
 // AcceptForgeEvent finds the projects of the repository a delivery names, checks its

@@ -39,6 +39,7 @@ type Queries interface {
 	PullQueries
 	CacheQueries
 	ForgeEventQueries
+	ForgeReviewQueries
 
 	AccountQueries
 	ProjectQueries

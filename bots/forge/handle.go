@@ -180,6 +180,10 @@ func (b *Bot) pullComment(ctx context.Context, a *asking, ev *event) ([]core.Cha
 		}
 		prompt = "On " + where + ": " + prompt
 	}
+	// Before the message: its turn may end at once, and its reply must find the thread.
+	if err := b.forge.NoteReviewThread(ctx, sess, ev.key(place), ev.Pull, ev.Thread); err != nil {
+		return nil, err
+	}
 	_, err = h.Take(ctx, b.chat, sess.ChatSession, ev.input(ev.key(place), prompt), 0, noFiles)
 	return h.Said, err
 }

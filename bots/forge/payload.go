@@ -34,6 +34,9 @@ type event struct {
 	Path   string
 	Line   int64
 	Kind   string
+	// Thread is a line comment's review thread, where its answer goes: GitHub's first
+	// review comment of the thread, GitLab's discussion ("": none).
+	Thread string
 	// Labeled are the labels just given to an issue (all its labels where the forge
 	// does not say which one was added); the event's author gave them.
 	Labeled []string
@@ -90,6 +93,7 @@ type hubPayload struct {
 		Path         string `json:"path"`
 		Line         *int64 `json:"line"`
 		OriginalLine *int64 `json:"original_line"`
+		InReplyTo    int64  `json:"in_reply_to_id"`
 	} `json:"comment"`
 	// Review is GitHub's submitted review, or Gitea's (content, the sender its author).
 	Review *struct {
@@ -170,8 +174,9 @@ type labPayload struct {
 		Action       string `json:"action"`
 		// Type is "DiffNote" for a note on a line of a merge request's diff, placed
 		// by Position (the new side's, or the old's for a removed line).
-		Type     string `json:"type"`
-		Position *struct {
+		Type         string `json:"type"`
+		DiscussionID string `json:"discussion_id"`
+		Position     *struct {
 			NewPath string `json:"new_path"`
 			OldPath string `json:"old_path"`
 			NewLine int64  `json:"new_line"`
@@ -234,6 +239,7 @@ func parse(kind, name string, body []byte) (*event, error) {
 			e.Pull = p.MergeRequest.IID
 			if a.Type == "DiffNote" && a.Position != nil {
 				e.Review, e.Path, e.Line = true, cmp.Or(a.Position.NewPath, a.Position.OldPath), cmp.Or(a.Position.NewLine, a.Position.OldLine)
+				e.Thread = a.DiscussionID
 			}
 		}
 		if e.Login != "" {
@@ -273,6 +279,7 @@ func parse(kind, name string, body []byte) (*event, error) {
 	case name == "pull_request_review_comment" && p.Action == "created" && p.Comment != nil && p.PullRequest != nil:
 		// GitHub's line comment; Gitea's event of this name is a review, below.
 		e.Pull, e.Review, e.Kind, e.Path = p.PullRequest.Number, true, "review-comment", p.Comment.Path
+		e.Thread = strconv.FormatInt(cmp.Or(p.Comment.InReplyTo, p.Comment.ID), 10)
 		if l := cmp.Or(p.Comment.Line, p.Comment.OriginalLine); l != nil {
 			e.Line = *l
 		}
