@@ -30,6 +30,7 @@ const (
 	AuditMemberRole      = "member.role_changed"
 	AuditMemberRemoved   = "member.removed"
 	AuditMemberLinked    = "member.identity_linked"
+	AuditGitHubApp       = "account.github_app"
 	AuditSessionsEnded   = "member.sessions_ended"
 	AuditSignInLink      = "member.signin_link"
 	AuditWebhookCreated  = "webhook.created"

@@ -40,6 +40,7 @@ type Queries interface {
 	CacheQueries
 	ForgeEventQueries
 	ForgeReviewQueries
+	GitHubAppQueries
 
 	AccountQueries
 	ProjectQueries

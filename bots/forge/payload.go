@@ -48,6 +48,8 @@ type event struct {
 	Bot     bool
 	// Check is a check that failed on a commit (nil: none, or it did not fail).
 	Check *failedCheck
+	// Installation is the GitHub App installation that sent it (0: none, or not an App).
+	Installation int64
 }
 
 // failedCheck is a check run, a commit status or a pipeline that failed on commit SHA:
@@ -112,6 +114,10 @@ type hubPayload struct {
 		SSHURL   string `json:"ssh_url"`
 	} `json:"repository"`
 	IsPull bool `json:"is_pull"` // Gitea
+	// Installation is the GitHub App installation a delivery of an App's is from.
+	Installation *struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
 	// Label is the label GitHub's "labeled" action gave.
 	Label *hubLabel `json:"label"`
 	// CheckRun is GitHub's check_run event's run.
@@ -255,6 +261,9 @@ func parse(kind, name string, body []byte) (*event, error) {
 		return nil, err
 	}
 	e := &event{Repositories: nonEmpty(p.Repository.HTMLURL, p.Repository.CloneURL, p.Repository.SSHURL)}
+	if p.Installation != nil && kind == core.ForgeGitHub {
+		e.Installation = p.Installation.ID
+	}
 	if p.Issue != nil {
 		e.Issue, e.Title, e.Body = p.Issue.Number, p.Issue.Title, p.Issue.Body
 	}

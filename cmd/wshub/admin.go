@@ -60,6 +60,12 @@ var adminCommands = []adminCommand{
 			"--provider is the provider of the account's workspaces whose create names none.",
 		required: []string{"account"}, flags: accountUpdate},
 	{name: "account list", about: "Lists every account with its settings.", flags: accountList},
+	{name: "account github-app", synopsis: "--account ID [--app-id N] [--webhook-secret-file F] [--installation N[,N...]]",
+		about: "Sets the account's GitHub App: its deliveries are verified by the App's webhook secret and reach the account's " +
+			"projects by their installation, then repository; a GitHub project of the account takes them with --forge-events on, " +
+			"without a secret of its own. The first setting needs --app-id and --webhook-secret-file; --installation replaces the " +
+			"account's installations (an installation is one account's). The secret is sealed and never shown.",
+		required: []string{"account"}, flags: accountGitHubApp},
 	{name: "key create", synopsis: "--account ID --name N [--scopes a,b] [--projects p1,p2] [--expires RFC3339]",
 		about: `Creates an API key for the account and prints {"keyId","key"}: the key is shown once, here. ` +
 			"A key made without --scopes, --projects or --expires has full access; the scopes are " + core.JoinKeyScopes(core.KeyScopes) + ".",

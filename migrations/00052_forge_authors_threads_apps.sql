@@ -22,7 +22,28 @@ CREATE TABLE forge_review_threads (
     created_at  timestamptz NOT NULL
 );
 
+-- An account's GitHub App: one webhook secret signs the deliveries of every repository
+-- the App is installed on, each naming its installation; an installation is one
+-- account's. A project of the account then takes the App's events without a secret of
+-- its own.
+CREATE TABLE account_github_apps (
+    account_id    text PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+    app_id        bigint NOT NULL,
+    secret_sealed bytea NOT NULL,
+    updated_at    timestamptz NOT NULL
+);
+CREATE TABLE github_app_installations (
+    installation_id bigint PRIMARY KEY,
+    account_id      text NOT NULL REFERENCES account_github_apps(account_id) ON DELETE CASCADE
+);
+CREATE INDEX github_app_installations_account ON github_app_installations (account_id);
+ALTER TABLE project_forge_events ALTER COLUMN secret_sealed DROP NOT NULL;
+
 -- +goose Down
+DELETE FROM project_forge_events WHERE secret_sealed IS NULL;
+ALTER TABLE project_forge_events ALTER COLUMN secret_sealed SET NOT NULL;
+DROP TABLE github_app_installations;
+DROP TABLE account_github_apps;
 DROP TABLE forge_review_threads;
 DELETE FROM member_identities WHERE kind IN ('github', 'gitlab', 'gitea');
 ALTER TABLE member_identities DROP CONSTRAINT member_identities_kind_check;
