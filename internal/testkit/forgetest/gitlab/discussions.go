@@ -57,12 +57,5 @@ func (s *Server) addDiscussionNote(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusNotFound, "404 Discussion Not Found")
 		return
 	}
-	body, ok := noteBody(w, r)
-	if !ok {
-		return
-	}
-	s.nextID++
-	n := &Note{ID: s.nextID, Issue: iid, Noteable: mergeRequestNotes, Body: body, Discussion: discussion}
-	p.notes = append(p.notes, n)
-	reply(w, http.StatusCreated, noteJSON(p, n))
+	s.putNote(w, r, p, &Note{Issue: iid, Noteable: mergeRequestNotes, Discussion: discussion})
 }

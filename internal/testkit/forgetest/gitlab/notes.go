@@ -112,12 +112,18 @@ func (s *Server) addNote(w http.ResponseWriter, r *http.Request, noteable string
 		refuse(w, http.StatusNotFound, "404 "+noteable+" Not Found")
 		return
 	}
+	s.putNote(w, r, p, &Note{Issue: iid, Noteable: noteable})
+}
+
+// putNote makes n, with the request's body, a new note of the project, and answers it.
+// Called with s.mu held.
+func (s *Server) putNote(w http.ResponseWriter, r *http.Request, p *project, n *Note) {
 	body, ok := noteBody(w, r)
 	if !ok {
 		return
 	}
 	s.nextID++
-	n := &Note{ID: s.nextID, Issue: iid, Noteable: noteable, Body: body}
+	n.ID, n.Body = s.nextID, body
 	p.notes = append(p.notes, n)
 	reply(w, http.StatusCreated, noteJSON(p, n))
 }
