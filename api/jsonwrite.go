@@ -136,6 +136,7 @@ func appendAuthor(b []byte, key string, a *core.Author) []byte {
 	b = appendString(append(member(b, key), `{"kind":`...), a.Kind)
 	b = appendStr(b, "id", a.ID)
 	b = appendStr(b, "name", a.Name)
+	b = appendOptStr(b, "url", a.URL)
 	return append(b, '}')
 }
 

@@ -24,18 +24,20 @@ func toAsset(a *core.Asset) assetJSON {
 }
 
 // authorJSON is who wrote a message or decided an approval (an extension): where they
-// acted from, their id there, and their name as it was then.
+// acted from, their id there, their name as it was then, and a forge person's profile
+// page.
 type authorJSON struct {
 	Kind string `json:"kind"`
 	ID   string `json:"id"`
 	Name string `json:"name"`
+	URL  string `json:"url,omitempty"`
 }
 
 func toAuthor(a *core.Author) *authorJSON {
 	if a == nil {
 		return nil
 	}
-	return &authorJSON{Kind: a.Kind, ID: a.ID, Name: a.Name}
+	return &authorJSON{Kind: a.Kind, ID: a.ID, Name: a.Name, URL: a.URL}
 }
 
 type projectJSON struct {

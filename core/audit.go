@@ -29,6 +29,8 @@ const (
 	AuditMemberAdded     = "member.added"
 	AuditMemberRole      = "member.role_changed"
 	AuditMemberRemoved   = "member.removed"
+	AuditMemberLinked    = "member.identity_linked"
+	AuditGitHubApp       = "account.github_app"
 	AuditSessionsEnded   = "member.sessions_ended"
 	AuditSignInLink      = "member.signin_link"
 	AuditWebhookCreated  = "webhook.created"

@@ -14,6 +14,9 @@ const (
 	AuthorSlack   = "slack"   // ID is the Slack user id, Name their display name
 	AuthorDiscord = "discord" // ID is the Discord user id, Name their display name
 	AuthorApp     = "app"     // a member in the app: ID is the member's id
+	// A forge's person has the forge's kind (ForgeGitHub, ForgeGitLab, ForgeGitea): ID
+	// and Name are their login, URL their profile page.
+
 	// AuthorSchedule is a schedule's run: ID is the schedule's id, Name its name. Not
 	// a person: it decides no approval.
 	AuthorSchedule = "schedule"
@@ -35,12 +38,14 @@ type Author struct {
 	MemberID string
 	// Via is the chat identity the store finds the member by ("" kind: none).
 	Via Identity
+	// URL is the person's profile page, where the platform has one (a forge's).
+	URL string
 }
 
 // person is the author when a person acted (nil for the hub or a timeout).
 func (a Author) person() *Author {
 	switch a.Kind {
-	case AuthorAPI, AuthorSlack, AuthorDiscord, AuthorApp:
+	case AuthorAPI, AuthorSlack, AuthorDiscord, AuthorApp, ForgeGitHub, ForgeGitLab, ForgeGitea:
 		return &a
 	}
 	return nil
@@ -83,15 +88,20 @@ func authorOf(acct *Account, given *Author) *Author {
 	return &a
 }
 
-// chatAuthor is a chat user at place. Slack user ids are per team, so the identity
-// a member links is the team and user together.
-func chatAuthor(place ChatPlace, userID, name string) Author {
+// chatAuthor is a chat user at place, with their profile page where the platform
+// gives one. Slack user ids are per team, so the identity a member links is the team
+// and user together; a forge login is per forge, so its identity is the profile page.
+func chatAuthor(place ChatPlace, userID, name, profile string) Author {
 	a := Author{Kind: place.Platform, ID: userID, Name: authorName(name, userID)}
 	switch place.Platform {
 	case PlatformSlack:
 		a.Via = Identity{Kind: IdentitySlack, Subject: place.TeamID + ":" + userID}
 	case PlatformDiscord:
 		a.Via = Identity{Kind: IdentityDiscord, Subject: userID}
+	case ForgeGitHub, ForgeGitLab, ForgeGitea:
+		if id, err := NewIdentity(place.Platform, profile); err == nil {
+			a.Via, a.URL = id, strings.TrimSuffix(strings.TrimSpace(profile), "/")
+		}
 	}
 	return a
 }
@@ -116,20 +126,21 @@ type authorBody struct {
 	Kind string `json:"kind"`
 	ID   string `json:"id,omitempty"`
 	Name string `json:"name,omitempty"`
+	URL  string `json:"url,omitempty"`
 }
 
 func bodyOfAuthor(a *Author) *authorBody {
 	if a == nil {
 		return nil
 	}
-	return &authorBody{Kind: a.Kind, ID: a.ID, Name: a.Name}
+	return &authorBody{Kind: a.Kind, ID: a.ID, Name: a.Name, URL: a.URL}
 }
 
 func (b *authorBody) author() *Author {
 	if b == nil {
 		return nil
 	}
-	return &Author{Kind: b.Kind, ID: b.ID, Name: b.Name}
+	return &Author{Kind: b.Kind, ID: b.ID, Name: b.Name, URL: b.URL}
 }
 
 // actor is who made a change the audit log records.

@@ -35,11 +35,11 @@ func TestCommitIdentityIsOnePersonOnOneLine(t *testing.T) {
 
 // A chat display name is kept as one line, cut to its bound; none falls back to the id.
 func TestAuthorNamesAreOneBoundedLine(t *testing.T) {
-	a := chatAuthor(ChatPlace{Platform: PlatformSlack, TeamID: "T1"}, "U1", " Grace\n\tHopper\x00 ")
+	a := chatAuthor(ChatPlace{Platform: PlatformSlack, TeamID: "T1"}, "U1", " Grace\n\tHopper\x00 ", "")
 	if a.Name != "Grace  Hopper" || a.Via != (Identity{Kind: IdentitySlack, Subject: "T1:U1"}) || a.DecidedBy() != "slack:U1" {
 		t.Errorf("got %+v", a)
 	}
-	if a := chatAuthor(ChatPlace{Platform: PlatformDiscord}, "42", ""); a.Name != "42" || a.Via.Subject != "42" {
+	if a := chatAuthor(ChatPlace{Platform: PlatformDiscord}, "42", "", ""); a.Name != "42" || a.Via.Subject != "42" {
 		t.Errorf("expected the id as the name when the platform gave none, got %+v", a)
 	}
 	if long := authorName(strings.Repeat("é", 300), "x"); len([]rune(long)) != maxAuthorName {

@@ -89,8 +89,9 @@ type ChatInput struct {
 	Key   string
 	Text  string
 	Files []ChatFile
-	// UserID and UserName are who wrote it on the platform (the name as shown there).
-	UserID, UserName string
+	// UserID and UserName are who wrote it on the platform (the name as shown there),
+	// UserURL their profile page where the platform has one (a forge's).
+	UserID, UserName, UserURL string
 	// Project (a name or id), Agent and Model choose for a new workspace instead of the
 	// channel's and binding's defaults (Discord's /workspace options); empty: defaults.
 	Project, Agent, Model string

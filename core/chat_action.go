@@ -83,7 +83,7 @@ func (s *Chat) Act(ctx context.Context, a ChatAction) (*ChatActionResult, error)
 	if err := sess.Permits(a.Roles); err != nil {
 		return nil, err
 	}
-	wsID, by := sess.Thread.WorkspaceID, chatAuthor(a.Place, a.UserID, a.UserName)
+	wsID, by := sess.Thread.WorkspaceID, chatAuthor(a.Place, a.UserID, a.UserName, "")
 	switch a.Kind {
 	case ChatActionStop:
 		_, err := s.workspaces.StopTurn(ctx, sess.Account, wsID, a.Target)

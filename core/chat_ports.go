@@ -74,6 +74,7 @@ type ChatEvent struct {
 type ClaimedChatReply struct {
 	ThreadID      int64
 	MessageID     string
+	TurnID        string
 	Place         ChatPlace
 	WorkspaceID   string
 	Truncated     bool
@@ -100,8 +101,10 @@ type ChatPostState struct {
 
 // ChatReply is a finished turn to post in a thread.
 type ChatReply struct {
-	Place          ChatPlace
-	WorkspaceID    string
+	Place       ChatPlace
+	WorkspaceID string
+	// TurnID is the turn it answers.
+	TurnID         string
 	Text           string
 	Outcome        Outcome
 	Truncated      bool

@@ -116,7 +116,7 @@ func (s *ChatQueues) postChatReply(ctx context.Context, c *ClaimedChatReply, pos
 		return ChatPostResult{Permanent: true, Error: "the reply could not be opened by the hub"}
 	}
 	r := ChatReply{
-		Place: c.Place, WorkspaceID: c.WorkspaceID, Text: text, Outcome: c.Outcome, Truncated: c.Truncated,
+		Place: c.Place, WorkspaceID: c.WorkspaceID, TurnID: c.TurnID, Text: text, Outcome: c.Outcome, Truncated: c.Truncated,
 		FailureCode: c.FailureCode, Agent: c.FailureAgent, PartsPosted: c.PartsPosted,
 	}
 	if c.SealedFailure != nil {

@@ -99,7 +99,7 @@ func (in ChatInput) author(place ChatPlace) *Author {
 	if in.UserID == "" {
 		return nil
 	}
-	a := chatAuthor(place, in.UserID, in.UserName)
+	a := chatAuthor(place, in.UserID, in.UserName, in.UserURL)
 	return &a
 }
 

@@ -26,6 +26,9 @@ type ForgeEventsInput struct {
 	// Off turns the project's events off: its secret and handle are dropped, and its
 	// repository's deliveries are answered as an unknown repository's.
 	Off bool
+	// On turns them on with nothing else set: a GitHub project of an account with a
+	// GitHub App takes the App's events without a secret of its own.
+	On bool
 }
 
 // ForgeAdmin is the operator's commands on projects' forge events.
@@ -78,8 +81,8 @@ func (s *ForgeAdmin) change(ctx context.Context, projectID string, in ForgeEvent
 	h, err := s.store.GetForgeHook(ctx, p.ID)
 	switch {
 	case errors.Is(err, ErrNoRows):
-		if in.Secret == nil {
-			return nil, nil, Errorf(CodeInvalidRequest, "forge events need the webhook's secret")
+		if in.Secret == nil && !s.hasGitHubApp(ctx, p) {
+			return nil, nil, Errorf(CodeInvalidRequest, "forge events need the webhook's secret (on GitHub, or the account's GitHub App)")
 		}
 		h = &ForgeHook{ProjectID: p.ID, AccountID: p.AccountID, Handle: DefaultForgeHandle}
 	case err != nil:
@@ -122,6 +125,17 @@ func (s *ForgeAdmin) change(ctx context.Context, projectID string, in ForgeEvent
 	}
 	h.UpdatedAt = s.clock.Now()
 	return h, p, nil
+}
+
+// hasGitHubApp reports whether p is on GitHub and its account has a GitHub App, whose
+// secret verifies the project's events. A store failure reads as none: the operator
+// is asked for a secret, and can try again.
+func (s *ForgeAdmin) hasGitHubApp(ctx context.Context, p *Project) bool {
+	if p.Forge != ForgeGitHub {
+		return false
+	}
+	_, err := s.store.GetGitHubApp(ctx, p.AccountID)
+	return err == nil
 }
 
 func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }

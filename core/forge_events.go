@@ -78,6 +78,8 @@ type ForgeCommenter interface {
 type ForgeSignature struct {
 	Event        string
 	Repositories []string
+	// Installation is the GitHub App installation that sent it (0: none).
+	Installation int64
 	Verify       func(secret []byte) bool
 }
 
@@ -94,6 +96,9 @@ const (
 	// ForgeUnverified: a project has the repository, but the signature matches none of
 	// their secrets. Nothing is stored.
 	ForgeUnverified
+	// ForgeUnknownInstallation: a GitHub App's installation no account has, and no
+	// project's own secret verifies it. Nothing is stored.
+	ForgeUnknownInstallation
 )
 
 // ForgeEnvelope is a verified delivery as the inbox keeps it: which project's secret
@@ -137,54 +142,97 @@ type forgeEventsStore interface {
 	RuntimeQueries
 	ChatQueries
 	ForgeEventQueries
+	ForgeReviewQueries
+	GitHubAppQueries
 }
 
 // AcceptForgeEvent finds the projects of the repository a delivery names, checks its
 // signature against each one's secret, and stores it for the inbox worker under the
 // first that verifies it (in.Payload is the body; in.EventID the forge's delivery id).
-// Nothing is stored for an unknown repository or a signature that matches no secret.
+// A GitHub App's delivery whose installation is an account's is checked against that
+// account's App instead, and stored under the account's project of the repository.
+// Nothing is stored for an unknown repository or installation, or a signature that
+// matches no secret.
 func (s *ForgeEvents) AcceptForgeEvent(ctx context.Context, in ChatArrival, sig ForgeSignature) (ForgeAcceptance, error) {
 	if in.EventID == "" {
 		return ForgeUnverified, Errorf(CodeInvalidRequest, "the delivery has no id")
 	}
-	var hooks []*ForgeHook
-	for _, repo := range sig.Repositories {
-		key := RepositoryKey(repo)
-		if key == "" {
-			continue
+	if sig.Installation != 0 && in.Platform == ForgeGitHub {
+		app, err := s.store.GitHubAppOfInstallation(ctx, sig.Installation)
+		if err == nil {
+			return s.acceptAppEvent(ctx, in, sig, app)
 		}
-		found, err := s.store.ForgeHooksOf(ctx, in.Platform, key)
-		if err != nil {
+		if !errors.Is(err, ErrNoRows) {
 			return ForgeUnverified, err
 		}
-		if len(found) > 0 {
-			hooks = found
-			break
+		// An installation no account has: a project may still hold the App's secret
+		// as its own (how an App's events were taken before accounts had Apps). Else
+		// it is answered as an unknown repository is, so that the App's deliveries
+		// do not fail on GitHub's side for an installation this hub does not serve.
+		got, err := s.acceptByRepository(ctx, in, sig)
+		if got == ForgeUnknownRepository || got == ForgeUnverified && err == nil {
+			return ForgeUnknownInstallation, nil
 		}
+		return got, err
 	}
-	if len(hooks) == 0 {
-		return ForgeUnknownRepository, nil
+	return s.acceptByRepository(ctx, in, sig)
+}
+
+// acceptByRepository stores a delivery under the first project of its repository
+// whose own secret verifies it.
+func (s *ForgeEvents) acceptByRepository(ctx context.Context, in ChatArrival, sig ForgeSignature) (ForgeAcceptance, error) {
+	hooks, err := s.hooksOf(ctx, in.Platform, sig.Repositories)
+	if err != nil {
+		return ForgeUnverified, err
 	}
+	verifiable := false
 	for _, h := range hooks {
+		if h.SealedSecret == nil {
+			continue // the project takes its account's GitHub App's events only
+		}
+		verifiable = true
 		secret, err := s.open(h.SealedSecret, SealedForgeSecret.binding(h.AccountID, h.ProjectID))
 		if err != nil {
 			return ForgeUnverified, err
 		}
-		if !sig.Verify([]byte(secret)) {
-			continue
+		if sig.Verify([]byte(secret)) {
+			return s.keep(ctx, in, sig, h)
 		}
-		env, err := json.Marshal(ForgeEnvelope{ProjectID: h.ProjectID, Event: sig.Event, Body: in.Payload})
-		if err != nil {
-			return ForgeUnverified, Errorf(CodeInvalidRequest, "the body is not JSON")
-		}
-		in.Payload = env
-		fresh, err := s.acceptChatEvent(ctx, s.store, in)
-		if err != nil || !fresh {
-			return ForgeRedelivered, err
-		}
-		return ForgeAccepted, nil
+	}
+	if !verifiable {
+		return ForgeUnknownRepository, nil
 	}
 	return ForgeUnverified, nil
+}
+
+// hooksOf are the forge events settings of the projects of the first of repos that
+// has any.
+func (s *ForgeEvents) hooksOf(ctx context.Context, forge string, repos []string) ([]*ForgeHook, error) {
+	for _, repo := range repos {
+		key := RepositoryKey(repo)
+		if key == "" {
+			continue
+		}
+		found, err := s.store.ForgeHooksOf(ctx, forge, key)
+		if err != nil || len(found) > 0 {
+			return found, err
+		}
+	}
+	return nil, nil
+}
+
+// keep stores a verified delivery for the inbox worker under h's project.
+func (s *ForgeEvents) keep(ctx context.Context, in ChatArrival, sig ForgeSignature, h *ForgeHook) (ForgeAcceptance, error) {
+	env, err := json.Marshal(ForgeEnvelope{ProjectID: h.ProjectID, Event: sig.Event, Body: in.Payload})
+	if err != nil {
+		return ForgeUnverified, Errorf(CodeInvalidRequest, "the body is not JSON")
+	}
+	in.Payload = env
+	fresh, err := s.acceptChatEvent(ctx, s.store, in)
+	if err != nil || !fresh {
+		return ForgeRedelivered, err
+	}
+	return ForgeAccepted, nil
 }
 
 // ForgeSessionFor resolves who acts in a forge thread: the project's account (which

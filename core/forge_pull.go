@@ -42,6 +42,17 @@ type ForgePullCommenter interface {
 	EditPullComment(ctx context.Context, p *Project, number int64, ref, body string) error
 }
 
+// ForgeReviewReplier answers in a pull request's review thread, where the forge has
+// one: GitHub's reply to a review comment, GitLab's note in a diff's discussion.
+// Gitea's API cannot reply in a review's thread: its answers stay in the hub's one
+// comment.
+type ForgeReviewReplier interface {
+	// ReplyInReview replies in thread (GitHub: the review comment's id; GitLab: the
+	// discussion's) of pull request number of p's repository, and returns the reply's
+	// ref.
+	ReplyInReview(ctx context.Context, p *Project, number int64, thread, body string) (string, error)
+}
+
 // JoinPullThread binds a pull request's thread (sess.Place, pull request number) to
 // the workspace of the project that opened it, once; false when none did (someone
 // else's pull request: not the hub's to answer). fresh reports that this call bound

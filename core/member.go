@@ -50,6 +50,11 @@ const (
 	IdentityOIDC    = "oidc"    // "issuer sub": an OpenID Connect provider's subject
 	IdentitySlack   = "slack"   // "team:user"
 	IdentityDiscord = "discord" // a user id
+	// A forge's person: their profile page's URL, lowercased (the three forges' logins
+	// are case-insensitive), e.g. "https://github.com/octocat".
+	IdentityGitHub = "github"
+	IdentityGitLab = "gitlab"
+	IdentityGitea  = "gitea"
 )
 
 // Identity is one way a member is recognised: a kind and its subject (normalised).
@@ -100,6 +105,14 @@ func NewIdentity(kind, value string) (Identity, error) {
 			return bad("a Discord identity is a user id (digits): got %q", v)
 		}
 		return Identity{Kind: kind, Subject: v}, nil
+	case IdentityGitHub, IdentityGitLab, IdentityGitea:
+		u, err := url.Parse(strings.TrimSuffix(v, "/"))
+		login := strings.TrimPrefix(u.EscapedPath(), "/")
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || login == "" || strings.Contains(login, "/") ||
+			u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return bad("a %s identity is the person's profile page, https://HOST/LOGIN: got %q", kind, v)
+		}
+		return Identity{Kind: kind, Subject: strings.ToLower(u.Scheme + "://" + u.Host + "/" + login)}, nil
 	}
 	return bad("unknown identity kind %q", kind)
 }

@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 )
 
@@ -63,6 +62,28 @@ func (s *Admin) RemoveMember(ctx context.Context, accountID string, id Identity)
 	})
 }
 
+// accountMember is the membership in the account of the member an identity names.
+func accountMember(ctx context.Context, q Queries, accountID string, id Identity) (*Membership, error) {
+	if _, err := q.GetAccount(ctx, accountID); err != nil {
+		return nil, notFound(err, CodeNotFound, "no account "+accountID)
+	}
+	m, err := q.MemberByIdentity(ctx, id)
+	if err != nil {
+		return nil, notFound(err, CodeNotFound, "no member with the identity "+id.String())
+	}
+	ms, err := q.MembershipsOf(ctx, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range ms {
+		if x.AccountID == accountID {
+			x.Member = m
+			return x, nil
+		}
+	}
+	return nil, Errorf(CodeNotFound, "%s is not a member of account %s: add them first (wshub admin member add)", id, accountID)
+}
+
 // SignInLinkGrant is a one-time sign-in link's token and its end.
 type SignInLinkGrant struct {
 	Token    string
@@ -78,21 +99,11 @@ type SignInLinkGrant struct {
 func (s *Admin) SignInLink(ctx context.Context, accountID string, id Identity) (*SignInLinkGrant, error) {
 	var out *SignInLinkGrant
 	err := s.store.InTx(ctx, func(q Queries) error {
-		if _, err := q.GetAccount(ctx, accountID); err != nil {
-			return notFound(err, CodeNotFound, "no account "+accountID)
-		}
-		m, err := q.MemberByIdentity(ctx, id)
-		if err != nil {
-			return notFound(err, CodeNotFound, "no member with the identity "+id.String())
-		}
-		ms, err := q.MembershipsOf(ctx, m.ID)
+		ms, err := accountMember(ctx, q, accountID, id)
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(ms, func(x *Membership) bool { return x.AccountID == accountID }) {
-			return Errorf(CodeNotFound, "%s is not a member of account %s: add them first (wshub admin member add)", id, accountID)
-		}
-		now := s.clock.Now()
+		m, now := ms.Member, s.clock.Now()
 		out = &SignInLinkGrant{Token: NewSessionToken(s.rand), MemberID: m.ID, Expires: now.Add(SignInLinkLife)}
 		if err := q.InsertSignInLink(ctx, HashAPIKey(out.Token), m.ID, accountID, out.Expires); err != nil {
 			return err

@@ -39,6 +39,8 @@ type Queries interface {
 	PullQueries
 	CacheQueries
 	ForgeEventQueries
+	ForgeReviewQueries
+	GitHubAppQueries
 
 	AccountQueries
 	ProjectQueries

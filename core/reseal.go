@@ -30,6 +30,8 @@ const (
 	SealedProjectSecret SealedKind = "project_secret"
 	// SealedForgeSecret is the secret a project's forge signs webhook deliveries with.
 	SealedForgeSecret SealedKind = "forge_secret"
+	// SealedGitHubAppSecret is the webhook secret of an account's GitHub App.
+	SealedGitHubAppSecret SealedKind = "github_app_secret"
 	// SealedAsset values live in the BlobStore; the store lists their keys.
 	SealedAsset SealedKind = "asset"
 	// SealedWorkspaceTitle is a workspace's title, the first line of its first prompt.
@@ -42,7 +44,7 @@ const (
 var SealedKinds = []SealedKind{
 	SealedMessageText, SealedMessageFailure, SealedWebhookSecret, SealedEventBody,
 	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedProjectCredential, SealedProjectSecret, SealedForgeSecret, SealedAsset,
-	SealedWorkspaceTitle, SealedSchedulePrompt,
+	SealedWorkspaceTitle, SealedSchedulePrompt, SealedGitHubAppSecret,
 }
 
 // sealPrefixes are the binding prefixes by kind. A value is sealed bound to
@@ -53,7 +55,7 @@ var sealPrefixes = map[SealedKind]string{
 	SealedEventBody: "event", SealedChatEvent: "chatevent", SealedChatNotice: "chatnotice",
 	SealedTurnEvent: "turn-event", SealedProjectCredential: "credential", SealedProjectSecret: "project-secret",
 	SealedForgeSecret: "forge-secret", SealedAsset: "asset", SealedWorkspaceTitle: "workspace-title",
-	SealedSchedulePrompt: "schedule-prompt",
+	SealedSchedulePrompt: "schedule-prompt", SealedGitHubAppSecret: "github-app-secret",
 }
 
 // binding is the sealing binding of a value of this kind owned by owner and id.

@@ -18,7 +18,8 @@ import (
 // forgeBot is the forges' front-end; it holds no state of its own, so the mount and the
 // queues each build one.
 func (h *Hub) forgeBot() *forgebot.Bot {
-	return forgebot.New(h.Service.Forge, h.Service.Chat, h.Log, h.Metrics.ObserveForgeUnknownRepository)
+	return forgebot.New(h.Service.Forge, h.Service.Chat, h.Log, forgebot.Counters{
+		UnknownRepository: h.Metrics.ObserveForgeUnknownRepository, UnknownInstallation: h.Metrics.ObserveForgeUnknownInstallation})
 }
 
 // forgeFront is POST /forge/<kind>/events for every forge kind, bodies bounded before

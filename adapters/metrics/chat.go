@@ -15,6 +15,8 @@ type chatMetrics struct {
 	latency *prometheus.HistogramVec
 	// unknown counts forge deliveries for repositories no project takes events from.
 	unknown *prometheus.CounterVec
+	// unknownInstallation counts GitHub App deliveries of installations no account has.
+	unknownInstallation *prometheus.CounterVec
 }
 
 func newChatMetrics() *chatMetrics {
@@ -36,11 +38,15 @@ func newChatMetrics() *chatMetrics {
 			Name: "wshub_forge_events_unknown_repository_total",
 			Help: "Forge deliveries answered and ignored: no project takes events from their repository, by forge."},
 			[]string{"forge"}),
+		unknownInstallation: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "wshub_forge_events_unknown_installation_total",
+			Help: "Forge deliveries answered and ignored: a GitHub App installation no account has, by forge."},
+			[]string{"forge"}),
 	}
 }
 
 func (c *chatMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{c.events, c.posts, c.latency, c.unknown}
+	return []prometheus.Collector{c.events, c.posts, c.latency, c.unknown, c.unknownInstallation}
 }
 
 // results names core's row statuses for people reading dashboards.
@@ -60,6 +66,12 @@ func (m *Metrics) ObserveChatPost(r core.ChatPostReport) {
 	if r.Kind == "reply" && r.Status == core.DeliveryDelivered {
 		m.chat.latency.WithLabelValues(r.Platform).Observe(r.Since.Seconds())
 	}
+}
+
+// ObserveForgeUnknownInstallation records a forge delivery from a GitHub App
+// installation no account has.
+func (m *Metrics) ObserveForgeUnknownInstallation(kind string) {
+	m.chat.unknownInstallation.WithLabelValues(kind).Inc()
 }
 
 // ObserveForgeUnknownRepository records a forge delivery for a repository no project

@@ -206,6 +206,7 @@ type chatReplyRow struct {
 	Lease         string         `db:"lease_token"`
 	ThreadID      int64          `db:"thread_id"`
 	MessageID     string         `db:"message_id"`
+	TurnID        sql.NullString `db:"turn_id"`
 	Platform      string         `db:"platform"`
 	TeamID        string         `db:"team_id"`
 	ChannelID     string         `db:"channel_id"`
@@ -232,7 +233,7 @@ var chatReplyQueue = leasedTable{
 	order: "d.next_attempt_at",
 	from:  "chat_threads t, messages m", join: "t.id = d.thread_id AND m.id = d.message_id",
 	returning: `d.lease_token, d.thread_id, d.message_id, t.platform, t.team_id, t.channel_id, t.thread_id AS thread, t.workspace_id,
-		d.truncated, m.outcome, m.text_sealed, m.failure_code, m.failure_agent, m.failure_sealed, d.parts_posted, d.attempts, d.created_at`,
+		d.truncated, m.turn_id, m.outcome, m.text_sealed, m.failure_code, m.failure_agent, m.failure_sealed, d.parts_posted, d.attempts, d.created_at`,
 }
 
 // ClaimChatDeliveries claims from chatReplyQueue; due is the hub's clock (now).
@@ -245,7 +246,7 @@ func (q queries) ClaimChatDeliveries(ctx context.Context, token string, now time
 	out := make([]*core.ClaimedChatReply, len(rows))
 	for i, r := range rows {
 		out[i] = &core.ClaimedChatReply{
-			ThreadID: r.ThreadID, MessageID: r.MessageID, WorkspaceID: r.WorkspaceID,
+			ThreadID: r.ThreadID, MessageID: r.MessageID, TurnID: r.TurnID.String, WorkspaceID: r.WorkspaceID,
 			Place:     core.ChatPlace{Platform: r.Platform, TeamID: r.TeamID, ChannelID: r.ChannelID, ThreadID: r.Thread},
 			Truncated: r.Truncated, Outcome: core.Outcome(r.Outcome.String), SealedText: r.TextSealed, FailureCode: r.FailureCode.String,
 			FailureAgent: r.FailureAgent.String, SealedFailure: r.FailureSealed,

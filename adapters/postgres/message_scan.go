@@ -12,20 +12,20 @@ import (
 // messageColumns are what messageScan reads, in its order.
 const messageColumns = `id, workspace_id, seq, role, text_sealed, status, turn_id, outcome, asset_ids, failure_code,
 	failure_agent, failure_sealed, created_at, delivered_at, stop_requested_at, author_kind, author_id, author_name,
-	author_member_id`
+	author_member_id, author_url`
 
 // messageScan reads message rows by hand rather than through sqlx's reflection: a
 // page is up to 200 rows on the API's hottest list (make bench B2), and reflection
 // there cost more than the rows' decoding. Its destinations and their []any are made
 // once per query, not per row.
 type messageScan struct {
-	m                                             core.StoredMessage
-	status, outcome                               sql.NullString
-	assets                                        pq.StringArray
-	failureCode, failureAgent                     sql.NullString
-	delivered, stop                               sql.NullTime
-	authorKind, authorID, authorName, authorMembr sql.NullString
-	dest                                          []any
+	m                                                        core.StoredMessage
+	status, outcome                                          sql.NullString
+	assets                                                   pq.StringArray
+	failureCode, failureAgent                                sql.NullString
+	delivered, stop                                          sql.NullTime
+	authorKind, authorID, authorName, authorMembr, authorURL sql.NullString
+	dest                                                     []any
 }
 
 func newMessageScan() *messageScan {
@@ -33,7 +33,7 @@ func newMessageScan() *messageScan {
 	m := &s.m
 	s.dest = []any{&m.ID, &m.WorkspaceID, &m.Seq, &m.Role, &m.SealedText, &s.status, &m.TurnID, &s.outcome, &s.assets,
 		&s.failureCode, &s.failureAgent, &m.SealedFailure, &m.CreatedAt, &s.delivered, &s.stop, &s.authorKind,
-		&s.authorID, &s.authorName, &s.authorMembr}
+		&s.authorID, &s.authorName, &s.authorMembr, &s.authorURL}
 	return s
 }
 
@@ -48,7 +48,8 @@ func (s *messageScan) scan(rows interface{ Scan(...any) error }, out *core.Store
 	m.DeliveredAt = timePtr(s.delivered)
 	m.FailureCode, m.FailureAgent, m.StopRequested = s.failureCode.String, s.failureAgent.String, s.stop.Valid
 	if s.authorKind.String != "" {
-		m.Author = &core.Author{Kind: s.authorKind.String, ID: s.authorID.String, Name: s.authorName.String, MemberID: s.authorMembr.String}
+		m.Author = &core.Author{Kind: s.authorKind.String, ID: s.authorID.String, Name: s.authorName.String, MemberID: s.authorMembr.String,
+			URL: s.authorURL.String}
 	}
 	*out = *m
 	return nil

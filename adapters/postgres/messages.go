@@ -13,6 +13,15 @@ import (
 
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
+// linkedMember is the SQL of the member who linked the identity (kind, subject) and
+// belongs to the account: a forge login is the same whichever hub account's
+// repository it comments on, and another account's member must not be named (nor
+// their email given) in this one's commits.
+func linkedMember(kind, subject, account string) string {
+	return `(SELECT i.member_id FROM member_identities i JOIN memberships ms ON ms.member_id = i.member_id
+		AND ms.account_id = ` + account + ` WHERE i.kind = ` + kind + ` AND i.subject = ` + subject + `)`
+}
+
 // InsertMessage takes the workspace's next seq and inserts the message with it in one
 // statement (the send path's round trips are most of its cost), setting m.Seq. The
 // quota's count (messages_open) is the seq update's condition, so a refused message
@@ -34,13 +43,13 @@ func (q queries) InsertMessage(ctx context.Context, m *core.Message, sealedText 
 				AND o.role = 'user' AND o.status IN ('pending', 'delivered')) < $17)
 			RETURNING latest_seq)
 		INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, outcome,
-			asset_ids, created_at, delivered_at, author_kind, author_id, author_name, author_member_id)
+			asset_ids, created_at, delivered_at, author_kind, author_id, author_name, author_member_id, author_url)
 		SELECT $1, $2, s.latest_seq, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, COALESCE($14,
-			(SELECT member_id FROM member_identities WHERE kind = $15 AND subject = $16))
+			`+linkedMember("$15", "$16", "(SELECT account_id FROM workspaces WHERE id = $2)")+`), $18
 		FROM s RETURNING seq`,
 		m.ID, m.WorkspaceID, m.Role, sealedText, m.Status, m.TurnID, nullString(string(m.Outcome)),
 		pq.StringArray(assets), m.CreatedAt, nullTime(m.DeliveredAt), a.Kind, a.ID, a.Name, nullString(a.MemberID),
-		a.Via.Kind, a.Via.Subject, maxOpen).Scan(&m.Seq))
+		a.Via.Kind, a.Via.Subject, maxOpen, nullString(a.URL)).Scan(&m.Seq))
 	if errors.Is(err, core.ErrNoRows) {
 		return false, nil // at the quota (the caller holds the workspace's row lock: it is there)
 	}

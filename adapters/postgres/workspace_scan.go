@@ -17,7 +17,7 @@ func (r *workspaceRow) dest() []any {
 		&r.EventSeq, &r.LastTurnID, &r.LastTurnOutcome, &r.LastTurnCompletedAt, &r.LastTurnFailure, &r.TitleSealed, &r.CreatedAt, &r.UpdatedAt,
 		&r.AgentSession, &r.CheckoutPath, &r.LeaseToken, &r.LastActivityAt, &r.StateChangedAt,
 		&r.RuntimeStartedAt, &r.RuntimeStarts, &r.RuntimeSession, &r.RuntimeSeenAt,
-		&r.StartedByKind, &r.StartedByID, &r.StartedByName, &r.StartedByMember, &r.Host,
+		&r.StartedByKind, &r.StartedByID, &r.StartedByName, &r.StartedByMember, &r.StartedByURL, &r.Host,
 		&r.PullNumber, &r.PullURL, &r.PullState, &r.PullError, &r.PullCheckedAt, &r.PullRequested,
 		&r.OpenMessages}
 }

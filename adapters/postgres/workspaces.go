@@ -59,13 +59,15 @@ type workspaceRow struct {
 	StartedByID         string              `db:"started_by_id"`
 	StartedByName       string              `db:"started_by_name"`
 	StartedByMember     sql.NullString      `db:"started_by_member_id"`
+	StartedByURL        sql.NullString      `db:"started_by_url"`
 	Host                sql.NullString      `db:"host"`
 }
 
 func (r *workspaceRow) core() *core.Workspace {
 	var by *core.Author
 	if r.StartedByKind != "" {
-		by = &core.Author{Kind: r.StartedByKind, ID: r.StartedByID, Name: r.StartedByName, MemberID: r.StartedByMember.String}
+		by = &core.Author{Kind: r.StartedByKind, ID: r.StartedByID, Name: r.StartedByName, MemberID: r.StartedByMember.String,
+			URL: r.StartedByURL.String}
 	}
 	return &core.Workspace{
 		StartedBy: by,
@@ -91,7 +93,7 @@ const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id,
 	w.event_seq, w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.last_turn_failure, w.title_sealed, w.created_at, w.updated_at,
 	w.agent_session, w.checkout_path, w.lease_token, w.last_activity_at, w.state_changed_at,
 	w.runtime_started_at, w.runtime_starts, w.runtime_session, w.runtime_seen_at,
-	w.started_by_kind, w.started_by_id, w.started_by_name, w.started_by_member_id, w.host,
+	w.started_by_kind, w.started_by_id, w.started_by_name, w.started_by_member_id, w.started_by_url, w.host,
 	w.pull_number, w.pull_url, w.pull_state, w.pull_error, w.pull_checked_at, w.pull_requested,
 	EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'
 	        AND m.status IN ('pending', 'delivered')) AS open_messages
@@ -107,12 +109,12 @@ func (q queries) InsertWorkspace(ctx context.Context, w *core.Workspace) (err er
 	// same statement (as a message's).
 	_, err = q.exec(ctx, `INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode,
 		branch, base_ref, origin, state, status_code, startup_phase, runtime_state, latest_seq, created_at, updated_at,
-		last_activity_at, state_changed_at, started_by_kind, started_by_id, started_by_name, started_by_member_id, host, title_sealed)
+		last_activity_at, state_changed_at, started_by_kind, started_by_id, started_by_name, started_by_member_id, host, title_sealed, started_by_url)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $16, $18, $19, $20,
-			COALESCE($21, (SELECT member_id FROM member_identities WHERE kind = $22 AND subject = $23)), $24, $25)`,
+			COALESCE($21, `+linkedMember("$22", "$23", "$2")+`), $24, $25, $26)`,
 		w.ID, w.AccountID, w.ProjectID, w.ProviderID, w.Agent, w.Model, w.RuntimeMode, w.Branch, w.BaseRef, w.Origin,
 		w.State, w.StatusCode, w.StartupPhase, w.RuntimeState, w.LatestSeq, w.CreatedAt, w.UpdatedAt,
-		by.Kind, by.ID, by.Name, nullString(by.MemberID), by.Via.Kind, by.Via.Subject, nullString(w.Host), w.TitleSealed)
+		by.Kind, by.ID, by.Name, nullString(by.MemberID), by.Via.Kind, by.Via.Subject, nullString(w.Host), w.TitleSealed, nullString(by.URL))
 	return err
 }
 

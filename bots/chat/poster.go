@@ -57,11 +57,16 @@ var (
 // size without breaking code blocks, the outcome and truncation shown. Parts an
 // earlier attempt posted are not posted again.
 func (p Poster) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResult {
-	parts := p.Words.FormatReply(Reply{
+	return p.postParts(ctx, r.Place, p.ReplyParts(r), r.PartsPosted)
+}
+
+// ReplyParts are a finished turn's posts: the reply split to the platform's size, the
+// outcome and truncation shown.
+func (p Poster) ReplyParts(r core.ChatReply) []string {
+	return p.Words.FormatReply(Reply{
 		Text: r.Text, Outcome: string(r.Outcome), Truncated: r.Truncated, FailureCode: r.FailureCode,
 		FailureMessage: r.FailureMessage, Agent: AgentName(r.Agent),
 	}, p.MaxPost)
-	return p.postParts(ctx, r.Place, parts, r.PartsPosted)
 }
 
 // PostNotice posts what the hub says in a thread: a command's answer or refusal as the

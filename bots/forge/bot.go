@@ -23,23 +23,31 @@ const maxPostChars = 60_000
 
 // Bot is the forges' front-end.
 type Bot struct {
-	forge *core.ForgeEvents
-	chat  *core.Chat
-	log   *slog.Logger
-	// unknown counts a delivery for a repository no project takes events from.
-	unknown func(kind string)
+	forge    *core.ForgeEvents
+	chat     *core.Chat
+	log      *slog.Logger
+	counters Counters
 }
 
-// New builds the forges' front-end on core's forge and chat use cases; unknown, when
-// set, counts deliveries for repositories no project takes events from.
-func New(forge *core.ForgeEvents, c *core.Chat, log *slog.Logger, unknown func(kind string)) *Bot {
+// Counters count the deliveries answered and ignored, by forge kind: for a repository
+// no project takes events from, and from a GitHub App installation no account has.
+type Counters struct {
+	UnknownRepository, UnknownInstallation func(kind string)
+}
+
+// New builds the forges' front-end on core's forge and chat use cases; the counters
+// set count the deliveries it ignores.
+func New(forge *core.ForgeEvents, c *core.Chat, log *slog.Logger, counters Counters) *Bot {
 	if log == nil {
 		log = slog.Default()
 	}
-	if unknown == nil {
-		unknown = func(string) {}
+	if counters.UnknownRepository == nil {
+		counters.UnknownRepository = func(string) {}
 	}
-	return &Bot{forge: forge, chat: c, log: log, unknown: unknown}
+	if counters.UnknownInstallation == nil {
+		counters.UnknownInstallation = func(string) {}
+	}
+	return &Bot{forge: forge, chat: c, log: log, counters: counters}
 }
 
 // words are a forge's words: Markdown, as the three forges render it.

@@ -57,7 +57,8 @@ func equalMAC(sig string, body, secret []byte) bool {
 }
 
 // EventsHandler takes kind's deliveries (POST /forge/<kind>/events): 202 stored, 200
-// for a redelivery or a repository no project takes events from, 401 when the
+// for a redelivery, a repository no project takes events from or a GitHub App
+// installation no account has, 401 when the
 // signature matches no project of the repository (nothing is stored), 413 over
 // MaxBodyBytes.
 func (b *Bot) EventsHandler(kind string) fiber.Handler {
@@ -83,7 +84,7 @@ func (b *Bot) EventsHandler(kind string) fiber.Handler {
 		// Values from the request are valid only in the handler: core keeps copies.
 		in := core.ChatArrival{Platform: kind, EventID: strings.Clone(delivery), ThreadKey: ev.threadKey(),
 			Payload: append([]byte(nil), body...)}
-		sig := core.ForgeSignature{Event: strings.Clone(c.Get(hd.event)), Repositories: ev.Repositories,
+		sig := core.ForgeSignature{Event: strings.Clone(c.Get(hd.event)), Repositories: ev.Repositories, Installation: ev.Installation,
 			Verify: func(secret []byte) bool { return hd.verify(c, body, secret) }}
 		got, err := b.forge.AcceptForgeEvent(c.UserContext(), in, sig)
 		if err != nil {
@@ -98,8 +99,11 @@ func (b *Bot) EventsHandler(kind string) fiber.Handler {
 		case core.ForgeAccepted:
 			return c.SendStatus(fiber.StatusAccepted)
 		case core.ForgeUnknownRepository:
-			b.unknown(kind)
+			b.counters.UnknownRepository(kind)
 			return c.Status(fiber.StatusOK).SendString("no project takes events from this repository")
+		case core.ForgeUnknownInstallation:
+			b.counters.UnknownInstallation(kind)
+			return c.Status(fiber.StatusOK).SendString("no account has this GitHub App installation")
 		case core.ForgeUnverified:
 			return c.SendStatus(fiber.StatusUnauthorized)
 		}

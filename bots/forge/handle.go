@@ -180,6 +180,10 @@ func (b *Bot) pullComment(ctx context.Context, a *asking, ev *event) ([]core.Cha
 		}
 		prompt = "On " + where + ": " + prompt
 	}
+	// Before the message: its turn may end at once, and its reply must find the thread.
+	if err := b.forge.NoteReviewThread(ctx, sess, ev.key(place), ev.Pull, ev.Thread); err != nil {
+		return nil, err
+	}
 	_, err = h.Take(ctx, b.chat, sess.ChatSession, ev.input(ev.key(place), prompt), 0, noFiles)
 	return h.Said, err
 }
@@ -203,9 +207,9 @@ func (e *event) key(place core.ChatPlace) string {
 	return place.Platform + ":" + place.ChannelID + ":" + e.Kind + ":" + strconv.FormatInt(e.CommentID, 10)
 }
 
-// input is the event's message, by its author.
+// input is the event's message, by its author (their login, and their profile page).
 func (e *event) input(key, text string) core.ChatInput {
-	return core.ChatInput{Key: key, Text: text, UserID: e.Login, UserName: e.Login}
+	return core.ChatInput{Key: key, Text: text, UserID: e.Login, UserName: e.Login, UserURL: e.Profile}
 }
 
 func noFiles(context.Context) ([]core.ChatFile, error) { return nil, nil }

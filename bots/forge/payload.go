@@ -34,6 +34,9 @@ type event struct {
 	Path   string
 	Line   int64
 	Kind   string
+	// Thread is a line comment's review thread, where its answer goes: GitHub's first
+	// review comment of the thread, GitLab's discussion ("": none).
+	Thread string
 	// Labeled are the labels just given to an issue (all its labels where the forge
 	// does not say which one was added); the event's author gave them.
 	Labeled []string
@@ -45,6 +48,8 @@ type event struct {
 	Bot     bool
 	// Check is a check that failed on a commit (nil: none, or it did not fail).
 	Check *failedCheck
+	// Installation is the GitHub App installation that sent it (0: none, or not an App).
+	Installation int64
 }
 
 // failedCheck is a check run, a commit status or a pipeline that failed on commit SHA:
@@ -90,6 +95,7 @@ type hubPayload struct {
 		Path         string `json:"path"`
 		Line         *int64 `json:"line"`
 		OriginalLine *int64 `json:"original_line"`
+		InReplyTo    int64  `json:"in_reply_to_id"`
 	} `json:"comment"`
 	// Review is GitHub's submitted review, or Gitea's (content, the sender its author).
 	Review *struct {
@@ -108,6 +114,10 @@ type hubPayload struct {
 		SSHURL   string `json:"ssh_url"`
 	} `json:"repository"`
 	IsPull bool `json:"is_pull"` // Gitea
+	// Installation is the GitHub App installation a delivery of an App's is from.
+	Installation *struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
 	// Label is the label GitHub's "labeled" action gave.
 	Label *hubLabel `json:"label"`
 	// CheckRun is GitHub's check_run event's run.
@@ -170,8 +180,9 @@ type labPayload struct {
 		Action       string `json:"action"`
 		// Type is "DiffNote" for a note on a line of a merge request's diff, placed
 		// by Position (the new side's, or the old's for a removed line).
-		Type     string `json:"type"`
-		Position *struct {
+		Type         string `json:"type"`
+		DiscussionID string `json:"discussion_id"`
+		Position     *struct {
 			NewPath string `json:"new_path"`
 			OldPath string `json:"old_path"`
 			NewLine int64  `json:"new_line"`
@@ -234,6 +245,7 @@ func parse(kind, name string, body []byte) (*event, error) {
 			e.Pull = p.MergeRequest.IID
 			if a.Type == "DiffNote" && a.Position != nil {
 				e.Review, e.Path, e.Line = true, cmp.Or(a.Position.NewPath, a.Position.OldPath), cmp.Or(a.Position.NewLine, a.Position.OldLine)
+				e.Thread = a.DiscussionID
 			}
 		}
 		if e.Login != "" {
@@ -249,6 +261,9 @@ func parse(kind, name string, body []byte) (*event, error) {
 		return nil, err
 	}
 	e := &event{Repositories: nonEmpty(p.Repository.HTMLURL, p.Repository.CloneURL, p.Repository.SSHURL)}
+	if p.Installation != nil && kind == core.ForgeGitHub {
+		e.Installation = p.Installation.ID
+	}
 	if p.Issue != nil {
 		e.Issue, e.Title, e.Body = p.Issue.Number, p.Issue.Title, p.Issue.Body
 	}
@@ -273,6 +288,7 @@ func parse(kind, name string, body []byte) (*event, error) {
 	case name == "pull_request_review_comment" && p.Action == "created" && p.Comment != nil && p.PullRequest != nil:
 		// GitHub's line comment; Gitea's event of this name is a review, below.
 		e.Pull, e.Review, e.Kind, e.Path = p.PullRequest.Number, true, "review-comment", p.Comment.Path
+		e.Thread = strconv.FormatInt(cmp.Or(p.Comment.InReplyTo, p.Comment.ID), 10)
 		if l := cmp.Or(p.Comment.Line, p.Comment.OriginalLine); l != nil {
 			e.Line = *l
 		}
@@ -289,6 +305,11 @@ func parse(kind, name string, body []byte) (*event, error) {
 			sum := sha256.Sum256(body)
 			e.Kind += "-" + hex.EncodeToString(sum[:12])
 		}
+	}
+	if e.Profile == "" && e.Login != "" {
+		// GitHub's and Gitea's users carry html_url; where one is left out, a login's
+		// page is at the root of the repository's forge (GitHub Enterprise's too).
+		e.Profile = profile(p.Repository.HTMLURL, e.Login)
 	}
 	e.Check = hubCheck(name, &p)
 	return e, nil

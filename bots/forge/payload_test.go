@@ -216,3 +216,27 @@ func TestTheLabelsGivenToAnIssueAreRead(t *testing.T) {
 		}
 	}
 }
+
+// A line comment's review thread, its author's profile page and a GitHub App's
+// installation are read as the client libraries type them: a reply's thread is its
+// first comment's; a GitHub user without html_url has their page at the root of the
+// repository's forge; GitLab's is the project's GitLab's.
+func TestReviewThreadsProfilesAndInstallationsAreRead(t *testing.T) {
+	review, _ := json.Marshal(gh.PullRequestReviewCommentEvent{Action: gh.Ptr("created"), PullRequest: &gh.PullRequest{Number: gh.Ptr(2)},
+		Repo:         &gh.Repository{HTMLURL: gh.Ptr("https://ghe.example.com/o/r")},
+		Installation: &gh.Installation{ID: gh.Ptr(int64(77))},
+		Comment: &gh.PullRequestComment{ID: gh.Ptr(int64(12)), InReplyTo: gh.Ptr(int64(10)), Body: gh.Ptr("and here"), Path: gh.Ptr("a.go"),
+			Line: gh.Ptr(4), User: &gh.User{Login: gh.Ptr("Octo")}}})
+	e, err := parse("github", "pull_request_review_comment", review)
+	if err != nil || e.Thread != "10" || e.Profile != "https://ghe.example.com/Octo" || e.Installation != 77 {
+		t.Errorf("expected thread 10, Octo's page on the GitHub Enterprise and installation 77, got %+v (%v)", e, err)
+	}
+	a := gl.MergeCommentEventObjectAttributes{ID: 9, Note: "why", NoteableType: "MergeRequest", Action: gl.CommentEventActionCreate,
+		Type: "DiffNote", DiscussionID: "abc123", Position: &gl.NotePosition{NewPath: "a.go", NewLine: 4}}
+	note, _ := json.Marshal(gl.MergeCommentEvent{ObjectKind: "note", User: &gl.EventUser{ID: 5, Username: "tanuki"},
+		Project: gl.MergeCommentEventProject{WebURL: "https://gitlab.example.com/g/r"}, ObjectAttributes: a,
+		MergeRequest: gl.MergeCommentEventMergeRequest{IID: 2}})
+	if e, err := parse("gitlab", "Note Hook", note); err != nil || e.Thread != "abc123" || e.Profile != "https://gitlab.example.com/tanuki" {
+		t.Errorf("expected the discussion abc123 and tanuki's page on that GitLab, got %+v (%v)", e, err)
+	}
+}

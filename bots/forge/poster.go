@@ -3,7 +3,9 @@ package forge
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/wshub/wshub/bots/chat"
@@ -14,19 +16,51 @@ import (
 // hub says in an issue, a turn's status, its reply, a refusal, becomes the one
 // comment of the hub's there, edited in place.
 func (b *Bot) Poster(kind string) core.ChatPoster {
-	return poster{chat.Poster{Words: words(kind), Wire: wire{forge: b.forge}, MaxPost: maxPostChars, MaxQuestion: maxPostChars}}
+	return poster{Poster: chat.Poster{Words: words(kind), Wire: wire{forge: b.forge}, MaxPost: maxPostChars, MaxQuestion: maxPostChars},
+		forge: b.forge, log: b.log}
 }
 
-type poster struct{ chat.Poster }
+type poster struct {
+	chat.Poster
+	forge *core.ForgeEvents
+	log   *slog.Logger
+}
 
 var _ core.ChatStatusPoster = poster{}
 
-// PostReply shows a finished turn: done, and the reply under it.
+// InReviewThread is the hub's one comment in a pull request once a turn's answer went
+// in a review's thread, beside the line it was asked on.
+const InReviewThread = "Answered in the review thread."
+
+// PostReply shows a finished turn: done, and the reply under it. The answer to a
+// review's line comment goes in that comment's thread where the forge has one, and
+// the hub's one comment in the pull request then says so.
 func (p poster) PostReply(ctx context.Context, r core.ChatReply) core.ChatPostResult {
 	if r.Outcome == core.OutcomeCompleted {
 		r.Text = p.Words.Done + " Done.\n\n" + r.Text
 	}
-	return p.Poster.PostReply(ctx, r)
+	if r.PartsPosted > 0 {
+		return p.Poster.PostReply(ctx, r)
+	}
+	answered, err := p.forge.ReplyInReviewThread(ctx, r.Place, r.TurnID, strings.Join(p.ReplyParts(r), "\n\n"))
+	if err != nil {
+		res := core.ChatPostResult{Error: err.Error()}
+		res.RetryAfter, res.Permanent = p.Wire.Failed(err)
+		return res
+	}
+	if !answered {
+		return p.Poster.PostReply(ctx, r)
+	}
+	// The answer is out: the comment's edit only points to it, and is not worth
+	// answering twice for.
+	mark := p.Words.Done
+	if r.Outcome != core.OutcomeCompleted {
+		mark = p.Words.Warning
+	}
+	if err := p.Wire.Post(ctx, r.Place, mark+" "+InReviewThread); err != nil {
+		p.log.Warn("forge comment not pointed to the review thread", "forge", r.Place.Platform, "thread", r.Place.ThreadID, "err", err)
+	}
+	return core.ChatPostResult{PartsPosted: 1, Done: true}
 }
 
 // PostStatus shows a running turn's status; a finished turn's is left to its reply,

@@ -60,6 +60,12 @@ var adminCommands = []adminCommand{
 			"--provider is the provider of the account's workspaces whose create names none.",
 		required: []string{"account"}, flags: accountUpdate},
 	{name: "account list", about: "Lists every account with its settings.", flags: accountList},
+	{name: "account github-app", synopsis: "--account ID [--app-id N] [--webhook-secret-file F] [--installation N[,N...]]",
+		about: "Sets the account's GitHub App: its deliveries are verified by the App's webhook secret and reach the account's " +
+			"projects by their installation, then repository; a GitHub project of the account takes them with --forge-events on, " +
+			"without a secret of its own. The first setting needs --app-id and --webhook-secret-file; --installation replaces the " +
+			"account's installations (an installation is one account's). The secret is sealed and never shown.",
+		required: []string{"account"}, flags: accountGitHubApp},
 	{name: "key create", synopsis: "--account ID --name N [--scopes a,b] [--projects p1,p2] [--expires RFC3339]",
 		about: `Creates an API key for the account and prints {"keyId","key"}: the key is shown once, here. ` +
 			"A key made without --scopes, --projects or --expires has full access; the scopes are " + core.JoinKeyScopes(core.KeyScopes) + ".",
@@ -76,6 +82,11 @@ var adminCommands = []adminCommand{
 		about: "Takes a person out of the account.", required: []string{"account"}, oneOf: identityFlagNames, flags: memberRemove},
 	{name: "member list", synopsis: "--account ID", about: "Lists the account's members, owners first, with their identities.",
 		required: []string{"account"}, flags: memberList},
+	{name: "member link", synopsis: "--account ID --email E|--slack T:U|--discord U|--oidc ISSUER:SUB --forge github|gitlab|gitea --login L [--forge-url URL]",
+		about: "Links a forge login to a member of the account: what the login asks on the forge is the member's, and the " +
+			"turn's commit names them as co-author. --forge-url is the forge's address (default https://github.com, " +
+			"https://gitlab.com; required for gitea): the identity is the person's profile page there.",
+		required: []string{"account", "forge", "login"}, oneOf: identityFlagNames, flags: memberLink},
 	{name: "member signin-link", synopsis: "--account ID --email E|--slack T:U|--discord U|--oidc ISSUER:SUB",
 		about: "Prints a one-time link that signs a member of the account in to the app: it works once, within 15 minutes, " +
 			"from any browser, so keep it to yourself. The audit log records that it was made. For the first owner of a hub " +

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/wshub/wshub/core"
@@ -75,6 +77,39 @@ func memberRemove(fs *flag.FlagSet) adminRun {
 			return nil, err
 		}
 		return memberRemoved{AccountID: *account, Identity: id.String(), Removed: true}, nil
+	}
+}
+
+// forgeProfileBases are the forges whose address --forge-url may leave out.
+var forgeProfileBases = map[string]string{core.ForgeGitHub: "https://github.com", core.ForgeGitLab: "https://gitlab.com"}
+
+func memberLink(fs *flag.FlagSet) adminRun {
+	account := fs.String("account", "", "account id")
+	identity := identityFlags(fs)
+	forge := fs.String("forge", "", "github, gitlab or gitea")
+	login := fs.String("login", "", "the person's login on the forge")
+	base := fs.String("forge-url", "", "the forge's address (default https://github.com or https://gitlab.com)")
+	return func(ctx context.Context, h adminHub) (any, error) {
+		id, err := identity()
+		if err != nil {
+			return nil, err
+		}
+		at := *base
+		if at == "" {
+			at = forgeProfileBases[*forge]
+		}
+		if !core.ValidForge(*forge) || at == "" {
+			return nil, core.Errorf(core.CodeInvalidRequest, "--forge must be github, gitlab or gitea, and a gitea needs --forge-url")
+		}
+		link, err := core.NewIdentity(*forge, strings.TrimSuffix(at, "/")+"/"+url.PathEscape(*login))
+		if err != nil {
+			return nil, err
+		}
+		ms, err := h.svc.ForgeAdmin.LinkForgeLogin(ctx, *account, id, link)
+		if err != nil {
+			return nil, err
+		}
+		return memberOutOf(ms), nil
 	}
 }
 

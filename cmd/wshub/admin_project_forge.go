@@ -139,7 +139,8 @@ func addForgeEventsFlags(fs *flag.FlagSet) *forgeEventsFlags {
 		label:      fs.String("trigger-label", "", "an issue given this label starts a workspace with the issue as the prompt (empty: none)"),
 		secretFile: fs.String("forge-webhook-secret-file", "", "file holding the secret the forge's webhook signs deliveries with: events are taken from then on"),
 		fixChecks:  fs.Int("fix-checks", 0, "at most this many failed checks of a workspace's pull request become its follow-ups (0: none, the default)"),
-		events:     fs.String("forge-events", "", "off: take no more forge events for the project (its secret and handle are dropped); on: the default once a secret is set"),
+		events: fs.String("forge-events", "", "off: take no more forge events for the project (its secret and handle are dropped); on: the default once a secret is set, "+
+			"and without one on GitHub for an account with a GitHub App (wshub admin account github-app)"),
 	}
 }
 
@@ -163,13 +164,15 @@ func (f *forgeEventsFlags) input() (*core.ForgeEventsInput, error) {
 		in.Secret = &secret
 	}
 	switch {
-	case !flagGiven(f.fs, "forge-events"), *f.events == "on":
+	case !flagGiven(f.fs, "forge-events"):
+	case *f.events == "on":
+		in.On = true
 	case *f.events == "off":
 		in.Off = true
 	default:
 		return nil, fmt.Errorf("--forge-events is on or off, not %q", *f.events)
 	}
-	if in.Handle == nil && in.Secret == nil && in.TriggerLabel == nil && in.FixChecks == nil && !in.Off {
+	if in.Handle == nil && in.Secret == nil && in.TriggerLabel == nil && in.FixChecks == nil && !in.Off && !in.On {
 		return nil, nil
 	}
 	return &in, nil

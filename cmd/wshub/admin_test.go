@@ -385,6 +385,18 @@ func TestAdminMembersAreNamedByOneIdentityWithARole(t *testing.T) {
 		t.Errorf("expected the same member in the second account, got %v and %v", owner["memberId"], again["memberId"])
 	}
 
+	// A forge login linked to Ada: its profile page, lowercased; another's is refused.
+	linked, _ := wshub(t, env, 0, "admin", "member", "link", "--account", id, "--email", "ada@example.com", "--forge", "github", "--login", "AdaL")
+	if ids := linked["identities"].([]any); len(ids) != 2 || ids[1] != "github:https://github.com/adal" {
+		t.Errorf("expected Ada's GitHub profile linked, got %v", ids)
+	}
+	if _, errs := wshub(t, env, 2, "admin", "member", "link", "--account", id, "--slack", "T01:U02", "--forge", "github", "--login", "adal"); !strings.Contains(errs, "another member's identity") {
+		t.Errorf("expected a login linked to another member refused, got %q", errs)
+	}
+	if _, errs := wshub(t, env, 2, "admin", "member", "link", "--account", id, "--email", "ada@example.com", "--forge", "gitea", "--login", "ada"); !strings.Contains(errs, "needs --forge-url") {
+		t.Errorf("expected a Gitea login without the forge's address refused, got %q", errs)
+	}
+
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"admin", "member", "list", "--account", id}, env, &out, &errb); code != 0 {
 		t.Fatalf("member list: exit %d: %s", code, errb.String())

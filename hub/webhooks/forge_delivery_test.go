@@ -107,13 +107,19 @@ func inboxRows(t *testing.T, h *hubtest.Hub, kind string) int {
 // of kind.
 func unknownCounted(t *testing.T, h *hubtest.Hub, kind string, n int) bool {
 	t.Helper()
+	return metricCounted(t, h, "wshub_forge_events_unknown_repository_total", kind, n)
+}
+
+// metricCounted reports whether the hub's counter name of forge kind is n.
+func metricCounted(t *testing.T, h *hubtest.Hub, name, kind string, n int) bool {
+	t.Helper()
 	resp, err := http.Get(h.MetricsURL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	return strings.Contains(string(raw), `wshub_forge_events_unknown_repository_total{forge="`+kind+`"} `+strconv.Itoa(n)+"\n")
+	return strings.Contains(string(raw), name+`{forge="`+kind+`"} `+strconv.Itoa(n)+"\n")
 }
 
 // A Gitea delivery is verified by its project's secret before it is stored: a bad or

@@ -122,13 +122,13 @@ func TestForgeLoopOnARealGitea(t *testing.T) {
 		t.Errorf("expected the agent's reply in the comment, got %q", final.Body)
 	}
 	// The workspace was asked with the issue as its context, as the comment's author.
-	var text, author string
-	if err := h.PG().DB().QueryRowContext(ctx, `SELECT m.author_id, w.origin FROM messages m JOIN workspaces w ON w.id = m.workspace_id
-		WHERE w.project_id = $1 AND m.role = 'user'`, p.ID).Scan(&author, &text); err != nil {
+	var text, author, profile string
+	if err := h.PG().DB().QueryRowContext(ctx, `SELECT m.author_id, COALESCE(m.author_url, ''), w.origin FROM messages m
+		JOIN workspaces w ON w.id = m.workspace_id WHERE w.project_id = $1 AND m.role = 'user'`, p.ID).Scan(&author, &profile, &text); err != nil {
 		t.Fatal(err)
 	}
-	if author != gt.AdminUser || text != core.ForgeGitea {
-		t.Errorf("expected the message by %s from gitea, got by %q from %q", gt.AdminUser, author, text)
+	if author != gt.AdminUser || text != core.ForgeGitea || profile != strings.TrimSuffix(gt.URL, "/")+"/"+gt.AdminUser {
+		t.Errorf("expected the message by %s (their Gitea profile) from gitea, got by %q (%q) from %q", gt.AdminUser, author, profile, text)
 	}
 	if n := projectWorkspaces(t, h, p.ID); n != 1 {
 		t.Errorf("expected one workspace on the project, got %d", n)

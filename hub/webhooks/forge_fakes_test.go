@@ -53,12 +53,19 @@ type forgeFake struct {
 	// addComment writes a comment by login on the test's issue, on the forge only, and
 	// returns its id.
 	addComment func(login, body string) int64
+	// addLineComment writes a review comment by the writer on a line of pull request
+	// 1, on the forge only, and returns its id and its thread's (GitLab's discussion).
+	addLineComment func(body string) (id int64, thread string)
+	// threadReplies are the bodies of the replies in the review thread of the line
+	// comment id (thread).
+	threadReplies func(id int64, thread string) []string
 }
 
 // pullNote is a note on a pull request: a review's line comment (path set), a
 // review's summary, or a comment in its conversation.
 type pullNote struct {
 	id       int64
+	thread   string // a line comment's discussion (GitLab)
 	text     string
 	path     string
 	line     int64
@@ -120,6 +127,16 @@ func githubFake() forgeFake {
 		},
 		pullComments: func() []string { return githubComments(fake, 1) },
 		addComment:   func(login, body string) int64 { return fake.AddComment("acme", "app", 7, login, body) },
+		addLineComment: func(body string) (int64, string) {
+			return fake.AddReviewComment("acme", "app", 1, "octocat", "changes/x.txt", 3, body), ""
+		},
+		threadReplies: func(id int64, _ string) []string {
+			var out []string
+			for _, c := range fake.ReviewReplies("acme", "app", id) {
+				out = append(out, c.Body)
+			}
+			return out
+		},
 		failedCheck: func(web string, id int64, sha string) (string, []byte) {
 			body, _ := json.Marshal(gh.CheckRunEvent{Action: gh.Ptr("completed"),
 				Repo:   &gh.Repository{HTMLURL: gh.Ptr(web), CloneURL: gh.Ptr(web + ".git")},
@@ -189,6 +206,7 @@ func gitlabFake() forgeFake {
 				Action: gl.CommentEventActionCreate, Type: "DiscussionNote"}
 			if n.path != "" {
 				a.Type, a.Position = "DiffNote", &gl.NotePosition{PositionType: "text", NewPath: n.path, NewLine: n.line}
+				a.DiscussionID = n.thread
 			}
 			body, _ := json.Marshal(gl.MergeCommentEvent{ObjectKind: "note", EventType: "note", User: user,
 				Project: gl.MergeCommentEventProject{WebURL: web, GitHTTPURL: web + ".git"}, ObjectAttributes: a,
@@ -200,6 +218,13 @@ func gitlabFake() forgeFake {
 		},
 		pullComments: func() []string { return noteBodies(fake.MergeRequestNotes("acme/app", 1)) },
 		addComment:   func(login, body string) int64 { return fake.AddNote("acme/app", 7, login, body) },
+		addLineComment: func(body string) (int64, string) {
+			d, id := fake.AddDiffNote("acme/app", 1, "tanuki", body)
+			return id, d
+		},
+		threadReplies: func(_ int64, thread string) []string {
+			return noteBodies(fake.DiscussionNotes("acme/app", 1, thread)[1:])
+		},
 		failedCheck: func(web string, id int64, sha string) (string, []byte) {
 			ev := gl.PipelineEvent{ObjectKind: "pipeline", User: &gl.EventUser{ID: 5, Username: "tanuki"},
 				Project: gl.PipelineEventProject{WebURL: web, GitHTTPURL: web + ".git"},
@@ -240,6 +265,7 @@ func noteBodies(notes []glfake.Note) []string {
 func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 	onEachForge(t, func(t *testing.T, f forgeFake, h *hubtest.Hub, p *core.Project, web string) {
 		path := "/forge/" + f.kind + "/events"
+		profile := linkForgeWriter(t, h, f.kind, web)
 		// Someone who may not write to the repository asks first: nothing starts,
 		// and the hub says why, once.
 		early := f.comment(web, 40, "@wshub write "+f.kind, true)
@@ -261,6 +287,7 @@ func TestIssueCommentsOnTheGitHubAndGitLabFakes(t *testing.T) {
 			t.Error("expected the unknown repository's delivery counted once")
 		}
 		waitForThePullRequest(t, f, f.kind)
+		checkForgeAuthor(t, h, p, f.kind, profile)
 		// The same comment again under another delivery id (a forge's replay makes a
 		// new one): handled, and nothing is started or sent twice.
 		checkDeliveries(t, h, f.kind, []delivery{{"a replay", body, f.headers("d-9", forgeSecret, body, true), 202, 3}})

@@ -18,7 +18,8 @@ import (
 // a review's summary and a comment naming the handle become the workspace's next
 // messages, in order, one turn each; a stranger's review comment, a comment that does
 // not name the handle and the hub's own comment do not. The hub answers in the pull
-// request with one comment, edited as the work goes.
+// request with one comment, edited as the work goes; the line comment's answer goes in
+// its review thread.
 func TestReviewsOnAWorkspacesPullRequestAreItsFollowUps(t *testing.T) {
 	onEachForge(t, func(t *testing.T, f forgeFake, h *hubtest.Hub, p *core.Project, web string) {
 		first := f.comment(web, 41, "@wshub write first", false)
@@ -27,12 +28,13 @@ func TestReviewsOnAWorkspacesPullRequestAreItsFollowUps(t *testing.T) {
 		}
 		waitForThePullRequest(t, f, "first")
 		var want []string
+		line, thread := f.addLineComment("look here")
 		asked := time.Now()
-		for _, n := range []struct {
+		for i, n := range []struct {
 			note pullNote
 			sent string // the message it becomes ("": none)
 		}{
-			{pullNote{id: 61, text: "look here", path: "changes/x.txt", line: 3}, "On changes/x.txt line 3: look here"},
+			{pullNote{id: line, thread: thread, text: "look here", path: "changes/x.txt", line: 3}, "On changes/x.txt line 3: look here"},
 			{pullNote{id: 62, text: "write evil", path: "changes/x.txt", line: 4, stranger: true}, ""},
 			{pullNote{id: 63, text: "nice work"}, ""},
 			{pullNote{id: 64, text: "@wshub write loop\n\n" + core.ForgeCommentMark}, ""},
@@ -43,7 +45,7 @@ func TestReviewsOnAWorkspacesPullRequestAreItsFollowUps(t *testing.T) {
 				continue // GitLab's reviews send their notes, and no summary
 			}
 			event, body := f.pullNote(web, n.note)
-			if got := deliver(t, h, "/forge/"+f.kind+"/events", body, f.signAs(event, fmt.Sprintf("p-%d", n.note.id), forgeSecret, body)...); got != 202 {
+			if got := deliver(t, h, "/forge/"+f.kind+"/events", body, f.signAs(event, fmt.Sprintf("p-%d", i), forgeSecret, body)...); got != 202 {
 				t.Fatalf("%q: expected 202, got %d", n.note.text, got)
 			}
 			if n.sent != "" {
@@ -58,6 +60,10 @@ func TestReviewsOnAWorkspacesPullRequestAreItsFollowUps(t *testing.T) {
 			}
 			return nil
 		})
+		// The line comment's answer is in its review thread, beside the line, once.
+		if rs := f.threadReplies(line, thread); len(rs) != 1 || !strings.HasPrefix(rs[0], "✅ Done.") || !strings.HasSuffix(rs[0], core.ForgeCommentMark) {
+			t.Errorf("expected the hub's one answer in the line comment's review thread, got %q", rs)
+		}
 		var wsID string
 		if err := h.PG().DB().QueryRowContext(context.Background(), `SELECT id FROM workspaces WHERE project_id = $1`, p.ID).Scan(&wsID); err != nil {
 			t.Fatal(err)

@@ -72,3 +72,23 @@ func (f *Forge) RecentIssueComments(ctx context.Context, p *core.Project, issue 
 	}
 	return out, nil
 }
+
+var _ core.ForgeReviewReplier = (*Forge)(nil)
+
+// ReplyInReview replies in the review thread of comment thread (a review comment's id)
+// on pull request number, and returns the reply's id.
+func (f *Forge) ReplyInReview(ctx context.Context, p *core.Project, number int64, thread, body string) (string, error) {
+	id, err := strconv.ParseInt(thread, 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("github: review comment %q: %w", thread, err)
+	}
+	c, r, err := f.client(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	cm, _, err := c.PullRequests.CreateCommentInReplyTo(ctx, r.owner, r.name, int(number), body, id)
+	if err != nil {
+		return "", refusal(err, r)
+	}
+	return strconv.FormatInt(cm.GetID(), 10), nil
+}

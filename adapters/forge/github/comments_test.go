@@ -1,9 +1,12 @@
 package github_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/wshub/wshub/core"
 )
 
 // An issue's newest comments are read from GitHub's last pages (it lists them oldest
@@ -27,5 +30,31 @@ func TestTheNewestCommentsOfALongIssueAreRead(t *testing.T) {
 	}
 	if want := []string{"comment 199", "comment 200", "comment 201"}; !slices.Equal(bodies, want) {
 		t.Errorf("expected %q, got %q", want, bodies)
+	}
+}
+
+// A reply in a review thread goes in the thread of the comment it answers, as go-github
+// asks for it (a review comment in reply to); a reply to a reply joins the same thread,
+// and an unknown comment is GitHub's refusal.
+func TestARepliesGoInAReviewCommentsThread(t *testing.T) {
+	s, f, p := setup(t)
+	top := s.AddReviewComment(owner, name, 4, "bob", "x.go", 3, "why?")
+	ref, err := f.ReplyInReview(t.Context(), p, 4, fmt.Sprint(top), "because")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ReplyInReview(t.Context(), p, 4, ref, "and so"); err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	for _, c := range s.ReviewReplies(owner, name, top) {
+		bodies = append(bodies, c.Body)
+	}
+	if want := []string{"because", "and so"}; !slices.Equal(bodies, want) {
+		t.Errorf("expected the thread's replies %q, got %q", want, bodies)
+	}
+	var r *core.ForgeRefusal
+	if _, err := f.ReplyInReview(t.Context(), p, 5, fmt.Sprint(top), "elsewhere"); !errors.As(err, &r) || r.Status != 404 {
+		t.Errorf("expected GitHub's 404 for a comment of another pull request, got %v", err)
 	}
 }

@@ -99,3 +99,15 @@ func (f *Forge) RecentIssueComments(ctx context.Context, p *core.Project, issue 
 	}
 	return out, nil
 }
+
+var _ core.ForgeReviewReplier = (*Forge)(nil)
+
+// ReplyInReview adds a note to discussion thread of merge request number (its iid),
+// the discussion of a note on a line of its diff, and returns the note's id.
+func (f *Forge) ReplyInReview(ctx context.Context, p *core.Project, number int64, thread, body string) (string, error) {
+	return f.postNote(ctx, p, func(c *gl.Client, path string) (*gl.Note, error) {
+		n, _, err := c.Discussions.AddMergeRequestDiscussionNote(path, number, thread,
+			&gl.AddMergeRequestDiscussionNoteOptions{Body: &body}, gl.WithContext(ctx))
+		return n, err
+	})
+}

@@ -87,7 +87,9 @@ type repository struct {
 	archived    bool
 	pulls       []*Pull
 	comments    []*Comment
-	permissions map[string]string // by login (SetPermission)
+	// reviewComments are comments on lines of its pull requests' diffs.
+	reviewComments []*ReviewComment
+	permissions    map[string]string // by login (SetPermission)
 }
 
 func (r *repository) path() string { return r.owner + "/" + r.name }
@@ -147,6 +149,8 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/issues/{number}/comments", s.listComments)
 	mux.HandleFunc("PATCH /api/v3/repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
+	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/pulls/{number}/comments", s.createReviewComment)
+	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/pulls/{number}/comments/{id}/replies", s.replyToReviewComment)
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/collaborators/{username}/permission", s.permission)
 	mux.HandleFunc("POST /api/v3/app/installations/{id}/access_tokens", s.accessToken)
 	mux.HandleFunc("/", s.gitOrUnknown)

@@ -113,6 +113,7 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("PUT /api/v4/projects/{id}/issues/{iid}/notes/{note}", s.updateNote(issueNotes))
 	mux.HandleFunc("POST /api/v4/projects/{id}/merge_requests/{iid}/notes", s.createNote(mergeRequestNotes))
 	mux.HandleFunc("PUT /api/v4/projects/{id}/merge_requests/{iid}/notes/{note}", s.updateNote(mergeRequestNotes))
+	mux.HandleFunc("POST /api/v4/projects/{id}/merge_requests/{iid}/discussions/{discussion}/notes", s.addDiscussionNote)
 	mux.HandleFunc("GET /api/v4/projects/{id}/members/all/{user}", s.getMember)
 	mux.HandleFunc("/", s.gitOrUnknown)
 	// The URL is known before the first request is served: handlers render it.

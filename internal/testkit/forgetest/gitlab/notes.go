@@ -21,6 +21,9 @@ type Note struct {
 	Author string
 	// Edits counts the times it was changed after it was made.
 	Edits int
+	// Discussion is the id of the diff's discussion it is in ("": a note of its own,
+	// in the merge request's or issue's overview).
+	Discussion string
 }
 
 // The kinds of notes, as GitLab names what a note is on.
@@ -32,8 +35,8 @@ const (
 // Notes lists the notes on issue iid of the project at path, oldest first.
 func (s *Server) Notes(path string, iid int64) []Note { return s.notesOn(path, issueNotes, iid) }
 
-// MergeRequestNotes lists the notes on merge request iid of the project at path,
-// oldest first.
+// MergeRequestNotes lists the notes on merge request iid of the project at path that
+// are in no diff's discussion (its overview's), oldest first.
 func (s *Server) MergeRequestNotes(path string, iid int64) []Note {
 	return s.notesOn(path, mergeRequestNotes, iid)
 }
@@ -44,7 +47,7 @@ func (s *Server) notesOn(path, noteable string, iid int64) []Note {
 	var out []Note
 	if p := s.projects[path]; p != nil {
 		for _, n := range p.notes {
-			if n.Issue == iid && n.Noteable == noteable {
+			if n.Issue == iid && n.Noteable == noteable && n.Discussion == "" {
 				out = append(out, *n)
 			}
 		}
@@ -109,12 +112,18 @@ func (s *Server) addNote(w http.ResponseWriter, r *http.Request, noteable string
 		refuse(w, http.StatusNotFound, "404 "+noteable+" Not Found")
 		return
 	}
+	s.putNote(w, r, p, &Note{Issue: iid, Noteable: noteable})
+}
+
+// putNote makes n, with the request's body, a new note of the project, and answers it.
+// Called with s.mu held.
+func (s *Server) putNote(w http.ResponseWriter, r *http.Request, p *project, n *Note) {
 	body, ok := noteBody(w, r)
 	if !ok {
 		return
 	}
 	s.nextID++
-	n := &Note{ID: s.nextID, Issue: iid, Noteable: noteable, Body: body}
+	n.ID, n.Body = s.nextID, body
 	p.notes = append(p.notes, n)
 	reply(w, http.StatusCreated, noteJSON(p, n))
 }
