@@ -97,30 +97,59 @@ func Generate(ctx context.Context, db *sql.DB, spec Spec) error {
 	return nil
 }
 
-// messages inserts every workspace's messages, messageBatch at a time.
+// messages inserts every workspace's messages, messageBatch at a time; the next
+// batch's texts are sealed while PostgreSQL inserts the last.
 func (s Spec) messages(ctx context.Context, db *sql.DB, stmt string) error {
 	total := int64(s.Workspaces) * int64(s.Messages)
-	text := []byte("A message of ordinary length, a few words to carry.")
-	for first := int64(0); first < total; first += messageBatch {
-		last := min(first+messageBatch, total) - 1
-		sealed := pq.ByteaArray{}
-		if s.Seal != nil {
-			sealed = make(pq.ByteaArray, 0, last-first+1)
-			for k := first; k <= last; k++ {
-				ws := s.WorkspaceID(int(k/int64(s.Messages)) + 1)
-				id := fmt.Sprintf("msg_%s_%d", ws[len("ws_"):], k%int64(s.Messages)+1)
-				b, err := s.Seal(text, "message:"+ws+":"+id)
-				if err != nil {
-					return fmt.Errorf("pgscale: seal: %w", err)
-				}
-				sealed = append(sealed, b)
+	type batch struct {
+		first, last int64
+		sealed      pq.ByteaArray
+		err         error
+	}
+	batches := make(chan batch, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer close(batches)
+		for first := int64(0); first < total; first += messageBatch {
+			b := batch{first: first, last: min(first+messageBatch, total) - 1}
+			b.sealed, b.err = s.seal(b.first, b.last)
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				return
 			}
 		}
-		if _, err := db.ExecContext(ctx, stmt, s.Prefix, first, last, sealed, s.Messages, s.Workspaces); err != nil {
-			return fmt.Errorf("pgscale: messages %d-%d: %w", first, last, err)
+	}()
+	for b := range batches {
+		if b.err != nil {
+			return b.err
+		}
+		if _, err := db.ExecContext(ctx, stmt, s.Prefix, b.first, b.last, b.sealed, s.Messages, s.Workspaces); err != nil {
+			return fmt.Errorf("pgscale: messages %d-%d: %w", b.first, b.last, err)
 		}
 	}
 	return nil
+}
+
+// seal is the sealed texts of messages first to last (0-based, workspace by
+// workspace), or none without s.Seal.
+func (s Spec) seal(first, last int64) (pq.ByteaArray, error) {
+	sealed := pq.ByteaArray{}
+	if s.Seal == nil {
+		return sealed, nil
+	}
+	text := []byte("A message of ordinary length, a few words to carry.")
+	for k := first; k <= last; k++ {
+		ws := s.WorkspaceID(int(k/int64(s.Messages)) + 1)
+		id := fmt.Sprintf("msg_%s_%d", ws[len("ws_"):], k%int64(s.Messages)+1)
+		b, err := s.Seal(text, "message:"+ws+":"+id)
+		if err != nil {
+			return nil, fmt.Errorf("pgscale: seal: %w", err)
+		}
+		sealed = append(sealed, b)
+	}
+	return sealed, nil
 }
 
 // statements splits the script at its "-- name: " lines.
