@@ -1,5 +1,12 @@
 package postgres
 
+import (
+	"context"
+	"database/sql/driver"
+
+	"github.com/lib/pq"
+)
+
 // Statements the external tests plan (plan_test.go), exported for tests only.
 var (
 	NewestWorkspaceSQL       = workspaceSelect + newestWorkspaceWhere
@@ -10,3 +17,11 @@ var (
 	LockLostHostWorkspaceSQL = lockLostHostWorkspaceSQL
 	ReleaseLostHostSQL       = releaseLostHostWorkspacesSQL
 )
+
+// OpenWithNotices is Open with every notice the server sends handed to notice (the
+// plans auto_explain reports, in scale_plan_test.go).
+func OpenWithNotices(ctx context.Context, url string, notice func(*pq.Error)) (*Store, error) {
+	return open(ctx, url, Options{}, func(c driver.Connector) driver.Connector {
+		return pq.ConnectorWithNoticeHandler(c, notice)
+	})
+}

@@ -64,10 +64,16 @@ func (q queries) PruneWebhookDeliveries(ctx context.Context, before time.Time, l
 // Deliveries are only ever inserted with their event, so one that has none left never
 // gets one again. Old events still held by a pending delivery are passed over on each
 // batch; there are few (a delivery gives up within a day unless an operator redelivers).
+//
+// OFFSET 0 keeps the NOT EXISTS a probe of webhook_deliveries_event per old event, in
+// created_at order until the batch is full. As an anti-join the planner, its statistics
+// taken before the sweep pruned the deliveries, expects most old events still held and
+// hashes every delivery in the table first: a batch then costs the whole table (36 ms
+// at 20,000 deliveries, growing with them) instead of its own rows (1.6 ms).
 func (q queries) PruneEvents(ctx context.Context, before time.Time, limit int) (_ int64, err error) {
 	defer wrapErr(&err, "prune events")
 	return q.pruneBatch(ctx, "events", "created_at",
-		`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id)`, before, limit)
+		`NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = events.id OFFSET 0)`, before, limit)
 }
 
 // PruneCronRuns: index cron_runs_tick.

@@ -47,6 +47,11 @@ type Options struct {
 // statements outside transactions and migrations, which is what it is for: nothing
 // queues requests behind a slow change (a migration that gives up is rerun).
 func Open(ctx context.Context, url string, opt Options) (*Store, error) {
+	return open(ctx, url, opt, nil)
+}
+
+// open is Open with the connector wrapped by wrap when set (a test's notice handler).
+func open(ctx context.Context, url string, opt Options, wrap func(driver.Connector) driver.Connector) (*Store, error) {
 	if opt.MaxOpenConns == 0 {
 		opt.MaxOpenConns = 20
 	}
@@ -68,7 +73,11 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
+	var c driver.Connector = connector
+	if wrap != nil {
+		c = wrap(c)
+	}
+	db := sqlx.NewDb(sql.OpenDB(c), "postgres")
 	db.SetMaxOpenConns(opt.MaxOpenConns)
 	db.SetMaxIdleConns(opt.MaxOpenConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -32,7 +33,8 @@ func main() {
 	pgRestart := flag.String("pg-restart", "", "a script taking stop and start that the soak restarts PostgreSQL with (empty: no restart)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
 	pin := flag.Bool("pin", false, "pin the hub to CPU 0 and PostgreSQL, pgbench and the load generator to CPU 1 (taskset), so the hub's CPU per request reads alone")
-	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores, "B10": environments), or "API": B1', B2 and B3 alone, printed and not written (to read a change to the API path in a minute)`)
+	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores, "B10": environments, "Scale": the scale run), or "API": B1', B2 and B3 alone, printed and not written (to read a change to the API path in a minute)`)
+	scaleSizes := flag.String("scale", "1000,100000", "the scale run's sizes, in workspaces (20 messages each), smallest first")
 	flag.Parse()
 	if *pin {
 		pinSelf()
@@ -67,19 +69,30 @@ func main() {
 		}
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog, bigFiles: *files,
 		captured: map[string][]string{}, only: *only, pin: *pin}
+	for _, f := range strings.Split(*scaleSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			log.Fatalf("-scale: %q is not a number of workspaces", f)
+		}
+		r.scaleSizes = append(r.scaleSizes, n)
+	}
 	switch *only {
 	case "":
 	case "B8", "B9", "B10":
 		r.workspaces = 33
-	case "API":
+	case "API", "Scale":
 	default:
-		log.Fatalf("-only: %q is not a measurement that runs alone (B8, B9, B10, API)", *only)
+		log.Fatalf("-only: %q is not a measurement that runs alone (B8, B9, B10, Scale, API)", *only)
 	}
-	if err := r.all(ctx); err != nil {
+	run := r.all
+	if *only == "Scale" {
+		run = func(ctx context.Context) error { return r.scale(ctx, r.scaleSizes) }
+	}
+	if err := run(ctx); err != nil {
 		log.Fatal(err)
 	}
 	report := r.markdown()
@@ -97,6 +110,9 @@ func main() {
 		case "B10":
 			r.envFigures.markdown(&b)
 			begin, end = b10Begin, b10End
+		case "Scale":
+			r.scaleFigures.markdown(&b)
+			begin, end = scaleBegin, scaleEnd
 		default:
 			r.streamFigures.markdown(&b)
 		}

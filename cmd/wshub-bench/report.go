@@ -57,8 +57,11 @@ func (r *run) markdown() string {
 	b.WriteString("and webhook deliveries run beside the requests measured.\n")
 	b.WriteString("\nResident memory of the hub process (B6):\n\n")
 	for _, p := range r.rss {
-		fmt.Fprintf(&b, "- %s: %.1f MiB (anonymous %.1f, file-backed %.1f)\n", p.when, float64(p.kib)/1024,
-			float64(p.anon)/1024, float64(p.file)/1024)
+		fmt.Fprintf(&b, "- %s: %.1f MiB (anonymous %.1f, file-backed %.1f); proportional %.1f MiB\n", p.when, float64(p.kib)/1024,
+			float64(p.anon)/1024, float64(p.file)/1024, float64(p.pss)/1024)
+	}
+	if len(r.rss) > 0 {
+		b.WriteString("\n" + binaryFigures(r.hubBin) + "\n")
 	}
 	if len(r.notes) > 0 {
 		b.WriteString("\nNotes:\n\n")
@@ -74,6 +77,7 @@ func (r *run) markdown() string {
 	}
 	r.blobFigures.markdown(&b)
 	r.envFigures.markdown(&b)
+	r.scaleFigures.markdown(&b)
 	return b.String()
 }
 

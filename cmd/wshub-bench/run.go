@@ -46,6 +46,11 @@ type run struct {
 	streamFigures streamFigures
 	blobFigures   blobFigures
 	envFigures    envFigures
+	scaleFigures  scaleFigures
+	// scaleSizes are the scale run's workspace counts, smallest first.
+	scaleSizes []int
+	// dbSuffix tells a database made beside the run's own (the scale run's) from it.
+	dbSuffix string
 	// only names the one measurement to run ("": all of them).
 	only     string
 	captured map[string][]string // the statements of each request captured, as sent
@@ -61,6 +66,9 @@ type run struct {
 type rssPoint struct {
 	when            string
 	kib, anon, file int // VmRSS, RssAnon, RssFile
+	// pss is the proportional set size (smaps_rollup): the binary's pages shared with
+	// other processes counted by their share, what the process costs the machine.
+	pss int
 }
 
 func (r *run) all(ctx context.Context) error {
@@ -139,6 +147,9 @@ func (r *run) all(ctx context.Context) error {
 	}
 	if err := r.environments(ctx); err != nil {
 		return fmt.Errorf("B10: %w", err)
+	}
+	if err := r.scale(ctx, r.scaleSizes); err != nil {
+		return fmt.Errorf("scale: %w", err)
 	}
 	return nil
 }
@@ -234,7 +245,7 @@ func (r *run) seedMessages(ctx context.Context, db *sql.DB) error {
 // project mirrored from a one-commit repository; it returns the store and an
 // in-process hub on it for more seeding.
 func (r *run) tenant(ctx context.Context) (*postgres.Store, *hub.Hub, *core.Account, error) {
-	r.dbName = fmt.Sprintf("wshub_bench_%d", os.Getpid())
+	r.dbName = fmt.Sprintf("wshub_bench_%d%s", os.Getpid(), r.dbSuffix)
 	admin, err := sql.Open("postgres", r.base)
 	if err != nil {
 		return nil, nil, nil, err
@@ -426,13 +437,14 @@ func (s *server) kill() {
 	_ = s.cmd.Wait()
 }
 
-// rss is the hub process's resident memory in KiB.
 // memory reads the hub process's resident memory now: VmRSS, and its anonymous and
 // file-backed parts (most of an idle hub is pages of its own binary, which are shared
-// and can be dropped; the anonymous part is what it allocated).
+// and can be dropped; the anonymous part is what it allocated), and its proportional
+// set size.
 func (s *server) memory(when string) rssPoint {
 	p := rssPoint{when: when}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	pid := s.cmd.Process.Pid
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		log.Printf("rss: %v", err)
 		return p
@@ -444,6 +456,13 @@ func (s *server) memory(when string) rssPoint {
 		}{{"VmRSS: %d kB", &p.kib}, {"RssAnon: %d kB", &p.anon}, {"RssFile: %d kB", &p.file}} {
 			_, _ = fmt.Sscanf(line, f.format, f.into)
 		}
+	}
+	if b, err = os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid)); err != nil {
+		log.Printf("pss: %v", err)
+		return p
+	}
+	for _, line := range splitLines(string(b)) {
+		_, _ = fmt.Sscanf(line, "Pss: %d kB", &p.pss)
 	}
 	return p
 }

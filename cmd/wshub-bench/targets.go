@@ -74,11 +74,14 @@ func (r *run) targets() []target {
 	if f.burstTurnsPerS > 0 {
 		burst.now, burst.met, burst.known = fmt.Sprintf("%.0f turns/s", f.burstTurnsPerS), f.burstTurnsPerS >= 60, true
 	}
-	idle := target{what: "idle resident memory (B6)", goal: "≤ 20 MiB"}
+	// Most of an idle hub's resident memory is clean pages of its binary, shared and
+	// dropped under pressure: the target is what it allocated (anonymous).
+	idle := target{what: "idle anonymous memory (B6)", goal: "≤ 10 MiB"}
 	if len(r.rss) > 0 {
-		mib := float64(r.rss[0].kib) / 1024
-		idle.now = fmt.Sprintf("%.1f MiB (anonymous %.1f MiB)", mib, float64(r.rss[0].anon)/1024)
-		idle.met, idle.known = mib <= 20, true
+		p := r.rss[0]
+		anon := float64(p.anon) / 1024
+		idle.now = fmt.Sprintf("%.1f MiB (resident %.1f MiB, proportional %.1f MiB)", anon, float64(p.kib)/1024, float64(p.pss)/1024)
+		idle.met, idle.known = anon <= 10, true
 	}
 	return append(out, overhead, burst, idle)
 }
