@@ -10,7 +10,8 @@ import (
 
 // Schedules through the API: made, read, changed, paused, run now and their runs
 // listed, with the documented refusals; every answer is checked against openapi.yaml
-// by hubtest. A key without workspaces:write may read them but not make one.
+// by hubtest. A key without workspaces:write may read them but not make one. Each
+// change is audited as the key's.
 func TestSchedulesThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	h := hubtest.Start(t)
@@ -87,4 +88,16 @@ func TestSchedulesThroughTheAPI(t *testing.T) {
 	h.Call("DELETE", path, h.Key, nil).Expect(t, 200, "")
 	h.Call("GET", path, h.Key, nil).Expect(t, 404, core.CodeScheduleNotFound)
 	h.Call("POST", "/v1/api/schedules/nonsense/run", h.Key, nil).Expect(t, 404, core.CodeScheduleNotFound)
+
+	// Every change the key made is in the audit log, as the key's; the refused ones
+	// (a bad expression, a key without the scope) are not.
+	var actions []string
+	if err := h.PG().DB().Select(&actions, `SELECT action FROM audit_log WHERE account_id = $1 AND target = $2
+		AND actor LIKE 'api:key_%' ORDER BY id`, h.Account.ID, id); err != nil {
+		t.Fatal(err)
+	}
+	want := "schedule.created schedule.updated schedule.paused schedule.run_now schedule.resumed schedule.deleted"
+	if got := strings.Join(actions, " "); got != want {
+		t.Errorf("expected the key's changes audited as %q, got %q", want, got)
+	}
 }

@@ -48,9 +48,12 @@ const (
 	AuditInvitationDeclined  = "member.invitation_declined"
 )
 
-// The audited actions of schedules: pausing, resuming and running one now, from the
-// app or with a key.
+// The audited actions of schedules: making, changing and deleting one with a key or
+// from chat; pausing, resuming and running one now from the app too.
 const (
+	AuditScheduleCreated = "schedule.created"
+	AuditScheduleUpdated = "schedule.updated"
+	AuditScheduleDeleted = "schedule.deleted"
 	AuditSchedulePaused  = "schedule.paused"
 	AuditScheduleResumed = "schedule.resumed"
 	AuditScheduleRun     = "schedule.run_now"

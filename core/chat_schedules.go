@@ -83,7 +83,7 @@ func (s *Chat) ScheduleFromChat(ctx context.Context, sess *ChatSession, cron, zo
 	if zone != "" {
 		in.TimeZone = &zone
 	}
-	return s.schedules.CreateSchedule(ctx, sess.Account, in)
+	return s.schedules.create(ctx, sess.Account, in, chatActor(sess))
 }
 
 // nonEmpty is a pointer to s, nil for "".

@@ -20,6 +20,7 @@ const (
 	DefaultMaxOpenMessages = 200
 	DefaultMaxRunningTurns = 50
 	DefaultMaxKeys         = 50
+	DefaultMaxSchedules    = 50
 )
 
 // Quotas are the hub's default limits per account (0: the package defaults).
@@ -28,6 +29,9 @@ type Quotas struct {
 	OpenMessages int
 	RunningTurns int
 	Keys         int
+	// Schedules bounds an account's schedules: each tick of each one starts work, so
+	// their number bounds how much of the hub an account's timetable can take.
+	Schedules int
 }
 
 // QuotaQueries are the store statements the quotas count with.
@@ -50,6 +54,11 @@ func (q Quotas) openMessages(a *Account) int {
 
 func (q Quotas) keys(a *Account) int {
 	return quota(a.MaxKeys, q.Keys, DefaultMaxKeys)
+}
+
+// schedules is the hub's limit: accounts have no schedule quota of their own.
+func (q Quotas) schedules() int {
+	return quota(nil, q.Schedules, DefaultMaxSchedules)
 }
 
 // runningTurns is the hub's default; an account's own is applied by the claim, in the
@@ -105,6 +114,23 @@ func (q Quotas) checkKeyQuota(ctx context.Context, tx AccountQueries, a *Account
 	if limit := q.keys(a); n >= limit {
 		return Errorf(CodeQuotaExceeded, "the account has %d API keys: this account's limit is %d. Revoke one it no longer uses, or ask the hub's operator to raise it (wshub admin account update --account %s --max-keys N)",
 			n, limit, a.ID)
+	}
+	return nil
+}
+
+// checkScheduleQuota runs in the transaction that makes a schedule, with the account
+// row locked, so that concurrent creates cannot both take the last place.
+func (q Quotas) checkScheduleQuota(ctx context.Context, tx Queries, a *Account) error {
+	if err := tx.LockAccount(ctx, a.ID); err != nil {
+		return err
+	}
+	n, err := tx.CountSchedules(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	if limit := q.schedules(); n >= limit {
+		return Errorf(CodeQuotaExceeded, "the account has %d schedules: the hub's limit is %d. Delete one it no longer needs, or ask the hub's operator to raise WSHUB_MAX_SCHEDULES",
+			n, limit)
 	}
 	return nil
 }

@@ -100,6 +100,8 @@ type ScheduleQueries interface {
 	// replica holds it.
 	LockDueSchedule(ctx context.Context, id string) (*StoredSchedule, error)
 	ListSchedules(ctx context.Context, accountID string) ([]*StoredSchedule, error)
+	// CountSchedules counts the account's schedules, paused ones too.
+	CountSchedules(ctx context.Context, accountID string) (int, error)
 	// UpdateSchedule writes every field a schedule's owner or runner changes.
 	UpdateSchedule(ctx context.Context, s *StoredSchedule) error
 	DeleteSchedule(ctx context.Context, accountID, id string) (bool, error)

@@ -21,6 +21,7 @@ var schedules = []coretest.Case{
 	{Name: "pause stops the ticks, resume skips those that came meanwhile, run now runs paused", Test: schedulePauseResume},
 	{Name: "the run log keeps the last 50 runs", Test: scheduleRunLogBounded},
 	{Name: "a channel makes a schedule on its project with its binding's agent, lists and runs it", Test: scheduleFromChat},
+	{Name: "an account holds at most the hub's number of schedules; one more is quota_exceeded", Test: scheduleQuota},
 }
 
 func str(s string) *string { return &s }
@@ -285,4 +286,50 @@ func scheduleFromChat(t *testing.T, c *coretest.Core) {
 	if err != nil || !paused.Paused {
 		t.Errorf("expected it paused, got %+v %v", paused, err)
 	}
+	if got, want := auditOf(t, c, c.Account.ID, sc.ID, "slack:C1"), "schedule.created schedule.run_now schedule.paused"; got != want {
+		t.Errorf("expected the channel's changes audited as %q, got %q", want, got)
+	}
+}
+
+// auditOf lists the actions actor did to target, oldest first.
+func auditOf(t *testing.T, c *coretest.Core, accountID, target, actor string) string {
+	t.Helper()
+	entries, err := c.Store.ListAudit(context.Background(), accountID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(entries) - 1; i >= 0; i-- {
+		if e := entries[i]; e.Target == target && e.Actor == actor {
+			out = append(out, e.Action)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func scheduleQuota(t *testing.T, c *coretest.Core) {
+	ctx := context.Background()
+	acct := tenant(c)
+	projects, _ := c.Workspaces.ListProjects(ctx, acct)
+	var last *core.Schedule
+	for range core.DefaultMaxSchedules {
+		last = scheduleOf(t, c, acct, projects[0].ID, "0 9 * * 1", "")
+	}
+	in := core.ScheduleInput{Name: str("one more"), ProjectID: str(projects[0].ID), Agent: str("agent_1"), Model: str("m"),
+		Prompt: str("p"), Cron: str("0 9 * * 1")}
+	_, err := c.Schedules.CreateSchedule(ctx, acct, in)
+	if core.ErrorCode(err) != core.CodeQuotaExceeded || !strings.Contains(err.Error(), "the account has 50 schedules: the hub's limit is 50") {
+		t.Fatalf("expected one schedule more than %d refused as quota_exceeded naming the limit, got %v", core.DefaultMaxSchedules, err)
+	}
+	if list, _ := c.Schedules.ListSchedules(ctx, acct); len(list) != core.DefaultMaxSchedules {
+		t.Errorf("expected nothing of the refused schedule stored, got %d schedules", len(list))
+	}
+	if err := c.Schedules.DeleteSchedule(ctx, acct, last.ID); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := c.Schedules.CreateSchedule(ctx, acct, in)
+	if err != nil {
+		t.Fatalf("expected a deleted schedule's place taken again, got %v", err)
+	}
+	_ = c.Schedules.DeleteSchedule(ctx, acct, sc.ID)
 }

@@ -14,6 +14,7 @@ type Schedules struct {
 	store      schedulesStore
 	workspaces *Workspaces
 	cron       CronParser
+	quotas     Quotas
 }
 
 // ScheduleChannel is the NOTIFY channel that tells every replica's runner a schedule
@@ -29,8 +30,14 @@ type schedulesStore interface {
 }
 
 // CreateSchedule adds a schedule to the account; its first tick is the expression's
-// next after now.
+// next after now. An account at its schedule quota is refused (quota_exceeded).
 func (s *Schedules) CreateSchedule(ctx context.Context, acct *Account, in ScheduleInput) (*Schedule, error) {
+	who := keyActor(acct)
+	return s.create(ctx, acct, in, &who)
+}
+
+// create is CreateSchedule, audited as who made it.
+func (s *Schedules) create(ctx context.Context, acct *Account, in ScheduleInput, who *actor) (*Schedule, error) {
 	now := s.clock.Now()
 	sc := &Schedule{ID: NewID(s.rand, PrefixSchedule), AccountID: acct.ID, Mode: ScheduleModeNew, TimeZone: "UTC",
 		CreatedAt: now, UpdatedAt: now}
@@ -47,12 +54,21 @@ func (s *Schedules) CreateSchedule(ctx context.Context, acct *Account, in Schedu
 		if err := s.requireProject(ctx, q, acct, sc.ProjectID); err != nil {
 			return err
 		}
+		if err := s.quotas.checkScheduleQuota(ctx, q, acct); err != nil {
+			return err
+		}
 		if err := q.InsertSchedule(ctx, &StoredSchedule{Schedule: *sc, SealedPrompt: sealed}); err != nil {
+			return err
+		}
+		if err := who.audit(ctx, q, acct.ID, now, AuditScheduleCreated, sc.ID, sc.Name); err != nil {
 			return err
 		}
 		return wake(ctx, q, ScheduleChannel, "")
 	})
-	return sc, err
+	if err != nil {
+		return nil, err
+	}
+	return sc, nil
 }
 
 // requireProject answers 404 for a project the account (or its key) does not reach.
@@ -120,7 +136,8 @@ func (s *Schedules) opened(st *StoredSchedule) (*Schedule, error) {
 // UpdateSchedule changes what in names. A changed expression or zone counts its next
 // tick afresh from now.
 func (s *Schedules) UpdateSchedule(ctx context.Context, acct *Account, id string, in ScheduleInput) (*Schedule, error) {
-	return s.change(ctx, acct, id, nil, "", func(q Queries, sc *StoredSchedule, now time.Time) error {
+	who := keyActor(acct)
+	return s.change(ctx, acct, id, &who, AuditScheduleUpdated, func(q Queries, sc *StoredSchedule, now time.Time) error {
 		before := sc.Schedule
 		open, err := s.opened(sc)
 		if err != nil {
@@ -185,8 +202,8 @@ func (s *Schedules) resume(ctx context.Context, acct *Account, id string, who *a
 	})
 }
 
-// change applies edit to the locked schedule and stores it, in one transaction; who,
-// when given, is recorded in the audit log as doing action.
+// change applies edit to the locked schedule and stores it, in one transaction; who
+// is recorded in the audit log as doing action.
 func (s *Schedules) change(ctx context.Context, acct *Account, id string, who *actor, action string,
 	edit func(Queries, *StoredSchedule, time.Time) error) (*Schedule, error) {
 	var out *StoredSchedule
@@ -203,10 +220,8 @@ func (s *Schedules) change(ctx context.Context, acct *Account, id string, who *a
 		if err := q.UpdateSchedule(ctx, sc); err != nil {
 			return err
 		}
-		if who != nil {
-			if err := who.audit(ctx, q, acct.ID, now, action, sc.ID, sc.Name); err != nil {
-				return err
-			}
+		if err := who.audit(ctx, q, acct.ID, now, action, sc.ID, sc.Name); err != nil {
+			return err
 		}
 		return wake(ctx, q, ScheduleChannel, "")
 	})
@@ -219,11 +234,14 @@ func (s *Schedules) change(ctx context.Context, acct *Account, id string, who *a
 // DeleteSchedule removes the schedule and its run log; its workspaces stay.
 func (s *Schedules) DeleteSchedule(ctx context.Context, acct *Account, id string) error {
 	return s.store.InTx(ctx, func(q Queries) error {
-		if _, err := accountSchedule(ctx, q.LockSchedule, acct, id); err != nil {
+		sc, err := accountSchedule(ctx, q.LockSchedule, acct, id)
+		if err != nil {
 			return err
 		}
-		_, err := q.DeleteSchedule(ctx, acct.ID, id)
-		return err
+		if _, err := q.DeleteSchedule(ctx, acct.ID, id); err != nil {
+			return err
+		}
+		return keyActor(acct).audit(ctx, q, acct.ID, s.clock.Now(), AuditScheduleDeleted, sc.ID, sc.Name)
 	})
 }
 

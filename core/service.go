@@ -142,7 +142,7 @@ func NewService(d Deps) *Service {
 	app := &App{kernel: k, store: d.Store, limits: d.AppLimits, quotas: d.Quotas, webhooks: hooks}
 	secrets := &ProjectSecrets{kernel: k, store: d.Store}
 	forgeAdmin := &ForgeAdmin{kernel: k, store: d.Store}
-	schedules := &Schedules{kernel: k, logger: lg, store: d.Store, workspaces: ws, cron: d.Cron}
+	schedules := &Schedules{kernel: k, logger: lg, store: d.Store, workspaces: ws, cron: d.Cron, quotas: d.Quotas}
 	admin := &Admin{kernel: k, logger: lg, store: d.Store, blobs: d.Blobs, mirror: d.Mirror, sealed: d.Sealed, workspaces: ws, caches: caches}
 	return &Service{
 		Workspaces: ws,

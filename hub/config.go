@@ -153,6 +153,9 @@ type Config struct {
 	// key has its own rate limit and streams, so their number bounds what one account
 	// can take of a replica.
 	MaxKeys int `env:"WSHUB_MAX_KEYS" envDefault:"50"`
+	// MaxSchedules is the number of schedules an account may hold, paused ones too:
+	// each tick starts work, so their number bounds what one account's timetable takes.
+	MaxSchedules int `env:"WSHUB_MAX_SCHEDULES" envDefault:"50"`
 	// CommitAuthor is who the commits of the agents' work are by, "Name <email>".
 	CommitAuthor string `env:"WSHUB_COMMIT_AUTHOR" envDefault:"wshub <wshub@localhost>"`
 	// BranchMaxObjectBytes bounds one file of a remote runtime's commits, inflated,

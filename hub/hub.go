@@ -269,7 +269,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		// Caches are packed and unpacked in the local workspaces' directories.
 		Caches: localMachines,
 		Quotas: core.Quotas{Workspaces: cfg.MaxWorkspaces, OpenMessages: cfg.MaxOpenMessages,
-			RunningTurns: cfg.MaxRunningTurns, Keys: cfg.MaxKeys},
+			RunningTurns: cfg.MaxRunningTurns, Keys: cfg.MaxKeys, Schedules: cfg.MaxSchedules},
 		// A hub whose worker does not run leaves the host of what it creates to the claim.
 		Host: core.HostConfig{ID: cfg.HostID, Local: local, Pin: cfg.running().Has(RoleWorker)},
 	})

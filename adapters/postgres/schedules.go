@@ -72,6 +72,14 @@ func (q queries) LockDueSchedule(ctx context.Context, id string) (_ *core.Stored
 	return q.getSchedule(ctx, `id = $1 FOR UPDATE SKIP LOCKED`, id)
 }
 
+// CountSchedules uses schedules_account, under the account's lock.
+func (q queries) CountSchedules(ctx context.Context, accountID string) (_ int, err error) {
+	defer wrapErr(&err, "count schedules")
+	var n int
+	err = q.get(ctx, &n, `SELECT count(*) FROM schedules WHERE account_id = $1`, accountID)
+	return n, err
+}
+
 // ListSchedules uses schedules_account.
 func (q queries) ListSchedules(ctx context.Context, accountID string) (_ []*core.StoredSchedule, err error) {
 	defer wrapErr(&err, "list schedules")
