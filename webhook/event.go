@@ -43,6 +43,12 @@ type Event struct {
 	// PullRequest extends it too: the branch's pull request after the turn's push
 	// (nil: none opened or kept).
 	PullRequest *PullRequest `json:"pullRequest,omitempty"`
+	// Origin and StartedBy extend it too (TypeTurnCompleted): where the workspace was
+	// started from (one of the Origin values; switch with a default, as later versions
+	// may add some) and who started it (nil: not recorded). A schedule's runs have
+	// OriginSchedule and a StartedBy of Kind "schedule" naming the schedule.
+	Origin    string  `json:"origin,omitempty"`
+	StartedBy *Author `json:"startedBy,omitempty"`
 	// The approval asked for (TypeApprovalRequested): decide it with POST
 	// /v1/api/workspaces/{workspaceId}/approvals/{approvalId} before ExpiresAt (Unix
 	// milliseconds), after which it is denied.
@@ -56,6 +62,29 @@ type Event struct {
 	// description (cut with "…"); Input is what will run.
 	Input       RawJSON `json:"input,omitempty"`
 	InputSHA256 string  `json:"inputSha256,omitempty"`
+}
+
+// Values of Event.Origin: the front-end a workspace was started from.
+const (
+	OriginAPI      = "api"
+	OriginSlack    = "slack"
+	OriginDiscord  = "discord"
+	OriginApp      = "app"
+	OriginGitHub   = "github"
+	OriginGitLab   = "gitlab"
+	OriginGitea    = "gitea"
+	OriginSchedule = "schedule"
+)
+
+// Author is who acted, and from where. Kind is an Origin value: for "api" ID and Name
+// are the API key's, for "slack" and "discord" the chat user's on the platform, for
+// "app" the member's, for the forges the person's login (URL their profile page), and
+// for "schedule" the schedule's id and name. Name is as it was when they acted.
+type Author struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	URL  string `json:"url,omitempty"`
 }
 
 // RawJSON is a JSON value kept as its text, unparsed (json.Unmarshal it to read it).

@@ -75,7 +75,11 @@ func TestWebhookIsSignedAndCarriesTheTurn(t *testing.T) {
 		Reply: webhook.Reply{Text: "wrote hello.txt", Truncated: false}, MessageID: reply["messageId"].(string),
 		// Extension: the turn's commit (the workspace's head); no push, so no pushed.
 		HeadCommit: ws["headCommit"].(string),
+		// Extension: where the workspace was started from, and by whom (below).
+		Origin: webhook.OriginAPI,
 	}
+	startedBy(t, ev, ws)
+	want.StartedBy = ev.StartedBy
 	if ev != want {
 		t.Fatalf("expected event %+v, got %+v", want, ev)
 	}
@@ -97,6 +101,41 @@ func TestWebhookIsSignedAndCarriesTheTurn(t *testing.T) {
 		strings.Contains(string(stored), "wrote hello") || strings.Contains(string(stored), want.MessageID) {
 		t.Fatalf("expected the stored event body sealed, got %q (%v)", stored, err)
 	}
+}
+
+// startedBy checks the event names who started the workspace as its status does.
+func startedBy(t *testing.T, ev webhook.Event, ws map[string]any) {
+	t.Helper()
+	by, _ := ws["startedBy"].(map[string]any)
+	if ev.StartedBy == nil || by == nil || ev.StartedBy.Kind != by["kind"] || ev.StartedBy.ID != by["id"] || ev.StartedBy.Name != by["name"] {
+		t.Fatalf("expected the event started by %v, as the workspace says, got %+v", by, ev.StartedBy)
+	}
+}
+
+// A schedule's run: the delivery, parsed by the public package, names the schedule as
+// the workspace's origin and who started it.
+func TestWebhookNamesTheScheduleThatStartedTheWorkspace(t *testing.T) {
+	t.Parallel()
+	h := hubtest.StartDelivering(t)
+	rc := hubtest.NewReceiver(t, nil)
+	_, secret := hubtest.AddWebhook(t, h, h.Key, rc.URL)
+	sc := h.Call("POST", "/v1/api/schedules", h.Key, map[string]any{"name": "hello daily", "projectId": h.Project.ID,
+		"agent": "agent_1", "model": "test-model", "prompt": "write hello", "cron": "@daily"}).Expect(t, 201, "")
+	id := sc.Body["schedule"].(map[string]any)["scheduleId"].(string)
+	run := h.Call("POST", "/v1/api/schedules/"+id+"/run", h.Key, nil).Expect(t, 200, "")
+	wsID, _ := run.Body["run"].(map[string]any)["workspaceId"].(string)
+	ws := hubtest.WaitFor(t, h, wsID, "idle after one turn", hubtest.IdleAfterTurns(1))
+	got := rc.Wait(t, 1)[0]
+
+	ev, err := webhook.ConstructEvent(got.Body, got.Header.Get(webhook.HeaderSignature), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := webhook.Author{Kind: "schedule", ID: id, Name: "hello daily"}
+	if ev.WorkspaceID != wsID || ev.Origin != webhook.OriginSchedule || ev.StartedBy == nil || *ev.StartedBy != want {
+		t.Fatalf("expected workspace %s's event from the schedule, started by %+v, got %+v", wsID, want, ev)
+	}
+	startedBy(t, ev, ws)
 }
 
 func TestWebhookReplyTruncationIsMarked(t *testing.T) {
