@@ -87,10 +87,7 @@ func quotaExceeded(what string, limit int, a *Account, flag string) error {
 // checkWorkspaceQuota runs in the transaction that creates a workspace, with the
 // account row locked, so that concurrent creates cannot both take the last place.
 func (q Quotas) checkWorkspaceQuota(ctx context.Context, tx Queries, a *Account) error {
-	if err := tx.LockAccount(ctx, a.ID); err != nil {
-		return err
-	}
-	n, err := tx.CountLiveWorkspaces(ctx, a.ID)
+	n, err := lockedCount(ctx, tx, a, tx.CountLiveWorkspaces)
 	if err != nil {
 		return err
 	}
@@ -104,10 +101,7 @@ func (q Quotas) checkWorkspaceQuota(ctx context.Context, tx Queries, a *Account)
 // locked: each key has a rate limit and streams of its own, so an account that could
 // make any number of keys could take any share of a replica.
 func (q Quotas) checkKeyQuota(ctx context.Context, tx AccountQueries, a *Account) error {
-	if err := tx.LockAccount(ctx, a.ID); err != nil {
-		return err
-	}
-	n, err := tx.CountLiveAPIKeys(ctx, a.ID)
+	n, err := lockedCount(ctx, tx, a, tx.CountLiveAPIKeys)
 	if err != nil {
 		return err
 	}
@@ -121,10 +115,7 @@ func (q Quotas) checkKeyQuota(ctx context.Context, tx AccountQueries, a *Account
 // checkScheduleQuota runs in the transaction that makes a schedule, with the account
 // row locked, so that concurrent creates cannot both take the last place.
 func (q Quotas) checkScheduleQuota(ctx context.Context, tx Queries, a *Account) error {
-	if err := tx.LockAccount(ctx, a.ID); err != nil {
-		return err
-	}
-	n, err := tx.CountSchedules(ctx, a.ID)
+	n, err := lockedCount(ctx, tx, a, tx.CountSchedules)
 	if err != nil {
 		return err
 	}
@@ -133,6 +124,15 @@ func (q Quotas) checkScheduleQuota(ctx context.Context, tx Queries, a *Account) 
 			n, limit)
 	}
 	return nil
+}
+
+// lockedCount locks the account's row for the rest of the transaction, then counts
+// what a quota bounds: a create that counts after the lock sees every earlier one.
+func lockedCount(ctx context.Context, tx AccountQueries, a *Account, count func(context.Context, string) (int, error)) (int, error) {
+	if err := tx.LockAccount(ctx, a.ID); err != nil {
+		return 0, err
+	}
+	return count(ctx, a.ID)
 }
 
 // messageQuotaRefusal says why a message was refused at the open-message quota (the
