@@ -32,7 +32,7 @@ func main() {
 	pgRestart := flag.String("pg-restart", "", "a script taking stop and start that the soak restarts PostgreSQL with (empty: no restart)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
 	pin := flag.Bool("pin", false, "pin the hub to CPU 0 and PostgreSQL, pgbench and the load generator to CPU 1 (taskset), so the hub's CPU per request reads alone")
-	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores, "B10": environments), or "API": B1', B2 and B3 alone, printed and not written (to read a change to the API path in a minute)`)
+	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores, "B10": environments), or "API": B1', B2 and B3 alone, or "B5": the turns alone (network full, and a serial run with none), printed and not written (to read a change to the API path or the sandbox in a minute)`)
 	flag.Parse()
 	if *pin {
 		pinSelf()
@@ -75,15 +75,15 @@ func main() {
 	case "":
 	case "B8", "B9", "B10":
 		r.workspaces = 33
-	case "API":
+	case "API", "B5":
 	default:
-		log.Fatalf("-only: %q is not a measurement that runs alone (B8, B9, B10, API)", *only)
+		log.Fatalf("-only: %q is not a measurement that runs alone (B5, B8, B9, B10, API)", *only)
 	}
 	if err := r.all(ctx); err != nil {
 		log.Fatal(err)
 	}
 	report := r.markdown()
-	if *only == "API" {
+	if *only == "API" || *only == "B5" {
 		fmt.Print(report)
 		return
 	}
