@@ -71,6 +71,9 @@ type Hub struct {
 	noListen bool
 	// endStreams ends every open event stream and live page (EndStreams).
 	endStreams context.CancelFunc
+	// closeRunner ends what the local agent runner keeps between turns (workspaces'
+	// network namespaces); nil without one.
+	closeRunner func()
 }
 
 // EndStreams ends every open event stream and live page at once: before the server's
@@ -182,6 +185,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	providers := machines.NewLocalSized(cfg.LocalCPU, cfg.LocalMemoryMiB)
 	local := len(cfg.Providers) == 0 || slices.ContainsFunc(cfg.Providers, func(p string) bool { return strings.TrimSpace(p) == core.LocalProviderID })
 	var runner core.AgentRunner
+	var closeRunner func()
 	limits, limitsMissing := "none (an operator command runs no turn)", ""
 	if !local {
 		providers.DisableLocal()
@@ -206,7 +210,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		if err != nil {
 			return nil, err
 		}
-		runner, limits, limitsMissing, confine = r, r.Limits(), r.LimitsMissing(), r
+		runner, limits, limitsMissing, confine, closeRunner = r, r.Limits(), r.LimitsMissing(), r, r.Close
 	}
 	remote, process, kubeMachines, err := remoteProviders(cfg, providers, log)
 	if err != nil {
@@ -269,7 +273,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	})
 	m.WatchWorkQueue(svc.Admin.CountWork)
 	h := &Hub{Config: cfg, Store: store, Service: svc, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen,
-		AgentLimits: limits, AgentLimitsMissing: limitsMissing}
+		AgentLimits: limits, AgentLimitsMissing: limitsMissing, closeRunner: closeRunner}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
@@ -370,9 +374,12 @@ func (h *Hub) runChat(ctx context.Context, part func(func())) {
 	}
 }
 
-// Close releases the store.
+// Close releases the store, and what the agent runner keeps between turns.
 func (h *Hub) Close() error {
 	h.endStreams()
+	if h.closeRunner != nil {
+		h.closeRunner()
+	}
 	return h.Store.Close()
 }
 
