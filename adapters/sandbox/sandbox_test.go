@@ -24,7 +24,7 @@ type hostLayout struct {
 	data, checkout, home, otherSecret string
 }
 
-func newHostLayout(t *testing.T) hostLayout {
+func newHostLayout(t testing.TB) hostLayout {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "data")
 	l := layoutAt(data)
@@ -54,7 +54,7 @@ func layoutAt(data string) hostLayout {
 	}
 }
 
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
