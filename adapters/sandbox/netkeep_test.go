@@ -173,8 +173,12 @@ func TestKeptNetworksStayWithinTheirBoundThroughABurst(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
+					// A workspace's turns one after another, as the runtime runs them.
 					for ws := range jobs {
-						if ns, _ := nsTurn(t, r, l, ws, core.NetworkFull, "look"); ns != "" {
+						for range turns {
+							if ns, _ := nsTurn(t, r, l, ws, core.NetworkFull, "look"); ns == "" {
+								continue
+							}
 							n, used := r.keeper.count()
 							pastas := len(r.pastasServing())
 							mu.Lock()
@@ -187,8 +191,8 @@ func TestKeptNetworksStayWithinTheirBoundThroughABurst(t *testing.T) {
 					}
 				}()
 			}
-			for i := range workspaces * turns {
-				jobs <- fmt.Sprintf("ws_%d", i%workspaces)
+			for i := range workspaces {
+				jobs <- fmt.Sprintf("ws_%d", i)
 			}
 			close(jobs)
 			wg.Wait()
