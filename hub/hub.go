@@ -201,6 +201,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 			StateDir: filepath.Join(cfg.DataDir, "run"),
 			Sandbox: sandbox.Config{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly, EgressAllow: cfg.AgentEgressAllow,
 				TmpBytes: cfg.SandboxTmpBytes, ShmBytes: cfg.SandboxShmBytes,
+				KeptNetworks: cfg.SandboxKeptNetworks, KeptNetworkBytes: cfg.SandboxKeptNetworkBytes,
 				// Nothing of the data directory is visible to agents but their own
 				// checkout and home, bound one by one.
 				Hidden: []string{cfg.DataDir}},
@@ -500,6 +501,7 @@ func runtimeSettings(cfg Config) []string {
 		"WSHUB_CLAUDE_BASE_URL="+cfg.ClaudeBaseURL, "WSHUB_CODEX_BASE_URL="+cfg.CodexBaseURL,
 		"WSHUB_CLAUDE_PATH="+cfg.ClaudePath, "WSHUB_CODEX_PATH="+cfg.CodexPath,
 		"WSHUB_SANDBOX_TMP_BYTES="+strconv.FormatInt(cfg.SandboxTmpBytes, 10), "WSHUB_SANDBOX_SHM_BYTES="+strconv.FormatInt(cfg.SandboxShmBytes, 10),
+		"WSHUB_SANDBOX_KEPT_NETWORKS="+strconv.Itoa(cfg.SandboxKeptNetworks), "WSHUB_SANDBOX_KEPT_NETWORK_BYTES="+strconv.FormatInt(cfg.SandboxKeptNetworkBytes, 10),
 		"WSHUB_WORKSPACE_DISK_BYTES="+strconv.FormatInt(cfg.WorkspaceDiskBytes, 10), "WSHUB_COMMIT_AUTHOR="+cfg.CommitAuthor,
 		"WSHUB_AGENT_LIMITS="+cfg.AgentLimits, "WSHUB_AGENT_PIDS_MAX="+strconv.FormatInt(cfg.AgentPidsMax, 10))
 	if cfg.AgentLimitsOptional {
