@@ -84,6 +84,7 @@ type keptNet struct {
 	hold       *os.File      // the holder's standard input: closing it ends the holder
 	pasta      *sandboxPasta // nil without a route out, or for "none"
 	ended      chan struct{} // closed when the holder has ended (its standard output closed)
+	endOnce    sync.Once
 	// inUse, gen and last are the keeper's, under its lock: a turn runs in the pair, how
 	// many turns it was given to (an idle timer set before the last is stale), and when
 	// the last ended.
@@ -365,13 +366,16 @@ func (n *keptNet) enter(path string, args []string) (string, []string) {
 }
 
 // end ends the holder and pasta and waits until both are gone: their memory is free
-// when it returns.
+// when it returns. Once: a pair the host's Close ended under a turn is ended again when
+// the turn lets it go.
 func (n *keptNet) end() {
-	n.pasta.stop()
-	_ = n.hold.Close()
-	_ = procgroup.Signal(n.pid, syscall.SIGKILL)
-	_ = n.holder.Wait()
-	if n.pasta != nil {
-		<-n.pasta.ended
-	}
+	n.endOnce.Do(func() {
+		n.pasta.stop()
+		_ = n.hold.Close()
+		_ = procgroup.Signal(n.pid, syscall.SIGKILL)
+		_ = n.holder.Wait()
+		if n.pasta != nil {
+			<-n.pasta.ended
+		}
+	})
 }
