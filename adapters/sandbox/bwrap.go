@@ -254,8 +254,8 @@ func (b *bwrap) start(ctx context.Context, m Mounts) (string, error) {
 func (b *bwrap) command(inv *Process, m Mounts, program []string) {
 	inv.Path, inv.sandboxArgs = b.program, b.args(m)
 	inv.Args = append([]string{"--args", inv.argsFD(), "--"}, program...)
-	inv.netns, inv.network = nil, network(m.Network)
-	if inv.network == core.NetworkFull {
+	inv.netns = nil
+	if network(m.Network) == core.NetworkFull {
 		n := b.netConfig()
 		inv.netns = &n
 	}

@@ -68,7 +68,7 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 			return nil, err
 		}
 		if h.bwrap.nsenter != "" {
-			h.keeper = newNetKeeper(opt.Sandbox, h.bwrap.nsenter, h.bwrap.netConfig())
+			h.keeper = newNetKeeper(opt.Sandbox, h.bwrap.nsenter)
 		}
 	case ModeNone:
 	default:

@@ -34,6 +34,6 @@ func (n *keptNet) servedBy() *sandboxPasta { return nil }
 
 type netKeeper struct{}
 
-func newNetKeeper(Config, string, netConfig) *netKeeper { return nil }
+func newNetKeeper(Config, string) *netKeeper { return nil }
 
 func (k *netKeeper) close() {}

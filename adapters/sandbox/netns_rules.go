@@ -41,15 +41,10 @@ func enterScript(c netConfig) string {
 
 // holdScript is what the holder of a kept namespace pair runs (netkeep.go), with the
 // same arguments as enterScript's but no cgroup and no command: it sets the network up
-// as enterScript does ("none": only the loopback), says "ready" on standard output,
-// and then waits, as cat, for its standard input (the hub's) to close.
-func holdScript(c netConfig, none bool) string {
-	rules := rulesScript(c)
-	if none {
-		rules = `"$ip" link set lo up || fail "ip could not set the loopback up"
-`
-	}
-	return scriptHead + rules + `echo ready
+// as enterScript does, says "ready" on standard output, and then waits, as cat, for
+// its standard input (the hub's) to close.
+func holdScript(c netConfig) string {
+	return scriptHead + rulesScript(c) + `echo ready
 exec "$cat"
 `
 }

@@ -58,8 +58,6 @@ type Process struct {
 	// /proc/1/cmdline, which would show the host's paths (the data directory) its
 	// options hold.
 	sandboxArgs []string
-	// network is the sandbox's network (Mounts.Network), "" unconfined.
-	network string
 	// kept, when set, is the workspace's kept namespace pair the command runs in
 	// (netkeep.go), with its pasta: watched as a one-off turn's, but left running.
 	kept *keptNet
