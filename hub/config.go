@@ -271,6 +271,12 @@ type Config struct {
 	// are memory (0: 1 GiB and 256 MiB).
 	SandboxTmpBytes int64 `env:"WSHUB_SANDBOX_TMP_BYTES"`
 	SandboxShmBytes int64 `env:"WSHUB_SANDBOX_SHM_BYTES"`
+	// SandboxKeptNetworks bounds the workspaces whose network namespaces (and pasta) are
+	// kept between their turns, and SandboxKeptNetworkBytes what those may take, each
+	// counted as its pasta's 32 MiB (0: 32 and 1 GiB; -1 keeps none, every turn makes its
+	// own).
+	SandboxKeptNetworks     int   `env:"WSHUB_SANDBOX_KEPT_NETWORKS"`
+	SandboxKeptNetworkBytes int64 `env:"WSHUB_SANDBOX_KEPT_NETWORK_BYTES"`
 	// AgentLimits holds each turn to its workspace's size (memory, vCPUs) and
 	// AgentPidsMax processes in a cgroup of its own: "cgroup" (the default; the hub
 	// refuses to start when it cannot make one here) or "off" (turns have no limit of

@@ -73,6 +73,9 @@ type Hub struct {
 	noListen bool
 	// endStreams ends every open event stream and live page (EndStreams).
 	endStreams context.CancelFunc
+	// closeRunner ends what the local agent runner keeps between turns (workspaces'
+	// network namespaces); nil without one.
+	closeRunner func()
 }
 
 // EndStreams ends every open event stream and live page at once: before the server's
@@ -186,6 +189,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	providers := machines.NewLocalSized(cfg.LocalCPU, cfg.LocalMemoryMiB)
 	local := len(cfg.Providers) == 0 || slices.ContainsFunc(cfg.Providers, func(p string) bool { return strings.TrimSpace(p) == core.LocalProviderID })
 	var runner core.AgentRunner
+	var closeRunner func()
 	limits, limitsMissing := "none (an operator command runs no turn)", ""
 	if !local {
 		providers.DisableLocal()
@@ -201,6 +205,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 			StateDir: filepath.Join(cfg.DataDir, "run"),
 			Sandbox: sandbox.Config{Mode: cfg.Sandbox, ReadOnly: cfg.SandboxReadOnly, EgressAllow: cfg.AgentEgressAllow,
 				TmpBytes: cfg.SandboxTmpBytes, ShmBytes: cfg.SandboxShmBytes,
+				KeptNetworks: cfg.SandboxKeptNetworks, KeptNetworkBytes: cfg.SandboxKeptNetworkBytes,
 				// Nothing of the data directory is visible to agents but their own
 				// checkout and home, bound one by one.
 				Hidden: []string{cfg.DataDir}},
@@ -210,7 +215,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 		if err != nil {
 			return nil, err
 		}
-		runner, limits, limitsMissing, confine = r, r.Limits(), r.LimitsMissing(), r
+		runner, limits, limitsMissing, confine, closeRunner = r, r.Limits(), r.LimitsMissing(), r, r.Close
 	}
 	remote, process, kubeMachines, err := remoteProviders(cfg, providers, log)
 	if err != nil {
@@ -275,7 +280,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	})
 	m.WatchWorkQueue(svc.Admin.CountWork)
 	h := &Hub{Config: cfg, Store: store, Service: svc, Log: log, Metrics: m, Process: process, Kube: kubeMachines, fanout: fanout, noListen: opt.NoListen,
-		AgentLimits: limits, AgentLimitsMissing: limitsMissing}
+		AgentLimits: limits, AgentLimitsMissing: limitsMissing, closeRunner: closeRunner}
 	if keys != nil {
 		h.ContentKeyID = keys.CurrentKeyID()
 	}
@@ -380,9 +385,12 @@ func (h *Hub) runChat(ctx context.Context, part func(func())) {
 	}
 }
 
-// Close releases the store.
+// Close releases the store, and what the agent runner keeps between turns.
 func (h *Hub) Close() error {
 	h.endStreams()
+	if h.closeRunner != nil {
+		h.closeRunner()
+	}
 	return h.Store.Close()
 }
 
@@ -503,6 +511,7 @@ func runtimeSettings(cfg Config) []string {
 		"WSHUB_CLAUDE_BASE_URL="+cfg.ClaudeBaseURL, "WSHUB_CODEX_BASE_URL="+cfg.CodexBaseURL,
 		"WSHUB_CLAUDE_PATH="+cfg.ClaudePath, "WSHUB_CODEX_PATH="+cfg.CodexPath,
 		"WSHUB_SANDBOX_TMP_BYTES="+strconv.FormatInt(cfg.SandboxTmpBytes, 10), "WSHUB_SANDBOX_SHM_BYTES="+strconv.FormatInt(cfg.SandboxShmBytes, 10),
+		"WSHUB_SANDBOX_KEPT_NETWORKS="+strconv.Itoa(cfg.SandboxKeptNetworks), "WSHUB_SANDBOX_KEPT_NETWORK_BYTES="+strconv.FormatInt(cfg.SandboxKeptNetworkBytes, 10),
 		"WSHUB_WORKSPACE_DISK_BYTES="+strconv.FormatInt(cfg.WorkspaceDiskBytes, 10), "WSHUB_COMMIT_AUTHOR="+cfg.CommitAuthor,
 		"WSHUB_AGENT_LIMITS="+cfg.AgentLimits, "WSHUB_AGENT_PIDS_MAX="+strconv.FormatInt(cfg.AgentPidsMax, 10))
 	if cfg.AgentLimitsOptional {

@@ -133,6 +133,10 @@ func New(ctx context.Context, opt Options) (*Runner, error) {
 	return r, nil
 }
 
+// Close ends what the runner keeps for workspaces' next turns (their network
+// namespaces, with pasta); turns after it make their own.
+func (r *Runner) Close() { r.box.Close() }
+
 // Limits says how turns are held to their workspace's size, for the start-up log and
 // /readyz: the cgroup hierarchy ("cgroup v1 (memory, pids, cpu)"), or sandbox.LimitsOff.
 func (r *Runner) Limits() string { return r.box.Limits() }

@@ -81,6 +81,16 @@ type Config struct {
 	// DefaultShmBytes). Both are in memory, and without a cap one turn could fill the
 	// host's RAM through them.
 	TmpBytes, ShmBytes int64
+	// KeptNetworks bounds how many workspaces' network namespaces (with their pasta)
+	// are kept between turns (netkeep.go), and KeptNetworkBytes what they may take,
+	// each counted as its pasta's buffers: more turns run faster, for memory held while
+	// their workspaces are active. 0: DefaultKeptNetworks, DefaultKeptNetworkBytes;
+	// KeptNetworks below 0 keeps none (every turn makes its own, and pays for it).
+	KeptNetworks     int
+	KeptNetworkBytes int64
+	// KeepIdle is how long a kept namespace outlives its workspace's last turn (0:
+	// DefaultKeepIdle): the workspace is then idle, or stopped.
+	KeepIdle time.Duration
 }
 
 // Defaults of the sandbox's memory-backed filesystems.
@@ -101,6 +111,8 @@ type bwrap struct {
 	resolvConf string
 	// tools are ip, timeout and cat, for the script of a "full" sandbox (netns.go).
 	tools []string
+	// nsenter enters a kept namespace pair (netkeep.go); "" keeps none.
+	nsenter string
 	// stateDir is hub-private: the FIFOs pasta says it is ready on.
 	stateDir string
 	// tmpSize and shmSize are the byte caps of /tmp and /dev/shm, as bwrap's --size.
@@ -149,8 +161,12 @@ func newBwrap(ctx context.Context, cfg Config, stateDir string) (*bwrap, error) 
 		}
 		tools = append(tools, p)
 	}
+	// Without nsenter nothing is kept: every turn makes its namespaces, as it did.
 	b := &bwrap{program: path, pasta: pasta, tools: tools, stateDir: stateDir, resolvConf: filepath.Join(stateDir, "resolv.conf"),
 		tmpSize: strconv.FormatInt(cmp.Or(cfg.TmpBytes, DefaultTmpBytes), 10), shmSize: strconv.FormatInt(cmp.Or(cfg.ShmBytes, DefaultShmBytes), 10)}
+	if cfg.KeptNetworks >= 0 {
+		b.nsenter, _ = lookPathSbin("nsenter")
+	}
 	if b.allow, err = parseEgressAllow(ctx, cfg.EgressAllow, lookupIP); err != nil {
 		return nil, err
 	}
@@ -240,8 +256,14 @@ func (b *bwrap) command(inv *Process, m Mounts, program []string) {
 	inv.Args = append([]string{"--args", inv.argsFD(), "--"}, program...)
 	inv.netns = nil
 	if network(m.Network) == core.NetworkFull {
-		inv.netns = &netConfig{Pasta: b.pasta, Tools: b.tools, Allow: b.allow, Dir: b.stateDir}
+		n := b.netConfig()
+		inv.netns = &n
 	}
+}
+
+// netConfig is the "full" network's configuration, without the host's part (onHost).
+func (b *bwrap) netConfig() netConfig {
+	return netConfig{Pasta: b.pasta, Tools: b.tools, Allow: b.allow, Dir: b.stateDir}
 }
 
 // lookPathSbin finds a program on PATH, or in the system directories a PATH without them

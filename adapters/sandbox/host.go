@@ -28,6 +28,8 @@ type Host struct {
 	scope string
 	// stateDir is hub-private: the running turns' process records, pasta's FIFOs.
 	stateDir string
+	// keeper keeps workspaces' network namespaces between turns; nil keeps none.
+	keeper *netKeeper
 }
 
 // Options configure a Host.
@@ -65,6 +67,9 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 		if h.bwrap, err = newBwrap(ctx, opt.Sandbox, opt.StateDir); err != nil {
 			return nil, err
 		}
+		if h.bwrap.nsenter != "" {
+			h.keeper = newNetKeeper(opt.Sandbox, h.bwrap.nsenter)
+		}
 	case ModeNone:
 	default:
 		return nil, fmt.Errorf("WSHUB_SANDBOX is %q or %q, not %q", ModeBwrap, ModeNone, opt.Sandbox.Mode)
@@ -80,6 +85,14 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 		return nil, fmt.Errorf("WSHUB_AGENT_LIMITS is %q or %q, not %q", LimitsCgroup, LimitsOff, opt.Limits.Mode)
 	}
 	return h, nil
+}
+
+// Close ends the network namespaces kept for workspaces' next turns (they end with the
+// hub's process too).
+func (h *Host) Close() {
+	if h.keeper != nil {
+		h.keeper.close()
+	}
 }
 
 // Limits says how turns are held to their workspace's size, for the start-up log and

@@ -64,12 +64,19 @@ func (c netConfig) onHost() (netConfig, error) {
 // attributes that make the namespaces.
 func enterCommand(c netConfig, ready string, command []string) (path, argv0 string, args []string, sys *syscall.SysProcAttr) {
 	args = append(append([]string{"-c", enterScript(c), netStepName, ready}, c.Tools...), c.Procs...)
-	return "/bin/sh", netStepName, append(append(args, "--"), command...), &syscall.SysProcAttr{
+	return "/bin/sh", netStepName, append(append(args, "--"), command...), namespacesAttr()
+}
+
+// namespacesAttr start a process in a new user and network namespace, the hub's uid
+// and gid mapped to root there, in a process group of its own.
+func namespacesAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
 		// The sandbox dies with the hub, as bwrap's --die-with-parent has it once the
-		// script has exec'd bubblewrap; this covers the script itself.
+		// script has exec'd bubblewrap; this covers the script itself (and a kept
+		// namespace's holder).
 		Pdeathsig: syscall.SIGKILL,
 		Setpgid:   true,
 	}

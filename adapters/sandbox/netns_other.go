@@ -25,3 +25,15 @@ func (p *sandboxPasta) endedEarly() <-chan struct{} { return nil }
 func (p *sandboxPasta) stop() {}
 
 func (p *sandboxPasta) failure() string { return ErrNeedsLinux.Error() }
+
+type keptNet struct{}
+
+func (n *keptNet) enter(path string, args []string) (string, []string) { return path, args }
+
+func (n *keptNet) servedBy() *sandboxPasta { return nil }
+
+type netKeeper struct{}
+
+func newNetKeeper(Config, string) *netKeeper { return nil }
+
+func (k *netKeeper) close() {}

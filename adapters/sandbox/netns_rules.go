@@ -35,10 +35,29 @@ const netStartSeconds = 20
 // only part made per turn, and they hold nothing but canonical addresses, numbers and
 // keywords (netRules).
 func enterScript(c netConfig) string {
-	v4, v6 := netRules(c)
-	return `fail() { echo "the sandbox's network could not be set up: $1" >&2; exit 125; }
+	return scriptHead + joinLoop + rulesScript(c) + `exec "$@"
+`
+}
+
+// holdScript is what the holder of a kept namespace pair runs (netkeep.go), with the
+// same arguments as enterScript's but no cgroup and no command: it sets the network up
+// as enterScript does, says "ready" on standard output, and then waits, as cat, for
+// its standard input (the hub's) to close.
+func holdScript(c netConfig) string {
+	return scriptHead + rulesScript(c) + `echo ready
+exec "$cat"
+`
+}
+
+// scriptHead reads the arguments every script of the namespaces starts with.
+const scriptHead = `fail() { echo "the sandbox's network could not be set up: $1" >&2; exit 125; }
 ready=$1 ip=$2 timeout=$3 cat=$4; shift 4
-` + joinLoop + `if [ "$ready" != - ]; then
+`
+
+// rulesScript waits for pasta, sets the loopback up and adds c's policy rules.
+func rulesScript(c netConfig) string {
+	v4, v6 := netRules(c)
+	return `if [ "$ready" != - ]; then
 	pid=$("$timeout" ` + strconv.Itoa(netStartSeconds) + ` "$cat" -- "$ready") && [ -n "$pid" ] || fail "pasta did not configure the network within ` + strconv.Itoa(netStartSeconds) + `s"
 fi
 "$ip" -4 -batch - <<'.' || fail "ip -4 could not add the rules"
@@ -46,7 +65,6 @@ link set lo up
 ` + v4 + `.
 "$ip" -6 -batch - <<'.' || fail "ip -6 could not add the rules"
 ` + v6 + `.
-exec "$@"
 `
 }
 

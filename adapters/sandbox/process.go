@@ -58,6 +58,9 @@ type Process struct {
 	// /proc/1/cmdline, which would show the host's paths (the data directory) its
 	// options hold.
 	sandboxArgs []string
+	// kept, when set, is the workspace's kept namespace pair the command runs in
+	// (netkeep.go), with its pasta: watched as a one-off turn's, but left running.
+	kept *keptNet
 }
 
 // Exit is how a process ended.
@@ -114,6 +117,10 @@ func run(ctx context.Context, inv Process) Exit {
 		defer remove()
 		path, argv0, args, sys = enterCommand(net, ready, append([]string{inv.Path}, inv.Args...))
 	}
+	if inv.kept != nil {
+		path, args = inv.kept.enter(path, args)
+		argv0 = ""
+	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return Exit{StartErr: err}
@@ -155,7 +162,7 @@ func run(ctx context.Context, inv Process) Exit {
 		return Exit{StartErr: err}
 	}
 	pgid := cmd.Process.Pid
-	var pasta *sandboxPasta
+	pasta := inv.kept.servedBy()
 	if ready != "-" {
 		if pasta, err = startPasta(net, pgid, ready); err != nil {
 			_ = procgroup.Signal(pgid, syscall.SIGKILL)

@@ -24,7 +24,7 @@ type hostLayout struct {
 	data, checkout, home, otherSecret string
 }
 
-func newHostLayout(t *testing.T) hostLayout {
+func newHostLayout(t testing.TB) hostLayout {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "data")
 	l := layoutAt(data)
@@ -54,7 +54,7 @@ func layoutAt(data string) hostLayout {
 	}
 }
 
-func write(t *testing.T, path, content string) {
+func write(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
@@ -335,7 +335,14 @@ func TestSandboxFullNetworkTurnIsInterruptedWithNothingLeft(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("RunTurn did not return within 10s of the cancel")
 	}
-	waitUntil(t, "the helper, bwrap and pasta gone with the turn", running.gone, &strings.Builder{})
+	// The workspace's namespace and its pasta are kept for its next turn (netkeep.go):
+	// the turn's own processes are what goes.
+	waitUntil(t, "the helper and bwrap gone with the turn", func() bool { return len(groupMembers(running.pgid, running.start)) == 0 }, &strings.Builder{})
+	if n, _, pasta := r.kept("ws_mine"); n == nil || !slices.Equal(running.pasta, []int{pasta}) || processGone(pasta) {
+		t.Errorf("expected the turn's pasta %v kept for the next turn, got the pair %v with pasta %d", running.pasta, n, pasta)
+	}
+	r.Close()
+	waitUntil(t, "the kept namespace's pasta gone with the host", running.gone, &strings.Builder{})
 }
 
 // turnGroup is what runs a turn: its process group (the helper, bwrap) and pasta.
@@ -361,9 +368,12 @@ func turnProcesses(t *testing.T, h *Host) turnGroup {
 	for _, pid := range groupMembers(g.pgid, g.start) {
 		members[strconv.Itoa(pid)] = true
 	}
-	// pasta's last argument is the process whose namespace it serves: the sandbox's bwrap.
+	// pasta's last argument is the process whose namespace it serves: the sandbox's
+	// bwrap, or the holder of the workspace's kept namespace, which bwrap has entered.
+	netns := func(pid string) string { ns, _ := os.Readlink("/proc/" + pid + "/ns/net"); return ns }
+	sandboxNS := netns(strconv.Itoa(g.pgid))
 	for pid, argv := range processArgs() {
-		if slices.Contains(argv, "--dns-forward") && members[argv[len(argv)-1]] {
+		if target := argv[len(argv)-1]; slices.Contains(argv, "--dns-forward") && (members[target] || netns(target) == sandboxNS) {
 			g.pasta = append(g.pasta, pid)
 		}
 	}

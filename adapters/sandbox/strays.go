@@ -28,6 +28,8 @@ import (
 // Whatever is left in the cgroup when the turn's process has ended is killed, and the
 // cgroup removed.
 func (h *Host) Run(ctx context.Context, workspaceID string, size core.ProviderSize, inv Process) Exit {
+	inv, released := h.keep(workspaceID, inv)
+	defer released()
 	var g turnCgroup
 	var l limits
 	if h.cgroups != nil {

@@ -40,7 +40,7 @@ func (r turnResult) completed() bool {
 
 // newHost is New with opt, its state directory made absolute and made, as the runner
 // gives it.
-func newHost(t *testing.T, opt Options) (*Host, error) {
+func newHost(t testing.TB, opt Options) (*Host, error) {
 	t.Helper()
 	dir, err := filepath.Abs(opt.StateDir)
 	if err == nil {
@@ -54,7 +54,7 @@ func newHost(t *testing.T, opt Options) (*Host, error) {
 }
 
 // newAgentHost is a host made with opt, running command.
-func newAgentHost(t *testing.T, opt Options, command string) *agentHost {
+func newAgentHost(t testing.TB, opt Options, command string) *agentHost {
 	t.Helper()
 	h, err := newHost(t, opt)
 	if err != nil {

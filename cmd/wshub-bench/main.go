@@ -33,7 +33,7 @@ func main() {
 	pgRestart := flag.String("pg-restart", "", "a script taking stop and start that the soak restarts PostgreSQL with (empty: no restart)")
 	pglog := flag.String("pglog", ".data/pg/log", "the PostgreSQL server's log file (statement capture)")
 	pin := flag.Bool("pin", false, "pin the hub to CPU 0 and PostgreSQL, pgbench and the load generator to CPU 1 (taskset), so the hub's CPU per request reads alone")
-	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores, "B10": environments, "Scale": the scale run), or "API": B1', B2 and B3 alone, printed and not written (to read a change to the API path in a minute)`)
+	only := flag.String("only", "", `run one measurement alone and replace its part of -out ("B8": event streams, "B9": blob stores, "B10": environments, "Scale": the scale run), or "API": B1', B2 and B3 alone, or "B5": the turns alone (network full, and a serial run with none), printed and not written (to read a change to the API path or the sandbox in a minute)`)
 	scaleSizes := flag.String("scale", "1000,100000", "the scale run's sizes, in workspaces (20 messages each), smallest first")
 	flag.Parse()
 	if *pin {
@@ -84,9 +84,9 @@ func main() {
 	case "":
 	case "B8", "B9", "B10":
 		r.workspaces = 33
-	case "API", "Scale":
+	case "API", "Scale", "B5":
 	default:
-		log.Fatalf("-only: %q is not a measurement that runs alone (B8, B9, B10, Scale, API)", *only)
+		log.Fatalf("-only: %q is not a measurement that runs alone (B5, B8, B9, B10, Scale, API)", *only)
 	}
 	run := r.all
 	if *only == "Scale" {
@@ -96,7 +96,7 @@ func main() {
 		log.Fatal(err)
 	}
 	report := r.markdown()
-	if *only == "API" {
+	if *only == "API" || *only == "B5" {
 		fmt.Print(report)
 		return
 	}

@@ -128,6 +128,10 @@ func (f *turnFigures) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "| B5 hub overhead per turn (the same, less the agent's own start-to-end) | p50 %.1f ms, p99 %.1f ms |\n",
 			ms(pct(f.serialOverhead, 50)), ms(pct(f.serialOverhead, 99)))
 	}
+	if len(f.noneOverhead) > 0 {
+		fmt.Fprintf(b, "| B5 the same with network none: send accepted → reply recorded; hub overhead | p50 %.1f ms; p50 %.1f ms, p99 %.1f ms |\n",
+			ms(pct(f.noneTotal, 50)), ms(pct(f.noneOverhead, 50)), ms(pct(f.noneOverhead, 99)))
+	}
 	if len(f.lag) > 0 {
 		fmt.Fprintf(b, "| B4 lag, turn recorded → delivery acknowledged by a local receiver (verifying each signature), the serial turns | p50 %.0f ms, p99 %.0f ms |\n",
 			ms(pct(f.lag, 50)), ms(pct(f.lag, 99)))

@@ -39,6 +39,7 @@ type run struct {
 	keyB                               string   // B8: account B's key
 	wsIDs                              []string
 	tinyProject, bigProject            string
+	noneProject                        string // -only B5: the project of the serial turns with network none
 	envProject                         string
 	bigFiles                           int
 
@@ -83,6 +84,8 @@ func (r *run) all(ctx context.Context) error {
 		return r.blobStores(ctx)
 	case "B10":
 		return r.environments(ctx)
+	case "B5":
+		return r.turns(ctx)
 	}
 	msgsPath := "/v1/api/workspaces/" + r.msgWS + "/messages?afterSeq=50000&limit=200"
 	scripts, err := r.capture(ctx, map[string]request{
@@ -166,6 +169,17 @@ func (r *run) setup(ctx context.Context) error {
 		if r.bigProject, err = r.addBigProject(ctx, h, acct.ID); err != nil {
 			return fmt.Errorf("B7 repository: %w", err)
 		}
+	}
+	if r.only == "B5" {
+		none := core.NetworkNone
+		p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: filepath.Join(r.dataDir, "repo"), Name: "none", Network: none})
+		if err == nil {
+			err = h.Service.Admin.PrepareProject(ctx, p)
+		}
+		if err != nil {
+			return fmt.Errorf("B5 project with network none: %w", err)
+		}
+		r.noneProject = p.ID
 	}
 	if r.only == "" || r.only == "B10" {
 		if r.envProject, err = r.addEnvProject(ctx, h, acct.ID); err != nil {

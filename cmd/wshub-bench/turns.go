@@ -33,6 +33,8 @@ type turnFigures struct {
 	serial          int
 	serialTotal     []time.Duration // send accepted -> reply recorded, one turn at a time
 	serialOverhead  []time.Duration // the same less the agent's own time
+	noneTotal       []time.Duration // -only B5: serialTotal of a project with network none
+	noneOverhead    []time.Duration
 	burstTurns      int
 	burstWorkspaces int
 	burstTurnsPerS  float64
@@ -161,7 +163,7 @@ func (r *run) turns(ctx context.Context) error {
 	f.files = r.bigFiles
 
 	// B7: one at a time, so each is the create-to-ready of one workspace.
-	for range 3 {
+	for range 3 * boolInt(r.only != "B5") {
 		d, err := createReady(ctx, api, r.bigProject, 1)
 		if err != nil {
 			return fmt.Errorf("B7: %w", err)
@@ -194,8 +196,22 @@ func (r *run) turns(ctx context.Context) error {
 	if err := r.serialTurns(ctx, api, rc, ids[0], f); err != nil {
 		return fmt.Errorf("B5 serial: %w", err)
 	}
+	if r.noneProject != "" {
+		none, _, err := createMany(ctx, api, r.noneProject, 1)
+		if err != nil {
+			return fmt.Errorf("B5 serial, network none: %w", err)
+		}
+		var nf turnFigures
+		if err := r.serialTurns(ctx, api, rc, none[0], &nf); err != nil {
+			return fmt.Errorf("B5 serial, network none: %w", err)
+		}
+		f.noneTotal, f.noneOverhead = nf.serialTotal, nf.serialOverhead
+	}
 	if err := r.burst(ctx, api, rc, ids, f, restart); err != nil {
 		return fmt.Errorf("B5 burst: %w", err)
+	}
+	if r.only == "B5" {
+		return nil
 	}
 
 	// B1: sends while turns run (each send makes one), to the burst's workspaces; the
@@ -384,6 +400,14 @@ func (r *run) burst(ctx context.Context, api *client.Client, rc *receiver, ids [
 	fmt.Printf("B5 burst: %d turns over %d workspaces, %.0f turns/s; B4 drain: %.0f deliveries/s\n",
 		total, len(ids), f.burstTurnsPerS, f.deliveriesPerS)
 	return nil
+}
+
+// boolInt is 1 for true, 0 for false.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func later(a, b time.Time) time.Time {

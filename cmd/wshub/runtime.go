@@ -44,6 +44,8 @@ func runtimeCmd(ctx context.Context, env environ, log *slog.Logger) int {
 		log.Error("runtime: WSHUB_COMMIT_AUTHOR", "err", err)
 		return 1
 	}
+	// -1 keeps no network namespace between turns, which envBytes would read as 0.
+	keptNetworks, _ := strconv.Atoi(env.get("WSHUB_SANDBOX_KEPT_NETWORKS"))
 	cfg := wsruntime.Config{
 		Author: author,
 		HubURL: env.get("WSHUB_RUNTIME_URL"), Token: token, Dir: env.get("WSHUB_RUNTIME_DIR"),
@@ -57,7 +59,8 @@ func runtimeCmd(ctx context.Context, env environ, log *slog.Logger) int {
 			AgentEnv: splitList(env.get("WSHUB_AGENT_ENV"), ","), LookupEnv: env.lookup,
 			Sandbox: sandbox.Config{Mode: env.get("WSHUB_SANDBOX"), ReadOnly: splitList(env.get("WSHUB_SANDBOX_READONLY"), ":"),
 				EgressAllow: splitList(env.get("WSHUB_AGENT_EGRESS_ALLOW"), ","),
-				TmpBytes:    envBytes(env, "WSHUB_SANDBOX_TMP_BYTES"), ShmBytes: envBytes(env, "WSHUB_SANDBOX_SHM_BYTES")},
+				TmpBytes:    envBytes(env, "WSHUB_SANDBOX_TMP_BYTES"), ShmBytes: envBytes(env, "WSHUB_SANDBOX_SHM_BYTES"),
+				KeptNetworks: keptNetworks, KeptNetworkBytes: envBytes(env, "WSHUB_SANDBOX_KEPT_NETWORK_BYTES")},
 			Limits: sandbox.LimitsConfig{Mode: env.get("WSHUB_AGENT_LIMITS"), PidsMax: envBytes(env, "WSHUB_AGENT_PIDS_MAX"),
 				Optional: env.get("WSHUB_AGENT_LIMITS_OPTIONAL") == "1"},
 		},
