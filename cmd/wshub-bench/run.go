@@ -170,7 +170,7 @@ func (r *run) setup(ctx context.Context) error {
 			return fmt.Errorf("B7 repository: %w", err)
 		}
 	}
-	if r.only == "B5" {
+	if r.only == "" || r.only == "B5" {
 		none := core.NetworkNone
 		p, err := h.Service.Admin.AddProject(ctx, core.AddProjectInput{AccountID: acct.ID, Repository: filepath.Join(r.dataDir, "repo"), Name: "none", Network: none})
 		if err == nil {
