@@ -6,7 +6,7 @@
 // It answers as GitHub does, status and body: pull requests created, listed (the
 // head=owner:branch, state and sort filters), read and edited; installation tokens
 // minted for a GitHub App whose JWT verifies against the public key the test
-// registered; and the refusals GitHub gives, word for word: 401 "Bad credentials",
+// registered, and the installation of such an App on a repository found; and the refusals GitHub gives, word for word: 401 "Bad credentials",
 // 403 "Resource not accessible by integration", 403 "Repository was archived so is
 // read-only.", 404 "Not Found", and 422 "Validation Failed" with its errors (a pull
 // request already exists, no commits between, a head or base that is not a branch).
@@ -153,6 +153,7 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/pulls/{number}/comments/{id}/replies", s.replyToReviewComment)
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/collaborators/{username}/permission", s.permission)
 	mux.HandleFunc("POST /api/v3/app/installations/{id}/access_tokens", s.accessToken)
+	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/installation", s.repoInstallation)
 	mux.HandleFunc("/", s.gitOrUnknown)
 	// The URL is known before the first request is served: handlers render it.
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -859,14 +860,10 @@ func (s *Server) accessToken(w http.ResponseWriter, r *http.Request) {
 	s.tokens[tok] = &token{login: fmt.Sprintf("app-%d[bot]", appID), integration: true, grants: grants, expires: expires}
 	in.tokens = append(in.tokens, tok)
 	s.minted[id]++
-	level := "read"
-	if in.perm == Write {
-		level = "write"
-	}
 	reply(w, http.StatusCreated, map[string]any{
 		"token":                tok,
 		"expires_at":           stamp(expires),
-		"permissions":          map[string]string{"contents": level, "metadata": "read", "pull_requests": level},
+		"permissions":          in.permissions(),
 		"repository_selection": "selected",
 	})
 }
