@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	gh "github.com/google/go-github/v89/github"
 
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
+	"github.com/wshub/wshub/internal/testkit/eventually"
 	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
 )
 
@@ -125,4 +127,45 @@ func recordingGit(t *testing.T, log string) string {
 		t.Fatal(err)
 	}
 	return script
+}
+
+// The same App's events: an issue comment its installation delivers, on the
+// repository of the account's project that has no credential of its own, is asked of
+// GitHub (the commenter's permission, the issue's comments) and answered in the issue
+// with the installation's token, the pull request opened by the App.
+func TestAnAccountsGitHubAppAnswersItsEventsWithItsInstallationsToken(t *testing.T) {
+	t.Parallel()
+	h := hubtest.StartDelivering(t, withForgeEvents())
+	ctx := context.Background()
+	fake := ghfake.Start(t)
+	repo := fake.NewRepo(t, "acme", "app")
+	fake.SetPermission("acme", "app", "octocat", "write")
+	key := fake.NewApp(t, 4344)
+	fake.Install(4344, 78, ghfake.Write, "acme/app")
+	const appSecret = "app-secret"
+	if _, err := h.Service.ForgeAdmin.SetGitHubApp(ctx, h.Account.ID, core.GitHubAppInput{AppID: gh.Ptr(int64(4344)), Secret: gh.Ptr(appSecret),
+		PrivateKey: gh.Ptr(string(key)), Installations: []int64{78}}); err != nil {
+		t.Fatal(err)
+	}
+	p := appProject(t, h, h.Account.ID, repo)
+	if _, err := h.Service.ForgeAdmin.SetForgeEvents(ctx, p.ID, core.ForgeEventsInput{On: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The account's agent and model, which forge work starts with.
+	h.Call("POST", "/v1/api/workspaces", h.Key, map[string]any{"projectId": h.Project.ID, "agent": "agent_1", "model": "m"}).Expect(t, 201, "")
+	f := githubFake()
+	body := fromInstallation(t, f.comment(fake.URL+"/acme/app", 41, "@wshub write app", false), 78)
+	if got := deliver(t, h, "/forge/github/events", body, f.headers("d-1", appSecret, body, true)...); got != 202 {
+		t.Fatalf("expected the App's delivery taken, got %d", got)
+	}
+	eventually.Eventually(t, time.Minute, "the hub's comment ending with the pull request", func() bool {
+		cs := fake.Comments("acme", "app", 7)
+		return len(cs) == 1 && strings.Contains(cs[0].Body, fake.URL+"/acme/app/pull/1")
+	})
+	if cs, pulls := fake.Comments("acme", "app", 7), fake.Pulls("acme", "app"); cs[0].Author != "app-4344[bot]" || len(pulls) != 1 || pulls[0].Author != "app-4344[bot]" {
+		t.Errorf("expected the comment and the pull request the App's, got %q and %+v", cs[0].Author, pulls)
+	}
+	if n := fake.TokensMinted(78); n != 1 {
+		t.Errorf("expected one installation token for every call, got %d", n)
+	}
 }
