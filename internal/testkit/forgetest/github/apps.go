@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 const docRepoInstallation = "https://docs.github.com/rest/apps/apps#get-a-repository-installation-for-the-authenticated-app"
@@ -14,16 +13,10 @@ const docRepoInstallation = "https://docs.github.com/rest/apps/apps#get-a-reposi
 // only to an App's JWT (verified with the App's public key), with the installation
 // of that App whose repositories include owner/repo, else 404.
 func (s *Server) repoInstallation(w http.ResponseWriter, r *http.Request) {
-	raw := bearer(r)
-	if raw == "" {
-		refuse(w, http.StatusUnauthorized, "Requires authentication", docRepoInstallation)
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	appID, msg := s.verifyJWT(raw, time.Now())
-	if msg != "" {
-		refuse(w, http.StatusUnauthorized, msg, docRoot)
+	appID, ok := s.app(w, r, docRepoInstallation)
+	if !ok {
 		return
 	}
 	owner, repo := r.PathValue("owner"), r.PathValue("repo")

@@ -831,16 +831,10 @@ func nullString(s string) any {
 // accessToken mints an installation token for an App whose JWT verifies
 // (https://docs.github.com/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-json-web-token-jwt-for-a-github-app).
 func (s *Server) accessToken(w http.ResponseWriter, r *http.Request) {
-	raw := bearer(r)
-	if raw == "" {
-		refuse(w, http.StatusUnauthorized, "Requires authentication", docAppToken)
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	appID, msg := s.verifyJWT(raw, time.Now())
-	if msg != "" {
-		refuse(w, http.StatusUnauthorized, msg, docRoot)
+	appID, ok := s.app(w, r, docAppToken)
+	if !ok {
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -866,6 +860,22 @@ func (s *Server) accessToken(w http.ResponseWriter, r *http.Request) {
 		"permissions":          in.permissions(),
 		"repository_selection": "selected",
 	})
+}
+
+// app is the App whose JWT authenticates r, or false once GitHub's refusal is written
+// (doc: the route's documentation). Called with s.mu held.
+func (s *Server) app(w http.ResponseWriter, r *http.Request, doc string) (int64, bool) {
+	raw := bearer(r)
+	if raw == "" {
+		refuse(w, http.StatusUnauthorized, "Requires authentication", doc)
+		return 0, false
+	}
+	appID, msg := s.verifyJWT(raw, time.Now())
+	if msg != "" {
+		refuse(w, http.StatusUnauthorized, msg, docRoot)
+		return 0, false
+	}
+	return appID, true
 }
 
 // verifyJWT checks an App's JWT as GitHub does: RS256, signed by the app's key, iss
