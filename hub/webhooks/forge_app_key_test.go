@@ -14,6 +14,7 @@ import (
 	"github.com/wshub/wshub/hub"
 	"github.com/wshub/wshub/hub/hubtest"
 	"github.com/wshub/wshub/internal/testkit/eventually"
+	"github.com/wshub/wshub/internal/testkit/forgetest"
 	ghfake "github.com/wshub/wshub/internal/testkit/forgetest/github"
 )
 
@@ -30,7 +31,7 @@ func TestAnAccountsGitHubAppReachesItsProjectsWithoutACredential(t *testing.T) {
 	gitLog := filepath.Join(t.TempDir(), "git.log")
 	h := hubtest.StartDelivering(t, hubtest.WithConfig(func(c *hub.Config) {
 		c.GitHTTPSToken = hubToken
-		c.Git = recordingGit(t, gitLog)
+		c.Git = forgetest.RecordingGit(t, gitLog)
 	}))
 	ctx := context.Background()
 	fake := ghfake.Start(t)
@@ -114,19 +115,6 @@ func appProject(t *testing.T, h *hubtest.Hub, account, repo string) *core.Projec
 		t.Fatalf("expected the project mirrored, got %s %v %s", p.State, err, p.FailureReason)
 	}
 	return p
-}
-
-// recordingGit is a git program that appends its command line and environment to log,
-// then runs git.
-func recordingGit(t *testing.T, log string) string {
-	t.Helper()
-	real := strings.TrimSpace(hubtest.Git(t, t.TempDir(), "--exec-path")) + "/git"
-	script := filepath.Join(t.TempDir(), "git")
-	body := "#!/bin/sh\n{ printf 'ARGS %s\\n' \"$*\"; env | sed 's/^/ENV /'; } >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return script
 }
 
 // The same App's events: an issue comment its installation delivers, on the
