@@ -128,10 +128,7 @@ func NewService(d Deps) *Service {
 	if d.Random == nil {
 		d.Random = rand.Reader
 	}
-	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random}
-	if d.Store != nil {
-		k.apps = d.Store
-	}
+	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, apps: d.Store}
 	o := outbox{kernel: k, statusEvery: d.Runtime.ChatStatusEvery}
 	lg := logger{d.Runtime.Log}
 	pulls := pullRequests{kernel: k, logger: lg, store: d.Store, forges: d.Forges, appURL: d.PublicURL,
