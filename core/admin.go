@@ -280,7 +280,7 @@ func (s *Admin) PrepareProject(ctx context.Context, p *Project) error {
 	if err := s.store.UpdateProject(ctx, p); err != nil {
 		return err
 	}
-	mirror, branch, err := "", "", s.openCredential(p)
+	mirror, branch, err := "", "", s.openCredential(ctx, p)
 	if err == nil {
 		mirror, branch, err = s.mirror.Mirror(ctx, p)
 	}
@@ -332,7 +332,7 @@ func (s *Admin) requireBranch(ctx context.Context, p *Project, branch string) er
 	if p.State != ProjectReady {
 		return nil // no mirror to ask; PrepareProject checks it when it makes one
 	}
-	if err := s.forHub(p, s.mirror); err != nil {
+	if err := s.forHub(ctx, p, s.mirror); err != nil {
 		return err
 	}
 	if err := s.mirror.Refresh(ctx, p, 0); err != nil {
@@ -419,7 +419,7 @@ func (s *Admin) RefreshProject(ctx context.Context, projectID string) (*Project,
 	if p.State != ProjectReady {
 		return p, s.PrepareProject(ctx, p)
 	}
-	if err := s.forHub(p, s.mirror); err != nil {
+	if err := s.forHub(ctx, p, s.mirror); err != nil {
 		return p, err
 	}
 	return p, s.mirror.Refresh(ctx, p, 0)

@@ -241,7 +241,7 @@ func (s *AppWorkspaces) diffOf(ctx context.Context, ws *Workspace, remote bool, 
 func (s *AppWorkspaces) syncBranch(ctx context.Context, ws *Workspace) {
 	p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
 	if err == nil {
-		if err = s.forHub(p, s.mirror); err == nil {
+		if err = s.forHub(ctx, p, s.mirror); err == nil {
 			err = s.branches.Sync(ctx, ws, p)
 		}
 	}

@@ -190,7 +190,7 @@ func (s *AppProjects) Change(ctx context.Context, a *AppSession, in AppProjectCh
 	if upd.Forge.Credential != nil && p.State == ProjectReady {
 		// Tried before it is kept: a ready project with a credential that no longer
 		// reaches its repository would fail every workspace's start.
-		if err := s.admin.forHub(p, s.admin.mirror); err != nil {
+		if err := s.admin.forHub(ctx, p, s.admin.mirror); err != nil {
 			return nil, err
 		}
 		if err := s.admin.mirror.Refresh(ctx, p, 0); err != nil {

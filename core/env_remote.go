@@ -68,7 +68,7 @@ func (r *RuntimeAPI) Environment(ctx context.Context, rc RuntimeCaller) (*Runtim
 			return nil, err
 		}
 		if env == nil {
-			if err := r.rt.forHub(p, r.rt.mirror); err != nil {
+			if err := r.rt.forHub(ctx, p, r.rt.mirror); err != nil {
 				return nil, err
 			}
 			env, err = ResolveEnvironment(ctx, r.rt.envFiles, p, ws.BaseRef)
@@ -303,7 +303,7 @@ func (s environments) machineImage(ctx context.Context, ws *Workspace, lease str
 	if err != nil {
 		return "", err
 	}
-	if err := s.forHub(p, s.mirror); err != nil {
+	if err := s.forHub(ctx, p, s.mirror); err != nil {
 		return "", err
 	}
 	if err := s.mirror.Refresh(ctx, p, s.config.MirrorMaxAge); err != nil && ctx.Err() == nil {

@@ -59,7 +59,7 @@ func (s *ForgeEvents) MayTrigger(ctx context.Context, place ChatPlace, user Forg
 	if !ok {
 		return false, fmt.Errorf("forge %q cannot say who may write", place.Platform)
 	}
-	if err := s.openCredential(p); err != nil {
+	if err := s.openCredential(ctx, p); err != nil {
 		return false, err
 	}
 	may, err := access.CanWrite(ctx, p, user)

@@ -21,6 +21,9 @@ type GitHubApp struct {
 	AppID     int64
 	// SealedSecret is the App's webhook secret.
 	SealedSecret []byte
+	// SealedKey is the App's private key (empty: none given); with it the account's
+	// GitHub projects without a credential of their own use the App's installations.
+	SealedKey []byte
 	// Installations are the App's installations that are the account's.
 	Installations []int64
 	UpdatedAt     time.Time
@@ -43,6 +46,8 @@ type GitHubAppQueries interface {
 type GitHubAppInput struct {
 	AppID  *int64
 	Secret *string
+	// PrivateKey is the App's private key (PEM RSA), sealed as the secret is.
+	PrivateKey *string
 	// Installations replace the account's (nil: kept).
 	Installations []int64
 }
@@ -80,6 +85,14 @@ func (s *ForgeAdmin) SetGitHubApp(ctx context.Context, accountID string, in GitH
 				return Errorf(CodeInvalidRequest, "the webhook secret is 1 to %d characters", maxForgeSecret)
 			}
 			if a.SealedSecret, err = s.seal([]byte(secret), SealedGitHubAppSecret.binding(accountID, accountID)); err != nil {
+				return err
+			}
+		}
+		if in.PrivateKey != nil {
+			if len(*in.PrivateKey) > maxCredentialBytes || !validRSAKey(*in.PrivateKey) {
+				return Errorf(CodeInvalidRequest, "the App's private key is not a PEM RSA private key")
+			}
+			if a.SealedKey, err = s.seal([]byte(*in.PrivateKey), SealedGitHubAppKey.binding(accountID, accountID)); err != nil {
 				return err
 			}
 		}

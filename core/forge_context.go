@@ -49,7 +49,7 @@ func (s *ForgeEvents) RecentForgeComments(ctx context.Context, place ChatPlace, 
 	if err != nil {
 		return nil, notFound(err, CodeProjectNotFound, "no such project")
 	}
-	if err := s.openCredential(p); err != nil {
+	if err := s.openCredential(ctx, p); err != nil {
 		return nil, err
 	}
 	// Some of the newest may be left out: ask for more than are kept.

@@ -279,7 +279,7 @@ func (s *ForgeEvents) ShowForgeComment(ctx context.Context, place ChatPlace, tex
 		}
 	}
 	text += "\n\n" + ForgeCommentMark
-	if err := s.openCredential(p); err != nil {
+	if err := s.openCredential(ctx, p); err != nil {
 		return "", err
 	}
 	ref, err := s.store.ForgeComment(ctx, place)

@@ -73,7 +73,7 @@ func (s *ForgeEvents) ReplyInReviewThread(ctx context.Context, place ChatPlace, 
 	if err != nil {
 		return false, notFound(err, CodeProjectNotFound, "no such project")
 	}
-	if err := s.openCredential(p); err != nil {
+	if err := s.openCredential(ctx, p); err != nil {
 		return false, err
 	}
 	if _, err := replier.ReplyInReview(ctx, p, number, t.Thread, text+"\n\n"+ForgeCommentMark); err != nil {

@@ -21,6 +21,11 @@ const (
 	CredentialSSHKey = "ssh_key"
 	// CredentialGitHubApp is a GitHub App installation: tokens are minted when needed.
 	CredentialGitHubApp = "github_app"
+	// CredentialAccountApp is the account's GitHub App, lent to a GitHub project that
+	// has no credential of its own. It is never stored on a project: it is set when the
+	// project's credential is opened, and the installation is the one the App has on
+	// the project's repository, found by the hub.
+	CredentialAccountApp = "account_github_app"
 )
 
 // ProjectCredential is one project's credential, as sealed (JSON).
@@ -35,6 +40,9 @@ type ProjectCredential struct {
 	AppID          int64  `json:"appId,omitempty"`
 	InstallationID int64  `json:"installationId,omitempty"`
 	AppKey         string `json:"appKey,omitempty"`
+	// Installations are the account's, of which the repository's must be one
+	// (CredentialAccountApp).
+	Installations []int64 `json:"-"`
 }
 
 // maxCredentialBytes bounds any one secret given (keys are a few KiB).

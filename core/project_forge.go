@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -82,12 +83,12 @@ func (k kernel) applyForge(p *Project, in ProjectForgeInput) error {
 	return nil
 }
 
-// openCredential opens the project's sealed credential into p.Credential (nil when it
-// has none).
-func (k kernel) openCredential(p *Project) error {
+// openCredential opens the project's sealed credential into p.Credential: its own,
+// else its account's GitHub App (accountApp), else nil.
+func (k kernel) openCredential(ctx context.Context, p *Project) error {
 	if len(p.SealedCredential) == 0 {
 		p.Credential = nil
-		return nil
+		return k.accountApp(ctx, p)
 	}
 	plain, err := k.open(p.SealedCredential, SealedProjectCredential.binding(p.AccountID, p.ID))
 	if err != nil {
@@ -103,7 +104,7 @@ func (k kernel) openCredential(p *Project) error {
 
 // forHub readies a project for this hub's git and forge calls: its mirror here, and its
 // credential opened.
-func (k kernel) forHub(p *Project, mirror RepoMirror) error {
+func (k kernel) forHub(ctx context.Context, p *Project, mirror RepoMirror) error {
 	p.MirrorPath = mirror.Path(p.ID)
-	return k.openCredential(p)
+	return k.openCredential(ctx, p)
 }

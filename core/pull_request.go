@@ -133,7 +133,7 @@ func (pr pullRequests) refresh(ctx context.Context, ws *Workspace) error {
 	if err != nil {
 		return err
 	}
-	if err := pr.openCredential(p); err != nil {
+	if err := pr.openCredential(ctx, p); err != nil {
 		return err
 	}
 	forge, err := pr.forge(p)

@@ -30,7 +30,7 @@ func (s *Workspaces) OpenPullRequest(ctx context.Context, acct *Account, id stri
 	if ws.LastPush != PushPushed {
 		return ws, nil // the next push opens it
 	}
-	if err := s.pulls.openCredential(p); err != nil {
+	if err := s.pulls.openCredential(ctx, p); err != nil {
 		return nil, err
 	}
 	pull, _ := s.pulls.openNow(ctx, ws, p)

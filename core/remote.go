@@ -167,7 +167,7 @@ func (r *RuntimeAPI) Checkout(ctx context.Context, rc RuntimeCaller, w io.Writer
 	if p.State != ProjectReady {
 		return "", r.failRemote(ctx, rc.Token, ws, FailureStatus(FailureSetup, ReasonProjectNotReady), "the project has no mirror")
 	}
-	if err := r.rt.forHub(p, r.rt.mirror); err != nil {
+	if err := r.rt.forHub(ctx, p, r.rt.mirror); err != nil {
 		return "", err
 	}
 	if err := r.rt.mirror.Refresh(ctx, p, r.rt.config.MirrorMaxAge); err != nil && ctx.Err() == nil {
@@ -386,7 +386,7 @@ func (r *RuntimeAPI) UploadCommits(ctx context.Context, rc RuntimeCaller, bundle
 	if r.rt.branches == nil {
 		return "", Errorf(CodeServiceUnavailable, "this hub keeps no branches for remote runtimes")
 	}
-	if err := r.rt.forHub(p, r.rt.mirror); err != nil {
+	if err := r.rt.forHub(ctx, p, r.rt.mirror); err != nil {
 		return "", err
 	}
 	select {
@@ -461,7 +461,7 @@ func (r *RuntimeAPI) ReportTurn(ctx context.Context, rc RuntimeCaller, turnID st
 	tc := TurnCommit{Committed: rep.Committed, SHA: rep.Head, Files: rep.Files, Insertions: rep.Insertions, Deletions: rep.Deletions,
 		LeftOut: strings.Join(rep.LeftOut, "\n"), Failed: rep.CommitFailed && !rep.Committed}
 	if rep.Committed && p.Push && r.rt.branches != nil {
-		err := r.rt.forHub(p, r.rt.mirror)
+		err := r.rt.forHub(ctx, p, r.rt.mirror)
 		if err == nil {
 			err = r.rt.branches.Push(ctx, ws, p)
 		}

@@ -32,6 +32,8 @@ const (
 	SealedForgeSecret SealedKind = "forge_secret"
 	// SealedGitHubAppSecret is the webhook secret of an account's GitHub App.
 	SealedGitHubAppSecret SealedKind = "github_app_secret"
+	// SealedGitHubAppKey is the private key of an account's GitHub App.
+	SealedGitHubAppKey SealedKind = "github_app_key"
 	// SealedAsset values live in the BlobStore; the store lists their keys.
 	SealedAsset SealedKind = "asset"
 	// SealedWorkspaceTitle is a workspace's title, the first line of its first prompt.
@@ -44,7 +46,7 @@ const (
 var SealedKinds = []SealedKind{
 	SealedMessageText, SealedMessageFailure, SealedWebhookSecret, SealedEventBody,
 	SealedChatEvent, SealedChatNotice, SealedTurnEvent, SealedProjectCredential, SealedProjectSecret, SealedForgeSecret, SealedAsset,
-	SealedWorkspaceTitle, SealedSchedulePrompt, SealedGitHubAppSecret,
+	SealedWorkspaceTitle, SealedSchedulePrompt, SealedGitHubAppSecret, SealedGitHubAppKey,
 }
 
 // sealPrefixes are the binding prefixes by kind. A value is sealed bound to
@@ -56,6 +58,7 @@ var sealPrefixes = map[SealedKind]string{
 	SealedTurnEvent: "turn-event", SealedProjectCredential: "credential", SealedProjectSecret: "project-secret",
 	SealedForgeSecret: "forge-secret", SealedAsset: "asset", SealedWorkspaceTitle: "workspace-title",
 	SealedSchedulePrompt: "schedule-prompt", SealedGitHubAppSecret: "github-app-secret",
+	SealedGitHubAppKey: "github-app-key",
 }
 
 // binding is the sealing binding of a value of this kind owned by owner and id.

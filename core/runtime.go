@@ -140,7 +140,7 @@ func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string)
 		if err != nil {
 			return false, err
 		}
-		if err := s.forHub(p, s.mirror); err != nil {
+		if err := s.forHub(ctx, p, s.mirror); err != nil {
 			return false, s.failSetup(ctx, ws, lease, err)
 		}
 		// Start from current code: a commit pushed a minute ago is in the new workspace.
@@ -170,7 +170,7 @@ func (s *Worker) StepWorkspace(ctx context.Context, ws *Workspace, lease string)
 		if err != nil {
 			return false, err
 		}
-		if err := s.forHub(p, s.mirror); err != nil {
+		if err := s.forHub(ctx, p, s.mirror); err != nil {
 			return false, err
 		}
 		dir, err := s.machines.Resume(ctx, ws, p)

@@ -20,6 +20,7 @@ func TestSealBindingsAreStableAndDistinctPerKind(t *testing.T) {
 		SealedWorkspaceTitle:    "workspace-title:ws_1:msg_2",
 		SealedSchedulePrompt:    "schedule-prompt:ws_1:msg_2",
 		SealedGitHubAppSecret:   "github-app-secret:ws_1:msg_2",
+		SealedGitHubAppKey:      "github-app-key:ws_1:msg_2",
 	}
 	if len(SealedKinds) != len(want) {
 		t.Fatalf("%d kinds, %d expected bindings: a new kind needs its binding here", len(SealedKinds), len(want))

@@ -106,6 +106,8 @@ type kernel struct {
 	sealer Sealer
 	clock  Clock
 	rand   Random
+	// apps reads the accounts' GitHub Apps whose keys projects borrow (nil: none).
+	apps accountApps
 }
 
 // logger is a group's log: the hub's, or slog's default when none was given.
@@ -126,7 +128,7 @@ func NewService(d Deps) *Service {
 	if d.Random == nil {
 		d.Random = rand.Reader
 	}
-	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random}
+	k := kernel{sealer: d.Sealer, clock: d.Clock, rand: d.Random, apps: d.Store}
 	o := outbox{kernel: k, statusEvery: d.Runtime.ChatStatusEvery}
 	lg := logger{d.Runtime.Log}
 	pulls := pullRequests{kernel: k, logger: lg, store: d.Store, forges: d.Forges, appURL: d.PublicURL,

@@ -118,7 +118,7 @@ func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessa
 		return err
 	})
 	if err == nil {
-		err = s.forHub(p, s.mirror)
+		err = s.forHub(ctx, p, s.mirror)
 	}
 	if err == nil {
 		// The commit must survive the cancellation that interrupted the turn (shutdown).

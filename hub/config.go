@@ -177,6 +177,9 @@ type Config struct {
 	// DiffGit is the git program of the diff page ("": git on PATH); tests count its
 	// runs with a wrapper.
 	DiffGit string `env:"-"`
+	// Git is the program of the hub's own git on mirrors and local checkouts (fetch,
+	// commit, push; "": git on PATH); tests record what each run is given.
+	Git string `env:"-"`
 	// ApprovalTimeout denies an approval nobody answered for this long.
 	ApprovalTimeout time.Duration `env:"WSHUB_APPROVAL_TIMEOUT" envDefault:"10m"`
 	// ChatStatusEvery is the least time between two edits of a thread's turn status

@@ -185,7 +185,7 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	guardedForge := netguard.Client(30*time.Second, cfg.WebhookAllowInsecure)
 	// A cache of each project's repository on this hub's disk: one that lacks it clones
 	// it when it first needs it (Refresh).
-	mirror := &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Auth: creds}
+	mirror := &gitrepo.Mirror{Dir: filepath.Join(cfg.DataDir, "mirrors"), Auth: creds, Git: cfg.Git}
 	providers := machines.NewLocalSized(cfg.LocalCPU, cfg.LocalMemoryMiB)
 	local := len(cfg.Providers) == 0 || slices.ContainsFunc(cfg.Providers, func(p string) bool { return strings.TrimSpace(p) == core.LocalProviderID })
 	var runner core.AgentRunner
@@ -231,7 +231,8 @@ func New(cfg Config, store *postgres.Store, log *slog.Logger, opt Options) (*Hub
 	}
 	fanout := postgres.NewFanout()
 	m := metrics.New()
-	localMachines := &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Auth: creds, DiskBytes: cfg.WorkspaceDiskBytes, Author: author}
+	localMachines := &machines.LocalMachines{Dir: filepath.Join(cfg.DataDir, "workspaces"), Auth: creds, DiskBytes: cfg.WorkspaceDiskBytes, Author: author,
+		Git: cfg.Git}
 	svc := core.NewService(core.Deps{
 		Store:     store,
 		Sealer:    sealer,

@@ -41,6 +41,9 @@ type Credentials struct {
 // shortly before they expire.
 type Apps interface {
 	InstallationToken(ctx context.Context, repository string, appID, installationID int64, privateKey []byte) (string, error)
+	// RepositoryToken finds the App's installation on repository, one of allowed
+	// (core.ErrNoRows: the App is not installed there).
+	RepositoryToken(ctx context.Context, repository string, appID int64, privateKey []byte, allowed []int64) (string, error)
 }
 
 // ProjectCredentials picks the credentials a project's git uses: its own, which core
@@ -101,6 +104,20 @@ func (pc *ProjectCredentials) credentials(ctx context.Context, p *core.Project) 
 			return nil, errors.New("this hub cannot mint GitHub App tokens")
 		}
 		token, err := pc.Apps.InstallationToken(ctx, p.Repository, c.AppID, c.InstallationID, []byte(c.AppKey))
+		if err != nil {
+			return nil, err
+		}
+		return &Credentials{HTTPSUser: "x-access-token", HTTPSToken: token, Own: true}, nil
+	case core.CredentialAccountApp:
+		if pc.Apps == nil {
+			return nil, errors.New("this hub cannot mint GitHub App tokens")
+		}
+		token, err := pc.Apps.RepositoryToken(ctx, p.Repository, c.AppID, []byte(c.AppKey), c.Installations)
+		if errors.Is(err, core.ErrNoRows) {
+			// The account's App is not on this repository: the project goes on as it
+			// did before the App had a key.
+			return pc.Fallback, nil
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/testkit/forgetest"
 )
 
 // proj is a project as core hands it to the mirror: its id and repository.
@@ -22,18 +23,8 @@ func withToken(p *core.Project, token string) *core.Project {
 	return p
 }
 
-// recordingGit is a git program that appends its command line and environment to log,
-// then runs the real git: what every process the hub's git starts was given.
-func recordingGit(t *testing.T, log string) string {
-	t.Helper()
-	real := strings.TrimSpace(testGit(t, t.TempDir(), "--exec-path")) + "/git"
-	script := filepath.Join(t.TempDir(), "git")
-	body := "#!/bin/sh\n{ printf 'ARGS %s\\n' \"$*\"; env | sed 's/^/ENV /'; } >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
-	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return script
-}
+// recordingGit records what every process the hub's git starts was given.
+func recordingGit(t *testing.T, log string) string { return forgetest.RecordingGit(t, log) }
 
 // Two projects of two accounts, each with its own token for its own private
 // repository: each reaches only its own, the hub-wide token is not used for either,

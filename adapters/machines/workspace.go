@@ -24,6 +24,8 @@ type LocalMachines struct {
 	DiskBytes int64
 	// Author is who the turns' commits are by (zero: gitrepo.DefaultAuthor).
 	Author gitrepo.Author
+	// Git is the checkouts' git program ("": git on PATH).
+	Git string
 }
 
 var _ core.Machines = (*LocalMachines)(nil)
@@ -32,7 +34,7 @@ func (m *LocalMachines) root(ws *core.Workspace) string { return filepath.Join(m
 
 func (m *LocalMachines) checkout(ws *core.Workspace) *gitrepo.Checkout {
 	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout"),
-		MaxBytes: m.DiskBytes, Counted: []string{m.Home(ws)}, Author: m.Author}
+		MaxBytes: m.DiskBytes, Counted: []string{m.Home(ws)}, Author: m.Author, Git: m.Git}
 }
 
 // Allocate makes the workspace's directory.

@@ -36,6 +36,7 @@ var sealedPlaces = map[core.SealedKind]sealedPlace{
 	core.SealedForgeSecret:       {table: "project_forge_events", column: "secret_sealed", key: []string{"project_id"}, keyTypes: []string{"text"}, owner: "account_id", id: "project_id"},
 	core.SealedSchedulePrompt:    {table: "schedules", column: "prompt_sealed", key: []string{"id"}, keyTypes: []string{"text"}, owner: "account_id", id: "id"},
 	core.SealedGitHubAppSecret:   {table: "account_github_apps", column: "secret_sealed", key: []string{"account_id"}, keyTypes: []string{"text"}, owner: "account_id", id: "account_id"},
+	core.SealedGitHubAppKey:      {table: "account_github_apps", column: "key_sealed", key: []string{"account_id"}, keyTypes: []string{"text"}, owner: "account_id", id: "account_id"},
 	core.SealedAsset:             {table: "assets", key: []string{"id"}, keyTypes: []string{"text"}, owner: "workspace_id", id: "id", blobKey: "blob_key"},
 }
 

@@ -60,7 +60,7 @@ var adminCommands = []adminCommand{
 			"--provider is the provider of the account's workspaces whose create names none.",
 		required: []string{"account"}, flags: accountUpdate},
 	{name: "account list", about: "Lists every account with its settings.", flags: accountList},
-	{name: "account github-app", synopsis: "--account ID [--app-id N] [--webhook-secret-file F] [--installation N[,N...]]",
+	{name: "account github-app", synopsis: "--account ID [--app-id N] [--webhook-secret-file F] [--private-key-file F] [--installation N[,N...]]",
 		about: "Sets the account's GitHub App: its deliveries are verified by the App's webhook secret and reach the account's " +
 			"projects by their installation, then repository; a GitHub project of the account takes them with --forge-events on, " +
 			"without a secret of its own. The first setting needs --app-id and --webhook-secret-file; --installation replaces the " +

@@ -28,6 +28,8 @@ type Apps struct {
 
 	mu         sync.Mutex
 	transports map[appKey]*ghinstallation.Transport
+	// installed are the installations found by repository (RepositoryToken).
+	installed map[repoInstallation]found
 }
 
 // appKey names a transport. The key is held by its hash: a map key is no place for a

@@ -236,3 +236,21 @@ func Push(t testing.TB, cloneURL, user, token, branch string) (string, error) {
 	}
 	return git(work, "push", "--quiet", "origin", branch)
 }
+
+// RecordingGit is a git program that appends its command line ("ARGS ...") and its
+// environment (one "ENV NAME=value" line each) to log, then runs the real git: what
+// every git process a test's code starts was given.
+func RecordingGit(t testing.TB, log string) string {
+	t.Helper()
+	out, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Fatalf("git --exec-path: %v", err)
+	}
+	real := strings.TrimSpace(string(out)) + "/git"
+	script := filepath.Join(t.TempDir(), "git")
+	body := "#!/bin/sh\n{ printf 'ARGS %s\\n' \"$*\"; env | sed 's/^/ENV /'; } >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}

@@ -6,7 +6,7 @@
 // It answers as GitHub does, status and body: pull requests created, listed (the
 // head=owner:branch, state and sort filters), read and edited; installation tokens
 // minted for a GitHub App whose JWT verifies against the public key the test
-// registered; and the refusals GitHub gives, word for word: 401 "Bad credentials",
+// registered, and the installation of such an App on a repository found; and the refusals GitHub gives, word for word: 401 "Bad credentials",
 // 403 "Resource not accessible by integration", 403 "Repository was archived so is
 // read-only.", 404 "Not Found", and 422 "Validation Failed" with its errors (a pull
 // request already exists, no commits between, a head or base that is not a branch).
@@ -153,6 +153,7 @@ func Start(t testing.TB) *Server {
 	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/pulls/{number}/comments/{id}/replies", s.replyToReviewComment)
 	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/collaborators/{username}/permission", s.permission)
 	mux.HandleFunc("POST /api/v3/app/installations/{id}/access_tokens", s.accessToken)
+	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/installation", s.repoInstallation)
 	mux.HandleFunc("/", s.gitOrUnknown)
 	// The URL is known before the first request is served: handlers render it.
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -830,16 +831,10 @@ func nullString(s string) any {
 // accessToken mints an installation token for an App whose JWT verifies
 // (https://docs.github.com/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-json-web-token-jwt-for-a-github-app).
 func (s *Server) accessToken(w http.ResponseWriter, r *http.Request) {
-	raw := bearer(r)
-	if raw == "" {
-		refuse(w, http.StatusUnauthorized, "Requires authentication", docAppToken)
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	appID, msg := s.verifyJWT(raw, time.Now())
-	if msg != "" {
-		refuse(w, http.StatusUnauthorized, msg, docRoot)
+	appID, ok := s.app(w, r, docAppToken)
+	if !ok {
 		return
 	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
@@ -859,16 +854,28 @@ func (s *Server) accessToken(w http.ResponseWriter, r *http.Request) {
 	s.tokens[tok] = &token{login: fmt.Sprintf("app-%d[bot]", appID), integration: true, grants: grants, expires: expires}
 	in.tokens = append(in.tokens, tok)
 	s.minted[id]++
-	level := "read"
-	if in.perm == Write {
-		level = "write"
-	}
 	reply(w, http.StatusCreated, map[string]any{
 		"token":                tok,
 		"expires_at":           stamp(expires),
-		"permissions":          map[string]string{"contents": level, "metadata": "read", "pull_requests": level},
+		"permissions":          in.permissions(),
 		"repository_selection": "selected",
 	})
+}
+
+// app is the App whose JWT authenticates r, or false once GitHub's refusal is written
+// (doc: the route's documentation). Called with s.mu held.
+func (s *Server) app(w http.ResponseWriter, r *http.Request, doc string) (int64, bool) {
+	raw := bearer(r)
+	if raw == "" {
+		refuse(w, http.StatusUnauthorized, "Requires authentication", doc)
+		return 0, false
+	}
+	appID, msg := s.verifyJWT(raw, time.Now())
+	if msg != "" {
+		refuse(w, http.StatusUnauthorized, msg, docRoot)
+		return 0, false
+	}
+	return appID, true
 }
 
 // verifyJWT checks an App's JWT as GitHub does: RS256, signed by the app's key, iss
