@@ -69,7 +69,9 @@ func main() {
 		}
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	// A guard against a hang, not a budget: the full run is some 25 minutes on two
+	// cores, the scale run's 100,000 workspaces included, and a loaded machine stretches it.
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
 	r := &run{base: base, hubBin: *hubBin, dur: *dur, workspaces: *workspaces, messages: *messages, pglog: *pglog, bigFiles: *files,
 		captured: map[string][]string{}, only: *only, pin: *pin}
