@@ -28,6 +28,8 @@ type SchedulesView struct {
 	Project   *Project // the one asked for (nil: all)
 	Projects  map[string]*Project
 	Schedules []*ScheduleView
+	// Agents are the agents a new schedule may name (the form's choices).
+	Agents []string
 }
 
 // ListSchedules lists the account's schedules (of projectID alone unless it is ""),
@@ -41,7 +43,7 @@ func (s *AppSchedules) ListSchedules(ctx context.Context, a *AppSession, project
 	if err != nil {
 		return nil, err
 	}
-	v := &SchedulesView{Projects: map[string]*Project{}}
+	v := &SchedulesView{Projects: map[string]*Project{}, Agents: s.schedules.workspaces.ListAgents(ctx, acct)}
 	for _, p := range projects {
 		v.Projects[p.ID] = p
 	}
@@ -72,6 +74,16 @@ func (s *AppSchedules) caller(ctx context.Context, a *AppSession) (*Account, *ac
 	acct, err := s.app.account(ctx, a)
 	who := a.actor()
 	return acct, &who, err
+}
+
+// CreateSchedule makes a schedule on one of the account's projects (owners and
+// members: a run only starts a workspace, which a member may), audited as the person.
+func (s *AppSchedules) CreateSchedule(ctx context.Context, a *AppSession, in ScheduleInput) (*Schedule, error) {
+	acct, who, err := s.caller(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.schedules.create(ctx, acct, in, who)
 }
 
 // PauseSchedule stops the schedule's ticks until resumed.

@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"errors"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -10,11 +11,25 @@ import (
 )
 
 // The schedules page, for owners and members: the account's schedules (or one
-// project's, ?project=) with their last runs, paused, resumed and run now. Schedules
-// are made through the API and the wshub command.
+// project's, ?project=) with their last runs, made, paused, resumed and run now.
 
 // schedulesOf renders the page, saying notice at its top.
 func (a *app) schedulesOf(c *fiber.Ctx, projectID, notice string) error {
+	return a.schedulesPageWith(c, fiber.StatusOK, projectID, notice, scheduleForm{})
+}
+
+// scheduleForm is the new-schedule form as it was sent, kept when it is refused.
+type scheduleForm struct {
+	Name, Project, Agent, Model, Prompt, Cron, TimeZone, Mode string
+}
+
+// schedulesPageData is the page: the schedules and the form.
+type schedulesPageData struct {
+	*core.SchedulesView
+	Form scheduleForm
+}
+
+func (a *app) schedulesPageWith(c *fiber.Ctx, status int, projectID, notice string, form scheduleForm) error {
 	v, err := a.schedules.ListSchedules(c.UserContext(), sessionOf(c), projectID)
 	if err != nil {
 		return a.fail(c, err)
@@ -23,7 +38,35 @@ func (a *app) schedulesOf(c *fiber.Ctx, projectID, notice string) error {
 	if v.Project != nil {
 		title = "Schedules of " + cmp.Or(v.Project.DisplayName, v.Project.ID)
 	}
-	return a.render(c, fiber.StatusOK, "schedules", page{Title: title, Notice: notice, Data: v})
+	return a.render(c, status, "schedules", page{Title: title, Notice: notice, Data: schedulesPageData{SchedulesView: v, Form: form}})
+}
+
+// createSchedule makes a schedule from the page's form. What the form got wrong (or a
+// quota that refuses it) is said at the page's top, with the form as it was sent.
+func (a *app) createSchedule(c *fiber.Ctx) error {
+	f := scheduleForm{Name: c.FormValue("name"), Project: c.FormValue("project"), Agent: c.FormValue("agent"),
+		Model: c.FormValue("model"), Prompt: c.FormValue("prompt"), Cron: c.FormValue("cron"),
+		TimeZone: c.FormValue("timeZone"), Mode: c.FormValue("mode")}
+	given := func(v string) *string { // a blank field takes the schedule's default
+		if strings.TrimSpace(v) == "" {
+			return nil
+		}
+		return &v
+	}
+	sc, err := a.schedules.CreateSchedule(c.UserContext(), sessionOf(c), core.ScheduleInput{Name: given(f.Name),
+		ProjectID: given(f.Project), Agent: given(f.Agent), Model: given(f.Model), Prompt: given(f.Prompt),
+		Cron: given(f.Cron), TimeZone: given(f.TimeZone), Mode: given(f.Mode)})
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		if status, ok := core.HTTPStatus(ce.Code); ok && status < 500 {
+			return a.schedulesPageWith(c, status, c.FormValue("within"), ce.Detail, f)
+		}
+	}
+	if err != nil {
+		return a.fail(c, err)
+	}
+	return a.schedulesPageWith(c, fiber.StatusCreated, c.FormValue("within"), "Made "+sc.Name+": its next tick is "+
+		sc.NextTickAt.UTC().Format("2006-01-02 15:04 UTC")+".", scheduleForm{})
 }
 
 func (a *app) schedulesPage(c *fiber.Ctx) error {

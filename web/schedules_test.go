@@ -56,3 +56,37 @@ func TestMembersRunPauseAndResumeSchedules(t *testing.T) {
 		t.Errorf("expected Bob's run, pause and resume audited, got %q", got)
 	}
 }
+
+// A member makes a schedule on the page's form: one the parser refuses is said at the
+// page's top with the form kept as sent, and nothing is made; a good one is listed,
+// audited as the member, and its next tick said.
+func TestAMemberMakesAScheduleInTheApp(t *testing.T) {
+	s := newSite(t)
+	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
+	_, _, page := s.signIn("bob-1")
+	_, _, page = s.get("/app/schedules")
+	if !strings.Contains(page, `<form method="post" action="/app/schedules"`) || !strings.Contains(page, `value="`+s.hub.Project.ID+`"`) {
+		t.Fatalf("expected the new-schedule form offering the account's project:\n%s", page)
+	}
+	form := url.Values{"csrf": {csrfOf(t, page)}, "name": {"nightly client"}, "project": {s.hub.Project.ID},
+		"agent": {"agent_1"}, "model": {"m"}, "prompt": {"regenerate the client"}, "cron": {"0 3 * * * *"}, "timeZone": {"Europe/Paris"}}
+	code, _, page := s.post("/app/schedules", form)
+	if code != 400 || !strings.Contains(noticeOf(page), "cron") || !strings.Contains(page, `value="0 3 * * * *"`) ||
+		!strings.Contains(page, "regenerate the client</textarea>") {
+		t.Fatalf("expected a six-field cron refused in words with the form kept, got %d %q:\n%s", code, noticeOf(page), page)
+	}
+	form.Set("cron", "0 3 * * *")
+	code, _, page = s.post("/app/schedules", form)
+	if n := noticeOf(page); code != 201 || !strings.HasPrefix(n, "Made nightly client: its next tick is ") ||
+		!strings.Contains(page, "<code>0 3 * * *</code> (Europe/Paris)") {
+		t.Fatalf("expected the schedule made and listed, got %d %q:\n%s", code, n, page)
+	}
+	var actions []string
+	if err := s.hub.PG().DB().Select(&actions, `SELECT action FROM audit_log WHERE account_id = $1 AND actor_name = 'Bob'
+		ORDER BY id`, s.hub.Account.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(actions, " "); got != "schedule.created" {
+		t.Errorf("expected only the good schedule's creation audited as Bob, got %q", got)
+	}
+}

@@ -194,6 +194,7 @@ func (a *app) mount(r fiber.Router) {
 	signedIn.Get("/webhooks/:id/deliveries", a.webhookLog)
 	signedIn.Post("/webhooks/:id/deliveries/:delivery/redeliver", a.checkForm, a.redeliver)
 	signedIn.Get("/schedules", a.schedulesPage)
+	signedIn.Post("/schedules", a.checkForm, a.createSchedule)
 	signedIn.Post("/schedules/:id/:action<regex(^(pause|resume|run)$)>", a.checkForm, a.scheduleAction)
 	signedIn.Get("/projects", a.projectsPage)
 	signedIn.Post("/projects", a.checkForm, a.addProject)
