@@ -44,6 +44,11 @@ func (s *AppSchedules) ListSchedules(ctx context.Context, a *AppSession, project
 		return nil, err
 	}
 	v := &SchedulesView{Projects: map[string]*Project{}, Agents: s.schedules.workspaces.ListAgents(ctx, acct)}
+	if len(v.Agents) == 0 {
+		// A hub with none installed yet: a schedule may still name one, as the API's
+		// may; its runs say the agent is missing until it is there.
+		v.Agents = AgentIDs
+	}
 	for _, p := range projects {
 		v.Projects[p.ID] = p
 	}

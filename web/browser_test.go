@@ -157,6 +157,15 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 		t.Errorf("expected the usage page's empty state in words, got %q", b.Text(t, "main"))
 	}
 	picture("usage")
+	b.Open(t, s.hub.URL+"/app/schedules")
+	b.FillByLabel(t, "Name", "weekly dependencies")
+	b.FillByLabel(t, "Model", "test-model")
+	b.FillByLabel(t, "Prompt", "Update the dependencies and open a pull request.")
+	b.FillByLabel(t, "When (cron: minute hour day month weekday, such as 0 9 * * 1)", "0 9 * * 1")
+	if code := b.Submit(t, `form[action="/app/schedules"]`); code != http.StatusCreated || !strings.Contains(b.Text(t, "tbody"), "weekly dependencies") {
+		t.Fatalf("expected the schedule made and listed, got %d: %q", code, b.Text(t, "main"))
+	}
+	picture("schedules")
 
 	// The projects, and one project's secrets: one set, listed by name without its
 	// value, and the page that asks before a remove.
