@@ -63,8 +63,8 @@ func TestMembersRunPauseAndResumeSchedules(t *testing.T) {
 func TestAMemberMakesAScheduleInTheApp(t *testing.T) {
 	s := newSite(t)
 	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
-	_, _, page := s.signIn("bob-1")
-	_, _, page = s.get("/app/schedules")
+	s.signIn("bob-1")
+	_, _, page := s.get("/app/schedules")
 	if !strings.Contains(page, `<form method="post" action="/app/schedules"`) || !strings.Contains(page, `value="`+s.hub.Project.ID+`"`) {
 		t.Fatalf("expected the new-schedule form offering the account's project:\n%s", page)
 	}
