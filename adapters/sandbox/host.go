@@ -30,6 +30,9 @@ type Host struct {
 	stateDir string
 	// keeper keeps workspaces' network namespaces between turns; nil keeps none.
 	keeper *netKeeper
+	// prepared starts workspaces' next turns' first processes (prepared.go); nil
+	// prepares none.
+	prepared *preparer
 }
 
 // Options configure a Host.
@@ -84,12 +87,14 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 	default:
 		return nil, fmt.Errorf("WSHUB_AGENT_LIMITS is %q or %q, not %q", LimitsCgroup, LimitsOff, opt.Limits.Mode)
 	}
+	h.prepareTurns(opt.Sandbox)
 	return h, nil
 }
 
 // Close ends the network namespaces kept for workspaces' next turns (they end with the
 // hub's process too).
 func (h *Host) Close() {
+	h.prepared.close() // first: they may be in kept namespaces
 	if h.keeper != nil {
 		h.keeper.close()
 	}

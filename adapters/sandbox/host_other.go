@@ -24,3 +24,9 @@ func (h *Host) Confine(string) (func(string, []string) (string, []string), func(
 }
 
 func closeInheritedOnExec() {}
+
+// preparer is prepared.go's; nothing is prepared here.
+type preparer struct{}
+
+func (p *preparer) close()          {}
+func (h *Host) prepareTurns(Config) {}

@@ -121,65 +121,103 @@ func run(ctx context.Context, inv Process) Exit {
 		path, args = inv.kept.enter(path, args)
 		argv0 = ""
 	}
-	stdinR, stdinW, err := os.Pipe()
+	c, err := startChild(path, argv0, args, inv.Dir, inv.Env, sys, extra)
 	if err != nil {
 		return Exit{StartErr: err}
 	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		closeAll(stdinR, stdinW)
-		return Exit{StartErr: err}
-	}
-	stderrR, stderrW, err := os.Pipe()
-	if err != nil {
-		closeAll(stdinR, stdinW, stdoutR, stdoutW)
-		return Exit{StartErr: err}
-	}
-
-	// The event pipe: fd 3 in the agent (bubblewrap passes it through). Always there,
-	// and drained even when nobody listens, so an agent writing events never blocks.
-	eventsR, eventsW, err := os.Pipe()
-	if err != nil {
-		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
-		return Exit{StartErr: err}
-	}
-
-	cmd := exec.Command(path, args...)
-	if argv0 != "" {
-		cmd.Args[0] = argv0
-	}
-	cmd.Dir = inv.Dir
-	cmd.Env = inv.Env
-	// *os.File ends: the child writes straight into the pipes, with no copying
-	// goroutine that Wait would wait for.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	cmd.ExtraFiles = append([]*os.File{eventsW}, extra...)
-	cmd.SysProcAttr = sys
-	err = cmd.Start()
-	closeAll(stdinR, stdoutW, stderrW, eventsW) // the child has its copies
-	if err != nil {
-		closeAll(stdinW, stdoutR, stderrR, eventsR)
-		return Exit{StartErr: err}
-	}
-	pgid := cmd.Process.Pid
 	pasta := inv.kept.servedBy()
 	if ready != "-" {
-		if pasta, err = startPasta(net, pgid, ready); err != nil {
-			_ = procgroup.Signal(pgid, syscall.SIGKILL)
-			_ = cmd.Wait()
-			closeAll(stdinW, stdoutR, stderrR, eventsR)
+		if pasta, err = startPasta(net, c.pgid, ready); err != nil {
+			c.kill()
 			return Exit{StartErr: err}
 		}
 		defer pasta.stop() // once the sandbox has ended: its network with it
 	}
-	if inv.started != nil {
-		inv.started(pgid)
+	return c.watch(ctx, inv, pasta)
+}
+
+// child is a started process of a turn, in a process group of its own, with the hub's
+// ends of its standard descriptors and event pipe.
+type child struct {
+	cmd                               *exec.Cmd
+	pgid                              int
+	stdinW, stdoutR, stderrR, eventsR *os.File
+	// done is closed once the process has been waited for (waitErr, cmd.ProcessState).
+	done    chan struct{}
+	waitErr error
+}
+
+// startChild starts path with pipes on its standard descriptors, the event pipe on
+// fd 3 and extra from fd 4 on, in its own process group (sys), and waits for it in the
+// background.
+func startChild(path, argv0 string, args []string, dir string, env []string, sys *syscall.SysProcAttr, extra []*os.File) (*child, error) {
+	var ends [8]*os.File // stdin r/w, stdout r/w, stderr r/w, events r/w
+	for i := 0; i < len(ends); i += 2 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll(ends[:i]...)
+			return nil, err
+		}
+		ends[i], ends[i+1] = r, w
 	}
+	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW, eventsR, eventsW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5], ends[6], ends[7]
+	cmd := exec.Command(path, args...)
+	if argv0 != "" {
+		cmd.Args[0] = argv0
+	}
+	cmd.Dir = dir
+	cmd.Env = env
+	// *os.File ends: the child writes straight into the pipes, with no copying
+	// goroutine that Wait would wait for. The event pipe is fd 3 in the agent
+	// (bubblewrap passes it through): always there, and drained even when nobody
+	// listens, so an agent writing events never blocks.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	cmd.ExtraFiles = append([]*os.File{eventsW}, extra...)
+	cmd.SysProcAttr = sys
+	err := cmd.Start()
+	closeAll(stdinR, stdoutW, stderrW, eventsW) // the child has its copies
+	if err != nil {
+		closeAll(stdinW, stdoutR, stderrR, eventsR)
+		return nil, err
+	}
+	c := &child{cmd: cmd, pgid: cmd.Process.Pid, stdinW: stdinW, stdoutR: stdoutR, stderrR: stderrR, eventsR: eventsR, done: make(chan struct{})}
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// exited reports whether the child has ended.
+func (c *child) exited() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill ends the child's group, waits for the child and closes the hub's ends.
+func (c *child) kill() {
+	_ = procgroup.Signal(c.pgid, syscall.SIGKILL)
+	<-c.done
+	closeAll(c.stdinW, c.stdoutR, c.stderrR, c.eventsR)
+}
+
+// watch runs the child as inv's turn: it is given inv.Stdin, its output goes to
+// inv.Stdout and inv.Events, and when ctx ends (or pasta does) its group is ended. It
+// returns once the child has ended and its pipes are drained.
+func (c *child) watch(ctx context.Context, inv Process, pasta *sandboxPasta) Exit {
+	if inv.started != nil {
+		inv.started(c.pgid)
+	}
+	pgid := c.pgid
 	// Each pipe end is closed once, by whichever path gets there first.
-	closeStdin := sync.OnceFunc(func() { _ = stdinW.Close() })
-	closeStdout := sync.OnceFunc(func() { _ = stdoutR.Close() })
-	closeStderr := sync.OnceFunc(func() { _ = stderrR.Close() })
-	closeEvents := sync.OnceFunc(func() { _ = eventsR.Close() })
+	closeStdin := sync.OnceFunc(func() { _ = c.stdinW.Close() })
+	closeStdout := sync.OnceFunc(func() { _ = c.stdoutR.Close() })
+	closeStderr := sync.OnceFunc(func() { _ = c.stderrR.Close() })
+	closeEvents := sync.OnceFunc(func() { _ = c.eventsR.Close() })
 
 	var readers sync.WaitGroup
 	readers.Add(4)
@@ -189,33 +227,32 @@ func run(ctx context.Context, inv Process) Exit {
 		if sink == nil {
 			sink = io.Discard
 		}
-		_, _ = io.Copy(sink, newRateReader(eventsR, eventBytesPerSecond, eventBytesBurst))
+		_, _ = io.Copy(sink, newRateReader(c.eventsR, eventBytesPerSecond, eventBytesBurst))
 	}()
 	go func() {
 		defer readers.Done()
 		// An agent that exits without reading its input makes this fail (EPIPE):
 		// nothing to do about it.
-		_, _ = io.WriteString(stdinW, inv.Stdin)
+		_, _ = io.WriteString(c.stdinW, inv.Stdin)
 		closeStdin()
 	}()
 	go func() {
 		defer readers.Done()
-		_, _ = io.Copy(inv.Stdout, stdoutR)
+		_, _ = io.Copy(inv.Stdout, c.stdoutR)
 	}()
 	stderr := &tailBuffer{max: maxStderr}
 	go func() {
 		defer readers.Done()
-		_, _ = io.Copy(stderr, stderrR)
+		_, _ = io.Copy(stderr, c.stderrR)
 	}()
 
-	exited := make(chan struct{})
 	var interrupted, pastaFailed bool
 	var watch sync.WaitGroup
 	watch.Add(1)
 	go func() {
 		defer watch.Done()
 		select {
-		case <-exited:
+		case <-c.done:
 			return
 		case <-pasta.endedEarly():
 			// The sandbox has no network any more: it ends, and says why.
@@ -229,14 +266,14 @@ func run(ctx context.Context, inv Process) Exit {
 		t := time.NewTimer(inv.Grace)
 		defer t.Stop()
 		select {
-		case <-exited:
+		case <-c.done:
 		case <-t.C:
 			_ = procgroup.Signal(pgid, syscall.SIGKILL)
 		}
 	}()
 
-	waitErr := cmd.Wait()
-	close(exited)
+	<-c.done
+	waitErr := c.waitErr
 	watch.Wait()
 	// The leader is gone; end the rest of its group (ESRCH when there is none).
 	_ = procgroup.Signal(pgid, syscall.SIGKILL)
@@ -258,6 +295,7 @@ func run(ctx context.Context, inv Process) Exit {
 	closeStderr()
 	closeEvents()
 
+	cmd := c.cmd
 	if cmd.ProcessState == nil {
 		return Exit{StartErr: waitErr, Interrupted: interrupted, Stderr: stderr.String()}
 	}

@@ -34,21 +34,33 @@ func (h *Host) Run(ctx context.Context, workspaceID string, size core.ProviderSi
 	var l limits
 	if h.cgroups != nil {
 		l = h.limits.limitsFor(size)
-		var err error
-		if g, err = h.cgroups.create(turnName(h.scope, workspaceID), l); err != nil {
-			return Exit{StartErr: fmt.Errorf("the turn's cgroup could not be made: %v", err)}
-		}
-		// Best effort: a group that outlives its turn is ended and made anew by the
-		// workspace's next turn.
-		defer func() { _ = g.remove() }()
-		inv = inv.join(g)
 	}
+	shape, preparable := h.prepared.shapeOf(inv, l)
 	inv.started = func(pid int) { h.recordTurn(workspaceID, pid) }
-	defer h.forgetTurn(workspaceID)
-	st := run(ctx, inv)
+	var st Exit
+	if b := h.prepared.take(workspaceID, shape, preparable); b != nil {
+		g = b.g
+		st = b.run(ctx, inv)
+	} else {
+		if h.cgroups != nil {
+			var err error
+			if g, err = h.cgroups.create(turnName(h.scope, workspaceID), l); err != nil {
+				return Exit{StartErr: fmt.Errorf("the turn's cgroup could not be made: %v", err)}
+			}
+			inv = inv.join(g)
+		}
+		st = run(ctx, inv)
+	}
+	h.forgetTurn(workspaceID)
 	if g != nil {
 		oom, pids := g.hit()
 		st.Limit = limitSentence(l, oom, pids)
+		// Best effort: a group that outlives its turn is ended and made anew by the
+		// workspace's next turn.
+		_ = g.remove()
+	}
+	if preparable && ctx.Err() == nil {
+		h.prepared.prepare(workspaceID, shape)
 	}
 	return st
 }

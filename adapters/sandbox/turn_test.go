@@ -60,6 +60,7 @@ func newAgentHost(t testing.TB, opt Options, command string) *agentHost {
 	if err != nil {
 		t.Fatalf("expected the sandbox to work here (make test installs bubblewrap and pasta): %v", err)
 	}
+	t.Cleanup(h.Close) // what it keeps and prepares for workspaces' next turns
 	return &agentHost{Host: h, command: command}
 }
 

@@ -1,0 +1,197 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/testkit/eventually"
+)
+
+// preparedAgent says what a turn's process is given: its input, an extra descriptor's
+// line (fd 4, as the approval decisions are), its environment, the descriptors open in
+// it (ls's: the agent's, and 5, ls's own directory), its network namespace and whether its cgroup holds its memory limit.
+const preparedAgent = `read -r prompt
+read -r decision <&4
+echo "prompt=$prompt decision=$decision"
+env | sort | tr '\n' ' '; echo
+ls /proc/self/fd
+echo "net=$(readlink /proc/self/ns/net)"
+echo "events" >&3`
+
+// preparedTurnOf runs one turn of preparedAgent in workspace ws of size, with the
+// network given, a line on fd 4, and returns its reply and what it wrote on fd 3.
+func preparedTurnOf(t *testing.T, h *Host, l hostLayout, ws, network string, size core.ProviderSize) (reply, events string) {
+	t.Helper()
+	dir, home := filepath.Join(l.data, "workspaces", ws, "checkout"), filepath.Join(l.data, "workspaces", ws, "home")
+	for _, d := range []string{dir, home} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteString("approved\n"); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var out, ev strings.Builder
+	p := Process{Path: "/bin/sh", Args: []string{"-c", preparedAgent}, Stdin: "hello " + ws + "\n", Stdout: &out, Events: &ev,
+		Env:   []string{"PATH=" + h.ShownPath(DefaultPath), "HOME=" + HomePath, "QUOTED=it's \"a\" $VALUE\\n"},
+		Extra: []*os.File{r}}
+	st := h.Run(context.Background(), ws, size, h.Wrap(p, Mounts{Checkout: dir, Home: home, Network: network}))
+	if st.StartErr != nil || st.Code != 0 || st.Limit != "" {
+		t.Fatalf("expected %s's turn to complete, got %+v (said %q)", ws, st, out.String())
+	}
+	return out.String(), ev.String()
+}
+
+// withoutNet is a reply without its network namespace's line.
+func withoutNet(reply string) string {
+	before, _, _ := strings.Cut(reply, "net=")
+	return before
+}
+
+// preparedFor is the workspace's prepared process, once made (nil when there is none).
+func (h *Host) preparedFor(t *testing.T, ws string) *preparedTurn {
+	t.Helper()
+	h.prepared.mu.Lock()
+	b := h.prepared.boxes[ws]
+	h.prepared.mu.Unlock()
+	if b != nil {
+		<-b.ready
+	}
+	return b
+}
+
+// preparedPids are the processes, among every process of the machine, that are this
+// host's prepared shells (in a "-next" group of its scope) and still run.
+func (h *Host) preparedPids(t *testing.T) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		if err == nil && strings.Contains(string(cg), h.scope+"-") && strings.Contains(string(cg), "-next\n") && !processGone(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// A workspace's next turn runs in the process prepared when its last one ended: it is
+// given what a turn made the one-off way is given (input, environment, descriptors, an
+// extra descriptor's line, its events, the kept namespace), in a group holding its
+// limits; a turn of another size ends it and runs the one-off way.
+func TestPreparedProcessRunsTheWorkspacesNextTurnAsTheOneOffWayWould(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	l := newHostLayout(t)
+	r := keptHost(t, l, Config{})
+	h := r.Host
+	small := core.ProviderSize{VCPUCount: 1, MemoryMiB: 256}
+	for _, network := range []string{core.NetworkFull, core.NetworkNone} {
+		ws := "ws_" + network
+		before := h.prepared.taken.Load()
+		first, firstEvents := preparedTurnOf(t, h, l, ws, network, small)
+		b := h.preparedFor(t, ws)
+		if b == nil || b.err != nil {
+			t.Fatalf("%s: expected the next turn prepared once the first ended, got %+v", network, b)
+		}
+		waitInGroup(t, b.g, b.c.pgid) // before its turn asks
+		second, secondEvents := preparedTurnOf(t, h, l, ws, network, small)
+		if got := h.prepared.taken.Load() - before; got != 1 {
+			t.Errorf("%s: expected the second turn run in the prepared process, %d were", network, got)
+		}
+		if network == core.NetworkFull {
+			// Both in the workspace's kept pair.
+			_, kept, _ := r.kept(ws)
+			if !strings.Contains(first, "net="+kept+"\n") || !strings.Contains(second, "net="+kept+"\n") {
+				t.Errorf("expected both turns in the kept namespace %s, got %q and %q", kept, first, second)
+			}
+		} else {
+			// bubblewrap makes each turn's own.
+			first, second = withoutNet(first), withoutNet(second)
+		}
+		if second != first || secondEvents != firstEvents {
+			t.Errorf("%s: expected the prepared turn given what the one-off was:\n one-off: %q %q\nprepared: %q %q", network, first, firstEvents, second, secondEvents)
+		}
+		if !strings.Contains(first, "prompt=hello "+ws+" decision=approved") || !strings.Contains(first, `QUOTED=it's "a" $VALUE\n`) ||
+			!strings.Contains(first, "\n0\n1\n2\n3\n4\n5\n") || firstEvents != "events\n" {
+			t.Errorf("%s: unexpected turn: %q, events %q", network, first, firstEvents)
+		}
+		if !processGone(b.c.pgid) {
+			t.Errorf("%s: expected the prepared process gone with its turn", network)
+		}
+	}
+
+	// Another size is another limit: the process prepared for the last does not fit.
+	ws := "ws_" + core.NetworkNone
+	before := h.prepared.taken.Load()
+	old := h.preparedFor(t, ws)
+	big := core.ProviderSize{VCPUCount: 1, MemoryMiB: 512}
+	preparedTurnOf(t, h, l, ws, core.NetworkNone, big)
+	if h.prepared.taken.Load() != before {
+		t.Errorf("expected a turn of another size run the one-off way")
+	}
+	eventually.Eventually(t, 10*time.Second, "the unfitting prepared process to end", func() bool { return processGone(old.c.pgid) })
+	preparedTurnOf(t, h, l, ws, core.NetworkNone, big)
+	if h.prepared.taken.Load() != before+1 {
+		t.Errorf("expected the next turn of that size run in the process prepared for it")
+	}
+}
+
+// Prepared processes stay within the count kept, and end, with their groups, when their
+// workspaces go idle.
+func TestPreparedProcessesStayWithinTheirBoundAndEndWhenIdle(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	l := newHostLayout(t)
+	idle := 2 * time.Second
+	h := keptHost(t, l, Config{KeptNetworks: 2, KeepIdle: idle}).Host
+	size := core.ProviderSize{VCPUCount: 1, MemoryMiB: 256}
+	var names []string
+	for i := range 5 {
+		ws := fmt.Sprintf("ws_%d", i)
+		names = append(names, ws)
+		preparedTurnOf(t, h, l, ws, core.NetworkNone, size)
+		h.prepared.mu.Lock()
+		n := len(h.prepared.boxes)
+		h.prepared.mu.Unlock()
+		if n > 2 {
+			t.Errorf("expected at most 2 prepared after %s's turn, got %d", ws, n)
+		}
+		if pids := h.preparedPids(t); len(pids) > 2+1 { // one being ended beside the two kept
+			t.Errorf("expected at most 2 prepared shells running (and one ending), got %v", pids)
+		}
+	}
+	eventually.Eventually(t, 10*idle, "every prepared process ended once idle, with its group", func() bool {
+		if len(h.preparedPids(t)) > 0 {
+			return false
+		}
+		for _, ws := range names {
+			for _, d := range h.cgroups.dirs(turnName(h.scope, ws) + "-next") {
+				if _, err := os.Stat(d); !os.IsNotExist(err) {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
