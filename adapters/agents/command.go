@@ -36,7 +36,6 @@ func (r *Runner) runCommand(ctx context.Context, command string, req core.TurnRe
 	if err != nil {
 		return failed(core.FailureAgentError, fmt.Sprintf("the hub could not create the session file: %v", err))
 	}
-	defer os.Remove(sessionHost)
 
 	// The approval decisions' pipe: the agent reads fd 4. Asks still waiting when the
 	// agent is gone are ended with askCtx.

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/wshub/wshub/adapters/sandbox"
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/internal/nofollow"
 )
 
 // Where the runner's own files for a turn appear in the sandbox: fixed paths, like the
@@ -77,18 +79,27 @@ func (p *placement) showCommand(command string) {
 
 // sessionFile gives the agent a file to report its session in: a hub-private file on
 // the host, bound into the sandbox at a fixed path. It returns the host path and the
-// path the agent uses.
+// path the agent uses. The file is the workspace's, emptied for each turn and kept
+// between them (the same file, so a sandbox prepared for the workspace's next turn
+// has it bound already: the sandbox's prepared.go).
 func (p *placement) sessionFile(workspaceID string) (host, agent string, err error) {
-	f, err := os.CreateTemp(p.r.stateDir, sandbox.SafeName(workspaceID)+"-session-*")
+	path := filepath.Join(p.r.stateDir, sandbox.SafeName(workspaceID)+".session")
+	// Never through a link, nor blocking on a FIFO: unsandboxed, the agent could have
+	// put either there.
+	f, err := nofollow.Open(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		_ = os.Remove(path)
+		f, err = nofollow.Open(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NONBLOCK, 0o600)
+	}
 	if err != nil {
 		return "", "", err
 	}
 	_ = f.Close()
 	if !p.r.box.Confined() {
-		return f.Name(), f.Name(), nil
+		return path, path, nil
 	}
-	p.m.Binds = append(p.m.Binds, sandbox.Bind{Host: f.Name(), Sandbox: sandboxSession})
-	return f.Name(), sandboxSession, nil
+	p.m.Binds = append(p.m.Binds, sandbox.Bind{Host: path, Sandbox: sandboxSession})
+	return path, sandboxSession, nil
 }
 
 // approvals makes the turn's approval socket and the wshub binary reachable by the

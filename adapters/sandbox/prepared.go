@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -17,35 +18,38 @@ import (
 	"github.com/wshub/wshub/internal/procgroup"
 )
 
-// When a workspace's turn ends, its next turn's first process is started, so the next
-// turn does not wait for what that costs: on cgroup v1 a process joining a group waits
-// for the kernel (an RCU grace period per hierarchy: 15 ms p50 measured for the three,
-// the largest part of a trivial turn's overhead), and entering a kept namespace pair
-// is one more program start. The prepared process is /bin/sh, in the workspace's kept
-// pair for a "full" network, which joins a cgroup made for it with the workspace's
-// last turn's limits and then waits on a pipe. The turn gives it its own command: the
-// environment to export and bubblewrap's command line, which the shell sources and
-// execs; bubblewrap's options go on a pipe of their own (--args), and the turn's extra
-// descriptors (the approval decisions) are copied into pipes the process was given at
-// the same numbers. Nothing of the agent, and nothing of the turn, is there before the
-// turn asks: the sandbox itself (bubblewrap's namespaces and mounts) is made by the
-// turn, as before.
+// When a workspace's turn ends, its next turn's sandbox is made, so the next turn does
+// not wait for what that costs: on cgroup v1 a process joining a group waits for the
+// kernel (an RCU grace period per hierarchy: 15 ms p50 measured for the three, the
+// largest part of a trivial turn's overhead), entering a kept namespace pair is one
+// more program start, and bubblewrap's namespaces and mounts are some 7 ms more. The
+// prepared sandbox is what the workspace's last turn ran in, made again the same way:
+// its first process joins a cgroup made for it (with the last turn's limits), in the
+// workspace's kept pair for a "full" network, and execs bubblewrap with the last
+// turn's options; inside, where the turn's program would start, /bin/sh waits on a pipe
+// of the hub's. The turn hands it its environment and program, which the shell
+// exports and execs. Its descriptors are the prepared process's; the turn's extra ones
+// (the approval decisions) are copied into pipes it was given at the same numbers.
+// Nothing of the agent, and nothing of the turn, is there before the turn asks: the
+// sandbox is empty (its /tmp fresh) and its binds are live views of the checkout, the
+// home and the system paths.
 //
-// A prepared process fits the turn its workspace's last turn was (the kept pair, the
-// limits, the number of extra descriptors); a turn that differs ends it and runs the
-// one-off way. As many are kept as namespace pairs (Config.KeptNetworks), the oldest
-// ended first, each ended after the same idle time; what each holds is one shell and
-// an empty cgroup.
+// A prepared sandbox fits a turn with the same kept pair, limits, number of extra
+// descriptors and bubblewrap options, whose bound files and directories are still the
+// ones bound (the same inodes: a checkout made anew is not the one bound); a turn that
+// differs ends it and runs the one-off way. As many are kept as namespace pairs
+// (Config.KeptNetworks), the oldest ended first, each ended after the same idle time.
+// The agent's environment differs in one way from a one-off turn's: PWD is its working
+// directory, /workspace, where the one-off way passes on the joining shell's "/".
 
 // preparedName is the argv[0] of a prepared process's shell, as ps shows it.
 const preparedName = "wshub-sandbox-next"
 
-// preparedScript takes the path of the command's pipe (/proc/self/fd/N), joins the
-// cgroup (joinLoop: the cgroup.procs files, then "--") and sources the turn's command
-// (commandScript), which execs bubblewrap. A pipe closed with nothing written (the
-// process ended unused) falls through to the exit.
-const preparedScript = `ctl=$1; shift
-` + joinLoop + `. "$ctl"
+// innerScript is what waits inside a prepared sandbox, given the path of the command's
+// pipe (/proc/self/fd/N): it sources the turn's command (commandScript), which execs the
+// turn's program. A pipe closed with nothing written (the sandbox ended unused) falls
+// through to the exit.
+const innerScript = `. "$1"
 exit 125
 `
 
@@ -53,11 +57,12 @@ exit 125
 // export it; a turn with another name runs the one-off way.
 var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// preparedShape is what a prepared process was made for.
+// preparedShape is what a prepared sandbox was made for.
 type preparedShape struct {
-	kept  *keptNet // nil: network none or host
-	l     limits
-	extra int
+	kept    *keptNet // nil: network none or host
+	l       limits
+	extra   int
+	options string // bubblewrap's, NUL-separated
 }
 
 // preparedTurn is a workspace's prepared process.
@@ -66,6 +71,9 @@ type preparedTurn struct {
 	shape preparedShape
 	g     turnCgroup
 	c     *child
+	// bound are the files and directories bound into the sandbox as they were before
+	// it was made.
+	bound string
 	// The hub's ends of the pipes at fd 4 on: extra descriptors, bubblewrap's options,
 	// the turn's command.
 	extraW      []*os.File
@@ -128,7 +136,8 @@ func newPreparer(cfg Config, bwrap string, create func(string, limits) (turnCgro
 // whether it can be at all: a bubblewrap sandbox, in a kept pair or with no network of
 // its own to make, every environment name one the shell can export.
 func (p *preparer) shapeOf(inv Process, l limits) (preparedShape, bool) {
-	if p == nil || inv.sandboxArgs == nil || inv.netns != nil || inv.Argv0 != "" || inv.Path != p.bwrap || inv.Dir != "/" {
+	if p == nil || inv.sandboxArgs == nil || inv.netns != nil || inv.Argv0 != "" || inv.Path != p.bwrap || inv.Dir != "/" ||
+		len(inv.Args) < 4 || inv.Args[0] != "--args" || inv.Args[1] != inv.argsFD() || inv.Args[2] != "--" {
 		return preparedShape{}, false
 	}
 	for _, kv := range inv.Env {
@@ -137,7 +146,27 @@ func (p *preparer) shapeOf(inv Process, l limits) (preparedShape, bool) {
 			return preparedShape{}, false
 		}
 	}
-	return preparedShape{kept: inv.kept, l: l, extra: len(inv.Extra)}, true
+	return preparedShape{kept: inv.kept, l: l, extra: len(inv.Extra), options: strings.Join(inv.sandboxArgs, "\x00")}, true
+}
+
+// boundNow identifies what bubblewrap's options bind (each source's device and inode,
+// or its absence), as it is now.
+func boundNow(options string) string {
+	var b strings.Builder
+	args := strings.Split(options, "\x00")
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--bind", "--ro-bind", "--ro-bind-try", "--bind-try":
+			i++
+			var st syscall.Stat_t
+			if err := syscall.Stat(args[i], &st); err != nil {
+				fmt.Fprintf(&b, "%s:-\n", args[i])
+			} else {
+				fmt.Fprintf(&b, "%s:%d:%d\n", args[i], st.Dev, st.Ino)
+			}
+		}
+	}
+	return b.String()
 }
 
 // take returns the workspace's prepared process when it fits s (and ok), now the
@@ -157,7 +186,7 @@ func (p *preparer) take(ws string, s preparedShape, ok bool) *preparedTurn {
 		return nil
 	}
 	<-b.ready
-	if ok && b.err == nil && b.shape == s && !b.c.exited() && (s.kept == nil || s.kept.alive()) {
+	if ok && b.err == nil && b.shape == s && !b.c.exited() && (s.kept == nil || s.kept.alive()) && boundNow(s.options) == b.bound {
 		p.taken.Add(1)
 		return b
 	}
@@ -260,7 +289,7 @@ func (p *preparer) make(b *preparedTurn) {
 	if b.g, b.err = p.create(p.name(b.ws)+"-next", b.shape.l); b.err != nil {
 		return
 	}
-	if b.err = b.start(); b.err != nil {
+	if b.err = b.start(p.bwrap); b.err != nil {
 		_ = b.g.remove()
 		b.g = nil
 	}
@@ -268,9 +297,9 @@ func (p *preparer) make(b *preparedTurn) {
 
 var errPreparedEnded = &os.SyscallError{Syscall: "prepare", Err: syscall.ECANCELED}
 
-// start starts b's process: descriptors 4.. are the extra pipes' read ends, then
-// bubblewrap's options', then the command's.
-func (b *preparedTurn) start() error {
+// start makes b's sandbox: descriptors 4.. of its first process are the extra pipes'
+// read ends, then bubblewrap's options', then the command's.
+func (b *preparedTurn) start(bwrap string) error {
 	var files []*os.File // the child's ends, closed once it has them
 	defer func() { closeAll(files...) }()
 	pipe := func() (*os.File, error) {
@@ -300,23 +329,28 @@ func (b *preparedTurn) start() error {
 	if b.ctlW, err = pipe(); err != nil {
 		return fail(err)
 	}
-	ctl := "/proc/self/fd/" + strconv.Itoa(3+len(files))
-	args := append(append([]string{"-c", preparedScript, preparedName, ctl}, b.g.procs()...), "--")
+	argsFD, ctlFD := 4+b.shape.extra, 5+b.shape.extra
+	inner := []string{"/bin/sh", "-c", innerScript, preparedName, "/proc/self/fd/" + strconv.Itoa(ctlFD)}
+	args := append(append([]string{"-c", joinScript, cgroupHelper}, b.g.procs()...), "--", bwrap, "--args", strconv.Itoa(argsFD), "--")
+	args = append(args, inner...)
 	path := "/bin/sh"
 	if b.shape.kept != nil {
 		path, args = b.shape.kept.enter(path, args)
 	}
 	sys := procgroup.Attr()
-	// A prepared process never outlives the hub (nor would it: its command's pipe
-	// closes with the hub, and the shell exits).
+	// A prepared sandbox never outlives the hub (nor would it: its command's pipe
+	// closes with the hub, and the shell waiting on it exits).
 	sys.Pdeathsig = syscall.SIGKILL
+	b.bound = boundNow(b.shape.options)
 	// Started in /, with nothing in its environment but what the turn exports.
 	if b.c, err = startChild(path, "", args, "/", []string{}, sys, files); err != nil {
 		return fail(err)
 	}
 	if b.shape.kept == nil {
-		b.c.cmd.Args[0] = preparedName
+		b.c.cmd.Args[0] = cgroupHelper
 	}
+	options := b.shape.options + "\x00"
+	go func() { _, _ = io.WriteString(b.argsW, options); _ = b.argsW.Close() }()
 	return nil
 }
 
@@ -350,16 +384,17 @@ func (b *preparedTurn) run(ctx context.Context, inv Process) Exit {
 	return b.c.watch(ctx, inv, inv.kept.servedBy())
 }
 
-// commandScript is what the prepared shell sources: inv's environment exported, then
-// bubblewrap exec'd with its command line, the command's own descriptor closed.
+// commandScript is what the shell waiting in the prepared sandbox sources: inv's
+// environment exported, then inv's program (after bubblewrap's "--args N --") exec'd,
+// the command's own descriptor closed.
 func commandScript(inv Process, ctlFD int) string {
 	var s strings.Builder
 	for _, kv := range inv.Env {
 		name, value, _ := strings.Cut(kv, "=")
 		s.WriteString("export " + name + "=" + shellQuote(value) + "\n")
 	}
-	s.WriteString("exec " + shellQuote(inv.Path))
-	for _, a := range inv.Args {
+	s.WriteString("exec")
+	for _, a := range inv.Args[3:] {
 		s.WriteString(" " + shellQuote(a))
 	}
 	s.WriteString(" " + strconv.Itoa(ctlFD) + "<&-\n")
@@ -369,14 +404,11 @@ func commandScript(inv Process, ctlFD int) string {
 // shellQuote is s as one word of sh, taken literally.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// feed hands the turn's command and bubblewrap's options to b's process and copies the
-// turn's extra descriptors into its pipes; each pipe is closed once written.
+// feed hands the turn's command to b's sandbox and copies the turn's extra descriptors
+// into its pipes; each pipe is closed once written.
 func (b *preparedTurn) feed(inv Process) {
-	ctlFD := 4 + b.shape.extra + 1
-	script := commandScript(inv, ctlFD)
-	options := strings.Join(inv.sandboxArgs, "\x00") + "\x00"
+	script := commandScript(inv, 5+b.shape.extra)
 	go func() { _, _ = io.WriteString(b.ctlW, script); _ = b.ctlW.Close() }()
-	go func() { _, _ = io.WriteString(b.argsW, options); _ = b.argsW.Close() }()
 	for i, src := range inv.Extra {
 		dst := b.extraW[i]
 		// Ends when the turn's end closes src (run's closeAll).

@@ -23,6 +23,7 @@ read -r decision <&4
 echo "prompt=$prompt decision=$decision"
 env | sort | tr '\n' ' '; echo
 ls /proc/self/fd
+echo "files=$(ls /workspace | tr '\n' ,)"
 echo "net=$(readlink /proc/self/ns/net)"
 echo "events" >&3`
 
@@ -73,23 +74,46 @@ func (h *Host) preparedFor(t *testing.T, ws string) *preparedTurn {
 	return b
 }
 
-// preparedPids are the processes, among every process of the machine, that are this
-// host's prepared shells (in a "-next" group of its scope) and still run.
-func (h *Host) preparedPids(t *testing.T) []int {
+// waitMade waits until b's sandbox is made: the shell inside waits for its turn.
+func waitMade(t *testing.T, b *preparedTurn) {
+	t.Helper()
+	eventually.Eventually(t, 10*time.Second, "the prepared sandbox made", func() bool {
+		for _, f := range b.g.procs() {
+			procs, _ := os.ReadFile(f)
+			for _, pid := range strings.Fields(string(procs)) {
+				if cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline"); strings.Contains(string(cmd), "\x00"+preparedName+"\x00") {
+					return true
+				}
+			}
+		}
+		return false
+	})
+}
+
+// preparedGroups are this host's prepared sandboxes that still run: the "-next"
+// groups of its scope that hold a process, each with its processes.
+func (h *Host) preparedGroups(t *testing.T) map[string][]int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []int
+	out := map[string][]int{}
 	for _, e := range entries {
 		var pid int
 		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
 			continue
 		}
 		cg, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-		if err == nil && strings.Contains(string(cg), h.scope+"-") && strings.Contains(string(cg), "-next\n") && !processGone(pid) {
-			out = append(out, pid)
+		if err != nil || processGone(pid) {
+			continue
+		}
+		for line := range strings.Lines(string(cg)) {
+			if _, path, ok := strings.Cut(strings.TrimSpace(line), ":/"); ok && strings.Contains(path, h.scope+"-") && strings.HasSuffix(path, "-next") {
+				group := path[strings.LastIndex(path, "/")+1:]
+				out[group] = append(out[group], pid)
+				break
+			}
 		}
 	}
 	return out
@@ -133,7 +157,7 @@ func TestPreparedProcessRunsTheWorkspacesNextTurnAsTheOneOffWayWould(t *testing.
 			t.Errorf("%s: expected the prepared turn given what the one-off was:\n one-off: %q %q\nprepared: %q %q", network, first, firstEvents, second, secondEvents)
 		}
 		if !strings.Contains(first, "prompt=hello "+ws+" decision=approved") || !strings.Contains(first, `QUOTED=it's "a" $VALUE\n`) ||
-			!strings.Contains(first, "\n0\n1\n2\n3\n4\n5\n") || firstEvents != "events\n" {
+			!strings.Contains(first, "\n0\n1\n2\n3\n4\n5\nfiles=\n") || firstEvents != "events\n" {
 			t.Errorf("%s: unexpected turn: %q, events %q", network, first, firstEvents)
 		}
 		if !processGone(b.c.pgid) {
@@ -154,6 +178,24 @@ func TestPreparedProcessRunsTheWorkspacesNextTurnAsTheOneOffWayWould(t *testing.
 	preparedTurnOf(t, h, l, ws, core.NetworkNone, big)
 	if h.prepared.taken.Load() != before+1 {
 		t.Errorf("expected the next turn of that size run in the process prepared for it")
+	}
+
+	// A checkout made anew is not the one the prepared sandbox binds: the turn runs the
+	// one-off way, in the new checkout.
+	waitMade(t, h.preparedFor(t, ws))
+	dir := filepath.Join(l.data, "workspaces", ws, "checkout")
+	if err := os.Rename(dir, dir+".old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "new-checkout"), "made anew")
+	if reply, _ := preparedTurnOf(t, h, l, ws, core.NetworkNone, big); !strings.Contains(reply, "files=new-checkout,\n") {
+		t.Errorf("expected the turn in the new checkout, got %q", reply)
+	}
+	if h.prepared.taken.Load() != before+1 {
+		t.Errorf("expected a turn whose checkout was made anew run the one-off way")
 	}
 }
 
@@ -177,12 +219,12 @@ func TestPreparedProcessesStayWithinTheirBoundAndEndWhenIdle(t *testing.T) {
 		if n > 2 {
 			t.Errorf("expected at most 2 prepared after %s's turn, got %d", ws, n)
 		}
-		if pids := h.preparedPids(t); len(pids) > 2+1 { // one being ended beside the two kept
-			t.Errorf("expected at most 2 prepared shells running (and one ending), got %v", pids)
+		if groups := h.preparedGroups(t); len(groups) > 2+1 { // one being ended beside the two kept
+			t.Errorf("expected at most 2 prepared sandboxes running (and one ending), got %v", groups)
 		}
 	}
 	eventually.Eventually(t, 10*idle, "every prepared process ended once idle, with its group", func() bool {
-		if len(h.preparedPids(t)) > 0 {
+		if len(h.preparedGroups(t)) > 0 {
 			return false
 		}
 		for _, ws := range names {
