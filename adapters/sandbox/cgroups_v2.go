@@ -171,11 +171,11 @@ type v2Group struct {
 
 func (g *v2Group) procs() []string { return []string{filepath.Join(g.dir, "cgroup.procs")} }
 
+// hit reads the two counters it needs, not the library's Stat, which reads every
+// statistics file of every controller (a millisecond on each turn's path).
 func (g *v2Group) hit() (oomKilled, pidsRefused bool) {
-	if st, err := g.m.Stat(); err == nil && st.MemoryEvents != nil {
-		oomKilled = st.MemoryEvents.OomKill > 0
-	}
-	return oomKilled, readEvent(filepath.Join(g.dir, "pids.events"), "max") > 0
+	return readEvent(filepath.Join(g.dir, "memory.events"), "oom_kill") > 0,
+		readEvent(filepath.Join(g.dir, "pids.events"), "max") > 0
 }
 
 // remove kills the group at once (cgroup.kill, or the library's freeze-and-kill on
