@@ -222,6 +222,13 @@ func (c *Checkout) Commit(ctx context.Context, branch, message string) (committe
 	for _, l := range kept {
 		add = append(add, ":(exclude,literal)"+l)
 	}
+	found := statusUnsure
+	if len(links) == 0 {
+		found = c.status(ctx, g, left, kept)
+	}
+	if found == statusNothing {
+		return false, left, nil
+	}
 	if _, err := g.run(ctx, c.Dir, add...); err != nil {
 		return false, left, err
 	}
@@ -230,19 +237,99 @@ func (c *Checkout) Commit(ctx context.Context, branch, message string) (committe
 			return false, left, err
 		}
 	}
-	_, err = g.run(ctx, c.Dir, "diff-index", "--cached", "--quiet", "HEAD", "--")
-	var ge *Error
-	switch {
-	case err == nil:
-		return false, left, nil // the index is HEAD's tree: nothing changed
-	case !errors.As(err, &ge) || ge.ExitCode != 1:
-		return false, left, err
+	if found != statusChange {
+		_, err = g.run(ctx, c.Dir, "diff-index", "--cached", "--quiet", "HEAD", "--")
+		var ge *Error
+		switch {
+		case err == nil:
+			return false, left, nil // the index is HEAD's tree: nothing changed
+		case !errors.As(err, &ge) || ge.ExitCode != 1:
+			return false, left, err
+		}
 	}
 	// --allow-empty: there is a change, and with it commit never runs a status.
 	if _, err := g.runWith(ctx, c.Dir, nil, c.Author.env(), "commit", "--quiet", "--no-verify", "--allow-empty", "-m", message); err != nil {
 		return false, left, err
 	}
 	return true, left, nil
+}
+
+// statusCap bounds what nothingToCommit reads of git status: a checkout with more to
+// say than that has something to commit, found the long way.
+const statusCap = 64 << 10
+
+// What git status says of a turn's work (Checkout.status).
+type statusFound int
+
+const (
+	// statusUnsure: the commit goes the long way (add, diff-index), which decides.
+	statusUnsure statusFound = iota
+	// statusNothing: no change to a tracked file, nothing staged, and no untracked
+	// file but those left or kept out: nothing to commit.
+	statusNothing
+	// statusChange: nothing staged, and a change the add takes (a tracked file changed
+	// or removed, a new file) outside everything left or kept out: the index was
+	// HEAD's tree, so after the add it is not.
+	statusChange
+)
+
+// status asks git status what the commit would take: one git where add and
+// diff-index are two for a turn that changes nothing (a question answered), and
+// diff-index saved for one that does. Any doubt is statusUnsure.
+func (c *Checkout) status(ctx context.Context, g *runner, left []LeftOut, kept []string) statusFound {
+	out := &cappedWriter{limit: statusCap}
+	// The flags are explicit: the repository's config is the hub's (secure), but its
+	// defaults for status are not what the commit's add does.
+	err := g.runTo(ctx, c.Dir, nil, out, nil, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none", "--no-renames")
+	if err != nil || out.over {
+		return statusUnsure
+	}
+	excluded := slices.Clone(kept)
+	for _, l := range left {
+		excluded = append(excluded, l.Path)
+	}
+	found := statusNothing
+	for _, entry := range strings.Split(out.buf.String(), "\x00") {
+		if entry == "" {
+			continue
+		}
+		if len(entry) < 4 || entry[2] != ' ' {
+			return statusUnsure
+		}
+		xy, path := entry[:2], strings.TrimSuffix(entry[3:], "/")
+		switch {
+		case xy == "??" && under(path, excluded):
+			// Left or kept out: the add does not take it.
+		case xy[0] != ' ' && xy != "??":
+			return statusUnsure // staged: only diff-index can say what the index holds
+		case under(path, excluded) || over(path, excluded):
+			// The add may not take it, or only part of an untracked directory.
+			return statusUnsure
+		default:
+			found = statusChange
+		}
+	}
+	return found
+}
+
+// over reports whether one of paths lies inside dir.
+func over(dir string, paths []string) bool {
+	for _, p := range paths {
+		if strings.HasPrefix(p, dir+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether path is one of dirs or inside one.
+func under(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanLeftovers removes what an interrupted git command leaves in .git.

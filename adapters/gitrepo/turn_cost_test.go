@@ -27,11 +27,12 @@ func countingGit(t *testing.T) (program string, commands func() []string) {
 	}
 }
 
-// TestATurnsCommitRunsTwoGitProcessesWhenNothingChanged: the change check of a turn
-// reads the index itself (no ls-files) and starts git for add and diff-index only;
-// a turn with work adds the commit. The runtime's bundle of a turn that committed
+// TestATurnsCommitRunsOneGitProcessWhenNothingChanged: the change check of a turn
+// reads the index itself (no ls-files) and starts git for status only; a turn with
+// work adds the add and the commit, and what status cannot vouch for (a change staged
+// by the agent) goes the long way. The runtime's bundle of a turn that committed
 // nothing reads the branch's ref without git.
-func TestATurnsCommitRunsTwoGitProcessesWhenNothingChanged(t *testing.T) {
+func TestATurnsCommitRunsOneGitProcessWhenNothingChanged(t *testing.T) {
 	co, _ := hostileCheckout(t)
 	ctx := context.Background()
 	var commands func() []string
@@ -40,15 +41,55 @@ func TestATurnsCommitRunsTwoGitProcessesWhenNothingChanged(t *testing.T) {
 	if committed, err := co.CommitAll(ctx, "wshub/work", "nothing"); err != nil || committed {
 		t.Fatalf("expected nothing committed, got %v, %v", committed, err)
 	}
-	if got, want := commands(), []string{"add", "diff-index"}; !slices.Equal(got, want) {
+	if got, want := commands(), []string{"status"}; !slices.Equal(got, want) {
 		t.Errorf("a turn with no change: expected git %q, got %q", want, got)
 	}
 	writeFile(t, filepath.Join(co.Dir, "work.txt"), "work\n")
 	if committed, err := co.CommitAll(ctx, "wshub/work", "work"); err != nil || !committed {
 		t.Fatalf("expected the work committed, got %v, %v", committed, err)
 	}
-	if got, want := commands(), []string{"add", "diff-index", "commit"}; !slices.Equal(got, want) {
+	if got, want := commands(), []string{"status", "add", "commit"}; !slices.Equal(got, want) {
 		t.Errorf("a turn with work: expected git %q, got %q", want, got)
+	}
+	// The agent staged the file's removal and left the file: the add puts it back,
+	// and there is nothing to commit, which diff-index says.
+	testGit(t, co.Dir, "rm", "--cached", "--quiet", "work.txt")
+	if committed, err := co.CommitAll(ctx, "wshub/work", "restaged"); err != nil || committed {
+		t.Fatalf("expected nothing committed, got %v, %v", committed, err)
+	}
+	if got, want := commands(), []string{"status", "add", "diff-index"}; !slices.Equal(got, want) {
+		t.Errorf("a turn that staged a change: expected git %q, got %q", want, got)
+	}
+
+	// What setup wrote is kept out (and a cached path it names): status vouches for
+	// that alone; a new directory holding a kept-out file is for add to sort out.
+	if err := os.MkdirAll(filepath.Join(co.Dir, "setup-out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(co.Dir, "setup-out", "deps.txt"), "deps\n")
+	if err := co.KeepOut(ctx, "wshub/work", []string{"mixed/kept.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	commands()
+	if committed, err := co.CommitAll(ctx, "wshub/work", "kept out"); err != nil || committed {
+		t.Fatalf("expected nothing committed beside what is kept out, got %v, %v", committed, err)
+	}
+	if got, want := commands(), []string{"status"}; !slices.Equal(got, want) {
+		t.Errorf("a turn with only kept-out files: expected git %q, got %q", want, got)
+	}
+	if err := os.MkdirAll(filepath.Join(co.Dir, "mixed"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(co.Dir, "mixed", "kept.txt"), "kept\n")
+	writeFile(t, filepath.Join(co.Dir, "mixed", "new.txt"), "new\n")
+	if committed, err := co.CommitAll(ctx, "wshub/work", "mixed"); err != nil || !committed {
+		t.Fatalf("expected the new file committed, got %v, %v", committed, err)
+	}
+	if got, want := commands(), []string{"status", "add", "diff-index", "commit"}; !slices.Equal(got, want) {
+		t.Errorf("a new file beside a kept-out one: expected git %q, got %q", want, got)
+	}
+	if files := testGit(t, co.Dir, "show", "--name-only", "--format=", "HEAD"); files != "mixed/new.txt" {
+		t.Errorf("expected the commit to take mixed/new.txt alone, got %q", files)
 	}
 
 	head := testGit(t, co.Dir, "rev-parse", "HEAD")
