@@ -63,7 +63,7 @@ func withoutNet(reply string) string {
 }
 
 // preparedFor is the workspace's prepared process, once made (nil when there is none).
-func (h *Host) preparedFor(t *testing.T, ws string) *preparedTurn {
+func (h *Host) preparedFor(t testing.TB, ws string) *preparedTurn {
 	t.Helper()
 	h.prepared.mu.Lock()
 	b := h.prepared.boxes[ws]
@@ -75,7 +75,7 @@ func (h *Host) preparedFor(t *testing.T, ws string) *preparedTurn {
 }
 
 // waitMade waits until b's sandbox is made: the shell inside waits for its turn.
-func waitMade(t *testing.T, b *preparedTurn) {
+func waitMade(t testing.TB, b *preparedTurn) {
 	t.Helper()
 	eventually.Eventually(t, 10*time.Second, "the prepared sandbox made", func() bool {
 		for _, f := range b.g.procs() {
