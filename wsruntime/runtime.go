@@ -63,8 +63,11 @@ type Runtime struct {
 	cfg    Config
 	hub    *client
 	runner core.AgentRunner
-	log    *slog.Logger
-	hello  runtimewire.Hello
+	// closeRunner ends what the runner prepares for the workspace's next turn, when
+	// Run returns.
+	closeRunner func()
+	log         *slog.Logger
+	hello       runtimewire.Hello
 	// hubHead is the branch head the hub has: commits after it are uploaded.
 	hubHead string
 }
@@ -105,7 +108,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	hub := &client{url: cfg.HubURL, token: cfg.Token, session: hex.EncodeToString(session),
 		http: &http.Client{Transport: transport}, backoff: core.Backoff{First: 200 * time.Millisecond, Max: 5 * time.Second},
 		reach: &reach{after: cmp.Or(cfg.HubLostAfter, DefaultHubLostAfter), now: time.Now}}
-	return &Runtime{cfg: cfg, hub: hub, runner: runner, log: log.With("runtime", hub.session)}, nil
+	return &Runtime{cfg: cfg, hub: hub, runner: runner, closeRunner: runner.Close, log: log.With("runtime", hub.session)}, nil
 }
 
 // Run runs the workspace until ctx ends, the hub stops this runtime (ErrStopped), or
@@ -113,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 func (r *Runtime) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if r.closeRunner != nil {
+		defer r.closeRunner()
+	}
 	// Whichever call finds the hub lost ends everything, the running turn's agent too.
 	r.hub.onLost = func(err error) { cancel(err) }
 	if _, err := r.hub.call(ctx, request{method: "POST", path: "/hello"}, &r.hello); err != nil {

@@ -91,6 +91,7 @@ func TestClaudeAsksThroughThePermissionPromptTool(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 				return r
 			}
 			r := runner(self)
@@ -182,6 +183,7 @@ func TestClaudeAsksWhenTheStateDirectoryIsDeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 	allow := &asks{answer: allowAsked}
 	res := r.RunTurn(context.Background(), core.TurnRequest{WorkspaceID: "ws_01JQ7Z", TurnID: "turn_01", Agent: "agent_1",
 		Model: "m", RuntimeMode: core.ModeApprovalRequired, Dir: t.TempDir(), Home: t.TempDir(), Network: core.NetworkNone,

@@ -200,6 +200,7 @@ func TestCommandEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 	res := r.RunTurn(context.Background(), req)
 	want := strings.Join([]string{
 		"session-file-exists",
@@ -340,6 +341,7 @@ echo reply`
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 	var mu sync.Mutex
 	var got []string
 	req := core.TurnRequest{WorkspaceID: "ws_events", TurnID: "turn_1", Agent: "agent_1", Dir: t.TempDir(), Home: t.TempDir(),

@@ -64,6 +64,7 @@ func TestEndpointsReachTheCLIs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 		r.RunTurn(context.Background(), turn(t, "agent_2", "auto", "thread-1"))
 		checkArgv(t, "argv", f.argv(), []string{"exec", "-c", `model_provider="wshub"`, "-c",
 			`model_providers.wshub={name="wshub",base_url="https://llm.example.com/openai/v1",wire_api="responses",env_key="OPENAI_API_KEY"}`,
@@ -76,6 +77,7 @@ func TestEndpointsReachTheCLIs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 		req := turn(t, "agent_1", "auto", "")
 		r.RunTurn(context.Background(), req)
 		b, err := os.ReadFile(filepath.Join(req.Home, "env"))

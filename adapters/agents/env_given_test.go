@@ -23,6 +23,7 @@ func TestCommandEnvironmentIsTheOneTheHubWasGiven(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 	res := r.RunTurn(context.Background(), turn(t, "agent_1", "auto", ""))
 	if res.Outcome != core.OutcomeCompleted {
 		t.Fatalf("expected the turn completed, got %+v", res)

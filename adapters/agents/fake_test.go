@@ -97,6 +97,7 @@ func unsandboxed(t *testing.T, commands map[string]string, lookPath func(string)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 	return r
 }
 

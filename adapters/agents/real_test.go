@@ -55,6 +55,7 @@ func realRunner(t *testing.T, cli agentcli.CLI, api *modelapi.Server, self strin
 	if err != nil {
 		t.Fatalf("expected the bubblewrap sandbox to work here (make test installs bubblewrap): %v", err)
 	}
+	t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 	return r
 }
 

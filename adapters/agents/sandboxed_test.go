@@ -45,6 +45,7 @@ func sandboxed(t *testing.T, l hostLayout, command string) *Runner {
 	if err != nil {
 		t.Fatalf("expected the bubblewrap sandbox to work here (make test installs bubblewrap): %v", err)
 	}
+	t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 	return r
 }
 
@@ -68,6 +69,7 @@ func TestSandboxWithARelativeDataDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 	req := l.turn(core.NetworkFull, "hi")
 	req.Dir, req.Home = filepath.Join("data", "workspaces", "ws_mine", "checkout"), filepath.Join("data", "workspaces", "ws_mine", "home")
 	if res := r.RunTurn(context.Background(), req); res.Reply != "/workspace\n/home/agent" || res.SessionID != "s" {
@@ -97,6 +99,7 @@ func TestSandboxHidesProgramsOutsideItsPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Close) // what it prepares for workspaces' next turns
 	installed = true
 	req := l.turn(core.NetworkFull, "hi")
 	res := r.RunTurn(context.Background(), req)

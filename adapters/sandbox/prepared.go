@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -108,13 +109,32 @@ type preparer struct {
 	closed bool
 }
 
-// prepareTurns sets h up to prepare turns when they run in bubblewrap with limits.
+// prepareTurns sets h up to prepare turns when they run in bubblewrap with limits, and
+// removes the empty groups an earlier run of this hub (its scope) left prepared: its
+// prepared processes ended with it.
 func (h *Host) prepareTurns(cfg Config) {
-	if h.bwrap != nil && h.cgroups != nil {
-		name := func(ws string) string { return turnName(h.scope, ws) }
-		h.prepared = newPreparer(cfg, h.bwrap.program, h.cgroups.create, name)
+	if h.bwrap == nil || h.cgroups == nil {
+		return
+	}
+	name := func(ws string) string { return turnName(h.scope, ws) }
+	h.prepared = newPreparer(cfg, h.bwrap.program, h.cgroups.create, name)
+	if h.prepared == nil {
+		return
+	}
+	for _, dir := range h.cgroups.dirs(name(preparedSweep)) {
+		parent, own := filepath.Dir(dir), filepath.Base(dir)
+		prefix := strings.TrimSuffix(own, SafeName(preparedSweep))
+		entries, _ := os.ReadDir(parent)
+		for _, e := range entries {
+			if e.IsDir() && strings.HasPrefix(e.Name(), prefix) && strings.HasSuffix(e.Name(), "-next") {
+				_ = syscall.Rmdir(filepath.Join(parent, e.Name())) // a group still in use stays (EBUSY)
+			}
+		}
 	}
 }
+
+// preparedSweep is a workspace name that only finds where the scope's groups are.
+const preparedSweep = "ws_sweep"
 
 func newPreparer(cfg Config, bwrap string, create func(string, limits) (turnCgroup, error), name func(string) string) *preparer {
 	max := cfg.KeptNetworks

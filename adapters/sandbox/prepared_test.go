@@ -237,3 +237,32 @@ func TestPreparedProcessesStayWithinTheirBoundAndEndWhenIdle(t *testing.T) {
 		return true
 	})
 }
+
+// A hub that ended without ending its prepared sandboxes (killed) leaves their groups
+// empty; the next hub of the same state directory removes them as it starts.
+func TestPreparedGroupsLeftByAnEndedHubAreRemovedByTheNext(t *testing.T) {
+	needCgroups(t)
+	t.Parallel()
+	l := newHostLayout(t)
+	opt := Options{StateDir: filepath.Join(l.data, "run"), Sandbox: Config{Mode: ModeBwrap, Hidden: []string{l.data}}}
+	h := newAgentHost(t, opt, "true").Host
+	preparedTurnOf(t, h, l, "ws_left", core.NetworkNone, core.ProviderSize{VCPUCount: 1, MemoryMiB: 256})
+	b := h.preparedFor(t, "ws_left")
+	if b == nil || b.err != nil {
+		t.Fatalf("expected the next turn prepared, got %+v", b)
+	}
+	waitMade(t, b)
+	b.c.kill() // as the hub's death ends it: its group stays, empty
+	left := h.cgroups.dirs(turnName(h.scope, "ws_left") + "-next")
+	for _, d := range left {
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("expected the ended sandbox's group %s still there: %v", d, err)
+		}
+	}
+	newAgentHost(t, opt, "true")
+	for _, d := range left {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("expected the next hub to remove %s, stat says %v", d, err)
+		}
+	}
+}

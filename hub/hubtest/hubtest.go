@@ -121,6 +121,9 @@ func Start(t testing.TB, opts ...Option) *Hub {
 	t.Cleanup(func() {
 		stopRun()
 		<-ran
+		// What the runner keeps and prepares for workspaces' next turns (processes and
+		// cgroups) ends with the test, as with a hub that stops.
+		_ = h.Close()
 	})
 	th := &Hub{Hub: h, t: t, URL: url, MetricsURL: serveMetrics(t, h), DBURL: dbURL}
 	th.Account, th.Key = th.NewAccount(true)
