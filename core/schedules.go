@@ -137,7 +137,12 @@ func (s *Schedules) opened(st *StoredSchedule) (*Schedule, error) {
 // tick afresh from now.
 func (s *Schedules) UpdateSchedule(ctx context.Context, acct *Account, id string, in ScheduleInput) (*Schedule, error) {
 	who := keyActor(acct)
-	return s.change(ctx, acct, id, &who, AuditScheduleUpdated, func(q Queries, sc *StoredSchedule, now time.Time) error {
+	return s.update(ctx, acct, id, in, &who)
+}
+
+// update is UpdateSchedule, audited as who changed it.
+func (s *Schedules) update(ctx context.Context, acct *Account, id string, in ScheduleInput, who *actor) (*Schedule, error) {
+	return s.change(ctx, acct, id, who, AuditScheduleUpdated, func(q Queries, sc *StoredSchedule, now time.Time) error {
 		before := sc.Schedule
 		open, err := s.opened(sc)
 		if err != nil {
