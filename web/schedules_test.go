@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wshub/wshub/core"
+	"github.com/wshub/wshub/hub/hubtest"
 )
 
 // A member sees the account's schedules with their last runs, runs one now, pauses
@@ -92,7 +93,7 @@ func TestAMemberMakesAScheduleInTheApp(t *testing.T) {
 // UTC, as on the new-schedule form). Then the member deletes it after the page that
 // asks first. Both are audited as the member.
 func TestAMemberChangesAndDeletesAScheduleInTheApp(t *testing.T) {
-	s := newSite(t)
+	s := newSite(t, hubtest.WithAgentCommand("agent_1", "cat")) // the hub has agent_1 alone
 	s.person("bob-1", "bob@example.com", "Bob", core.RoleMember)
 	ctx := context.Background()
 	in := core.ScheduleInput{Name: new("deps weekly"), ProjectID: &s.hub.Project.ID, Agent: new("agent_1"), Model: new("m"),
@@ -115,6 +116,16 @@ func TestAMemberChangesAndDeletesAScheduleInTheApp(t *testing.T) {
 		if code != 200 || !strings.Contains(page, want) {
 			t.Fatalf("expected the change form filled from the schedule (%s), got %d:\n%s", want, code, page)
 		}
+	}
+	// A schedule whose agent this hub does not have is offered its own, not changed
+	// silently to the first agent there is.
+	in.Agent = new("agent_4")
+	other, err := s.hub.Service.Schedules.CreateSchedule(ctx, s.hub.Account, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, page := s.get("/app/schedules/" + other.ID + "/edit"); !strings.Contains(page, `value="agent_4" selected`) {
+		t.Errorf("expected the change form to keep an agent the hub lacks:\n%s", page)
 	}
 	form := url.Values{"csrf": {csrfOf(t, page)}, "within": {s.hub.Project.ID}, "name": {"deps daily"}, "project": {s.hub.Project.ID},
 		"agent": {"agent_1"}, "model": {"m2"}, "prompt": {"update and test"}, "cron": {"30 7 * * 1-5 *"}, "timeZone": {""},
@@ -148,7 +159,7 @@ func TestAMemberChangesAndDeletesAScheduleInTheApp(t *testing.T) {
 		t.Fatalf("expected the page that asks before a delete, got %d:\n%s", code, page)
 	}
 	code, _, page = s.post(remove+within, url.Values{"csrf": {form.Get("csrf")}})
-	if n := noticeOf(page); code != 200 || !strings.HasPrefix(n, "Deleted deps daily") || !strings.Contains(page, "No schedules yet.") {
+	if n := noticeOf(page); code != 200 || !strings.HasPrefix(n, "Deleted deps daily") || strings.Contains(page, "deps daily</td>") {
 		t.Fatalf("expected the schedule deleted and the project's page shown, got %d %q:\n%s", code, n, page)
 	}
 	if _, err := s.hub.Service.Schedules.GetSchedule(ctx, s.hub.Account, sc.ID); core.ErrorCode(err) != core.CodeScheduleNotFound {
