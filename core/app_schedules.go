@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"slices"
 )
 
 // AppSchedules are the app's schedules page, on the session's account: the schedules
@@ -39,18 +40,9 @@ func (s *AppSchedules) ListSchedules(ctx context.Context, a *AppSession, project
 	if err != nil {
 		return nil, err
 	}
-	projects, err := accountProjects(ctx, s.schedules.store, acct)
-	if err != nil {
+	v := &SchedulesView{}
+	if v.Projects, v.Agents, err = s.choices(ctx, acct); err != nil {
 		return nil, err
-	}
-	v := &SchedulesView{Projects: map[string]*Project{}, Agents: s.schedules.workspaces.ListAgents(ctx, acct)}
-	if len(v.Agents) == 0 {
-		// A hub with none installed yet: a schedule may still name one, as the API's
-		// may; its runs say the agent is missing until it is there.
-		v.Agents = AgentIDs
-	}
-	for _, p := range projects {
-		v.Projects[p.ID] = p
 	}
 	if projectID != "" {
 		if v.Project = v.Projects[projectID]; v.Project == nil {
@@ -72,6 +64,65 @@ func (s *AppSchedules) ListSchedules(ctx context.Context, a *AppSession, project
 		v.Schedules = append(v.Schedules, &ScheduleView{Schedule: sc, Runs: runs})
 	}
 	return v, nil
+}
+
+// choices are what a schedule's form offers: the account's projects by id, and the
+// agents.
+func (s *AppSchedules) choices(ctx context.Context, acct *Account) (map[string]*Project, []string, error) {
+	projects, err := accountProjects(ctx, s.schedules.store, acct)
+	if err != nil {
+		return nil, nil, err
+	}
+	byID := make(map[string]*Project, len(projects))
+	for _, p := range projects {
+		byID[p.ID] = p
+	}
+	agents := s.schedules.workspaces.ListAgents(ctx, acct)
+	if len(agents) == 0 {
+		// A hub with none installed yet: a schedule may still name one, as the API's
+		// may; its runs say the agent is missing until it is there.
+		agents = AgentIDs
+	}
+	return byID, agents, nil
+}
+
+// ScheduleForm is a schedule as its change form shows it (its prompt opened), with
+// the choices the form offers, the schedule's own among them.
+type ScheduleForm struct {
+	Schedule *Schedule
+	Projects map[string]*Project
+	Agents   []string
+}
+
+// GetSchedule reads one of the account's schedules, its prompt opened, as the API's
+// GET does.
+func (s *AppSchedules) GetSchedule(ctx context.Context, a *AppSession, id string) (*Schedule, error) {
+	acct, err := s.app.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.schedules.GetSchedule(ctx, acct, id)
+}
+
+// EditForm is the schedule with what its change form offers.
+func (s *AppSchedules) EditForm(ctx context.Context, a *AppSession, id string) (*ScheduleForm, error) {
+	acct, err := s.app.account(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	f := &ScheduleForm{}
+	if f.Schedule, err = s.schedules.GetSchedule(ctx, acct, id); err != nil {
+		return nil, err
+	}
+	if f.Projects, f.Agents, err = s.choices(ctx, acct); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(f.Agents, f.Schedule.Agent) {
+		// Its agent, though not installed now, is kept unless changed: a form
+		// without it would change it silently to the first choice.
+		f.Agents = append(f.Agents[:len(f.Agents):len(f.Agents)], f.Schedule.Agent)
+	}
+	return f, nil
 }
 
 // caller is the session's account, and its person as the audit log names them.
@@ -116,4 +167,24 @@ func (s *AppSchedules) RunScheduleNow(ctx context.Context, a *AppSession, id str
 		return nil, err
 	}
 	return s.schedules.runNow(ctx, acct, id, who)
+}
+
+// UpdateSchedule changes what in names, with the API's rules (a changed expression or
+// zone counts the next tick afresh), audited as the person.
+func (s *AppSchedules) UpdateSchedule(ctx context.Context, a *AppSession, id string, in ScheduleInput) (*Schedule, error) {
+	acct, who, err := s.caller(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.schedules.update(ctx, acct, id, in, who)
+}
+
+// DeleteSchedule removes the schedule and its run log (its workspaces stay), audited as
+// the person, and answers it as it was.
+func (s *AppSchedules) DeleteSchedule(ctx context.Context, a *AppSession, id string) (*Schedule, error) {
+	acct, who, err := s.caller(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return s.schedules.remove(ctx, acct, id, who, "")
 }

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// Schedules from a bound channel: listed, run now, paused and resumed, and made on
-// the channel's project with the binding's agent and model. The same use cases as the
-// API's, on the binding's account; changes are audited as the channel's.
+// Schedules from a bound channel: listed, run now, paused, resumed and deleted, and
+// made on the channel's project with the binding's agent and model. The same use cases
+// as the API's, on the binding's account; changes are audited as the channel's.
 
 // chatActor is a change made from a chat channel (the platform does not say who to
 // the commands: the channel does).
@@ -41,10 +41,12 @@ const (
 	ScheduleActionRun    = "run"
 	ScheduleActionPause  = "pause"
 	ScheduleActionResume = "resume"
+	ScheduleActionDelete = "delete"
 )
 
-// ChatScheduleAction runs, pauses or resumes one of the account's schedules; a run
-// answers how it went (a refused one too).
+// ChatScheduleAction runs, pauses, resumes or deletes one of the account's schedules;
+// a run answers how it went (a refused one too), a delete the schedule as it was. A
+// channel with a project deletes only that project's schedules, those it lists.
 func (s *Chat) ChatScheduleAction(ctx context.Context, sess *ChatSession, id, action string) (*Schedule, *ScheduleRun, error) {
 	who := chatActor(sess)
 	switch action {
@@ -60,6 +62,9 @@ func (s *Chat) ChatScheduleAction(ctx context.Context, sess *ChatSession, id, ac
 		return sc, nil, err
 	case ScheduleActionResume:
 		sc, err := s.schedules.resume(ctx, sess.Account, id, who)
+		return sc, nil, err
+	case ScheduleActionDelete:
+		sc, err := s.schedules.remove(ctx, sess.Account, id, who, sess.ChannelProject)
 		return sc, nil, err
 	}
 	return nil, nil, Errorf(CodeInvalidRequest, "no schedule action %q", action)

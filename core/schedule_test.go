@@ -21,6 +21,7 @@ var schedules = []coretest.Case{
 	{Name: "pause stops the ticks, resume skips those that came meanwhile, run now runs paused", Test: schedulePauseResume},
 	{Name: "the run log keeps the last 50 runs", Test: scheduleRunLogBounded},
 	{Name: "a channel makes a schedule on its project with its binding's agent, lists and runs it", Test: scheduleFromChat},
+	{Name: "a channel with a project deletes only that project's schedules, audited as the channel's", Test: scheduleDeletedFromChat},
 	{Name: "an account holds at most the hub's number of schedules; one more is quota_exceeded", Test: scheduleQuota},
 }
 
@@ -288,6 +289,27 @@ func scheduleFromChat(t *testing.T, c *coretest.Core) {
 	}
 	if got, want := auditOf(t, c, c.Account.ID, sc.ID, "slack:C1"), "schedule.created schedule.run_now schedule.paused"; got != want {
 		t.Errorf("expected the channel's changes audited as %q, got %q", want, got)
+	}
+}
+
+func scheduleDeletedFromChat(t *testing.T, c *coretest.Core) {
+	ctx := context.Background()
+	sc := scheduleOf(t, c, c.Account, c.Project.ID, "0 9 * * 1", "")
+	place := core.ChatPlace{Platform: core.PlatformDiscord, TeamID: "G1", ChannelID: "C2"}
+	elsewhere := &core.ChatSession{Place: place, Binding: &core.ChatBinding{}, Account: c.Account, ChannelProject: "prj_0000000000000000"}
+	if _, _, err := c.Chat.ChatScheduleAction(ctx, elsewhere, sc.ID, core.ScheduleActionDelete); core.ErrorCode(err) != core.CodeScheduleNotFound {
+		t.Fatalf("expected another project's channel told there is no such schedule, got %v", err)
+	}
+	here := &core.ChatSession{Place: place, Binding: &core.ChatBinding{}, Account: c.Account, ChannelProject: c.Project.ID}
+	gone, _, err := c.Chat.ChatScheduleAction(ctx, here, sc.ID, core.ScheduleActionDelete)
+	if err != nil || gone.ID != sc.ID || gone.Name != sc.Name {
+		t.Fatalf("expected the schedule deleted and answered as it was, got %+v %v", gone, err)
+	}
+	if _, err := c.Schedules.GetSchedule(ctx, c.Account, sc.ID); core.ErrorCode(err) != core.CodeScheduleNotFound {
+		t.Errorf("expected the schedule gone, got %v", err)
+	}
+	if got := auditOf(t, c, c.Account.ID, sc.ID, "discord:C2"); got != core.AuditScheduleDeleted {
+		t.Errorf("expected only the delete audited as the channel's, got %q", got)
 	}
 }
 

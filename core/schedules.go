@@ -137,7 +137,12 @@ func (s *Schedules) opened(st *StoredSchedule) (*Schedule, error) {
 // tick afresh from now.
 func (s *Schedules) UpdateSchedule(ctx context.Context, acct *Account, id string, in ScheduleInput) (*Schedule, error) {
 	who := keyActor(acct)
-	return s.change(ctx, acct, id, &who, AuditScheduleUpdated, func(q Queries, sc *StoredSchedule, now time.Time) error {
+	return s.update(ctx, acct, id, in, &who)
+}
+
+// update is UpdateSchedule, audited as who changed it.
+func (s *Schedules) update(ctx context.Context, acct *Account, id string, in ScheduleInput, who *actor) (*Schedule, error) {
+	return s.change(ctx, acct, id, who, AuditScheduleUpdated, func(q Queries, sc *StoredSchedule, now time.Time) error {
 		before := sc.Schedule
 		open, err := s.opened(sc)
 		if err != nil {
@@ -233,16 +238,34 @@ func (s *Schedules) change(ctx context.Context, acct *Account, id string, who *a
 
 // DeleteSchedule removes the schedule and its run log; its workspaces stay.
 func (s *Schedules) DeleteSchedule(ctx context.Context, acct *Account, id string) error {
-	return s.store.InTx(ctx, func(q Queries) error {
+	who := keyActor(acct)
+	_, err := s.remove(ctx, acct, id, &who, "")
+	return err
+}
+
+// remove is DeleteSchedule, audited as who, answering the schedule as it was. When
+// project is not "", a schedule of another project is answered as not found, as a
+// chat channel with a project neither lists nor deletes the others.
+func (s *Schedules) remove(ctx context.Context, acct *Account, id string, who *actor, project string) (*Schedule, error) {
+	var gone *Schedule
+	err := s.store.InTx(ctx, func(q Queries) error {
 		sc, err := accountSchedule(ctx, q.LockSchedule, acct, id)
 		if err != nil {
 			return err
 		}
+		if project != "" && sc.ProjectID != project {
+			return errNoSchedule
+		}
 		if _, err := q.DeleteSchedule(ctx, acct.ID, id); err != nil {
 			return err
 		}
-		return keyActor(acct).audit(ctx, q, acct.ID, s.clock.Now(), AuditScheduleDeleted, sc.ID, sc.Name)
+		gone = &sc.Schedule
+		return who.audit(ctx, q, acct.ID, s.clock.Now(), AuditScheduleDeleted, sc.ID, sc.Name)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return gone, nil
 }
 
 // ListScheduleRuns lists the schedule's last runs, newest first.

@@ -48,7 +48,8 @@ func screenshotDir() string { return os.Getenv("WSHUB_APP_SCREENSHOTS") }
 
 // In a real browser: an owner signs in on the provider's login page, creates a key
 // (shown once, with a Copy button), sees it listed, invites a person and reads the
-// members, the audit log and the usage page; a member is kept from the keys; the invited person signs
+// members, the audit log and the usage page; makes, changes and deletes a schedule; a member is kept
+// from the keys; the invited person signs
 // in to their invitation and accepts it. Every page passes axe-core and is pictured at desktop and phone widths.
 func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 	s := newSite(t)
@@ -166,6 +167,23 @@ func TestInABrowserAnOwnerSignsInAndManagesKeys(t *testing.T) {
 		t.Fatalf("expected the schedule made and listed, got %d: %q", code, b.Text(t, "main"))
 	}
 	picture("schedules")
+	// Its change form, filled from it: a new expression is saved; then its delete,
+	// after the page that asks first.
+	if code := b.Follow(t, `a[aria-label="Change weekly dependencies"]`); code != http.StatusOK ||
+		b.Value(t, "#schedule-prompt") != "Update the dependencies and open a pull request." {
+		t.Fatalf("expected the change form filled from the schedule, got %d: %q", code, b.Text(t, "main"))
+	}
+	picture("schedule-edit")
+	b.FillByLabel(t, "When (cron: minute hour day month weekday, such as 0 9 * * 1)", "0 8 * * 1-5")
+	if code := b.Submit(t, `form[action$="/edit"]`); code != http.StatusOK || !strings.Contains(b.Text(t, "tbody"), "0 8 * * 1-5") {
+		t.Fatalf("expected the change saved and listed, got %d: %q", code, b.Text(t, "main"))
+	}
+	if code := b.Follow(t, `a[aria-label="Delete weekly dependencies"]`); code != http.StatusOK {
+		t.Fatalf("expected the page that asks before a delete, got %d", code)
+	}
+	if code := b.Submit(t, `form[action$="/delete"]`); code != http.StatusOK || !strings.Contains(b.Text(t, "tbody"), "No schedules yet.") {
+		t.Fatalf("expected the schedule deleted, got %d: %q", code, b.Text(t, "main"))
+	}
 
 	// The projects, and one project's secrets: one set, listed by name without its
 	// value, and the page that asks before a remove.

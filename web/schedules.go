@@ -34,6 +34,7 @@ func (a *app) schedulesPageWith(c *fiber.Ctx, status int, projectID, notice stri
 	if err != nil {
 		return a.fail(c, err)
 	}
+	form.Project = cmp.Or(form.Project, projectID) // a project's page offers its own first
 	title := "Schedules"
 	if v.Project != nil {
 		title = "Schedules of " + cmp.Or(v.Project.DisplayName, v.Project.ID)
@@ -44,9 +45,7 @@ func (a *app) schedulesPageWith(c *fiber.Ctx, status int, projectID, notice stri
 // createSchedule makes a schedule from the page's form. What the form got wrong (or a
 // quota that refuses it) is said at the page's top, with the form as it was sent.
 func (a *app) createSchedule(c *fiber.Ctx) error {
-	f := scheduleForm{Name: c.FormValue("name"), Project: c.FormValue("project"), Agent: c.FormValue("agent"),
-		Model: c.FormValue("model"), Prompt: c.FormValue("prompt"), Cron: c.FormValue("cron"),
-		TimeZone: c.FormValue("timeZone"), Mode: c.FormValue("mode")}
+	f := scheduleFormOf(c)
 	given := func(v string) *string { // a blank field takes the schedule's default
 		if strings.TrimSpace(v) == "" {
 			return nil
@@ -56,17 +55,33 @@ func (a *app) createSchedule(c *fiber.Ctx) error {
 	sc, err := a.schedules.CreateSchedule(c.UserContext(), sessionOf(c), core.ScheduleInput{Name: given(f.Name),
 		ProjectID: given(f.Project), Agent: given(f.Agent), Model: given(f.Model), Prompt: given(f.Prompt),
 		Cron: given(f.Cron), TimeZone: given(f.TimeZone), Mode: given(f.Mode)})
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		if status, ok := core.HTTPStatus(ce.Code); ok && status < 500 {
-			return a.schedulesPageWith(c, status, c.FormValue("within"), ce.Detail, f)
-		}
+	if status, why, ok := refusedForm(err); ok {
+		return a.schedulesPageWith(c, status, c.FormValue("within"), why, f)
 	}
 	if err != nil {
 		return a.fail(c, err)
 	}
 	return a.schedulesPageWith(c, fiber.StatusCreated, c.FormValue("within"), "Made "+sc.Name+": its next tick is "+
 		sc.NextTickAt.UTC().Format("2006-01-02 15:04 UTC")+".", scheduleForm{})
+}
+
+// scheduleFormOf reads a schedule's form as it was sent.
+func scheduleFormOf(c *fiber.Ctx) scheduleForm {
+	return scheduleForm{Name: c.FormValue("name"), Project: c.FormValue("project"), Agent: c.FormValue("agent"),
+		Model: c.FormValue("model"), Prompt: c.FormValue("prompt"), Cron: c.FormValue("cron"),
+		TimeZone: c.FormValue("timeZone"), Mode: c.FormValue("mode")}
+}
+
+// refusedForm is core's refusal of what a form said (a field, a quota), with its
+// status and words; ok is false for anything else, which is the error page's.
+func refusedForm(err error) (status int, why string, ok bool) {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		if status, known := core.HTTPStatus(ce.Code); known && status < 500 {
+			return status, ce.Detail, true
+		}
+	}
+	return 0, "", false
 }
 
 func (a *app) schedulesPage(c *fiber.Ctx) error {

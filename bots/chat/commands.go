@@ -120,7 +120,7 @@ func (p Platform) Help(self string) string {
 		m + "`archive` archives the thread's workspace.",
 		m + "`use` " + p.Italic("project") + " sets this channel's project for new workspaces.",
 		m + "`schedule 0 9 * * 1 in Europe/Paris:` " + p.Italic("what to do") + " does it every Monday at 9, Paris time, in a new " +
-			"workspace of this channel's project; `schedules` lists them; `schedule run|pause|resume` " + p.Italic("id") + " acts on one.",
+			"workspace of this channel's project; `schedules` lists them; `schedule run|pause|resume|delete` " + p.Italic("id") + " acts on one.",
 		m + "`help` shows this.",
 	}, "\n")
 }

@@ -11,7 +11,7 @@ import (
 
 // The schedule commands: `schedules` lists the account's schedules (the channel's
 // project's, when it has one); `schedule <cron> [in <zone>]: <prompt>` makes one on
-// the channel's project; `schedule run|pause|resume <id>` acts on one.
+// the channel's project; `schedule run|pause|resume|delete <id>` acts on one.
 
 // Schedules is what the schedule commands ask of core's chat use cases.
 type Schedules interface {
@@ -33,7 +33,8 @@ func scheduleCommand(rest string) bool {
 }
 
 func isScheduleAction(w string) bool {
-	return w == core.ScheduleActionRun || w == core.ScheduleActionPause || w == core.ScheduleActionResume
+	return w == core.ScheduleActionRun || w == core.ScheduleActionPause || w == core.ScheduleActionResume ||
+		w == core.ScheduleActionDelete
 }
 
 // splitSchedule reads `<cron> [in <zone>]: <prompt>`.
@@ -57,9 +58,13 @@ func (h *Handling) schedule(ctx context.Context, svc Threads, sess *core.ChatSes
 		return p.ScheduleList(list), nil
 	}
 	if f := strings.Fields(arg); len(f) == 2 && isScheduleAction(strings.ToLower(f[0])) {
-		sc, run, err := svc.ChatScheduleAction(ctx, sess, f[1], strings.ToLower(f[0]))
+		action := strings.ToLower(f[0])
+		sc, run, err := svc.ChatScheduleAction(ctx, sess, f[1], action)
 		if err != nil {
 			return "", err
+		}
+		if action == core.ScheduleActionDelete {
+			return p.ScheduleDeleted(sc), nil
 		}
 		return p.ScheduleActed(sc, run), nil
 	}
@@ -108,6 +113,11 @@ func (p Platform) ScheduleActed(sc *core.Schedule, run *core.ScheduleRun) string
 		return "Paused " + p.scheduleLine(sc) + "."
 	}
 	return "Resumed " + p.scheduleLine(sc) + "."
+}
+
+// ScheduleDeleted is the answer to delete: what went, and what stays.
+func (p Platform) ScheduleDeleted(sc *core.Schedule) string {
+	return "Deleted " + p.Code(sc.ID) + " " + p.Bold(p.Literal(sc.Name)) + ": no more runs. The workspaces it started stay."
 }
 
 // runWords says how a run went.

@@ -49,6 +49,8 @@ func TestScheduleCommandsAreTakenOnlyWhenTheyLookLikeOne(t *testing.T) {
 		{"schedules of the team", false},
 		{"schedule run sch_1", true},
 		{"schedule PAUSE sch_1", true},
+		{"schedule delete sch_1", true},
+		{"schedule delete the old ones", false},
 		{"schedule resume", false},
 		{"schedule 0 9 * * 1 in Europe/Paris: update the deps", true},
 		{"schedule `0 9 * * 1`: update the deps", true},
@@ -72,6 +74,7 @@ func TestScheduleCommandsAnswers(t *testing.T) {
 			"last run refused (2026-11-30 08:00:00 UTC): the account has 5 live workspaces"},
 		{"schedule run sch_1", "Ran `sch_1`: started workspace `ws_9` (2026-12-07 08:00:00 UTC)."},
 		{"schedule pause sch_1", "Paused `sch_1` *deps *now**: `0 9 * * 1` in Europe/Paris, a new workspace each run, paused."},
+		{"schedule Delete sch_1", "Deleted `sch_1` *deps *now**: no more runs. The workspaces it started stay."},
 		{"schedule `0 9 * * 1` in Europe/Paris: update the deps", "Scheduled `sch_1` *deps *now**: `0 9 * * 1` in Europe/Paris, " +
 			"a new workspace each run, next 2026-12-07 08:00 UTC. `schedule pause sch_1` pauses it."},
 	} {
@@ -82,6 +85,10 @@ func TestScheduleCommandsAnswers(t *testing.T) {
 	}
 	if want := (made{"0 9 * * 1", "Europe/Paris", "update the deps"}); lastMade != want {
 		t.Errorf("expected the schedule made with %+v, got %+v", want, lastMade)
+	}
+	svc.err = core.Errorf(core.CodeScheduleNotFound, "no schedule with this id on this account")
+	if _, said, _ := say(t, Slack, svc, "schedule delete sch_2"); !strings.HasPrefix(said, "I don't know that schedule here.") {
+		t.Errorf("expected an unknown schedule said in words, got %q", said)
 	}
 	svc.err = core.Errorf(core.CodeInvalidRequest, "cron is bad")
 	if handled, _, err := say(t, Slack, svc, "schedule 99 * * * *: x"); !handled || err != nil {

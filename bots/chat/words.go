@@ -79,6 +79,7 @@ var refusals = map[string]string{
 	core.CodeProjectNotFound:               "The project chosen for this channel no longer exists. Choose another with `use <project>`.",
 	core.CodeProjectNotReady:               "The project chosen for this channel isn't ready yet (it is still being prepared, or failed). Try again shortly, or choose another with `use <project>`.",
 	core.CodeChatProjectUnknown:            "I don't know that project. Use its name or id as `wshub admin project list` shows it.",
+	core.CodeScheduleNotFound:              "I don't know that schedule here. `schedules` lists this channel's schedules with their ids.",
 	core.CodeAgentAndModelRequired:         "No agent and model are chosen for this team yet. Ask your hub operator to bind the team with one, for example `{bind} --agent agent_1 --model <model>` (agent_1 Claude Code, agent_2 Codex, agent_3 Cursor Agent, agent_4 Grok CLI).",
 	core.CodeWorkspaceNotAcceptingMessages: "This thread's workspace is archived or has failed, so it takes no more messages. Start a new thread (mention me there) to begin a new workspace.",
 	core.CodeWorkspaceNotFound:             "This thread's workspace has been deleted. Start a new thread (mention me there) to begin a new one.",

@@ -9,8 +9,8 @@ import (
 
 // Discord's one slash command is /workspace; the other chat commands, the schedule
 // ones among them, reach the bot as mentions through the gateway, as on Slack. In a
-// bound channel with a project: a schedule is made, listed, and audited as the
-// channel's.
+// bound channel with a project: a schedule is made, listed and deleted, each audited
+// as the channel's.
 func TestScheduleCommandsByMention(t *testing.T) {
 	t.Parallel()
 	f := newFakeDiscord(t)
@@ -37,9 +37,14 @@ func TestScheduleCommandsByMention(t *testing.T) {
 	if listed := say("962000000000000003", "schedules", 3, "the list"); !strings.Contains(listed, "`"+id+"`") {
 		t.Errorf("expected %s listed, got %q", id, listed)
 	}
-	var actor string
-	if err := h.PG().DB().Get(&actor, `SELECT actor FROM audit_log WHERE target = $1 AND action = $2`, id, core.AuditScheduleCreated); err != nil ||
-		actor != core.PlatformDiscord+":"+channel {
-		t.Errorf("expected the making audited as the channel's, got %q (%v)", actor, err)
+	if gone := say("962000000000000004", "schedule delete "+id, 4, "the delete"); !strings.HasPrefix(gone, "Deleted `"+id+"`") {
+		t.Errorf("expected %s deleted and said, got %q", id, gone)
+	}
+	h.Call("GET", "/v1/api/schedules/"+id, h.Key, nil).Expect(t, 404, "schedule_not_found")
+	var actors []string
+	if err := h.PG().DB().Select(&actors, `SELECT actor FROM audit_log WHERE target = $1 AND action IN ($2, $3) ORDER BY id`,
+		id, core.AuditScheduleCreated, core.AuditScheduleDeleted); err != nil || len(actors) != 2 ||
+		actors[0] != core.PlatformDiscord+":"+channel || actors[1] != actors[0] {
+		t.Errorf("expected the making and the delete audited as the channel's, got %q (%v)", actors, err)
 	}
 }
