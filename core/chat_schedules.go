@@ -46,9 +46,18 @@ const (
 
 // ChatScheduleAction runs, pauses, resumes or deletes one of the account's schedules;
 // a run answers how it went (a refused one too), a delete the schedule as it was. A
-// channel with a project deletes only that project's schedules, those it lists.
+// channel with a project reaches only that project's schedules, those it lists.
 func (s *Chat) ChatScheduleAction(ctx context.Context, sess *ChatSession, id, action string) (*Schedule, *ScheduleRun, error) {
 	who := chatActor(sess)
+	if sess.ChannelProject != "" && action != ScheduleActionDelete { // the delete checks in its transaction
+		sc, err := s.schedules.GetSchedule(ctx, sess.Account, id)
+		if err != nil {
+			return nil, nil, err
+		}
+		if sc.ProjectID != sess.ChannelProject {
+			return nil, nil, errNoSchedule
+		}
+	}
 	switch action {
 	case ScheduleActionRun:
 		run, err := s.schedules.runNow(ctx, sess.Account, id, who)

@@ -21,7 +21,7 @@ var schedules = []coretest.Case{
 	{Name: "pause stops the ticks, resume skips those that came meanwhile, run now runs paused", Test: schedulePauseResume},
 	{Name: "the run log keeps the last 50 runs", Test: scheduleRunLogBounded},
 	{Name: "a channel makes a schedule on its project with its binding's agent, lists and runs it", Test: scheduleFromChat},
-	{Name: "a channel with a project deletes only that project's schedules, audited as the channel's", Test: scheduleDeletedFromChat},
+	{Name: "a channel with a project runs, pauses, resumes and deletes only that project's schedules, audited as the channel's", Test: scheduleDeletedFromChat},
 	{Name: "an account holds at most the hub's number of schedules; one more is quota_exceeded", Test: scheduleQuota},
 }
 
@@ -297,8 +297,13 @@ func scheduleDeletedFromChat(t *testing.T, c *coretest.Core) {
 	sc := scheduleOf(t, c, c.Account, c.Project.ID, "0 9 * * 1", "")
 	place := core.ChatPlace{Platform: core.PlatformDiscord, TeamID: "G1", ChannelID: "C2"}
 	elsewhere := &core.ChatSession{Place: place, Binding: &core.ChatBinding{}, Account: c.Account, ChannelProject: "prj_0000000000000000"}
-	if _, _, err := c.Chat.ChatScheduleAction(ctx, elsewhere, sc.ID, core.ScheduleActionDelete); core.ErrorCode(err) != core.CodeScheduleNotFound {
-		t.Fatalf("expected another project's channel told there is no such schedule, got %v", err)
+	for _, action := range []string{core.ScheduleActionRun, core.ScheduleActionPause, core.ScheduleActionResume, core.ScheduleActionDelete} {
+		if _, _, err := c.Chat.ChatScheduleAction(ctx, elsewhere, sc.ID, action); core.ErrorCode(err) != core.CodeScheduleNotFound {
+			t.Fatalf("%s: expected another project's channel told there is no such schedule, got %v", action, err)
+		}
+	}
+	if got, _ := c.Schedules.GetSchedule(ctx, c.Account, sc.ID); got == nil || got.Paused {
+		t.Fatalf("expected the schedule untouched by another project's channel, got %+v", got)
 	}
 	here := &core.ChatSession{Place: place, Binding: &core.ChatBinding{}, Account: c.Account, ChannelProject: c.Project.ID}
 	gone, _, err := c.Chat.ChatScheduleAction(ctx, here, sc.ID, core.ScheduleActionDelete)
