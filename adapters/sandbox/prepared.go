@@ -293,6 +293,29 @@ func (p *preparer) endLocked(b *preparedTurn) func() {
 	}
 }
 
+// removeLater removes the group of a turn run in a prepared sandbox, in the background:
+// the sandbox's processes are gone with its first (its PID namespace ended them), so
+// what is left is the kernel's bookkeeping, and the turn's answer need not wait for
+// it. The workspace's next prepared group, of the same name, waits for it.
+func (p *preparer) removeLater(ws string, g turnCgroup) {
+	p.mu.Lock()
+	prev, done := p.ending[ws], make(chan struct{})
+	p.ending[ws] = done
+	p.mu.Unlock()
+	go func() {
+		if prev != nil {
+			<-prev
+		}
+		_ = g.remove()
+		close(done)
+		p.mu.Lock()
+		if p.ending[ws] == done {
+			delete(p.ending, ws)
+		}
+		p.mu.Unlock()
+	}()
+}
+
 // make makes b's group and starts its process, unless b was ended meanwhile.
 func (p *preparer) make(b *preparedTurn) {
 	defer close(b.ready)

@@ -38,7 +38,8 @@ func (h *Host) Run(ctx context.Context, workspaceID string, size core.ProviderSi
 	shape, preparable := h.prepared.shapeOf(inv, l)
 	inv.started = func(pid int) { h.recordTurn(workspaceID, pid) }
 	var st Exit
-	if b := h.prepared.take(workspaceID, shape, preparable); b != nil {
+	b := h.prepared.take(workspaceID, shape, preparable)
+	if b != nil {
 		g = b.g
 		st = b.run(ctx, inv)
 	} else {
@@ -57,7 +58,11 @@ func (h *Host) Run(ctx context.Context, workspaceID string, size core.ProviderSi
 		st.Limit = limitSentence(l, oom, pids)
 		// Best effort: a group that outlives its turn is ended and made anew by the
 		// workspace's next turn.
-		_ = g.remove()
+		if b != nil {
+			h.prepared.removeLater(workspaceID, g)
+		} else {
+			_ = g.remove()
+		}
 	}
 	if preparable && ctx.Err() == nil {
 		h.prepared.prepare(workspaceID, shape)
