@@ -63,8 +63,10 @@ func (s *Workspaces) ListMessages(ctx context.Context, acct *Account, workspaceI
 		}
 	}
 	for _, r := range rows {
-		m := r.Message
-		if m.Text, err = s.open(r.SealedText, SealedMessageText.binding(ws.ID, m.ID)); err != nil {
+		// The page's messages are the rows' own, not copies: a page is up to 200 of them
+		// on the API's hottest list, and a copy each was a seventh of what it allocated.
+		m := &r.Message
+		if m.Text, err = s.openOnce(r.SealedText, SealedMessageText.binding(ws.ID, m.ID)); err != nil {
 			return nil, err
 		}
 		for _, id := range m.AssetIDs {
@@ -73,13 +75,13 @@ func (s *Workspaces) ListMessages(ctx context.Context, acct *Account, workspaceI
 			}
 		}
 		if r.FailureCode != "" {
-			text, err := s.open(r.SealedFailure, SealedMessageFailure.binding(ws.ID, m.ID))
+			text, err := s.openOnce(r.SealedFailure, SealedMessageFailure.binding(ws.ID, m.ID))
 			if err != nil {
 				return nil, err
 			}
 			m.Failure = &TurnFailure{TurnID: m.TurnID, Agent: r.FailureAgent, Code: r.FailureCode, Message: text}
 		}
-		page.Messages = append(page.Messages, &m)
+		page.Messages = append(page.Messages, m)
 		page.LatestSeq = m.Seq
 	}
 	// turnFailure: present when the newest turn on the page ended in error.

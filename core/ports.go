@@ -88,6 +88,9 @@ type Receipt struct {
 type Sealer interface {
 	Seal(plaintext []byte, binding string) ([]byte, error)
 	Open(sealed []byte, binding string) ([]byte, error)
+	// OpenInPlace is Open writing the plaintext over sealed, which the caller then no
+	// longer reads as sealed.
+	OpenInPlace(sealed []byte, binding string) ([]byte, error)
 	// Current reports whether sealed is sealed under the key Seal uses now (Reseal
 	// skips it).
 	Current(sealed []byte) bool

@@ -222,10 +222,24 @@ func (s kernel) seal(plaintext []byte, binding string) ([]byte, error) {
 }
 
 func (s kernel) open(sealed []byte, binding string) (string, error) {
+	return s.openAs(sealed, binding, false)
+}
+
+// openOnce is open for a sealed value read once and then dropped (a row of a page):
+// opened over its own bytes, so the text is the one allocation.
+func (s kernel) openOnce(sealed []byte, binding string) (string, error) {
+	return s.openAs(sealed, binding, true)
+}
+
+func (s kernel) openAs(sealed []byte, binding string, inPlace bool) (string, error) {
 	if err := s.requireSealer(); err != nil {
 		return "", err
 	}
-	out, err := s.sealer.Open(sealed, binding)
+	open := s.sealer.Open
+	if inPlace {
+		open = s.sealer.OpenInPlace
+	}
+	out, err := open(sealed, binding)
 	if err != nil {
 		return "", fmt.Errorf("open sealed %s: %w", binding, err)
 	}

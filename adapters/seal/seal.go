@@ -148,6 +148,17 @@ var ErrUnknownKey = errors.New("seal: sealed under a key this hub does not hold"
 // Open decrypts a value made by Seal under any of the sealer's keys, with the same
 // binding.
 func (s *AESGCM) Open(sealed []byte, binding string) ([]byte, error) {
+	return s.open(sealed, binding, false)
+}
+
+// OpenInPlace is Open writing the plaintext over sealed's own bytes, which are then no
+// longer the sealed value: for a caller that reads many values once (a page of
+// messages) and would otherwise allocate each plaintext only to copy it.
+func (s *AESGCM) OpenInPlace(sealed []byte, binding string) ([]byte, error) {
+	return s.open(sealed, binding, true)
+}
+
+func (s *AESGCM) open(sealed []byte, binding string, inPlace bool) ([]byte, error) {
 	if len(sealed) < 1 {
 		return nil, errors.New("seal: sealed value is empty")
 	}
@@ -156,6 +167,8 @@ func (s *AESGCM) Open(sealed []byte, binding string) ([]byte, error) {
 		if len(sealed) < 1+nonceSize+tagSize {
 			return nil, tooShort(len(sealed), 1+nonceSize+tagSize)
 		}
+		// Never in place: each key is tried in turn, and a failed try clears what it
+		// was given to write to.
 		nonce, ct := sealed[1:1+nonceSize], sealed[1+nonceSize:]
 		for _, k := range s.keys {
 			if pt, err := k.aead.Open(nil, nonce, ct, []byte(binding)); err == nil {
@@ -169,11 +182,15 @@ func (s *AESGCM) Open(sealed []byte, binding string) ([]byte, error) {
 		}
 		id := binary.BigEndian.Uint32(sealed[1 : 1+idSize])
 		nonce, ct := sealed[1+idSize:1+idSize+nonceSize], sealed[1+idSize+nonceSize:]
+		var dst []byte
+		if inPlace {
+			dst = ct[:0]
+		}
 		for _, k := range s.keys {
 			if k.id != id {
 				continue
 			}
-			pt, err := k.aead.Open(nil, nonce, ct, []byte(binding))
+			pt, err := k.aead.Open(dst, nonce, ct, []byte(binding))
 			if err != nil {
 				return nil, ErrOpen
 			}
