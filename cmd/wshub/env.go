@@ -22,30 +22,11 @@ type environ struct {
 	// process is set on the process's own environ: what take removes is unset there
 	// too, so that no child inherits it.
 	process bool
-	// sysmonKept is set when the process started with GODEBUG's keepSysmon
-	// (sysmon.go), which GODEBUG then no longer shows.
-	sysmonKept bool
 }
 
-// processEnviron is the environment of this process, read once, by main. The
-// runtime read keepSysmon from GODEBUG as the process started; it is taken out, so
-// that what the hub starts (git, agents, runtimes) gets GODEBUG as the operator gave
-// it.
+// processEnviron is the environment of this process, read once, by main.
 func processEnviron() environ {
-	e := environ{vars: varsOf(os.Environ()), stdin: os.Stdin, process: true}
-	if godebug, ok := e.vars["GODEBUG"]; ok {
-		if rest, found := withoutKeepSysmon(godebug); found {
-			e.sysmonKept = true
-			if rest == "" {
-				delete(e.vars, "GODEBUG")
-				_ = os.Unsetenv("GODEBUG")
-			} else {
-				e.vars["GODEBUG"] = rest
-				_ = os.Setenv("GODEBUG", rest)
-			}
-		}
-	}
-	return e
+	return environ{vars: varsOf(os.Environ()), stdin: os.Stdin, process: true}
 }
 
 // varsOf reads os.Environ's form; when a name repeats the first value wins, as with

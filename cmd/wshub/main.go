@@ -43,12 +43,8 @@ client commands (the REST API from a shell or CI; WSHUB_URL, WSHUB_API_KEY; --he
 `
 
 func main() {
-	env := processEnviron()
-	if len(os.Args) > 1 && keepsSysmonAwake(os.Args[1]) {
-		keepSysmonAwake(env, os.Args, os.Stderr)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], env, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], processEnviron(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
