@@ -276,18 +276,27 @@ func (p *preparer) endLocked(b *preparedTurn) func() {
 	}
 	b.timer.Stop()
 	b.ended = true
-	prev, done := p.ending[b.ws], make(chan struct{})
-	p.ending[b.ws] = done
+	return p.inTurnLocked(b.ws, func() {
+		<-b.ready
+		b.end()
+	})
+}
+
+// inTurnLocked returns what runs end once the workspace's earlier endings and removals
+// are done, and which its next prepared sandbox waits for (p.mu held): the groups they
+// touch share a name.
+func (p *preparer) inTurnLocked(ws string, end func()) func() {
+	prev, done := p.ending[ws], make(chan struct{})
+	p.ending[ws] = done
 	return func() {
 		if prev != nil {
 			<-prev
 		}
-		<-b.ready
-		b.end()
+		end()
 		close(done)
 		p.mu.Lock()
-		if p.ending[b.ws] == done {
-			delete(p.ending, b.ws)
+		if p.ending[ws] == done {
+			delete(p.ending, ws)
 		}
 		p.mu.Unlock()
 	}
@@ -299,21 +308,9 @@ func (p *preparer) endLocked(b *preparedTurn) func() {
 // it. The workspace's next prepared group, of the same name, waits for it.
 func (p *preparer) removeLater(ws string, g turnCgroup) {
 	p.mu.Lock()
-	prev, done := p.ending[ws], make(chan struct{})
-	p.ending[ws] = done
+	remove := p.inTurnLocked(ws, func() { _ = g.remove() })
 	p.mu.Unlock()
-	go func() {
-		if prev != nil {
-			<-prev
-		}
-		_ = g.remove()
-		close(done)
-		p.mu.Lock()
-		if p.ending[ws] == done {
-			delete(p.ending, ws)
-		}
-		p.mu.Unlock()
-	}()
+	go remove()
 }
 
 // make makes b's group and starts its process, unless b was ended meanwhile.
