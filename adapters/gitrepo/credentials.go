@@ -1,6 +1,8 @@
 package gitrepo
 
 import (
+	"github.com/wshub/wshub/internal/shellword"
+
 	"cmp"
 	"context"
 	"errors"
@@ -198,7 +200,7 @@ func (c *Credentials) env(keyFile string) []string {
 		env = append(env, "WSHUB_GIT_HTTPS_USER="+user, "WSHUB_GIT_HTTPS_TOKEN="+c.HTTPSToken)
 	}
 	if key := cmp.Or(keyFile, c.SSHKeyFile); key != "" {
-		env = append(env, "GIT_SSH_COMMAND=ssh -i "+shellQuote(key)+" -o IdentitiesOnly=yes -o BatchMode=yes"+c.pin.sshOptions())
+		env = append(env, "GIT_SSH_COMMAND=ssh -i "+shellword.Quote(key)+" -o IdentitiesOnly=yes -o BatchMode=yes"+c.pin.sshOptions())
 	} else if c.pin != nil && c.pin.ssh {
 		env = append(env, "GIT_SSH_COMMAND=ssh -o BatchMode=yes"+c.pin.sshOptions())
 	}

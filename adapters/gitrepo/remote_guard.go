@@ -1,6 +1,8 @@
 package gitrepo
 
 import (
+	"github.com/wshub/wshub/internal/shellword"
+
 	"context"
 	"fmt"
 	"net"
@@ -109,11 +111,6 @@ func remoteHost(repository string) (*remotePin, error) {
 	return p, nil
 }
 
-// shellQuote is s as one word of a shell command line (GIT_SSH_COMMAND is run by a shell).
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 func cmpPort(port, def string) string {
 	if port == "" {
 		return def
@@ -144,5 +141,5 @@ func (p *remotePin) sshOptions() string {
 	if p == nil || !p.ssh {
 		return ""
 	}
-	return " -o HostName=" + p.addr.String() + " -o " + shellQuote("HostKeyAlias="+p.host) + " -o ProxyCommand=none -o ProxyJump=none"
+	return " -o HostName=" + p.addr.String() + " -o " + shellword.Quote("HostKeyAlias="+p.host) + " -o ProxyCommand=none -o ProxyJump=none"
 }

@@ -3,7 +3,10 @@
 package sandbox
 
 import (
+	"github.com/wshub/wshub/internal/shellword"
+
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,7 +46,7 @@ import (
 // The agent's environment differs in one way from a one-off turn's: PWD is its working
 // directory, /workspace, where the one-off way passes on the joining shell's "/".
 
-// preparedName is the argv[0] of a prepared process's shell, as ps shows it.
+// preparedName is the name ($0) of the shell waiting in a prepared sandbox.
 const preparedName = "wshub-sandbox-next"
 
 // innerScript is what waits inside a prepared sandbox, given the path of the command's
@@ -335,7 +338,7 @@ func (p *preparer) make(b *preparedTurn) {
 	}
 }
 
-var errPreparedEnded = &os.SyscallError{Syscall: "prepare", Err: syscall.ECANCELED}
+var errPreparedEnded = errors.New("the prepared sandbox was ended before it was made")
 
 // start makes b's sandbox: descriptors 4.. of its first process are the extra pipes'
 // read ends, then bubblewrap's options', then the command's.
@@ -382,12 +385,13 @@ func (b *preparedTurn) start(bwrap string) error {
 	// closes with the hub, and the shell waiting on it exits).
 	sys.Pdeathsig = syscall.SIGKILL
 	b.bound = boundNow(b.shape.options)
-	// Started in /, with nothing in its environment but what the turn exports.
-	if b.c, err = startChild(path, "", args, "/", []string{}, sys, files); err != nil {
-		return fail(err)
+	argv0 := cgroupHelper // the joining shell's name, as a one-off turn's (nsenter keeps its own)
+	if b.shape.kept != nil {
+		argv0 = ""
 	}
-	if b.shape.kept == nil {
-		b.c.cmd.Args[0] = cgroupHelper
+	// Started in /, with nothing in its environment but what the turn exports.
+	if b.c, err = startChild(path, argv0, args, "/", []string{}, sys, files); err != nil {
+		return fail(err)
 	}
 	options := b.shape.options + "\x00"
 	go func() { _, _ = io.WriteString(b.argsW, options); _ = b.argsW.Close() }()
@@ -431,18 +435,15 @@ func commandScript(inv Process, ctlFD int) string {
 	var s strings.Builder
 	for _, kv := range inv.Env {
 		name, value, _ := strings.Cut(kv, "=")
-		s.WriteString("export " + name + "=" + shellQuote(value) + "\n")
+		s.WriteString("export " + name + "=" + shellword.Quote(value) + "\n")
 	}
 	s.WriteString("exec")
 	for _, a := range inv.Args[3:] {
-		s.WriteString(" " + shellQuote(a))
+		s.WriteString(" " + shellword.Quote(a))
 	}
 	s.WriteString(" " + strconv.Itoa(ctlFD) + "<&-\n")
 	return s.String()
 }
-
-// shellQuote is s as one word of sh, taken literally.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // feed hands the turn's command to b's sandbox and copies the turn's extra descriptors
 // into its pipes; each pipe is closed once written.
