@@ -77,12 +77,15 @@ func TestSetupFailureFailsTheWorkspaceInWords(t *testing.T) {
 	}{
 		{"exit", `{"setup": "echo step one\necho the registry said no >&2\nexit 7"}`, "setup_failed:setup_script",
 			[]string{".wshub/environment.json", "exited with status 7", "step one\nthe registry said no"}},
-		{"timeout", `{"setup": "echo waiting forever\nsleep 600", "setupTimeout": 1}`, "setup_failed:setup_timeout",
-			[]string{"ran longer than its 1s", "waiting forever"}},
+		// The timeout counts from the sandbox's start: 5 s leaves a busy machine room to
+		// start it and run the echo (1 s did not, once, in CI).
+		{"timeout", `{"setup": "echo waiting forever\nsleep 600", "setupTimeout": 5}`, "setup_failed:setup_timeout",
+			[]string{"ran longer than its 5s", "waiting forever"}},
 		{"invalid", `{"setpu": "npm ci"}`, "setup_failed:environment_invalid",
 			[]string{`.wshub/environment.json is not a valid environment: unknown field "setpu"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			p, _ := repoWith(t, h, map[string]string{".wshub/environment.json": c.env})
 			id := create(t, h, p, "echo never runs")
 			ws := waitFor(t, h, id, "the workspace failed", state("failed"))
