@@ -5,7 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // hostileCheckout is a workspace checkout made from a mirror, and a bare repository
@@ -178,5 +181,62 @@ func TestHubGitRefusesARedirectedRepository(t *testing.T) {
 				t.Errorf("the other repository moved from %s to %s", before, after)
 			}
 		})
+	}
+}
+
+// The files the hub puts back in .git are read before they are written (a turn that
+// left them alone writes nothing), so what the agent left in their place must not
+// hold the hub: a FIFO is replaced, not waited on, and a config linked to a file of
+// the checkout is cut loose from it.
+func TestHubGitPutsBackWhatTheAgentLeftInPlaceOfItsFiles(t *testing.T) {
+	co, _ := hostileCheckout(t)
+	gitDir := filepath.Join(co.Dir, ".git")
+	if err := co.secure("wshub/work"); err != nil {
+		t.Fatal(err)
+	}
+	hubConfig, err := os.ReadFile(filepath.Join(gitDir, "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"HEAD", filepath.Join("info", "exclude")} {
+		if err := os.Remove(filepath.Join(gitDir, f)); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(filepath.Join(gitDir, f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The config keeps the hub's content, linked to a file the agent can write.
+	linked := filepath.Join(co.Dir, "notes.txt")
+	if err := os.Remove(filepath.Join(gitDir, "config")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(linked, hubConfig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(linked, filepath.Join(gitDir, "config")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := co.CommitAll(context.Background(), "wshub/work", "wshub: turn_1")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("commit: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the commit waited on a FIFO the agent left in .git")
+	}
+	for _, f := range []string{"config", "HEAD", filepath.Join("info", "exclude")} {
+		fi, err := os.Lstat(filepath.Join(gitDir, f))
+		if err != nil || !fi.Mode().IsRegular() || links(fi) != 1 {
+			t.Errorf(".git/%s should be a plain file again: %v %v", f, fi, err)
+		}
+	}
+	if got := testGit(t, co.Dir, "cat-file", "blob", "HEAD:notes.txt"); got != strings.TrimSpace(string(hubConfig)) {
+		t.Errorf("notes.txt should be committed as the agent wrote it, got %q", got)
 	}
 }

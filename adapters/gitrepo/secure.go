@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -92,14 +93,14 @@ func (c *Checkout) secure(branch string) error {
 	if err != nil {
 		return fmt.Errorf("read the hub's copy of the checkout's config: %w", err)
 	}
-	if err := replaceFile(filepath.Join(gitDir, "config"), string(config)); err != nil {
+	if err := ensureFile(filepath.Join(gitDir, "config"), string(config)); err != nil {
 		return err
 	}
-	if err := replaceFile(filepath.Join(gitDir, "HEAD"), "ref: refs/heads/"+branch+"\n"); err != nil {
+	if err := ensureFile(filepath.Join(gitDir, "HEAD"), "ref: refs/heads/"+branch+"\n"); err != nil {
 		return err
 	}
 	exclude := filepath.Join(gitDir, "info", "exclude")
-	old, _ := os.ReadFile(exclude)
+	old, _ := readPlainFile(exclude, maxExclude)
 	if !strings.Contains("\n"+string(old)+"\n", "\n"+excludeContext+"\n") {
 		if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
 			return err
@@ -140,6 +141,41 @@ func (c *Checkout) writeConfigCopy(ctx context.Context, g *runner, dir string) e
 		}
 	}
 	return os.Rename(tmp, c.configCopy())
+}
+
+// maxExclude bounds what is read of info/exclude: the agent may have made it anything.
+const maxExclude = 1 << 20
+
+// ensureFile makes path a plain file holding content, leaving it alone when it is one
+// already: a turn then writes nothing in .git (two files renamed per turn cost more
+// than the rest of the check).
+func ensureFile(path, content string) error {
+	if b, ok := readPlainFile(path, int64(len(content))); ok && string(b) == content {
+		return nil
+	}
+	return replaceFile(path, content)
+}
+
+// readPlainFile reads path when it is a regular file with one link and at most max
+// bytes, never following a symlink nor waiting on a FIFO the agent left in its place;
+// ok is false otherwise. A file linked elsewhere too is not trusted to keep its
+// content: it is replaced.
+func readPlainFile(path string, max int64) (b []byte, ok bool) {
+	f, err := openPlain(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > max || links(fi) != 1 {
+		return nil, false
+	}
+	b = make([]byte, fi.Size()+1) // one more, to see a file that grew since the stat
+	n, err := io.ReadFull(f, b)
+	if err != io.ErrUnexpectedEOF && err != io.EOF || int64(n) != fi.Size() {
+		return nil, false
+	}
+	return b[:n], true
 }
 
 // replaceFile writes content to path through a new file renamed over it.
