@@ -280,13 +280,19 @@ func (c *Checkout) status(ctx context.Context, g *runner, left []LeftOut, kept [
 	out := &cappedWriter{limit: statusCap}
 	// The flags are explicit: the repository's config is the hub's (secure), but its
 	// defaults for status are not what the commit's add does.
-	err := g.runTo(ctx, c.Dir, nil, out, nil, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none", "--no-renames")
-	if err != nil || out.over {
-		return statusUnsure
-	}
 	excluded := slices.Clone(kept)
 	for _, l := range left {
 		excluded = append(excluded, l.Path)
+	}
+	// What is left or kept out is out of status's walk too, as it is out of the add's:
+	// an embedded repository whose HEAD is a FIFO would hold git status forever.
+	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=none", "--no-renames", "--", "."}
+	for _, e := range excluded {
+		args = append(args, ":(exclude,literal)"+e)
+	}
+	err := g.runTo(ctx, c.Dir, nil, out, nil, args...)
+	if err != nil || out.over {
+		return statusUnsure
 	}
 	found := statusNothing
 	for _, entry := range strings.Split(out.buf.String(), "\x00") {

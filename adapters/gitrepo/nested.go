@@ -150,11 +150,31 @@ func hasSymlink(root, path string) bool {
 	return false
 }
 
+// What is read of an embedded repository's files, which are the agent's.
+const (
+	maxRefFile    = 4 << 10
+	maxPackedRefs = 64 << 20
+)
+
+// readRepoFile reads a file of an embedded repository as readPlainFile does: an
+// error when it is not a regular file of at most max bytes (fs.ErrNotExist when there
+// is none).
+func readRepoFile(path string, max int64) ([]byte, error) {
+	if _, err := os.Lstat(path); err != nil {
+		return nil, err
+	}
+	b, _, ok := readPlainFile(path, max)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a file of at most %d bytes", filepath.Base(path), max)
+	}
+	return b, nil
+}
+
 // nestedHead resolves HEAD of the repository at gitDir by reading its files: a
 // detached id, or a ref in its own file or in packed-refs ("" when the ref has no
 // commit yet, refID).
 func nestedHead(gitDir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	b, err := readRepoFile(filepath.Join(gitDir, "HEAD"), maxRefFile)
 	if err != nil {
 		return "", err
 	}
@@ -173,12 +193,12 @@ func refID(gitDir, ref string) (string, error) {
 	if !strings.HasPrefix(ref, "refs/") || strings.Contains(ref, "..") {
 		return "", fmt.Errorf("a ref named %q", ref)
 	}
-	if b, err := os.ReadFile(filepath.Join(gitDir, filepath.FromSlash(ref))); err == nil {
+	if b, err := readRepoFile(filepath.Join(gitDir, filepath.FromSlash(ref)), maxRefFile); err == nil {
 		return checkID(strings.TrimSpace(string(b)))
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	packed, err := os.ReadFile(filepath.Join(gitDir, "packed-refs"))
+	packed, err := readRepoFile(filepath.Join(gitDir, "packed-refs"), maxPackedRefs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -220,7 +240,7 @@ func hasObject(gitDir, id string) bool {
 // idxHas looks id up in a pack index (v2: magic, version, 256 fan-out counts, then
 // the sorted ids), by binary search within id's fan-out bucket.
 func idxHas(path string, id []byte) bool {
-	f, err := os.Open(path)
+	f, err := openPlain(path)
 	if err != nil {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -41,6 +42,16 @@ func TestCommitLeavesOutEmbeddedRepositoriesThatReachOut(t *testing.T) {
 	// d: the other account's head, written as a detached HEAD it does not hold.
 	writeFile(t, filepath.Join(mkdir("d", ".git", "objects"), "..", "HEAD"), secret+"\n")
 	mkdir("d", ".git", "refs")
+	// f: HEAD is a FIFO (reading it would wait for a writer forever).
+	mkdir("f", ".git", "objects")
+	if err := syscall.Mkfifo(filepath.Join(co.Dir, "f", ".git", "HEAD"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// p: a head whose object would be looked up in a pack index that is a FIFO.
+	writeFile(t, filepath.Join(mkdir("p", ".git", "objects", "pack"), "..", "..", "HEAD"), secret+"\n")
+	if err := syscall.Mkfifo(filepath.Join(co.Dir, "p", ".git", "objects", "pack", "pack-1.idx"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// ok: a real embedded repository.
 	okRepo := mkdir("vendor", "ok")
 	testGit(t, okRepo, "init", "--quiet")
@@ -56,6 +67,8 @@ func TestCommitLeavesOutEmbeddedRepositoriesThatReachOut(t *testing.T) {
 		"l": "an embedded repository whose .git is a symlink",
 		"g": "an embedded repository whose .git points out of the checkout",
 		"d": "an embedded repository whose head is not an object it holds",
+		"f": "an embedded repository whose head cannot be read",
+		"p": "an embedded repository whose head is not an object it holds",
 	}
 	got := map[string]string{}
 	for _, l := range left {
@@ -73,7 +86,7 @@ func TestCommitLeavesOutEmbeddedRepositoriesThatReachOut(t *testing.T) {
 	if strings.Contains(tree, secret) {
 		t.Fatalf("the commit records the other account's head:\n%s", tree)
 	}
-	for _, p := range []string{"x", "l", "g", "d"} {
+	for _, p := range []string{"x", "l", "g", "d", "f", "p"} {
 		if strings.Contains(tree, "\t"+p) {
 			t.Errorf("expected %s not in the commit, got:\n%s", p, tree)
 		}

@@ -100,7 +100,7 @@ func (c *Checkout) secure(branch string) error {
 		return err
 	}
 	exclude := filepath.Join(gitDir, "info", "exclude")
-	old, _ := readPlainFile(exclude, maxExclude)
+	old, _, _ := readPlainFile(exclude, maxExclude)
 	if !strings.Contains("\n"+string(old)+"\n", "\n"+excludeContext+"\n") {
 		if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
 			return err
@@ -148,34 +148,34 @@ const maxExclude = 1 << 20
 
 // ensureFile makes path a plain file holding content, leaving it alone when it is one
 // already: a turn then writes nothing in .git (two files renamed per turn cost more
-// than the rest of the check).
+// than the rest of the check). A file linked elsewhere too is not trusted to keep its
+// content: it is replaced.
 func ensureFile(path, content string) error {
-	if b, ok := readPlainFile(path, int64(len(content))); ok && string(b) == content {
+	if b, fi, ok := readPlainFile(path, int64(len(content))); ok && links(fi) == 1 && string(b) == content {
 		return nil
 	}
 	return replaceFile(path, content)
 }
 
-// readPlainFile reads path when it is a regular file with one link and at most max
-// bytes, never following a symlink nor waiting on a FIFO the agent left in its place;
-// ok is false otherwise. A file linked elsewhere too is not trusted to keep its
-// content: it is replaced.
-func readPlainFile(path string, max int64) (b []byte, ok bool) {
+// readPlainFile reads path when it is a regular file of at most max bytes, never
+// following a symlink nor waiting on a FIFO the agent left in its place; ok is false
+// otherwise.
+func readPlainFile(path string, max int64) (b []byte, fi os.FileInfo, ok bool) {
 	f, err := openPlain(path)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > max || links(fi) != 1 {
-		return nil, false
+	fi, err = f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > max {
+		return nil, nil, false
 	}
 	b = make([]byte, fi.Size()+1) // one more, to see a file that grew since the stat
 	n, err := io.ReadFull(f, b)
 	if err != io.ErrUnexpectedEOF && err != io.EOF || int64(n) != fi.Size() {
-		return nil, false
+		return nil, nil, false
 	}
-	return b[:n], true
+	return b[:n], fi, true
 }
 
 // replaceFile writes content to path through a new file renamed over it.
