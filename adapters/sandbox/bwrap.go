@@ -115,6 +115,8 @@ type bwrap struct {
 	nsenter string
 	// stateDir is hub-private: the FIFOs pasta says it is ready on.
 	stateDir string
+	// etc is the sandbox's /etc, nil where it is bound file by file.
+	etc *etcView
 	// tmpSize and shmSize are the byte caps of /tmp and /dev/shm, as bwrap's --size.
 	tmpSize, shmSize string
 }
@@ -198,6 +200,9 @@ func newBwrap(ctx context.Context, cfg Config, stateDir string) (*bwrap, error) 
 				return nil, fmt.Errorf("WSHUB_SANDBOX_READONLY: %q would show agents the hub's data directory %q", ro, h)
 			}
 		}
+	}
+	if b.etc, err = newEtcView(stateDir, b.readOnly); err != nil {
+		return nil, fmt.Errorf("the sandbox's /etc: %w", err)
 	}
 	if err := b.probe(ctx); err != nil {
 		return nil, err
@@ -317,14 +322,7 @@ func (b *bwrap) args(m Mounts) []string {
 			visible = append(visible, p)
 		}
 	}
-	for _, p := range etcPaths {
-		if p == "/etc/resolv.conf" && network(m.Network) == core.NetworkFull && b.resolvConf != "" {
-			// The host's name servers may be where "full" does not reach.
-			a = append(a, "--ro-bind", b.resolvConf, p)
-			continue
-		}
-		a = append(a, "--ro-bind-try", p, p)
-	}
+	a = b.etcArgs(a, m)
 	// The sandbox's own /tmp first: a WSHUB_SANDBOX_READONLY path under the host's /tmp
 	// is then bound onto it rather than hidden by it.
 	// /tmp and /dev/shm are memory: each gets a cap, and the rest of /dev is read-only
@@ -357,6 +355,55 @@ func (b *bwrap) args(m Mounts) []string {
 	// The root bwrap builds the sandbox on is a tmpfs; read-only once built, so the only
 	// writable places are the checkout, the home, /tmp and the writable binds.
 	return append(a, "--remount-ro", "/", "--chdir", CheckoutPath)
+}
+
+// etcArgs appends the binds that make the sandbox's /etc: the view (etcview.go) with
+// the directories bound on it, or, when the view cannot be had, each of etcPaths.
+func (b *bwrap) etcArgs(a []string, m Mounts) []string {
+	// The host's name servers may be where "full" does not reach.
+	ownResolv := network(m.Network) == core.NetworkFull && b.resolvConf != ""
+	if em, err := b.etc.refresh(); err == nil && !b.etcTargets(m) {
+		a = append(a, "--ro-bind", em.view, "/etc")
+		for _, p := range append(em.dirs, em.bound...) {
+			a = append(a, "--ro-bind", p, p)
+		}
+		if ownResolv {
+			a = append(a, "--ro-bind", b.resolvConf, "/etc/resolv.conf")
+		}
+		return a
+	}
+	for _, p := range etcPaths {
+		if p == "/etc/resolv.conf" && ownResolv {
+			a = append(a, "--ro-bind", b.resolvConf, p)
+			continue
+		}
+		a = append(a, "--ro-bind-try", p, p)
+	}
+	return a
+}
+
+// etcTargets reports whether m binds something under /etc, which a read-only view
+// there would have no place for.
+func (b *bwrap) etcTargets(m Mounts) bool {
+	for _, f := range m.ReadOnlyFiles {
+		if within(f, "/etc") {
+			return true
+		}
+	}
+	for _, x := range m.Binds {
+		if within(x.Sandbox, "/etc") {
+			return true
+		}
+	}
+	return false
+}
+
+// etcMounts is what a sandbox binds for /etc through the view.
+type etcMounts struct {
+	view string
+	// dirs are the host's directories of etcPaths, and bound its files not copied (too
+	// large, not regular): each bound on its empty place in the view.
+	dirs, bound []string
 }
 
 // visible reports whether a host path is inside the sandbox's read-only view.

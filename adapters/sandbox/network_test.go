@@ -161,6 +161,16 @@ func reexecInNewNetns(t *testing.T) {
 	if _, err := exec.LookPath("pasta"); err != nil {
 		t.Skip("pasta is not installed (Debian: apt-get install passt; make test installs it)")
 	}
+	reexecUnshared(t, "--net", "--mount")
+}
+
+// reexecUnshared runs the calling test again in a copy of the test binary inside the
+// new namespaces unshare's flags name, and fails with its output if it fails.
+func reexecUnshared(t *testing.T, flags ...string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("making namespaces for the test needs root")
+	}
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Skip("unshare (util-linux) is not installed")
 	}
@@ -168,14 +178,14 @@ func reexecInNewNetns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("unshare", "--net", "--mount", "--", self, "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd := exec.Command("unshare", append(flags, "--", self, "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")...)
 	cmd.Env = append(os.Environ(), inTestNetns+"=1")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the test in its own network namespace failed: %v\n%s", err, out)
+		t.Fatalf("the test in its own namespaces failed: %v\n%s", err, out)
 	}
 	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
-		t.Fatalf("expected the test to run and pass in its own network namespace, got:\n%s", out)
+		t.Fatalf("expected the test to run and pass in its own namespaces, got:\n%s", out)
 	}
 }
 
