@@ -31,6 +31,9 @@ type Checkout struct {
 	Counted  []string
 	// Author is who the commits are by (zero: DefaultAuthor).
 	Author Author
+	// Clean, when set, spares a commit of a checkout where nothing changed its git
+	// status (clean_trees.go): the hub's, shared by its checkouts.
+	Clean *CleanTrees
 }
 
 // DefaultMaxFileBytes is the largest file a turn's commit takes: GitHub's own limit,
@@ -179,7 +182,8 @@ func (c *Checkout) Commit(ctx context.Context, branch, message string) (committe
 	if err != nil {
 		return false, nil, err
 	}
-	left, big, used, err := scanCheckout(c.Dir, c.maxFile())
+	sum := c.Clean.newTreeSum()
+	left, big, used, err := scanCheckout(c.Dir, c.maxFile(), sum)
 	if err != nil {
 		return false, nil, err
 	}
@@ -224,11 +228,20 @@ func (c *Checkout) Commit(ctx context.Context, branch, message string) (committe
 	}
 	found := statusUnsure
 	if len(links) == 0 {
+		for _, l := range left {
+			sum.mix(l.Path, l.Reason)
+		}
+		sum.mix(kept...)
+		if c.Clean.clean(c.Dir, sum) {
+			return false, left, nil // as status found it last time, and nothing has changed
+		}
 		found = c.status(ctx, g, left, kept)
 	}
 	if found == statusNothing {
+		c.Clean.keep(c.Dir, sum)
 		return false, left, nil
 	}
+	c.Clean.Forget(c.Dir)
 	if _, err := g.run(ctx, c.Dir, add...); err != nil {
 		return false, left, err
 	}

@@ -36,19 +36,29 @@ const maxNestedScan = 2_000_000
 
 // scanCheckout walks the checkout at root once, for embedded repositories the hub
 // must not commit (nested) and for files larger than maxFile (big, relative paths).
-// used adds up the sizes of every file under root, .git included.
-func scanCheckout(root string, maxFile int64) (nested []LeftOut, big []string, used int64, err error) {
+// used adds up the sizes of every file under root, .git included, and sum (nil: none)
+// hashes what the walk saw (CleanTrees).
+func scanCheckout(root string, maxFile int64, sum *treeSum) (nested []LeftOut, big []string, used int64, err error) {
 	seen := 0
 	var repos []string // every embedded repository: its files are its own, not the commit's
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
+			sum.mix(path, "unreadable")
 			return nil // unreadable: git will not read it either
 		}
 		if seen++; seen > maxNestedScan {
 			return fmt.Errorf("the checkout holds more than %d files and directories: too many to check for embedded repositories", maxNestedScan)
 		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			fi, _ := d.Info() // the link's own: a new target is a new link
+			sum.add(path, d, fi)
+		case !d.Type().IsRegular():
+			sum.add(path, d, nil) // a directory's content is its entries, each hashed
+		}
 		if d.Type().IsRegular() {
 			fi, err := d.Info()
+			sum.add(path, d, fi)
 			if err != nil {
 				return nil
 			}

@@ -10,19 +10,23 @@ import (
 
 // BenchmarkTurnCommit measures the commit of a trivial turn: the change check of a
 // checkout where nothing changed (the common case of a turn that only answered), and
-// of one where the turn wrote a file. Most of it is the git processes it starts.
+// of one where the turn wrote a file. Most of it is the git processes it starts;
+// "remembered" is the hub's, which runs none once status found the checkout clean.
 func BenchmarkTurnCommit(b *testing.B) {
 	if _, err := exec.LookPath("git"); err != nil {
 		b.Skip("git is not installed")
 	}
 	ctx := context.Background()
-	for _, changed := range []bool{false, true} {
-		name := "nothing-changed"
-		if changed {
-			name = "one-file"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name                string
+		changed, remembered bool
+	}{{"nothing-changed", false, false}, {"nothing-changed/remembered", false, true}, {"one-file", true, false}} {
+		changed := c.changed
+		b.Run(c.name, func(b *testing.B) {
 			co := benchCheckout(b)
+			if c.remembered {
+				co.Clean = &CleanTrees{} // what the hub's checkouts share (clean_trees.go)
+			}
 			for i := 0; b.Loop(); i++ {
 				if changed {
 					if err := os.WriteFile(filepath.Join(co.Dir, "work.txt"), []byte{byte('a' + i%26), '\n'}, 0o644); err != nil {

@@ -26,6 +26,9 @@ type LocalMachines struct {
 	Author gitrepo.Author
 	// Git is the checkouts' git program ("": git on PATH).
 	Git string
+
+	// clean remembers which checkouts git status last found with nothing to commit.
+	clean gitrepo.CleanTrees
 }
 
 var _ core.Machines = (*LocalMachines)(nil)
@@ -34,7 +37,7 @@ func (m *LocalMachines) root(ws *core.Workspace) string { return filepath.Join(m
 
 func (m *LocalMachines) checkout(ws *core.Workspace) *gitrepo.Checkout {
 	return &gitrepo.Checkout{Dir: filepath.Join(m.root(ws), "checkout"),
-		MaxBytes: m.DiskBytes, Counted: []string{m.Home(ws)}, Author: m.Author, Git: m.Git}
+		MaxBytes: m.DiskBytes, Counted: []string{m.Home(ws)}, Author: m.Author, Git: m.Git, Clean: &m.clean}
 }
 
 // Allocate makes the workspace's directory.
@@ -84,6 +87,7 @@ func (m *LocalMachines) Archive(ctx context.Context, ws *core.Workspace) error {
 
 // Delete removes the workspace's directory.
 func (m *LocalMachines) Delete(ctx context.Context, ws *core.Workspace) error {
+	m.clean.Forget(m.checkout(ws).Dir)
 	return os.RemoveAll(m.root(ws))
 }
 
