@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -70,6 +71,14 @@ func (h *Handling) schedule(ctx context.Context, svc Threads, sess *core.ChatSes
 	}
 	cron, zone, prompt := splitSchedule(arg)
 	sc, err := svc.ScheduleFromChat(ctx, sess, cron, zone, prompt)
+	var ce *core.Error
+	if errors.As(err, &ce) && ce.Code == core.CodeInvalidRequest {
+		// The detail names what was wrong with the expression or the zone, in words
+		// written for people (core/schedule.go).
+		return "I couldn't make that schedule: " + p.Literal(ce.Detail) + ". Write it as " +
+			p.Code("schedule <minute> <hour> <day> <month> <weekday> [in <zone>]: <what to do>") + ", for example " +
+			p.Code("schedule 0 9 * * 1 in Europe/Paris: update the deps") + ".", nil
+	}
 	if err != nil {
 		return "", err
 	}

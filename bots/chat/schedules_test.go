@@ -90,9 +90,11 @@ func TestScheduleCommandsAnswers(t *testing.T) {
 	if _, said, _ := say(t, Slack, svc, "schedule delete sch_2"); !strings.HasPrefix(said, "I don't know that schedule here.") {
 		t.Errorf("expected an unknown schedule said in words, got %q", said)
 	}
-	svc.err = core.Errorf(core.CodeInvalidRequest, "cron is bad")
-	if handled, _, err := say(t, Slack, svc, "schedule 99 * * * *: x"); !handled || err != nil {
-		t.Errorf("expected a refusal said, got %v %v", handled, err)
+	svc.err = core.Errorf(core.CodeInvalidRequest, `cron "99 * * * *" is not a cron expression: end of range (99) above maximum (59): 99`)
+	handled, said, err := say(t, Slack, svc, "schedule 99 * * * *: x")
+	if want := "I couldn't make that schedule: cron \"99 * * * *\" is not a cron expression"; !handled || err != nil || !strings.HasPrefix(said, want) ||
+		!strings.Contains(said, "`schedule 0 9 * * 1 in Europe/Paris: update the deps`") {
+		t.Errorf("expected a bad expression said in words with an example, got %v %v %q", handled, err, said)
 	}
 	if !strings.Contains(Slack.Help("U0BOT"), "schedules") {
 		t.Errorf("expected the help to name the schedule commands")
