@@ -47,6 +47,13 @@ type RuntimeQueries interface {
 	// RecordLastTurn writes lastTurn, the agent session and the activity time.
 	RecordLastTurn(ctx context.Context, w *Workspace) error
 
+	// TakeNextTurn starts a leased workspace's next turn in one atomic statement: it
+	// locks the workspace under its lease (ErrNoRows when the lease was lost) and, when
+	// the workspace is ready, reads its oldest open user message and marks it delivered
+	// at `at` if it was pending. msg is nil when the workspace is not ready or has no
+	// open message; otherwise it is as it was read (pending: now delivered; delivered:
+	// an earlier turn's, not recorded), with its stop request as of the update.
+	TakeNextTurn(ctx context.Context, id, token string, at time.Time) (ws *Workspace, msg *StoredMessage, err error)
 	// OldestOpenMessage is the lowest-seq user message that is pending or delivered.
 	OldestOpenMessage(ctx context.Context, workspaceID string) (*StoredMessage, error)
 	MarkDelivered(ctx context.Context, messageID string, at time.Time) (bool, error)

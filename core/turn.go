@@ -29,42 +29,22 @@ const (
 // claim of the workspace (endStaleTurn). ctx cancelled with the cause ErrLeaseLost
 // means another claim has the workspace: nothing is written.
 func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (bool, error) {
-	var msg *StoredMessage
-	var stale bool
-	err := s.store.InTx(ctx, func(q Queries) error {
-		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
-		if err != nil {
-			return fmt.Errorf("lock leased %s: %w", ws.ID, err)
-		}
-		if cur.State != StateReady {
-			return errStateMoved
-		}
-		*ws = *cur
-		m, err := q.OldestOpenMessage(ctx, ws.ID)
-		if errors.Is(err, ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		msg = m
-		if m.Status == MessageDelivered {
-			stale = true
-			return nil
-		}
-		now := s.clock.Now()
-		if _, err := q.MarkDelivered(ctx, m.ID, now); err != nil {
-			return err
-		}
-		m.Status, m.DeliveredAt = MessageDelivered, &now
-		return nil
-	})
-	if err != nil || msg == nil {
-		return false, err
+	now := s.clock.Now()
+	cur, msg, err := s.store.TakeNextTurn(ctx, ws.ID, lease, now)
+	if err != nil {
+		return false, fmt.Errorf("take next turn of %s: %w", ws.ID, err)
 	}
-	if stale {
+	if cur.State != StateReady {
+		return false, errStateMoved
+	}
+	*ws = *cur
+	if msg == nil {
+		return false, nil
+	}
+	if msg.Status == MessageDelivered {
 		return true, s.endStaleTurn(ctx, ws, lease, msg)
 	}
+	msg.Status, msg.DeliveredAt = MessageDelivered, &now
 
 	started := s.clock.Now()
 	result := s.runAgent(ctx, ws, msg)

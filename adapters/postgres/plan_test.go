@@ -85,6 +85,10 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		{"NewestWorkspace", postgres.NewestWorkspaceSQL, []any{"acct_plan"}, []string{"workspaces_account_newest"}},
 		{"ClaimWorkspaces", postgres.ClaimWorkspacesSQL, []any{"lease_plan", 30, 16, 50, "host_plan"},
 			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
+		// A turn's start: the leased workspace by an index (its key, or the leased rows),
+		// its oldest open message.
+		{"TakeNextTurn", postgres.TakeNextTurnSQL, []any{"ws_2001", "lease_plan", time.Now()},
+			[]string{"messages_open", "messages_pkey"}},
 		{"OtherAccountWaiting", postgres.OtherAccountWaitingSQL, []any{"acct_other", 50, "host_plan"},
 			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
 		// The lost-host sweep, while a host is lost: from the host to its few workspaces
@@ -117,7 +121,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 			}
 			plan := strings.Join(lines, "\n")
 			t.Logf("%s at scale:\n%s", p.name, plan)
-			for _, table := range []string{"workspaces", "webhook_deliveries", "webhook_delivery_attempts", "events"} {
+			for _, table := range []string{"workspaces", "messages", "webhook_deliveries", "webhook_delivery_attempts", "events"} {
 				if strings.Contains(plan, "Seq Scan on "+table+" ") {
 					t.Errorf("expected no sequential scan of %s, got:\n%s", table, plan)
 				}
