@@ -322,15 +322,23 @@ func (s environments) turnEnvironment(ctx context.Context, ws *Workspace, p *Pro
 	if err != nil {
 		return nil, nil, err
 	}
+	secrets, err := openSecrets(ctx, s.kernel, s.store, p.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, mask := turnEnvironmentOf(env, secrets, ws, p)
+	return list, mask, nil
+}
+
+// turnEnvironmentOf is turnEnvironment on what it reads: the workspace's environment
+// (nil: none) and the project's secrets, opened.
+func turnEnvironmentOf(env *Environment, secrets []openSecret, ws *Workspace, p *Project) ([]string, *Masker) {
 	var out []string
 	if env != nil {
 		out = env.EnvList()
 	}
-	secrets, values, err := s.secretsFor(ctx, ws, p, secretsForAgent)
-	if err != nil {
-		return nil, nil, err
-	}
-	return append(out, secrets...), NewMasker(values), nil
+	vars, values := secretsEnv(secrets, ws, p, secretsForAgent)
+	return append(out, vars...), NewMasker(values)
 }
 
 // updateEnvironment runs the environment's update script when a workspace resumes. A

@@ -47,7 +47,7 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 	msg.Status, msg.DeliveredAt = MessageDelivered, &now
 
 	started := s.clock.Now()
-	result := s.runAgent(ctx, ws, msg)
+	result, p := s.runAgent(ctx, ws, msg)
 	took := s.clock.Now().Sub(started)
 	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
 		// The claim that takes over ends the turn; anything written here would race it.
@@ -55,7 +55,7 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 			"workspace", ws.ID, "turn", msg.TurnID)
 		return false, fmt.Errorf("record turn %s: %w", msg.TurnID, ErrLeaseLost)
 	}
-	result.Commit = s.commitTurn(ctx, ws, msg)
+	result.Commit = s.commitTurn(ctx, ws, msg, p)
 	err = s.retryStore(ctx, func(ctx context.Context) error { return s.recordTurn(ctx, ws, lease, msg, result) })
 	if err != nil {
 		s.keepUnrecorded(ws, msg, result, err)
@@ -72,7 +72,7 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 func (s *Worker) endStaleTurn(ctx context.Context, ws *Workspace, lease string, msg *StoredMessage) error {
 	r, kept := s.unrecorded.take(msg.ID)
 	if kept {
-		r.Commit = s.commitTurn(ctx, ws, msg) // the outage may have kept the project from being read then
+		r.Commit = s.commitTurn(ctx, ws, msg, nil) // the outage may have kept the project from being read then
 	} else {
 		r = TurnResult{Outcome: OutcomeInterrupted, Reply: replyTurnLost}
 	}
@@ -83,16 +83,19 @@ func (s *Worker) endStaleTurn(ctx context.Context, ws *Workspace, lease string, 
 	return err
 }
 
-// commitTurn commits the turn's changes on the workspace branch. Reading the project
-// is retried like the record, so an outage does not leave this turn's changes to the
-// next turn's commit; git itself runs once.
-func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (tc TurnCommit) {
-	var p *Project
+// commitTurn commits the turn's changes on the workspace branch, with p the project
+// the turn read at its start (nil: read it now). The project is the turn's: a setting
+// changed while its agent ran (push, credentials) applies from the next turn. Reading
+// it is retried like the record, so an outage does not leave this turn's changes to
+// the next turn's commit; git itself runs once.
+func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage, p *Project) (tc TurnCommit) {
 	var coAuthor string
 	err := s.retryStore(ctx, func(ctx context.Context) error {
 		var err error
-		if p, err = s.store.GetProject(ctx, ws.AccountID, ws.ProjectID); err != nil {
-			return err
+		if p == nil {
+			if p, err = s.store.GetProject(ctx, ws.AccountID, ws.ProjectID); err != nil {
+				return err
+			}
 		}
 		coAuthor, err = coAuthorOf(ctx, s.store, msg)
 		return err
@@ -165,16 +168,20 @@ func pushOutcome(c TurnCommit, branch string) string {
 func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.
-func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) TurnResult {
+// It returns the project the turn ran with (nil when it could not be read).
+func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) (TurnResult, *Project) {
+	if msg.StopRequested {
+		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, nil
+	}
 	prompt, err := s.open(msg.SealedText, SealedMessageText.binding(ws.ID, msg.ID))
 	if err != nil {
-		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}
+		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}, nil
 	}
 	var files []string
 	if len(msg.AssetIDs) > 0 {
 		assets, err := s.store.AssetsByID(ctx, ws.ID, msg.AssetIDs)
 		if err != nil {
-			return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the attachments could not be read by the hub"}
+			return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the attachments could not be read by the hub"}, nil
 		}
 		for _, a := range assets {
 			data, err := readAttachment(ctx, s.kernel, s.blobs, a)
@@ -185,28 +192,9 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 				}
 			}
 			if err != nil {
-				return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "attachment " + a.OriginalName + " could not be placed in the workspace"}
+				return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "attachment " + a.OriginalName + " could not be placed in the workspace"}, nil
 			}
 		}
-	}
-	// Fail closed: a turn whose project cannot be read gets no network rather than more
-	// than the operator may have allowed.
-	network := NetworkNone
-	p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
-	if err == nil {
-		network = p.Network
-	}
-	var env []string
-	var mask *Masker
-	if err == nil {
-		env, mask, err = environments{s}.turnEnvironment(ctx, ws, p)
-	} else {
-		err = nil // no project: no environment nor secrets either
-	}
-	if err != nil {
-		// Fail closed: a turn never runs without the secrets masked that it may print.
-		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError,
-			FailureMessage: "the workspace's environment could not be read; the turn did not start"}
 	}
 	turnCtx := ctx
 	if s.config.TurnTimeout > 0 {
@@ -216,19 +204,34 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 	}
 	turnCtx, stop := context.WithCancelCause(turnCtx)
 	defer stop(nil)
-	defer s.watchStop(ctx, ws, msg.TurnID, msg.ID, stop)()
-	// Looked at once the watch is on, so a stop asked in between is not missed.
-	if m, err := s.store.GetMessage(ctx, ws.ID, msg.ID); err == nil && m.StopRequested {
-		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}
+	// The watch's first look (a stop asked since the turn was taken) and the turn's
+	// settings are read side by side.
+	looked, endWatch := s.watchStop(ctx, ws, msg.TurnID, msg.ID, stop)
+	defer endWatch()
+	set, err := s.readTurnSettings(ctx, ws)
+	// Fail closed: a turn whose project cannot be read gets no network rather than more
+	// than the operator may have allowed.
+	network := NetworkNone
+	if set.project != nil {
+		network = set.project.Network
 	}
-	s.startChatStatuses(ctx, ws.ID, msg.TurnID)
+	if err != nil {
+		// Fail closed: a turn never runs without the secrets masked that it may print.
+		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError,
+			FailureMessage: "the workspace's environment could not be read; the turn did not start"}, set.project
+	}
+	<-looked
+	if errors.Is(context.Cause(turnCtx), ErrTurnStopped) {
+		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, set.project
+	}
+	defer s.startChatStatuses(ctx, ws.ID, msg.TurnID)()
 	events := s.recordEvents(ctx, ws.ID, msg.TurnID)
-	events.mask = mask
+	events.mask = set.mask
 	defer events.close()
 	req := TurnRequest{
 		WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Model: ws.Model, RuntimeMode: ws.RuntimeMode,
 		Branch: ws.Branch, Dir: ws.CheckoutPath, Home: s.machines.Home(ws), Network: network, Size: s.sizeOf(ctx, ws),
-		Prompt: prompt, Env: env, Attachments: files, SessionID: ws.AgentSession, Events: events.add,
+		Prompt: prompt, Env: set.env, Attachments: files, SessionID: ws.AgentSession, Events: events.add,
 	}
 	if ws.RuntimeMode == ModeApprovalRequired {
 		req.Approve = func(ctx context.Context, ask ApprovalAsk) ApprovalAnswer {
@@ -239,11 +242,11 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 		// A workspace made on this host before local was left out of the hub's
 		// providers: nothing here runs its turns.
 		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentNotInstalled,
-			FailureMessage: "this hub runs no workspace on its own host (local is not among its providers): start a new workspace on another provider"}
+			FailureMessage: "this hub runs no workspace on its own host (local is not among its providers): start a new workspace on another provider"}, set.project
 	}
 	res := s.runner.RunTurn(turnCtx, req)
-	res.Reply, res.FailureMessage = mask.Mask(res.Reply), mask.Mask(res.FailureMessage)
-	return res
+	res.Reply, res.FailureMessage = set.mask.Mask(res.Reply), set.mask.Mask(res.FailureMessage)
+	return res, set.project
 }
 
 // recordTurn writes a finished turn in one transaction: the assistant message (reply
