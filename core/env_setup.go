@@ -303,8 +303,17 @@ type keptEnvironment struct {
 // workspaceEnvironment reads the environment a workspace was set up with (nil: none).
 func (s environments) workspaceEnvironment(ctx context.Context, ws *Workspace) (*Environment, error) {
 	b, err := s.store.WorkspaceEnvironment(ctx, ws.ID)
-	if err != nil || len(b) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	return keptEnvironmentOf(b)
+}
+
+// keptEnvironmentOf reads the environment a workspace was set up with from its record
+// (nil: none).
+func keptEnvironmentOf(b []byte) (*Environment, error) {
+	if len(b) == 0 {
+		return nil, nil
 	}
 	var k keptEnvironment
 	if err := json.Unmarshal(b, &k); err != nil {

@@ -50,10 +50,8 @@ type RuntimeQueries interface {
 	// TakeNextTurn starts a leased workspace's next turn in one atomic statement: it
 	// locks the workspace under its lease (ErrNoRows when the lease was lost) and, when
 	// the workspace is ready, reads its oldest open user message and marks it delivered
-	// at `at` if it was pending. msg is nil when the workspace is not ready or has no
-	// open message; otherwise it is as it was read (pending: now delivered; delivered:
-	// an earlier turn's, not recorded), with its stop request as of the update.
-	TakeNextTurn(ctx context.Context, id, token string, at time.Time) (ws *Workspace, msg *StoredMessage, err error)
+	// at `at` if it was pending.
+	TakeNextTurn(ctx context.Context, id, token string, at time.Time) (*NextTurn, error)
 	// OldestOpenMessage is the lowest-seq user message that is pending or delivered.
 	OldestOpenMessage(ctx context.Context, workspaceID string) (*StoredMessage, error)
 	MarkDelivered(ctx context.Context, messageID string, at time.Time) (bool, error)
@@ -77,6 +75,22 @@ type RuntimeQueries interface {
 	ClaimCronTick(ctx context.Context, job string, tick, now time.Time) (bool, error)
 	// Notify wakes listeners of channel when the transaction commits.
 	Notify(ctx context.Context, channel, payload string) error
+}
+
+// NextTurn is what TakeNextTurn hands a worker: the turn's workspace, its message and
+// what else the turn needs of the workspace's row, read in the same statement.
+type NextTurn struct {
+	Workspace *Workspace
+	// Message is nil when the workspace is not ready or has no open message; otherwise
+	// it is as it was read (pending: now delivered; delivered: an earlier turn's, not
+	// recorded), with its stop request as of the update.
+	Message *StoredMessage
+	// Environment is the one the workspace was set up with, as WorkspaceEnvironment
+	// reads it (nil: none).
+	Environment []byte
+	// ChatThreads: the workspace has chat threads, whose status messages follow the
+	// turn.
+	ChatThreads bool
 }
 
 // WorkChannel is the NOTIFY channel that wakes the workspace worker.

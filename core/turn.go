@@ -30,14 +30,15 @@ const (
 // means another claim has the workspace: nothing is written.
 func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (bool, error) {
 	now := s.clock.Now()
-	cur, msg, err := s.store.TakeNextTurn(ctx, ws.ID, lease, now)
+	next, err := s.store.TakeNextTurn(ctx, ws.ID, lease, now)
 	if err != nil {
 		return false, fmt.Errorf("take next turn of %s: %w", ws.ID, err)
 	}
-	if cur.State != StateReady {
+	if next.Workspace.State != StateReady {
 		return false, errStateMoved
 	}
-	*ws = *cur
+	*ws = *next.Workspace
+	msg := next.Message
 	if msg == nil {
 		return false, nil
 	}
@@ -47,7 +48,7 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 	msg.Status, msg.DeliveredAt = MessageDelivered, &now
 
 	started := s.clock.Now()
-	result, p := s.runAgent(ctx, ws, msg)
+	result, p := s.runAgent(ctx, ws, next)
 	took := s.clock.Now().Sub(started)
 	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
 		// The claim that takes over ends the turn; anything written here would race it.
@@ -169,7 +170,8 @@ func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.
 // It returns the project the turn ran with (nil when it could not be read).
-func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) (TurnResult, *Project) {
+func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (TurnResult, *Project) {
+	msg := next.Message
 	if msg.StopRequested {
 		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, nil
 	}
@@ -208,7 +210,7 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 	// settings are read side by side.
 	looked, endWatch := s.watchStop(ctx, ws, msg.TurnID, msg.ID, stop)
 	defer endWatch()
-	set, err := s.readTurnSettings(ctx, ws)
+	set, err := s.readTurnSettings(ctx, ws, next.Environment)
 	// Fail closed: a turn whose project cannot be read gets no network rather than more
 	// than the operator may have allowed.
 	network := NetworkNone
@@ -224,7 +226,9 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 	if errors.Is(context.Cause(turnCtx), ErrTurnStopped) {
 		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, set.project
 	}
-	defer s.startChatStatuses(ctx, ws.ID, msg.TurnID)()
+	if next.ChatThreads {
+		defer s.startChatStatuses(ctx, ws.ID, msg.TurnID)()
+	}
 	events := s.recordEvents(ctx, ws.ID, msg.TurnID)
 	events.mask = set.mask
 	defer events.close()

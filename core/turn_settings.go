@@ -14,24 +14,19 @@ type turnSettings struct {
 	mask    *Masker
 }
 
-// readTurnSettings reads a turn's project, the environment its workspace was set up
-// with and the project's secrets side by side: none needs another's answer (the
-// project's id is the workspace's), so the turn waits for one round trip to the
-// store, not three. A project that cannot be read gives no environment nor secrets
-// (the caller fails closed: no network); an environment or secrets that cannot be read
-// are an error, for a turn never runs without the secrets masked that it may print.
-func (s *Worker) readTurnSettings(ctx context.Context, ws *Workspace) (turnSettings, error) {
+// readTurnSettings reads a turn's project and its secrets side by side (the project's
+// id is the workspace's: neither waits for the other), and opens the environment the
+// workspace was set up with (env, its record, read with the turn's message). A project
+// that cannot be read gives no environment nor secrets (the caller fails closed: no
+// network); an environment or secrets that cannot be read are an error, for a turn
+// never runs without the secrets masked that it may print.
+func (s *Worker) readTurnSettings(ctx context.Context, ws *Workspace, env []byte) (turnSettings, error) {
 	var (
-		wg              sync.WaitGroup
-		env             *Environment
-		secrets         []openSecret
-		envErr, secrErr error
+		wg      sync.WaitGroup
+		secrets []openSecret
+		secrErr error
 	)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		env, envErr = environments{s}.workspaceEnvironment(ctx, ws)
-	}()
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		secrets, secrErr = openSecrets(ctx, s.kernel, s.store, ws.ProjectID)
@@ -41,9 +36,10 @@ func (s *Worker) readTurnSettings(ctx context.Context, ws *Workspace) (turnSetti
 	if err != nil {
 		return turnSettings{}, nil
 	}
+	kept, envErr := keptEnvironmentOf(env)
 	if err := cmp.Or(envErr, secrErr); err != nil {
 		return turnSettings{project: p}, err
 	}
-	list, mask := turnEnvironmentOf(env, secrets, ws, p)
+	list, mask := turnEnvironmentOf(kept, secrets, ws, p)
 	return turnSettings{project: p, env: list, mask: mask}, nil
 }

@@ -8,17 +8,20 @@ import (
 )
 
 // takeNextTurnSQL is a turn's start in one statement, so one round trip and no
-// BEGIN/COMMIT: w locks the leased workspace (primary key, fenced by the lease token);
-// m is its oldest open user message (messages_open), looked for only when w is ready;
-// d marks m delivered when it is pending. The row is the workspace and the message as
-// read, the message's columns empty when there is none. Its stop request is the one d
-// returns when d updated it: a stop that committed while w waited for the workspace's
-// lock is newer than the statement's snapshot, and the update reads the row's latest
-// version.
+// BEGIN/COMMIT: w locks the leased workspace (primary key, fenced by the lease token),
+// with its recorded environment and whether it has chat threads
+// (chat_threads_workspace); m is its oldest open user message (messages_open), looked
+// for only when w is ready; d marks m delivered when it is pending. The row is the
+// workspace and the message as read, the message's columns empty when there is none.
+// Its stop request is the one d returns when d updated it: a stop that committed while
+// w waited for the workspace's lock is newer than the statement's snapshot, and the
+// update reads the row's latest version.
 //
 // $1 the workspace, $2 its lease token, $3 the delivery time.
 var takeNextTurnSQL = `WITH w AS (
-		SELECT ` + workspaceColumns + ` FROM workspaces w WHERE w.id = $1 AND w.lease_token = $2 FOR UPDATE OF w),
+		SELECT ` + workspaceColumns + `, w.environment,
+			EXISTS (SELECT 1 FROM chat_threads t WHERE t.workspace_id = w.id) AS chat_threads
+		FROM workspaces w WHERE w.id = $1 AND w.lease_token = $2 FOR UPDATE OF w),
 	m AS (
 		SELECT ` + messageColumns + ` FROM messages
 		WHERE workspace_id = $1 AND role = 'user' AND status IN ('pending', 'delivered') AND (SELECT state FROM w) = 'ready'
@@ -34,19 +37,23 @@ var takeNextTurnSQL = `WITH w AS (
 	FROM w LEFT JOIN m ON true`
 
 // TakeNextTurn: see core.RuntimeQueries.
-func (q queries) TakeNextTurn(ctx context.Context, id, token string, at time.Time) (_ *core.Workspace, _ *core.StoredMessage, err error) {
+func (q queries) TakeNextTurn(ctx context.Context, id, token string, at time.Time) (_ *core.NextTurn, err error) {
 	defer wrapErr(&err, "take next turn")
 	var ws workspaceRow
 	var msg core.StoredMessage
+	next := &core.NextTurn{}
 	row := q.queryRow(ctx, takeNextTurnSQL, id, token, at)
-	err = newMessageScan().scan(scanFunc(func(dest ...any) error { return row.Scan(append(ws.dest(), dest...)...) }), &msg)
+	err = newMessageScan().scan(scanFunc(func(dest ...any) error {
+		return row.Scan(append(append(ws.dest(), &next.Environment, &next.ChatThreads), dest...)...)
+	}), &msg)
 	if err != nil {
-		return nil, nil, mapErr(err)
+		return nil, mapErr(err)
 	}
-	if msg.ID == "" {
-		return ws.core(), nil, nil
+	next.Workspace = ws.core()
+	if msg.ID != "" {
+		next.Message = &msg
 	}
-	return ws.core(), &msg, nil
+	return next, nil
 }
 
 // scanFunc is a row's Scan made of a function: a row of two scans' columns, one after

@@ -14,7 +14,8 @@ import (
 
 // TestTakeNextTurnIsTheTurnStartInOneStatement pins TakeNextTurn case by case: the
 // lease checked, the state checked, the oldest open message taken (a pending one
-// marked delivered, a delivered one handed back as it was), and its stop request.
+// marked delivered, a delivered one handed back as it was), and its stop request;
+// with the workspace, its recorded environment and whether it has chat threads.
 func TestTakeNextTurnIsTheTurnStartInOneStatement(t *testing.T) {
 	t.Parallel()
 	store, _ := pgtest.NewStore(t)
@@ -61,7 +62,17 @@ func TestTakeNextTurnIsTheTurnStartInOneStatement(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			workspace(c.name, c.state, c.msgs...)
-			ws, msg, err := store.TakeNextTurn(ctx, c.name, c.token, at)
+			if c.name == "pending" {
+				exec(`UPDATE workspaces SET environment = '{"source": "project"}' WHERE id = 'pending'`)
+				exec(`INSERT INTO chat_threads (platform, team_id, channel_id, thread_id, workspace_id, created_at)
+					VALUES ('slack', 'T', 'C', '1.2', 'pending', now())`)
+			}
+			next, err := store.TakeNextTurn(ctx, c.name, c.token, at)
+			var ws *core.Workspace
+			var msg *core.StoredMessage
+			if next != nil {
+				ws, msg = next.Workspace, next.Message
+			}
 			switch {
 			case c.name == "lease_lost":
 				if !errors.Is(err, core.ErrNoRows) {
@@ -89,7 +100,13 @@ func TestTakeNextTurnIsTheTurnStartInOneStatement(t *testing.T) {
 			if after != c.after {
 				t.Fatalf("expected the messages %q afterwards, got %q", c.after, after)
 			}
+			if c.name == "stale" && (next.Environment != nil || next.ChatThreads) {
+				t.Fatalf("expected no environment nor chat threads, got %s, %v", next.Environment, next.ChatThreads)
+			}
 			if c.name == "pending" {
+				if string(next.Environment) != `{"source": "project"}` || !next.ChatThreads {
+					t.Fatalf("expected the recorded environment and chat threads, got %s, %v", next.Environment, next.ChatThreads)
+				}
 				var deliveredAt time.Time
 				if err := store.DB().Get(&deliveredAt, `SELECT delivered_at FROM messages WHERE id = 'msg_pending_2'`); err != nil {
 					t.Fatal(err)
@@ -139,8 +156,12 @@ func TestTakeNextTurnSeesAStopThatCommittedWhileItWaited(t *testing.T) {
 	}
 	done := make(chan taken, 1)
 	go func() {
-		_, msg, err := store.TakeNextTurn(ctx, "ws_t", "lease", time.Now())
-		done <- taken{msg, err}
+		next, err := store.TakeNextTurn(ctx, "ws_t", "lease", time.Now())
+		if err != nil {
+			done <- taken{nil, err}
+			return
+		}
+		done <- taken{next.Message, nil}
 	}()
 	eventually.Eventually(t, 10*time.Second, "the turn's start waiting for the workspace's lock", func() bool {
 		var waiting bool
