@@ -48,7 +48,7 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 	msg.Status, msg.DeliveredAt = MessageDelivered, &now
 
 	started := s.clock.Now()
-	result, p := s.runAgent(ctx, ws, next)
+	result, set := s.runAgent(ctx, ws, next)
 	took := s.clock.Now().Sub(started)
 	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
 		// The claim that takes over ends the turn; anything written here would race it.
@@ -56,7 +56,7 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 			"workspace", ws.ID, "turn", msg.TurnID)
 		return false, fmt.Errorf("record turn %s: %w", msg.TurnID, ErrLeaseLost)
 	}
-	result.Commit = s.commitTurn(ctx, ws, msg, p)
+	result.Commit = s.commitTurn(ctx, ws, msg, set)
 	err = s.retryStore(ctx, func(ctx context.Context) error { return s.recordTurn(ctx, ws, lease, msg, result) })
 	if err != nil {
 		s.keepUnrecorded(ws, msg, result, err)
@@ -73,7 +73,7 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 func (s *Worker) endStaleTurn(ctx context.Context, ws *Workspace, lease string, msg *StoredMessage) error {
 	r, kept := s.unrecorded.take(msg.ID)
 	if kept {
-		r.Commit = s.commitTurn(ctx, ws, msg, nil) // the outage may have kept the project from being read then
+		r.Commit = s.commitTurn(ctx, ws, msg, turnSettings{}) // the outage may have kept the project from being read then
 	} else {
 		r = TurnResult{Outcome: OutcomeInterrupted, Reply: replyTurnLost}
 	}
@@ -84,13 +84,13 @@ func (s *Worker) endStaleTurn(ctx context.Context, ws *Workspace, lease string, 
 	return err
 }
 
-// commitTurn commits the turn's changes on the workspace branch, with p the project
-// the turn read at its start (nil: read it now). The project is the turn's: a setting
-// changed while its agent ran (push, credentials) applies from the next turn. Reading
-// it is retried like the record, so an outage does not leave this turn's changes to
-// the next turn's commit; git itself runs once.
-func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage, p *Project) (tc TurnCommit) {
-	var coAuthor string
+// commitTurn commits the turn's changes on the workspace branch, with the project and
+// the co-author the turn read at its start (set; what it lacks is read now). The
+// project is the turn's: a setting changed while its agent ran (push, credentials)
+// applies from the next turn. Reading is retried like the record, so an outage does
+// not leave this turn's changes to the next turn's commit; git itself runs once.
+func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage, set turnSettings) (tc TurnCommit) {
+	p, coAuthor := set.project, set.coAuthor
 	err := s.retryStore(ctx, func(ctx context.Context) error {
 		var err error
 		if p == nil {
@@ -98,7 +98,10 @@ func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessa
 				return err
 			}
 		}
-		coAuthor, err = coAuthorOf(ctx, s.store, msg)
+		if !set.coAuthorRead {
+			coAuthor, err = coAuthorOf(ctx, s.store, msg)
+			set.coAuthorRead = err == nil
+		}
 		return err
 	})
 	if err == nil {
@@ -169,21 +172,21 @@ func pushOutcome(c TurnCommit, branch string) string {
 func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.
-// It returns the project the turn ran with (nil when it could not be read).
-func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (TurnResult, *Project) {
+// It returns what the turn read to run with (its zero value when it read nothing).
+func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (TurnResult, turnSettings) {
 	msg := next.Message
 	if msg.StopRequested {
-		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, nil
+		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, turnSettings{}
 	}
 	prompt, err := s.open(msg.SealedText, SealedMessageText.binding(ws.ID, msg.ID))
 	if err != nil {
-		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}, nil
+		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}, turnSettings{}
 	}
 	var files []string
 	if len(msg.AssetIDs) > 0 {
 		assets, err := s.store.AssetsByID(ctx, ws.ID, msg.AssetIDs)
 		if err != nil {
-			return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the attachments could not be read by the hub"}, nil
+			return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the attachments could not be read by the hub"}, turnSettings{}
 		}
 		for _, a := range assets {
 			data, err := readAttachment(ctx, s.kernel, s.blobs, a)
@@ -194,7 +197,7 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (T
 				}
 			}
 			if err != nil {
-				return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "attachment " + a.OriginalName + " could not be placed in the workspace"}, nil
+				return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "attachment " + a.OriginalName + " could not be placed in the workspace"}, turnSettings{}
 			}
 		}
 	}
@@ -210,7 +213,7 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (T
 	// settings are read side by side.
 	looked, endWatch := s.watchStop(ctx, ws, msg.TurnID, msg.ID, stop)
 	defer endWatch()
-	set, err := s.readTurnSettings(ctx, ws, next.Environment)
+	set, err := s.readTurnSettings(ctx, ws, msg, next.Environment)
 	// Fail closed: a turn whose project cannot be read gets no network rather than more
 	// than the operator may have allowed.
 	network := NetworkNone
@@ -220,11 +223,11 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (T
 	if err != nil {
 		// Fail closed: a turn never runs without the secrets masked that it may print.
 		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError,
-			FailureMessage: "the workspace's environment could not be read; the turn did not start"}, set.project
+			FailureMessage: "the workspace's environment could not be read; the turn did not start"}, set
 	}
 	<-looked
 	if errors.Is(context.Cause(turnCtx), ErrTurnStopped) {
-		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, set.project
+		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, set
 	}
 	if next.ChatThreads {
 		defer s.startChatStatuses(ctx, ws.ID, msg.TurnID)()
@@ -246,11 +249,11 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (T
 		// A workspace made on this host before local was left out of the hub's
 		// providers: nothing here runs its turns.
 		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentNotInstalled,
-			FailureMessage: "this hub runs no workspace on its own host (local is not among its providers): start a new workspace on another provider"}, set.project
+			FailureMessage: "this hub runs no workspace on its own host (local is not among its providers): start a new workspace on another provider"}, set
 	}
 	res := s.runner.RunTurn(turnCtx, req)
 	res.Reply, res.FailureMessage = set.mask.Mask(res.Reply), set.mask.Mask(res.FailureMessage)
-	return res, set.project
+	return res, set
 }
 
 // recordTurn writes a finished turn in one transaction: the assistant message (reply
