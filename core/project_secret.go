@@ -281,6 +281,11 @@ func openSecrets(ctx context.Context, k kernel, q ProjectSecretQueries, projectI
 	if err != nil {
 		return nil, fmt.Errorf("read the project's secrets: %w", err)
 	}
+	return openSecretList(k, list)
+}
+
+// openSecretList opens a project's secrets as read, as openSecrets does.
+func openSecretList(k kernel, list []*ProjectSecret) ([]openSecret, error) {
 	out := make([]openSecret, len(list))
 	for i, sec := range list {
 		plain, err := k.open(sec.SealedValue, SealedProjectSecret.binding(sec.ProjectID, sec.Name))

@@ -91,6 +91,10 @@ type NextTurn struct {
 	// ChatThreads: the workspace has chat threads, whose status messages follow the
 	// turn.
 	ChatThreads bool
+	// Project is the workspace's project, and Secrets its secrets in name order (their
+	// values sealed; without their times), as ListProjectSecrets reads them.
+	Project *Project
+	Secrets []*ProjectSecret
 }
 
 // WorkChannel is the NOTIFY channel that wakes the workspace worker.

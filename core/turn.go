@@ -209,11 +209,11 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (T
 	}
 	turnCtx, stop := context.WithCancelCause(turnCtx)
 	defer stop(nil)
-	// The watch's first look (a stop asked since the turn was taken) and the turn's
-	// settings are read side by side.
+	// The watch's first look (a stop asked since the turn was taken) is made while the
+	// turn's settings are opened (and a member's co-author read).
 	looked, endWatch := s.watchStop(ctx, ws, msg.TurnID, msg.ID, stop)
 	defer endWatch()
-	set, err := s.readTurnSettings(ctx, ws, msg, next.Environment)
+	set, err := s.readTurnSettings(ctx, ws, next)
 	// Fail closed: a turn whose project cannot be read gets no network rather than more
 	// than the operator may have allowed.
 	network := NetworkNone

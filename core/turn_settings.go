@@ -17,45 +17,43 @@ type turnSettings struct {
 	coAuthorRead bool
 }
 
-// readTurnSettings reads a turn's project, its secrets and the co-author of msg side by
-// side (the project's id is the workspace's: none waits for another), and opens the
-// environment the workspace was set up with (env, its record, read with the turn's
-// message). A project
-// that cannot be read gives no environment nor secrets (the caller fails closed: no
-// network); an environment or secrets that cannot be read are an error, for a turn
-// never runs without the secrets masked that it may print.
-func (s *Worker) readTurnSettings(ctx context.Context, ws *Workspace, msg *StoredMessage, env []byte) (turnSettings, error) {
+// readTurnSettings makes a turn's settings of what the take read with its message
+// (next): the project, the environment the workspace was set up with, and the
+// project's secrets; the co-author of a member's message is read meanwhile. A project
+// that is not the workspace's account's gives no environment nor secrets (the caller
+// fails closed: no network); an environment or secrets that cannot be opened are an
+// error, for a turn never runs without the secrets masked that it may print.
+func (s *Worker) readTurnSettings(ctx context.Context, ws *Workspace, next *NextTurn) (turnSettings, error) {
 	var (
 		wg       sync.WaitGroup
-		secrets  []openSecret
-		secrErr  error
 		coAuthor string
 		coErr    error
 	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		secrets, secrErr = openSecrets(ctx, s.kernel, s.store, ws.ProjectID)
-	}()
-	if msg.Author != nil && msg.Author.MemberID != "" {
+	if a := next.Message.Author; a != nil && a.MemberID != "" {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			coAuthor, coErr = coAuthorOf(ctx, s.store, msg)
+			coAuthor, coErr = coAuthorOf(ctx, s.store, next.Message)
 		}()
 	}
-	p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
+	set, err := s.openTurnSettings(ws, next)
 	wg.Wait()
 	// A co-author not read now is read again at the commit.
-	set := turnSettings{coAuthor: coAuthor, coAuthorRead: coErr == nil}
-	if err != nil {
-		return set, nil
+	set.coAuthor, set.coAuthorRead = coAuthor, coErr == nil
+	return set, err
+}
+
+// openTurnSettings is the part of readTurnSettings that reads nothing.
+func (s *Worker) openTurnSettings(ws *Workspace, next *NextTurn) (turnSettings, error) {
+	p := next.Project
+	if p == nil || p.AccountID != ws.AccountID {
+		return turnSettings{}, nil
 	}
-	set.project = p
-	kept, envErr := keptEnvironmentOf(env)
+	kept, envErr := keptEnvironmentOf(next.Environment)
+	secrets, secrErr := openSecretList(s.kernel, next.Secrets)
 	if err := cmp.Or(envErr, secrErr); err != nil {
-		return set, err
+		return turnSettings{project: p}, err
 	}
-	set.env, set.mask = turnEnvironmentOf(kept, secrets, ws, p)
-	return set, nil
+	env, mask := turnEnvironmentOf(kept, secrets, ws, p)
+	return turnSettings{project: p, env: env, mask: mask}, nil
 }

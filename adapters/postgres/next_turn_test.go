@@ -15,7 +15,8 @@ import (
 // TestTakeNextTurnIsTheTurnStartInOneStatement pins TakeNextTurn case by case: the
 // lease checked, the state checked, the oldest open message taken (a pending one
 // marked delivered, a delivered one handed back as it was), and its stop request;
-// with the workspace, its recorded environment and whether it has chat threads.
+// with the workspace, its recorded environment, whether it has chat threads, its
+// project and the project's secrets.
 func TestTakeNextTurnIsTheTurnStartInOneStatement(t *testing.T) {
 	t.Parallel()
 	store, _ := pgtest.NewStore(t)
@@ -24,6 +25,10 @@ func TestTakeNextTurnIsTheTurnStartInOneStatement(t *testing.T) {
 	exec(`INSERT INTO accounts (id, name, entitled, created_at) VALUES ('acct_t', 't', true, now())`)
 	exec(`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
 		VALUES ('prj_t', 'acct_t', '/repo', 'repo', 'ready', now(), now())`)
+	exec(`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
+		VALUES ('prj_s', 'acct_t', '/repo', 'repo', 'ready', now(), now())`)
+	exec(`INSERT INTO project_secrets (project_id, name, value_sealed, agent, created_at, updated_at)
+		VALUES ('prj_s', 'TOKEN', '\x01', true, now(), now()), ('prj_s', 'KEY', '\x02', false, now(), now())`)
 	// workspace adds one leased with the token "lease", and its messages in seq order,
 	// each "status" or "status stop" (a stop requested).
 	workspace := func(id, state string, msgs ...string) {
@@ -63,7 +68,7 @@ func TestTakeNextTurnIsTheTurnStartInOneStatement(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			workspace(c.name, c.state, c.msgs...)
 			if c.name == "pending" {
-				exec(`UPDATE workspaces SET environment = '{"source": "project"}' WHERE id = 'pending'`)
+				exec(`UPDATE workspaces SET environment = '{"source": "project"}', project_id = 'prj_s' WHERE id = 'pending'`)
 				exec(`INSERT INTO chat_threads (platform, team_id, channel_id, thread_id, workspace_id, created_at)
 					VALUES ('slack', 'T', 'C', '1.2', 'pending', now())`)
 			}
@@ -100,12 +105,20 @@ func TestTakeNextTurnIsTheTurnStartInOneStatement(t *testing.T) {
 			if after != c.after {
 				t.Fatalf("expected the messages %q afterwards, got %q", c.after, after)
 			}
-			if c.name == "stale" && (next.Environment != nil || next.ChatThreads) {
-				t.Fatalf("expected no environment nor chat threads, got %s, %v", next.Environment, next.ChatThreads)
+			if c.name == "stale" && (next.Environment != nil || next.ChatThreads || next.Project.ID != "prj_t" || len(next.Secrets) != 0) {
+				t.Fatalf("expected no environment, chat threads nor secrets, and the project prj_t, got %s, %v, %d, %s",
+					next.Environment, next.ChatThreads, len(next.Secrets), next.Project.ID)
 			}
 			if c.name == "pending" {
 				if string(next.Environment) != `{"source": "project"}` || !next.ChatThreads {
 					t.Fatalf("expected the recorded environment and chat threads, got %s, %v", next.Environment, next.ChatThreads)
+				}
+				var secrets []string
+				for _, s := range next.Secrets {
+					secrets = append(secrets, fmt.Sprintf("%s/%s=%x agent=%v", s.ProjectID, s.Name, s.SealedValue, s.Agent))
+				}
+				if want := "[prj_s/KEY=02 agent=false prj_s/TOKEN=01 agent=true]"; next.Project.ID != "prj_s" || fmt.Sprint(secrets) != want {
+					t.Fatalf("expected the project prj_s with its secrets %s, got %s with %s", want, next.Project.ID, secrets)
 				}
 				var deliveredAt time.Time
 				if err := store.DB().Get(&deliveredAt, `SELECT delivered_at FROM messages WHERE id = 'msg_pending_2'`); err != nil {
