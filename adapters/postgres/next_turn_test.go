@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wshub/wshub/adapters/postgres"
 	"github.com/wshub/wshub/adapters/postgres/pgtest"
 	"github.com/wshub/wshub/core"
 	"github.com/wshub/wshub/internal/testkit/eventually"
@@ -19,23 +20,16 @@ import (
 // project and the project's secrets.
 func TestTakeNextTurnIsTheTurnStartInOneStatement(t *testing.T) {
 	t.Parallel()
-	store, _ := pgtest.NewStore(t)
+	store, exec, leased := turnStore(t)
 	ctx := context.Background()
-	exec := execer(t, store.DB())
-	exec(`INSERT INTO accounts (id, name, entitled, created_at) VALUES ('acct_t', 't', true, now())`)
-	exec(`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
-		VALUES ('prj_t', 'acct_t', '/repo', 'repo', 'ready', now(), now())`)
 	exec(`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
 		VALUES ('prj_s', 'acct_t', '/repo', 'repo', 'ready', now(), now())`)
 	exec(`INSERT INTO project_secrets (project_id, name, value_sealed, agent, created_at, updated_at)
 		VALUES ('prj_s', 'TOKEN', '\x01', true, now(), now()), ('prj_s', 'KEY', '\x02', false, now(), now())`)
-	// workspace adds one leased with the token "lease", and its messages in seq order,
-	// each "status" or "status stop" (a stop requested).
+	// workspace adds one leased, and its messages in seq order, each "status" or
+	// "status stop" (a stop requested).
 	workspace := func(id, state string, msgs ...string) {
-		exec(`INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode, branch, base_ref,
-			origin, state, status_code, startup_phase, runtime_state, lease_token, lease_expires_at, created_at, updated_at)
-			VALUES ($1, 'acct_t', 'prj_t', 'local', 'agent_1', 'm', 'full-access', $1, 'main', 'api', $2, 'x', 'running',
-			'online', 'lease', now() + interval '1 hour', now(), now())`, id, state)
+		leased(id, state)
 		for i, m := range msgs {
 			var status, stop string
 			fmt.Sscanf(m, "%s %s", &status, &stop)
@@ -138,17 +132,10 @@ func TestTakeNextTurnIsTheTurnStartInOneStatement(t *testing.T) {
 // message with its stop request, so the turn ends without running its agent.
 func TestTakeNextTurnSeesAStopThatCommittedWhileItWaited(t *testing.T) {
 	t.Parallel()
-	store, _ := pgtest.NewStore(t)
+	store, exec, leased := turnStore(t)
 	ctx := context.Background()
 	db := store.DB()
-	exec := execer(t, db)
-	exec(`INSERT INTO accounts (id, name, entitled, created_at) VALUES ('acct_t', 't', true, now())`)
-	exec(`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
-		VALUES ('prj_t', 'acct_t', '/repo', 'repo', 'ready', now(), now())`)
-	exec(`INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode, branch, base_ref,
-		origin, state, status_code, startup_phase, runtime_state, lease_token, lease_expires_at, created_at, updated_at)
-		VALUES ('ws_t', 'acct_t', 'prj_t', 'local', 'agent_1', 'm', 'full-access', 'b', 'main', 'api', 'ready', 'x', 'running',
-		'online', 'lease', now() + interval '1 hour', now(), now())`)
+	leased("ws_t", "ready")
 	exec(`INSERT INTO messages (id, workspace_id, seq, role, text_sealed, status, turn_id, created_at)
 		VALUES ('msg_t', 'ws_t', 1, 'user', '\x00', 'pending', 'turn_t', now())`)
 
@@ -190,5 +177,21 @@ func TestTakeNextTurnSeesAStopThatCommittedWhileItWaited(t *testing.T) {
 	got := <-done
 	if got.err != nil || got.msg == nil || got.msg.ID != "msg_t" || !got.msg.StopRequested {
 		t.Fatalf("expected msg_t taken with its stop request, got %+v (%v)", got.msg, got.err)
+	}
+}
+
+// turnStore is a store with an account (acct_t) and a project (prj_t); leased adds a
+// workspace of theirs in a state, under the lease token "lease".
+func turnStore(t *testing.T) (*postgres.Store, func(q string, args ...any), func(id, state string)) {
+	store, _ := pgtest.NewStore(t)
+	exec := execer(t, store.DB())
+	exec(`INSERT INTO accounts (id, name, entitled, created_at) VALUES ('acct_t', 't', true, now())`)
+	exec(`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
+		VALUES ('prj_t', 'acct_t', '/repo', 'repo', 'ready', now(), now())`)
+	return store, exec, func(id, state string) {
+		exec(`INSERT INTO workspaces (id, account_id, project_id, provider_id, agent, model, runtime_mode, branch, base_ref,
+			origin, state, status_code, startup_phase, runtime_state, lease_token, lease_expires_at, created_at, updated_at)
+			VALUES ($1, 'acct_t', 'prj_t', 'local', 'agent_1', 'm', 'full-access', $1, 'main', 'api', $2, 'x', 'running',
+			'online', 'lease', now() + interval '1 hour', now(), now())`, id, state)
 	}
 }
