@@ -44,7 +44,9 @@ type RuntimeQueries interface {
 	SetWorkspaceEnvironment(ctx context.Context, id, token string, env []byte) error
 	// WorkspaceEnvironment reads it (nil: none).
 	WorkspaceEnvironment(ctx context.Context, id string) ([]byte, error)
-	// RecordLastTurn writes lastTurn, the agent session and the activity time.
+	// RecordLastTurn writes lastTurn, the agent session and the activity time, and sets
+	// w.OpenMessages to whether a user message is open still (after the turn's own was
+	// settled in the same transaction).
 	RecordLastTurn(ctx context.Context, w *Workspace) error
 
 	// TakeNextTurn starts a leased workspace's next turn in one atomic statement: it

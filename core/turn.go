@@ -64,7 +64,10 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 	}
 	s.reportTurn(TurnReport{WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Outcome: cmp.Or(result.Outcome, OutcomeError),
 		FailureCode: result.FailureCode, Took: took, Commit: result.Commit})
-	return true, nil
+	// More only when another message waits, as the record read it: the worker lets go
+	// of a workspace with none at once, without asking for the next. One sent after
+	// the record is claimed by its own wake-up.
+	return ws.OpenMessages, nil
 }
 
 // endStaleTurn ends a turn a new claim found still delivered. A result this process

@@ -79,15 +79,18 @@ func (q queries) GetWorkspaceByID(ctx context.Context, id string) (_ *core.Works
 	return q.getWorkspace(ctx, `WHERE w.id = $1`, id)
 }
 
+// RecordLastTurn reads the open-message flag in the same statement (messages_open).
 func (q queries) RecordLastTurn(ctx context.Context, w *core.Workspace) (err error) {
 	defer wrapErr(&err, "record last turn")
-	_, err = q.exec(ctx, `UPDATE workspaces SET last_turn_id = $2, last_turn_outcome = $3, last_turn_completed_at = $4,
+	return mapErr(q.queryRow(ctx, `UPDATE workspaces SET last_turn_id = $2, last_turn_outcome = $3, last_turn_completed_at = $4,
 		agent_session = $5, last_activity_at = $6, updated_at = $7, head_commit = $8, last_push = $9,
 		pull_number = $10, pull_url = $11, pull_state = $12, pull_error = $13, pull_checked_at = $14,
-		last_turn_failure = $15 WHERE id = $1`,
+		last_turn_failure = $15 WHERE id = $1
+		RETURNING EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = $1 AND m.role = 'user'
+		        AND m.status IN ('pending', 'delivered'))`,
 		w.ID, w.LastTurnID, w.LastTurnOutcome, nullTime(w.LastTurnCompletedAt), w.AgentSession, w.LastActivityAt, w.UpdatedAt,
-		w.HeadCommit, w.LastPush, w.Pull.Number, w.Pull.URL, w.Pull.State, w.Pull.Error, nullTime(w.Pull.CheckedAt), w.LastTurnFailure)
-	return err
+		w.HeadCommit, w.LastPush, w.Pull.Number, w.Pull.URL, w.Pull.State, w.Pull.Error, nullTime(w.Pull.CheckedAt),
+		w.LastTurnFailure).Scan(&w.OpenMessages))
 }
 
 // OldestOpenMessage uses messages_open.
