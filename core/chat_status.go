@@ -116,13 +116,21 @@ type ChatStatusPoster interface {
 	PostStatus(ctx context.Context, v ChatStatusView) (ref string, res ChatPostResult)
 }
 
-// startChatStatuses marks a turn started for its threads' status messages.
-func (s *Worker) startChatStatuses(ctx context.Context, workspaceID, turnID string) {
-	err := s.store.InTx(ctx, func(q Queries) error { return s.in(ctx, q).chatStatuses(workspaceID, turnID, false) })
-	if err != nil {
-		// The status is a view; the turn runs without it.
-		s.log().Warn("chat status not started", "workspace", workspaceID, "turn", turnID, "err", err)
-	}
+// startChatStatuses marks a turn started for its threads' status messages, beside the
+// agent's start: the status is a view, which the agent need not wait for. The returned
+// wait must be called before the turn is recorded, so that a status's start comes
+// before its end.
+func (s *Worker) startChatStatuses(ctx context.Context, workspaceID, turnID string) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := s.store.InTx(ctx, func(q Queries) error { return s.in(ctx, q).chatStatuses(workspaceID, turnID, false) })
+		if err != nil {
+			// The status is a view; the turn runs without it.
+			s.log().Warn("chat status not started", "workspace", workspaceID, "turn", turnID, "err", err)
+		}
+	}()
+	return func() { <-done }
 }
 
 // ClaimChatStatuses leases up to limit status messages due an edit.

@@ -303,8 +303,17 @@ type keptEnvironment struct {
 // workspaceEnvironment reads the environment a workspace was set up with (nil: none).
 func (s environments) workspaceEnvironment(ctx context.Context, ws *Workspace) (*Environment, error) {
 	b, err := s.store.WorkspaceEnvironment(ctx, ws.ID)
-	if err != nil || len(b) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	return keptEnvironmentOf(b)
+}
+
+// keptEnvironmentOf reads the environment a workspace was set up with from its record
+// (nil: none).
+func keptEnvironmentOf(b []byte) (*Environment, error) {
+	if len(b) == 0 {
+		return nil, nil
 	}
 	var k keptEnvironment
 	if err := json.Unmarshal(b, &k); err != nil {
@@ -322,15 +331,23 @@ func (s environments) turnEnvironment(ctx context.Context, ws *Workspace, p *Pro
 	if err != nil {
 		return nil, nil, err
 	}
+	secrets, err := openSecrets(ctx, s.kernel, s.store, p.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	list, mask := turnEnvironmentOf(env, secrets, ws, p)
+	return list, mask, nil
+}
+
+// turnEnvironmentOf is turnEnvironment on what it reads: the workspace's environment
+// (nil: none) and the project's secrets, opened.
+func turnEnvironmentOf(env *Environment, secrets []openSecret, ws *Workspace, p *Project) ([]string, *Masker) {
 	var out []string
 	if env != nil {
 		out = env.EnvList()
 	}
-	secrets, values, err := s.secretsFor(ctx, ws, p, secretsForAgent)
-	if err != nil {
-		return nil, nil, err
-	}
-	return append(out, secrets...), NewMasker(values), nil
+	vars, values := secretsEnv(secrets, ws, p, secretsForAgent)
+	return append(out, vars...), NewMasker(values)
 }
 
 // updateEnvironment runs the environment's update script when a workspace resumes. A

@@ -58,6 +58,30 @@ var sendingAndSettling = []coretest.Case{
 	{Name: "messages are answered one turn each in the order sent", Test: messagesAnsweredInOrder},
 	{Name: "a send repeated with its key queues one turn", Test: repeatedSendOneTurn},
 	{Name: "a turn lost with its lease is ended once by the next claim", Test: turnLostWithItsLease},
+	{Name: "a turn says whether another message waits", Test: turnSaysWhetherMoreWaits},
+}
+
+// A turn tells the worker whether another of the workspace's messages waits, as its
+// record read it: with none, the worker lets go of the workspace at once, rather than
+// step it again to find nothing.
+func turnSaysWhetherMoreWaits(t *testing.T, c *coretest.Core) {
+	ws := c.Create(c.Account, "first")
+	c.Settle()
+	c.Send(c.Account, ws.ID, "two")
+	c.Send(c.Account, ws.ID, "three")
+	claimed := c.Claim(1)
+	if len(claimed) != 1 || claimed[0].ID != ws.ID {
+		t.Fatalf("expected %s claimed, got %d workspaces", ws.ID, len(claimed))
+	}
+	defer c.Release(claimed[0])
+	for _, want := range []bool{true, false} {
+		if more := c.Step(claimed[0]); more != want {
+			t.Fatalf("expected the turn after %s to say more waits: %v, got %v", prompts(c, ws.ID), want, more)
+		}
+	}
+	if got := prompts(c, ws.ID); got != "first,two,three" {
+		t.Fatalf("expected a turn for each message, got %s", got)
+	}
 }
 
 // Messages wait in the queue, in the order sent, until the worker takes them: one

@@ -251,6 +251,12 @@ func (s environments) secretsFor(ctx context.Context, ws *Workspace, p *Project,
 	if err != nil {
 		return nil, nil, err
 	}
+	env, values = secretsEnv(secrets, ws, p, purpose)
+	return env, values, nil
+}
+
+// secretsEnv is secretsFor on secrets already opened.
+func secretsEnv(secrets []openSecret, ws *Workspace, p *Project, purpose secretPurpose) (env, values []string) {
 	all := purpose == secretsForSetup && p.DefaultBranch != "" && ws.BaseRef == p.DefaultBranch
 	for _, sec := range secrets {
 		values = append(values, sec.value)
@@ -258,7 +264,7 @@ func (s environments) secretsFor(ctx context.Context, ws *Workspace, p *Project,
 			env = append(env, sec.Name+"="+sec.value)
 		}
 	}
-	return env, values, nil
+	return env, values
 }
 
 // openSecret is a project's secret opened.
@@ -275,6 +281,11 @@ func openSecrets(ctx context.Context, k kernel, q ProjectSecretQueries, projectI
 	if err != nil {
 		return nil, fmt.Errorf("read the project's secrets: %w", err)
 	}
+	return openSecretList(k, list)
+}
+
+// openSecretList opens a project's secrets as read, as openSecrets does.
+func openSecretList(k kernel, list []*ProjectSecret) ([]openSecret, error) {
 	out := make([]openSecret, len(list))
 	for i, sec := range list {
 		plain, err := k.open(sec.SealedValue, SealedProjectSecret.binding(sec.ProjectID, sec.Name))

@@ -44,9 +44,16 @@ type RuntimeQueries interface {
 	SetWorkspaceEnvironment(ctx context.Context, id, token string, env []byte) error
 	// WorkspaceEnvironment reads it (nil: none).
 	WorkspaceEnvironment(ctx context.Context, id string) ([]byte, error)
-	// RecordLastTurn writes lastTurn, the agent session and the activity time.
+	// RecordLastTurn writes lastTurn, the agent session and the activity time, and sets
+	// w.OpenMessages to whether a user message is open still (after the turn's own was
+	// settled in the same transaction).
 	RecordLastTurn(ctx context.Context, w *Workspace) error
 
+	// TakeNextTurn starts a leased workspace's next turn in one atomic statement: it
+	// locks the workspace under its lease (ErrNoRows when the lease was lost) and, when
+	// the workspace is ready, reads its oldest open user message and marks it delivered
+	// at `at` if it was pending.
+	TakeNextTurn(ctx context.Context, id, token string, at time.Time) (*NextTurn, error)
 	// OldestOpenMessage is the lowest-seq user message that is pending or delivered.
 	OldestOpenMessage(ctx context.Context, workspaceID string) (*StoredMessage, error)
 	MarkDelivered(ctx context.Context, messageID string, at time.Time) (bool, error)
@@ -70,6 +77,26 @@ type RuntimeQueries interface {
 	ClaimCronTick(ctx context.Context, job string, tick, now time.Time) (bool, error)
 	// Notify wakes listeners of channel when the transaction commits.
 	Notify(ctx context.Context, channel, payload string) error
+}
+
+// NextTurn is what TakeNextTurn hands a worker: the turn's workspace, its message and
+// what else the turn needs of the workspace's row, read in the same statement.
+type NextTurn struct {
+	Workspace *Workspace
+	// Message is nil when the workspace is not ready or has no open message; otherwise
+	// it is as it was read (pending: now delivered; delivered: an earlier turn's, not
+	// recorded), with its stop request as of the update.
+	Message *StoredMessage
+	// Environment is the one the workspace was set up with, as WorkspaceEnvironment
+	// reads it (nil: none).
+	Environment []byte
+	// ChatThreads: the workspace has chat threads, whose status messages follow the
+	// turn.
+	ChatThreads bool
+	// Project is the workspace's project, and Secrets its secrets in name order (their
+	// values sealed; without their times), as ListProjectSecrets reads them.
+	Project *Project
+	Secrets []*ProjectSecret
 }
 
 // WorkChannel is the NOTIFY channel that wakes the workspace worker.

@@ -29,45 +29,26 @@ const (
 // claim of the workspace (endStaleTurn). ctx cancelled with the cause ErrLeaseLost
 // means another claim has the workspace: nothing is written.
 func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (bool, error) {
-	var msg *StoredMessage
-	var stale bool
-	err := s.store.InTx(ctx, func(q Queries) error {
-		cur, err := q.LockLeasedWorkspace(ctx, ws.ID, lease)
-		if err != nil {
-			return fmt.Errorf("lock leased %s: %w", ws.ID, err)
-		}
-		if cur.State != StateReady {
-			return errStateMoved
-		}
-		*ws = *cur
-		m, err := q.OldestOpenMessage(ctx, ws.ID)
-		if errors.Is(err, ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		msg = m
-		if m.Status == MessageDelivered {
-			stale = true
-			return nil
-		}
-		now := s.clock.Now()
-		if _, err := q.MarkDelivered(ctx, m.ID, now); err != nil {
-			return err
-		}
-		m.Status, m.DeliveredAt = MessageDelivered, &now
-		return nil
-	})
-	if err != nil || msg == nil {
-		return false, err
+	now := s.clock.Now()
+	next, err := s.store.TakeNextTurn(ctx, ws.ID, lease, now)
+	if err != nil {
+		return false, fmt.Errorf("take next turn of %s: %w", ws.ID, err)
 	}
-	if stale {
+	if next.Workspace.State != StateReady {
+		return false, errStateMoved
+	}
+	*ws = *next.Workspace
+	msg := next.Message
+	if msg == nil {
+		return false, nil
+	}
+	if msg.Status == MessageDelivered {
 		return true, s.endStaleTurn(ctx, ws, lease, msg)
 	}
+	msg.Status, msg.DeliveredAt = MessageDelivered, &now
 
 	started := s.clock.Now()
-	result := s.runAgent(ctx, ws, msg)
+	result, set := s.runAgent(ctx, ws, next)
 	took := s.clock.Now().Sub(started)
 	if errors.Is(context.Cause(ctx), ErrLeaseLost) {
 		// The claim that takes over ends the turn; anything written here would race it.
@@ -75,7 +56,7 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 			"workspace", ws.ID, "turn", msg.TurnID)
 		return false, fmt.Errorf("record turn %s: %w", msg.TurnID, ErrLeaseLost)
 	}
-	result.Commit = s.commitTurn(ctx, ws, msg)
+	result.Commit = s.commitTurn(ctx, ws, msg, set)
 	err = s.retryStore(ctx, func(ctx context.Context) error { return s.recordTurn(ctx, ws, lease, msg, result) })
 	if err != nil {
 		s.keepUnrecorded(ws, msg, result, err)
@@ -83,7 +64,10 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 	}
 	s.reportTurn(TurnReport{WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Outcome: cmp.Or(result.Outcome, OutcomeError),
 		FailureCode: result.FailureCode, Took: took, Commit: result.Commit})
-	return true, nil
+	// More only when another message waits, as the record read it: the worker lets go
+	// of a workspace with none at once, without asking for the next. One sent after
+	// the record is claimed by its own wake-up.
+	return ws.OpenMessages, nil
 }
 
 // endStaleTurn ends a turn a new claim found still delivered. A result this process
@@ -92,7 +76,7 @@ func (s *Worker) runNextTurn(ctx context.Context, ws *Workspace, lease string) (
 func (s *Worker) endStaleTurn(ctx context.Context, ws *Workspace, lease string, msg *StoredMessage) error {
 	r, kept := s.unrecorded.take(msg.ID)
 	if kept {
-		r.Commit = s.commitTurn(ctx, ws, msg) // the outage may have kept the project from being read then
+		r.Commit = s.commitTurn(ctx, ws, msg, turnSettings{}) // the outage may have kept the project from being read then
 	} else {
 		r = TurnResult{Outcome: OutcomeInterrupted, Reply: replyTurnLost}
 	}
@@ -103,18 +87,24 @@ func (s *Worker) endStaleTurn(ctx context.Context, ws *Workspace, lease string, 
 	return err
 }
 
-// commitTurn commits the turn's changes on the workspace branch. Reading the project
-// is retried like the record, so an outage does not leave this turn's changes to the
-// next turn's commit; git itself runs once.
-func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage) (tc TurnCommit) {
-	var p *Project
-	var coAuthor string
+// commitTurn commits the turn's changes on the workspace branch, with the project and
+// the co-author the turn read at its start (set; what it lacks is read now). The
+// project is the turn's: a setting changed while its agent ran (push, credentials)
+// applies from the next turn. Reading is retried like the record, so an outage does
+// not leave this turn's changes to the next turn's commit; git itself runs once.
+func (s *Worker) commitTurn(ctx context.Context, ws *Workspace, msg *StoredMessage, set turnSettings) (tc TurnCommit) {
+	p, coAuthor := set.project, set.coAuthor
 	err := s.retryStore(ctx, func(ctx context.Context) error {
 		var err error
-		if p, err = s.store.GetProject(ctx, ws.AccountID, ws.ProjectID); err != nil {
-			return err
+		if p == nil {
+			if p, err = s.store.GetProject(ctx, ws.AccountID, ws.ProjectID); err != nil {
+				return err
+			}
 		}
-		coAuthor, err = coAuthorOf(ctx, s.store, msg)
+		if !set.coAuthorRead {
+			coAuthor, err = coAuthorOf(ctx, s.store, msg)
+			set.coAuthorRead = err == nil
+		}
 		return err
 	})
 	if err == nil {
@@ -185,16 +175,21 @@ func pushOutcome(c TurnCommit, branch string) string {
 func shortSHA(sha string) string { return sha[:min(len(sha), 12)] }
 
 // runAgent materialises the attachments and runs the agent under the turn time limit.
-func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage) TurnResult {
+// It returns what the turn read to run with (its zero value when it read nothing).
+func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (TurnResult, turnSettings) {
+	msg := next.Message
+	if msg.StopRequested {
+		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, turnSettings{}
+	}
 	prompt, err := s.open(msg.SealedText, SealedMessageText.binding(ws.ID, msg.ID))
 	if err != nil {
-		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}
+		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the message could not be read by the hub"}, turnSettings{}
 	}
 	var files []string
 	if len(msg.AssetIDs) > 0 {
 		assets, err := s.store.AssetsByID(ctx, ws.ID, msg.AssetIDs)
 		if err != nil {
-			return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the attachments could not be read by the hub"}
+			return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "the attachments could not be read by the hub"}, turnSettings{}
 		}
 		for _, a := range assets {
 			data, err := readAttachment(ctx, s.kernel, s.blobs, a)
@@ -205,28 +200,9 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 				}
 			}
 			if err != nil {
-				return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "attachment " + a.OriginalName + " could not be placed in the workspace"}
+				return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError, FailureMessage: "attachment " + a.OriginalName + " could not be placed in the workspace"}, turnSettings{}
 			}
 		}
-	}
-	// Fail closed: a turn whose project cannot be read gets no network rather than more
-	// than the operator may have allowed.
-	network := NetworkNone
-	p, err := s.store.GetProject(ctx, ws.AccountID, ws.ProjectID)
-	if err == nil {
-		network = p.Network
-	}
-	var env []string
-	var mask *Masker
-	if err == nil {
-		env, mask, err = environments{s}.turnEnvironment(ctx, ws, p)
-	} else {
-		err = nil // no project: no environment nor secrets either
-	}
-	if err != nil {
-		// Fail closed: a turn never runs without the secrets masked that it may print.
-		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError,
-			FailureMessage: "the workspace's environment could not be read; the turn did not start"}
 	}
 	turnCtx := ctx
 	if s.config.TurnTimeout > 0 {
@@ -236,19 +212,36 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 	}
 	turnCtx, stop := context.WithCancelCause(turnCtx)
 	defer stop(nil)
-	defer s.watchStop(ctx, ws, msg.TurnID, msg.ID, stop)()
-	// Looked at once the watch is on, so a stop asked in between is not missed.
-	if m, err := s.store.GetMessage(ctx, ws.ID, msg.ID); err == nil && m.StopRequested {
-		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}
+	// The watch's first look (a stop asked since the turn was taken) is made while the
+	// turn's settings are opened (and a member's co-author read).
+	looked, endWatch := s.watchStop(ctx, ws, msg.TurnID, msg.ID, stop)
+	defer endWatch()
+	set, err := s.readTurnSettings(ctx, ws, next)
+	// Fail closed: a turn whose project cannot be read gets no network rather than more
+	// than the operator may have allowed.
+	network := NetworkNone
+	if set.project != nil {
+		network = set.project.Network
 	}
-	s.startChatStatuses(ctx, ws.ID, msg.TurnID)
+	if err != nil {
+		// Fail closed: a turn never runs without the secrets masked that it may print.
+		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentError,
+			FailureMessage: "the workspace's environment could not be read; the turn did not start"}, set
+	}
+	<-looked
+	if errors.Is(context.Cause(turnCtx), ErrTurnStopped) {
+		return TurnResult{Outcome: OutcomeInterrupted, Reply: replyStopped}, set
+	}
+	if next.ChatThreads {
+		defer s.startChatStatuses(ctx, ws.ID, msg.TurnID)()
+	}
 	events := s.recordEvents(ctx, ws.ID, msg.TurnID)
-	events.mask = mask
+	events.mask = set.mask
 	defer events.close()
 	req := TurnRequest{
 		WorkspaceID: ws.ID, TurnID: msg.TurnID, Agent: ws.Agent, Model: ws.Model, RuntimeMode: ws.RuntimeMode,
 		Branch: ws.Branch, Dir: ws.CheckoutPath, Home: s.machines.Home(ws), Network: network, Size: s.sizeOf(ctx, ws),
-		Prompt: prompt, Env: env, Attachments: files, SessionID: ws.AgentSession, Events: events.add,
+		Prompt: prompt, Env: set.env, Attachments: files, SessionID: ws.AgentSession, Events: events.add,
 	}
 	if ws.RuntimeMode == ModeApprovalRequired {
 		req.Approve = func(ctx context.Context, ask ApprovalAsk) ApprovalAnswer {
@@ -259,11 +252,11 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, msg *StoredMessage
 		// A workspace made on this host before local was left out of the hub's
 		// providers: nothing here runs its turns.
 		return TurnResult{Outcome: OutcomeError, FailureCode: FailureAgentNotInstalled,
-			FailureMessage: "this hub runs no workspace on its own host (local is not among its providers): start a new workspace on another provider"}
+			FailureMessage: "this hub runs no workspace on its own host (local is not among its providers): start a new workspace on another provider"}, set
 	}
 	res := s.runner.RunTurn(turnCtx, req)
-	res.Reply, res.FailureMessage = mask.Mask(res.Reply), mask.Mask(res.FailureMessage)
-	return res
+	res.Reply, res.FailureMessage = set.mask.Mask(res.Reply), set.mask.Mask(res.FailureMessage)
+	return res, set
 }
 
 // recordTurn writes a finished turn in one transaction: the assistant message (reply

@@ -73,6 +73,7 @@ var recordingATurn = []coretest.Case{
 	{Name: "a turn is recorded with its events, reply and outcome", Test: turnRecordedWhole},
 	{Name: "a failed turn is recorded with its failure and the queue moves on", Test: failedTurnRecorded},
 	{Name: "a stopped turn ends interrupted", Test: stoppedTurnInterrupted},
+	{Name: "a turn stopped before it was taken ends interrupted without its agent", Test: stoppedBeforeTaken},
 }
 
 // A turn is recorded whole: the agent's steps as turn events in the order it
@@ -166,5 +167,26 @@ func stoppedTurnInterrupted(t *testing.T, c *coretest.Core) {
 	coretest.Await(t, done, "the turn settled")
 	if got := turns(c.Messages(c.Account, ws.ID)); fmt.Sprint(got) != "[forever -> stopped (interrupted)]" {
 		t.Fatalf("expected the turn interrupted, got %q", got)
+	}
+}
+
+// A turn asked to stop while it waits in the queue ends interrupted as soon as it is
+// taken: its agent never runs, its reply says why, and the queue moves on.
+func stoppedBeforeTaken(t *testing.T, c *coretest.Core) {
+	ws := c.Create(c.Account, "first")
+	c.Settle()
+	queued := c.Send(c.Account, ws.ID, "never run")
+	c.Send(c.Account, ws.ID, "next")
+	running, err := c.Workspaces.StopTurn(context.Background(), c.Account, ws.ID, core.TurnIDFor(queued.MessageID))
+	if err != nil || running {
+		t.Fatalf("expected the stop taken for a turn not started, got %v (%v)", running, err)
+	}
+	c.Settle()
+	if got := turns(c.Messages(c.Account, ws.ID)); fmt.Sprint(got) != "[first -> echo: first (completed) "+
+		"never run -> The turn was stopped before the agent started. (interrupted) next -> echo: next (completed)]" {
+		t.Fatalf("expected the stopped turn interrupted before its agent and the next answered, got %q", got)
+	}
+	if got := prompts(c, ws.ID); got != "first,next" {
+		t.Fatalf("expected the agent run for first and next only, got %s", got)
 	}
 }

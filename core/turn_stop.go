@@ -59,27 +59,36 @@ func (s *Workspaces) StopTurn(ctx context.Context, acct *Account, workspaceID, t
 }
 
 // watchStop cancels a running turn's context (cause ErrTurnStopped) when someone asks
-// to stop it; the returned function ends the watch. A wake-up is checked against the
-// store: after a reconnect every waiter is woken.
-func (s *Worker) watchStop(ctx context.Context, ws *Workspace, turnID, messageID string, cancel context.CancelCauseFunc) func() {
+// to stop it; end ends the watch. A wake-up is checked against the store: after a
+// reconnect every waiter is woken. The watch's first look at the store is made at once,
+// once the watch is on, so a stop asked before is seen too: looked closes after it (the
+// context cancelled first when it found one), so the turn can wait for it before
+// starting its agent while reading what else it needs meanwhile.
+func (s *Worker) watchStop(ctx context.Context, ws *Workspace, turnID, messageID string, cancel context.CancelCauseFunc) (looked <-chan struct{}, end func()) {
 	// The poll matters when LISTEN is down: the workers poll for work then, and a
 	// stop must not wait for the turn's end.
 	w := watchKey(s.wake, StopChannel, turnID, cmp.Or(s.config.Poll, DefaultStopPoll))
-	ctx, end := context.WithCancel(ctx)
-	done := make(chan struct{})
+	ctx, endWatch := context.WithCancel(ctx)
+	first, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		defer w.Close()
-		stopped, _ := w.until(ctx, noDeadline, func() (bool, time.Duration, error) {
+		_, _ = w.until(ctx, noDeadline, func() (bool, time.Duration, error) {
 			m, err := s.store.GetMessage(ctx, ws.ID, messageID)
-			return err == nil && m.StopRequested, 0, nil // a failed read is tried at the next wake-up
+			stopped := err == nil && m.StopRequested // a failed read is tried at the next wake-up
+			if stopped {
+				cancel(ErrTurnStopped)
+			}
+			select {
+			case <-first:
+			default:
+				close(first)
+			}
+			return stopped, 0, nil
 		})
-		if stopped {
-			cancel(ErrTurnStopped)
-		}
 	}()
-	return func() {
-		end()
+	return first, func() {
+		endWatch()
 		<-done
 	}
 }

@@ -104,6 +104,10 @@ func TestClaimWorkspacesChoosesExactlyTheWorkspacesWithWork(t *testing.T) {
 	var got []string
 	for _, w := range first {
 		got = append(got, w.ID)
+		// Handed over as the claim left the row: the worker reads it no more.
+		if w.LeaseToken != "tok1/"+w.ID || w.Host != "host_a" {
+			t.Fatalf("expected %s claimed with lease tok1/%s on host_a, got %q on %q", w.ID, w.ID, w.LeaseToken, w.Host)
+		}
 	}
 	if !slices.Equal(got, want[:3]) {
 		t.Fatalf("expected the 3 oldest claimable %v, got %v", want[:3], got)

@@ -11,6 +11,7 @@ import (
 var (
 	NewestWorkspaceSQL       = workspaceSelect + newestWorkspaceWhere
 	ClaimWorkspacesSQL       = workspaceQueue.claimSQL()
+	TakeNextTurnSQL          = takeNextTurnSQL
 	OtherAccountWaitingSQL   = otherAccountWaitingSQL
 	ListWebhookDeliveriesSQL = listWebhookDeliveriesSQL
 	ListDeliveryAttemptsSQL  = listDeliveryAttemptsSQL

@@ -70,6 +70,14 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		`INSERT INTO webhook_delivery_attempts (delivery_id, attempt, started_at, duration_ms, status_code)
 		 SELECT 'dlv_a1', n, now(), 10, 500 FROM generate_series(3, 1000) n`,
 		`UPDATE webhook_deliveries SET attempts = 1000, max_attempts = 1000 WHERE id = 'dlv_a1'`,
+		// Two thousand more projects with two secrets each, and a chat thread on every
+		// 10th workspace: a turn's start reads its own by their keys.
+		`INSERT INTO projects (id, account_id, repository, display_name, state, created_at, updated_at)
+		 SELECT 'prj_' || i, 'acct_plan', '/repo', 'repo', 'ready', now(), now() FROM generate_series(1, 2000) i`,
+		`INSERT INTO project_secrets (project_id, name, value_sealed, agent, created_at, updated_at)
+		 SELECT 'prj_' || i, n, '\x01', true, now(), now() FROM generate_series(1, 2000) i, (VALUES ('A'), ('B')) v(n)`,
+		`INSERT INTO chat_threads (platform, team_id, channel_id, thread_id, workspace_id, created_at)
+		 SELECT 'slack', 'T', 'C', i::text, 'ws_' || i, now() FROM generate_series(10, 100000, 10) i`,
 		`ANALYZE`,
 	} {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
@@ -85,6 +93,10 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		{"NewestWorkspace", postgres.NewestWorkspaceSQL, []any{"acct_plan"}, []string{"workspaces_account_newest"}},
 		{"ClaimWorkspaces", postgres.ClaimWorkspacesSQL, []any{"lease_plan", 30, 16, 50, "host_plan"},
 			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
+		// A turn's start: the leased workspace by an index (its key, or the leased rows),
+		// its oldest open message.
+		{"TakeNextTurn", postgres.TakeNextTurnSQL, []any{"ws_2001", "lease_plan", time.Now()},
+			[]string{"messages_open", "messages_pkey", "chat_threads_workspace", "projects_pkey", "project_secrets_pkey"}},
 		{"OtherAccountWaiting", postgres.OtherAccountWaitingSQL, []any{"acct_other", 50, "host_plan"},
 			[]string{"workspaces_transitional", "messages_open", "workspaces_leased"}},
 		// The lost-host sweep, while a host is lost: from the host to its few workspaces
@@ -117,7 +129,8 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 			}
 			plan := strings.Join(lines, "\n")
 			t.Logf("%s at scale:\n%s", p.name, plan)
-			for _, table := range []string{"workspaces", "webhook_deliveries", "webhook_delivery_attempts", "events"} {
+			for _, table := range []string{"workspaces", "messages", "projects", "project_secrets", "chat_threads", "webhook_deliveries",
+				"webhook_delivery_attempts", "events"} {
 				if strings.Contains(plan, "Seq Scan on "+table+" ") {
 					t.Errorf("expected no sequential scan of %s, got:\n%s", table, plan)
 				}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"strings"
 	"time"
 
 	"github.com/lib/pq"
@@ -43,6 +44,23 @@ func (r *projectRow) core() *core.Project {
 const projectColumns = `id, account_id, repository, display_name, default_branch, state, failure_reason, push,
 	network, forge, pull_requests, credential_kind, credential_sealed, mirror_path, created_at, updated_at, removed_at, environment,
 	remote_guarded`
+
+// dest lists r's fields in projectColumns' order, for a hand scan of a row that has a
+// project's columns among others (TestProjectScanMatchesItsColumns).
+func (r *projectRow) dest() []any {
+	return []any{&r.ID, &r.AccountID, &r.Repository, &r.DisplayName, &r.DefaultBranch, &r.State, &r.FailureReason, &r.Push,
+		&r.Network, &r.Forge, &r.PullRequests, &r.CredKind, &r.CredSealed, &r.MirrorPath, &r.CreatedAt, &r.UpdatedAt, &r.RemovedAt,
+		&r.Environment, &r.RemoteGuarded}
+}
+
+// qualified is a column list with each column on alias.
+func qualified(columns, alias string) string {
+	list := strings.Split(columns, ",")
+	for i, c := range list {
+		list[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(list, ", ")
+}
 
 func (q queries) CreateProject(ctx context.Context, p *core.Project) (err error) {
 	defer wrapErr(&err, "create project")

@@ -77,7 +77,13 @@ func (t leasedTable) claimSQL() string {
 
 // claim runs the claim statement into dest (a slice of rows matching returning).
 func (t leasedTable) claim(ctx context.Context, q queries, dest any, token string, leaseFor time.Duration, limit int, args ...any) error {
-	return q.selectAll(ctx, dest, t.claimSQL(), append([]any{token, leaseFor.Seconds(), limit}, args...)...)
+	return q.selectAll(ctx, dest, t.claimSQL(), t.claimArgs(token, leaseFor, limit, args...)...)
+}
+
+// claimArgs are the claim statement's arguments: $1 token, $2 lease seconds, $3 limit,
+// then the due predicate's own.
+func (t leasedTable) claimArgs(token string, leaseFor time.Duration, limit int, args ...any) []any {
+	return append([]any{token, leaseFor.Seconds(), limit}, args...)
 }
 
 // fenced is the WHERE of the statements on one leased row: its key ($1..) and the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -23,21 +24,33 @@ var workspaceQueue = leasedTable{
 	dueFrom: ", cand c",
 	due: `w.id = c.id AND (c.state <> 'ready' OR c.turns <= c.max_turns)
 		  AND ` + stateHasWork("w") + ` AND ` + servedBy("w", "$5"),
-	order:     fairOrder,
-	set:       claimedHost("w", "$5"),
-	returning: "w.id",
+	order: fairOrder,
+	set:   claimedHost("w", "$5"),
+	// The claimed rows whole, as the claim left them (its lease token, its host): a
+	// worker starts on them without reading them again.
+	returning: workspaceColumns,
 }
 
-// ClaimWorkspaces leases workspaces with work (workspaceQueue), then reads them whole.
-// An expired lease is claimable again, which is how a dead worker's workspace is
-// recovered.
+// ClaimWorkspaces leases workspaces with work (workspaceQueue) and returns them whole,
+// lifecycle steps first, then the oldest update. An expired lease is claimable again,
+// which is how a dead worker's workspace is recovered.
 func (q queries) ClaimWorkspaces(ctx context.Context, token string, leaseFor time.Duration, limit, maxRunningTurns int, host string) (_ []*core.Workspace, err error) {
 	defer wrapErr(&err, "claim workspaces")
-	var ids []string
-	if err := workspaceQueue.claim(ctx, q, &ids, token, leaseFor, limit, maxRunningTurns, host); err != nil || len(ids) == 0 {
+	claimed, err := q.scanWorkspaces(ctx, workspaceQueue.claimSQL(), workspaceQueue.claimArgs(token, leaseFor, limit, maxRunningTurns, host)...)
+	if err != nil {
 		return nil, err
 	}
-	return q.queryWorkspaces(ctx, `WHERE w.id = ANY($1) ORDER BY w.state = 'ready', w.updated_at`, pq.StringArray(ids))
+	// An UPDATE's RETURNING has no order of its own.
+	slices.SortStableFunc(claimed, func(a, b *core.Workspace) int {
+		if aReady, bReady := a.State == core.StateReady, b.State == core.StateReady; aReady != bReady {
+			if aReady {
+				return 1
+			}
+			return -1
+		}
+		return a.UpdatedAt.Compare(b.UpdatedAt)
+	})
+	return claimed, nil
 }
 
 // RenewLease uses the primary key; the expiry is the database's clock plus leaseFor.
@@ -66,15 +79,18 @@ func (q queries) GetWorkspaceByID(ctx context.Context, id string) (_ *core.Works
 	return q.getWorkspace(ctx, `WHERE w.id = $1`, id)
 }
 
+// RecordLastTurn reads the open-message flag in the same statement (messages_open).
 func (q queries) RecordLastTurn(ctx context.Context, w *core.Workspace) (err error) {
 	defer wrapErr(&err, "record last turn")
-	_, err = q.exec(ctx, `UPDATE workspaces SET last_turn_id = $2, last_turn_outcome = $3, last_turn_completed_at = $4,
+	return mapErr(q.queryRow(ctx, `UPDATE workspaces SET last_turn_id = $2, last_turn_outcome = $3, last_turn_completed_at = $4,
 		agent_session = $5, last_activity_at = $6, updated_at = $7, head_commit = $8, last_push = $9,
 		pull_number = $10, pull_url = $11, pull_state = $12, pull_error = $13, pull_checked_at = $14,
-		last_turn_failure = $15 WHERE id = $1`,
+		last_turn_failure = $15 WHERE id = $1
+		RETURNING EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = $1 AND m.role = 'user'
+		        AND m.status IN ('pending', 'delivered'))`,
 		w.ID, w.LastTurnID, w.LastTurnOutcome, nullTime(w.LastTurnCompletedAt), w.AgentSession, w.LastActivityAt, w.UpdatedAt,
-		w.HeadCommit, w.LastPush, w.Pull.Number, w.Pull.URL, w.Pull.State, w.Pull.Error, nullTime(w.Pull.CheckedAt), w.LastTurnFailure)
-	return err
+		w.HeadCommit, w.LastPush, w.Pull.Number, w.Pull.URL, w.Pull.State, w.Pull.Error, nullTime(w.Pull.CheckedAt),
+		w.LastTurnFailure).Scan(&w.OpenMessages))
 }
 
 // OldestOpenMessage uses messages_open.

@@ -24,7 +24,13 @@ func (r *workspaceRow) dest() []any {
 
 // queryWorkspaces runs workspaceSelect+suffix and returns its rows as workspaces.
 func (q queries) queryWorkspaces(ctx context.Context, suffix string, args ...any) ([]*core.Workspace, error) {
-	rows, err := q.query(ctx, workspaceSelect+suffix, args...)
+	return q.scanWorkspaces(ctx, workspaceSelect+suffix, args...)
+}
+
+// scanWorkspaces runs a statement that returns workspaceColumns and returns its rows
+// as workspaces.
+func (q queries) scanWorkspaces(ctx context.Context, query string, args ...any) ([]*core.Workspace, error) {
+	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, mapErr(err)
 	}

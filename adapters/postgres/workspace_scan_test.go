@@ -44,6 +44,11 @@ func TestWorkspaceScanMatchesItsSelect(t *testing.T) {
 	checkDest(t, &r, r.dest(), append(selected(head, "w"), "open_messages"))
 }
 
+func TestProjectScanMatchesItsColumns(t *testing.T) {
+	var r projectRow
+	checkDest(t, &r, r.dest(), selected(qualified(projectColumns, "p"), "p"))
+}
+
 func TestAccountScanMatchesItsColumns(t *testing.T) {
 	var r accountRow
 	checkDest(t, &r, r.dest(), selected(accountColumns, "a"))

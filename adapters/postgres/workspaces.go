@@ -88,7 +88,11 @@ func (r *workspaceRow) core() *core.Workspace {
 
 // workspaceSelect reads a workspace with its open-message flag in the same query
 // (messages_open index), so listing needs no query per workspace.
-const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id, w.agent, w.model, w.runtime_mode,
+const workspaceSelect = `SELECT ` + workspaceColumns + ` FROM workspaces w `
+
+// workspaceColumns are what workspaceRow.dest scans, on the alias w: a SELECT's list,
+// or a claim's RETURNING (which reads the row as the claim left it).
+const workspaceColumns = `w.id, w.account_id, w.project_id, w.provider_id, w.agent, w.model, w.runtime_mode,
 	w.branch, w.base_ref, w.origin, w.state, w.status_code, w.status_detail, w.head_commit, w.last_push, w.startup_phase, w.runtime_state, w.latest_seq,
 	w.event_seq, w.last_turn_id, w.last_turn_outcome, w.last_turn_completed_at, w.last_turn_failure, w.title_sealed, w.created_at, w.updated_at,
 	w.agent_session, w.checkout_path, w.lease_token, w.last_activity_at, w.state_changed_at,
@@ -96,8 +100,7 @@ const workspaceSelect = `SELECT w.id, w.account_id, w.project_id, w.provider_id,
 	w.started_by_kind, w.started_by_id, w.started_by_name, w.started_by_member_id, w.started_by_url, w.host,
 	w.pull_number, w.pull_url, w.pull_state, w.pull_error, w.pull_checked_at, w.pull_requested,
 	EXISTS (SELECT 1 FROM messages m WHERE m.workspace_id = w.id AND m.role = 'user'
-	        AND m.status IN ('pending', 'delivered')) AS open_messages
-	FROM workspaces w `
+	        AND m.status IN ('pending', 'delivered')) AS open_messages`
 
 func (q queries) InsertWorkspace(ctx context.Context, w *core.Workspace) (err error) {
 	defer wrapErr(&err, "insert workspace")
