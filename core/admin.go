@@ -446,9 +446,27 @@ func liveProjectByID(ctx context.Context, store projectByID, id string) (*Projec
 	return p, notFound(err, CodeNotFound, "no such project")
 }
 
-// ListProjects lists an account's projects for the operator.
+// ListProjects lists an account's projects for the operator. A GitHub project with no
+// credential of its own says CredentialAccountApp when the account's GitHub App has a
+// key: its git and forge calls go through the App's installation.
 func (s *Admin) ListProjects(ctx context.Context, accountID string) ([]*Project, error) {
-	return s.store.ListProjects(ctx, accountID)
+	list, err := s.store.ListProjects(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	app, err := s.store.GetGitHubApp(ctx, accountID)
+	switch {
+	case errors.Is(err, ErrNoRows):
+		return list, nil
+	case err != nil:
+		return nil, err
+	}
+	for _, p := range list {
+		if len(app.SealedKey) > 0 && p.Forge == ForgeGitHub && p.CredentialKind == "" {
+			p.CredentialKind = CredentialAccountApp
+		}
+	}
+	return list, nil
 }
 
 // Admin is the operator's commands: accounts, keys, projects and resealing.
@@ -473,5 +491,6 @@ type adminStore interface {
 	ChatQueries
 	DeliveryQueries
 	MemberQueries
+	GitHubAppQueries
 	AppSessionQueries
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
@@ -43,6 +44,26 @@ func TestAdminAccountGitHubApp(t *testing.T) {
 	if out["privateKey"] != false {
 		t.Errorf("expected no private key yet, got %v", out)
 	}
+	// A GitHub project with no credential of its own, and a plain one.
+	wshub(t, env, 0, "admin", "project", "add", "--account", id, "--repository", hubtest.GitRepo(t), "--forge", "github")
+	wshub(t, env, 0, "admin", "project", "add", "--account", id, "--repository", hubtest.GitRepo(t))
+	credentials := func() []string {
+		t.Helper()
+		_, text := wshub(t, env, 0, "admin", "project", "list", "--account", id)
+		var list []struct{ Credential, Forge string }
+		if err := json.Unmarshal([]byte(text), &list); err != nil {
+			t.Fatalf("project list: %v\n%s", err, text)
+		}
+		var out []string
+		for _, p := range list {
+			out = append(out, p.Forge+":"+p.Credential)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := credentials(); !slices.Equal(got, []string{":", "github:"}) {
+		t.Errorf("without the App's key, expected no credential shown, got %q", got)
+	}
 
 	// The App's private key, from a file: sealed, never shown, kept when not given.
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -62,6 +83,9 @@ func TestAdminAccountGitHubApp(t *testing.T) {
 	}
 	if out, _ = wshub(t, env, 0, "admin", "account", "github-app", "--account", id, "--installation", "78"); out["privateKey"] != true {
 		t.Errorf("expected the key kept when not given, got %v", out)
+	}
+	if got := credentials(); !slices.Equal(got, []string{":", "github:account_github_app"}) {
+		t.Errorf("with the App's key, expected the GitHub project to say it uses it, got %q", got)
 	}
 	// A content key rotation reseals the App's key with its secret.
 	rotated := env.with("WSHUB_CONTENT_KEY=", "WSHUB_CONTENT_KEYS="+hubtest.NewContentKey(t)+","+env.get("WSHUB_CONTENT_KEY"))
