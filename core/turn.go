@@ -216,7 +216,7 @@ func (s *Worker) runAgent(ctx context.Context, ws *Workspace, next *NextTurn) (T
 	// turn's settings are opened (and a member's co-author read).
 	looked, endWatch := s.watchStop(ctx, ws, msg.TurnID, msg.ID, stop)
 	defer endWatch()
-	set, err := s.readTurnSettings(ctx, ws, next)
+	set, err := readTurnSettings(ctx, s.kernel, s.store, ws, next)
 	// Fail closed: a turn whose project cannot be read gets no network rather than more
 	// than the operator may have allowed.
 	network := NetworkNone

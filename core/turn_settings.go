@@ -23,7 +23,7 @@ type turnSettings struct {
 // that is not the workspace's account's gives no environment nor secrets (the caller
 // fails closed: no network); an environment or secrets that cannot be opened are an
 // error, for a turn never runs without the secrets masked that it may print.
-func (s *Worker) readTurnSettings(ctx context.Context, ws *Workspace, next *NextTurn) (turnSettings, error) {
+func readTurnSettings(ctx context.Context, k kernel, members MemberQueries, ws *Workspace, next *NextTurn) (turnSettings, error) {
 	var (
 		wg       sync.WaitGroup
 		coAuthor string
@@ -33,10 +33,10 @@ func (s *Worker) readTurnSettings(ctx context.Context, ws *Workspace, next *Next
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			coAuthor, coErr = coAuthorOf(ctx, s.store, next.Message)
+			coAuthor, coErr = coAuthorOf(ctx, members, next.Message)
 		}()
 	}
-	set, err := s.openTurnSettings(ws, next)
+	set, err := openTurnSettings(k, ws, next)
 	wg.Wait()
 	// A co-author not read now is read again at the commit.
 	set.coAuthor, set.coAuthorRead = coAuthor, coErr == nil
@@ -44,13 +44,13 @@ func (s *Worker) readTurnSettings(ctx context.Context, ws *Workspace, next *Next
 }
 
 // openTurnSettings is the part of readTurnSettings that reads nothing.
-func (s *Worker) openTurnSettings(ws *Workspace, next *NextTurn) (turnSettings, error) {
+func openTurnSettings(k kernel, ws *Workspace, next *NextTurn) (turnSettings, error) {
 	p := next.Project
 	if p == nil || p.AccountID != ws.AccountID {
 		return turnSettings{}, nil
 	}
 	kept, envErr := keptEnvironmentOf(next.Environment)
-	secrets, secrErr := openSecretList(s.kernel, next.Secrets)
+	secrets, secrErr := openSecretList(k, next.Secrets)
 	if err := cmp.Or(envErr, secrErr); err != nil {
 		return turnSettings{project: p}, err
 	}
