@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/containerd/cgroups/v3/cgroup1"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -16,6 +19,10 @@ import (
 // each of the memory, pids and cpu hierarchies.
 type v1 struct {
 	hierarchy cgroup1.Hierarchy
+	// base is "wshub" below the hub's own group, in each hierarchy: found once, where
+	// the library's NestedPath reads /proc/self/cgroup and the mount table again on
+	// every use (a group's creation, each of its files, its removal).
+	base map[cgroup1.Name]string
 }
 
 func openV1() (*v1, error) {
@@ -35,7 +42,16 @@ func openV1() (*v1, error) {
 			return nil, fmt.Errorf("cgroup v1: the %s controller is not mounted", name)
 		}
 	}
-	return &v1{hierarchy: func() ([]cgroup1.Subsystem, error) { return kept, nil }}, nil
+	h := &v1{hierarchy: func() ([]cgroup1.Subsystem, error) { return kept, nil }, base: map[cgroup1.Name]string{}}
+	nested := cgroup1.NestedPath("wshub")
+	for _, s := range kept {
+		p, err := nested(s.Name())
+		if err != nil {
+			return nil, fmt.Errorf("cgroup v1: the hub's own %s group: %w", s.Name(), err)
+		}
+		h.base[s.Name()] = p
+	}
+	return h, nil
 }
 
 func (h *v1) String() string { return "cgroup v1 (memory, pids, cpu)" }
@@ -52,7 +68,13 @@ func (h *v1) opts() []cgroup1.InitOpts {
 
 // path is the group name below the hub's own in each hierarchy.
 func (h *v1) path(name string) cgroup1.Path {
-	return cgroup1.NestedPath(filepath.Join("wshub", name))
+	return func(n cgroup1.Name) (string, error) {
+		base, ok := h.base[n]
+		if !ok {
+			return "", fmt.Errorf("cgroup v1: no %s hierarchy is used", n)
+		}
+		return filepath.Join(base, name), nil
+	}
 }
 
 func (h *v1) dirs(name string) []string {
@@ -66,10 +88,9 @@ func (h *v1) dirs(name string) []string {
 
 func (h *v1) create(name string, l limits) (turnCgroup, error) {
 	path := h.path(name)
-	if old, err := cgroup1.Load(path, h.opts()...); err == nil {
-		if err := (&v1Group{cg: old, path: path, h: h}).remove(); err != nil {
-			return nil, fmt.Errorf("the group of an earlier turn: %w", err)
-		}
+	// What an earlier turn of the workspace left (a killed hub's) is ended first.
+	if err := (&v1Group{path: path, h: h}).remove(); err != nil {
+		return nil, fmt.Errorf("the group of an earlier turn: %w", err)
 	}
 	r := &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: &l.pids}}
 	if l.memoryBytes > 0 {
@@ -79,11 +100,10 @@ func (h *v1) create(name string, l limits) (turnCgroup, error) {
 		quota, period := int64(l.cpus)*cpuPeriod, uint64(cpuPeriod)
 		r.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
 	}
-	cg, err := cgroup1.New(path, r, h.opts()...)
-	if err != nil {
+	if _, err := cgroup1.New(path, r, h.opts()...); err != nil {
 		return nil, err
 	}
-	g := &v1Group{cg: cg, path: path, h: h}
+	g := &v1Group{path: path, h: h}
 	if l.memoryBytes > 0 {
 		// Swap counts too where the kernel accounts it (memsw): a turn cannot swap its
 		// way past its memory. Without swap accounting there is no such file.
@@ -94,7 +114,6 @@ func (h *v1) create(name string, l limits) (turnCgroup, error) {
 
 // v1Group is one turn's group in each v1 hierarchy.
 type v1Group struct {
-	cg   cgroup1.Cgroup
 	path cgroup1.Path
 	h    *v1
 }
@@ -136,15 +155,14 @@ func (g *v1Group) remove() error {
 		seen := map[int]bool{}
 		var out []int
 		for _, name := range turnControllers {
-			ps, err := g.cg.Processes(name, true)
+			err := procsUnder(g.dir(name), func(pid int) {
+				if !seen[pid] {
+					seen[pid] = true
+					out = append(out, pid)
+				}
+			})
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, err
-			}
-			for _, p := range ps {
-				if !seen[p.Pid] {
-					seen[p.Pid] = true
-					out = append(out, p.Pid)
-				}
 			}
 		}
 		return out, nil
@@ -152,8 +170,68 @@ func (g *v1Group) remove() error {
 	if err := killAll(list); err != nil {
 		return err
 	}
-	if err := g.cg.Delete(); err != nil && !errors.Is(err, cgroup1.ErrCgroupDeleted) {
+	// Removed here rather than by the library's Delete, which lists every process of
+	// the tree again the way Processes does.
+	var errs []error
+	for _, name := range turnControllers {
+		errs = append(errs, removeGroupDir(g.dir(name)))
+	}
+	return errors.Join(errs...)
+}
+
+// removeGroupDir removes the empty group at dir and those below it (none is gone
+// already). A group whose last process has only just exited may be busy for a moment:
+// tried again, as the library does.
+func removeGroupDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if err := removeGroupDir(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	for wait := 10 * time.Millisecond; ; wait *= 2 {
+		err := os.Remove(dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if wait > 160*time.Millisecond {
+			return fmt.Errorf("the cgroup %s could not be removed: %w", dir, err)
+		}
+		time.Sleep(wait)
+	}
+}
+
+// procsUnder calls fn with every process in the group at dir and the groups below it,
+// read from their cgroup.procs: the library's Processes lstat's every file of every
+// group on the way: a quarter of the hub's own CPU in a burst of turns.
+func procsUnder(dir string, fn func(pid int)) error {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return err
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			fn(pid)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if err := procsUnder(filepath.Join(dir, e.Name()), fn); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
 	}
 	return nil
 }
