@@ -151,11 +151,41 @@ func (g *v1Group) hit() (oomKilled, pidsRefused bool) {
 // process listed may exit before its kill, and its pid be reused, but only after the
 // kernel has gone round the whole pid space meanwhile.
 func (g *v1Group) remove() error {
-	list := func() ([]int, error) {
+	// The groups themselves first: no group is made below a turn's (its sandbox has
+	// no cgroup file system), so the tree is walked only when a removal says otherwise.
+	if err := killAll(g.lister(false)); err != nil {
+		return err
+	}
+	removed := true
+	for _, name := range turnControllers {
+		if err := os.Remove(g.dir(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			removed = false
+		}
+	}
+	if removed {
+		return nil
+	}
+	// A group below, or a last process not quite gone: the whole tree, tried again.
+	if err := killAll(g.lister(true)); err != nil {
+		return err
+	}
+	// Removed here rather than by the library's Delete, which lists every process of
+	// the tree again the way Processes does.
+	var errs []error
+	for _, name := range turnControllers {
+		errs = append(errs, removeGroupDir(g.dir(name)))
+	}
+	return errors.Join(errs...)
+}
+
+// lister lists the group's processes in every hierarchy (and those of the groups
+// below it, when deep), for killAll.
+func (g *v1Group) lister(deep bool) func() ([]int, error) {
+	return func() ([]int, error) {
 		seen := map[int]bool{}
 		var out []int
 		for _, name := range turnControllers {
-			err := procsUnder(g.dir(name), func(pid int) {
+			err := procsUnder(g.dir(name), deep, func(pid int) {
 				if !seen[pid] {
 					seen[pid] = true
 					out = append(out, pid)
@@ -167,16 +197,6 @@ func (g *v1Group) remove() error {
 		}
 		return out, nil
 	}
-	if err := killAll(list); err != nil {
-		return err
-	}
-	// Removed here rather than by the library's Delete, which lists every process of
-	// the tree again the way Processes does.
-	var errs []error
-	for _, name := range turnControllers {
-		errs = append(errs, removeGroupDir(g.dir(name)))
-	}
-	return errors.Join(errs...)
 }
 
 // removeGroupDir removes the empty group at dir and those below it (none is gone
@@ -209,10 +229,10 @@ func removeGroupDir(dir string) error {
 	}
 }
 
-// procsUnder calls fn with every process in the group at dir and the groups below it,
-// read from their cgroup.procs: the library's Processes lstat's every file of every
-// group on the way: a quarter of the hub's own CPU in a burst of turns.
-func procsUnder(dir string, fn func(pid int)) error {
+// procsUnder calls fn with every process in the group at dir (and the groups below it,
+// when deep), read from their cgroup.procs: the library's Processes lstat's every file
+// of every group on the way: a quarter of the hub's own CPU in a burst of turns.
+func procsUnder(dir string, deep bool, fn func(pid int)) error {
 	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {
 		return err
@@ -222,13 +242,16 @@ func procsUnder(dir string, fn func(pid int)) error {
 			fn(pid)
 		}
 	}
+	if !deep {
+		return nil
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
 		if e.IsDir() {
-			if err := procsUnder(filepath.Join(dir, e.Name()), fn); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := procsUnder(filepath.Join(dir, e.Name()), true, fn); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 		}

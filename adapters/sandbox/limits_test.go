@@ -210,3 +210,51 @@ func TestLimitsModes(t *testing.T) {
 		t.Errorf("expected an unknown WSHUB_AGENT_LIMITS refused, got %v", err)
 	}
 }
+
+// A leftover group with a group below it (none is made by the hub; the removal's
+// quick way fails on it) is ended whole: the process below killed, both groups gone.
+func TestLeftoverCgroupWithAGroupBelowIsEndedWhole(t *testing.T) {
+	needCgroups(t)
+	h, err := openCgroups(slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("expected a cgroup hierarchy here: %v", err)
+	}
+	if _, ok := h.(*v1); !ok {
+		t.Skip("the quick removal and its way round are cgroup v1's")
+	}
+	name := turnName(cgroupScope(t.TempDir()), "ws_below")
+	if _, err := h.create(name, limits{pids: 50}); err != nil {
+		t.Fatal(err)
+	}
+	sleeper := exec.Command("/bin/sleep", "600")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- sleeper.Wait() }()
+	defer func() { _ = sleeper.Process.Kill() }()
+	var below []string
+	for _, d := range h.dirs(name) {
+		sub := filepath.Join(d, "below")
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		below = append(below, sub)
+		if err := os.WriteFile(filepath.Join(sub, "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := h.create(name, limits{pids: 50})
+	if err != nil {
+		t.Fatalf("expected the leftover group and the one below it ended: %v", err)
+	}
+	defer g.remove()
+	if err := <-done; err == nil {
+		t.Fatal("expected the process below killed")
+	}
+	for _, sub := range below {
+		if _, err := os.Stat(sub); !os.IsNotExist(err) {
+			t.Errorf("expected %s removed, stat says %v", sub, err)
+		}
+	}
+}
