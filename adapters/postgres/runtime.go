@@ -22,7 +22,10 @@ var workspaceQueue = leasedTable{
 	table: "workspaces", alias: "w", key: []string{"id"},
 	with:    fairCandidates("$4", "$5"),
 	dueFrom: ", cand c",
-	due: `w.id = c.id AND (c.state <> 'ready' OR c.turns <= c.max_turns)
+	// The candidates' ids steer the lock's read of workspaces to its primary key: joined
+	// alone, a planner that expects many candidates (statistics of a queue that has
+	// just emptied) reads the whole table on every claim.
+	due: `w.id = c.id AND w.id = ANY (ARRAY(SELECT id FROM cand)) AND (c.state <> 'ready' OR c.turns <= c.max_turns)
 		  AND ` + stateHasWork("w") + ` AND ` + servedBy("w", "$5"),
 	order: fairOrder,
 	set:   claimedHost("w", "$5"),
